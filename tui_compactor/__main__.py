@@ -1,0 +1,7 @@
+"""Run the CLI with ``python -m tui_compactor``."""
+
+from __future__ import annotations
+
+from tui_compactor.cli import main
+
+raise SystemExit(main())

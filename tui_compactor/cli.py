@@ -1,0 +1,85 @@
+"""Command-line entry point.
+
+``tui-compactor SESSION`` opens the app, ``tui-compactor`` alone opens the session picker and
+``tui-compactor COMMAND ...`` runs a headless command. Each command lives in its own module under
+``tui_compactor.commands`` with ``add_arguments(parser)`` and ``run(args) -> int``; those modules
+import nothing heavy at import time, so building the parser stays fast and headless commands never
+load Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tui_compactor import __version__
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "open": ("tui_compactor.commands.open", "open a session in the app (the default)"),
+    "demo": ("tui_compactor.commands.demo", "open a copy of the bundled sample session"),
+    "lint": ("tui_compactor.commands.lint", "check a session file: verdict and diagnostics"),
+    "tree": ("tui_compactor.commands.tree", "print the session tree outline"),
+    "inspect": ("tui_compactor.commands.inspect", "one JSON object per entry"),
+    "plan": ("tui_compactor.commands.plan", "where compaction would cut, and what it would summarize"),
+    "context": ("tui_compactor.commands.context", "what the model would receive at a node"),
+    "serialize": ("tui_compactor.commands.serialize", "the exact text sent to the summarizer"),
+    "navigate": ("tui_compactor.commands.navigate", "move the leaf to another node, with a branch summary"),
+    "compact": ("tui_compactor.commands.compact", "summarize and append a compaction entry"),
+    "undo": ("tui_compactor.commands.undo", "move the leaf back above the last compaction"),
+    "export": ("tui_compactor.commands.export", "export the context at a node as Markdown or JSON"),
+}
+"""Command name -> (module, one-line help)."""
+
+EXIT_USAGE = 2
+"""Exit status for wrong arguments and refused files."""
+
+
+def _load_command(name: str):  # type: ignore[no-untyped-def]
+    """Import a command module, or None if it is not available in this build."""
+    module_name, _ = COMMANDS[name]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name == module_name:
+            return None
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with one subparser per available command."""
+    parser = argparse.ArgumentParser(
+        prog="tui-compactor",
+        description="Inspect, plan and run context compaction for pi / oh-my-pi sessions.",
+    )
+    parser.add_argument("--version", action="version", version=f"tui-compactor {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in COMMANDS.items():
+        module = _load_command(name)
+        if module is None:
+            continue
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        sub.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen command; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # A first argument that is not a command (or an option) is a session path for the app.
+    if not args_list or (args_list[0] not in COMMANDS and not args_list[0].startswith("-")):
+        args_list.insert(0, "open")
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    module = getattr(args, "_module", None)
+    if module is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

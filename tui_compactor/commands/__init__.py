@@ -1,0 +1,1 @@
+"""Headless commands: one module per command, each with add_arguments() and run()."""

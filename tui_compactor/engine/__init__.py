@@ -1,0 +1,1 @@
+"""Pure compaction algorithms: tokens, cut points, context, serialization, file ops, branches."""

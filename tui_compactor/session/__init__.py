@@ -1,0 +1,1 @@
+"""Session files: read, index, migrate, tree, append. No Textual, no Rich."""

@@ -1,0 +1,128 @@
+"""The data model of a loaded session: entries, diagnostics and verdicts.
+
+This module is the contract between the session layer and everything above it (engine,
+summarize, ui). It does no I/O. ``session.reader`` builds these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Verdict(StrEnum):
+    """What a careful tool does with a file (``fixtures/bad/EXPECTED.md``)."""
+
+    OPEN = "open"
+    OPEN_WARN = "open+warn"
+    READ_ONLY = "read-only"
+    REFUSE = "refuse"
+
+
+class Severity(StrEnum):
+    """How serious one diagnostic is."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found while loading, named by file, physical line and byte offset."""
+
+    severity: Severity
+    code: str
+    """Stable machine-readable code, e.g. ``invalid-json`` or ``missing-parent``."""
+    message: str
+    """Human text without the location prefix. Session text in it is not sanitized."""
+    path: str
+    line: int | None = None
+    """1-based physical line (bytes split on ``\\n`` only)."""
+    offset: int | None = None
+    """Byte offset of the start of that line."""
+    entry_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.offset is not None:
+            where += f" (byte {self.offset})"
+        return f"{where}: {self.message}"
+
+
+class RecordSource(Protocol):
+    """Where an entry's full record comes from when it is not held in memory."""
+
+    def load_record(self, entry: Entry) -> dict[str, Any]:
+        """Return the parsed (and migrated) JSON object of ``entry``."""
+        ...
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """One session entry (any line that is not the header or the oh-my-pi title slot)."""
+
+    index: int
+    """0-based position among loaded entries, header excluded, file order."""
+    id: str
+    parent_id: str | None
+    """``parentId`` as in the record (after in-memory migration)."""
+    type: str
+    timestamp: str
+    line: int
+    """1-based physical line."""
+    offset: int
+    """Byte offset of the line start."""
+    size: int
+    """Length of the line in bytes, without the terminating ``\\n``."""
+    role: str | None = None
+    """``message.role`` for ``message`` entries whose role is a string, else None."""
+    parent: int | None = None
+    """Index of the resolved parent (nearest earlier definition of ``parent_id``); None for a
+    root or a broken link."""
+    _record: dict[str, Any] | None = field(default=None, repr=False)
+    _source: RecordSource | None = field(default=None, repr=False)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The whole parsed record (migrated in memory). Treat it as read-only."""
+        if self._record is not None:
+            return self._record
+        assert self._source is not None
+        return self._source.load_record(self)
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        """``data["message"]`` for message entries when it is an object, else None."""
+        if self.type != "message":
+            return None
+        message = self.data.get("message")
+        return message if isinstance(message, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class FileSnapshot:
+    """What the file looked like when it was loaded; the append gate re-checks it."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    sha256: str
+    """Hash of the loaded bytes ``[0, size)``."""
+    ends_with_newline: bool
+    torn_tail: bool
+    """The last line is an incomplete record (no ``\\n`` and not parseable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProgress:
+    """Progress of a long load, reported through the loader's callback."""
+
+    bytes_done: int
+    bytes_total: int
+    entries: int

@@ -1,0 +1,1 @@
+"""Summaries: prompts, providers, offline summarizer, compaction and branch-summary runs."""

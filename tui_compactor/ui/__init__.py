@@ -1,0 +1,1 @@
+"""The Textual app: renders state and dispatches work; holds no algorithm."""
