@@ -1,0 +1,80 @@
+"""Tests for ``tui_compactor.textsafe``: nothing a terminal interprets survives ``sanitize``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui_compactor.textsafe import escape_markup, sanitize
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "bad"
+FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+# Text biased towards the dangerous parts of Unicode: escapes, controls, bidi, surrogates.
+dangerous_chars = st.sampled_from(
+    ["\x1b", "[", "]", "P", "_", "^", "X", "\\", "\x07", "\x9b", "\x9c", "\x9d", "\x90",
+     "\r", "\n", "\t", "\x00", "\x7f", "\u202e", "\u2066", "\ud800", "\u0301", "\u200d",
+     "0", ";", "m", "c", "a", "👩", "\U0001f1ef"]
+)
+hostile_text = st.lists(st.one_of(dangerous_chars, st.characters()), max_size=80).map("".join)
+
+
+@given(hostile_text)
+@settings(max_examples=400)
+def test_sanitized_text_has_no_escape_or_control(text: str) -> None:
+    out = sanitize(text)
+    assert "\x1b" not in out
+    assert FORBIDDEN.search(out) is None
+    out.encode("utf-8")  # no lone surrogates left
+
+
+@given(hostile_text, st.integers(min_value=0, max_value=40))
+@settings(max_examples=300)
+def test_single_line_has_no_line_breaks_and_respects_max_len(text: str, max_len: int) -> None:
+    out = sanitize(text, single_line=True, max_len=max_len)
+    assert "\n" not in out and "\r" not in out and "\t" not in out
+    assert FORBIDDEN.search(out) is None
+    assert len(out) <= max_len
+
+
+def test_corpus_control_characters_are_neutralised() -> None:
+    lines = (CORPUS / "control-characters-and-ansi-escapes.jsonl").read_bytes().split(b"\n")
+    text = json.loads(lines[3])["message"]["content"][0]["text"]
+    out = sanitize(text)
+    assert "\x1b" not in out and "\x9b" not in out and "\x9d" not in out
+    # Payloads inside escape sequences are gone, visible text stays.
+    assert "PWNED" not in out and "cm0gLXJmIH4K" not in out and "never closed" not in out
+    assert "innocent text" in out and "red" in out
+    assert "SAFE␍EVIL" in out  # CR cannot overwrite
+    assert "⟨U+202E⟩" in out and "⟨U+2066⟩" in out
+    assert "\n" in out
+
+
+def test_plain_text_is_unchanged() -> None:
+    text = "def f(x):\n\treturn x  # العربية 中文 👨‍👩‍👧"
+    assert sanitize(text) == text
+
+
+def test_max_len_cuts_on_grapheme_boundary() -> None:
+    family = "👨\u200d👩\u200d👧"
+    assert sanitize("ab" + family, max_len=4) == "ab…"
+    assert sanitize("ab" + family, max_len=len(family) + 2) == "ab" + family
+    assert sanitize("e\u0301e\u0301", max_len=3) == "e\u0301…"
+    assert sanitize("\U0001f1ef\U0001f1f5\U0001f1fa\U0001f1f8", max_len=3) == "\U0001f1ef\U0001f1f5…"
+
+
+def test_lone_surrogate_replaced() -> None:
+    assert sanitize("a\ud800b") == "a\ufffdb"
+
+
+def test_escape_markup_shows_literally() -> None:
+    from rich.text import Text
+
+    for raw in ["[bold]x[/bold]", "a\\[b]", "[link=https://x]y[/link]", "[[x]]"]:
+        assert Text.from_markup(escape_markup(raw)).plain == raw
+    # Text followed by real markup: a trailing backslash must not escape the tag.
+    assert Text.from_markup(escape_markup("end\\") + "[bold]b[/bold]").plain.endswith("b")
