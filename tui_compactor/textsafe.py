@@ -39,9 +39,7 @@ BIDI_CONTROLS = frozenset(
 # Everything that survives escape removal but must still not reach the terminal: C0 except
 # \t and \n, DEL, C1, bidi controls, lone surrogates.
 _CONTROL_CLASS = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f"
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\ud800-\udfff"
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 )
 _CONTROL_RE = re.compile(f"[{_CONTROL_CLASS}]")
 _NEEDS_WORK_RE = re.compile(f"[{_CONTROL_CLASS}\u2028\u2029]")

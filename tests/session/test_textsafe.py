@@ -16,9 +16,38 @@ FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u
 
 # Text biased towards the dangerous parts of Unicode: escapes, controls, bidi, surrogates.
 dangerous_chars = st.sampled_from(
-    ["\x1b", "[", "]", "P", "_", "^", "X", "\\", "\x07", "\x9b", "\x9c", "\x9d", "\x90",
-     "\r", "\n", "\t", "\x00", "\x7f", "\u202e", "\u2066", "\ud800", "\u0301", "\u200d",
-     "0", ";", "m", "c", "a", "👩", "\U0001f1ef"]
+    [
+        "\x1b",
+        "[",
+        "]",
+        "P",
+        "_",
+        "^",
+        "X",
+        "\\",
+        "\x07",
+        "\x9b",
+        "\x9c",
+        "\x9d",
+        "\x90",
+        "\r",
+        "\n",
+        "\t",
+        "\x00",
+        "\x7f",
+        "\u202e",
+        "\u2066",
+        "\ud800",
+        "\u0301",
+        "\u200d",
+        "0",
+        ";",
+        "m",
+        "c",
+        "a",
+        "👩",
+        "\U0001f1ef",
+    ]
 )
 hostile_text = st.lists(st.one_of(dangerous_chars, st.characters()), max_size=80).map("".join)
 
@@ -64,7 +93,8 @@ def test_max_len_cuts_on_grapheme_boundary() -> None:
     assert sanitize("ab" + family, max_len=4) == "ab…"
     assert sanitize("ab" + family, max_len=len(family) + 2) == "ab" + family
     assert sanitize("e\u0301e\u0301", max_len=3) == "e\u0301…"
-    assert sanitize("\U0001f1ef\U0001f1f5\U0001f1fa\U0001f1f8", max_len=3) == "\U0001f1ef\U0001f1f5…"
+    flags = "\U0001f1ef\U0001f1f5\U0001f1fa\U0001f1f8"
+    assert sanitize(flags, max_len=3) == flags[:2] + "…"
 
 
 def test_lone_surrogate_replaced() -> None:
