@@ -1,0 +1,299 @@
+"""Session discovery (bounded reads, nothing written) and the picker screen, on a fake HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.widgets import DataTable, Input, Static
+
+from tui_compactor.session.discover import (
+    HEAD_BYTES,
+    default_session_roots,
+    describe_session,
+    discover_sessions,
+    project_from_dir_name,
+)
+from tui_compactor.ui.screens.picker import SessionPicker, matches_query
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _line(record: dict[str, object]) -> str:
+    return json.dumps(record) + "\n"
+
+
+def _user(entry_id: str, parent: str | None, text: str, ts: str) -> dict[str, object]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": ts,
+        "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
+    }
+
+
+def _write_session(
+    path: Path,
+    *,
+    cwd: str,
+    first: str,
+    extra_entries: int = 0,
+    name: str | None = None,
+    mtime: float | None = None,
+) -> Path:
+    """A small v3 session file; ``name`` appends a session_info entry at the end."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        _line(
+            {
+                "type": "session",
+                "version": 3,
+                "id": path.stem,
+                "timestamp": "2026-01-02T03:04:05.000Z",
+                "cwd": cwd,
+            }
+        ),
+        _line(_user("u0000001", None, first, "2026-01-02T03:04:06.000Z")),
+    ]
+    parent = "u0000001"
+    for number in range(extra_entries):
+        entry_id = f"a{number:07d}"
+        lines.append(
+            _line(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-01-02T03:05:00.000Z",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "ok " * 40}],
+                    },
+                }
+            )
+        )
+        parent = entry_id
+    if name is not None:
+        lines.append(
+            _line(
+                {
+                    "type": "session_info",
+                    "id": "i0000001",
+                    "parentId": parent,
+                    "timestamp": "2026-01-02T04:00:00.000Z",
+                    "name": name,
+                }
+            )
+        )
+    path.write_text("".join(lines), encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path) -> Path:
+    """A HOME with two pi projects and one oh-my-pi session."""
+    home = tmp_path / "home"
+    pi_dir = home / ".pi" / "agent" / "sessions"
+    _write_session(
+        pi_dir / "--home-dev-alpha--" / "2026-01-02_a.jsonl",
+        cwd="/home/dev/alpha",
+        first="fix the flaky parser test",
+        extra_entries=3,
+        mtime=1_700_000_100,
+    )
+    # A long session whose name is set late: it must be found in the tail.
+    _write_session(
+        pi_dir / "--home-dev-beta--" / "2026-01-03_b.jsonl",
+        cwd="/home/dev/beta",
+        first="port the selector",
+        extra_entries=2000,
+        name="selector port",
+        mtime=1_700_000_300,
+    )
+    omp_dir = home / ".omp" / "agent" / "sessions" / "--home-dev-gamma--"
+    omp_dir.mkdir(parents=True)
+    title_slot = json.dumps(
+        {"type": "title", "v": 1, "title": "[b]gamma[/b] \x1b]0;PWNED\x07title", "pad": ""}
+    )
+    title_slot = title_slot[:-1] + " " * (255 - len(title_slot)) + "}"
+    (omp_dir / "c.jsonl").write_text(
+        title_slot
+        + "\n"
+        + _line(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "c",
+                "timestamp": "2026-01-04T00:00:00Z",
+                "cwd": "/home/dev/gamma",
+            }
+        )
+        + _line(_user("u1", None, "[bold red]not markup[/] \x1b]0;PWNED\x07 evil", "t")),
+        encoding="utf-8",
+    )
+    os.utime(omp_dir / "c.jsonl", (1_700_000_200, 1_700_000_200))
+    (omp_dir / ".c.jsonl.lock").write_text("lock")  # hidden: never listed
+    return home
+
+
+def _tree_bytes(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file's bytes and mtime under ``root``."""
+    return {
+        str(path): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_discovery_describes_each_session_without_writing(fake_home: Path) -> None:
+    before = _tree_bytes(fake_home)
+    roots = default_session_roots(fake_home)
+    assert [root.agent for root in roots] == ["pi", "omp"]
+    found = {summary.path.name: summary for summary in discover_sessions(roots)}
+    assert sorted(found) == ["2026-01-02_a.jsonl", "2026-01-03_b.jsonl", "c.jsonl"]
+    alpha = found["2026-01-02_a.jsonl"]
+    assert alpha.project == "/home/dev/alpha"
+    assert alpha.name is None and alpha.title == "fix the flaky parser test"
+    assert alpha.entries == 4 and alpha.version == 3 and alpha.problem is None
+    beta = found["2026-01-03_b.jsonl"]
+    assert beta.size > HEAD_BYTES  # the name lives past the head: read from the tail
+    assert beta.name == "selector port" and beta.entries == 2002
+    gamma = found["c.jsonl"]
+    assert (
+        gamma.agent == "omp"
+        and gamma.name == "[b]gamma[/b] \x1b]0;PWNED\x07title"
+        and gamma.entries == 1
+    )
+    assert gamma.first_message is not None and "not markup" in gamma.first_message
+    assert _tree_bytes(fake_home) == before  # reading wrote, locked or touched nothing
+
+
+def test_bad_files_are_described_not_raised(tmp_path: Path) -> None:
+    for name in (
+        "empty-file.jsonl",
+        "no-header.jsonl",
+        "not-utf8.jsonl",
+        "truncated-last-line.jsonl",
+        "bom-prefixed.jsonl",
+    ):
+        summary = describe_session(FIXTURES / "bad" / name)
+        assert summary.path.name == name
+    assert describe_session(FIXTURES / "bad" / "no-header.jsonl").problem
+    assert describe_session(FIXTURES / "bad" / "bom-prefixed.jsonl").problem is None
+    missing = describe_session(tmp_path / "gone.jsonl")
+    assert missing.problem and "cannot read" in missing.problem
+
+
+def test_first_message_cut_by_the_head_limit_is_still_previewed(tmp_path: Path) -> None:
+    path = _write_session(tmp_path / "s.jsonl", cwd="/p", first='héllo "quoted" ' * 40000)
+    summary = describe_session(path)
+    assert summary.first_message is not None
+    assert summary.first_message.startswith('héllo "quoted" héllo')
+
+
+def test_project_falls_back_to_the_pi_directory_name() -> None:
+    assert project_from_dir_name("--home-dev-project--") == "/home/dev/project"
+    assert project_from_dir_name("sessions") is None
+
+
+def test_search_matches_every_term(fake_home: Path) -> None:
+    summaries = list(discover_sessions(default_session_roots(fake_home)))
+    assert [s.path.name for s in summaries if matches_query(s, "BETA selector")] == [
+        "2026-01-03_b.jsonl"
+    ]
+    assert len([s for s in summaries if matches_query(s, "")]) == 3
+
+
+class PickerHost(App[None]):
+    """A bare app that pushes the picker and records what it returned."""
+
+    def __init__(self, home: Path) -> None:
+        super().__init__()
+        self.home = home
+        self.chosen: list[Path | None] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+    def on_mount(self) -> None:
+        picker = SessionPicker(default_session_roots(self.home), home=self.home)
+        self.push_screen(picker, self.chosen.append)
+
+
+async def _scanned(pilot, app: PickerHost) -> SessionPicker:  # type: ignore[no-untyped-def]
+    picker = app.screen
+    assert isinstance(picker, SessionPicker)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    assert picker.scan_finished
+    return picker
+
+
+@pytest.mark.asyncio
+async def test_picker_lists_sorts_searches_and_returns_the_path(fake_home: Path) -> None:
+    app = PickerHost(fake_home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        picker = await _scanned(pilot, app)
+        table = picker.query_one(DataTable)
+        # Newest first by default.
+        assert [s.path.name for s in picker.visible_sessions] == [
+            "2026-01-03_b.jsonl",
+            "c.jsonl",
+            "2026-01-02_a.jsonl",
+        ]
+        assert table.row_count == 3
+        titles = [str(table.get_row_at(row)[1]) for row in range(3)]
+        assert titles[0] == "selector port"
+        # Session text is shown as text: brackets kept, escape sequence gone.
+        assert titles[1] == "[b]gamma[/b] title"
+        # and on screen: the brackets are visible characters, not styling.
+        assert "[b]gamma[/b] title" in "\n".join(
+            strip.text for strip in table.render_lines(Region(0, 0, *table.size))
+        )
+        # Sort by entries (table focused), then reverse it.
+        table.focus()
+        await pilot.press("e")
+        assert picker.sort_column == "entries" and picker.sort_descending
+        assert picker.visible_sessions[0].path.name == "2026-01-03_b.jsonl"
+        await pilot.press("e")
+        assert picker.visible_sessions[0].path.name == "c.jsonl"
+        # Search from the box: letters type, they do not sort.
+        await pilot.press("slash")
+        await pilot.press(*"alpha")
+        assert picker.query_one(Input).value == "alpha"
+        assert picker.sort_column == "entries"
+        assert [s.path.name for s in picker.visible_sessions] == ["2026-01-02_a.jsonl"]
+        assert "1 of 3 sessions" in str(picker.query_one("#picker-status", Static).render())
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.chosen == [fake_home / ".pi/agent/sessions/--home-dev-alpha--/2026-01-02_a.jsonl"]
+
+
+@pytest.mark.asyncio
+async def test_picker_escape_clears_search_then_returns_none(fake_home: Path) -> None:
+    app = PickerHost(fake_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        picker = await _scanned(pilot, app)
+        await pilot.press("z", "z", "z")
+        assert picker.visible_sessions == []
+        await pilot.press("escape")
+        assert picker.query_one(Input).value == "" and len(picker.visible_sessions) == 3
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.chosen == [None]
+
+
+@pytest.mark.asyncio
+async def test_picker_with_no_sessions_says_where_it_looked(tmp_path: Path) -> None:
+    app = PickerHost(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        picker = await _scanned(pilot, app)
+        status = str(picker.query_one("#picker-status", Static).render())
+        assert "No session directories found" in status

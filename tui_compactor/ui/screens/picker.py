@@ -1,0 +1,365 @@
+"""The session picker: every pi / oh-my-pi session on this machine, searchable and sortable.
+
+Shown when ``tui-compactor`` starts without a file. Files are found and described in a thread
+worker (``session.discover``: bounded reads, nothing written); rows appear in batches while the
+scan runs. The screen dismisses with the chosen ``Path``, or ``None`` when the user backs out.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from tui_compactor.session.discover import SessionRoot, SessionSummary, discover_sessions
+from tui_compactor.textsafe import sanitize
+
+__all__ = ["SessionPicker", "SORT_COLUMNS", "format_size", "matches_query"]
+
+SORT_COLUMNS: dict[str, str] = {
+    "project": "Project",
+    "title": "Name / first message",
+    "date": "Modified",
+    "size": "Size",
+    "entries": "Entries",
+}
+"""Column key -> header label, in display order."""
+
+TITLE_WIDTH = 60
+"""Characters of a session's name or first message shown in its row."""
+PROJECT_WIDTH = 32
+"""Characters of a project path shown (the end of the path is kept)."""
+BATCH_SECONDS = 0.1
+"""The scan posts found sessions at most this often."""
+
+
+def format_size(size: int) -> str:
+    """A file size for people: ``980 B``, ``12.3 KB``, ``4.1 MB``."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"  # pragma: no cover - the loop always returns
+
+
+def _short_project(project: str, home: str) -> str:
+    """A project path with ``~`` for the home directory, cut from the left to fit."""
+    if home and (project == home or project.startswith(home + "/")):
+        project = "~" + project[len(home) :]
+    project = sanitize(project, single_line=True)
+    if len(project) > PROJECT_WIDTH:
+        project = "…" + project[-(PROJECT_WIDTH - 1) :]
+    return project
+
+
+def matches_query(summary: SessionSummary, query: str) -> bool:
+    """True when every whitespace-separated term of ``query`` occurs (case-insensitively) in the
+    session's project, name, first message or file name."""
+    terms = query.casefold().split()
+    if not terms:
+        return True
+    haystack = " ".join(
+        part
+        for part in (summary.project, summary.name, summary.first_message, summary.path.name)
+        if part
+    ).casefold()
+    return all(term in haystack for term in terms)
+
+
+def _sort_key(column: str, summary: SessionSummary) -> tuple[object, ...]:
+    """Key for sorting rows by ``column``; ties fall back to the newest file first."""
+    if column == "project":
+        return (summary.project.casefold(), -summary.modified.timestamp())
+    if column == "title":
+        return (summary.title.casefold(), -summary.modified.timestamp())
+    if column == "size":
+        return (summary.size,)
+    if column == "entries":
+        return (summary.entries if summary.entries is not None else -1,)
+    return (summary.modified.timestamp(),)
+
+
+@dataclass
+class _SortState:
+    """Which column the rows are sorted by, and in which direction."""
+
+    column: str = "date"
+    descending: bool = True
+
+
+class SessionPicker(Screen[Path | None]):
+    """Pick a session file from the pi / oh-my-pi session directories.
+
+    Type to search (every word must match project, name, first message or file name); ``enter``
+    opens the highlighted session; ``escape`` clears the search, then closes the picker. In the
+    table, ``p`` / ``n`` / ``d`` / ``s`` / ``e`` sort by project / name / date / size / entries
+    (again: reverse), as does clicking a column header.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="picker.back"),
+        Binding("enter", "choose", "Open", id="picker.open"),
+        Binding("slash", "focus_search", "Search", id="picker.search", show=False),
+        Binding("p", "sort('project')", "Sort project", id="picker.sort_project", show=False),
+        Binding("n", "sort('title')", "Sort name", id="picker.sort_name", show=False),
+        Binding("d", "sort('date')", "Sort date", id="picker.sort_date"),
+        Binding("s", "sort('size')", "Sort size", id="picker.sort_size", show=False),
+        Binding("e", "sort('entries')", "Sort entries", id="picker.sort_entries", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    SessionPicker {
+        layout: vertical;
+    }
+    SessionPicker #picker-heading {
+        height: 1;
+        padding: 0 1;
+        text-style: bold;
+        background: $panel;
+    }
+    SessionPicker #picker-search {
+        margin: 0 0;
+    }
+    SessionPicker #picker-table {
+        height: 1fr;
+    }
+    SessionPicker #picker-status {
+        height: 1;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
+
+    class Found(Message):
+        """A batch of described sessions from the scan worker."""
+
+        def __init__(self, summaries: list[SessionSummary]) -> None:
+            super().__init__()
+            self.summaries = summaries
+
+    class ScanFinished(Message):
+        """The scan worker has described every session file."""
+
+        def __init__(self, seconds: float) -> None:
+            super().__init__()
+            self.seconds = seconds
+
+    def __init__(
+        self,
+        roots: Sequence[SessionRoot],
+        *,
+        home: Path | None = None,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's parameter name
+    ) -> None:
+        """Args:
+        roots: directories to scan (``discover.default_session_roots``).
+        home: home directory shown as ``~`` in project paths (default: the user's).
+        """
+        super().__init__(name=name, id=id)
+        self.roots = list(roots)
+        self.sessions: list[SessionSummary] = []
+        """Every session found so far."""
+        self.visible_sessions: list[SessionSummary] = []
+        """The sessions shown, filtered and sorted, in row order."""
+        self.scan_finished = False
+        self._sort = _SortState()
+        self._home = str(Path.home() if home is None else home)
+        self._cancel_scan = threading.Event()
+
+    @property
+    def sort_column(self) -> str:
+        """Key of the column the rows are sorted by (see ``SORT_COLUMNS``)."""
+        return self._sort.column
+
+    @property
+    def sort_descending(self) -> bool:
+        """True when the sort is descending."""
+        return self._sort.descending
+
+    def compose(self) -> ComposeResult:
+        """Heading, search box, table and status line."""
+        with Vertical():
+            yield Static(Text("Open a session"), id="picker-heading")
+            yield Input(placeholder="Search project, name, first message…", id="picker-search")
+            yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
+            yield Static(Text("Looking for sessions…"), id="picker-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Set up the columns and start the scan."""
+        table = self.query_one("#picker-table", DataTable)
+        for key in SORT_COLUMNS:
+            table.add_column(self._header_label(key), key=key)
+        self.query_one("#picker-search", Input).focus()
+        self.scan_sessions()
+
+    def on_unmount(self) -> None:
+        """Stop the scan when the picker goes away."""
+        self._cancel_scan.set()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="discover")
+    def scan_sessions(self) -> None:
+        """Describe every session file under the roots, posting batches (thread worker)."""
+        started = time.perf_counter()
+        batch: list[SessionSummary] = []
+        last_post = started
+        for summary in discover_sessions(self.roots, cancel=self._cancel_scan):
+            batch.append(summary)
+            now = time.perf_counter()
+            if now - last_post >= BATCH_SECONDS:
+                self.post_message(self.Found(batch))
+                batch = []
+                last_post = now
+        if batch:
+            self.post_message(self.Found(batch))
+        self.post_message(self.ScanFinished(time.perf_counter() - started))
+
+    def on_session_picker_found(self, message: Found) -> None:
+        """Add a batch of sessions to the table."""
+        self.sessions.extend(message.summaries)
+        self._refresh_rows()
+
+    def on_session_picker_scan_finished(self, message: ScanFinished) -> None:
+        """Note the end of the scan in the status line."""
+        self.scan_finished = True
+        self._refresh_rows()
+
+    @on(Input.Changed, "#picker-search")
+    def _search_changed(self) -> None:
+        self._refresh_rows()
+
+    @on(Input.Submitted, "#picker-search")
+    def _search_submitted(self) -> None:
+        self.action_choose()
+
+    @on(DataTable.HeaderSelected, "#picker-table")
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        self.action_sort(str(event.column_key.value))
+
+    @on(DataTable.RowSelected, "#picker-table")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(Path(str(event.row_key.value)))
+
+    def on_key(self, event: events.Key) -> None:
+        """``down`` in the search box moves into the table."""
+        if event.key == "down" and self.query_one("#picker-search", Input).has_focus:
+            self.query_one("#picker-table", DataTable).focus()
+            event.stop()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Letter keys sort only while the table has focus (in the search box they type)."""
+        if action == "sort" and self.query_one("#picker-search", Input).has_focus:
+            return False
+        return True
+
+    def action_focus_search(self) -> None:
+        """Move the focus to the search box."""
+        self.query_one("#picker-search", Input).focus()
+
+    def action_back(self) -> None:
+        """Clear the search if there is one, else close the picker with no choice."""
+        search = self.query_one("#picker-search", Input)
+        if search.value:
+            search.value = ""
+            search.focus()
+            return
+        self.dismiss(None)
+
+    def action_choose(self) -> None:
+        """Open the highlighted session."""
+        chosen = self.highlighted_session
+        if chosen is not None:
+            self.dismiss(chosen.path)
+
+    def action_sort(self, column: str) -> None:
+        """Sort by ``column``; choosing the current column again reverses the order."""
+        if column not in SORT_COLUMNS:
+            return
+        if self._sort.column == column:
+            self._sort.descending = not self._sort.descending
+        else:
+            # Dates, sizes and counts read best largest first; text A to Z.
+            self._sort = _SortState(column, descending=column in ("date", "size", "entries"))
+        self._refresh_rows()
+
+    @property
+    def highlighted_session(self) -> SessionSummary | None:
+        """The session under the table cursor, if any."""
+        table = self.query_one("#picker-table", DataTable)
+        row = table.cursor_row
+        if 0 <= row < len(self.visible_sessions):
+            return self.visible_sessions[row]
+        return None
+
+    def _header_label(self, key: str) -> Text:
+        """A column header, with an arrow on the sorted column."""
+        label = SORT_COLUMNS[key]
+        if key == self._sort.column:
+            label += " ▼" if self._sort.descending else " ▲"
+        return Text(label)
+
+    def _row_cells(self, summary: SessionSummary) -> list[Text]:
+        """The cells of one row, built as ``Text`` from sanitized session text."""
+        title_style = "" if summary.name else "italic"
+        title = Text(sanitize(summary.title, single_line=True, max_len=TITLE_WIDTH), title_style)
+        if summary.problem:
+            title = Text(sanitize(summary.path.name, single_line=True, max_len=TITLE_WIDTH))
+            title.append(f"  ({summary.problem})", style="yellow")
+        entries = "?" if summary.entries is None else f"{summary.entries:,}"
+        return [
+            Text(_short_project(summary.project, self._home) or "—", style="cyan"),
+            title,
+            Text(summary.modified.astimezone().strftime("%Y-%m-%d %H:%M")),
+            Text(format_size(summary.size), justify="right"),
+            Text(entries, justify="right"),
+        ]
+
+    def _refresh_rows(self) -> None:
+        """Rebuild the table from the sessions found, the search and the sort, keeping the
+        highlighted session under the cursor."""
+        table = self.query_one("#picker-table", DataTable)
+        previous = self.highlighted_session
+        query = self.query_one("#picker-search", Input).value
+        column = self._sort.column
+        self.visible_sessions = sorted(
+            (summary for summary in self.sessions if matches_query(summary, query)),
+            key=lambda summary: _sort_key(column, summary),
+            reverse=self._sort.descending,
+        )
+        table.clear(columns=True)
+        for key in SORT_COLUMNS:
+            table.add_column(self._header_label(key), key=key)
+        for summary in self.visible_sessions:
+            table.add_row(*self._row_cells(summary), key=str(summary.path))
+        if previous is not None and previous in self.visible_sessions:
+            table.move_cursor(row=self.visible_sessions.index(previous), animate=False)
+        self._update_status(query)
+
+    def _update_status(self, query: str) -> None:
+        """Counts, scan state and where we looked."""
+        status = self.query_one("#picker-status", Static)
+        where = ", ".join(str(root.path).replace(self._home, "~", 1) for root in self.roots)
+        if not self.roots:
+            text = "No session directories found (~/.pi/agent/sessions, ~/.omp/agent/sessions)."
+        elif not self.sessions and self.scan_finished:
+            text = f"No sessions found in {where}."
+        else:
+            shown = len(self.visible_sessions)
+            total = len(self.sessions)
+            text = f"{shown} of {total} sessions" if query else f"{total} sessions"
+            text += " · scanning…" if not self.scan_finished else f" in {where}"
+        status.update(Text(sanitize(text, single_line=True)))
