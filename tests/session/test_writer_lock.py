@@ -1,0 +1,227 @@
+"""The session lock: oh-my-pi's publish lock protocol, our sidecar flock, live-writer checks."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tui_compactor.session.lock import (
+    LockBusy,
+    SessionLock,
+    detect_live_writer,
+    gate_lock_path,
+    pid_alive,
+    processes_writing,
+    publish_lock_path,
+    read_publish_lock,
+    session_lock,
+)
+
+
+@pytest.fixture()
+def session_file(tmp_path: Path) -> Path:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"session","version":3,"id":"x"}\n')
+    return path
+
+
+def _dead_pid() -> int:
+    """A pid that just exited (so it is not alive)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _hold_lock_process(session: Path, ready: Path, hold_seconds: float) -> subprocess.Popen[bytes]:
+    """A second process that takes the publish lock the oh-my-pi way and holds it."""
+    code = textwrap.dedent(
+        f"""
+        import os, time
+        lock = {str(publish_lock_path(session))!r}
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, f"{{os.getpid()}}:{{int(time.time() * 1000)}}".encode())
+        os.close(fd)
+        open({str(ready)!r}, "w").close()
+        time.sleep({hold_seconds})
+        os.unlink(lock)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 10
+    while not ready.exists():
+        assert child.poll() is None, "lock holder died"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return child
+
+
+def test_lock_names_are_beside_the_real_file(tmp_path: Path, session_file: Path) -> None:
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(session_file)
+    assert publish_lock_path(link) == tmp_path / ".s.jsonl.lock"
+    assert gate_lock_path(link) == tmp_path / ".s.jsonl.lock.os"
+
+
+def test_acquire_writes_pid_and_millis_mode_0600_and_release_removes(session_file: Path) -> None:
+    before_ms = int(time.time() * 1000)
+    with session_lock(session_file) as held:
+        assert held.held
+        lock_path = publish_lock_path(session_file)
+        pid_text, millis_text = lock_path.read_text().split(":")
+        assert int(pid_text) == os.getpid()
+        assert before_ms <= int(millis_text) <= int(time.time() * 1000)
+        assert stat.S_IMODE(lock_path.stat().st_mode) == 0o600
+        info = read_publish_lock(session_file)
+        assert info is not None and info.alive and info.pid == os.getpid()
+    assert not publish_lock_path(session_file).exists()
+    # The flock sidecar stays (deleting flock files races), and is free again.
+    assert gate_lock_path(session_file).exists()
+    with session_lock(session_file):
+        pass
+
+
+def test_live_lock_in_another_process_is_refused_within_budget(
+    tmp_path: Path, session_file: Path
+) -> None:
+    holder = _hold_lock_process(session_file, tmp_path / "ready", hold_seconds=5)
+    try:
+        started = time.monotonic()
+        with pytest.raises(LockBusy) as refused:
+            with session_lock(session_file, wait_seconds=0.3):
+                pass
+        elapsed = time.monotonic() - started
+        assert refused.value.holder_pid == holder.pid
+        assert f"pid {holder.pid}" in str(refused.value)
+        assert elapsed < 2.0  # bounded wait (0.3 s budget), not until the holder exits
+        # The live lock was never stolen.
+        assert publish_lock_path(session_file).read_text().startswith(f"{holder.pid}:")
+        live = detect_live_writer(session_file, quiet_seconds=0)
+        assert live is not None and live.pid == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_lock_freed_during_wait_is_taken(tmp_path: Path, session_file: Path) -> None:
+    holder = _hold_lock_process(session_file, tmp_path / "ready", hold_seconds=0.2)
+    try:
+        with session_lock(session_file, wait_seconds=5) as held:
+            assert publish_lock_path(session_file).read_text().startswith(f"{os.getpid()}:")
+            assert held.took_over_stale is None
+    finally:
+        holder.wait()
+
+
+def test_stale_lock_with_dead_pid_is_taken_over(session_file: Path) -> None:
+    dead = _dead_pid()
+    assert not pid_alive(dead)
+    lock_path = publish_lock_path(session_file)
+    lock_path.write_text(f"{dead}:{int(time.time() * 1000)}")
+    with session_lock(session_file, wait_seconds=0.3) as held:
+        assert held.took_over_stale is not None and held.took_over_stale.pid == dead
+        assert lock_path.read_text().startswith(f"{os.getpid()}:")
+    assert not lock_path.exists()
+
+
+def test_contentless_lock_is_stale_only_after_the_budget(session_file: Path) -> None:
+    lock_path = publish_lock_path(session_file)
+    lock_path.write_bytes(b"")
+    # Fresh and empty: a writer may be between create and write. Not taken.
+    with pytest.raises(LockBusy):
+        with session_lock(session_file, wait_seconds=0.1):
+            pass
+    assert lock_path.read_bytes() == b""
+    old = time.time() - 60  # well past CONTENTLESS_STALE_SECONDS
+    os.utime(lock_path, (old, old))
+    with session_lock(session_file, wait_seconds=0.3) as held:
+        assert held.took_over_stale is not None
+
+
+def test_sidecar_flock_held_elsewhere_is_refused(session_file: Path) -> None:
+    first = SessionLock(session_file, wait_seconds=0.2)
+    first.acquire()
+    try:
+        code = textwrap.dedent(
+            f"""
+            import sys
+            from tui_compactor.session.lock import LockBusy, session_lock
+            try:
+                with session_lock({str(session_file)!r}, wait_seconds=0.2):
+                    sys.exit(0)
+            except LockBusy:
+                sys.exit(3)
+            """
+        )
+        result = subprocess.run([sys.executable, "-c", code], timeout=30)
+        assert result.returncode == 3
+    finally:
+        first.release()
+
+
+def test_symlinked_lock_file_is_never_followed(tmp_path: Path, session_file: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    publish_lock_path(session_file).symlink_to(victim)
+    with pytest.raises(LockBusy):
+        with session_lock(session_file, wait_seconds=0.1):
+            pass
+    assert victim.read_text() == "keep me"
+
+
+def test_growing_file_is_a_live_writer(session_file: Path) -> None:
+    code = textwrap.dedent(
+        f"""
+        import time
+        for i in range(200):
+            with open({str(session_file)!r}, "a") as f:
+                f.write('{{"type":"custom","id":"g%07d","parentId":null}}\\n' % i)
+            time.sleep(0.01)
+        """
+    )
+    writer = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        start_size = session_file.stat().st_size
+        deadline = time.monotonic() + 10
+        while session_file.stat().st_size == start_size:
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        live = detect_live_writer(session_file, quiet_seconds=0.2, scan_proc=False)
+        assert live is not None and "quiet window" in live.reason
+    finally:
+        writer.kill()
+        writer.wait()
+    assert detect_live_writer(session_file, quiet_seconds=0.05) is None
+
+
+def test_process_holding_file_open_for_writing_is_seen(tmp_path: Path, session_file: Path) -> None:
+    if not Path("/proc/self/fdinfo").is_dir():
+        pytest.skip("no /proc on this system")
+    ready = tmp_path / "ready"
+    code = textwrap.dedent(
+        f"""
+        import os, time
+        fd = os.open({str(session_file)!r}, os.O_WRONLY | os.O_APPEND)
+        open({str(ready)!r}, "w").close()
+        time.sleep(10)
+        """
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 10
+        while not ready.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert holder.pid in processes_writing(session_file)
+        live = detect_live_writer(session_file, quiet_seconds=0)
+        assert live is not None and live.pid == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+    assert processes_writing(session_file) == []
