@@ -1,0 +1,391 @@
+"""User configuration: pydantic models read from an XDG TOML file, the environment and flags.
+
+Precedence, lowest first: built-in defaults < ``config.toml`` < ``TUI_COMPACTOR_*`` environment
+variables < flags the user typed. The file lives at
+``$XDG_CONFIG_HOME/tui-compactor/config.toml`` (``~/.config/tui-compactor/config.toml`` when the
+variable is unset); ``TUI_COMPACTOR_CONFIG`` names another file.
+
+Example::
+
+    default_profile = "local"
+    compaction_profile = "cheap"
+
+    [compaction]
+    keep_recent_tokens = 20000      # tokens of recent conversation kept verbatim
+    reserve_tokens = 16384          # omit to use oh-my-pi's default / 15%-of-window rule
+    context_window = 200000         # window of the agent's model (for thresholds)
+    rules = "pi"                    # "pi" (loses nothing) or "omp"
+    tokens = "cl100k"               # token counter: cl100k | pi | bytes
+    files_format = "files"          # "files" (<files> block) or "legacy" (pi's tags)
+
+    [profiles.local]
+    provider = "openai"             # openai | anthropic | offline
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "qwen2.5-coder"
+    context_window = 32768
+    max_output_tokens = 4096
+    api_key_env = "OPENAI_API_KEY"  # the key is read from this variable when a request is made
+    timeout = 120
+    max_retries = 3
+
+    [ui]
+    theme = "textual-dark"
+    [ui.keymap]
+    compact = "c"                   # binding id -> keys (comma-separated)
+
+API keys are never stored in these objects: a profile names the environment variable and
+``Profile.api_key()`` reads it at call time, wrapped in ``SecretStr`` so printing never shows it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+__all__ = [
+    "CompactionConfig",
+    "Config",
+    "ConfigError",
+    "Profile",
+    "UIConfig",
+    "ENV_VARS",
+    "OFFLINE_PROFILE",
+    "config_path",
+    "load_config",
+    "profile_from_flags",
+]
+
+ProviderName = Literal["openai", "anthropic", "offline"]
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+"""Base URL used when a profile names none."""
+
+DEFAULT_KEY_ENVS: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""Environment variable holding the key when a profile names none."""
+
+
+class ConfigError(Exception):
+    """A configuration problem, with a message naming the file (and line when known)."""
+
+
+class _Strict(BaseModel):
+    """Base for config sections: unknown keys are errors (typos should not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class CompactionConfig(_Strict):
+    """``[compaction]``: planning settings shared by the app and the headless commands."""
+
+    keep_recent_tokens: int = Field(20000, ge=0, description="Recent tokens kept verbatim.")
+    reserve_tokens: int | None = Field(
+        None, ge=0, description="Reserve for the summary; unset = oh-my-pi's default rule."
+    )
+    context_window: int | None = Field(None, gt=0, description="The agent model's window.")
+    rules: Literal["pi", "omp"] = Field("pi", description="Which agent's planning rules.")
+    tokens: Literal["cl100k", "pi", "bytes"] = Field("cl100k", description="Token counter.")
+    files_format: Literal["files", "legacy"] = Field(
+        "files", description="File list block: <files> or pi's <read-files>/<modified-files>."
+    )
+
+
+class Profile(_Strict):
+    """``[profiles.NAME]``: one summarizer endpoint. Holds no key, only where to find it."""
+
+    name: str = Field("offline", description="The profile's name (its table name).")
+    provider: ProviderName = "offline"
+    base_url: str | None = None
+    model: str | None = None
+    context_window: int = Field(128000, gt=0, description="The summarizer model's window.")
+    max_output_tokens: int | None = Field(None, gt=0, description="Cap on any max_tokens sent.")
+    api_key_env: str | None = Field(None, description="Variable holding the API key.")
+    timeout: float = Field(120.0, gt=0, description="Seconds without progress before giving up.")
+    max_retries: int = Field(3, ge=0, description="Retries on 429, 5xx and connection errors.")
+
+    @property
+    def resolved_base_url(self) -> str:
+        """The base URL, or the provider's public endpoint."""
+        return (self.base_url or DEFAULT_BASE_URLS.get(self.provider, "")).rstrip("/")
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable the key is read from (None for offline)."""
+        if self.provider == "offline":
+            return None
+        return self.api_key_env or DEFAULT_KEY_ENVS[self.provider]
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
+        """Read the key from the environment now; never cached on the object."""
+        env_name = self.key_env
+        if env_name is None:
+            return None
+        value = (os.environ if environ is None else environ).get(env_name)
+        return SecretStr(value) if value else None
+
+    @property
+    def label(self) -> str:
+        """Short human label: ``offline`` or ``provider:model``."""
+        if self.provider == "offline":
+            return "offline"
+        return f"{self.provider}:{self.model or '?'}"
+
+
+OFFLINE_PROFILE = Profile(name="offline", provider="offline")
+"""The profile used when none is configured: the extractive offline summarizer."""
+
+
+class UIConfig(_Strict):
+    """``[ui]``: theme and key bindings (binding id -> comma-separated keys)."""
+
+    theme: str = "textual-dark"
+    keymap: dict[str, str] = Field(default_factory=dict)
+
+
+class Config(_Strict):
+    """The whole configuration. ``source`` is the file it was read from, if any."""
+
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    default_profile: str | None = None
+    compaction_profile: str | None = None
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    ui: UIConfig = Field(default_factory=UIConfig)
+    source: Path | None = Field(None, exclude=True)
+
+    def profile(self, name: str | None = None) -> Profile:
+        """The named profile, else the default one, else the offline profile.
+
+        Raises:
+            ConfigError: the name is not ``offline`` and no such profile exists.
+        """
+        chosen = name or self.default_profile
+        if chosen is None or (chosen == "offline" and chosen not in self.profiles):
+            return OFFLINE_PROFILE
+        if chosen not in self.profiles:
+            known = ", ".join(sorted(self.profiles)) or "none defined"
+            where = f" in {self.source}" if self.source else ""
+            raise ConfigError(f"unknown profile {chosen!r}{where} (profiles: {known})")
+        return self.profiles[chosen]
+
+    def summarizer_profile(self, name: str | None = None) -> Profile:
+        """The profile for compaction: ``name``, else ``compaction_profile``, else the default."""
+        return self.profile(name or self.compaction_profile)
+
+
+ENV_VARS: dict[str, tuple[str, ...]] = {
+    "TUI_COMPACTOR_KEEP_RECENT_TOKENS": ("compaction", "keep_recent_tokens"),
+    "TUI_COMPACTOR_RESERVE_TOKENS": ("compaction", "reserve_tokens"),
+    "TUI_COMPACTOR_CONTEXT_WINDOW": ("compaction", "context_window"),
+    "TUI_COMPACTOR_RULES": ("compaction", "rules"),
+    "TUI_COMPACTOR_TOKENS": ("compaction", "tokens"),
+    "TUI_COMPACTOR_FILES_FORMAT": ("compaction", "files_format"),
+    "TUI_COMPACTOR_PROFILE": ("default_profile",),
+    "TUI_COMPACTOR_COMPACTION_PROFILE": ("compaction_profile",),
+    "TUI_COMPACTOR_THEME": ("ui", "theme"),
+}
+"""Environment variable -> config key path. ``TUI_COMPACTOR_CONFIG`` names the file itself."""
+
+
+def config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the config file is looked for (it need not exist)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("TUI_COMPACTOR_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "tui-compactor" / "config.toml"
+
+
+_TOML_LINE = re.compile(r"at line (\d+)(?:, column (\d+))?")
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    """Parse ``path``; raise ConfigError naming file and line on bad TOML."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config file: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: config file is not valid UTF-8") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        found = _TOML_LINE.search(message)
+        detail = _TOML_LINE.sub("", message).strip(" ()")
+        if found:
+            column = f", column {found.group(2)}" if found.group(2) else ""
+            raise ConfigError(
+                f"{path}:{found.group(1)}: invalid TOML{column}: {detail}"
+            ) from None
+        raise ConfigError(f"{path}: invalid TOML: {detail}") from None
+
+
+def _line_of_key(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort physical line of the key at ``loc`` (for validation error messages)."""
+    lines = text.splitlines()
+    keys = [str(part) for part in loc if not isinstance(part, int)]
+    if not keys:
+        return None
+    # Find the table header holding the key, then the key below it.
+    table, key = keys[:-1], keys[-1]
+    start = 0
+    if table:
+        header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(k) for k in table) + r"\s*\]")
+        for number, line in enumerate(lines):
+            if header.match(line):
+                start = number
+                break
+        else:
+            start = 0
+    key_pattern = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+    for number in range(start, len(lines)):
+        if key_pattern.match(lines[number]):
+            return number + 1
+    if table:
+        return start + 1
+    return None
+
+
+def _set_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    """Set ``target[path[0]][path[1]]... = value``, creating tables on the way."""
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``extra`` over ``base`` (tables merge, values replace); returns ``base``."""
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = dict(value) if isinstance(value, Mapping) else value
+    return base
+
+
+def _validation_message(error: ValidationError, path: Path | None, text: str) -> str:
+    """One line per problem, each naming the file, the line and the key."""
+    messages = []
+    for item in error.errors():
+        loc = tuple(item.get("loc", ()))
+        dotted = ".".join(str(part) for part in loc)
+        line = _line_of_key(text, loc) if path is not None else None
+        where = f"{path}:{line}" if line else (str(path) if path else "config")
+        messages.append(f"{where}: {dotted}: {item.get('msg', 'invalid value')}")
+    return "\n".join(messages)
+
+
+def load_config(
+    path: Path | str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Load the configuration: defaults < file < ``TUI_COMPACTOR_*`` env < ``overrides``.
+
+    Args:
+        path: the config file; default ``config_path()``. A missing default file is fine; a
+            missing explicit file is an error.
+        environ: the environment to read (default ``os.environ``).
+        overrides: nested values from flags the user typed, e.g.
+            ``{"compaction": {"keep_recent_tokens": 5000}}``. ``None`` values are ignored.
+
+    Raises:
+        ConfigError: bad TOML, unknown keys or bad values; the message names file and line.
+    """
+    env = os.environ if environ is None else environ
+    explicit = path is not None or bool(env.get("TUI_COMPACTOR_CONFIG"))
+    file_path = Path(path).expanduser() if path is not None else config_path(env)
+    data: dict[str, Any] = {}
+    text = ""
+    source: Path | None = None
+    if file_path.exists():
+        data, text = _read_toml(file_path)
+        source = file_path
+    elif explicit:
+        raise ConfigError(f"{file_path}: config file not found")
+
+    # Profile names come from their table names.
+    profiles = data.get("profiles")
+    if isinstance(profiles, dict):
+        for profile_name, table in profiles.items():
+            if isinstance(table, dict):
+                table.setdefault("name", profile_name)
+
+    env_layer: dict[str, Any] = {}
+    for variable, key_path in ENV_VARS.items():
+        value = env.get(variable)
+        if value is not None and value != "":
+            _set_path(env_layer, key_path, value)
+    _merge(data, env_layer)
+    if overrides:
+        _merge(data, _drop_none(overrides))
+
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_validation_message(error, source, text)) from None
+    config.source = source
+    return config
+
+
+def _drop_none(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Copy of ``values`` without None leaves (flags the user did not type)."""
+    result: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            nested = _drop_none(value)
+            if nested:
+                result[key] = nested
+        elif value is not None:
+            result[key] = value
+    return result
+
+
+def profile_from_flags(
+    config: Config,
+    *,
+    profile: str | None = None,
+    provider: str | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    for_compaction: bool = True,
+) -> Profile:
+    """The profile a command should use given ``--profile/--provider/--base-url/--model``.
+
+    ``--profile`` picks a configured profile; ``--provider``, ``--base-url`` and ``--model``
+    override fields of it (or, alone, describe an ad-hoc profile). Keys still come from the
+    environment (``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` or the profile's ``api_key_env``).
+    """
+    if profile is not None or not any((provider, base_url, model)):
+        base = config.summarizer_profile(profile) if for_compaction else config.profile(profile)
+    else:
+        base = Profile(name="flags", provider=provider or "openai")  # type: ignore[arg-type]
+    changes: dict[str, Any] = {}
+    if provider is not None:
+        changes["provider"] = provider
+    if base_url is not None:
+        changes["base_url"] = base_url
+    if model is not None:
+        changes["model"] = model
+    if not changes:
+        return base
+    try:
+        return Profile.model_validate({**base.model_dump(), **changes})
+    except ValidationError as error:
+        raise ConfigError(_validation_message(error, None, "")) from None

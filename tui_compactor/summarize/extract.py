@@ -1,0 +1,201 @@
+"""Facts pulled straight out of agent messages (pi ``AgentMessage`` dicts), no model involved.
+
+Shared by the offline summarizer and the fidelity audit: the user's requests, tool calls paired
+with their results, errors, files touched, commands run and the last unanswered request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ToolCall",
+    "Transcript",
+    "first_line",
+    "message_text",
+    "read_transcript",
+]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The readable text of a message of any role (thinking and images left out)."""
+    role = message.get("role")
+    if role in ("branchSummary", "compactionSummary"):
+        return str(message.get("summary") or "")
+    if role == "bashExecution":
+        return f"$ {message.get('command', '')}\n{message.get('output', '')}".strip()
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "\n".join(parts)
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    """The first non-blank line of ``text``, shortened to ``limit`` characters."""
+    for line in text.splitlines():
+        stripped = " ".join(line.split())
+        if stripped:
+            return stripped if len(stripped) <= limit else stripped[: limit - 1] + "…"
+    return ""
+
+
+@dataclass
+class ToolCall:
+    """One tool call and, once seen, its result."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str | None = None
+    is_error: bool = False
+
+    @property
+    def path(self) -> str | None:
+        """The ``path`` argument, when it is a non-empty string."""
+        value = self.arguments.get("path") or self.arguments.get("file_path")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def command(self) -> str | None:
+        """The shell command of a bash-like call."""
+        value = self.arguments.get("command") or self.arguments.get("cmd")
+        return value if isinstance(value, str) and value else None
+
+    def describe(self) -> str:
+        """Short one-line form: ``edit src/a.py`` or ``bash: make test``."""
+        if self.command:
+            return f"{self.name}: `{first_line(self.command, 120)}`"
+        if self.path:
+            return f"{self.name} `{self.path}`"
+        if self.arguments:
+            args = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
+            return f"{self.name}({args[:100]}{'…' if len(args) > 100 else ''})"
+        return self.name
+
+
+@dataclass
+class Transcript:
+    """Everything the offline summarizer and the audit need from a list of messages."""
+
+    user_requests: list[str] = field(default_factory=list)
+    assistant_texts: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+    last_unanswered_request: str | None = None
+
+
+_ERROR_LINE = re.compile(
+    r"(?:^|\b)(?:[A-Z][A-Za-z]*(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
+    r"Traceback|panic|ERR!)\b",
+)
+
+
+def _error_lines(text: str, limit: int = 3) -> list[str]:
+    """The most telling lines of an error output (e.g. ``TypeError: ...``)."""
+    found = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and _ERROR_LINE.search(stripped) and not stripped.startswith("Traceback"):
+            found.append(stripped[:200])
+            if len(found) >= limit:
+                break
+    if not found:
+        line = first_line(text, 200)
+        if line:
+            found.append(line)
+    return found
+
+
+def _add_unique(target: list[str], value: str) -> None:
+    if value and value not in target:
+        target.append(value)
+
+
+def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
+    """Walk ``messages`` in order and collect the facts a handoff needs."""
+    transcript = Transcript()
+    calls_by_id: dict[str, ToolCall] = {}
+    pending_request: str | None = None
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "user":
+            text = message_text(message).strip()
+            if text:
+                transcript.user_requests.append(text)
+                pending_request = text
+        elif role == "assistant":
+            text = message_text(message).strip()
+            if text:
+                transcript.assistant_texts.append(text)
+                pending_request = None
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                arguments = block.get("arguments")
+                call = ToolCall(
+                    call_id=str(block.get("id", "")),
+                    name=str(block.get("name", "tool")),
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                )
+                transcript.tool_calls.append(call)
+                calls_by_id[call.call_id] = call
+                if call.command:
+                    _add_unique(transcript.commands, call.command.strip())
+                if call.path and not re.match(r"[a-z][a-z0-9+.-]*://", call.path, re.I):
+                    if call.name == "read":
+                        _add_unique(transcript.read_files, call.path)
+                    elif call.name in ("write", "edit"):
+                        _add_unique(transcript.modified_files, call.path)
+        elif role == "toolResult":
+            text = message_text(message)
+            call = calls_by_id.get(str(message.get("toolCallId", "")))
+            is_error = bool(message.get("isError"))
+            if call is None:
+                call = ToolCall(str(message.get("toolCallId", "")),
+                                str(message.get("toolName", "tool")), {})
+                transcript.tool_calls.append(call)
+            call.result = text
+            call.is_error = is_error
+            if is_error:
+                for line in _error_lines(text):
+                    _add_unique(transcript.errors, line)
+        elif role == "bashExecution":
+            command = str(message.get("command", "")).strip()
+            _add_unique(transcript.commands, command)
+            exit_code = message.get("exitCode")
+            output = str(message.get("output", ""))
+            call = ToolCall("", "bash", {"command": command}, output,
+                            is_error=isinstance(exit_code, int) and exit_code != 0)
+            transcript.tool_calls.append(call)
+            if call.is_error:
+                for line in _error_lines(output):
+                    _add_unique(transcript.errors, line)
+        elif role in ("branchSummary", "compactionSummary"):
+            text = message_text(message).strip()
+            if text:
+                transcript.summaries.append(text)
+        elif role == "custom":
+            text = message_text(message).strip()
+            if text and message.get("display", True):
+                transcript.assistant_texts.append(text)
+    transcript.read_files = [p for p in transcript.read_files if p not in transcript.modified_files]
+    transcript.last_unanswered_request = pending_request
+    return transcript
