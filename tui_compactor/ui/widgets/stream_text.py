@@ -1,0 +1,201 @@
+"""A scrolling text pane for streamed summaries: buffer deltas, flush ~15 times a second.
+
+Re-rendering a whole reply for every streamed token is quadratic (elia's lesson). ``StreamText``
+appends deltas to a buffer and a timer flushes it at most ``FLUSH_HZ`` times a second; a flush
+sanitizes and wraps only the *new* complete lines and the unfinished last line, and the pane
+draws with ``render_line`` from cached strips, so the cost of a flush does not grow with the
+length of the text. Text is always sanitized (``textsafe.sanitize``) and built as ``Text``:
+brackets and escape sequences in a summary are shown, never interpreted.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.timer import Timer
+
+from tui_compactor.textsafe import sanitize
+
+__all__ = ["StreamText", "FLUSH_HZ"]
+
+FLUSH_HZ = 15
+"""How often buffered deltas are drawn, at most."""
+
+
+def _line_style(line: str) -> str:
+    """A light highlight for the summary's Markdown-ish structure (headings, checkboxes)."""
+    stripped = line.lstrip()
+    if stripped.startswith("#"):
+        return "bold"
+    if stripped.startswith(("- [x]", "- [X]", "* [x]")):
+        return "green"
+    if stripped.startswith(("- [ ]", "* [ ]")):
+        return "yellow"
+    if stripped.startswith("**") and stripped.endswith("**"):
+        return "bold"
+    return ""
+
+
+class StreamText(ScrollView, can_focus=True):
+    """A read-only, wrapped, auto-scrolling text pane fed by ``append(delta)``."""
+
+    DEFAULT_CSS = """
+    StreamText {
+        height: 1fr;
+        background: $surface;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+    }
+    StreamText:focus {
+        background-tint: $foreground 3%;
+    }
+    """
+
+    def __init__(
+        self,
+        placeholder: str = "",
+        *,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's parameter name
+        classes: str | None = None,
+    ) -> None:
+        """Args:
+        placeholder: shown dimmed while there is no text yet.
+        """
+        super().__init__(name=name, id=id, classes=classes)
+        self.placeholder = placeholder
+        self.flush_count = 0
+        """How many times buffered text was drawn (tests check deltas are batched)."""
+        self._raw_chunks: list[str] = []
+        self._pending: list[str] = []
+        self._lines: list[str] = []
+        self._tail_raw = ""
+        self._strips: list[Strip] = []
+        self._tail_strips: list[Strip] = []
+        self._wrap_width = 0
+        self._flush_timer: Timer | None = None
+
+    @property
+    def text(self) -> str:
+        """Everything appended so far, raw (including what is not drawn yet)."""
+        return "".join(self._raw_chunks)
+
+    @property
+    def has_pending(self) -> bool:
+        """True while appended text waits for the next flush."""
+        return bool(self._pending)
+
+    def on_mount(self) -> None:
+        """Start the (paused) flush timer."""
+        self._flush_timer = self.set_interval(1 / FLUSH_HZ, self.flush, pause=True)
+
+    def append(self, delta: str) -> None:
+        """Add streamed text; it is drawn at the next flush, not now."""
+        if not delta:
+            return
+        self._raw_chunks.append(delta)
+        self._pending.append(delta)
+        if self._flush_timer is not None:
+            self._flush_timer.resume()
+
+    def set_text(self, text: str) -> None:
+        """Replace the whole text and draw it now."""
+        self.clear()
+        self.append(text)
+        self.flush()
+
+    def clear(self) -> None:
+        """Remove all text."""
+        self._raw_chunks.clear()
+        self._pending.clear()
+        self._lines.clear()
+        self._tail_raw = ""
+        self._strips.clear()
+        self._tail_strips.clear()
+        self._update_virtual_size()
+        self.refresh()
+
+    def flush(self) -> None:
+        """Draw buffered text: wrap the new complete lines and the unfinished last line."""
+        if not self._pending:
+            if self._flush_timer is not None:
+                self._flush_timer.pause()
+            return
+        at_end = self.is_vertical_scroll_end
+        combined = self._tail_raw + "".join(self._pending)
+        self._pending.clear()
+        *complete, self._tail_raw = combined.split("\n")
+        width = self._content_width()
+        for raw_line in complete:
+            line = sanitize(raw_line)
+            self._lines.append(line)
+            self._strips.extend(self._wrap(line, width))
+        self._tail_strips = self._wrap(sanitize(self._tail_raw), width) if self._tail_raw else []
+        self.flush_count += 1
+        self._update_virtual_size()
+        if at_end:
+            self.scroll_end(animate=False, x_axis=False)
+        self.refresh()
+
+    def _content_width(self) -> int:
+        """Width available for text (at least 10 cells, so wrapping stays sane when hidden)."""
+        width = self.scrollable_content_region.width or self.size.width
+        return max(10, width)
+
+    def _wrap(self, line: str, width: int) -> list[Strip]:
+        """One logical line as wrapped strips."""
+        self._wrap_width = width
+        if not line:
+            return [Strip([], 0)]
+        console: Console = self.app.console
+        text = Text(line, style=_line_style(line), no_wrap=False, end="")
+        text.expand_tabs(4)
+        strips = []
+        for wrapped in text.wrap(console, width, overflow="fold"):
+            wrapped.end = ""
+            strips.append(Strip(list(wrapped.render(console)), wrapped.cell_len))
+        return strips or [Strip([], 0)]
+
+    def _rewrap(self) -> None:
+        """Wrap every line again (after a width change)."""
+        width = self._content_width()
+        self._strips = [strip for line in self._lines for strip in self._wrap(line, width)]
+        self._tail_strips = self._wrap(sanitize(self._tail_raw), width) if self._tail_raw else []
+        self._update_virtual_size()
+
+    def _update_virtual_size(self) -> None:
+        rows = len(self._strips) + len(self._tail_strips)
+        self.virtual_size = Size(self._wrap_width, rows)
+
+    def on_resize(self) -> None:
+        """Re-wrap when the width changed."""
+        if self._content_width() != self._wrap_width and (self._lines or self._tail_raw):
+            self._rewrap()
+            self.refresh()
+
+    @property
+    def visible_text(self) -> str:
+        """The drawn (flushed) text as wrapped lines, for tests and copying."""
+        return "\n".join(strip.text for strip in (*self._strips, *self._tail_strips))
+
+    def render_line(self, y: int) -> Strip:
+        """One screen row: a cached wrapped strip, cropped to the view."""
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.scrollable_content_region.width
+        base: Style = self.rich_style
+        done = len(self._strips)
+        if row < done:
+            strip = self._strips[row]
+        elif row - done < len(self._tail_strips):
+            strip = self._tail_strips[row - done]
+        elif row == 0 and self.placeholder and not self._raw_chunks:
+            placeholder = Text(sanitize(self.placeholder, single_line=True), style="dim italic")
+            strip = Strip(list(placeholder.render(self.app.console)), placeholder.cell_len)
+        else:
+            return Strip.blank(width, base)
+        return strip.crop_extend(scroll_x, scroll_x + width, None).apply_style(base)
