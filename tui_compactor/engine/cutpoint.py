@@ -1,0 +1,138 @@
+"""Where compaction may cut a branch, and where it does (``findCutPoint``).
+
+All positions here are **branch indices**: positions in the root..leaf list of entries.
+
+* Valid cut points: ``message`` entries whose role may start the kept part (never a tool
+  result, which must stay after its tool call), plus ``custom_message`` and
+  ``branch_summary`` entries. pi also accepts ``custom`` messages; oh-my-pi accepts its legacy
+  ``hookMessage`` role instead.
+* ``find_cut_point`` walks back from the end over ``message`` entries only, adding up their
+  tokens; at the first entry where the total reaches ``keep_recent`` it picks the first valid
+  cut point at or after it (the first cut point overall when none, or when the total never
+  gets there), then slides back over non-message entries (model/thinking changes, labels,
+  custom messages, branch summaries), stopping at a message or a compaction.
+* A cut that is not at a user message splits a turn when a turn start (user message, bash
+  execution, custom message or branch summary) precedes it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CutPoint",
+    "is_cut_point",
+    "valid_cut_points",
+    "find_turn_start",
+    "find_cut_point",
+    "cut_point_at",
+]
+
+_PI_CUT_ROLES = frozenset(
+    {"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"}
+)
+_OMP_CUT_ROLES = frozenset(
+    {"bashExecution", "hookMessage", "branchSummary", "compactionSummary", "user", "assistant"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CutPoint:
+    """The first kept entry, and the turn it splits (branch indices, -1 for none)."""
+
+    first_kept_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def _role(entry: Any) -> str | None:
+    message = entry.message
+    if message is None:
+        return None
+    role = message.get("role")
+    return role if isinstance(role, str) else None
+
+
+def is_cut_point(entry: Any, rules: str = "pi") -> bool:
+    """True when the kept part of a compaction may start at ``entry``."""
+    kind = entry.type
+    if kind == "message":
+        return _role(entry) in (_PI_CUT_ROLES if rules == "pi" else _OMP_CUT_ROLES)
+    return kind in ("branch_summary", "custom_message")
+
+
+def valid_cut_points(branch: Sequence[Any], start: int, end: int, rules: str = "pi") -> list[int]:
+    """Branch indices in ``[start, end)`` where a cut is allowed, ascending."""
+    roles = _PI_CUT_ROLES if rules == "pi" else _OMP_CUT_ROLES
+    points = []
+    for position in range(start, end):
+        entry = branch[position]
+        kind = entry.type
+        if kind == "message":
+            if _role(entry) in roles:
+                points.append(position)
+        elif kind == "branch_summary" or kind == "custom_message":
+            points.append(position)
+    return points
+
+
+def _is_turn_start(entry: Any) -> bool:
+    kind = entry.type
+    if kind == "branch_summary" or kind == "custom_message":
+        return True
+    return kind == "message" and _role(entry) in ("user", "bashExecution")
+
+
+def find_turn_start(branch: Sequence[Any], position: int, start: int) -> int:
+    """The nearest turn start at or before ``position`` (not before ``start``), or -1."""
+    for index in range(position, start - 1, -1):
+        if _is_turn_start(branch[index]):
+            return index
+    return -1
+
+
+def cut_point_at(branch: Sequence[Any], position: int, start: int) -> CutPoint:
+    """Turn start and split flag for a cut at ``position``."""
+    entry = branch[position]
+    at_user = entry.type == "message" and _role(entry) == "user"
+    turn_start = -1 if at_user else find_turn_start(branch, position, start)
+    return CutPoint(position, turn_start, not at_user and turn_start != -1)
+
+
+def find_cut_point(
+    branch: Sequence[Any],
+    start: int,
+    end: int,
+    keep_recent: int,
+    tokens_at: Callable[[int], int],
+    rules: str = "pi",
+    cut_points: list[int] | None = None,
+) -> CutPoint:
+    """The cut that keeps about ``keep_recent`` tokens of ``branch[start:end]``.
+
+    ``tokens_at(i)`` is the token count of the message entry at branch index ``i``.
+    ``cut_points`` may pass ``valid_cut_points(branch, start, end, rules)`` when known.
+    """
+    points = cut_points if cut_points is not None else valid_cut_points(branch, start, end, rules)
+    if not points:
+        return CutPoint(start, -1, False)
+    cut = points[0]
+    accumulated = 0
+    for position in range(end - 1, start - 1, -1):
+        if branch[position].type != "message":
+            continue
+        accumulated += tokens_at(position)
+        if accumulated >= keep_recent:
+            at = bisect.bisect_left(points, position)
+            if at < len(points):
+                cut = points[at]
+            break
+    while cut > start:
+        previous = branch[cut - 1].type
+        if previous == "compaction" or previous == "message":
+            break
+        cut -= 1
+    return cut_point_at(branch, cut, start)

@@ -1,0 +1,461 @@
+"""Compaction plans: what ``prepareCompaction`` would summarize and keep, for any leaf.
+
+Rules (``settings.rules``):
+
+* ``pi`` (default, pi 0.73.1 exactly): the region starts at the previous compaction's
+  ``firstKeptEntryId`` (or right after that compaction when the id is not on the branch), so
+  the messages the previous compaction kept are summarized again together with the previous
+  summary. ``tokensBefore`` is pi's ``estimateContextTokens`` of the context at the leaf.
+  A plan with nothing to summarize is still a plan (pi would still call the model).
+* ``omp`` (oh-my-pi): the region starts right after the previous compaction (or after a
+  ``reset_boundary``), so the previous compaction's kept messages are neither summarized nor
+  kept; ``tokensBefore`` is the last valid assistant usage only; optionally
+  (``settings.calibrate``) keep-recent is divided by the usage/estimate ratio; read selectors
+  are stripped and URL paths skipped in file lists; nothing to summarize is refused.
+
+``cut=entry_index`` plans a manual cut instead of the computed one. A cut that is off the
+branch, before the region, at a tool result or at an entry that cannot start the kept part is
+refused (``prepared`` False, ``reason`` says why, ``nearest_cut_points`` offers others).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui_compactor.engine.context import (
+    ContextTokens,
+    build_context,
+    estimate_context_tokens,
+    last_assistant_usage,
+)
+from tui_compactor.engine.cutpoint import (
+    CutPoint,
+    cut_point_at,
+    find_cut_point,
+    valid_cut_points,
+)
+from tui_compactor.engine.fileops import FileOps, add_details, extract_file_ops
+from tui_compactor.engine.messages import message_from_entry
+from tui_compactor.engine.settings import CompactionSettings
+from tui_compactor.engine.tokens import TokenCache, TokenCounter
+
+__all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
+
+REGIONS = ("before", "summarize", "turn_prefix", "keep", "metadata")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanMessage:
+    """A message in a plan, with the entry it came from."""
+
+    entry_index: int
+    branch_index: int
+    message: dict[str, Any]
+
+
+@dataclass(slots=True)
+class CompactionPlan:
+    """The outcome of ``prepare_compaction`` (branch indices unless the name says entry)."""
+
+    prepared: bool
+    reason: str | None
+    leaf: int | None
+    branch: list[int]
+    """Entry indices root..leaf."""
+    rules: str
+    counter_name: str
+    keep_recent_tokens: int
+    """The keep-recent value asked for."""
+    effective_keep_recent_tokens: int
+    """After oh-my-pi's calibration (equal to ``keep_recent_tokens`` otherwise)."""
+    boundary_start: int = 0
+    boundary_end: int = 0
+    previous_compaction_index: int = -1
+    first_kept_index: int = -1
+    first_kept_entry_id: str | None = None
+    turn_start_index: int = -1
+    is_split_turn: bool = False
+    tokens_before: int = 0
+    context_tokens: ContextTokens | None = None
+    messages_to_summarize: list[PlanMessage] = field(default_factory=list)
+    turn_prefix_messages: list[PlanMessage] = field(default_factory=list)
+    recent_messages: list[PlanMessage] = field(default_factory=list)
+    previous_summary: str | None = None
+    previous_from_extension: bool = False
+    file_ops: FileOps = field(default_factory=FileOps)
+    valid_cut_points: list[int] = field(default_factory=list)
+    nearest_cut_points: list[int] = field(default_factory=list)
+    manual_cut: bool = False
+    warnings: list[str] = field(default_factory=list)
+    _cache: TokenCache | None = field(default=None, repr=False)
+    _region_tokens: dict[str, int] | None = field(default=None, repr=False)
+
+    # -- derived ---------------------------------------------------------------------------
+
+    @property
+    def history_end(self) -> int:
+        """End (exclusive) of the history that is summarized."""
+        return self.turn_start_index if self.is_split_turn else self.first_kept_index
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to summarize and no turn prefix."""
+        return not self.messages_to_summarize and not self.turn_prefix_messages
+
+    def region_of(self, branch_index: int) -> str:
+        """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing."""
+        if branch_index < self.boundary_start:
+            return "before"
+        if self.first_kept_index < 0:
+            return "keep"
+        entry_type = self._entry_type(branch_index)
+        if entry_type not in ("message", "custom_message", "branch_summary"):
+            return "metadata"
+        if self.is_split_turn and self.turn_start_index <= branch_index < self.first_kept_index:
+            return "turn_prefix"
+        if branch_index < self.history_end:
+            return "summarize"
+        if branch_index >= self.first_kept_index:
+            return "keep"
+        return "metadata"
+
+    def _entry_type(self, branch_index: int) -> str:
+        if self._cache is None:
+            return "message"
+        return self._cache.session.entries[self.branch[branch_index]].type
+
+    def _sum(self, messages: list[PlanMessage]) -> int:
+        cache = self._cache
+        if cache is None:
+            return 0
+        return sum(cache.message_tokens(item.entry_index) for item in messages)
+
+    @property
+    def region_tokens(self) -> dict[str, int]:
+        """Token totals of the summarized history, the turn prefix and the kept messages."""
+        if self._region_tokens is None:
+            self._region_tokens = {
+                "summarize": self._sum(self.messages_to_summarize),
+                "turn_prefix": self._sum(self.turn_prefix_messages),
+                "keep": self._sum(self.recent_messages),
+            }
+        return self._region_tokens
+
+    @property
+    def tokens_after(self) -> int:
+        """Estimated context right after compaction, not counting the new summary itself."""
+        return self.region_tokens["keep"]
+
+    def entry_ids(self, messages: list[PlanMessage]) -> list[str]:
+        """Source entry ids of ``messages``."""
+        if self._cache is None:
+            return []
+        entries = self._cache.session.entries
+        return [entries[item.entry_index].id for item in messages]
+
+    def to_json(self) -> dict[str, Any]:
+        """One ``plan --json`` row (the reference's field names where it has them)."""
+        row: dict[str, Any] = {
+            "keepRecentTokens": self.keep_recent_tokens,
+            "effectiveKeepRecentTokens": self.effective_keep_recent_tokens,
+            "rules": self.rules,
+            "tokens": self.counter_name,
+            "prepared": self.prepared,
+            "reason": self.reason,
+            "leafIndex": self.leaf,
+            "leafId": self._id_at_entry(self.leaf),
+            "branchLength": len(self.branch),
+            "boundaryStart": self.boundary_start,
+            "boundaryEnd": self.boundary_end,
+            "previousCompactionIndex": self.previous_compaction_index,
+            "manualCut": self.manual_cut,
+            "warnings": list(self.warnings),
+        }
+        if not self.prepared:
+            row["nearestCutPoints"] = self._cut_rows(self.nearest_cut_points)
+            return row
+        first_entry = self.branch[self.first_kept_index]
+        row.update(
+            {
+                "firstKeptEntryId": self.first_kept_entry_id,
+                "firstKeptEntryIndex": self.first_kept_index,
+                "firstKeptEntryEntriesIndex": first_entry,
+                "turnStartIndex": self.turn_start_index,
+                "turnStartEntryId": self._id_at_branch(self.turn_start_index),
+                "isSplitTurn": self.is_split_turn,
+                "tokensBefore": self.tokens_before,
+                "contextTokens": self.context_tokens.to_json() if self.context_tokens else None,
+                "messagesToSummarize": self._messages_json(self.messages_to_summarize),
+                "turnPrefixMessages": self._messages_json(self.turn_prefix_messages),
+                "recentMessages": self._messages_json(self.recent_messages),
+                "previousSummary": self.previous_summary is not None,
+                "previousSummaryFromExtension": self.previous_from_extension,
+                "fileOps": self.file_ops.to_json(self.rules),
+                "regionTokens": {
+                    "summarize": self.region_tokens["summarize"],
+                    "turnPrefix": self.region_tokens["turn_prefix"],
+                    "keep": self.region_tokens["keep"],
+                },
+                "tokensAfter": self.tokens_after,
+                "validCutPointCount": len(self.valid_cut_points),
+            }
+        )
+        return row
+
+    def _id_at_entry(self, entry_index: int | None) -> str | None:
+        if entry_index is None or self._cache is None:
+            return None
+        return self._cache.session.entries[entry_index].id
+
+    def _id_at_branch(self, branch_index: int) -> str | None:
+        if branch_index < 0 or branch_index >= len(self.branch):
+            return None
+        return self._id_at_entry(self.branch[branch_index])
+
+    def _cut_rows(self, positions: list[int]) -> list[dict[str, Any]]:
+        return [
+            {"branchIndex": pos, "entryIndex": self.branch[pos], "entryId": self._id_at_branch(pos)}
+            for pos in positions
+        ]
+
+    def _messages_json(self, messages: list[PlanMessage]) -> dict[str, Any]:
+        ids = self.entry_ids(messages)
+        return {
+            "count": len(messages),
+            "entryIds": ids,
+            "entryIndices": [item.entry_index for item in messages],
+            "firstEntryId": ids[0] if ids else None,
+            "lastEntryId": ids[-1] if ids else None,
+            "tokens": self._sum(messages),
+        }
+
+
+def _number(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0
+    return int(value)
+
+
+def omp_usage_tokens(usage: dict[str, Any]) -> int:
+    """oh-my-pi's ``calculateContextTokens`` (``contextTokens`` first, orchestration removed)."""
+    if usage.get("contextTokens") is not None:
+        return max(0, _number(usage.get("contextTokens")))
+    raw = _number(usage.get("totalTokens")) or sum(
+        _number(usage.get(key)) for key in ("input", "output", "cacheRead", "cacheWrite")
+    )
+    orchestration = usage.get("orchestration")
+    spent = 0
+    if isinstance(orchestration, dict):
+        spent = sum(_number(orchestration.get(key)) for key in ("input", "output", "cacheRead"))
+    return max(0, raw - spent)
+
+
+def _omp_prompt_tokens(usage: dict[str, Any]) -> int:
+    """oh-my-pi's ``calculatePromptTokens``."""
+    if usage.get("contextTokens") is not None:
+        return _number(usage.get("contextTokens"))
+    prompt = sum(_number(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite"))
+    return prompt if prompt > 0 else omp_usage_tokens(usage)
+
+
+def _nearest(points: list[int], position: int) -> list[int]:
+    """The closest valid cut point before ``position`` and the closest after it."""
+    before = bisect.bisect_left(points, position)
+    after = bisect.bisect_right(points, position)
+    nearest = []
+    if before > 0:
+        nearest.append(points[before - 1])
+    if after < len(points):
+        nearest.append(points[after])
+    return nearest
+
+
+def prepare_compaction(
+    session: Any,
+    leaf_index: int | None,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    cut: int | None = None,
+    *,
+    cache: TokenCache | None = None,
+) -> CompactionPlan:
+    """Plan a compaction of the branch ending at ``leaf_index`` (default: the file's leaf)."""
+    rules = settings.rules
+    if cache is None or cache.counter is not counter or cache.session is not session:
+        cache = TokenCache(session, counter)
+    leaf = session.leaf if leaf_index is None else leaf_index
+    keep = settings.keep_recent_tokens
+    plan = CompactionPlan(
+        prepared=False,
+        reason=None,
+        leaf=leaf,
+        branch=[],
+        rules=rules,
+        counter_name=counter.name,
+        keep_recent_tokens=keep,
+        effective_keep_recent_tokens=keep,
+        manual_cut=cut is not None,
+        _cache=cache,
+    )
+    if leaf is None:
+        plan.reason = "the session has no entries"
+        return plan
+    plan.branch = branch = session.path_to(leaf)
+    entries = session.entries
+    path = [entries[index] for index in branch]
+    end = len(path)
+    plan.boundary_end = end
+    if not path:
+        plan.reason = "the branch is empty"
+        return plan
+
+    previous = -1
+    for position in range(end - 1, -1, -1):
+        if path[position].type == "compaction":
+            previous = position
+            break
+    plan.previous_compaction_index = previous
+    if rules == "omp":
+        reset = -1
+        for position in range(end - 1, previous, -1):
+            if path[position].type == "reset_boundary":
+                reset = position
+                break
+        if reset >= 0:
+            previous = -1
+            plan.previous_compaction_index = -1
+        plan.boundary_start = max(previous, reset) + 1
+    else:
+        plan.boundary_start = 0
+        if previous >= 0:
+            first_kept_id = path[previous].data.get("firstKeptEntryId")
+            found = next((pos for pos, entry in enumerate(path) if entry.id == first_kept_id), -1)
+            plan.boundary_start = found if found >= 0 else previous + 1
+    start = plan.boundary_start
+
+    if previous >= 0:
+        data = path[previous].data
+        summary = data.get("summary")
+        plan.previous_summary = summary if isinstance(summary, str) else None
+        if rules == "omp":
+            plan.previous_from_extension = bool(data.get("fromExtension") or data.get("fromHook"))
+        else:
+            plan.previous_from_extension = bool(data.get("fromHook"))
+
+    if path[-1].type == "compaction":
+        plan.reason = "last entry on branch is a compaction: nothing new to compact"
+        return plan
+
+    # Context size before compaction.
+    usage_found = None
+    if rules == "pi":
+        ctx = build_context(session, leaf)
+        plan.warnings.extend(ctx.warnings)
+        plan.context_tokens = estimate_context_tokens(ctx, counter, cache)
+        plan.tokens_before = plan.context_tokens.tokens
+    else:
+        messages = [entry.message for entry in path if entry.type == "message"]
+        usage_found = last_assistant_usage([m for m in messages if m is not None])
+        plan.tokens_before = omp_usage_tokens(usage_found[0]) if usage_found else 0
+
+    def tokens_at(position: int) -> int:
+        return cache.message_tokens(branch[position])
+
+    if rules == "omp" and settings.calibrate and usage_found is not None:
+        estimate = sum(
+            tokens_at(position)
+            for position in range(start, end)
+            if path[position].type in ("message", "custom_message", "branch_summary")
+        )
+        ratio = _omp_prompt_tokens(usage_found[0]) / estimate if estimate else 0.0
+        if math.isfinite(ratio) and ratio > 1:
+            plan.effective_keep_recent_tokens = max(1, math.floor(keep / ratio))
+
+    points = valid_cut_points(path, start, end, rules)
+    plan.valid_cut_points = points
+    if cut is None:
+        point = find_cut_point(
+            path, start, end, plan.effective_keep_recent_tokens, tokens_at, rules, points
+        )
+    else:
+        refused = _check_manual_cut(session, plan, path, points, cut)
+        if refused is not None:
+            plan.reason = refused
+            return plan
+        point = cut_point_at(path, plan.branch.index(cut), start)
+    _fill(plan, path, point, rules)
+    if rules == "omp" and plan.is_empty:
+        plan.reason = "nothing to summarize before the cut"
+        return plan
+    plan.prepared = True
+    return plan
+
+
+def _check_manual_cut(
+    session: Any, plan: CompactionPlan, path: list[Any], points: list[int], cut: int
+) -> str | None:
+    """Why a user-chosen cut is not allowed (None when it is)."""
+    entries = session.entries
+    if not 0 <= cut < len(entries):
+        return f"entry index {cut} does not exist"
+    entry = entries[cut]
+    try:
+        position = plan.branch.index(cut)
+    except ValueError:
+        plan.nearest_cut_points = []
+        return f"entry {entry.id} is not on the path from the root to the leaf"
+    plan.nearest_cut_points = _nearest(points, position)
+    if position < plan.boundary_start:
+        return (
+            f"entry {entry.id} is before the compaction boundary (branch index "
+            f"{plan.boundary_start}); it is already summarized"
+        )
+    if position in set(points):
+        return None
+    role = entry.role
+    if entry.type == "message" and role == "toolResult":
+        return (
+            f"entry {entry.id} is a tool result: cutting there would separate it from its tool call"
+        )
+    if entry.type == "compaction":
+        return f"entry {entry.id} is a compaction entry; the kept part cannot start with one"
+    what = f"a {role} message" if entry.type == "message" else f"a {entry.type} entry"
+    return f"entry {entry.id} is {what}, which cannot start the kept part"
+
+
+def _fill(plan: CompactionPlan, path: list[Any], point: CutPoint, rules: str) -> None:
+    """Fill the message lists and file operations for ``point``."""
+    branch = plan.branch
+    plan.first_kept_index = point.first_kept_index
+    plan.first_kept_entry_id = path[point.first_kept_index].id
+    plan.turn_start_index = point.turn_start_index
+    plan.is_split_turn = point.is_split_turn
+
+    def collect(first: int, stop: int) -> list[PlanMessage]:
+        out = []
+        for position in range(first, stop):
+            entry = path[position]
+            if entry.type == "compaction":
+                continue
+            message = message_from_entry(entry)
+            if message is not None:
+                out.append(PlanMessage(branch[position], position, message))
+        return out
+
+    plan.messages_to_summarize = collect(plan.boundary_start, plan.history_end)
+    if point.is_split_turn:
+        plan.turn_prefix_messages = collect(point.turn_start_index, point.first_kept_index)
+    plan.recent_messages = collect(point.first_kept_index, len(path))
+
+    ops = FileOps()
+    previous = plan.previous_compaction_index
+    if previous >= 0 and not plan.previous_from_extension:
+        add_details(path[previous].data.get("details"), ops, rules)
+    for item in plan.messages_to_summarize:
+        extract_file_ops(item.message, ops, rules)
+    for item in plan.turn_prefix_messages:
+        extract_file_ops(item.message, ops, rules)
+    plan.file_ops = ops

@@ -1,0 +1,120 @@
+"""Compaction settings, reserve resolution and the "should we compact now?" threshold.
+
+Two rule sets:
+
+* ``pi`` (pi 0.73.1): ``reserveTokens`` defaults to 16384 and compaction triggers when
+  ``contextTokens > window - reserveTokens``. No percentage rules.
+* ``omp`` (oh-my-pi): the reserve is at least 15% of the window (``effective_reserve``); an
+  unset reserve that would leave less than 15% of the window for the context falls back to
+  the proportional reserve (``budget_reserve``); ``threshold_tokens`` / ``threshold_percent``
+  override the reserve-derived threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Literal
+
+__all__ = [
+    "DEFAULT_RESERVE_TOKENS",
+    "DEFAULT_KEEP_RECENT_TOKENS",
+    "DEFAULT_CONTEXT_WINDOW",
+    "BRANCH_SUMMARY_RESERVE_TOKENS",
+    "Rules",
+    "CompactionSettings",
+    "effective_reserve",
+    "budget_reserve",
+    "threshold_tokens",
+    "should_compact",
+    "branch_summary_budget",
+]
+
+DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_KEEP_RECENT_TOKENS = 20000
+DEFAULT_CONTEXT_WINDOW = 128000
+"""The window both agents assume when the model does not declare one (branch summaries)."""
+BRANCH_SUMMARY_RESERVE_TOKENS = 16384
+RESERVE_FRACTION = 0.15
+
+Rules = Literal["pi", "omp"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    """What the user chose (or the defaults). ``None`` reserve means "not set"."""
+
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    reserve_tokens: int | None = None
+    context_window: int | None = None
+    threshold_percent: float = -1
+    threshold_tokens: float = -1
+    rules: Rules = "pi"
+    calibrate: bool = False
+    """oh-my-pi's keep-recent calibration by the usage/estimate ratio (omp rules only)."""
+    enabled: bool = True
+
+    def with_changes(self, **changes: object) -> CompactionSettings:
+        """A copy with some fields replaced."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _finite_positive(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
+
+
+def effective_reserve(window: int, settings: CompactionSettings) -> int:
+    """Tokens kept free for the reply: pi uses the setting; omp takes at least 15% of the window."""
+    reserve = (
+        settings.reserve_tokens if settings.reserve_tokens is not None else DEFAULT_RESERVE_TOKENS
+    )
+    if settings.rules == "pi":
+        return reserve
+    return max(math.floor(window * RESERVE_FRACTION), reserve)
+
+
+def budget_reserve(window: int, settings: CompactionSettings) -> int:
+    """The reserve the threshold is computed from (oh-my-pi's ``resolveBudgetReserveTokens``).
+
+    An unset reserve that would eat into the last 15% of the window is swapped for the
+    proportional one; so is any reserve that is not smaller than the window.
+    """
+    effective = effective_reserve(window, settings)
+    if settings.rules == "pi":
+        return effective
+    proportional = max(1, math.floor(window * RESERVE_FRACTION))
+    unset = settings.reserve_tokens is None
+    if (unset and effective >= window - proportional) or effective >= window:
+        return proportional
+    return effective
+
+
+def threshold_tokens(window: int, settings: CompactionSettings) -> int:
+    """Context size above which compaction triggers."""
+    if settings.rules == "pi":
+        return window - effective_reserve(window, settings)
+    if _finite_positive(settings.threshold_tokens):
+        return int(min(window - 1, max(1, settings.threshold_tokens)))
+    if not _finite_positive(settings.threshold_percent):
+        return max(0, min(window - 1, window - budget_reserve(window, settings)))
+    percent = min(99.0, max(1.0, float(settings.threshold_percent)))
+    return math.floor(window * percent / 100)
+
+
+def should_compact(context_tokens: int, window: int, settings: CompactionSettings) -> bool:
+    """True when ``context_tokens`` is strictly above the threshold for ``window``."""
+    if not settings.enabled:
+        return False
+    if settings.rules == "omp" and window <= 0:
+        return False
+    return context_tokens > threshold_tokens(window, settings)
+
+
+def branch_summary_budget(window: int | None, reserve: int | None = None) -> int:
+    """Token budget for a branch summary's input: ``(window or 128000) - (reserve or 16384)``.
+
+    Both agents use the raw reserve here (no 15% rule).
+    """
+    return (window or DEFAULT_CONTEXT_WINDOW) - (
+        reserve if reserve is not None else BRANCH_SUMMARY_RESERVE_TOKENS
+    )
