@@ -1,0 +1,838 @@
+"""The tui-compactor app: the session tree, the context gauge and chart, and the preview pane.
+
+The app renders what the session, engine and summarize layers compute and dispatches work to
+them; it holds no algorithm. Every slow call runs in a worker (``@work``); workers post a message
+from ``ui.messages`` and only the handlers below touch widgets.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
+from tui_compactor.ui.messages import (
+    ChartReady,
+    EntryAppended,
+    GaugeData,
+    GaugeReady,
+    LoadFailed,
+    LoadProgressed,
+    OutlineReady,
+    PlanReady,
+    SessionLoaded,
+    SessionRefreshed,
+    TokensCounted,
+    WorkFailed,
+)
+from tui_compactor.ui.widgets.chart import ContextChart
+from tui_compactor.ui.widgets.context_view import ContextView
+from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.gauge import ContextGauge
+from tui_compactor.ui.widgets.labels import content_text
+from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
+from tui_compactor.ui.widgets.tree import SessionTree
+
+FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
+"""Outline filters in the order ``f`` cycles through them."""
+
+TOKEN_BATCH = 400
+"""Entries counted per message by the token worker (tail first)."""
+
+FOLLOW_INTERVAL = 1.0
+"""Seconds between live-follow checks of the open file."""
+
+GAUGE_DEBOUNCE = 0.05
+"""Seconds the cursor must rest before the context at it is measured."""
+
+SETTINGS_DEBOUNCE = 0.3
+"""Seconds after the last keystroke in a budget input before re-planning."""
+
+REGION_STYLES = {
+    "summarize": "on red",
+    "turn_prefix": "on yellow",
+    "keep": "on green",
+    "metadata": "dim",
+}
+"""Legend swatches in the plan pane (the tree uses the theme's matching colours)."""
+
+
+class CompactorApp(App[None]):
+    """Inspector and workbench for pi / oh-my-pi session compaction."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tui-compactor"
+    BINDINGS = APP_BINDINGS
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+
+    filter_index: reactive[int] = reactive(0, init=False)
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        config: Any = None,
+        profile_name: str | None = None,
+        follow: bool = True,
+        append_quiet_seconds: float | None = None,
+        sessions_dirs: list[Path] | None = None,
+    ) -> None:
+        super().__init__()
+        self.session_path = Path(path) if path is not None else None
+        self.sessions_dirs = list(sessions_dirs or [])
+        self.config = config
+        self.profile_name = profile_name
+        self.follow_enabled = follow
+        self.append_quiet_seconds = append_quiet_seconds
+        """Passed to the writer's live-writer check (None: the writer's default)."""
+        self.session: Any = None
+        self.counter: Any = None
+        self.token_cache: Any = None
+        self.settings: Any = None
+        self.window_configured = False
+        self.folded: set[int] = set()
+        self.selected_entry: int | None = None
+        self.outline_generation = 0
+        self.load_cancel = threading.Event()
+        self.load_seconds: float | None = None
+        self.search_query = ""
+        self.plan: Any = None
+        self.plan_cut: int | None = None
+        self.plan_generation = 0
+        self.plan_leaf: int | None = None
+        self._settings_timer: Any = None
+        self.gauge_data: GaugeData | None = None
+        self.running_jobs = 0
+        self._gauge_timer: Any = None
+        self._follow_timer: Any = None
+
+    # ----- layout ------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        """Status, banner and progress on top; tree left; gauge, chart and tabs right."""
+        yield SessionStatus(id="status")
+        yield ReadOnlyBanner(id="banner")
+        yield LoadingBar(id="loading")
+        with Horizontal(id="main"):
+            yield SessionTree(id="tree")
+            with Vertical(id="side"):
+                yield ContextGauge(id="gauge")
+                yield ContextChart(id="chart")
+                with TabbedContent(id="preview", initial="tab-details"):
+                    with TabPane("Details", id="tab-details"):
+                        yield EntryDetails(id="details")
+                    with TabPane("Context", id="tab-context"):
+                        yield ContextView(id="context")
+                    with TabPane("Plan", id="tab-plan"):
+                        yield PlanView(id="plan")
+        yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Apply the theme and keymap, then start indexing the file."""
+        self._apply_config()
+        self.query_one("#search", Input).display = False
+        self.query_one(SessionTree).focus()
+        if self.session_path is not None:
+            self.open_session(self.session_path)
+        else:
+            self.pick_session()
+
+    def pick_session(self) -> None:
+        """Show UI-B's session picker; open what the user picks, quit if they close it."""
+        from tui_compactor.session.discover import default_session_roots
+        from tui_compactor.ui.screens.picker import SessionPicker
+
+        def chosen(path: Path | None) -> None:
+            if path is None:
+                if self.session is None:
+                    self.exit()
+                return
+            self.session_path = Path(path)
+            self.open_session(self.session_path)
+
+        roots = default_session_roots(extra=self.sessions_dirs)
+        self.push_screen(SessionPicker(roots), chosen)
+
+    def _apply_config(self) -> None:
+        """Theme, keymap and compaction settings from the config (defaults without one)."""
+        from tui_compactor.engine.settings import DEFAULT_CONTEXT_WINDOW, CompactionSettings
+        from tui_compactor.engine.tokens import get_counter
+
+        compaction = getattr(self.config, "compaction", None)
+        ui = getattr(self.config, "ui", None)
+        if ui is not None and ui.theme in self.available_themes:
+            self.theme = ui.theme
+        if ui is not None and ui.keymap:
+            tree_bindings = list(SessionTree.BINDINGS)  # type: ignore[arg-type]
+            keymap, problems = validated_keymap(
+                ui.keymap, known_binding_ids(APP_BINDINGS, tree_bindings)  # type: ignore[arg-type]
+            )
+            self.set_keymap(keymap)
+            for problem in problems:
+                self.notify(problem, title="config", severity="warning")
+        window = getattr(compaction, "context_window", None)
+        self.window_configured = window is not None
+        self.settings = CompactionSettings(
+            keep_recent_tokens=getattr(compaction, "keep_recent_tokens", 20000),
+            reserve_tokens=getattr(compaction, "reserve_tokens", None),
+            context_window=window or DEFAULT_CONTEXT_WINDOW,
+            rules=getattr(compaction, "rules", "pi"),
+        )
+        self.counter = get_counter(getattr(compaction, "tokens", "cl100k"))
+
+    @property
+    def filter_name(self) -> str:
+        """The outline filter in use, as the user reads it."""
+        return FILTER_NAMES[self.filter_index].lower().replace("_", " ")
+
+    # ----- loading -----------------------------------------------------------------------
+
+    def open_session(self, path: Path) -> None:
+        """Start indexing ``path``; the window is already up and shows progress."""
+        self.load_cancel = threading.Event()
+        self.query_one(LoadingBar).start(path.name)
+        self.load_session_file(path, self.load_cancel)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="index")
+    def load_session_file(self, path: Path, cancel: threading.Event) -> None:
+        """Index the file in a thread; posts progress and the loaded session."""
+        from tui_compactor.session.reader import load_session
+
+        started = time.perf_counter()
+        last_post = 0.0
+
+        def progress(report: Any) -> None:
+            nonlocal last_post
+            now = time.perf_counter()
+            if now - last_post >= 0.1:
+                last_post = now
+                self.post_message(
+                    LoadProgressed(report.bytes_done, report.bytes_total, report.entries)
+                )
+
+        try:
+            session = load_session(path, progress=progress, cancel=cancel)
+        except Exception as error:  # load_session promises not to raise; report if it does
+            self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(SessionLoaded(session, time.perf_counter() - started))
+
+    def on_load_progressed(self, message: LoadProgressed) -> None:
+        """Move the progress bar."""
+        self.query_one(LoadingBar).advance(message.bytes_done, message.bytes_total,
+                                           message.entries)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        """Say the file could not be read at all."""
+        self.query_one(LoadingBar).stop()
+        self.notify(sanitize(f"{message.path}: {message.error}"), title="cannot open",
+                    severity="error", timeout=10)
+
+    def on_session_loaded(self, message: SessionLoaded) -> None:
+        """Show the session: status, banner, diagnostics, outline, token counts, follow."""
+        from tui_compactor.engine.tokens import TokenCache
+
+        self.query_one(LoadingBar).stop()
+        previous = self.session
+        self.session = message.session
+        self.load_seconds = message.seconds
+        self.token_cache = TokenCache(self.session, self.counter)
+        self.plan = None
+        self.plan_cut = None
+        tree = self.query_one(SessionTree)
+        tree.token_counts.clear()
+        tree.set_plan({}, None)
+        self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
+        self._update_status()
+        self._report_diagnostics()
+        if not self.session.complete:
+            self.notify(f"stopped after {len(self.session.entries):,} entries: showing what was "
+                        "read (read-only)", title="indexing stopped", severity="warning")
+        keep = self.selected_entry if previous is not None else self.session.leaf
+        self.rebuild_outline(keep_entry=keep)
+        self.count_tokens(self.session, self.token_cache)
+        self.measure_chart(self.session)
+        if self.follow_enabled and self.session.complete and self._follow_timer is None:
+            self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
+
+    def _report_diagnostics(self) -> None:
+        """One notification summing up load problems (details are in `tui-compactor lint`)."""
+        diagnostics = self.session.diagnostics
+        if not diagnostics:
+            return
+        first = sanitize(str(diagnostics[0]), single_line=True, max_len=160)
+        more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
+        verdict = str(self.session.verdict)
+        severity = "error" if verdict in ("refuse", "read-only") else "warning"
+        self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
+                    severity=severity, timeout=8)
+
+    def _update_status(self) -> None:
+        """Refresh the status line."""
+        if self.session is None:
+            return
+        self.query_one(SessionStatus).show(
+            self.session,
+            filter_name=self.filter_name,
+            counter_name=getattr(self.counter, "name", "?"),
+            jobs=self.running_jobs,
+            following=self._follow_timer is not None,
+        )
+
+    # ----- outline -----------------------------------------------------------------------
+
+    def rebuild_outline(self, keep_entry: int | None = None) -> None:
+        """Rebuild the tree rows off the UI thread (fold, filter, refresh)."""
+        if self.session is None:
+            return
+        self.outline_generation += 1
+        if keep_entry is None:
+            keep_entry = self.selected_entry
+        self.build_rows(self.session, set(self.folded), self.filter_index, keep_entry,
+                        self.outline_generation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="outline")
+    def build_rows(
+        self, session: Any, folded: set[int], filter_index: int, keep_entry: int | None,
+        generation: int,
+    ) -> None:
+        """Flatten the session into rows in a thread."""
+        from tui_compactor.session.outline import OutlineFilter, build_outline
+
+        view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
+        rows = build_outline(session, folded=folded, view=view)
+        self.post_message(OutlineReady(rows, keep_entry, generation))
+
+    def on_outline_ready(self, message: OutlineReady) -> None:
+        """Show the rows (stale generations are dropped)."""
+        if message.generation != self.outline_generation:
+            return
+        tree = self.query_one(SessionTree)
+        tree.set_rows(self.session, message.rows, message.keep_entry)
+        if not message.rows:
+            self.query_one(ContextGauge).show(None, "no entries to show with this filter")
+
+    @on(SessionTree.Highlighted)
+    def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
+        """Show the entry and, after a short rest, measure the context at it."""
+        self.selected_entry = message.entry_index
+        entry = self.session.entries[message.entry_index]
+        tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
+        self.query_one(EntryDetails).show_entry(entry, tokens,
+                                                self.session.labels.get(message.entry_index))
+        self.query_one(ContextChart).select(message.entry_index)
+        if self._gauge_timer is not None:
+            self._gauge_timer.stop()
+        self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE, self._measure_selected)
+
+    def _measure_selected(self) -> None:
+        """Start measuring the context at the selected entry."""
+        if self.session is not None and self.selected_entry is not None:
+            self.measure_node(self.session, self.selected_entry, self.settings)
+
+    @on(SessionTree.FoldToggled)
+    def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
+        """Fold or unfold a branch point and rebuild the rows."""
+        if message.entry_index in self.folded:
+            self.folded.discard(message.entry_index)
+        else:
+            self.folded.add(message.entry_index)
+        self.rebuild_outline(keep_entry=message.entry_index)
+
+    # ----- tokens, gauge, chart ----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
+    def count_tokens(self, session: Any, cache: Any) -> None:
+        """Count tokens per entry, newest first (what the user looks at first)."""
+        worker = get_current_worker()
+        batch: dict[int, int] = {}
+        for index in range(len(session.entries) - 1, -1, -1):
+            if worker.is_cancelled:
+                return
+            tokens = cache.entry_tokens(index)
+            if tokens is not None:
+                batch[index] = tokens
+            if len(batch) >= TOKEN_BATCH:
+                self.post_message(TokensCounted(batch))
+                batch = {}
+        if batch:
+            self.post_message(TokensCounted(batch))
+
+    def on_tokens_counted(self, message: TokensCounted) -> None:
+        """Show a batch of counts in the tree."""
+        self.query_one(SessionTree).add_token_counts(message.counts)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
+    def measure_node(self, session: Any, entry_index: int, settings: Any) -> None:
+        """Build the context at a node and estimate its size (thread)."""
+        from tui_compactor.engine.context import build_context, estimate_context_tokens
+        from tui_compactor.engine.settings import (
+            effective_reserve,
+            should_compact,
+            threshold_tokens,
+        )
+
+        context = build_context(session, entry_index)
+        estimate = estimate_context_tokens(context, self.counter)
+        window = settings.context_window
+        blocks: list[tuple[str, str, int, int | None]] = []
+        for item in context.items:
+            if getattr(item, "excluded", False):
+                continue
+            message = item.message if isinstance(item.message, dict) else {}
+            if item.entry_index is not None:
+                tokens = self.token_cache.message_tokens(item.entry_index)
+            else:
+                tokens = self.counter.count_message(message)
+            blocks.append((_block_label(item, message), _block_preview(message), tokens,
+                           item.entry_index))
+        local = getattr(estimate, "local_estimate", estimate.tokens)
+        data = GaugeData(
+            entry_index=entry_index,
+            tokens=estimate.tokens,
+            local_estimate=local if isinstance(local, int) else estimate.tokens,
+            usage_tokens=getattr(estimate, "usage_tokens", None),
+            window=window,
+            reserve=effective_reserve(window, settings) if window else None,
+            threshold=threshold_tokens(window, settings) if window else None,
+            keep_recent=settings.keep_recent_tokens,
+            should_compact=bool(window) and should_compact(estimate.tokens, window, settings),
+            blocks=blocks,
+        )
+        self.post_message(GaugeReady(data))
+
+    def on_gauge_ready(self, message: GaugeReady) -> None:
+        """Draw the gauge and the context view for the selected node."""
+        if message.data.entry_index != self.selected_entry:
+            return
+        self.gauge_data = message.data
+        self.query_one(ContextGauge).show(message.data)
+        self.query_one(ContextView).show(message.data)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
+    def measure_chart(self, session: Any) -> None:
+        """Context size after every assistant turn on the active path (from usage data)."""
+        points: list[tuple[int, int]] = []
+        compactions: list[int] = []
+        leaf = session.leaf
+        path = session.path_to(leaf) if leaf is not None else []
+        for index in path:
+            entry = session.entries[index]
+            if entry.type == "compaction":
+                if points:
+                    compactions.append(len(points) - 1)
+                continue
+            message = entry.message
+            if not message or message.get("role") != "assistant":
+                continue
+            usage = message.get("usage")
+            if isinstance(usage, dict):
+                total = _context_tokens_from_usage(usage)
+                if total:
+                    points.append((index, total))
+        self.post_message(ChartReady(points, compactions))
+
+    def on_chart_ready(self, message: ChartReady) -> None:
+        """Draw the chart."""
+        window = self.settings.context_window
+        threshold = None
+        if window:
+            from tui_compactor.engine.settings import threshold_tokens
+
+            threshold = threshold_tokens(window, self.settings)
+        self.query_one(ContextChart).show(message.points, message.compactions, window, threshold)
+
+    # ----- plan --------------------------------------------------------------------------
+
+    def action_plan(self) -> None:
+        """Plan a compaction with the selected node as the leaf (no LLM involved)."""
+        if self.session is None or self.selected_entry is None:
+            return
+        self.plan_leaf = self.selected_entry
+        self.plan_cut = None
+        self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
+                                              self.settings.reserve_tokens,
+                                              self.settings.context_window)
+        self.action_show_tab("tab-plan")
+        self.request_plan()
+
+    def request_plan(self) -> None:
+        """(Re)start planning for the current leaf, cut and settings."""
+        if self.session is None or self.plan_leaf is None:
+            return
+        self.plan_generation += 1
+        self.query_one(PlanView).show_message(f"planning at #{self.plan_leaf}…")
+        self.make_plan(self.session, self.plan_leaf, self.settings, self.plan_cut,
+                       self.plan_generation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
+    def make_plan(self, session: Any, leaf: int, settings: Any, cut: int | None,
+                  generation: int) -> None:
+        """Run the engine's planner in a thread."""
+        from tui_compactor.engine.plan import prepare_compaction
+
+        plan = prepare_compaction(session, leaf, settings, self.counter, cut=cut)
+        self.post_message(PlanReady(plan, generation))
+
+    def on_plan_ready(self, message: PlanReady) -> None:
+        """Colour the tree by region and describe the plan."""
+        if message.generation != self.plan_generation:
+            return
+        plan = message.plan
+        self.plan = plan
+        regions: dict[int, str] = {}
+        cut_entry = None
+        if plan.prepared:
+            regions = {entry_index: plan.region_of(position)
+                       for position, entry_index in enumerate(plan.branch)}
+            cut_entry = plan.branch[plan.first_kept_index]
+        self.query_one(SessionTree).set_plan(regions, cut_entry)
+        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES)
+
+    def _move_cut(self, step: int) -> None:
+        """Snap the cut to the previous (-1) or next (+1) valid cut point."""
+        plan = self.plan
+        if plan is None or not plan.prepared:
+            self.notify("press c to plan first", timeout=2)
+            return
+        cuts = sorted(plan.valid_cut_points)
+        current = plan.first_kept_index
+        if step < 0:
+            candidates = [cut for cut in cuts if cut < current]
+            chosen = candidates[-1] if candidates else None
+        else:
+            candidates = [cut for cut in cuts if cut > current]
+            chosen = candidates[0] if candidates else None
+        if chosen is None:
+            self.notify("no valid cut point further " + ("back" if step < 0 else "on"),
+                        timeout=2)
+            return
+        self.plan_cut = plan.branch[chosen]
+        self.request_plan()
+
+    def action_cut_earlier(self) -> None:
+        """Move the cut to the previous valid cut point (summarize less)."""
+        self._move_cut(-1)
+
+    def action_cut_later(self) -> None:
+        """Move the cut to the next valid cut point (summarize more)."""
+        self._move_cut(1)
+
+    def action_edit_settings(self) -> None:
+        """Edit keep-recent / reserve / window in place."""
+        self.action_show_tab("tab-plan")
+        plan_view = self.query_one(PlanView)
+        plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
+                               self.settings.context_window)
+        plan_view.focus_inputs()
+
+    @on(PlanView.SettingsEdited)
+    def _settings_edited(self, message: PlanView.SettingsEdited) -> None:
+        """Re-plan and re-measure shortly after the user stops typing."""
+        from tui_compactor.engine.settings import DEFAULT_CONTEXT_WINDOW
+
+        window = message.window or DEFAULT_CONTEXT_WINDOW
+        if message.reserve is not None and message.reserve >= window:
+            return
+        self.settings = self.settings.with_changes(
+            keep_recent_tokens=message.keep_recent, reserve_tokens=message.reserve,
+            context_window=window,
+        )
+        if self._settings_timer is not None:
+            self._settings_timer.stop()
+        self._settings_timer = self.set_timer(SETTINGS_DEBOUNCE, self._apply_settings)
+
+    def _apply_settings(self) -> None:
+        """The budget changed: plan, gauge and chart follow."""
+        self.plan_cut = None
+        self.request_plan()
+        self._measure_selected()
+        if self.session is not None:
+            self.measure_chart(self.session)
+
+    def clear_plan(self) -> None:
+        """Remove the plan marks from the tree."""
+        self.plan = None
+        self.plan_leaf = None
+        self.plan_cut = None
+        self.plan_generation += 1
+        self.query_one(SessionTree).set_plan({}, None)
+        self.query_one(PlanView).show_message("press c for the compaction plan of the "
+                                              "selected node")
+
+    # ----- live follow -------------------------------------------------------------------
+
+    def _follow_tick(self) -> None:
+        """Start a refresh check unless one is running."""
+        if self.session is not None and self.session.complete:
+            self.refresh_session(self.session)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="follow")
+    def refresh_session(self, session: Any) -> None:
+        """Re-stat the file and parse only what was appended."""
+        result = session.refresh()
+        if result.status != "unchanged":
+            self.post_message(SessionRefreshed(result.status, list(result.added)))
+
+    def on_session_refreshed(self, message: SessionRefreshed) -> None:
+        """New entries appear without losing the cursor; a rewritten file is reloaded."""
+        if message.status == "rewritten":
+            self.notify("the file was rewritten on disk: reloading", severity="warning")
+            self.open_session(self.session.path)
+            return
+        self.after_growth(message.added)
+
+    def after_growth(self, added: list[int]) -> None:
+        """Show entries the file gained (live follow or our own append)."""
+        tree = self.query_one(SessionTree)
+        tree.file_leaf = self.session.leaf
+        self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
+        self._update_status()
+        self.rebuild_outline(keep_entry=self.selected_entry)
+        self.count_tokens(self.session, self.token_cache)
+        self.measure_chart(self.session)
+        if added:
+            self.notify(f"{len(added)} new entries", timeout=2)
+
+    def action_reload(self) -> None:
+        """Re-read the file from scratch."""
+        if self.session is not None:
+            self.open_session(self.session.path)
+
+    # ----- navigation keys ---------------------------------------------------------------
+
+    def action_cycle_filter(self) -> None:
+        """Next outline filter."""
+        self.filter_index = (self.filter_index + 1) % len(FILTER_NAMES)
+
+    def action_cycle_filter_back(self) -> None:
+        """Previous outline filter."""
+        self.filter_index = (self.filter_index - 1) % len(FILTER_NAMES)
+
+    def watch_filter_index(self) -> None:
+        """Rebuild the rows with the new filter."""
+        self._update_status()
+        self.notify(f"filter: {self.filter_name}", timeout=1.5)
+        self.rebuild_outline()
+
+    def _jump_to(self, entry_index: int | None, what: str) -> None:
+        """Move the cursor to ``entry_index`` (unfolding/unfiltering is the user's choice)."""
+        if entry_index is None:
+            self.notify(f"no {what}", timeout=2)
+            return
+        if not self.query_one(SessionTree).move_to_entry(entry_index):
+            self.notify(f"the {what} is hidden by the filter or a fold", severity="warning",
+                        timeout=3)
+
+    def action_jump_leaf(self) -> None:
+        """Cursor to the file's leaf."""
+        if self.session is not None:
+            self._jump_to(self.session.leaf, "leaf")
+
+    def action_jump_parent(self) -> None:
+        """Cursor to the nearest visible ancestor of the selected entry."""
+        if self.session is None or self.selected_entry is None:
+            return
+        tree = self.query_one(SessionTree)
+        parent = self.session.entries[self.selected_entry].parent
+        while parent is not None and parent not in tree.row_of_entry:
+            parent = self.session.entries[parent].parent
+        self._jump_to(parent, "parent")
+
+    def _jump_branch(self, step: int) -> None:
+        """Cursor to the next (step 1) or previous (-1) branch point row."""
+        tree = self.query_one(SessionTree)
+        position = tree.cursor + step
+        while 0 <= position < len(tree.rows):
+            if tree.rows[position].is_branch_point:
+                tree.move_cursor(position, center=True)
+                return
+            position += step
+        self.notify("no more branch points", timeout=2)
+
+    def action_jump_branch(self) -> None:
+        """Cursor to the next branch point."""
+        self._jump_branch(1)
+
+    def action_jump_branch_back(self) -> None:
+        """Cursor to the previous branch point."""
+        self._jump_branch(-1)
+
+    def action_show_tab(self, tab_id: str) -> None:
+        """Switch the preview pane."""
+        preview = self.query_one("#preview", TabbedContent)
+        if preview.query(f"#{tab_id}"):
+            preview.active = tab_id
+
+    # ----- search ------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        """Open the search box."""
+        search = self.query_one("#search", Input)
+        search.display = True
+        search.value = self.search_query
+        search.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        """Find the query in every entry (worker), then jump to the first match after the cursor."""
+        self.search_query = event.value.strip()
+        event.input.display = False
+        self.query_one(SessionTree).focus()
+        if self.search_query and self.session is not None:
+            self.find_matches(self.session, self.search_query)
+        else:
+            self.query_one(SessionTree).search_matches = set()
+            self.query_one(SessionTree).invalidate()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    def find_matches(self, session: Any, query: str) -> None:
+        """Every entry whose preview or id contains ``query`` (case-insensitive)."""
+        from tui_compactor.ui.widgets.labels import entry_preview
+
+        worker = get_current_worker()
+        needle = query.casefold()
+        matches: set[int] = set()
+        for entry in list(session.entries):
+            if worker.is_cancelled:
+                return
+            if needle in entry.id.casefold() or needle in entry_preview(entry).casefold():
+                matches.add(entry.index)
+        self.call_from_thread(self._show_matches, query, matches)
+
+    def _show_matches(self, query: str, matches: set[int]) -> None:
+        """Mark matches and jump to the first one after the cursor."""
+        tree = self.query_one(SessionTree)
+        tree.search_matches = matches
+        tree.invalidate()
+        visible = sum(1 for index in matches if index in tree.row_of_entry)
+        self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
+                    + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
+        self.action_search_next()
+
+    def _search_step(self, step: int) -> None:
+        """Move to the next/previous visible match."""
+        tree = self.query_one(SessionTree)
+        if not tree.search_matches or not tree.rows:
+            if self.search_query:
+                self.notify("no matches", timeout=2)
+            return
+        count = len(tree.rows)
+        for offset in range(1, count + 1):
+            position = (tree.cursor + step * offset) % count
+            if tree.rows[position].index in tree.search_matches:
+                tree.move_cursor(position, center=True)
+                return
+
+    def action_search_next(self) -> None:
+        """Next match."""
+        self._search_step(1)
+
+    def action_search_previous(self) -> None:
+        """Previous match."""
+        self._search_step(-1)
+
+    # ----- cancel, help, errors ----------------------------------------------------------
+
+    def action_cancel(self) -> None:
+        """Escape: close search, stop indexing, cancel running summaries."""
+        search = self.query_one("#search", Input)
+        if search.display:
+            search.display = False
+            self.query_one(SessionTree).focus()
+            return
+        if self.session is None or not self.session.complete or self._indexing():
+            self.load_cancel.set()
+            return
+        if not self.cancel_work() and self.plan is not None:
+            self.clear_plan()
+
+    def _indexing(self) -> bool:
+        """True while the index worker runs."""
+        return any(worker.group == "index" and worker.state in (WorkerState.PENDING,
+                                                                WorkerState.RUNNING)
+                   for worker in self.workers)
+
+    def cancel_work(self) -> bool:
+        """Cancel every summary in flight; True if there was any."""
+        cancelled = 0
+        for worker in self.workers:
+            if worker.group in ("compaction", "branch") and worker.state == WorkerState.RUNNING:
+                worker.cancel()
+                cancelled += 1
+        if cancelled:
+            self.notify(f"cancelled {cancelled} running job(s); nothing written", timeout=3)
+        return bool(cancelled)
+
+    def action_help(self) -> None:
+        """Show every binding (Textual's key panel) and how to change them."""
+        if self.screen.query("KeyPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """A worker reported a failure the user must know about."""
+        self.notify(sanitize(message.error, max_len=400), title=message.what, severity="error",
+                    timeout=10)
+
+    def on_entry_appended(self, message: EntryAppended) -> None:
+        """Our own append landed: show it."""
+        self.notify(message.description, title=message.kind, timeout=4)
+
+    @on(Worker.StateChanged)
+    def _worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """One place that turns worker crashes into notifications (the app keeps running)."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        what = event.worker.group or event.worker.name
+        self.notify(sanitize(f"{type(error).__name__}: {error}", max_len=400),
+                    title=f"{what} failed", severity="error", timeout=10)
+        if event.worker.group == "index":
+            self.query_one(LoadingBar).stop()
+
+
+def _context_tokens_from_usage(usage: dict[str, Any]) -> int:
+    """Context size an assistant turn reports: totalTokens, else the sum of its parts."""
+    total = usage.get("totalTokens")
+    if isinstance(total, int) and total > 0:
+        return total
+    parts = ("input", "output", "cacheRead", "cacheWrite")
+    return sum(value for key in parts if isinstance(value := usage.get(key), int))
+
+
+def _block_label(item: Any, message: dict[str, Any]) -> str:
+    """Short name of one context block."""
+    role = message.get("role")
+    return {
+        "compactionSummary": "summary",
+        "branchSummary": "branch",
+        "toolResult": "tool",
+        "bashExecution": "bash",
+    }.get(role, str(role or getattr(item, "kind", "?")))
+
+
+def _block_preview(message: dict[str, Any]) -> str:
+    """One sanitized line of a context block."""
+    if message.get("role") in ("compactionSummary", "branchSummary"):
+        raw = message.get("summary")
+        text = raw if isinstance(raw, str) else ""
+    elif message.get("role") == "bashExecution":
+        text = f"$ {message.get('command', '')}"
+    else:
+        text = content_text(message.get("content"))
+    return sanitize(text, single_line=True, max_len=200)

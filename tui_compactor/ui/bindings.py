@@ -1,0 +1,66 @@
+"""Every app-level key binding, each with a stable id, and the user keymap from the config.
+
+A user overrides keys in ``config.toml``::
+
+    [ui.keymap]
+    plan = "c,f5"          # binding id -> comma-separated keys
+
+Ids are listed by ``?`` (help) next to each binding. Unknown ids are reported, not ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from textual.binding import Binding
+
+APP_BINDINGS: list[Binding] = [
+    Binding("q", "quit", "Quit", id="quit"),
+    Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
+    Binding("escape", "cancel", "Cancel", show=False, id="cancel", priority=False),
+    Binding("slash", "search", "Search", id="search", key_display="/"),
+    Binding("n", "search_next", "Next match", show=False, id="search_next"),
+    Binding("N", "search_previous", "Previous match", show=False, id="search_previous"),
+    Binding("f", "cycle_filter", "Filter", id="filter"),
+    Binding("F", "cycle_filter_back", "Previous filter", show=False, id="filter_back"),
+    Binding("l", "jump_leaf", "Jump to leaf", show=False, id="jump_leaf"),
+    Binding("p", "jump_parent", "Jump to parent", show=False, id="jump_parent"),
+    Binding("b", "jump_branch", "Next branch point", show=False, id="jump_branch"),
+    Binding("B", "jump_branch_back", "Previous branch point", show=False, id="jump_branch_back"),
+    Binding("c", "plan", "Plan", id="plan"),
+    Binding("left_square_bracket", "cut_earlier", "Cut earlier", show=False, id="cut_earlier",
+            key_display="["),
+    Binding("right_square_bracket", "cut_later", "Cut later", show=False, id="cut_later",
+            key_display="]"),
+    Binding("e", "edit_settings", "Edit budget", show=False, id="edit_settings"),
+    Binding("r", "run_compaction", "Compact", id="compact"),
+    Binding("u", "undo", "Undo compaction", show=False, id="undo"),
+    Binding("1", "show_tab('tab-details')", "Details tab", show=False, id="tab_details"),
+    Binding("2", "show_tab('tab-context')", "Context tab", show=False, id="tab_context"),
+    Binding("3", "show_tab('tab-plan')", "Plan tab", show=False, id="tab_plan"),
+    Binding("4", "show_tab('tab-compaction')", "Compaction tab", show=False,
+            id="tab_compaction"),
+    Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
+]
+"""App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""
+
+
+def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
+    """Every binding id in the given lists."""
+    return {binding.id for bindings in binding_lists for binding in bindings if binding.id}
+
+
+def validated_keymap(
+    keymap: Mapping[str, str], known_ids: set[str]
+) -> tuple[dict[str, str], list[str]]:
+    """Split a user keymap into (usable entries, problems to report)."""
+    usable: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, keys in keymap.items():
+        if binding_id not in known_ids:
+            problems.append(f"unknown binding id {binding_id!r} in [ui.keymap]")
+        elif not isinstance(keys, str) or not keys.strip():
+            problems.append(f"empty keys for {binding_id!r} in [ui.keymap]")
+        else:
+            usable[binding_id] = ",".join(part.strip() for part in keys.split(","))
+    return usable, problems

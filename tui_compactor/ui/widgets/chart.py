@@ -1,0 +1,151 @@
+"""The context chart: context size along the active path, turn by turn.
+
+Hand-drawn with eighth-block characters so it needs no plotting dependency: one column per turn
+(or per group of turns when the path is longer than the chart is wide), the threshold as a dashed
+line, the window as the top of the chart, compactions marked under the axis where the context
+dropped, and the selected node's column highlighted.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from tui_compactor.ui.widgets.gauge import fit_lines
+from tui_compactor.ui.widgets.labels import format_tokens
+
+EIGHTHS = " ▁▂▃▄▅▆▇█"
+"""Partial block characters, index = eighths of a cell filled."""
+
+
+class ContextChart(Widget):
+    """Column chart of context tokens along the active path."""
+
+    COMPONENT_CLASSES = {
+        "chart--bar",
+        "chart--over",
+        "chart--threshold",
+        "chart--compaction",
+        "chart--selected",
+        "chart--axis",
+    }
+
+    DEFAULT_CSS = """
+    ContextChart { height: 6; padding: 0 1; }
+    ContextChart > .chart--bar { color: $primary; }
+    ContextChart > .chart--over { color: $error; }
+    ContextChart > .chart--threshold { color: $warning; }
+    ContextChart > .chart--compaction { color: $warning; text-style: bold; }
+    ContextChart > .chart--selected { color: $accent; background: $accent 20%; }
+    ContextChart > .chart--axis { color: $text-muted; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.points: list[tuple[int, int]] = []
+        self.compactions: list[int] = []
+        self.window: int | None = None
+        self.threshold: int | None = None
+        self.selected_entry: int | None = None
+
+    def show(
+        self,
+        points: list[tuple[int, int]],
+        compactions: list[int],
+        window: int | None,
+        threshold: int | None,
+    ) -> None:
+        """Replace the data and repaint."""
+        self.points = points
+        self.compactions = compactions
+        self.window = window
+        self.threshold = threshold
+        self.refresh()
+
+    def select(self, entry_index: int | None) -> None:
+        """Highlight the column of the selected entry (the nearest earlier turn)."""
+        self.selected_entry = entry_index
+        self.refresh()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"chart--{name}", partial=True)
+
+    def render(self) -> Text:
+        """Bars over ``height - 1`` rows plus an axis row with compaction marks."""
+        width = max(self.content_region.width, 10)
+        height = max(self.content_region.height - 1, 1)
+        if not self.points:
+            return Text("context chart: no assistant turns with a size on the active path",
+                        style=self._style("axis"))
+        peak = max(t for _, t in self.points)
+        plot_width = max(width - 14, 5)
+        columns = self._columns(plot_width)
+        # Scale to the window when the session gets anywhere near the threshold; otherwise to
+        # the peak, so a young session's curve is still readable.
+        near = self.threshold is not None and peak >= self.threshold * 0.5
+        scale_max = max(self.window or 0, peak, 1) if near else max(int(peak * 1.25), 1)
+        threshold_row = None
+        if self.threshold and self.threshold <= scale_max:
+            threshold_row = min(height - 1, int(self.threshold / scale_max * height))
+        lines: list[Text] = []
+        for row in range(height - 1, -1, -1):
+            out = Text()
+            for value, _has_compaction, is_selected in columns:
+                filled = value / scale_max * height - row
+                eighths = max(0, min(8, round(filled * 8)))
+                over = self.threshold is not None and value >= self.threshold
+                style = self._style("over" if over else "bar")
+                if is_selected:
+                    style += self._style("selected")
+                if eighths == 0 and row == threshold_row:
+                    out.append("╌", self._style("threshold") + (
+                        self._style("selected") if is_selected else Style()))
+                else:
+                    out.append(EIGHTHS[eighths], style)
+            if row == height - 1:
+                top = "window" if near and self.window else "scale"
+                out.append(f" {format_tokens(scale_max)} {top}", self._style("axis"))
+            elif row == threshold_row:
+                out.append(f" {format_tokens(self.threshold)} compact", self._style("threshold"))
+            elif row == 0:
+                out.append(f" peak {format_tokens(peak)}", self._style("axis"))
+            lines.append(out)
+        out = Text()
+        for _value, has_compaction, is_selected in columns:
+            mark = "▲" if has_compaction else "─"
+            style = self._style("compaction" if has_compaction else "axis")
+            if is_selected:
+                style += self._style("selected")
+            out.append(mark, style)
+        out.append(f" {len(self.points)} turns", self._style("axis"))
+        lines.append(out)
+        return fit_lines(lines, width)
+
+    def _columns(self, plot_width: int) -> list[tuple[int, bool, bool]]:
+        """Resample points to at most ``plot_width`` columns: (max value, compaction, selected)."""
+        count = len(self.points)
+        buckets = min(count, plot_width)
+        compaction_positions = set(self.compactions)
+        selected_position = self._selected_position()
+        columns: list[tuple[int, bool, bool]] = []
+        for bucket in range(buckets):
+            start = bucket * count // buckets
+            end = max((bucket + 1) * count // buckets, start + 1)
+            values = [tokens for _, tokens in self.points[start:end]]
+            has_compaction = any(p in compaction_positions for p in range(start, end))
+            is_selected = selected_position is not None and start <= selected_position < end
+            columns.append((max(values), has_compaction, is_selected))
+        return columns
+
+    def _selected_position(self) -> int | None:
+        """Position in ``points`` of the last turn at or before the selected entry."""
+        if self.selected_entry is None:
+            return None
+        found = None
+        for position, (entry_index, _) in enumerate(self.points):
+            if entry_index <= self.selected_entry:
+                found = position
+            else:
+                break
+        return found

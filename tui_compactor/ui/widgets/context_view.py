@@ -1,0 +1,63 @@
+"""What the model sees at the selected node: every block of the context, with its tokens."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from tui_compactor.ui.messages import GaugeData
+from tui_compactor.ui.widgets.labels import format_tokens
+
+MAX_CONTEXT_ROWS = 2000
+"""Longest context listed row by row; beyond that the middle is summarized in one line."""
+
+
+def context_table(data: GaugeData) -> Table:
+    """A table of the context blocks at ``data.entry_index`` (previews already sanitized)."""
+    table = Table(expand=True, box=None, show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("block", no_wrap=True)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("text", ratio=1, no_wrap=True, overflow="ellipsis")
+    blocks = data.blocks
+    if len(blocks) > MAX_CONTEXT_ROWS:
+        half = MAX_CONTEXT_ROWS // 2
+        skipped = blocks[half:-half]
+        shown = blocks[:half] + [("…", f"{len(skipped):,} more blocks",
+                                  sum(t for _, _, t, _ in skipped), None)] + blocks[-half:]
+    else:
+        shown = blocks
+    for label, preview, tokens, entry_index in shown:
+        style = {"summary": "bold yellow", "branch": "bold green", "user": "bold"}.get(label, "")
+        table.add_row(
+            Text("" if entry_index is None else str(entry_index)),
+            Text(label, style=style),
+            Text(format_tokens(tokens)),
+            Text(preview),
+        )
+    return table
+
+
+class ContextView(VerticalScroll):
+    """The context the model would receive if the conversation continued at this node."""
+
+    DEFAULT_CSS = """
+    ContextView { padding: 0 1; }
+    ContextView > #context-title { height: auto; text-style: bold; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """A title line and the table."""
+        yield Static(Text("move the cursor to see the context at a node", style="dim"),
+                     id="context-title")
+        yield Static(id="context-body")
+
+    def show(self, data: GaugeData) -> None:
+        """List ``data.blocks``."""
+        title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
+                     f"{format_tokens(data.tokens)} tokens", style="bold")
+        self.query_one("#context-title", Static).update(title)
+        self.query_one("#context-body", Static).update(context_table(data))

@@ -1,0 +1,155 @@
+"""The entry details pane: the full entry under the cursor.
+
+Text blocks render as Markdown (user and assistant messages, summaries), tool calls as their
+arguments, tool results and thinking as plain text. Every string from the session passes through
+``textsafe.sanitize`` and becomes ``Text`` or ``Markdown`` source — never Rich markup — so
+brackets, escape sequences and control characters show as what they are.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.rule import Rule
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+
+MAX_BLOCK_CHARS = 20_000
+"""Longest text block shown in full; the rest is counted, not drawn (huge tool outputs)."""
+
+
+def _safe(text: Any, max_len: int = MAX_BLOCK_CHARS) -> str:
+    """Sanitized text capped at ``max_len`` characters with a note on what was left out."""
+    raw = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+    clean = sanitize(raw, max_len=max_len)
+    if len(raw) > max_len:
+        clean += f"\n… {len(raw) - max_len:,} more characters"
+    return clean
+
+
+def _markdown(text: str) -> Markdown:
+    """Markdown from already sanitized text, without terminal hyperlinks."""
+    return Markdown(text, hyperlinks=False)
+
+
+def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]:
+    """Render a message ``content`` (string or blocks) as a list of renderables."""
+    if isinstance(content, str):
+        return [_markdown(_safe(content)) if markdown else Text(_safe(content))]
+    if not isinstance(content, list):
+        return [Text("(no content)", style="dim")]
+    parts: list[RenderableType] = []
+    for block in content:
+        if not isinstance(block, dict):
+            parts.append(Text(_safe(block), style="dim"))
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = _safe(block.get("text", ""))
+            parts.append(_markdown(text) if markdown else Text(text))
+        elif kind == "thinking":
+            parts.append(Text("thinking", style="bold dim"))
+            parts.append(Text(_safe(block.get("thinking", "")), style="dim italic"))
+        elif kind == "toolCall":
+            name = sanitize(str(block.get("name", "?")), single_line=True, max_len=80)
+            arguments = json.dumps(block.get("arguments"), indent=2, ensure_ascii=False,
+                                   default=str)
+            parts.append(Text(f"→ {name}", style="bold"))
+            parts.append(Text(_safe(arguments)))
+        elif kind == "image":
+            mime = sanitize(str(block.get("mimeType", "image")), single_line=True, max_len=40)
+            size = len(block.get("data", "")) if isinstance(block.get("data"), str) else 0
+            parts.append(Text(f"[image {mime}, {size:,} base64 chars]", style="dim"))
+        else:
+            parts.append(Text(_safe(block), style="dim"))
+    return parts
+
+
+def entry_renderable(entry: Any, tokens: int | None, label: str | None) -> RenderableType:
+    """Everything about one entry, as one renderable."""
+    kind = entry_kind(entry)
+    header = Text(no_wrap=False)
+    header.append(kind, style="bold reverse")
+    header.append(f"  #{entry.index}  line {entry.line}  ")
+    header.append(sanitize(str(entry.id), single_line=True, max_len=60), style="dim")
+    if tokens is not None:
+        header.append(f"  {format_tokens(tokens)} tokens", style="bold")
+    if label:
+        header.append(f"  [{sanitize(label, single_line=True, max_len=60)}]", style="italic")
+    header.append(f"\n{sanitize(str(entry.timestamp), single_line=True, max_len=40)}",
+                  style="dim")
+    parts: list[RenderableType] = [header, Rule(style="dim")]
+    try:
+        data = entry.data
+    except Exception as error:
+        parts.append(Text(sanitize(f"record unreadable: {error}"), style="bold red"))
+        return Group(*parts)
+    if entry.type == "message":
+        message = data.get("message")
+        if not isinstance(message, dict):
+            parts.append(Text("(no message object)", style="dim"))
+            return Group(*parts)
+        role = message.get("role")
+        if role == "toolResult":
+            name = sanitize(str(message.get("toolName", "tool")), single_line=True, max_len=80)
+            status = " (error)" if message.get("isError") else ""
+            parts.append(Text(f"result of {name}{status}", style="bold"))
+            parts.extend(content_renderables(message.get("content"), markdown=False))
+        elif role == "bashExecution":
+            parts.append(Text(f"$ {_safe(message.get('command', ''))}", style="bold"))
+            parts.append(Text(_safe(message.get("output", ""))))
+        else:
+            parts.extend(content_renderables(message.get("content"), markdown=True))
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            numbers = ", ".join(
+                f"{key} {value:,}" for key, value in usage.items() if isinstance(value, int)
+            )
+            parts.append(Text(f"usage: {numbers}", style="dim"))
+    elif entry.type in ("compaction", "branch_summary"):
+        if entry.type == "compaction":
+            kept = sanitize(str(data.get("firstKeptEntryId", "?")), single_line=True, max_len=60)
+            before = data.get("tokensBefore")
+            before_text = f"{before:,}" if isinstance(before, int) else "?"
+            parts.append(Text(f"first kept entry {kept} · {before_text} tokens before",
+                              style="bold"))
+        else:
+            source = sanitize(str(data.get("fromId", "?")), single_line=True, max_len=60)
+            parts.append(Text(f"summary of the branch left at {source}", style="bold"))
+        summary = data.get("summary")
+        parts.append(_markdown(_safe(summary)) if isinstance(summary, str)
+                     else Text("(no summary text)", style="dim"))
+        if data.get("details") is not None:
+            parts.append(Text("details", style="bold dim"))
+            parts.append(Text(_safe(json.dumps(data.get("details"), indent=2, default=str))))
+    elif entry.type == "custom_message":
+        parts.extend(content_renderables(data.get("content"), markdown=True))
+    else:
+        shown = {key: value for key, value in data.items() if key not in ("id", "parentId")}
+        parts.append(Text(_safe(json.dumps(shown, indent=2, ensure_ascii=False, default=str))))
+    return Group(*parts)
+
+
+class EntryDetails(VerticalScroll):
+    """Scrollable full view of one entry."""
+
+    DEFAULT_CSS = """
+    EntryDetails { padding: 0 1; }
+    EntryDetails > Static { width: 1fr; }
+    """
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        """One static body, replaced as the cursor moves."""
+        yield Static(Text("select an entry", style="dim"), id="details-body")
+
+    def show_entry(self, entry: Any, tokens: int | None, label: str | None) -> None:
+        """Show ``entry`` from the top."""
+        self.query_one("#details-body", Static).update(entry_renderable(entry, tokens, label))
+        self.scroll_home(animate=False)

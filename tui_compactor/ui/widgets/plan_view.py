@@ -1,0 +1,165 @@
+"""The plan pane: where compaction would cut at the selected leaf and what it would summarize.
+
+The tree colours each entry by region (summarize / turn prefix / keep / metadata); this pane
+gives the legend, the tokens per region, the split-turn flag, the tokens after, the cut point's
+place among the valid ones, and three inputs (keep-recent, reserve, window) that re-plan as the
+user types (debounced by the app, planned in a worker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Label, Static
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.labels import format_tokens
+
+REGION_LEGEND: list[tuple[str, str, str]] = [
+    ("summarize", "S", "summarized"),
+    ("turn_prefix", "P", "turn prefix (summarized apart)"),
+    ("keep", "K", "kept verbatim"),
+    ("metadata", "·", "metadata (not sent)"),
+]
+"""Region key -> mark in the tree's plan column -> what it means."""
+
+
+def _int_or_none(text: str) -> int | None:
+    """Parse a token figure the user typed (``20000``, ``20k``, ``1.5M``); None if blank."""
+    cleaned = text.strip().lower().replace(",", "").replace("_", "")
+    if not cleaned:
+        return None
+    scale = 1
+    if cleaned.endswith("k"):
+        scale, cleaned = 1000, cleaned[:-1]
+    elif cleaned.endswith("m"):
+        scale, cleaned = 1_000_000, cleaned[:-1]
+    value = float(cleaned)
+    if value < 0:
+        raise ValueError("must not be negative")
+    return int(value * scale)
+
+
+def plan_summary(plan: Any, session: Any, region_styles: dict[str, str]) -> Text:
+    """The plan in a few readable lines."""
+    out = Text()
+    leaf_entry = session.entries[plan.leaf] if plan.leaf is not None else None
+    leaf_id = sanitize(str(leaf_entry.id), single_line=True, max_len=40) if leaf_entry else "?"
+    out.append(f"Plan for leaf #{plan.leaf} ({leaf_id})\n", style="bold")
+    if not plan.prepared:
+        out.append("nothing to compact: ", style="bold yellow")
+        out.append(sanitize(str(plan.reason or "no reason given"), max_len=300))
+        nearest = getattr(plan, "nearest_cut_points", None) or []
+        if nearest:
+            shown = ", ".join(f"#{plan.branch[i]}" for i in nearest[:6] if i < len(plan.branch))
+            out.append(f"\nnearest valid cut points: {shown}", style="dim")
+        out.append("\n")
+        return out
+    regions = plan.region_tokens
+    counts = {
+        "summarize": len(plan.messages_to_summarize),
+        "turn_prefix": len(plan.turn_prefix_messages),
+        "keep": len(plan.recent_messages),
+    }
+    for key, mark, meaning in REGION_LEGEND:
+        out.append(f" {mark} ", style=region_styles.get(key, ""))
+        out.append(f" {meaning}")
+        if key in regions:
+            out.append(f": {counts.get(key, 0)} msgs, {format_tokens(regions[key])} tokens",
+                       style="bold")
+        out.append("\n")
+    out.append(f"tokens {format_tokens(plan.tokens_before)} → ~{format_tokens(plan.tokens_after)}"
+               " after (summary not counted)\n", style="bold")
+    cut_entry = plan.branch[plan.first_kept_index]
+    cuts = list(plan.valid_cut_points)
+    place = cuts.index(plan.first_kept_index) + 1 if plan.first_kept_index in cuts else "?"
+    out.append(f"cut before #{cut_entry} · valid cut {place} of {len(cuts)}  ")
+    out.append("[ earlier  ] later\n", style="dim")
+    if plan.is_split_turn:
+        turn_entry = plan.branch[plan.turn_start_index]
+        out.append(f"split turn: the turn starting at #{turn_entry} is cut in the middle; its "
+                   "prefix gets its own summary\n", style="yellow")
+    else:
+        out.append("no split turn: the cut falls on a turn boundary\n", style="dim")
+    if plan.previous_summary:
+        out.append("updates the previous compaction's summary\n", style="dim")
+    try:
+        files = plan.file_ops.to_json()
+        read, edited = len(files["readFiles"]), len(files["modifiedFiles"])
+    except Exception:  # file lists are a convenience; never let them hide the plan
+        read = edited = 0
+    out.append(f"files: {read} read, {edited} modified\n", style="dim")
+    out.append("r runs the compaction (offline or the configured profile)", style="dim")
+    return out
+
+
+class PlanView(VerticalScroll):
+    """Plan summary plus in-place budget inputs."""
+
+    DEFAULT_CSS = """
+    PlanView { padding: 0 1; }
+    PlanView > #plan-text { height: auto; }
+    PlanView > #plan-inputs { height: auto; margin-top: 1; }
+    PlanView #plan-inputs > Label { width: auto; padding: 1 1 0 0; }
+    PlanView #plan-inputs > Input { width: 12; }
+    """
+
+    class SettingsEdited(Message):
+        """The user changed keep-recent / reserve / window (already parsed)."""
+
+        def __init__(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
+            super().__init__()
+            self.keep_recent = keep_recent
+            self.reserve = reserve
+            self.window = window
+
+    def compose(self) -> ComposeResult:
+        """Summary text and the three inputs."""
+        yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
+                     id="plan-text")
+        with Horizontal(id="plan-inputs"):
+            yield Label("keep")
+            yield Input(id="plan-keep", restrict=r"[0-9kKmM.,_]*")
+            yield Label("reserve")
+            yield Input(id="plan-reserve", restrict=r"[0-9kKmM.,_]*", placeholder="default")
+            yield Label("window")
+            yield Input(id="plan-window", restrict=r"[0-9kKmM.,_]*")
+
+    def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
+        """Show the current figures in the inputs (without firing an edit)."""
+        for widget_id, value in (("#plan-keep", keep_recent), ("#plan-reserve", reserve),
+                                 ("#plan-window", window)):
+            field = self.query_one(widget_id, Input)
+            with field.prevent(Input.Changed):
+                field.value = "" if value is None else str(value)
+
+    def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str]) -> None:
+        """Describe ``plan``."""
+        self.query_one("#plan-text", Static).update(plan_summary(plan, session, region_styles))
+
+    def show_message(self, text: str) -> None:
+        """Show a status line instead of a plan (planning, or an error)."""
+        self.query_one("#plan-text", Static).update(Text(text, style="dim"))
+
+    def focus_inputs(self) -> None:
+        """Put the focus on the first input."""
+        self.query_one("#plan-keep", Input).focus()
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        """Parse all three inputs; post an edit when they make sense."""
+        event.stop()
+        try:
+            keep = _int_or_none(self.query_one("#plan-keep", Input).value)
+            reserve = _int_or_none(self.query_one("#plan-reserve", Input).value)
+            window = _int_or_none(self.query_one("#plan-window", Input).value)
+        except ValueError:
+            return
+        if keep is None:
+            return
+        self.post_message(self.SettingsEdited(keep, reserve, window))

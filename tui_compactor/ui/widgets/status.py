@@ -1,0 +1,106 @@
+"""The status line, the read-only banner and the indexing progress bar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label, ProgressBar, Static
+
+from tui_compactor.textsafe import sanitize
+
+
+class SessionStatus(Static):
+    """One line: file name, session name, entries, version, verdict, filter, counter, jobs."""
+
+    DEFAULT_CSS = """
+    SessionStatus { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def show(
+        self,
+        session: Any,
+        *,
+        filter_name: str,
+        counter_name: str,
+        jobs: int,
+        following: bool,
+    ) -> None:
+        """Describe ``session`` (only its file name: full paths are noise and unstable)."""
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
+        if session.name:
+            line.append(f"  “{sanitize(session.name, single_line=True, max_len=50)}”")
+        line.append(f"  {len(session.entries):,} entries")
+        if session.version is not None:
+            line.append(f"  v{session.version}")
+        verdict = str(session.verdict)
+        verdict_style = {"open": "green", "open+warn": "yellow"}.get(verdict, "bold red")
+        line.append(f"  {verdict}", style=verdict_style)
+        if session.diagnostics:
+            line.append(f" ({len(session.diagnostics)} issues)", style="yellow")
+        if not session.complete:
+            line.append("  partial", style="bold red")
+        line.append(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
+        if jobs:
+            line.append(f"  ⟳ {jobs} running", style="bold yellow")
+        if following:
+            line.append("  ● live", style="green")
+        self.update(line)
+
+
+class ReadOnlyBanner(Static):
+    """Shown when the append gate refuses writes: says why, in plain words."""
+
+    DEFAULT_CSS = """
+    ReadOnlyBanner { height: auto; max-height: 3; background: $error 30%; color: $text;
+                     padding: 0 1; display: none; }
+    ReadOnlyBanner.-shown { display: block; }
+    """
+
+    def show_reason(self, reason: str | None) -> None:
+        """Show the banner with ``reason`` or hide it for None."""
+        if reason:
+            text = Text("read-only: ", style="bold")
+            text.append(sanitize(reason, max_len=300))
+            self.update(text)
+            self.add_class("-shown")
+        else:
+            self.remove_class("-shown")
+
+
+class LoadingBar(Horizontal):
+    """Progress of indexing a file; Escape stops it and shows what was read."""
+
+    DEFAULT_CSS = """
+    LoadingBar { height: 1; padding: 0 1; display: none; }
+    LoadingBar.-shown { display: block; }
+    LoadingBar > Label { width: auto; margin-right: 2; }
+    LoadingBar > ProgressBar { width: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """Label and bar."""
+        yield Label("indexing…", id="loading-label")
+        yield ProgressBar(total=None, show_eta=False, id="loading-progress")
+
+    def start(self, file_name: str) -> None:
+        """Show the bar for ``file_name``."""
+        self.query_one("#loading-label", Label).update(
+            Text(f"indexing {sanitize(file_name, single_line=True, max_len=60)} (esc stops)")
+        )
+        self.add_class("-shown")
+
+    def advance(self, bytes_done: int, bytes_total: int, entries: int) -> None:
+        """Move the bar."""
+        bar = self.query_one("#loading-progress", ProgressBar)
+        bar.update(total=max(bytes_total, 1), progress=bytes_done)
+        self.query_one("#loading-label", Label).update(
+            Text(f"indexing: {entries:,} entries (esc stops)")
+        )
+
+    def stop(self) -> None:
+        """Hide the bar."""
+        self.remove_class("-shown")

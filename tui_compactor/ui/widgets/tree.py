@@ -1,0 +1,407 @@
+"""The session tree: a virtual list over outline rows (never Textual's ``Tree``).
+
+``session.outline.build_outline`` flattens the session (linear runs flat, only branch points
+indent, the active path continues the main line). This widget only draws the rows that are on
+screen through ``render_line`` and keeps rendered strips in an LRU cache, so 100k rows and 50k
+levels of parentId nesting cost the same as 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.labels import entry_kind, entry_preview, format_tokens
+
+MAX_VISIBLE_INDENT = 16
+"""Indent levels drawn as space; deeper rows show their depth as a number instead."""
+
+KIND_TAGS: dict[str, tuple[str, str]] = {
+    "user": ("user", "user"),
+    "assistant": ("asst", "assistant"),
+    "tool": ("tool", "tool"),
+    "bash": ("bash", "tool"),
+    "compaction": ("▣ compaction", "compaction"),
+    "branch": ("⎇ branch summary", "branch"),
+}
+"""Entry kind -> (tag drawn in the row, component class suffix)."""
+
+REGION_MARKS: dict[str, str] = {
+    "summarize": "S",
+    "turn_prefix": "P",
+    "keep": "K",
+    "metadata": "·",
+    "before": " ",
+}
+"""Plan region -> one-letter mark drawn in the plan column (also colour-coded)."""
+
+
+class SessionTree(ScrollView, can_focus=True):
+    """Virtual list of outline rows with a cursor, marks, token counts and plan regions."""
+
+    COMPONENT_CLASSES = {
+        "session-tree--cursor",
+        "session-tree--active",
+        "session-tree--leaf",
+        "session-tree--user",
+        "session-tree--assistant",
+        "session-tree--tool",
+        "session-tree--compaction",
+        "session-tree--branch",
+        "session-tree--meta",
+        "session-tree--label",
+        "session-tree--tokens",
+        "session-tree--match",
+        "session-tree--fold",
+        "session-tree--progress",
+        "session-tree--summarize",
+        "session-tree--turn-prefix",
+        "session-tree--keep",
+        "session-tree--metadata",
+        "session-tree--cut",
+    }
+
+    DEFAULT_CSS = """
+    SessionTree {
+        background: $surface;
+        scrollbar-gutter: stable;
+        overflow-x: hidden;
+    }
+    SessionTree > .session-tree--cursor { background: $accent 40%; text-style: bold; }
+    SessionTree:focus > .session-tree--cursor { background: $accent 70%; }
+    SessionTree > .session-tree--active { color: $success; text-style: bold; }
+    SessionTree > .session-tree--leaf { color: $warning; text-style: bold; }
+    SessionTree > .session-tree--user { color: $primary; text-style: bold; }
+    SessionTree > .session-tree--assistant { color: $secondary; }
+    SessionTree > .session-tree--tool { color: $text-muted; }
+    SessionTree > .session-tree--compaction { color: $warning; text-style: bold reverse; }
+    SessionTree > .session-tree--branch { color: $success; text-style: bold reverse; }
+    SessionTree > .session-tree--meta { color: $text-disabled; }
+    SessionTree > .session-tree--label { color: $warning; text-style: italic; }
+    SessionTree > .session-tree--tokens { color: $text-muted; }
+    SessionTree > .session-tree--match { background: $warning 50%; }
+    SessionTree > .session-tree--fold { color: $accent; text-style: bold; }
+    SessionTree > .session-tree--progress { color: $warning; text-style: bold; }
+    SessionTree > .session-tree--summarize { background: $error 35%; color: $text; }
+    SessionTree > .session-tree--turn-prefix { background: $warning 35%; color: $text; }
+    SessionTree > .session-tree--keep { background: $success 30%; color: $text; }
+    SessionTree > .session-tree--metadata { color: $text-disabled; }
+    SessionTree > .session-tree--cut { color: $error; text-style: bold; }
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="tree.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="tree.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="tree.page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="tree.page_down"),
+        Binding("home,g", "first", "First", show=False, id="tree.first"),
+        Binding("end,G", "last", "Last", show=False, id="tree.last"),
+        Binding("space", "toggle_fold", "Fold", id="tree.fold"),
+        Binding("enter", "select", "Navigate", id="tree.select"),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+    """Position of the cursor in ``rows``."""
+
+    class Highlighted(Message):
+        """The cursor moved onto an entry."""
+
+        def __init__(self, tree: SessionTree, entry_index: int) -> None:
+            super().__init__()
+            self.tree = tree
+            self.entry_index = entry_index
+
+        @property
+        def control(self) -> SessionTree:
+            """The tree that sent the message."""
+            return self.tree
+
+    class Selected(Message):
+        """Enter (or a double click) on an entry: the user wants to navigate there."""
+
+        def __init__(self, tree: SessionTree, entry_index: int) -> None:
+            super().__init__()
+            self.tree = tree
+            self.entry_index = entry_index
+
+    class FoldToggled(Message):
+        """Space on a branch point (or an arrow on a folded row): fold or unfold it."""
+
+        def __init__(self, tree: SessionTree, entry_index: int) -> None:
+            super().__init__()
+            self.tree = tree
+            self.entry_index = entry_index
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.session: Any = None
+        self.rows: Sequence[Any] = []
+        self.row_of_entry: dict[int, int] = {}
+        self.token_counts: dict[int, int] = {}
+        self.plan_regions: dict[int, str] = {}
+        """Entry index -> plan region, while a plan is shown."""
+        self.cut_entry: int | None = None
+        """Entry index of the first kept entry of the shown plan."""
+        self.progress: dict[int, str] = {}
+        """Entry index -> progress text of a background job targeting it."""
+        self.search_matches: set[int] = set()
+        self.file_leaf: int | None = None
+        self._generation = 0
+        self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
+        self._preview_cache: LRUCache[int, str] = LRUCache(4096)
+
+    # ----- state ---------------------------------------------------------------------------
+
+    @property
+    def cursor_entry(self) -> int | None:
+        """Entry index under the cursor, or None when the tree is empty."""
+        if not self.rows:
+            return None
+        return self.rows[min(self.cursor, len(self.rows) - 1)].index
+
+    def set_rows(self, session: Any, rows: Sequence[Any], keep_entry: int | None) -> None:
+        """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible."""
+        self.session = session
+        self.rows = rows
+        self.row_of_entry = {row.index: position for position, row in enumerate(rows)}
+        self.file_leaf = getattr(session, "leaf", None)
+        self._preview_cache.clear()
+        self.invalidate()
+        self.virtual_size = Size(max(self.size.width, 1), len(rows))
+        if keep_entry is not None and keep_entry in self.row_of_entry:
+            target = self.row_of_entry[keep_entry]
+        else:
+            target = min(self.cursor, max(len(rows) - 1, 0))
+        self.move_cursor(target, center=True)
+
+    def invalidate(self) -> None:
+        """Forget every cached strip and repaint (marks, counts or rows changed)."""
+        self._generation += 1
+        self._strip_cache.clear()
+        self.refresh()
+
+    def forget_previews(self, entries: Sequence[int] | None = None) -> None:
+        """Drop cached preview text (after live follow appended or replaced records)."""
+        if entries is None:
+            self._preview_cache.clear()
+        else:
+            for index in entries:
+                self._preview_cache.discard(index)
+        self.invalidate()
+
+    def add_token_counts(self, counts: dict[int, int]) -> None:
+        """Merge a batch of per-entry token counts."""
+        self.token_counts.update(counts)
+        self.invalidate()
+
+    def set_plan(self, regions: dict[int, str], cut_entry: int | None) -> None:
+        """Colour entries by plan region; empty ``regions`` clears the plan marks."""
+        self.plan_regions = regions
+        self.cut_entry = cut_entry
+        self.invalidate()
+
+    def set_progress(self, entry_index: int, text: str | None) -> None:
+        """Show (or clear, with None) a background job's progress on a row."""
+        if text is None:
+            self.progress.pop(entry_index, None)
+        else:
+            self.progress[entry_index] = text
+        self.invalidate()
+
+    def preview_of(self, entry_index: int) -> str:
+        """Sanitized one-line preview of an entry, cached."""
+        cached = self._preview_cache.get(entry_index)
+        if cached is None:
+            cached = entry_preview(self.session.entries[entry_index])
+            self._preview_cache[entry_index] = cached
+        return cached
+
+    # ----- cursor --------------------------------------------------------------------------
+
+    def move_cursor(self, position: int, *, center: bool = False) -> None:
+        """Put the cursor on row ``position`` (clamped) and scroll it into view."""
+        if not self.rows:
+            self.cursor = 0
+            return
+        position = max(0, min(position, len(self.rows) - 1))
+        self.cursor = position
+        region = Region(0, position, max(self.size.width, 1), 1)
+        if center:
+            self.scroll_to_center_row(position)
+        else:
+            self.scroll_to_region(region, animate=False, force=True, immediate=True)
+
+    def scroll_to_center_row(self, position: int) -> None:
+        """Scroll so that row ``position`` is in the middle of the view."""
+        height = max(self.size.height, 1)
+        self.scroll_to(y=max(0, position - height // 2), animate=False, force=True, immediate=True)
+
+    def move_to_entry(self, entry_index: int) -> bool:
+        """Put the cursor on ``entry_index`` if it has a row; False when it is hidden."""
+        position = self.row_of_entry.get(entry_index)
+        if position is None:
+            return False
+        self.move_cursor(position, center=True)
+        return True
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        """Repaint the two affected rows and announce the new entry."""
+        self._refresh_row(old)
+        self._refresh_row(new)
+        entry_index = self.cursor_entry
+        if entry_index is not None:
+            self.post_message(self.Highlighted(self, entry_index))
+
+    def _refresh_row(self, position: int) -> None:
+        """Repaint one row if it is on screen."""
+        y = position - int(self.scroll_y)
+        if 0 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def action_cursor_up(self) -> None:
+        """Move up one row."""
+        self.move_cursor(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        """Move down one row."""
+        self.move_cursor(self.cursor + 1)
+
+    def action_page_up(self) -> None:
+        """Move up one screen."""
+        self.move_cursor(self.cursor - max(self.size.height - 1, 1))
+
+    def action_page_down(self) -> None:
+        """Move down one screen."""
+        self.move_cursor(self.cursor + max(self.size.height - 1, 1))
+
+    def action_first(self) -> None:
+        """Jump to the first row."""
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        """Jump to the last row."""
+        self.move_cursor(len(self.rows) - 1)
+
+    def action_toggle_fold(self) -> None:
+        """Fold or unfold the branch point under the cursor (or the one above it)."""
+        if not self.rows:
+            return
+        for position in range(self.cursor, -1, -1):
+            row = self.rows[position]
+            if row.is_branch_point or row.folded:
+                self.post_message(self.FoldToggled(self, row.index))
+                return
+
+    def action_select(self) -> None:
+        """Ask to navigate to the entry under the cursor."""
+        entry_index = self.cursor_entry
+        if entry_index is not None:
+            self.post_message(self.Selected(self, entry_index))
+
+    def on_click(self, event: events.Click) -> None:
+        """Click moves the cursor; a double click selects."""
+        position = int(self.scroll_y) + event.y
+        if 0 <= position < len(self.rows):
+            self.move_cursor(position)
+            if event.chain >= 2:
+                self.action_select()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Row strips depend on the width; re-measure."""
+        self.virtual_size = Size(max(event.size.width, 1), len(self.rows))
+        self.invalidate()
+
+    # ----- rendering -----------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        """Draw screen line ``y`` (row ``scroll_y + y``), from the strip cache when possible."""
+        position = int(self.scroll_y) + y
+        width = self.scrollable_content_region.width
+        if position >= len(self.rows) or width <= 0:
+            return Strip.blank(width, self.rich_style)
+        is_cursor = position == self.cursor
+        key = (position, is_cursor, width, self._generation, self.has_focus)
+        strip = self._strip_cache.get(key)
+        if strip is None:
+            text = self.row_text(position, width)
+            base = self.rich_style
+            if is_cursor:
+                base = base + self.get_component_rich_style("session-tree--cursor")
+            text.style = base  # the base style sits under every span of the row
+            segments = list(text.render(self.app.console))
+            strip = Strip(segments).crop_extend(0, width, base).simplify()
+            self._strip_cache[key] = strip
+        return strip
+
+    def _style(self, name: str) -> Style:
+        """A component style by its short name."""
+        return self.get_component_rich_style(f"session-tree--{name}", partial=True)
+
+    def row_text(self, position: int, width: int) -> Text:
+        """The row at ``position`` as styled text exactly ``width`` cells wide."""
+        row = self.rows[position]
+        entry = self.session.entries[row.index]
+        left = Text(no_wrap=True, overflow="ellipsis")
+        # Gutter: active path bar.
+        left.append("┃" if row.on_active_path else " ", self._style("active"))
+        # Plan column.
+        region = self.plan_regions.get(row.index)
+        if region is not None:
+            mark = REGION_MARKS.get(region, " ")
+            left.append(mark, self._style(region.replace("_", "-")) if region != "before" else "")
+        elif self.plan_regions:
+            left.append(" ")
+        # Indent: only branch points indent; very deep rows print their level.
+        if row.indent > MAX_VISIBLE_INDENT:
+            left.append(f"{row.indent:>3}›" + "  " * (MAX_VISIBLE_INDENT - 2), self._style("meta"))
+        else:
+            left.append("  " * row.indent)
+        if row.folded:
+            left.append("▸ ", self._style("fold"))
+        elif row.is_branch_point:
+            left.append("▾ ", self._style("fold"))
+        else:
+            left.append("· " if row.on_active_path else "  ", self._style("meta"))
+        kind = entry_kind(entry)
+        tag, style_name = KIND_TAGS.get(kind, (kind, "meta"))
+        left.append(tag, self._style(style_name))
+        left.append(" ")
+        label = self.session.labels.get(row.index) if self.session is not None else None
+        if label:
+            left.append(f"[{sanitize(label, single_line=True, max_len=40)}] ", self._style("label"))
+        preview = self.preview_of(row.index)
+        preview_style = self._style("match") if row.index in self.search_matches else Style()
+        if style_name == "meta":
+            preview_style += self._style("meta")
+        left.append(preview, preview_style)
+
+        right = Text(no_wrap=True)
+        if row.folded and row.hidden_count:
+            right.append(f" +{row.hidden_count}", self._style("fold"))
+        progress = self.progress.get(row.index)
+        if progress:
+            right.append(f" {progress}", self._style("progress"))
+        if self.cut_entry == row.index:
+            right.append(" ✂ cut", self._style("cut"))
+        if row.index == self.file_leaf:
+            right.append(" ◆ leaf", self._style("leaf"))
+        tokens = self.token_counts.get(row.index)
+        if tokens is not None:
+            right.append(f" {format_tokens(tokens):>6}", self._style("tokens"))
+        room = max(width - right.cell_len, 8)
+        left.truncate(room, overflow="ellipsis", pad=True)
+        left.append_text(right)
+        left.truncate(width, pad=True)
+        return left
