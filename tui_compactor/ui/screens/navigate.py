@@ -1,0 +1,306 @@
+"""The navigation dialog: move the leaf to another node, with or without a branch summary.
+
+Shown when the user presses ``enter`` on a node. It explains what would happen (target, new
+leaf, common ancestor, how many entries of the branch being left would be summarized and how
+many tokens they hold, from an engine ``NavigationPlan``) and offers: no summary, summarize, or
+summarize with custom instructions that are added to or replace the default prompt. It returns a
+``NavigationChoice`` through ``dismiss`` (``None`` when cancelled); the app runs the summary and
+moves the leaf. Everything works from the keyboard: arrows and ``enter`` (or ``1``/``2``/``3``)
+pick an option; with custom instructions, ``tab`` reaches the prompt mode and the Navigate
+button; ``escape`` cancels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, Static, TextArea
+from textual.widgets.option_list import Option
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.labels import entry_kind, entry_preview, format_tokens
+
+__all__ = ["SummaryMode", "NavigationChoice", "NavigateDialog", "describe_node"]
+
+PREVIEW_WIDTH = 70
+"""Characters of an entry's text shown in the dialog."""
+
+
+class SummaryMode(StrEnum):
+    """What to do with the branch being left."""
+
+    NONE = "none"
+    SUMMARIZE = "summarize"
+    CUSTOM = "custom"
+
+
+@dataclass(frozen=True, slots=True)
+class NavigationChoice:
+    """What the user chose in the navigation dialog."""
+
+    target: int
+    """Entry index the user pressed ``enter`` on."""
+    new_leaf: int | None
+    """Where the leaf moves (``None``: before the first entry), from the plan."""
+    mode: SummaryMode
+    instructions: str | None = None
+    """Custom instructions for the summarizer (``CUSTOM`` only, stripped, never empty)."""
+    replace_prompt: bool = False
+    """True: the instructions replace the default summary prompt; False: they are added to it."""
+
+    @property
+    def summarize(self) -> bool:
+        """True when a branch summary should be generated."""
+        return self.mode is not SummaryMode.NONE
+
+
+def describe_node(session: Any, index: int | None, *, width: int = PREVIEW_WIDTH) -> Text:
+    """``#index kind  preview`` for one entry, as ``Text`` from sanitized text."""
+    if index is None:
+        return Text("before the first entry (root)", style="italic")
+    try:
+        entry = session.entries[index]
+    except (IndexError, AttributeError):
+        return Text(f"#{index}", style="bold")
+    text = Text(f"#{index} ", style="bold")
+    text.append(f"{entry_kind(entry)} ", style="cyan")
+    label = getattr(session, "labels", {}).get(index)
+    if label:
+        text.append(f"[{sanitize(label, single_line=True, max_len=30)}] ", style="magenta")
+    text.append(sanitize(entry_preview(entry), single_line=True, max_len=width))
+    return text
+
+
+class NavigateDialog(ModalScreen[NavigationChoice | None]):
+    """Ask how to navigate to ``plan.target``; dismiss with a ``NavigationChoice`` or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="navigate.cancel"),
+        Binding("1", "choose('none')", "No summary", show=False, id="navigate.no_summary"),
+        Binding("2", "choose('summarize')", "Summarize", show=False, id="navigate.summarize"),
+        Binding("3", "choose('custom')", "Custom", show=False, id="navigate.custom"),
+    ]
+
+    DEFAULT_CSS = """
+    NavigateDialog {
+        align: center middle;
+    }
+    NavigateDialog > #navigate-box {
+        width: 90;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        border: thick $accent;
+        background: $panel;
+        padding: 0 1;
+    }
+    NavigateDialog #navigate-title {
+        text-style: bold;
+        margin-bottom: 1;
+    }
+    NavigateDialog #navigate-facts {
+        margin-bottom: 1;
+    }
+    NavigateDialog #navigate-options {
+        height: auto;
+        max-height: 5;
+    }
+    NavigateDialog #navigate-custom {
+        height: auto;
+        display: none;
+    }
+    NavigateDialog #navigate-custom.shown {
+        display: block;
+    }
+    NavigateDialog #navigate-instructions {
+        height: 5;
+    }
+    NavigateDialog #navigate-prompt-mode {
+        layout: horizontal;
+        height: auto;
+        width: 100%;
+        border: none;
+    }
+    NavigateDialog #navigate-buttons {
+        height: auto;
+        align-horizontal: right;
+        margin-top: 1;
+    }
+    NavigateDialog #navigate-buttons Button {
+        margin-left: 2;
+    }
+    NavigateDialog .warning {
+        color: $warning;
+    }
+    """
+
+    def __init__(
+        self,
+        plan: Any,
+        session: Any,
+        *,
+        summarizer_label: str = "offline",
+        append_refusal: str | None = None,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's parameter name
+    ) -> None:
+        """Args:
+        plan: the engine's ``NavigationPlan`` from the current leaf to the target.
+        session: the loaded session (for entry previews and labels).
+        summarizer_label: which summarizer would write the summary (shown to the user).
+        append_refusal: why nothing may be appended to this file, if so (summaries disabled).
+        """
+        super().__init__(name=name, id=id)
+        self.plan = plan
+        self.session = session
+        self.summarizer_label = summarizer_label
+        self.append_refusal = append_refusal
+        self.mode = SummaryMode.NONE
+        """The option currently highlighted."""
+
+    @property
+    def can_summarize(self) -> bool:
+        """A summary needs something to summarize and a file we may append to."""
+        return bool(self.plan.entries) and self.append_refusal is None
+
+    def compose(self) -> ComposeResult:
+        """Facts about the move, the three options, the custom-instructions area, buttons."""
+        with Vertical(id="navigate-box"):
+            yield Static(Text("Navigate to another point in the tree"), id="navigate-title")
+            yield Static(self._facts(), id="navigate-facts")
+            disabled = not self.can_summarize
+            yield OptionList(
+                Option(Text("1  No summary: just move the leaf"), id=SummaryMode.NONE),
+                Option(
+                    Text(f"2  Summarize the branch being left ({self.summarizer_label})"),
+                    id=SummaryMode.SUMMARIZE,
+                    disabled=disabled,
+                ),
+                Option(
+                    Text("3  Summarize with custom instructions…"),
+                    id=SummaryMode.CUSTOM,
+                    disabled=disabled,
+                ),
+                id="navigate-options",
+            )
+            with Vertical(id="navigate-custom"):
+                yield Label(Text("Custom instructions for the summarizer:"))
+                yield TextArea(id="navigate-instructions", tab_behavior="focus")
+                with RadioSet(id="navigate-prompt-mode"):
+                    yield RadioButton(
+                        Text("Add to the default prompt"), value=True, id="navigate-append"
+                    )
+                    yield RadioButton(Text("Replace the default prompt"), id="navigate-replace")
+            with Horizontal(id="navigate-buttons"):
+                yield Button("Navigate", variant="primary", id="navigate-go")
+                yield Button("Cancel", id="navigate-cancel")
+
+    def on_mount(self) -> None:
+        """Focus the options, first one highlighted."""
+        options = self.query_one("#navigate-options", OptionList)
+        options.highlighted = 0
+        options.focus()
+
+    def _facts(self) -> Text:
+        """Target, new leaf, common ancestor, what would be summarized."""
+        plan = self.plan
+        facts = Text()
+        rows: list[tuple[str, Text]] = [
+            ("Target", describe_node(self.session, plan.target)),
+            ("New leaf", describe_node(self.session, plan.new_leaf)),
+            ("Common ancestor", describe_node(self.session, plan.common_ancestor)),
+            ("Leaving", describe_node(self.session, plan.old_leaf)),
+        ]
+        for label, value in rows:
+            facts.append(f"{label:>16}  ", style="dim")
+            facts.append_text(value)
+            facts.append("\n")
+        entries = len(plan.entries)
+        selected = len(getattr(plan, "selected", plan.entries))
+        facts.append(f"{'Branch summary':>16}  ", style="dim")
+        if entries == 0:
+            facts.append("nothing to summarize: the target is on the current path", style="italic")
+        else:
+            facts.append(f"{selected:,}", style="bold")
+            facts.append(f" of {entries:,} entries on the branch being left would be summarized · ")
+            facts.append(format_tokens(int(plan.total_tokens)) or "0", style="bold")
+            facts.append(" tokens")
+        if self.append_refusal:
+            facts.append("\n")
+            facts.append(f"{'Read-only':>16}  ", style="dim")
+            facts.append(sanitize(self.append_refusal, single_line=True), style="yellow")
+        return facts
+
+    @on(OptionList.OptionHighlighted, "#navigate-options")
+    def _option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.mode = SummaryMode(str(event.option.id))
+        self.query_one("#navigate-custom").set_class(self.mode is SummaryMode.CUSTOM, "shown")
+
+    @on(OptionList.OptionSelected, "#navigate-options")
+    def _option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_choose(str(event.option.id))
+
+    @on(Button.Pressed, "#navigate-go")
+    def _go_pressed(self) -> None:
+        self.action_navigate()
+
+    @on(Button.Pressed, "#navigate-cancel")
+    def _cancel_pressed(self) -> None:
+        self.action_cancel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Digit shortcuts only while the options have focus (elsewhere they are typed)."""
+        if action == "choose":
+            return self.query_one("#navigate-options", OptionList).has_focus
+        return True
+
+    def action_choose(self, mode: str) -> None:
+        """Pick an option: the first two navigate now; custom opens the instructions area."""
+        chosen = SummaryMode(mode)
+        if chosen is not SummaryMode.NONE and not self.can_summarize:
+            self.notify("Nothing can be summarized here.", severity="warning")
+            return
+        options = self.query_one("#navigate-options", OptionList)
+        index = [SummaryMode.NONE, SummaryMode.SUMMARIZE, SummaryMode.CUSTOM].index(chosen)
+        options.highlighted = index
+        self.mode = chosen
+        if chosen is SummaryMode.CUSTOM:
+            self.query_one("#navigate-custom").add_class("shown")
+            self.query_one("#navigate-instructions", TextArea).focus()
+            return
+        self.action_navigate()
+
+    def action_navigate(self) -> None:
+        """Dismiss with the highlighted option (and the custom instructions, if any)."""
+        mode = self.mode
+        if mode is not SummaryMode.NONE and not self.can_summarize:
+            mode = SummaryMode.NONE
+        instructions: str | None = None
+        replace_prompt = False
+        if mode is SummaryMode.CUSTOM:
+            instructions = self.query_one("#navigate-instructions", TextArea).text.strip() or None
+            replace_prompt = self.query_one("#navigate-replace", RadioButton).value
+            if instructions is None:
+                # No instructions typed: a plain summary is what the user gets.
+                mode, replace_prompt = SummaryMode.SUMMARIZE, False
+        self.dismiss(
+            NavigationChoice(
+                target=self.plan.target,
+                new_leaf=self.plan.new_leaf,
+                mode=mode,
+                instructions=instructions,
+                replace_prompt=replace_prompt,
+            )
+        )
+
+    def action_cancel(self) -> None:
+        """Close without navigating."""
+        self.dismiss(None)
