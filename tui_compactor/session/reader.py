@@ -1,0 +1,1138 @@
+"""Read a pi / oh-my-pi session file into a ``Session`` without ever writing to it.
+
+One pass over the bytes: split on ``\\n`` only (physical lines, as pi does), decode each line
+as UTF-8 (with replacement and a warning when it is not), parse it with a strict JSON decoder
+that agrees with ``JSON.parse`` (no NaN/Infinity, no raw control characters in strings), and
+index it. Every problem becomes a ``Diagnostic`` naming the file, the physical line and the
+byte offset; nothing in the file content can make the loader raise.
+
+The file is opened ``O_RDONLY`` and nothing is created, locked or renamed. Files above
+``LAZY_THRESHOLD`` bytes keep only the small per-entry index in memory and re-read records
+by offset (``os.pread`` on the read-only descriptor) when ``Entry.data`` is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tui_compactor.session.migrate import (
+    CURRENT_VERSION,
+    migrate_header,
+    migrate_record,
+    v1_entry_id,
+)
+from tui_compactor.session.model import (
+    Entry,
+    FileSnapshot,
+    LoadProgress,
+    Severity,
+    Verdict,
+)
+from tui_compactor.session.session import Refresh, Session, _LazyRecords
+
+__all__ = ["load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES"]
+
+LAZY_THRESHOLD = 32 * 1024 * 1024
+"""Files larger than this keep records on disk and re-read them on demand."""
+CHUNK_SIZE = 2 * 1024 * 1024
+"""Bytes read per step; progress and cancellation are checked between steps."""
+FULL_PREFIX_CHECK_LIMIT = 256 * 1024 * 1024
+"""refresh(): up to this size the whole loaded prefix is re-hashed; above it, the first and
+last ``SAMPLE_BYTES`` are compared (the writer re-hashes everything under its lock)."""
+SAMPLE_BYTES = 64 * 1024
+PROGRESS_INTERVAL = 0.1
+TITLE_SLOT_BYTES = 256
+BOM = b"\xef\xbb\xbf"
+
+KNOWN_ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "model_change",
+        "thinking_level_change",
+    }
+)
+"""Entry types pi defines; anything else is kept as an opaque node and noted (info)."""
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+"""Read-only; non-blocking so a FIFO path cannot hang the open (then refused as not a file)."""
+
+WARN, INFO, ERROR = Severity.WARNING, Severity.INFO, Severity.ERROR
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_decode = _DECODER.decode
+_scan_once = _DECODER.scan_once
+"""The C scanner behind ``_decode``: parses one value at an index (fast path)."""
+_SKIP = object()
+
+
+def decode_record(raw: bytes) -> Any:
+    """Parse one line's bytes like ``JSON.parse`` (strict; invalid UTF-8 replaced)."""
+    return _decode(raw.decode("utf-8", "replace"))
+
+
+_FRAGMENT_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')
+_FRAGMENT_TYPE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,100})"')
+_FRAGMENT_ROLE = re.compile(rb'"role"\s*:\s*"([^"\\]{1,100})"')
+
+
+def _fragment_fields(raw: bytes) -> tuple[str | None, str | None]:
+    """Id and a kind ("toolResult", "message", ...) readable from a broken line's prefix."""
+    head = raw[:4096]
+    found = _FRAGMENT_ID.search(head)
+    entry_id = found.group(1).decode("utf-8", "replace") if found else None
+    role = _FRAGMENT_ROLE.search(head)
+    kind = _FRAGMENT_TYPE.search(head)
+    label = role or kind
+    return entry_id, (label.group(1).decode("utf-8", "replace") if label else None)
+
+
+def _describe_json_error(error: Exception) -> str:
+    """A short human description of why a line is not accepted as JSON."""
+    if isinstance(error, RecursionError):
+        return "nested too deeply to parse"
+    if isinstance(error, json.JSONDecodeError):
+        column = error.pos + 1
+        text = error.msg
+        if text.startswith("Invalid control character"):
+            return f"column {column}: raw control character in string (JSON requires it escaped)"
+        if text.startswith("Extra data"):
+            return f"column {column}: unexpected data after the JSON value"
+        if text.startswith("Unterminated string"):
+            return f"column {column}: unterminated string"
+        if text.startswith("Unexpected UTF-8 BOM"):
+            return "starts with a byte-order mark (only allowed at the start of the file)"
+        return f"column {column}: {text.lower()}"
+    return str(error)
+
+
+class _Scanner:
+    """Parses a byte range of the file into a session (used by load and refresh)."""
+
+    def __init__(self, session: Session, fd: int, keep_records: bool) -> None:
+        self.s = session
+        self.fd = fd
+        self.keep = keep_records
+        self.source = session._lazy
+
+    # -- reading ---------------------------------------------------------------------
+
+    def scan(
+        self,
+        parse_from: int,
+        hash_from: int,
+        end: int,
+        progress: Callable[[LoadProgress], None] | None,
+        cancel: threading.Event | None,
+    ) -> bool:
+        """Parse lines starting at ``parse_from`` up to ``end``; hash bytes from
+        ``hash_from``. Returns False if cancelled."""
+        s = self.s
+        fd = self.fd
+        hasher = s._hasher
+        body_hasher = s._body_hasher
+        pieces: list[bytes] = []
+        line_start = parse_from
+        position = parse_from
+        last_report = time.monotonic()
+        while position < end:
+            if cancel is not None and cancel.is_set():
+                s._end_offset = line_start
+                s._hashed_to = position
+                return False
+            data = os.pread(fd, min(CHUNK_SIZE, end - position), position)
+            if not data:
+                end = position  # the file shrank under us; stop at what exists
+                break
+            chunk = data
+            chunk_start = position
+            position += len(data)
+            if data.find(b"\n") < 0:
+                pieces.append(data)
+            else:
+                if pieces:
+                    pieces.append(data)
+                    data = b"".join(pieces)
+                    pieces = []
+                lines = data.split(b"\n")
+                tail = lines.pop()
+                process = self.process_line
+                for raw in lines:
+                    process(raw, line_start, True)
+                    line_start += len(raw) + 1
+                if tail:
+                    pieces.append(tail)
+            # Hash after parsing: parsing line 1 may reveal an oh-my-pi title slot, whose
+            # bytes the body hash (used by refresh) leaves out.
+            if position > hash_from:
+                fresh = chunk if chunk_start >= hash_from else chunk[hash_from - chunk_start :]
+                hasher.update(fresh)
+                if s._body_hasher is not None:
+                    if body_hasher is None:
+                        body_hasher = s._body_hasher
+                        skip = s._body_start - max(chunk_start, hash_from)
+                        body_hasher.update(fresh[skip:] if skip > 0 else fresh)
+                    else:
+                        body_hasher.update(fresh)
+            if progress is not None:
+                now = time.monotonic()
+                if now - last_report >= PROGRESS_INTERVAL:
+                    last_report = now
+                    progress(LoadProgress(line_start, end, len(s.entries)))
+        if pieces:
+            raw = b"".join(pieces)
+            self.process_line(raw, line_start, False)
+            line_start += len(raw)
+        s._end_offset = line_start
+        s._hashed_to = max(position, hash_from)
+        if progress is not None:
+            progress(LoadProgress(line_start, end, len(s.entries)))
+        return True
+
+    # -- one line ----------------------------------------------------------------------
+
+    def process_line(self, raw: bytes, offset: int, terminated: bool) -> None:
+        """Parse and index one physical line (``raw`` excludes the ``\\n``)."""
+        s = self.s
+        s.line_count += 1
+        line_no = s.line_count
+        s._last_line_start = offset
+        try:
+            self._process(raw, line_no, offset, terminated)
+        except Exception as error:  # noqa: BLE001 - one bad line must never stop the load
+            s._diag(
+                WARN,
+                "internal-error",
+                f"line {line_no}: could not be indexed ({type(error).__name__}: {error}); "
+                "skipped",
+                line_no,
+                offset,
+            )
+
+    def _process(self, raw: bytes, line_no: int, offset: int, terminated: bool) -> None:
+        s = self.s
+        if terminated and raw[-1:] == b"\r":
+            s._crlf_lines += 1
+        obj: Any = None
+        # Fast path: a line that starts with "{" and is valid UTF-8 and strict JSON.
+        if raw[:1] == b"{" and offset:
+            try:
+                text = raw.decode("utf-8")
+                obj, end = _scan_once(text, 0)
+                if end != len(text) and text[end:].strip(" \t\r\n"):
+                    obj = None
+            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                obj = None
+        if obj is None:
+            obj = self._slow_parse(raw, line_no, offset, terminated)
+            if obj is _SKIP:
+                return
+        if not isinstance(obj, dict):
+            kind = "null" if obj is None else type(obj).__name__
+            kind = {"str": "string", "list": "array", "bool": "boolean", "float": "number",
+                    "int": "number"}.get(kind, kind)  # fmt: skip
+            s._diag(
+                WARN,
+                "not-object",
+                f"line {line_no}: JSON value is not an object ({kind}); skipped",
+                line_no,
+                offset,
+            )
+            return
+        if not terminated:
+            s._diag(
+                WARN,
+                "no-final-newline",
+                f"line {line_no}: last line has no newline; the record is complete and "
+                "accepted (an append must start with a newline)",
+                line_no,
+                offset,
+            )
+        self._accept(obj, raw, line_no, offset)
+
+    def _slow_parse(self, raw: bytes, line_no: int, offset: int, terminated: bool) -> Any:
+        """Full checks for a line the fast path did not accept: BOM, blank, invalid UTF-8,
+        JSON errors (with a precise message). Returns the value or ``_SKIP``."""
+        s = self.s
+        text_bytes = raw
+        if offset == 0 and raw.startswith(BOM):
+            text_bytes = raw[3:]
+            s._diag(
+                WARN,
+                "bom",
+                "line 1 starts with a UTF-8 byte-order mark; ignored (pi -c will not resume "
+                "this file)",
+                line_no,
+                0,
+            )
+        if not text_bytes.strip():
+            s._blank_lines += 1
+            return _SKIP
+        try:
+            text = text_bytes.decode("utf-8")
+        except UnicodeDecodeError as error:
+            text = text_bytes.decode("utf-8", "replace")
+            column = error.start + 1 + (len(raw) - len(text_bytes))
+            s._diag(
+                WARN,
+                "invalid-utf8",
+                f"line {line_no}, column {column}: not UTF-8; shown with U+FFFD "
+                "(the bytes on disk are left alone)",
+                line_no,
+                offset,
+            )
+            if not text.strip():
+                s._blank_lines += 1
+                return _SKIP
+        try:
+            return _decode(text)
+        except (ValueError, RecursionError) as error:
+            self._bad_line(raw, line_no, offset, terminated, _describe_json_error(error))
+            return _SKIP
+
+    def _bad_line(
+        self, raw: bytes, line_no: int, offset: int, terminated: bool, why: str
+    ) -> None:
+        s = self.s
+        entry_id, kind = _fragment_fields(raw)
+        if entry_id is not None:
+            s._fragments.setdefault(entry_id, line_no)
+        if not terminated:
+            lost = f"{entry_id} ({kind or 'record'}) is lost" if entry_id else "its record is lost"
+            s._torn_line = (line_no, offset)
+            s._diag(
+                WARN,
+                "torn-tail",
+                f"line {line_no} is an incomplete record ({len(raw)} bytes, no newline): "
+                f"probably a crash while writing; {lost}",
+                line_no,
+                offset,
+                entry_id,
+            )
+            return
+        preview = raw[:40].decode("utf-8", "replace")
+        s._diag(
+            WARN,
+            "invalid-json",
+            f"line {line_no}: not valid JSON ({why}); skipped"
+            + (f" [starts {preview!r}]" if not entry_id else f" [record {entry_id}]"),
+            line_no,
+            offset,
+            entry_id,
+        )
+
+    def _accept(self, obj: dict[str, Any], raw: bytes, line_no: int, offset: int) -> None:
+        s = self.s
+        kind = obj.get("type")
+        if not s._first_object_seen:
+            s._first_object_seen = True
+            if kind == "title" and line_no == 1 and "id" not in obj:
+                s.title_slot = obj
+                s._body_start = offset + len(raw) + 1
+                s._body_hasher = hashlib.sha256()
+                s._first_object_seen = False  # the header may still come next
+                size = len(raw) + 1
+                note = "" if size == TITLE_SLOT_BYTES else f" ({size} bytes, expected 256)"
+                s._diag(INFO, "title-slot", f"line 1 is an oh-my-pi title slot{note}", 1, 0)
+                return
+            if kind == "session":
+                self._header(obj, line_no, offset)
+                s._v1_objects.append(None)
+                return
+            s._diag(
+                WARN,
+                "no-header",
+                f"line {line_no} is a {kind if isinstance(kind, str) else 'record'}, not a "
+                "session header; this is not a valid pi session. Opening it with "
+                "`pi --session` would overwrite it with an empty session: copy it first.",
+                line_no,
+                offset,
+            )
+        if kind == "session":
+            s._v1_objects.append(None)
+            s._diag(
+                WARN,
+                "extra-header",
+                f"line {line_no}: second session header ignored",
+                line_no,
+                offset,
+            )
+            return
+        self._entry(obj, kind, raw, line_no, offset)
+
+    def _header(self, obj: dict[str, Any], line_no: int, offset: int) -> None:
+        s = self.s
+        raw_version = obj.get("version", 1)
+        version: int | None
+        if type(raw_version) is int:
+            version = raw_version
+        elif type(raw_version) is float and raw_version.is_integer():
+            version = int(raw_version)
+        else:
+            version = None
+            s._diag(
+                WARN,
+                "header-invalid",
+                f"line {line_no}: header version {raw_version!r} is not an integer",
+                line_no,
+                offset,
+            )
+        s.version = version
+        s.header = migrate_header(obj, version)
+        s.header_line = line_no
+        id_ok = isinstance(obj.get("id"), str)
+        if not id_ok:
+            s._diag(
+                WARN,
+                "header-invalid",
+                f"line {line_no}: session header has no string id; pi would treat the file as "
+                "invalid and overwrite it",
+                line_no,
+                offset,
+            )
+        s.header_valid = id_ok and version is not None
+        if version is not None and version > CURRENT_VERSION:
+            s._diag(
+                WARN,
+                "version-future",
+                f"written by a newer format (version {version}); this tool reads version "
+                f"{CURRENT_VERSION}: read-only",
+                line_no,
+                offset,
+            )
+        elif version is not None and version < CURRENT_VERSION:
+            s._diag(
+                WARN,
+                "version-old",
+                f"version {version} session: migrated in memory, read-only. pi migrates it "
+                "by rewriting the file"
+                + (" with new random ids" if version < 2 else "")
+                + "; open it once in pi before compacting here",
+                line_no,
+                offset,
+            )
+
+    def _entry(
+        self, obj: dict[str, Any], kind: Any, raw: bytes, line_no: int, offset: int
+    ) -> None:
+        s = self.s
+        index = len(s.entries)
+        version = s.version
+        v1 = version is not None and version < 2
+        type_name = kind if isinstance(kind, str) else ""
+        if not type_name:
+            s._diag(WARN, "no-type", f"line {line_no}: record has no type", line_no, offset)
+        parent: int | None = None
+        if v1:
+            entry_id = v1_entry_id(offset, s._latest)
+            parent = index - 1 if index else None
+            parent_id = s.entries[parent].id if parent is not None else None
+        else:
+            raw_id = obj.get("id")
+            if isinstance(raw_id, str) and raw_id:
+                entry_id = raw_id
+            else:
+                entry_id = f"~line{line_no}"
+                s.synthetic_ids.add(entry_id)
+                s._diag(
+                    WARN,
+                    "missing-id",
+                    f"line {line_no}: entry has no id; shown as {entry_id}",
+                    line_no,
+                    offset,
+                )
+            raw_parent = obj.get("parentId")
+            parent_id = raw_parent if isinstance(raw_parent, str) else None
+            if raw_parent is None and "parentId" not in obj:
+                s._diag(
+                    WARN,
+                    "missing-parent-field",
+                    f"line {line_no}: entry {entry_id} has no parentId; treated as a root",
+                    line_no,
+                    offset,
+                    entry_id,
+                )
+            elif raw_parent is not None and parent_id is None:
+                s._diag(
+                    WARN,
+                    "invalid-parent",
+                    f"line {line_no}: parentId {raw_parent!r} is not a string; treated as a root",
+                    line_no,
+                    offset,
+                    entry_id,
+                )
+            if parent_id is not None:
+                found = s._latest.get(parent_id)
+                if found is None:
+                    s._unresolved.append((index, parent_id))
+                else:
+                    parent = found
+            previous = s._latest.get(entry_id)
+            if previous is not None and entry_id not in s.synthetic_ids:
+                earlier = s.entries[previous]
+                if self._same_line(earlier, raw):
+                    s._diag(
+                        WARN,
+                        "duplicate-line",
+                        f"line {line_no} repeats line {earlier.line} (identical record "
+                        f"{entry_id}); folded into it",
+                        line_no,
+                        offset,
+                        entry_id,
+                    )
+                    s._leaf = previous
+                    return
+                s.ambiguous_ids.add(entry_id)
+                s._diag(
+                    WARN,
+                    "duplicate-id",
+                    f"id {entry_id} is defined twice with different content (lines "
+                    f"{earlier.line} and {line_no}); children resolve to the nearest earlier "
+                    "definition",
+                    line_no,
+                    offset,
+                    entry_id,
+                )
+        timestamp = obj.get("timestamp")
+        role: str | None = None
+        if type_name == "message":
+            message = obj.get("message")
+            if isinstance(message, dict):
+                raw_role = message.get("role")
+                if isinstance(raw_role, str):
+                    role = raw_role
+                    if role == "hookMessage" and version is not None and version < 3:
+                        role = "custom"
+                    self._message_facts(index, role, message)
+                else:
+                    s._diag(
+                        WARN,
+                        "message-invalid",
+                        f"line {line_no}: message {entry_id} has no role; shown as empty",
+                        line_no,
+                        offset,
+                        entry_id,
+                    )
+            else:
+                s._diag(
+                    WARN,
+                    "message-invalid",
+                    f"line {line_no}: message entry {entry_id} has no message object; shown "
+                    "as empty",
+                    line_no,
+                    offset,
+                    entry_id,
+                )
+        elif type_name == "label":
+            s._label_events.append((index, obj.get("targetId"), obj.get("label")))
+            s._labels_cache = None
+        elif type_name == "session_info":
+            name = obj.get("name")
+            s.name = name.strip() or None if isinstance(name, str) else None
+        elif type_name == "compaction":
+            s._compactions[index] = (obj.get("firstKeptEntryId"), obj.get("summary"))
+            if v1 and "firstKeptEntryIndex" in obj:
+                s._v1_first_kept_raw[index] = obj.get("firstKeptEntryIndex")
+        elif type_name not in KNOWN_ENTRY_TYPES and type_name:
+            s._unknown_types.setdefault(type_name, []).append((line_no, offset))
+        if v1:
+            s._v1_objects.append(index)
+        record: dict[str, Any] | None = None
+        if self.keep:
+            record = obj
+            if version is not None and version < CURRENT_VERSION:
+                migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
+        entry = Entry(
+            index,
+            entry_id,
+            parent_id,
+            type_name,
+            timestamp if isinstance(timestamp, str) else "",
+            line_no,
+            offset,
+            len(raw),
+            role,
+            parent,
+            record,
+            None if self.keep else self.source,
+        )
+        s._add_entry(entry)
+
+    def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
+        """Remember tool-call ids and results (small) for the orphan/dangling checks."""
+        s = self.s
+        if role == "assistant":
+            content = message.get("content")
+            if isinstance(content, list):
+                calls = tuple(
+                    block["id"]
+                    for block in content
+                    if isinstance(block, dict)
+                    and block.get("type") == "toolCall"
+                    and isinstance(block.get("id"), str)
+                )
+                if calls:
+                    stopped = message.get("stopReason") in ("aborted", "error")
+                    s._calls[index] = (calls, stopped)
+        elif role == "toolResult":
+            call_id = message.get("toolCallId")
+            if isinstance(call_id, str):
+                s._result_call[index] = call_id
+
+    def _same_line(self, earlier: Entry, raw: bytes) -> bool:
+        """True if ``raw`` is byte-identical (ignoring a CR) to ``earlier``'s line."""
+        if earlier.size != len(raw) and abs(earlier.size - len(raw)) != 1:
+            return False
+        try:
+            old = os.pread(self.fd, earlier.size, earlier.offset)
+        except OSError:
+            return False
+        if earlier.offset == 0 and old.startswith(BOM):
+            old = old[3:]
+        return old.rstrip(b"\r") == raw.rstrip(b"\r")
+
+
+# ---------------------------------------------------------------------- tree analysis
+
+
+def _analyze(s: Session) -> None:
+    """Recompute the tree-level diagnostics (cheap: uses only the in-memory index)."""
+    s._tree_diags = []
+    entries = s.entries
+    diag = s._diag
+    for index, parent_id in s._unresolved:
+        entry = entries[index]
+        later = s._latest.get(parent_id)
+        if parent_id == entry.id and (later is None or later == index):
+            text = f"line {entry.line}: entry {entry.id} is its own parent; treated as a root"
+        elif later is not None:
+            text = (
+                f"line {entry.line}: parent {parent_id} is defined later (line "
+                f"{entries[later].line}); link ignored"
+            )
+        elif parent_id in s._fragments:
+            text = (
+                f"line {entry.line}: parent {parent_id} not found (line "
+                f"{s._fragments[parent_id]} holds it but could not be parsed); entries below "
+                "it are shown under a placeholder"
+            )
+        else:
+            text = (
+                f"line {entry.line}: parent {parent_id} not found; entries below it are shown "
+                "under a placeholder"
+            )
+        diag(WARN, "missing-parent", text, entry.line, entry.offset, entry.id, tree=True)
+    _check_labels(s)
+    _check_v1_first_kept(s)
+    _check_compactions(s)
+    _check_tool_pairs(s)
+    for type_name, lines in s._unknown_types.items():
+        shown = ", ".join(str(n) for n, _ in lines[:5]) + (" ..." if len(lines) > 5 else "")
+        diag(
+            INFO,
+            "unknown-type",
+            f"unknown entry type {type_name!r} on line(s) {shown}: kept as an opaque node",
+            lines[0][0],
+            lines[0][1],
+            tree=True,
+        )
+    if s._crlf_lines:
+        diag(
+            INFO,
+            "crlf",
+            f"CRLF line endings ({s._crlf_lines} lines); appends use LF like pi",
+            None,
+            None,
+            tree=True,
+        )
+
+
+def _check_labels(s: Session) -> None:
+    for index, target, _ in s._label_events:
+        entry = s.entries[index]
+        if not isinstance(target, str) or target not in s._latest:
+            s._diag(
+                WARN,
+                "label-missing-target",
+                f"line {entry.line}: label {entry.id} targets {target!r}, which does not exist",
+                entry.line,
+                entry.offset,
+                entry.id,
+                tree=True,
+            )
+
+
+def _check_v1_first_kept(s: Session) -> None:
+    """v1: ``firstKeptEntryIndex`` counts parsed objects with the header; map it to an id."""
+    objects = s._v1_objects
+    for index, raw_value in s._v1_first_kept_raw.items():
+        entry = s.entries[index]
+        target: int | None = None
+        problem = None
+        if type(raw_value) is not int:
+            problem = f"firstKeptEntryIndex {raw_value!r} is not an integer"
+        elif not 0 <= raw_value < len(objects):
+            problem = f"firstKeptEntryIndex {raw_value} is out of range"
+        elif objects[raw_value] is None:
+            problem = f"firstKeptEntryIndex {raw_value} points at the session header"
+        else:
+            target = objects[raw_value]
+        first_kept_id = s.entries[target].id if target is not None else None
+        s._v1_first_kept[index] = first_kept_id
+        s._compactions[index] = (first_kept_id, s._compactions.get(index, (None, None))[1])
+        record = entry._record
+        if record is not None:
+            record.pop("firstKeptEntryIndex", None)
+            if first_kept_id is not None:
+                record["firstKeptEntryId"] = first_kept_id
+        if problem is not None:
+            s._diag(
+                WARN,
+                "v1-first-kept",
+                f"line {entry.line}: compaction {problem}; no firstKeptEntryId, nothing is kept",
+                entry.line,
+                entry.offset,
+                entry.id,
+                tree=True,
+            )
+
+
+def _check_compactions(s: Session) -> None:
+    for index, (first_kept, summary) in s._compactions.items():
+        entry = s.entries[index]
+        where = f"line {entry.line}: compaction {entry.id}"
+        problems = []
+        if not isinstance(summary, str) or not summary:
+            problems.append("has no summary (the model gets an empty one)")
+        if index in s._v1_first_kept and first_kept is None:
+            pass  # already reported by the v1 check
+        elif not isinstance(first_kept, str):
+            problems.append("has no firstKeptEntryId; nothing before it is kept")
+        elif first_kept not in s._latest:
+            problems.append(f"firstKeptEntryId {first_kept} not found; nothing is kept")
+        elif not _kept_is_ancestor(s, first_kept, index):
+            problems.append(
+                f"firstKeptEntryId {first_kept} is on another branch (not before the "
+                "compaction on its path); nothing is kept"
+            )
+        for problem in problems:
+            s._diag(
+                WARN,
+                "compaction-invalid",
+                f"{where} {problem}",
+                entry.line,
+                entry.offset,
+                entry.id,
+                tree=True,
+            )
+
+
+def _kept_is_ancestor(s: Session, first_kept: str, compaction: int) -> bool:
+    candidate = s._latest[first_kept]
+    if candidate != compaction and s.is_ancestor(candidate, compaction):
+        return True
+    if first_kept in s.ambiguous_ids:  # another definition may be the ancestor
+        return any(
+            e.id == first_kept and e.index != compaction and s.is_ancestor(e.index, compaction)
+            for e in s.entries[:compaction]
+        )
+    return False
+
+
+TOOL_WALK_LIMIT = 10_000
+
+
+def _chain_is_broken(s: Session, index: int) -> bool:
+    """True if the path from ``index`` to its root starts at a broken link."""
+    root = index
+    entries = s.entries
+    while entries[root].parent is not None:
+        root = entries[root].parent  # type: ignore[assignment]
+    return s.broken_parent(root) is not None
+
+
+def _check_tool_pairs(s: Session) -> None:
+    """Warn about tool results without a call and tool calls without a result.
+
+    A result belongs to the nearest assistant message above it (skipping other results and
+    non-message entries). When that walk ends at a broken link or an unreadable message the
+    pairing is unknown and nothing is reported for it (the broken link already is).
+    """
+    entries = s.entries
+    answered: set[tuple[int, str]] = set()
+    unknown_pairing: set[str] = set()
+    for index, call_id in s._result_call.items():
+        node = entries[index].parent
+        steps = 0
+        verdict = "unknown"
+        while node is not None and steps < TOOL_WALK_LIMIT:
+            steps += 1
+            other = entries[node]
+            if other.type == "message":
+                if other.role == "assistant":
+                    calls = s._calls.get(node)
+                    if calls is not None and call_id in calls[0]:
+                        answered.add((node, call_id))
+                        verdict = "matched"
+                    else:
+                        verdict = "orphan"
+                    break
+                if other.role is None:
+                    break  # unreadable message: pairing unknown
+                if other.role != "toolResult":
+                    verdict = "orphan"
+                    break
+            node = other.parent
+        else:
+            # No assistant above: an orphan, unless a broken link cut the chain (or the walk
+            # hit its bound), in which case the pairing is unknown.
+            if node is None and not _chain_is_broken(s, index):
+                verdict = "orphan"
+        if verdict == "unknown":
+            unknown_pairing.add(call_id)
+        elif verdict == "orphan":
+            entry = entries[index]
+            s._diag(
+                WARN,
+                "tool-result-orphan",
+                f"line {entry.line}: tool result {entry.id} answers {call_id}, which the "
+                "assistant message before it did not call (sent to models as plain text)",
+                entry.line,
+                entry.offset,
+                entry.id,
+                tree=True,
+            )
+    for index, (calls, stopped) in s._calls.items():
+        missing = [
+            call
+            for call in calls
+            if (index, call) not in answered and call not in unknown_pairing
+        ]
+        if not missing:
+            continue
+        entry = entries[index]
+        note = " (the turn was aborted)" if stopped else ""
+        s._diag(
+            WARN,
+            "tool-call-unanswered",
+            f"line {entry.line}: assistant {entry.id} called {', '.join(missing)} but no "
+            f"result follows{note}",
+            entry.line,
+            entry.offset,
+            entry.id,
+            tree=True,
+        )
+
+
+# ---------------------------------------------------------------------- verdict
+
+
+def _finalize(s: Session, total_size: int) -> None:
+    """Set verdict and the load-time append refusal from what was found."""
+    refusal: str | None = None
+    if s._io_error is not None:
+        s.verdict = Verdict.REFUSE
+        s.append_refusal = s._io_error
+        return
+    nothing = s.header is None and not s.entries
+    if nothing:
+        if total_size == 0:
+            message = f"{s.path}: empty file (0 bytes), not a pi session"
+            code = "empty-file"
+        elif s._blank_lines == s.line_count:
+            message = (
+                f"no session header: the file has only blank lines ({s.line_count})"
+            )
+            code = "blank-file"
+        else:
+            message = (
+                f"nothing usable: no session header and no entry could be read "
+                f"({s.line_count} lines)"
+            )
+            code = "no-entries"
+        first_line = 1 if s.line_count else None
+        s._diag(ERROR, code, message, first_line, 0 if first_line else None, tree=True)
+        s.verdict = Verdict.REFUSE
+        s.append_refusal = message
+        return
+    if s.header is None:
+        refusal = (
+            "the file has no session header, so pi does not accept it as a session; "
+            "appending is refused (copy the file before opening it in pi)"
+        )
+    elif not s.header_valid:
+        refusal = "the session header is invalid (needs a string id and an integer version)"
+    elif s.version is not None and s.version > CURRENT_VERSION:
+        refusal = (
+            f"written by a newer format (version {s.version}); this tool only appends to "
+            f"version {CURRENT_VERSION}"
+        )
+    elif s.version is not None and s.version < CURRENT_VERSION:
+        refusal = (
+            f"version {s.version} session: pi rewrites it when it opens it"
+            + (" (with new random ids)" if s.version < 2 else "")
+            + ", so anything appended now could dangle; open it once in pi to migrate it"
+        )
+    elif not s.complete:
+        refusal = "loading was cancelled; only part of the file was read"
+    if refusal is not None:
+        s.verdict = Verdict.READ_ONLY
+        s.append_refusal = refusal
+        return
+    if s.snapshot.torn_tail:
+        s.append_refusal = (
+            "the file ends in an incomplete record; seal it first (appends one newline and "
+            "keeps the fragment)"
+        )
+    elif not s.entries:
+        s.append_refusal = "the session has no entries: nothing to summarise, no parent"
+    else:
+        s.append_refusal = None
+    warned = any(d.severity is not Severity.INFO for d in s.diagnostics)
+    s.verdict = Verdict.OPEN_WARN if warned else Verdict.OPEN
+
+
+def _make_snapshot(s: Session, st: os.stat_result, size: int) -> FileSnapshot:
+    torn = s._torn_line is not None
+    ends_nl = True
+    if size and s._end_offset >= size:
+        try:
+            fd = s._scan_fd
+            ends_nl = os.pread(fd, 1, size - 1) == b"\n"
+        except OSError:
+            ends_nl = False
+    return FileSnapshot(
+        device=st.st_dev,
+        inode=st.st_ino,
+        size=size,
+        mtime_ns=st.st_mtime_ns,
+        sha256=s._hasher.hexdigest(),
+        ends_with_newline=ends_nl,
+        torn_tail=torn,
+    )
+
+
+def _samples(s: Session, fd: int, size: int) -> None:
+    """Remember the head (after any title slot) and tail of the loaded bytes for refresh."""
+    start = s._body_start
+    head_len = max(0, min(SAMPLE_BYTES, size - start))
+    s._head_sample = os.pread(fd, head_len, start) if head_len else b""
+    tail_start = max(start, size - SAMPLE_BYTES)
+    s._tail_sample = os.pread(fd, size - tail_start, tail_start) if size > tail_start else b""
+
+
+# ---------------------------------------------------------------------- public API
+
+
+def load_session(
+    path: str | os.PathLike[str],
+    progress: Callable[[LoadProgress], None] | None = None,
+    cancel: threading.Event | None = None,
+    *,
+    lazy: bool | None = None,
+) -> Session:
+    """Load a session file. Never raises for bad content or I/O errors; never writes.
+
+    ``progress`` is called at most ~10 times a second; setting ``cancel`` stops the load
+    early (the session is then incomplete and read-only). ``lazy`` forces (True) or
+    disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
+    bytes are lazy.
+    """
+    session = Session(Path(path))
+    try:
+        fd = os.open(session.path, _OPEN_FLAGS)
+    except OSError as error:
+        _io_failure(session, f"cannot open: {error.strerror or error}")
+        return session
+    keep_fd = False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            _io_failure(session, "not a regular file")
+            return session
+        size = st.st_size
+        use_lazy = size > LAZY_THRESHOLD if lazy is None else lazy
+        if use_lazy:
+            session._lazy = _LazyRecords(session, fd)
+            keep_fd = True
+        session._keep_records = not use_lazy
+        session._scan_fd = fd
+        scanner = _Scanner(session, fd, keep_records=not use_lazy)
+        finished = scanner.scan(0, 0, size, progress, cancel)
+        session.complete = finished
+        session._cancelled = not finished
+        if not finished:
+            session._diag(
+                WARN,
+                "cancelled",
+                f"loading was cancelled after {session._end_offset} of {size} bytes; read-only",
+                None,
+                None,
+            )
+        hashed = session._hashed_to
+        session.snapshot = _make_snapshot(session, st, hashed)
+        _samples(session, fd, hashed)
+        _analyze(session)
+        _finalize(session, size)
+        if session._body_hasher is not None:
+            session._body_digest = session._body_hasher.hexdigest()
+        return session
+    except OSError as error:
+        _io_failure(session, f"read error: {error.strerror or error}")
+        return session
+    finally:
+        session._scan_fd = -1
+        if not keep_fd:
+            os.close(fd)
+
+
+def _io_failure(s: Session, reason: str) -> None:
+    s._io_error = f"{s.path}: {reason}"
+    s._diag(ERROR, "io-error", s._io_error, None, None)
+    s.verdict = Verdict.REFUSE
+    s.append_refusal = s._io_error
+    s.complete = False
+
+
+def refresh_session(s: Session) -> Refresh:
+    """Implementation of ``Session.refresh()``."""
+    if s._io_error is not None or not s.complete:
+        return Refresh("rewritten", reason="the previous load did not finish; load it again")
+    snap = s.snapshot
+    try:
+        fd = os.open(s.path, _OPEN_FLAGS)
+    except OSError as error:
+        return Refresh("rewritten", reason=f"cannot open the file: {error.strerror or error}")
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (snap.device, snap.inode):
+            return Refresh("rewritten", reason="the file was replaced (new inode)")
+        if st.st_size < snap.size:
+            return Refresh("rewritten", reason="the file shrank")
+        if st.st_size == snap.size and st.st_mtime_ns == snap.mtime_ns:
+            return Refresh("unchanged")
+        problem = _prefix_changed(s, fd, snap.size)
+        if problem is not None:
+            return Refresh("rewritten", reason=problem)
+        if st.st_size == snap.size:
+            s.snapshot = FileSnapshot(
+                snap.device, snap.inode, snap.size, st.st_mtime_ns, snap.sha256,
+                snap.ends_with_newline, snap.torn_tail,
+            )  # fmt: skip
+            return Refresh("unchanged")
+        parse_from = s._end_offset
+        if not snap.ends_with_newline:
+            last_start = s._last_line_start
+            last_is_entry = bool(s.entries) and s.entries[-1].offset == last_start
+            if last_is_entry or (s._leaf is not None and s.entries[s._leaf].offset == last_start):
+                if os.pread(fd, 1, snap.size) != b"\n":
+                    return Refresh(
+                        "rewritten",
+                        reason="the last record had no newline and new bytes were glued onto it",
+                    )
+                # The old last line is now properly terminated.
+                s._line_diags = [
+                    d for d in s._line_diags
+                    if not (d.code == "no-final-newline" and d.offset == last_start)
+                ]  # fmt: skip
+                parse_from = snap.size + 1
+                s._hashed_to = snap.size
+            else:
+                _rollback_last_line(s)
+                parse_from = last_start
+        first_new = len(s.entries)
+        s._scan_fd = fd
+        scanner = _Scanner(s, fd, keep_records=s._keep_records)
+        if parse_from > snap.size:
+            # Hash the newline we skipped over, then scan the rest.
+            s._hasher.update(b"\n")
+            if s._body_hasher is not None:
+                s._body_hasher.update(b"\n")
+            scanner.scan(parse_from, parse_from, st.st_size, None, None)
+        else:
+            scanner.scan(parse_from, snap.size, st.st_size, None, None)
+        s._torn_line = s._torn_line if s._torn_line and s._torn_line[1] >= parse_from else None
+        s.snapshot = _make_snapshot(s, st, st.st_size)
+        _samples(s, fd, st.st_size)
+        if s._body_hasher is not None:
+            s._body_digest = s._body_hasher.hexdigest()
+        _analyze(s)
+        _finalize(s, st.st_size)
+        return Refresh("grew", list(range(first_new, len(s.entries))))
+    except OSError as error:
+        return Refresh("rewritten", reason=f"read error: {error.strerror or error}")
+    finally:
+        s._scan_fd = -1
+        os.close(fd)
+
+
+def _rollback_last_line(s: Session) -> None:
+    """Forget what the last (unterminated, non-entry) line produced so it can be re-read."""
+    start = s._last_line_start
+    line_no = s.line_count
+    s._line_diags = [d for d in s._line_diags if d.line != line_no]
+    s._fragments = {k: v for k, v in s._fragments.items() if v != line_no}
+    s._torn_line = None
+    s.line_count = line_no - 1
+    s._end_offset = start
+
+
+def _prefix_changed(s: Session, fd: int, size: int) -> str | None:
+    """None if the loaded bytes ``[0, size)`` are still the same (a title-slot rewrite in an
+    oh-my-pi file is allowed and re-read); else a reason."""
+    if size <= FULL_PREFIX_CHECK_LIMIT:
+        full = hashlib.sha256()
+        body = hashlib.sha256() if s._body_hasher is not None else None
+        position = 0
+        while position < size:
+            data = os.pread(fd, min(CHUNK_SIZE, size - position), position)
+            if not data:
+                return "the file changed while it was being checked"
+            full.update(data)
+            if body is not None and position + len(data) > s._body_start:
+                body.update(data[max(0, s._body_start - position) :])
+            position += len(data)
+        if full.hexdigest() == s.snapshot.sha256:
+            return None
+        if body is not None and body.hexdigest() == s._body_digest:
+            _reread_title(s, fd)
+            # Keep hashing consistent with the bytes now on disk.
+            s._hasher = full
+            return None
+        return "bytes before the loaded end changed (the file was rewritten)"
+    start = s._body_start
+    head = os.pread(fd, len(s._head_sample), start)
+    tail_start = max(start, size - len(s._tail_sample))
+    tail = os.pread(fd, size - tail_start, tail_start)
+    if head != s._head_sample or tail != s._tail_sample:
+        return "bytes before the loaded end changed (the file was rewritten)"
+    return None
+
+
+def _reread_title(s: Session, fd: int) -> None:
+    raw = os.pread(fd, s._body_start, 0).rstrip(b"\n")
+    try:
+        slot = decode_record(raw)
+    except (ValueError, RecursionError):
+        return
+    if isinstance(slot, dict):
+        s.title_slot = slot

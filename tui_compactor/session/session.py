@@ -1,0 +1,489 @@
+"""A loaded session: entries, the tree they form, diagnostics, verdict and live refresh.
+
+``Session`` objects are built by ``reader.load_session``; this module holds the state and
+every query over it (children, paths, ancestors, labels, append checks). Every walk over
+the tree is iterative and bounded: parents always come earlier in the file than their
+children (the loader enforces it), so a walk up the tree strictly decreases the index and
+cannot loop.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tui_compactor.session.migrate import migrate_record
+from tui_compactor.session.model import (
+    Diagnostic,
+    Entry,
+    FileSnapshot,
+    Severity,
+    Verdict,
+)
+
+__all__ = ["Session", "Refresh", "timestamp_key"]
+
+CACHE_MAX_RECORDS = 4096
+"""Lazy mode: at most this many re-read records are cached."""
+CACHE_MAX_BYTES = 64 * 1024 * 1024
+"""Lazy mode: the cached records' source lines add up to at most this many bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """The result of ``Session.refresh()``."""
+
+    status: str
+    """``unchanged``, ``grew`` (new complete lines were parsed) or ``rewritten`` (the file
+    was replaced, truncated or changed before the loaded end: reload it)."""
+    added: list[int] = field(default_factory=list)
+    """Indices of the entries the refresh added."""
+    reason: str | None = None
+    """Why the file counts as rewritten, for the user."""
+
+
+_CANONICAL_TS_LEN = len("2025-12-03T14:00:01.000Z")
+
+
+def timestamp_key(timestamp: Any) -> str:
+    """A string that sorts like the instant of an ISO timestamp (millisecond precision).
+
+    pi orders siblings by ``new Date(timestamp)``. Canonical ``...sss Z`` strings (what pi
+    writes) are already in time order and are used as they are; other ISO forms are
+    normalised to that shape. Unparseable timestamps get ``""`` and sort first.
+    """
+    if not isinstance(timestamp, str):
+        return ""
+    if len(timestamp) == _CANONICAL_TS_LEN and timestamp[-1] == "Z" and timestamp[10] == "T":
+        return timestamp
+    try:
+        text = timestamp.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        moment = datetime.fromisoformat(text)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)  # JS reads a bare date-time as local; UTC here
+        moment = moment.astimezone(UTC)
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    except (ValueError, OverflowError):
+        return ""
+
+
+class _LazyRecords:
+    """``RecordSource`` that re-reads a record by offset from a read-only descriptor.
+
+    Used for big files so memory stays far below the file size. Records are parsed and
+    migrated again on each cache miss; a bounded LRU keeps the recent ones.
+    """
+
+    def __init__(self, session: Session, fd: int) -> None:
+        self._session = session
+        self._fd = fd
+        self._cache: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()
+        self._cached_bytes = 0
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the descriptor; later reads reopen the path read-only."""
+        with self._lock:
+            if self._fd >= 0:
+                try:
+                    os.close(self._fd)
+                except OSError:
+                    pass
+            self._fd = -1
+            self._cache.clear()
+            self._cached_bytes = 0
+
+    def load_record(self, entry: Entry) -> dict[str, Any]:
+        """The parsed, migrated record of ``entry`` (cached)."""
+        with self._lock:
+            hit = self._cache.get(entry.index)
+            if hit is not None:
+                self._cache.move_to_end(entry.index)
+                return hit[0]
+        record = self._read(entry)
+        with self._lock:
+            self._cache[entry.index] = (record, entry.size)
+            self._cached_bytes += entry.size
+            while self._cache and (
+                len(self._cache) > CACHE_MAX_RECORDS or self._cached_bytes > CACHE_MAX_BYTES
+            ):
+                _, (_, size) = self._cache.popitem(last=False)
+                self._cached_bytes -= size
+        return record
+
+    def _read(self, entry: Entry) -> dict[str, Any]:
+        from tui_compactor.session.reader import decode_record
+
+        session = self._session
+        try:
+            if self._fd < 0:
+                self._fd = os.open(session.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            raw = os.pread(self._fd, entry.size, entry.offset)
+            if entry.offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            record = decode_record(raw)
+        except (OSError, ValueError, RecursionError) as error:
+            record = {"_unavailable": f"could not re-read line {entry.line}: {error}"}
+        if not isinstance(record, dict):
+            record = {"_unavailable": f"line {entry.line} changed on disk since loading"}
+        if "_unavailable" in record:
+            record.update(
+                type=entry.type, id=entry.id, parentId=entry.parent_id, timestamp=entry.timestamp
+            )
+            return record
+        return migrate_record(
+            record,
+            version=session.version,
+            entry_id=entry.id,
+            parent_id=entry.parent_id,
+            first_kept_id=session._v1_first_kept.get(entry.index),
+        )
+
+
+class Session:
+    """One loaded session file. Build it with ``reader.load_session``; see CONTRACT.md."""
+
+    def __init__(self, path: Path) -> None:
+        self.path: Path = path
+        self.header: dict[str, Any] | None = None
+        self.title_slot: dict[str, Any] | None = None
+        self.version: int | None = None
+        self.entries: list[Entry] = []
+        self.complete: bool = False
+        self.verdict: Verdict = Verdict.REFUSE
+        self.append_refusal: str | None = None
+        self.snapshot: FileSnapshot = FileSnapshot(0, 0, 0, 0, "", True, False)
+        self.name: str | None = None
+        self.synthetic_ids: set[str] = set()
+        """Ids this tool minted for entries that had none (v3 entries without ``id``);
+        never valid as a parent of an appended record."""
+        self.ambiguous_ids: set[str] = set()
+        """Ids defined more than once with different content."""
+        self.header_line: int | None = None
+        self.header_valid: bool = False
+        self.line_count: int = 0
+        """Physical lines read (a final line without ``\\n`` counts)."""
+        # --- internal state kept for incremental refresh -------------------------------
+        self._line_diags: list[Diagnostic] = []
+        self._tree_diags: list[Diagnostic] = []
+        self._latest: dict[str, int] = {}
+        self._children: list[list[int]] = []
+        self._depth: list[int] = []
+        self._ts_key: list[str] = []
+        self._roots: list[int] = []
+        self._leaves_cache: list[int] | None = None
+        self._leaf: int | None = None
+        self._label_events: list[tuple[int, Any, Any]] = []
+        self._labels_cache: dict[int, str] | None = None
+        self._calls: dict[int, tuple[tuple[str, ...], bool]] = {}
+        self._result_call: dict[int, str] = {}
+        self._compactions: dict[int, Any] = {}
+        self._v1_first_kept: dict[int, str | None] = {}
+        self._v1_first_kept_raw: dict[int, Any] = {}
+        self._unresolved: list[tuple[int, str]] = []
+        self._fragments: dict[str, int] = {}
+        self._unknown_types: dict[str, list[tuple[int, int]]] = {}
+        self._crlf_lines: int = 0
+        self._blank_lines: int = 0
+        self._end_offset: int = 0
+        self._last_line_start: int = 0
+        self._torn_line: tuple[int, int] | None = None
+        self._lazy: _LazyRecords | None = None
+        self._hasher: Any = hashlib.sha256()
+        self._body_hasher: Any = None
+        self._body_digest: str | None = None
+        self._first_object_seen: bool = False
+        self._v1_objects: list[int | None] = []
+        self._hashed_to: int = 0
+        self._scan_fd: int = -1
+        self._keep_records: bool = True
+        self._body_start: int = 0
+        self._head_sample: bytes = b""
+        self._tail_sample: bytes = b""
+        self._tin: list[int] | None = None
+        self._tout: list[int] | None = None
+        self._io_error: str | None = None
+        self._cancelled: bool = False
+        self._leaf_is_complete_no_newline: bool = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Release the read-only descriptor kept for lazy record reads (if any)."""
+        if self._lazy is not None:
+            self._lazy.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Session {self.path.name} v{self.version} {len(self.entries)} entries "
+            f"{self.verdict.value}>"
+        )
+
+    # ------------------------------------------------------------------ diagnostics
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every problem found, line-level ones in file order, then tree-level ones."""
+        return self._line_diags + self._tree_diags
+
+    @property
+    def torn_ids(self) -> set[str]:
+        """Ids readable from lines that did not parse (torn tail, broken records): a new id
+        must not reuse them (append gate A7)."""
+        return set(self._fragments)
+
+    @property
+    def needs_seal(self) -> bool:
+        """True when the file ends in a torn record: appends first need a user-approved seal
+        (one ``\\n`` appended, the fragment kept)."""
+        return self.snapshot.torn_tail
+
+    # ------------------------------------------------------------------ tree queries
+
+    @property
+    def leaf(self) -> int | None:
+        """The file's leaf: the last parseable entry in file order (pi's rule)."""
+        return self._leaf
+
+    @property
+    def roots(self) -> list[int]:
+        """Entries without a resolved parent (real roots and broken links), in file order."""
+        return list(self._roots)
+
+    @property
+    def leaves(self) -> list[int]:
+        """Entries without children, in file order."""
+        if self._leaves_cache is None:
+            children = self._children
+            self._leaves_cache = [i for i in range(len(self.entries)) if not children[i]]
+        return list(self._leaves_cache)
+
+    def children(self, i: int) -> list[int]:
+        """Children of entry ``i`` in pi's ``getTree`` order (timestamp ascending, stable)."""
+        return list(self._children[i])
+
+    def child_count(self, i: int) -> int:
+        """Number of children of entry ``i`` (no copy)."""
+        return len(self._children[i])
+
+    def entry_by_id(self, entry_id: str) -> Entry | None:
+        """The latest definition of ``entry_id``, or None."""
+        index = self._latest.get(entry_id)
+        return None if index is None else self.entries[index]
+
+    def index_of(self, entry_id: str) -> int | None:
+        """Index of the latest definition of ``entry_id``, or None."""
+        return self._latest.get(entry_id)
+
+    def path_to(self, i: int) -> list[int]:
+        """Entry indices from the root down to ``i`` (inclusive); O(depth)."""
+        entries = self.entries
+        path: list[int] = []
+        node: int | None = i
+        while node is not None:
+            path.append(node)
+            node = entries[node].parent
+        path.reverse()
+        return path
+
+    def active_path(self) -> list[int]:
+        """``path_to(leaf)``, or ``[]`` for a session without entries."""
+        return [] if self._leaf is None else self.path_to(self._leaf)
+
+    def depth(self, i: int) -> int:
+        """Number of ancestors of entry ``i`` (0 for a root)."""
+        return self._depth[i]
+
+    def is_ancestor(self, a: int, b: int) -> bool:
+        """True if ``a`` is ``b`` or one of its ancestors. O(1) after an O(n) preparation."""
+        if self._tin is None or self._tout is None:
+            self._number_tree()
+        assert self._tin is not None and self._tout is not None
+        return self._tin[a] <= self._tin[b] and self._tout[b] <= self._tout[a]
+
+    def common_ancestor(self, a: int, b: int) -> int | None:
+        """The deepest entry that is an ancestor of (or equal to) both; None if in
+        different trees."""
+        entries = self.entries
+        depth = self._depth
+        x: int | None = a
+        y: int | None = b
+        while x is not None and y is not None and depth[x] > depth[y]:
+            x = entries[x].parent
+        while x is not None and y is not None and depth[y] > depth[x]:
+            y = entries[y].parent
+        while x is not None and y is not None and x != y:
+            x = entries[x].parent
+            y = entries[y].parent
+        return x if x is not None and x == y else None
+
+    def broken_parent(self, i: int) -> str | None:
+        """The unresolved ``parentId`` of entry ``i`` (missing, later or itself), or None."""
+        entry = self.entries[i]
+        if entry.parent is None and entry.parent_id is not None:
+            return entry.parent_id
+        return None
+
+    def _number_tree(self) -> None:
+        """Pre/post-order numbers for O(1) ancestor tests (iterative DFS)."""
+        count = len(self.entries)
+        tin = [0] * count
+        tout = [0] * count
+        clock = 0
+        children = self._children
+        for root in self._roots:
+            stack: list[tuple[int, int]] = [(root, 0)]
+            tin[root] = clock
+            clock += 1
+            while stack:
+                node, k = stack[-1]
+                kids = children[node]
+                if k < len(kids):
+                    stack[-1] = (node, k + 1)
+                    child = kids[k]
+                    tin[child] = clock
+                    clock += 1
+                    stack.append((child, 0))
+                else:
+                    stack.pop()
+                    tout[node] = clock
+                    clock += 1
+        self._tin, self._tout = tin, tout
+
+    # ------------------------------------------------------------------ labels
+
+    @property
+    def labels(self) -> dict[int, str]:
+        """Resolved labels: target entry index -> label (file order, last one wins; a
+        missing, empty or null label clears)."""
+        if self._labels_cache is None:
+            by_id: dict[str, str] = {}
+            for _, target, label in self._label_events:
+                if not isinstance(target, str):
+                    continue
+                if isinstance(label, str) and label:
+                    by_id[target] = label
+                else:
+                    by_id.pop(target, None)
+            resolved: dict[int, str] = {}
+            for target, label in by_id.items():
+                index = self._latest.get(target)
+                if index is not None:
+                    resolved[index] = label
+            self._labels_cache = resolved
+        return dict(self._labels_cache)
+
+    def label_of(self, i: int) -> str | None:
+        """The resolved label of entry ``i``, if any."""
+        if self._labels_cache is None:
+            self.labels  # noqa: B018 - fills the cache
+        assert self._labels_cache is not None
+        return self._labels_cache.get(i)
+
+    # ------------------------------------------------------------------ append checks
+
+    def path_problem(self, i: int) -> str | None:
+        """Why appending a child of entry ``i`` is unsafe (gate A3), or None.
+
+        The path from ``i`` to its root must have no broken link (missing, later-defined or
+        self parent), no ambiguous id (defined twice with different content) and no id this
+        tool minted. O(depth).
+        """
+        if not 0 <= i < len(self.entries):
+            return f"entry {i} does not exist"
+        entries = self.entries
+        node: int | None = i
+        while node is not None:
+            entry = entries[node]
+            if entry.id in self.synthetic_ids:
+                return (
+                    f"entry on line {entry.line} has no id of its own; pi cannot reference it"
+                )
+            if entry.id in self.ambiguous_ids:
+                return (
+                    f"the path to the root goes through id {entry.id}, which is defined more "
+                    f"than once with different content; pi could resolve it differently"
+                )
+            if entry.parent is None and entry.parent_id is not None:
+                return (
+                    f"the path to the root is broken at {entry.id} (line {entry.line}): its "
+                    f"parent {entry.parent_id} is not an earlier entry, so pi would not see "
+                    f"the entries above it"
+                )
+            node = entry.parent
+        return None
+
+    # ------------------------------------------------------------------ records
+
+    def record(self, i: int) -> dict[str, Any]:
+        """Shorthand for ``entries[i].data``."""
+        return self.entries[i].data
+
+    @property
+    def lazy(self) -> bool:
+        """True when records are re-read from disk on demand (big files)."""
+        return self._lazy is not None
+
+    # ------------------------------------------------------------------ refresh
+
+    def refresh(self) -> Refresh:
+        """Re-stat the file; parse only bytes appended since the load (see CONTRACT.md)."""
+        from tui_compactor.session.reader import refresh_session
+
+        return refresh_session(self)
+
+    # ------------------------------------------------------------------ building (loader)
+
+    def _add_entry(self, entry: Entry) -> None:
+        """Append a fully resolved entry to the tree structures."""
+        index = entry.index
+        self.entries.append(entry)
+        self._children.append([])
+        key = timestamp_key(entry.timestamp)
+        self._ts_key.append(key)
+        parent = entry.parent
+        if parent is None:
+            self._depth.append(0)
+            self._roots.append(index)
+        else:
+            self._depth.append(self._depth[parent] + 1)
+            siblings = self._children[parent]
+            keys = self._ts_key
+            if not siblings or keys[siblings[-1]] <= key:
+                siblings.append(index)
+            else:
+                position = bisect.bisect_right(siblings, key, key=keys.__getitem__)
+                siblings.insert(position, index)
+        self._leaf = index
+        self._latest[entry.id] = index
+        self._leaves_cache = None
+        self._tin = self._tout = None
+
+    def _diag(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        line: int | None = None,
+        offset: int | None = None,
+        entry_id: str | None = None,
+        *,
+        tree: bool = False,
+    ) -> None:
+        diagnostic = Diagnostic(severity, code, message, str(self.path), line, offset, entry_id)
+        (self._tree_diags if tree else self._line_diags).append(diagnostic)
