@@ -372,10 +372,12 @@ def profile_from_flags(
     override fields of it (or, alone, describe an ad-hoc profile). Keys still come from the
     environment (``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` or the profile's ``api_key_env``).
     """
-    if profile is not None or not any((provider, base_url, model)):
-        base = config.summarizer_profile(profile) if for_compaction else config.profile(profile)
-    else:
-        base = Profile(name="flags", provider=provider or "openai")  # type: ignore[arg-type]
+    base = config.summarizer_profile(profile) if for_compaction else config.profile(profile)
+    if profile is None and (base_url or model) and provider is None and base.provider == "offline":
+        provider = "openai"  # --base-url/--model alone describe an OpenAI-compatible server
+    if profile is None and provider is not None and provider != base.provider:
+        # A different provider typed on the command line: start from that provider's defaults.
+        base = OFFLINE_PROFILE.model_copy(update={"name": "flags"})
     changes: dict[str, Any] = {}
     if provider is not None:
         changes["provider"] = provider

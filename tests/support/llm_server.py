@@ -351,7 +351,9 @@ class LLMServer:
             message = {
                 "429": "Rate limit reached, slow down",
                 "500": "internal error",
-                "401": "Incorrect API key provided",
+                # Echo the key back, as some real servers do: the client must redact it.
+                "401": "Incorrect API key provided: "
+                + (record.headers.get("x-api-key") or record.headers.get("authorization", "")),
                 "404": f"The model `{record.body.get('model')}` does not exist",
                 "400": "bad request: max_tokens must be positive",
             }[fault.name]

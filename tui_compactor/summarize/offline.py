@@ -73,7 +73,9 @@ def _decisions(transcript: Transcript) -> list[str]:
     return found[-MAX_LIST:]
 
 
-def _progress(transcript: Transcript) -> tuple[list[str], list[str], list[str]]:
+def _progress(
+    transcript: Transcript, *, note_open_request: bool = True
+) -> tuple[list[str], list[str], list[str]]:
     """(done, in progress, blocked) bullet texts."""
     done: list[str] = []
     in_progress: list[str] = []
@@ -90,7 +92,7 @@ def _progress(transcript: Transcript) -> tuple[list[str], list[str], list[str]]:
     if len(done) > MAX_DONE:
         hidden = len(done) - MAX_DONE
         done = [f"({hidden} earlier steps not listed)"] + done[-MAX_DONE:]
-    if transcript.last_unanswered_request and not in_progress:
+    if note_open_request and transcript.last_unanswered_request and not in_progress:
         in_progress.append("Answering the last request (quoted under Critical Context)")
     return done, in_progress, blocked
 
@@ -196,7 +198,9 @@ def _update(previous: str, new: dict[str, list[str]]) -> dict[str, list[str]]:
         if heading == "Next Steps":
             merged[heading] = lines or before
         elif heading == "Goal":
-            later = [f"- Then: {line.lstrip('- ')}" for line in lines] if before else lines
+            later = [
+                line if line.startswith("- ") else f"- Then: {line}" for line in lines
+            ] if before else lines
             merged[heading] = _merge_lines(before, later)
         elif heading == "Constraints & Preferences":
             kept = [line for line in before if line.strip() != "- (none)"]
@@ -215,7 +219,7 @@ def offline_text(request: SummaryRequest) -> str:
     """The whole offline summary for ``request`` (deterministic)."""
     transcript = read_transcript(request.messages)
     if request.kind == "turn_prefix":
-        done, in_progress, blocked = _progress(transcript)
+        done, in_progress, blocked = _progress(transcript, note_open_request=False)
         original = transcript.user_requests[0] if transcript.user_requests else "(not in this part)"
         context: list[str] = []
         if transcript.modified_files:

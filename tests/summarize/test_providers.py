@@ -1,0 +1,164 @@
+"""Streaming providers against the loopback server: protocols, retries, errors, no key leaks."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import httpx
+import pytest
+
+from tests.support.llm_server import LLMServer
+from tui_compactor.config import Profile
+from tui_compactor.summarize.base import SummaryRequest
+from tui_compactor.summarize.errors import (
+    AuthError,
+    ContextOverflow,
+    MalformedStream,
+    ModelNotFound,
+    ProviderTimeout,
+    RateLimited,
+    ServerError,
+    StreamDropped,
+    SummarizeError,
+)
+from tui_compactor.summarize.providers import make_summarizer
+
+PROVIDERS = ["openai", "anthropic"]
+REQUEST = SummaryRequest(kind="summary", system="SYSTEM TEXT",
+                         prompt="<conversation>\nhello\n</conversation>\n\nINSTRUCTIONS",
+                         max_tokens=321)
+
+
+def summarizer_for(server: LLMServer, provider: str, **profile: object):
+    base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    settings = {"provider": provider, "base_url": base, "model": "test-model", "timeout": 5.0,
+                **profile}
+    return make_summarizer(Profile(**settings), retry_base_delay=0.01)  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_streams_in_pieces_and_sends_the_request(
+    llm_server: LLMServer, fake_key: str, provider: str
+) -> None:
+    llm_server.behaviour.chunk_chars = 8
+    summarizer = summarizer_for(llm_server, provider)
+    pieces = [piece async for piece in summarizer.stream(REQUEST)]
+    assert len(pieces) > 3
+    assert "".join(pieces).startswith("## Goal\nsummary reply")
+    (recorded,) = llm_server.requests
+    assert recorded.body["stream"] is True
+    assert recorded.body["max_tokens"] == 321
+    assert recorded.body["model"] == "test-model"
+    assert recorded.system == "SYSTEM TEXT"
+    assert recorded.prompt == REQUEST.prompt
+    if provider == "anthropic":
+        assert recorded.path == "/v1/messages"
+        assert recorded.headers["x-api-key"] == fake_key
+        assert recorded.headers["anthropic-version"] == "2023-06-01"
+    else:
+        assert recorded.path == "/v1/chat/completions"
+        assert recorded.headers["authorization"] == f"Bearer {fake_key}"
+
+
+@pytest.mark.asyncio
+async def test_max_output_tokens_caps_the_budget(llm_server: LLMServer) -> None:
+    summarizer = summarizer_for(llm_server, "openai", max_output_tokens=100)
+    await summarizer.complete(REQUEST)
+    assert llm_server.requests[0].body["max_tokens"] == 100
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_retry_honours_retry_after(llm_server: LLMServer, provider: str) -> None:
+    llm_server.add_faults("429", retry_after="1")
+    summarizer = summarizer_for(llm_server, provider)
+    started = time.monotonic()
+    text = await summarizer.complete(REQUEST)
+    elapsed = time.monotonic() - started
+    assert text.startswith("## Goal")
+    assert [r.fault for r in llm_server.requests] == ["429", None]
+    gap = llm_server.requests[1].started - llm_server.requests[0].started
+    assert gap >= 0.95 and elapsed >= 0.95
+
+
+@pytest.mark.asyncio
+async def test_5xx_retried_then_reported(llm_server: LLMServer) -> None:
+    llm_server.add_faults("500", "500")
+    summarizer = summarizer_for(llm_server, "openai", max_retries=3)
+    assert (await summarizer.complete(REQUEST)).startswith("## Goal")
+    assert len(llm_server.requests) == 3
+    llm_server.reset()
+    llm_server.add_faults("500", "500", "500")
+    with pytest.raises(ServerError, match="HTTP 500"):
+        await summarizer_for(llm_server, "openai", max_retries=2).complete(REQUEST)
+    assert len(llm_server.requests) == 3
+    llm_server.reset()
+    llm_server.add_faults("429", "429")
+    with pytest.raises(RateLimited):
+        await summarizer_for(llm_server, "anthropic", max_retries=1).complete(REQUEST)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("fault", "error", "words"), [
+    ("401", AuthError, "authentication failed"),
+    ("404", ModelNotFound, "'test-model'"),
+    ("overflow", ContextOverflow, "context window"),
+    ("malformed", MalformedStream, "malformed"),
+    ("drop", StreamDropped, "interrupted"),
+])
+async def test_clear_errors(
+    llm_server: LLMServer, fake_key: str, provider: str, fault: str,
+    error: type[SummarizeError], words: str, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    llm_server.add_faults(fault)
+    with pytest.raises(error) as caught:
+        await summarizer_for(llm_server, provider).complete(REQUEST)
+    message = str(caught.value)
+    assert words in message
+    assert len(message) < 400
+    assert len(llm_server.requests) == 1  # none of these is retried
+    assert fake_key not in message and fake_key not in repr(caught.value)
+    assert fake_key not in caplog.text
+
+
+@pytest.mark.asyncio
+async def test_missing_key_is_named(llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    llm_server.add_faults("401")
+    with pytest.raises(AuthError, match="OPENAI_API_KEY is not set"):
+        await summarizer_for(llm_server, "openai").complete(REQUEST)
+
+
+@pytest.mark.asyncio
+async def test_hang_times_out(llm_server: LLMServer) -> None:
+    llm_server.add_faults("hang", "hang")
+    summarizer = summarizer_for(llm_server, "openai", timeout=0.3, max_retries=1)
+    with pytest.raises(ProviderTimeout, match="within 0.3s"):
+        await summarizer.complete(REQUEST)
+    assert len(llm_server.requests) == 2  # a timeout is retried
+
+
+@pytest.mark.asyncio
+async def test_connection_refused_is_short_and_retried() -> None:
+    with LLMServer() as server:
+        port = server.port
+    summarizer = make_summarizer(
+        Profile(provider="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m",
+                max_retries=1), retry_base_delay=0.01)
+    with pytest.raises(SummarizeError, match="connection to http://127.0.0.1"):
+        await summarizer.complete(REQUEST)
+
+
+@pytest.mark.asyncio
+async def test_shared_client_is_reused(llm_server: LLMServer) -> None:
+    from tui_compactor.summarize.providers import aclose_shared_clients, shared_client
+
+    first = shared_client()
+    await summarizer_for(llm_server, "openai").complete(REQUEST)
+    assert shared_client() is first and isinstance(first, httpx.AsyncClient)
+    await aclose_shared_clients()
+    assert first.is_closed

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// pi_session_probe.mjs - open a session file with pi's own SessionManager and print, as one
+// JSON document, what pi sees: the leaf, the active branch and the model context.
+//
+// Usage: node pi_session_probe.mjs SESSION.jsonl
+// The package is found through $PI_CODING_AGENT_DIR (the package directory), then
+// /tmp/pi-oracle/node_modules/@mariozechner/pi-coding-agent, then
+// .cache/pi-ref/node_modules/@mariozechner/pi-coding-agent under the current directory.
+// Exit status 3 means the package was not found (the caller skips).
+
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const PKG = join("node_modules", "@mariozechner", "pi-coding-agent");
+
+function findPackage() {
+	const candidates = [];
+	if (process.env.PI_CODING_AGENT_DIR) candidates.push(process.env.PI_CODING_AGENT_DIR);
+	candidates.push(join("/tmp/pi-oracle", PKG));
+	candidates.push(join(process.cwd(), ".cache", "pi-ref", PKG));
+	for (const dir of candidates) {
+		if (existsSync(join(dir, "package.json"))) return resolve(dir);
+	}
+	return null;
+}
+
+const file = process.argv[2];
+if (!file) {
+	process.stderr.write("usage: node pi_session_probe.mjs SESSION.jsonl\n");
+	process.exit(2);
+}
+const pkgDir = findPackage();
+if (!pkgDir) {
+	process.stderr.write("pi-coding-agent package not found\n");
+	process.exit(3);
+}
+const pi = await import(pathToFileURL(join(pkgDir, "dist", "index.js")).href);
+const { createRequire } = await import("node:module");
+const version = createRequire(import.meta.url)(join(pkgDir, "package.json")).version;
+
+const manager = pi.SessionManager.open(resolve(file));
+const context = manager.buildSessionContext();
+const describe = (message) => {
+	const out = { role: message.role };
+	if (typeof message.summary === "string") out.summary = message.summary;
+	if (message.fromId !== undefined) out.fromId = message.fromId;
+	if (message.tokensBefore !== undefined) out.tokensBefore = message.tokensBefore;
+	if (Array.isArray(message.content)) {
+		out.text = message.content
+			.filter((block) => block && block.type === "text")
+			.map((block) => block.text)
+			.join("\n")
+			.slice(0, 200);
+	} else if (typeof message.content === "string") {
+		out.text = message.content.slice(0, 200);
+	}
+	return out;
+};
+const result = {
+	version,
+	leafId: manager.getLeafId(),
+	entryCount: manager.getEntries().length,
+	branchIds: manager.getBranch().map((entry) => entry.id),
+	messages: context.messages.map(describe),
+};
+process.stdout.write(`${JSON.stringify(result)}\n`);

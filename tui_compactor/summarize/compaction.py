@@ -1,0 +1,417 @@
+"""Compaction: from an engine ``CompactionPlan`` to summaries and a ``compaction`` entry.
+
+``CompactionJob.run`` generates the history summary and the turn-prefix summary **at the same
+time** (two asyncio tasks), merges them, then generates the short summary on the kept messages
+with the new summary as ``<previous-summary>``. Budgets (``reserve`` = the raw setting or
+16384): history ``min(floor(0.8 * reserve), 16384)``, turn prefix
+``min(floor(0.5 * reserve), 16384)``, short ``min(512, floor(0.2 * reserve))``.
+
+Which summaries are made (oh-my-pi's ``compact``):
+
+* split turn with a non-empty prefix: history (or ``"No prior history."`` when there is neither
+  history nor a previous summary) and prefix concurrently, merged as
+  ``history + "\\n\\n---\\n\\n**Turn Context (split turn):**\\n\\n" + prefix``;
+* else history when there are messages to summarize;
+* else the previous summary unchanged; else ``"No prior history."``.
+
+Then the file list (``<files>`` or pi's legacy tags), a boundary-tag check, the fidelity audit
+and the entry dict. Nothing is written until ``accept()``; ``cancel()`` stops every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tui_compactor.summarize.audit import Audit, audit_summary
+from tui_compactor.summarize.base import Summarizer
+from tui_compactor.summarize.errors import SummarizeError
+from tui_compactor.summarize.prompts import escape_boundary_tags, find_summary_boundary_tags
+from tui_compactor.summarize.runner import (
+    MAX_SUMMARY_TOKENS,
+    Event,
+    EventCallback,
+    Part,
+    PartFailed,
+    run_part,
+)
+
+__all__ = [
+    "DEFAULT_RESERVE_TOKENS",
+    "NO_PRIOR_HISTORY",
+    "SPLIT_TURN_SEPARATOR",
+    "CompactionCancelled",
+    "CompactionJob",
+    "CompactionResult",
+    "compaction_budgets",
+    "finish_summary",
+    "run_compaction",
+]
+
+DEFAULT_RESERVE_TOKENS = 16384
+NO_PRIOR_HISTORY = "No prior history."
+SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+
+
+class CompactionCancelled(SummarizeError):
+    """The job was cancelled; nothing was written."""
+
+
+def compaction_budgets(reserve_tokens: int | None) -> dict[str, int]:
+    """``max_tokens`` per part for a raw reserve setting (None -> 16384)."""
+    reserve = DEFAULT_RESERVE_TOKENS if reserve_tokens is None else reserve_tokens
+    return {
+        "history": min(math.floor(0.8 * reserve), MAX_SUMMARY_TOKENS),
+        "turn_prefix": min(math.floor(0.5 * reserve), MAX_SUMMARY_TOKENS),
+        "short": min(512, math.floor(0.2 * reserve)),
+    }
+
+
+def finish_summary(
+    summary: str,
+    read_files: list[str],
+    modified_files: list[str],
+    read_set: Any,
+    files_format: Literal["files", "legacy"] = "files",
+) -> str:
+    """Append the file list: a ``<files>`` block, or pi's ``<read-files>``/``<modified-files>``."""
+    from tui_compactor.engine.fileops import (
+        format_pi_file_ops,
+        strip_file_blocks,
+        upsert_file_operations,
+    )
+
+    if files_format == "legacy":
+        return strip_file_blocks(summary) + format_pi_file_ops(read_files, modified_files)
+    return upsert_file_operations(summary, read_files, modified_files, read_set)
+
+
+@dataclass
+class CompactionResult:
+    """What a compaction run produced. Nothing has been written yet."""
+
+    summary: str
+    """The text to write: merged summary plus the file list."""
+    short_summary: str
+    history_summary: str | None
+    turn_prefix_summary: str | None
+    audit: Audit
+    entry: dict[str, Any]
+    """The ``compaction`` record for the writer (no id/parentId/timestamp yet)."""
+    label: str
+    """``offline`` or ``provider:model``."""
+    offline: bool
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time per part and ``total``."""
+    instructions: str | None = None
+
+
+class CompactionJob:
+    """One compaction from a plan. Async; reports progress through an event callback.
+
+    Args:
+        plan: a prepared engine ``CompactionPlan``.
+        session: the loaded session the plan came from (the writer appends to it).
+        summarizer: from ``make_summarizer``.
+        settings: the engine ``CompactionSettings`` (its raw ``reserve_tokens`` sets budgets).
+        instructions: custom instructions for the history summary.
+        replace_instructions: replace the default prompt instead of appending ``Additional
+            focus``.
+        files_format: ``files`` (``<files>`` block) or ``legacy`` (pi's tags).
+    """
+
+    def __init__(
+        self,
+        plan: Any,
+        session: Any,
+        summarizer: Summarizer,
+        settings: Any = None,
+        *,
+        instructions: str | None = None,
+        replace_instructions: bool = False,
+        files_format: Literal["files", "legacy"] = "files",
+        extra_context: list[str] | None = None,
+    ) -> None:
+        if not getattr(plan, "prepared", False):
+            reason = getattr(plan, "reason", None) or "the plan is not prepared"
+            raise ValueError(f"cannot compact: {reason}")
+        self.plan = plan
+        self.session = session
+        self.summarizer = summarizer
+        self.settings = settings
+        self.instructions = instructions
+        self.replace_instructions = replace_instructions
+        self.files_format = files_format
+        self.extra_context = extra_context
+        reserve = getattr(settings, "reserve_tokens", None) if settings is not None else None
+        self.budgets = compaction_budgets(reserve)
+        self.rules = getattr(plan, "rules", None) or getattr(settings, "rules", "pi") or "pi"
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._cancel_requested = False
+        self.result: CompactionResult | None = None
+
+    # -- control ---------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop every in-flight request of this job; ``run`` raises ``CompactionCancelled``."""
+        self._cancel_requested = True
+        for task in list(self._tasks):
+            task.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether ``cancel()`` was called."""
+        return self._cancel_requested
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- running ---------------------------------------------------------------------------
+    async def run(self, on_event: EventCallback | None = None) -> CompactionResult:
+        """Generate every summary; returns the result (nothing is written).
+
+        Raises:
+            CompactionCancelled: ``cancel()`` was called.
+            SummarizeError: a part failed (its ``PartFailed`` event was sent first).
+        """
+        emit = _safe_emit(on_event)
+        self._cancel_requested = False
+        main = self._spawn(self._run(emit))
+        try:
+            result = await main
+        except asyncio.CancelledError:
+            if self._cancel_requested:
+                raise CompactionCancelled("compaction cancelled; nothing was written") from None
+            raise
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+        self.result = result
+        return result
+
+    async def regenerate(
+        self, on_event: EventCallback | None = None, focus: str | None = None
+    ) -> CompactionResult:
+        """Run again with the audit's missing anchors (or ``focus``) added to the instructions."""
+        if focus is None and self.result is not None:
+            focus = self.result.audit.focus_instructions()
+        base = self.instructions
+        if focus:
+            self.instructions = f"{base}\n\n{focus}" if base else focus
+        try:
+            return await self.run(on_event)
+        finally:
+            self.instructions = base
+
+    async def _part(
+        self, emit: Callable[[Event], None], part: Part, coro_factory: Callable[[], Any]
+    ) -> str:
+        """Run one part; report ``PartFailed`` for errors and cancellation."""
+        try:
+            return await coro_factory()
+        except asyncio.CancelledError:
+            emit(PartFailed(part, "cancelled", cancelled=True))
+            raise
+        except SummarizeError as error:
+            emit(PartFailed(part, str(error)))
+            raise
+        except Exception as error:  # a bug or an unexpected library error: still report it
+            emit(PartFailed(part, f"{type(error).__name__}: {error}"))
+            raise
+
+    async def _run(self, emit: Callable[[Event], None]) -> CompactionResult:
+        plan = self.plan
+        started = time.monotonic()
+        seconds: dict[str, float] = {}
+        drop_thinking = getattr(self.summarizer, "provider", "") == "anthropic"
+        history_messages = [item.message for item in plan.messages_to_summarize]
+        prefix_messages = [item.message for item in plan.turn_prefix_messages]
+        recent_messages = [item.message for item in plan.recent_messages]
+        previous = plan.previous_summary
+
+        def history_job() -> Any:
+            return run_part(
+                self.summarizer, "history", history_messages, kind="summary",
+                max_tokens=self.budgets["history"], emit=emit, previous_summary=previous,
+                instructions=self.instructions, replace_instructions=self.replace_instructions,
+                extra_context=self.extra_context, drop_thinking=drop_thinking,
+            )
+
+        def prefix_job() -> Any:
+            return run_part(
+                self.summarizer, "turn_prefix", prefix_messages, kind="turn_prefix",
+                max_tokens=self.budgets["turn_prefix"], emit=emit, drop_thinking=drop_thinking,
+            )
+
+        history_text: str | None = None
+        prefix_text: str | None = None
+        if plan.is_split_turn and prefix_messages:
+            tasks: dict[str, asyncio.Task[Any]] = {}
+            if history_messages or previous:
+                tasks["history"] = self._spawn(self._timed(seconds, "history", self._part(
+                    emit, "history", history_job)))
+            tasks["turn_prefix"] = self._spawn(self._timed(seconds, "turn_prefix", self._part(
+                emit, "turn_prefix", prefix_job)))
+            await _gather_or_cancel(list(tasks.values()))
+            history_text = tasks["history"].result() if "history" in tasks else NO_PRIOR_HISTORY
+            prefix_text = tasks["turn_prefix"].result()
+            body = f"{history_text}{SPLIT_TURN_SEPARATOR}{prefix_text}"
+        elif history_messages:
+            history_text = await self._timed(
+                seconds, "history", self._part(emit, "history", history_job)
+            )
+            body = history_text
+        elif previous:
+            body = previous
+        else:
+            body = NO_PRIOR_HISTORY
+
+        warnings: list[str] = []
+        tags = find_summary_boundary_tags(body)
+        if tags:
+            body = escape_boundary_tags(body)
+            warnings.append(
+                "the summary contained boundary tags (" + ", ".join(sorted(set(tags)))
+                + "); they were escaped before writing"
+            )
+
+        def short_job() -> Any:
+            return run_part(
+                self.summarizer, "short", recent_messages, kind="short",
+                max_tokens=max(1, self.budgets["short"]), emit=emit, previous_summary=body,
+                drop_thinking=drop_thinking,
+            )
+
+        short = await self._timed(seconds, "short", self._part(emit, "short", short_job))
+        short = escape_boundary_tags(" ".join(short.split()))
+
+        from tui_compactor.engine.fileops import compute_file_lists
+
+        read_files, modified_files = compute_file_lists(plan.file_ops, self.rules)
+        summary = finish_summary(
+            body, read_files, modified_files, plan.file_ops.read, self.files_format
+        )
+        audit = audit_summary(history_messages + prefix_messages, summary)
+        entry = self._entry(summary, short, read_files, modified_files)
+        seconds["total"] = time.monotonic() - started
+        return CompactionResult(
+            summary=summary,
+            short_summary=short,
+            history_summary=history_text,
+            turn_prefix_summary=prefix_text,
+            audit=audit,
+            entry=entry,
+            label=self.summarizer.label,
+            offline=bool(getattr(self.summarizer, "offline", False)),
+            read_files=read_files,
+            modified_files=modified_files,
+            warnings=warnings,
+            seconds=seconds,
+            instructions=self.instructions,
+        )
+
+    @staticmethod
+    async def _timed(seconds: dict[str, float], part: str, coro: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return await coro
+        finally:
+            seconds[part] = time.monotonic() - started
+
+    def _entry(
+        self, summary: str, short: str, read_files: list[str], modified_files: list[str]
+    ) -> dict[str, Any]:
+        from tui_compactor.session.writer import make_compaction_entry
+
+        plan = self.plan
+        tokens_after = getattr(plan, "tokens_after", None)
+        if isinstance(tokens_after, int):
+            # The kept messages plus the new summary message itself.
+            tokens_after += (len(summary.encode("utf-8")) + 3) // 4
+        return make_compaction_entry(
+            summary=summary,
+            first_kept_entry_id=plan.first_kept_entry_id,
+            tokens_before=plan.tokens_before,
+            tokens_after=tokens_after,
+            short_summary=short,
+            read_files=read_files,
+            modified_files=modified_files,
+            summarizer=self.summarizer.label,
+        )
+
+    # -- writing -----------------------------------------------------------------------------
+    def accept(self, result: CompactionResult | None = None, **append_options: Any) -> Any:
+        """Append the compaction entry at the plan's leaf (the writer's gate decides).
+
+        Blocking file I/O: call it from a thread in the UI. Returns the writer's
+        ``AppendResult``; raises ``AppendRefused`` (nothing written) when the gate refuses.
+        """
+        from tui_compactor.session.writer import append_entry
+
+        chosen = result or self.result
+        if chosen is None:
+            raise ValueError("nothing to accept: run() has not produced a result")
+        if self._cancel_requested:
+            raise CompactionCancelled("compaction was cancelled; nothing was written")
+        return append_entry(
+            self.session, chosen.entry, parent_index=self.plan.leaf, **append_options
+        )
+
+
+async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
+    """Wait for all ``tasks``; on the first failure cancel the rest and re-raise it."""
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    for task in done:
+        if task.exception() is not None:
+            for other in pending:
+                other.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            raise task.exception()  # type: ignore[misc]
+
+
+def _safe_emit(on_event: EventCallback | None) -> Callable[[Event], None]:
+    """An emitter that never lets a failing UI callback break the job."""
+    if on_event is None:
+        return lambda event: None
+
+    def emit(event: Event) -> None:
+        try:
+            on_event(event)
+        except Exception:  # noqa: BLE001 - the callback's bug must not kill the summaries
+            pass
+
+    return emit
+
+
+async def run_compaction(
+    plan: Any,
+    session: Any,
+    summarizer: Summarizer,
+    settings: Any = None,
+    *,
+    on_event: EventCallback | None = None,
+    instructions: str | None = None,
+    replace_instructions: bool = False,
+    files_format: Literal["files", "legacy"] = "files",
+) -> CompactionResult:
+    """Convenience: build a ``CompactionJob`` and run it."""
+    job = CompactionJob(
+        plan, session, summarizer, settings, instructions=instructions,
+        replace_instructions=replace_instructions, files_format=files_format,
+    )
+    return await job.run(on_event)

@@ -1,0 +1,290 @@
+"""Running one summary part: events, folding over windows, overflow halving, restarts.
+
+A *part* is one text the UI shows in its own pane: ``history``, ``turn_prefix``, ``short`` or
+``branch``. Every part reports ``PartStarted`` (again for each fold window or restart: the pane
+starts over), ``PartDelta`` pieces, then ``PartFinished`` or ``PartFailed``.
+
+Folding (oh-my-pi's multi-window plan): with ``window`` the summarizer's context window,
+``min_input = min(16384, max(1024, window // 8))`` and
+``budget = max(min_input, floor(0.8 * window) - max_tokens - 16384)`` tokens of conversation per
+request. A region over budget is split greedily on message boundaries; every window after the
+first uses the update prompt with the running summary as ``<previous-summary>``. A
+context-overflow error halves the window (``min(budget, sent) // 2``) and re-plans it; below
+``min_input`` the error is final.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from tui_compactor.summarize.base import PromptKind, Summarizer, SummaryRequest
+from tui_compactor.summarize.errors import ContextOverflow, StreamDropped, SummarizeError
+from tui_compactor.summarize.prompts import (
+    assemble_prompt,
+    load_prompt,
+    with_custom_instructions,
+)
+
+__all__ = [
+    "DEFAULT_SUMMARY_INPUT_WINDOW",
+    "MAX_SUMMARY_TOKENS",
+    "Event",
+    "EventCallback",
+    "Part",
+    "PartDelta",
+    "PartFailed",
+    "PartFinished",
+    "PartStarted",
+    "SummaryWindow",
+    "approx_tokens",
+    "clamp_text",
+    "fold_budget",
+    "plan_windows",
+    "run_part",
+    "serialize_messages",
+]
+
+Part = Literal["history", "turn_prefix", "short", "branch"]
+
+MAX_SUMMARY_TOKENS = 16384
+DEFAULT_SUMMARY_INPUT_WINDOW = 200_000
+MIN_SUMMARY_INPUT_TOKENS = 16_384
+MAX_STREAM_RESTARTS = 1
+"""A part whose stream breaks after text arrived is started over this many times."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartStarted:
+    """A part (or a new fold window / restart of it) began; the pane should start empty."""
+
+    part: Part
+    label: str
+    window: int = 1
+    windows: int = 1
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PartDelta:
+    """A piece of streamed text for ``part``."""
+
+    part: Part
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartFinished:
+    """``part`` is done; ``text`` is its whole output (after folding)."""
+
+    part: Part
+    text: str
+    seconds: float
+    requests: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PartFailed:
+    """``part`` failed (``error`` is short and user-facing) or was cancelled."""
+
+    part: Part
+    error: str
+    cancelled: bool = False
+
+
+Event = PartStarted | PartDelta | PartFinished | PartFailed
+EventCallback = Callable[[Event], Any]
+
+
+def approx_tokens(text: str) -> int:
+    """oh-my-pi's approximate count: ceil(UTF-8 bytes / 4)."""
+    return (len(text.encode("utf-8")) + 3) // 4
+
+
+def serialize_messages(messages: list[dict[str, Any]], *, drop_thinking: bool = False) -> str:
+    """The transcript sent to the model (boundary tags escaped by the engine's serializer)."""
+    from tui_compactor.engine.serialize import serialize_native
+
+    return serialize_native(messages, drop_thinking=drop_thinking)
+
+
+def fold_budget(context_window: int | None, max_tokens: int) -> tuple[int, int]:
+    """(budget, min_input) in tokens of conversation per request for a summarizer window."""
+    window = context_window if context_window and context_window > 0 else (
+        DEFAULT_SUMMARY_INPUT_WINDOW
+    )
+    min_input = min(MIN_SUMMARY_INPUT_TOKENS, max(1024, window // 8))
+    budget = max(min_input, math.floor(window * 0.8) - max_tokens - MAX_SUMMARY_TOKENS)
+    return budget, min_input
+
+
+@dataclass(slots=True)
+class SummaryWindow:
+    """Messages summarized in one request, and the token budget they were planned for."""
+
+    messages: list[dict[str, Any]]
+    budget: int
+    text: str | None = None
+
+
+def plan_windows(
+    messages: list[dict[str, Any]],
+    budget: int,
+    *,
+    drop_thinking: bool = False,
+    count: Callable[[str], int] = approx_tokens,
+) -> list[SummaryWindow]:
+    """Greedy split on message boundaries; a message over budget forms its own window."""
+    windows: list[SummaryWindow] = []
+    current: list[dict[str, Any]] = []
+    used = 0
+    for message in messages:
+        tokens = count(serialize_messages([message], drop_thinking=drop_thinking))
+        if current and used + tokens > budget:
+            windows.append(SummaryWindow(current, budget))
+            current, used = [], 0
+        current.append(message)
+        used += tokens
+    if current:
+        windows.append(SummaryWindow(current, budget))
+    return windows
+
+
+def clamp_text(text: str, budget: int, count: Callable[[str], int] = approx_tokens) -> str:
+    """Cut ``text`` that is over ``budget`` tokens, saying how much was cut."""
+    tokens = count(text)
+    if tokens <= budget:
+        return text
+    keep = max(1024, math.floor(len(text) * budget * 0.95 / tokens))
+    if keep >= len(text):
+        return text
+    return f"{text[:keep]}\n\n[... {len(text) - keep} more characters truncated]"
+
+
+async def _stream_request(
+    summarizer: Summarizer,
+    request: SummaryRequest,
+    part: Part,
+    emit: EventCallback,
+    *,
+    window: int,
+    windows: int,
+) -> str:
+    """One request, streamed as events; restarted once if the stream breaks midway."""
+    attempt = 1
+    while True:
+        emit(PartStarted(part, summarizer.label, window, windows, attempt))
+        pieces: list[str] = []
+        try:
+            async for piece in summarizer.stream(request):
+                pieces.append(piece)
+                emit(PartDelta(part, piece))
+        except StreamDropped:
+            if attempt > MAX_STREAM_RESTARTS:
+                raise
+            attempt += 1
+            continue
+        text = "".join(pieces).strip()
+        if not text:
+            raise SummarizeError(f"{summarizer.label} returned an empty summary")
+        return text
+
+
+async def run_part(
+    summarizer: Summarizer,
+    part: Part,
+    messages: list[dict[str, Any]],
+    *,
+    kind: PromptKind,
+    max_tokens: int,
+    emit: EventCallback,
+    previous_summary: str | None = None,
+    instructions: str | None = None,
+    replace_instructions: bool = False,
+    extra_context: list[str] | None = None,
+    fold: bool = True,
+    drop_thinking: bool = False,
+    count: Callable[[str], int] = approx_tokens,
+) -> str:
+    """Summarize ``messages`` as ``part`` and return the text; see the module doc for folding.
+
+    ``kind`` is ``summary`` (becoming ``update`` when a summary is carried), ``turn_prefix``,
+    ``short`` or ``branch``. Only ``summary`` folds; the others are clamped to one window.
+    Emits ``PartFinished`` on success; the caller emits ``PartFailed``.
+    """
+    started = time.monotonic()
+    system = load_prompt("system")
+    budget, min_input = fold_budget(summarizer.context_window, max_tokens)
+    whole = serialize_messages(messages, drop_thinking=drop_thinking)
+    queue: deque[SummaryWindow]
+    if count(whole) <= budget or not fold or kind != "summary":
+        queue = deque([SummaryWindow(messages, budget, whole)])
+    else:
+        queue = deque(plan_windows(messages, budget, drop_thinking=drop_thinking, count=count))
+    carried = previous_summary
+    done_windows = 0
+    requests = 0
+    while queue:
+        window = queue.popleft()
+        text = window.text if window.text is not None else serialize_messages(
+            window.messages, drop_thinking=drop_thinking
+        )
+        text = clamp_text(text, window.budget, count)
+        window_kind: PromptKind = kind
+        if kind == "summary":
+            window_kind = "update" if carried is not None else "summary"
+            default = load_prompt("update-summary" if carried is not None else "compaction-summary")
+            prompt_instructions = with_custom_instructions(
+                default, instructions, replace=replace_instructions
+            )
+            prompt = assemble_prompt(
+                text, prompt_instructions, previous_summary=carried, extra_context=extra_context
+            )
+        elif kind == "turn_prefix":
+            prompt = assemble_prompt(text, load_prompt("turn-prefix"))
+        elif kind == "short":
+            prompt = assemble_prompt(
+                text, load_prompt("short-summary"), previous_summary=previous_summary
+            )
+        else:  # branch
+            prompt = assemble_prompt(
+                text,
+                with_custom_instructions(
+                    load_prompt("branch-summary"), instructions, replace=replace_instructions
+                ),
+            )
+        request = SummaryRequest(
+            kind=window_kind,
+            system=system,
+            prompt=prompt,
+            max_tokens=max_tokens,
+            messages=window.messages,
+            previous_summary=carried if kind == "summary" else previous_summary,
+            focus=instructions if kind in ("summary", "branch") else None,
+        )
+        requests += 1
+        try:
+            result = await _stream_request(
+                summarizer, request, part, emit,
+                window=done_windows + 1, windows=done_windows + 1 + len(queue),
+            )
+        except ContextOverflow:
+            sent = count(text)
+            halved = min(window.budget, sent) // 2
+            if halved < min_input or kind != "summary" or len(window.messages) < 1:
+                raise
+            replanned = plan_windows(
+                window.messages, halved, drop_thinking=drop_thinking, count=count
+            )
+            # A single message over the halved budget gets clamped to it on the next try.
+            for replacement in reversed(replanned):
+                queue.appendleft(replacement)
+            continue
+        done_windows += 1
+        carried = result
+    emit(PartFinished(part, carried or "", time.monotonic() - started, requests))
+    return carried or ""
