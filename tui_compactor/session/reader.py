@@ -37,7 +37,7 @@ from tui_compactor.session.model import (
     Severity,
     Verdict,
 )
-from tui_compactor.session.session import Refresh, Session, _LazyRecords
+from tui_compactor.session.session import Refresh, Session, _LazyRecords, gc_paused
 
 __all__ = ["load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES"]
 
@@ -123,6 +123,19 @@ def _describe_json_error(error: Exception) -> str:
             return "starts with a byte-order mark (only allowed at the start of the file)"
         return f"column {column}: {text.lower()}"
     return str(error)
+
+
+def _has_text(content: Any) -> bool:
+    """True if message content has non-blank text (pi's ``hasTextContent``)."""
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text.strip():
+                    return True
+    return False
 
 
 class _Scanner:
@@ -582,6 +595,11 @@ class _Scanner:
         s = self.s
         if role == "assistant":
             content = message.get("content")
+            stop_reason = message.get("stopReason")
+            if not _has_text(content) and (
+                not stop_reason or stop_reason in ("stop", "toolUse")
+            ):
+                s._quiet_assistants.add(index)  # pi's /tree hides these (tool calls only)
             if isinstance(content, list):
                 calls = tuple(
                     block["id"]
@@ -957,7 +975,17 @@ def load_session(
     disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
     bytes are lazy.
     """
-    session = Session(Path(path))
+    with gc_paused():
+        return _load(Path(path), progress, cancel, lazy)
+
+
+def _load(
+    path: Path,
+    progress: Callable[[LoadProgress], None] | None,
+    cancel: threading.Event | None,
+    lazy: bool | None,
+) -> Session:
+    session = Session(path)
     try:
         fd = os.open(session.path, _OPEN_FLAGS)
     except OSError as error:
@@ -1015,6 +1043,11 @@ def _io_failure(s: Session, reason: str) -> None:
 
 def refresh_session(s: Session) -> Refresh:
     """Implementation of ``Session.refresh()``."""
+    with gc_paused():
+        return _refresh(s)
+
+
+def _refresh(s: Session) -> Refresh:
     if s._io_error is not None or not s.complete:
         return Refresh("rewritten", reason="the previous load did not finish; load it again")
     snap = s.snapshot

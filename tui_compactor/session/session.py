@@ -10,10 +10,13 @@ cannot loop.
 from __future__ import annotations
 
 import bisect
+import gc
 import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +31,24 @@ from tui_compactor.session.model import (
     Verdict,
 )
 
-__all__ = ["Session", "Refresh", "timestamp_key"]
+__all__ = ["Session", "Refresh", "timestamp_key", "gc_paused"]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects.
+
+    Indexing creates hundreds of thousands of small objects; every few hundred allocations
+    the collector would otherwise re-scan all of them (measured: up to 2-5x slower builds).
+    Nothing built here forms reference cycles that need collecting.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 CACHE_MAX_RECORDS = 4096
 """Lazy mode: at most this many re-read records are cached."""
@@ -186,6 +206,8 @@ class Session:
         self._labels_cache: dict[int, str] | None = None
         self._calls: dict[int, tuple[tuple[str, ...], bool]] = {}
         self._result_call: dict[int, str] = {}
+        self._quiet_assistants: set[int] = set()
+        """Assistant messages with no text that did not stop on an error (tool calls only)."""
         self._compactions: dict[int, Any] = {}
         self._v1_first_kept: dict[int, str | None] = {}
         self._v1_first_kept_raw: dict[int, Any] = {}
@@ -331,6 +353,20 @@ class Session:
             x = entries[x].parent
             y = entries[y].parent
         return x if x is not None and x == y else None
+
+    def is_quiet_assistant(self, i: int) -> bool:
+        """True for an assistant message with only tool calls (pi's /tree hides these)."""
+        return i in self._quiet_assistants
+
+    def subtree_sizes(self) -> list[int]:
+        """Number of entries in each entry's subtree (itself included); O(n)."""
+        sizes = [1] * len(self.entries)
+        entries = self.entries
+        for i in range(len(entries) - 1, -1, -1):
+            parent = entries[i].parent
+            if parent is not None:
+                sizes[parent] += sizes[i]
+        return sizes
 
     def broken_parent(self, i: int) -> str | None:
         """The unresolved ``parentId`` of entry ``i`` (missing, later or itself), or None."""

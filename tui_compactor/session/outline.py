@@ -1,0 +1,199 @@
+"""The tree outline: which entries to show, in which order, at which indent.
+
+Used by the ``tree`` command and the app's tree widget. The layout keeps long linear runs
+flat: a chain of single children stays at one indent, and only a branch point opens a new
+level. At a branch point the child that leads to the active leaf (or, off the active path,
+the oldest child) continues the main line at the same indent; the other children follow
+the branch point directly, one level deeper, each with its whole subtree.
+
+Filters mirror pi's ``/tree`` view (``tree-selector``):
+
+- ``DEFAULT``: hides bookkeeping entries (``label``, ``custom``, ``model_change``,
+  ``thinking_level_change``, ``session_info``);
+- ``NO_TOOLS``: ``DEFAULT`` minus tool results;
+- ``USER_ONLY``: user messages only;
+- ``LABELED``: labelled entries only;
+- ``ALL``: every entry. (pi's "all" still hides tool-call-only assistant messages; an
+  inspector shows them.)
+
+In every mode except ``ALL``, assistant messages with only tool calls are hidden unless
+they stopped on an error or abort, or are the leaf (as in pi). Hidden entries' children
+attach to the nearest visible ancestor. Everything is iterative and O(n).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from tui_compactor.session.session import Session, gc_paused
+
+__all__ = ["OutlineFilter", "OutlineRow", "build_outline", "BOOKKEEPING_TYPES"]
+
+BOOKKEEPING_TYPES = frozenset(
+    {"label", "custom", "model_change", "thinking_level_change", "session_info"}
+)
+"""Entry types pi's default tree view hides."""
+
+
+class OutlineFilter(StrEnum):
+    """Which entries the outline shows (pi's ``/tree`` filter modes)."""
+
+    DEFAULT = "default"
+    NO_TOOLS = "no-tools"
+    USER_ONLY = "user-only"
+    LABELED = "labeled-only"
+    ALL = "all"
+
+
+@dataclass(slots=True)
+class OutlineRow:
+    """One visible row of the outline (treat as read-only; not frozen because frozen
+    dataclasses are several times slower to build, and 100k rows must build fast)."""
+
+    index: int
+    """Entry index."""
+    indent: int
+    """Nesting level: 0 for the main line of each root."""
+    is_branch_point: bool
+    """More than one visible child (the layout opens a level here)."""
+    on_active_path: bool
+    """On the path from a root to the chosen leaf."""
+    is_leaf: bool
+    """The chosen leaf (by default the file's leaf)."""
+    is_tip: bool
+    """Has no children at all in the file."""
+    folded: bool
+    """Folded by the caller: its visible descendants are not listed."""
+    hidden_count: int
+    """Folded rows: how many visible rows are hidden underneath; else 0."""
+    child_count: int
+    """Children in the file (any filter)."""
+    missing_parent: str | None = None
+    """The ``parentId`` this entry names but that does not resolve (broken link)."""
+
+
+def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> list[bool]:
+    entries = session.entries
+    count = len(entries)
+    if view is OutlineFilter.ALL:
+        return [True] * count
+    quiet = session._quiet_assistants
+    if view is OutlineFilter.LABELED:
+        labels = session.labels
+        mask = [i in labels for i in range(count)]
+    elif view is OutlineFilter.USER_ONLY:
+        mask = [e.type == "message" and e.role == "user" for e in entries]
+    elif view is OutlineFilter.NO_TOOLS:
+        mask = [
+            e.type not in BOOKKEEPING_TYPES and not (e.type == "message" and e.role == "toolResult")
+            for e in entries
+        ]
+    else:
+        mask = [e.type not in BOOKKEEPING_TYPES for e in entries]
+    for i in quiet:
+        if i != leaf:
+            mask[i] = False
+    return mask
+
+
+def build_outline(
+    session: Session,
+    *,
+    leaf: int | None = None,
+    folded: set[int] | frozenset[int] = frozenset(),
+    view: OutlineFilter = OutlineFilter.DEFAULT,
+) -> list[OutlineRow]:
+    """Rows to show for ``session``, top to bottom (see the module docstring)."""
+    with gc_paused():
+        return _build(session, leaf, folded, view)
+
+
+def _build(
+    session: Session,
+    leaf: int | None,
+    folded: set[int] | frozenset[int],
+    view: OutlineFilter,
+) -> list[OutlineRow]:
+    entries = session.entries
+    count = len(entries)
+    if count == 0:
+        return []
+    if leaf is None or not 0 <= leaf < count:
+        leaf = session.leaf
+    active = [False] * count
+    if leaf is not None:
+        for i in session.path_to(leaf):
+            active[i] = True
+    visible = _visible_mask(session, OutlineFilter(view), leaf)
+
+    # Visible tree: every visible entry hangs under its nearest visible ancestor. Walk the
+    # real tree depth-first in getTree order so visible children keep that order.
+    children = session._children
+    visible_children: list[list[int]] = [[] for _ in range(count)]
+    visible_roots: list[int] = []
+    stack: list[tuple[int, int]] = []  # (entry, nearest visible ancestor or -1)
+    for root in reversed(session._roots):
+        stack.append((root, -1))
+    while stack:
+        node, anchor = stack.pop()
+        if visible[node]:
+            if anchor < 0:
+                visible_roots.append(node)
+            else:
+                visible_children[anchor].append(node)
+            anchor = node
+        kids = children[node]
+        for k in range(len(kids) - 1, -1, -1):
+            stack.append((kids[k], anchor))
+
+    # Rows: depth-first over the visible tree. At a branch point, side branches come first
+    # (one level deeper), then the main child continues at the same indent.
+    rows: list[OutlineRow] = []
+    append = rows.append
+    work: list[tuple[int, int]] = [(root, 0) for root in reversed(visible_roots)]
+    while work:
+        node, indent = work.pop()
+        kids = visible_children[node]
+        entry = entries[node]
+        is_folded = node in folded
+        hidden = _count_below(visible_children, node) if is_folded and kids else 0
+        missing = (
+            entry.parent_id if entry.parent is None and entry.parent_id is not None else None
+        )
+        append(
+            OutlineRow(
+                node,
+                indent,
+                len(kids) > 1,
+                active[node],
+                node == leaf,
+                not children[node],
+                is_folded,
+                hidden,
+                len(children[node]),
+                missing,
+            )
+        )
+        if is_folded or not kids:
+            continue
+        if len(kids) == 1:
+            work.append((kids[0], indent))
+            continue
+        main = next((k for k in kids if active[k]), kids[0])
+        work.append((main, indent))
+        for k in range(len(kids) - 1, -1, -1):
+            if kids[k] != main:
+                work.append((kids[k], indent + 1))
+    return rows
+
+
+def _count_below(visible_children: list[list[int]], node: int) -> int:
+    """Number of visible descendants of ``node`` (iterative)."""
+    total = 0
+    stack = list(visible_children[node])
+    while stack:
+        current = stack.pop()
+        total += 1
+        stack.extend(visible_children[current])
+    return total
