@@ -1,0 +1,180 @@
+"""The headless engine commands, run as real processes on copies of real session files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+ORACLE = TESTS / "fixtures" / "oracle"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui_compactor", *args],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def compacted(tmp_path: Path) -> Path:
+    target = tmp_path / "tree-compacted.jsonl"
+    shutil.copyfile(ORACLE / "sessions" / "tree-compacted.jsonl", target)
+    return target
+
+
+@pytest.fixture
+def branches(tmp_path: Path) -> Path:
+    target = tmp_path / "tree-branches.jsonl"
+    shutil.copyfile(ORACLE / "sessions" / "tree-branches.jsonl", target)
+    return target
+
+
+def golden(name: str) -> dict:
+    return json.loads((ORACLE / "golden" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_plan_json_matches_reference_for_every_keep_recent(compacted: Path) -> None:
+    expected = golden("tree-compacted")["cutPoints"]
+    keeps = ",".join(str(row["keepRecentTokens"]) for row in expected)
+    before = compacted.read_bytes()
+    result = cli("plan", str(compacted), "--keep-recent", keeps, "--tokens", "pi", "--json")
+    assert result.returncode == 0, result.stderr
+    assert compacted.read_bytes() == before  # planning never writes
+    data = json.loads(result.stdout)
+    assert data["rules"] == "pi" and data["tokens"] == "pi"
+    assert len(data["plans"]) == len(expected)
+    for plan, row in zip(data["plans"], expected, strict=True):
+        for key in ("keepRecentTokens", "prepared", "boundaryStart", "previousCompactionIndex"):
+            assert plan[key] == row[key], key
+        if not row["prepared"]:
+            assert plan["reason"]
+            continue
+        for key in (
+            "firstKeptEntryId",
+            "firstKeptEntryIndex",
+            "turnStartIndex",
+            "isSplitTurn",
+            "tokensBefore",
+        ):
+            assert plan[key] == row[key], key
+        assert plan["previousSummary"] is row["previousSummary"]["present"]
+        for key in ("messagesToSummarize", "turnPrefixMessages"):
+            assert plan[key]["count"] == row[key]["count"]
+            assert plan[key]["entryIds"] == row[key]["entryIds"]["items"]
+            assert plan[key]["tokens"] == row[key]["estimatedTokens"]
+        assert plan["fileOps"]["readFiles"] == row["fileOps"]["readFiles"]
+        assert plan["fileOps"]["modifiedFiles"] == row["fileOps"]["modifiedFiles"]
+        assert set(plan["regionTokens"]) == {"summarize", "turnPrefix", "keep"}
+
+
+def test_plan_text_and_threshold(compacted: Path) -> None:
+    result = cli("plan", str(compacted), "--window", "32000", "--tokens", "pi")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    assert "compact now: yes" in text
+    assert "cut at" in text and "keep-recent 20000" in text
+
+
+def test_manual_cut_refused_at_tool_result_with_nearest_points(compacted: Path) -> None:
+    result = cli("plan", str(compacted), "--cut", "a3ce7fa6", "--json")
+    assert result.returncode == 1
+    plan = json.loads(result.stdout)["plans"][0]
+    assert plan["prepared"] is False and "tool result" in plan["reason"]
+    assert [row["entryId"] for row in plan["nearestCutPoints"]] == ["48c31ac5", "9f5ca3d3"]
+    accepted = cli("plan", str(compacted), "--cut", "48c31ac5", "--json")
+    assert accepted.returncode == 0
+    plan = json.loads(accepted.stdout)["plans"][0]
+    assert plan["prepared"] is True and plan["firstKeptEntryId"] == "48c31ac5"
+
+
+def test_unknown_id_is_a_usage_error(compacted: Path) -> None:
+    result = cli("plan", str(compacted), "--leaf", "no-such-id")
+    assert result.returncode == 2
+    assert b"no leaf with id" in result.stderr
+
+
+def test_context_json_matches_reference(compacted: Path) -> None:
+    expected = golden("tree-compacted")["context"]
+    result = cli("context", str(compacted), "--tokens", "pi", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [item["role"] for item in data["items"]] == expected["roles"]
+    assert [item["entryId"] for item in data["items"]] == [i["entryId"] for i in expected["items"]]
+    assert data["thinkingLevel"] == expected["thinkingLevel"]
+    assert data["model"] == expected["model"]
+    assert data["contextTokens"]["tokens"] == expected["estimateContextTokens"]["tokens"]
+
+
+def test_context_at_other_leaf(branches: Path) -> None:
+    other = golden("tree-branches")["otherLeaves"][0]
+    result = cli("context", str(branches), "--at", other["leafId"], "--tokens", "pi", "--json")
+    data = json.loads(result.stdout)
+    assert [item["role"] for item in data["items"]] == other["context"]["roles"]
+
+
+@pytest.mark.parametrize("scope", ["context", "branch"])
+def test_serialize_is_byte_exact(compacted: Path, scope: str) -> None:
+    expected = golden("tree-compacted")["serialized"][scope]["sha256"]
+    result = cli("serialize", str(compacted), "--scope", scope)
+    assert result.returncode == 0, result.stderr
+    assert hashlib.sha256(result.stdout).hexdigest() == expected
+
+
+def test_serialize_native_escapes_boundary_tags(tmp_path: Path) -> None:
+    session = tmp_path / "inject.jsonl"
+    shutil.copyfile(TESTS / "fixtures" / "bad" / "prompt-injection-in-tool-output.jsonl", session)
+    result = cli("serialize", str(session), "--scope", "branch", "--format", "native")
+    assert result.returncode == 0, result.stderr
+    assert b"</conversation>" not in result.stdout.lower()
+
+
+def test_navigate_dry_run_matches_reference(branches: Path) -> None:
+    before = branches.read_bytes()
+    for row in golden("tree-branches")["branchSummary"]:
+        budgets = ",".join(str(p["tokenBudget"]) for p in row["prepared"])
+        result = cli(
+            "navigate", str(branches), "--to", row["targetId"], "--dry-run",
+            "--budget", budgets, "--tokens", "pi", "--json",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert data["newLeafId"] == row["navigateNewLeafId"]
+        assert data["commonAncestorId"] == row["commonAncestorId"]
+        assert data["entryIds"] == row["entryIds"]["items"]
+        for got, want in zip(data["prepared"], row["prepared"], strict=True):
+            assert got["entryIds"] == want["entryIds"]["items"]
+            assert got["totalTokens"] == want["totalTokens"]
+            assert got["fileOps"]["modifiedFiles"] == want["fileOps"]["modifiedFiles"]
+    assert branches.read_bytes() == before
+
+
+def test_export_markdown_and_json(compacted: Path, tmp_path: Path) -> None:
+    out = tmp_path / "context.md"
+    result = cli("export", str(compacted), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Context at `9f5ca3d3`")
+    assert text.count("\n## ") == 33
+    again = cli("export", str(compacted), "-o", str(out))
+    assert again.returncode == 2  # never overwrites without --force
+    result = cli("export", str(compacted), "--format", "json")
+    data = json.loads(result.stdout)
+    assert len(data["items"]) == 33 and data["items"][1]["message"]["role"] == "user"
+
+
+def test_refused_file_is_reported(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    result = cli("plan", str(empty))
+    assert result.returncode == 2
+    assert b"cannot use" in result.stderr

@@ -1,0 +1,101 @@
+"""``tui-compactor context``: the messages the model would receive at a node.
+
+For each message: role, source entry id, kind (source entry type), tokens; then the thinking
+level, the model and the context tokens (last valid usage + trailing estimates, and the pure
+local estimate). ``--json`` prints one object.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tui_compactor.commands import engine_args as common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches."""
+    common.add_session(parser)
+    common.add_leaf(parser, at=True)
+    common.add_common(parser)
+
+
+def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
+    """The context at ``leaf`` as a JSON-ready object."""
+    from tui_compactor.engine.context import build_context, estimate_context_tokens
+    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.tokens import TokenCache
+
+    ctx = build_context(session, leaf, rules=rules)
+    cache = TokenCache(session, counter)
+    tokens = estimate_context_tokens(ctx, counter, cache)
+    entries = session.entries
+    items = []
+    for item in ctx.items:
+        row: dict[str, Any] = {
+            "role": item.role,
+            "entryId": entries[item.entry_index].id,
+            "entryIndex": item.entry_index,
+            "kind": item.kind,
+            "tokens": cache.message_tokens(item.entry_index),
+        }
+        if item.excluded:
+            row["excludeFromContext"] = True
+        if item.role == "custom":
+            row["customType"] = item.message.get("customType")
+        items.append(row)
+    compaction = ctx.compaction_index
+    return {
+        "session": str(session.path),
+        "leafId": entries[leaf].id,
+        "leafIndex": leaf,
+        "rules": rules,
+        "tokens": counter.name,
+        "length": len(items),
+        "llmMessageCount": len(convert_to_llm(ctx.messages)),
+        "thinkingLevel": ctx.thinking_level,
+        "model": ctx.model,
+        "compactionId": entries[compaction].id if compaction is not None else None,
+        "warnings": ctx.warnings,
+        "contextTokens": tokens.to_json(),
+        "items": items,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the context."""
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.tokens import get_counter
+    from tui_compactor.textsafe import sanitize
+
+    try:
+        session = common.load(args.session)
+        leaf = common.leaf_or_default(session, args.leaf)
+    except common.CommandError as error:
+        return common.fail(error)
+    counter = get_counter(args.tokens)
+    data = context_json(session, leaf, counter, args.rules)
+    if args.json:
+        common.dump_json(data)
+        return common.EXIT_OK
+    ctx = build_context(session, leaf, rules=args.rules)
+    print(f"context at {sanitize(data['leafId'], single_line=True)} (entry #{leaf})")
+    model = data["model"] or {}
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    print(f"model {sanitize(model_text, single_line=True)}, thinking {data['thinkingLevel']}")
+    for warning in data["warnings"]:
+        print(f"warning: {sanitize(warning, single_line=True)}")
+    for row, item in zip(data["items"], ctx.items, strict=True):
+        mark = " (excluded)" if row.get("excludeFromContext") else ""
+        ident = sanitize(row["entryId"], single_line=True, max_len=12)
+        print(
+            f"{row['entryIndex']:>7} {ident:<12} {row['role']:<17} {row['tokens']:>7} tok  "
+            f"{common.preview(item.message)}{mark}"
+        )
+    tokens = data["contextTokens"]
+    print(
+        f"context tokens {tokens['tokens']} (usage {tokens['usageTokens']} + trailing "
+        f"{tokens['trailingTokens']}); local estimate {tokens['localEstimate']} "
+        f"[{counter.name}]; {data['length']} messages, {data['llmMessageCount']} sent"
+    )
+    return common.EXIT_OK

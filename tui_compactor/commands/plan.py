@@ -1,0 +1,184 @@
+"""``tui-compactor plan``: where compaction would cut, and what it would summarize.
+
+One plan per ``--keep-recent`` value (or one for ``--cut ID``). ``--json`` prints
+``{"session", "leafId", "rules", "tokens", "contextTokens", "threshold", "plans": [...]}``;
+each plan row has the reference's field names (``firstKeptEntryIndex`` is a branch index).
+Exit status 1 when a ``--cut`` is refused (the reason and the nearest valid cuts are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tui_compactor.commands import engine_args as common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches."""
+    common.add_session(parser)
+    common.add_leaf(parser)
+    parser.add_argument(
+        "--keep-recent",
+        type=common.int_list,
+        default=None,
+        metavar="N[,N...]",
+        help="tokens to keep after the cut (default 20000); several values give several plans",
+    )
+    parser.add_argument(
+        "--reserve", type=common.non_negative, default=None, metavar="N", help="reserve tokens"
+    )
+    parser.add_argument(
+        "--window",
+        type=common.non_negative,
+        default=None,
+        metavar="N",
+        help="context window: adds the compaction threshold and whether it is crossed",
+    )
+    parser.add_argument(
+        "--cut", metavar="ID", default=None, help="plan a manual cut at this entry instead"
+    )
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="oh-my-pi keep-recent calibration by the usage/estimate ratio (--rules omp)",
+    )
+    common.add_common(parser)
+
+
+def _threshold(tokens: int, window: int | None, settings: Any) -> dict[str, Any] | None:
+    from tui_compactor.engine.settings import (
+        budget_reserve,
+        effective_reserve,
+        should_compact,
+        threshold_tokens,
+    )
+
+    if window is None:
+        return None
+    return {
+        "window": window,
+        "effectiveReserve": effective_reserve(window, settings),
+        "budgetReserve": budget_reserve(window, settings),
+        "thresholdTokens": threshold_tokens(window, settings),
+        "contextTokens": tokens,
+        "shouldCompact": should_compact(tokens, window, settings),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build and print the plans."""
+    from tui_compactor.engine.plan import prepare_compaction
+    from tui_compactor.engine.settings import DEFAULT_KEEP_RECENT_TOKENS, CompactionSettings
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+
+    try:
+        session = common.load(args.session)
+        leaf = common.leaf_or_default(session, args.leaf)
+        cut = common.resolve(session, args.cut, what="cut entry")
+    except common.CommandError as error:
+        return common.fail(error)
+    counter = get_counter(args.tokens)
+    cache = TokenCache(session, counter)
+    keeps = args.keep_recent or [DEFAULT_KEEP_RECENT_TOKENS]
+    if cut is not None:
+        keeps = keeps[:1]
+    plans = []
+    for keep in keeps:
+        settings = CompactionSettings(
+            keep_recent_tokens=keep,
+            reserve_tokens=args.reserve,
+            context_window=args.window,
+            rules=args.rules,
+            calibrate=args.calibrate,
+        )
+        plans.append(prepare_compaction(session, leaf, settings, counter, cut, cache=cache))
+    first = plans[0]
+    context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
+    threshold = _threshold(context_tokens, args.window, settings)
+    refused = cut is not None and not first.prepared
+    if args.json:
+        common.dump_json(
+            {
+                "session": str(session.path),
+                "leafId": session.entries[leaf].id,
+                "leafIndex": leaf,
+                "rules": args.rules,
+                "tokens": args.tokens,
+                "contextTokens": first.context_tokens.to_json() if first.context_tokens else None,
+                "threshold": threshold,
+                "plans": [plan.to_json() for plan in plans],
+            }
+        )
+    else:
+        _print_text(session, plans, threshold)
+    return common.EXIT_REFUSED if refused else common.EXIT_OK
+
+
+def _print_text(session: Any, plans: list[Any], threshold: dict[str, Any] | None) -> None:
+    from tui_compactor.textsafe import sanitize
+
+    entries = session.entries
+    first = plans[0]
+    leaf_id = sanitize(entries[first.leaf].id, single_line=True)
+    print(f"session  {sanitize(str(session.path), single_line=True)}")
+    print(f"leaf     {leaf_id} (entry #{first.leaf}, branch of {len(first.branch)} entries)")
+    print(f"rules    {first.rules}   tokens: {first.counter_name}")
+    if threshold:
+        crossed = "yes" if threshold["shouldCompact"] else "no"
+        print(
+            f"window   {threshold['window']}: threshold {threshold['thresholdTokens']} "
+            f"(reserve {threshold['budgetReserve']}), context {threshold['contextTokens']}, "
+            f"compact now: {crossed}"
+        )
+    for plan in plans:
+        print()
+        head = f"keep-recent {plan.keep_recent_tokens}"
+        if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
+            head += f" (calibrated to {plan.effective_keep_recent_tokens})"
+        if plan.manual_cut:
+            head += " (manual cut)"
+        print(head)
+        for warning in plan.warnings:
+            print(f"  warning: {sanitize(warning, single_line=True)}")
+        if not plan.prepared:
+            print(f"  not prepared: {sanitize(plan.reason or '', single_line=True)}")
+            for pos in plan.nearest_cut_points:
+                entry = entries[plan.branch[pos]]
+                kind = entry.role or entry.type
+                ident = sanitize(entry.id, single_line=True)
+                print(f"  nearest valid cut: {ident} (branch index {pos}, {kind})")
+            continue
+        kept = entries[plan.branch[plan.first_kept_index]]
+        kind = kept.role or kept.type
+        print(
+            f"  cut at       {sanitize(kept.id, single_line=True)} "
+            f"(branch index {plan.first_kept_index}, {kind})"
+        )
+        print(f"  region       branch [{plan.boundary_start}, {plan.boundary_end})", end="")
+        if plan.previous_compaction_index >= 0:
+            print(f", previous compaction at branch index {plan.previous_compaction_index}", end="")
+        print()
+        if plan.is_split_turn:
+            print(f"  split turn   turn starts at branch index {plan.turn_start_index}")
+        tokens = plan.region_tokens
+        print(f"  tokens       before {plan.tokens_before}, kept ~{plan.tokens_after}")
+        print(
+            f"  summarize    {len(plan.messages_to_summarize)} messages "
+            f"(~{tokens['summarize']} tok)"
+            + (" + previous summary" if plan.previous_summary is not None else "")
+        )
+        if plan.is_split_turn:
+            print(
+                f"  turn prefix  {len(plan.turn_prefix_messages)} messages "
+                f"(~{tokens['turn_prefix']} tok)"
+            )
+        print(f"  keep         {len(plan.recent_messages)} messages (~{tokens['keep']} tok)")
+        ops = plan.file_ops.to_json(plan.rules)
+        if ops["readFiles"] or ops["modifiedFiles"]:
+            read = ", ".join(sanitize(p, single_line=True) for p in ops["readFiles"][:8])
+            modified = ", ".join(sanitize(p, single_line=True) for p in ops["modifiedFiles"][:8])
+            print(f"  files read   {len(ops['readFiles'])}: {read}")
+            print(f"  modified     {len(ops['modifiedFiles'])}: {modified}")
+        if plan.is_empty:
+            print("  note         nothing to summarize before this cut")

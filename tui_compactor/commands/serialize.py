@@ -1,0 +1,57 @@
+"""``tui-compactor serialize``: the exact text that would be sent to the summarizer.
+
+``--scope context`` (default): the messages of the context at the node. ``--scope branch``:
+every message-bearing entry on the root..node path (older summaries included).
+``--format pi`` is pi's transcript byte for byte; ``native`` is ours (boundary tags escaped).
+Written to stdout unchanged when it is a file or a pipe; sanitized when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tui_compactor.commands import engine_args as common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches."""
+    common.add_session(parser)
+    common.add_leaf(parser, at=True)
+    parser.add_argument("--scope", choices=("context", "branch"), default="context")
+    parser.add_argument("--format", choices=("pi", "native"), default="pi")
+    parser.add_argument(
+        "--drop-thinking", action="store_true", help="native format: leave thinking out"
+    )
+    common.add_common(parser, json_flag=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the transcript."""
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.messages import message_from_entry
+    from tui_compactor.engine.serialize import serialize_native, serialize_pi
+    from tui_compactor.textsafe import sanitize
+
+    try:
+        session = common.load(args.session)
+        leaf = common.leaf_or_default(session, args.leaf)
+    except common.CommandError as error:
+        return common.fail(error)
+    if args.scope == "context":
+        messages = build_context(session, leaf, rules=args.rules).messages
+    else:
+        messages = [message_from_entry(session.entries[i]) for i in session.path_to(leaf)]
+        messages = [message for message in messages if message is not None]
+    if args.format == "pi":
+        text = serialize_pi(messages)
+    else:
+        text = serialize_native(messages, drop_thinking=args.drop_thinking)
+    if sys.stdout.isatty():
+        sys.stdout.write(sanitize(text) + "\n")
+    else:
+        data = text.encode("utf-8", "surrogatepass")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return common.EXIT_OK
