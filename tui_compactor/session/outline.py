@@ -17,7 +17,9 @@ Filters mirror pi's ``/tree`` view (``tree-selector``):
   inspector shows them.)
 
 In every mode except ``ALL``, assistant messages with only tool calls are hidden unless
-they stopped on an error or abort, or are the leaf (as in pi). Hidden entries' children
+they stopped on an error or abort (as in pi). The leaf is always shown (pi only exempts it
+from the tool-call rule; hiding it in e.g. ``DEFAULT`` when it is a label loses the user's
+position). Hidden entries' children
 attach to the nearest visible ancestor. Everything is iterative and O(n).
 """
 
@@ -92,8 +94,9 @@ def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> li
     else:
         mask = [e.type not in BOOKKEEPING_TYPES for e in entries]
     for i in quiet:
-        if i != leaf:
-            mask[i] = False
+        mask[i] = False
+    if leaf is not None:
+        mask[leaf] = True  # the leaf always shows, so the current position is never lost
     return mask
 
 

@@ -235,7 +235,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "internal-error",
-                f"line {line_no}: could not be indexed ({type(error).__name__}: {error}); "
+                f"could not be indexed ({type(error).__name__}: {error}); "
                 "skipped",
                 line_no,
                 offset,
@@ -266,7 +266,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "not-object",
-                f"line {line_no}: JSON value is not an object ({kind}); skipped",
+                f"JSON value is not an object ({kind}); skipped",
                 line_no,
                 offset,
             )
@@ -275,7 +275,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "no-final-newline",
-                f"line {line_no}: last line has no newline; the record is complete and "
+                "last line has no newline; the record is complete and "
                 "accepted (an append must start with a newline)",
                 line_no,
                 offset,
@@ -292,7 +292,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "bom",
-                "line 1 starts with a UTF-8 byte-order mark; ignored (pi -c will not resume "
+                "starts with a UTF-8 byte-order mark; ignored (pi -c will not resume "
                 "this file)",
                 line_no,
                 0,
@@ -308,7 +308,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "invalid-utf8",
-                f"line {line_no}, column {column}: not UTF-8; shown with U+FFFD "
+                f"column {column}: not UTF-8; shown with U+FFFD "
                 "(the bytes on disk are left alone)",
                 line_no,
                 offset,
@@ -335,7 +335,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "torn-tail",
-                f"line {line_no} is an incomplete record ({len(raw)} bytes, no newline): "
+                f"incomplete record ({len(raw)} bytes, no newline): "
                 f"probably a crash while writing; {lost}",
                 line_no,
                 offset,
@@ -346,7 +346,7 @@ class _Scanner:
         s._diag(
             WARN,
             "invalid-json",
-            f"line {line_no}: not valid JSON ({why}); skipped"
+            f"not valid JSON ({why}); skipped"
             + (f" [starts {preview!r}]" if not entry_id else f" [record {entry_id}]"),
             line_no,
             offset,
@@ -365,7 +365,7 @@ class _Scanner:
                 s._first_object_seen = False  # the header may still come next
                 size = len(raw) + 1
                 note = "" if size == TITLE_SLOT_BYTES else f" ({size} bytes, expected 256)"
-                s._diag(INFO, "title-slot", f"line 1 is an oh-my-pi title slot{note}", 1, 0)
+                s._diag(INFO, "title-slot", f"oh-my-pi title slot{note}", 1, 0)
                 return
             if kind == "session":
                 self._header(obj, line_no, offset)
@@ -374,7 +374,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "no-header",
-                f"line {line_no} is a {kind if isinstance(kind, str) else 'record'}, not a "
+                f"the first record is a {kind if isinstance(kind, str) else 'record'}, not a "
                 "session header; this is not a valid pi session. Opening it with "
                 "`pi --session` would overwrite it with an empty session: copy it first.",
                 line_no,
@@ -385,7 +385,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "extra-header",
-                f"line {line_no}: second session header ignored",
+                "second session header ignored",
                 line_no,
                 offset,
             )
@@ -405,7 +405,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "header-invalid",
-                f"line {line_no}: header version {raw_version!r} is not an integer",
+                f"header version {raw_version!r} is not an integer",
                 line_no,
                 offset,
             )
@@ -417,7 +417,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "header-invalid",
-                f"line {line_no}: session header has no string id; pi would treat the file as "
+                "session header has no string id; pi would treat the file as "
                 "invalid and overwrite it",
                 line_no,
                 offset,
@@ -453,7 +453,7 @@ class _Scanner:
         v1 = version is not None and version < 2
         type_name = kind if isinstance(kind, str) else ""
         if not type_name:
-            s._diag(WARN, "no-type", f"line {line_no}: record has no type", line_no, offset)
+            s._diag(WARN, "no-type", "record has no type", line_no, offset)
         parent: int | None = None
         if v1:
             entry_id = v1_entry_id(offset, s._latest)
@@ -469,7 +469,7 @@ class _Scanner:
                 s._diag(
                     WARN,
                     "missing-id",
-                    f"line {line_no}: entry has no id; shown as {entry_id}",
+                    f"entry has no id; shown as {entry_id}",
                     line_no,
                     offset,
                 )
@@ -479,7 +479,7 @@ class _Scanner:
                 s._diag(
                     WARN,
                     "missing-parent-field",
-                    f"line {line_no}: entry {entry_id} has no parentId; treated as a root",
+                    f"entry {entry_id} has no parentId; treated as a root",
                     line_no,
                     offset,
                     entry_id,
@@ -488,7 +488,7 @@ class _Scanner:
                 s._diag(
                     WARN,
                     "invalid-parent",
-                    f"line {line_no}: parentId {raw_parent!r} is not a string; treated as a root",
+                    f"parentId {raw_parent!r} is not a string; treated as a root",
                     line_no,
                     offset,
                     entry_id,
@@ -506,7 +506,7 @@ class _Scanner:
                     s._diag(
                         WARN,
                         "duplicate-line",
-                        f"line {line_no} repeats line {earlier.line} (identical record "
+                        f"repeats line {earlier.line} (identical record "
                         f"{entry_id}); folded into it",
                         line_no,
                         offset,
@@ -540,7 +540,7 @@ class _Scanner:
                     s._diag(
                         WARN,
                         "message-invalid",
-                        f"line {line_no}: message {entry_id} has no role; shown as empty",
+                        f"message {entry_id} has no role; shown as empty",
                         line_no,
                         offset,
                         entry_id,
@@ -549,7 +549,7 @@ class _Scanner:
                 s._diag(
                     WARN,
                     "message-invalid",
-                    f"line {line_no}: message entry {entry_id} has no message object; shown "
+                    f"message entry {entry_id} has no message object; shown "
                     "as empty",
                     line_no,
                     offset,
@@ -641,21 +641,21 @@ def _analyze(s: Session) -> None:
         entry = entries[index]
         later = s._latest.get(parent_id)
         if parent_id == entry.id and (later is None or later == index):
-            text = f"line {entry.line}: entry {entry.id} is its own parent; treated as a root"
+            text = f"entry {entry.id} is its own parent; treated as a root"
         elif later is not None:
             text = (
-                f"line {entry.line}: parent {parent_id} is defined later (line "
+                f"parent {parent_id} is defined later (line "
                 f"{entries[later].line}); link ignored"
             )
         elif parent_id in s._fragments:
             text = (
-                f"line {entry.line}: parent {parent_id} not found (line "
+                f"parent {parent_id} not found (line "
                 f"{s._fragments[parent_id]} holds it but could not be parsed); entries below "
                 "it are shown under a placeholder"
             )
         else:
             text = (
-                f"line {entry.line}: parent {parent_id} not found; entries below it are shown "
+                f"parent {parent_id} not found; entries below it are shown "
                 "under a placeholder"
             )
         diag(WARN, "missing-parent", text, entry.line, entry.offset, entry.id, tree=True)
@@ -691,7 +691,7 @@ def _check_labels(s: Session) -> None:
             s._diag(
                 WARN,
                 "label-missing-target",
-                f"line {entry.line}: label {entry.id} targets {target!r}, which does not exist",
+                f"label {entry.id} targets {target!r}, which does not exist",
                 entry.line,
                 entry.offset,
                 entry.id,
@@ -726,7 +726,7 @@ def _check_v1_first_kept(s: Session) -> None:
             s._diag(
                 WARN,
                 "v1-first-kept",
-                f"line {entry.line}: compaction {problem}; no firstKeptEntryId, nothing is kept",
+                f"compaction {entry.id}: {problem}; no firstKeptEntryId, nothing is kept",
                 entry.line,
                 entry.offset,
                 entry.id,
@@ -737,7 +737,7 @@ def _check_v1_first_kept(s: Session) -> None:
 def _check_compactions(s: Session) -> None:
     for index, (first_kept, summary) in s._compactions.items():
         entry = s.entries[index]
-        where = f"line {entry.line}: compaction {entry.id}"
+        where = f"compaction {entry.id}:"
         problems = []
         if not isinstance(summary, str) or not summary:
             problems.append("has no summary (the model gets an empty one)")
@@ -832,7 +832,7 @@ def _check_tool_pairs(s: Session) -> None:
             s._diag(
                 WARN,
                 "tool-result-orphan",
-                f"line {entry.line}: tool result {entry.id} answers {call_id}, which the "
+                f"tool result {entry.id} answers {call_id}, which the "
                 "assistant message before it did not call (sent to models as plain text)",
                 entry.line,
                 entry.offset,
@@ -852,7 +852,7 @@ def _check_tool_pairs(s: Session) -> None:
         s._diag(
             WARN,
             "tool-call-unanswered",
-            f"line {entry.line}: assistant {entry.id} called {', '.join(missing)} but no "
+            f"assistant {entry.id} called {', '.join(missing)} but no "
             f"result follows{note}",
             entry.line,
             entry.offset,
@@ -874,7 +874,7 @@ def _finalize(s: Session, total_size: int) -> None:
     nothing = s.header is None and not s.entries
     if nothing:
         if total_size == 0:
-            message = f"{s.path}: empty file (0 bytes), not a pi session"
+            message = "empty file (0 bytes), not a pi session"
             code = "empty-file"
         elif s._blank_lines == s.line_count:
             message = (
@@ -1034,7 +1034,7 @@ def _load(
 
 
 def _io_failure(s: Session, reason: str) -> None:
-    s._io_error = f"{s.path}: {reason}"
+    s._io_error = reason
     s._diag(ERROR, "io-error", s._io_error, None, None)
     s.verdict = Verdict.REFUSE
     s.append_refusal = s._io_error

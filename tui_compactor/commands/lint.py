@@ -1,0 +1,106 @@
+"""``tui-compactor lint SESSION [--json]``: verdict and diagnostics of one session file.
+
+Prints the verdict (``open``, ``open+warn``, ``read-only``, ``refuse``), one diagnostic per
+problem (severity, line, byte offset, code, message), counts by entry type, roots, leaves,
+the leaf and the active path length. Exit status 0, or 2 when the file is refused (the JSON
+still carries the verdict and the error) or the arguments are wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tui_compactor.commands import session_args as common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches."""
+    parser.add_argument("session", metavar="SESSION", help="session file (.jsonl)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def lint_report(session: Any) -> dict[str, Any]:
+    """The ``lint --json`` object for a loaded session."""
+    from tui_compactor.session.model import Verdict
+
+    entries = session.entries
+    counts: dict[str, int] = {}
+    roles: dict[str, int] = {}
+    for entry in entries:
+        counts[entry.type] = counts.get(entry.type, 0) + 1
+        if entry.role is not None:
+            roles[entry.role] = roles.get(entry.role, 0) + 1
+    leaf = session.leaf
+    refused = session.verdict is Verdict.REFUSE
+    return {
+        "file": str(session.path),
+        "verdict": session.verdict.value,
+        "error": common.refused_error(session) if refused else None,
+        "appendAllowed": session.append_refusal is None
+        and (leaf is None or session.path_problem(leaf) is None)
+        and not refused,
+        "appendRefusal": session.append_refusal
+        or (session.path_problem(leaf) if leaf is not None else None),
+        "version": session.version,
+        "complete": session.complete,
+        "title": session.title_slot.get("title") if session.title_slot else None,
+        "name": session.name,
+        "entries": len(entries),
+        "counts": counts,
+        "roles": roles,
+        "roots": [entries[i].id for i in session.roots],
+        "leaves": [entries[i].id for i in session.leaves],
+        "leaf": entries[leaf].id if leaf is not None else None,
+        "pathLength": len(session.path_to(leaf)) if leaf is not None else 0,
+        "tornIds": sorted(session.torn_ids),
+        "diagnostics": [common.diagnostic_json(d) for d in session.diagnostics],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the file, print the report; 2 if the file is refused."""
+    from tui_compactor.session.reader import load_session
+
+    session = load_session(args.session)
+    try:
+        report = lint_report(session)
+    finally:
+        session.close()
+    if args.json:
+        common.print_json(report)
+    else:
+        _print_text(report)
+    return common.EXIT_REFUSED if report["verdict"] == "refuse" else common.EXIT_OK
+
+
+def _print_text(report: dict[str, Any]) -> None:
+    safe = common.safe
+    out = sys.stdout
+    out.write(f"{safe(report['file'])}: {report['verdict'].upper()}\n")
+    if report["error"]:
+        out.write(f"  error: {safe(report['error'])}\n")
+    for diag in report["diagnostics"]:
+        where = f"line {diag['line']}" if diag["line"] is not None else "file"
+        if diag["offset"] is not None:
+            where += f" (byte {diag['offset']})"
+        out.write(f"  {diag['severity']:<7} {where}: {safe(diag['message'])} [{diag['code']}]\n")
+    if report["verdict"] == "refuse":
+        return
+    counts = ", ".join(f"{safe(k) or '(no type)'} {v}" for k, v in sorted(report["counts"].items()))
+    version = report["version"] if report["version"] is not None else "none"
+    out.write(f"  version {version}, {report['entries']} entries: {counts or 'none'}\n")
+    if report["title"]:
+        out.write(f"  title: {safe(report['title'], 120)}\n")
+    if report["name"]:
+        out.write(f"  name: {safe(report['name'], 120)}\n")
+    roots = ", ".join(safe(r, 40) for r in report["roots"][:10])
+    more = f" (+{len(report['roots']) - 10})" if len(report["roots"]) > 10 else ""
+    out.write(f"  roots: {roots or 'none'}{more}; leaves: {len(report['leaves'])}\n")
+    leaf = safe(report["leaf"], 40) if report["leaf"] else "none"
+    out.write(f"  leaf: {leaf}, active path {report['pathLength']} entries\n")
+    if report["appendAllowed"]:
+        out.write("  append: allowed\n")
+    else:
+        out.write(f"  append: refused: {safe(report['appendRefusal'] or 'nothing to append to')}\n")

@@ -1,0 +1,181 @@
+"""``tui-compactor tree SESSION [--json] [--filter MODE] [--leaf ID] [--fold ID ...]``.
+
+Prints the outline of the session tree: linear runs flat, branch points indented, the active
+path marked ``*``, the leaf marked ``<- leaf``, labels in brackets and a one-line preview of
+each entry. All session text is sanitized before it reaches the terminal. ``--json`` prints
+one object per row instead. Exit status 2 for a refused file or an unknown ``--leaf``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tui_compactor.commands import session_args as common
+
+FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches."""
+    parser.add_argument("session", metavar="SESSION", help="session file (.jsonl)")
+    parser.add_argument("--json", action="store_true", help="print JSON rows instead of text")
+    parser.add_argument(
+        "--filter",
+        choices=FILTERS,
+        default="default",
+        help="which entries to show, as in pi's /tree (default hides bookkeeping entries)",
+    )
+    parser.add_argument("--leaf", metavar="ID", help="entry id (or #INDEX) to treat as the leaf")
+    parser.add_argument(
+        "--fold", metavar="ID", action="append", default=[], help="fold this entry (repeatable)"
+    )
+    parser.add_argument(
+        "--width", type=int, default=72, metavar="N", help="preview length in characters"
+    )
+
+
+def entry_preview(session: Any, index: int) -> str:
+    """A short, raw (unsanitized) description of an entry's content."""
+    entry = session.entries[index]
+    try:
+        data = entry.data
+    except Exception:  # noqa: BLE001 - a preview must never fail
+        return ""
+    kind = entry.type
+    if kind == "message":
+        message = data.get("message")
+        if not isinstance(message, dict):
+            return "(empty)"
+        if entry.role == "bashExecution":
+            return f"$ {message.get('command') or ''}"
+        text = _text_of(message.get("content"))
+        if not text and entry.role == "assistant":
+            calls = [
+                block.get("name")
+                for block in message.get("content") or []
+                if isinstance(block, dict) and block.get("type") == "toolCall"
+            ]
+            text = "calls " + ", ".join(str(c) for c in calls) if calls else ""
+        return text or "(empty)"
+    if kind in ("compaction", "branch_summary"):
+        return str(data.get("summary") or "(empty summary)")
+    if kind == "custom_message":
+        return f"{data.get('customType') or ''}: {_text_of(data.get('content'))}"
+    if kind == "label":
+        label, target = data.get("label"), data.get("targetId")
+        return f"label {target} = {label!r}" if label else f"clear label of {target}"
+    if kind == "session_info":
+        return f"name {data.get('name')!r}"
+    if kind == "model_change":
+        return f"{data.get('provider')}/{data.get('modelId')}"
+    if kind == "thinking_level_change":
+        return str(data.get("thinkingLevel"))
+    if kind == "custom":
+        return str(data.get("customType") or "")
+    return ""
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+        return " ".join(parts)
+    return ""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, lay out and print the outline."""
+    from tui_compactor.session.model import Verdict
+    from tui_compactor.session.outline import OutlineFilter, build_outline
+    from tui_compactor.session.reader import load_session
+
+    session = load_session(args.session)
+    try:
+        if session.verdict is Verdict.REFUSE:
+            error = common.refused_error(session)
+            if args.json:
+                common.print_json({"verdict": session.verdict.value, "error": error, "rows": []})
+            else:
+                sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
+            return common.EXIT_REFUSED
+        try:
+            leaf = common.resolve_entry(session, args.leaf)
+            folded = {common.resolve_entry(session, ref) for ref in args.fold}
+        except ValueError as error:
+            sys.stderr.write(f"tui-compactor: {common.safe(str(error))}\n")
+            return common.EXIT_REFUSED
+        rows = build_outline(
+            session, leaf=leaf, folded={i for i in folded if i is not None},
+            view=OutlineFilter(args.filter),
+        )  # fmt: skip
+        if args.json:
+            common.print_json(
+                {
+                    "verdict": session.verdict.value,
+                    "filter": args.filter,
+                    "rows": [_row_json(session, row) for row in rows],
+                }
+            )
+        else:
+            _print_text(session, rows, max(10, args.width))
+        return common.EXIT_OK
+    finally:
+        session.close()
+
+
+def _row_json(session: Any, row: Any) -> dict[str, Any]:
+    entry = session.entries[row.index]
+    return {
+        "index": row.index,
+        "id": entry.id,
+        "parentId": entry.parent_id,
+        "type": entry.type,
+        "role": entry.role,
+        "indent": row.indent,
+        "branchPoint": row.is_branch_point,
+        "active": row.on_active_path,
+        "leaf": row.is_leaf,
+        "tip": row.is_tip,
+        "childCount": row.child_count,
+        "folded": row.folded,
+        "hiddenCount": row.hidden_count,
+        "label": session.label_of(row.index),
+        "missingParent": row.missing_parent,
+        "line": entry.line,
+    }
+
+
+def _print_text(session: Any, rows: list[Any], width: int) -> None:
+    safe = common.safe
+    out = sys.stdout
+    if session.title_slot and session.title_slot.get("title"):
+        out.write(f"title: {safe(session.title_slot.get('title'), 100)}\n")
+    if session.name:
+        out.write(f"name: {safe(session.name, 100)}\n")
+    for row in rows:
+        entry = session.entries[row.index]
+        kind = entry.role if entry.type == "message" and entry.role else entry.type or "?"
+        parts = ["  " * row.indent, "* " if row.on_active_path else "  "]
+        if row.missing_parent is not None:
+            parts.append(f"(missing {safe(row.missing_parent, 20)}) ")
+        parts.append(f"{safe(entry.id, 24)} {safe(kind, 24)}")
+        label = session.label_of(row.index)
+        if label:
+            parts.append(f" [{safe(label, 40)}]")
+        preview = safe(entry_preview(session, row.index), width)
+        if preview:
+            parts.append(f": {preview}")
+        if row.folded and row.hidden_count:
+            parts.append(f"  (+{row.hidden_count} folded)")
+        if row.is_leaf:
+            parts.append("  <- leaf")
+        out.write("".join(parts) + "\n")
