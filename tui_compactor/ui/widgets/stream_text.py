@@ -70,6 +70,8 @@ class StreamText(ScrollView, can_focus=True):
         self.placeholder = placeholder
         self.flush_count = 0
         """How many times buffered text was drawn (tests check deltas are batched)."""
+        self.append_count = 0
+        """How many deltas were appended."""
         self._raw_chunks: list[str] = []
         self._pending: list[str] = []
         self._lines: list[str] = []
@@ -99,6 +101,7 @@ class StreamText(ScrollView, can_focus=True):
             return
         self._raw_chunks.append(delta)
         self._pending.append(delta)
+        self.append_count += 1
         if self._flush_timer is not None:
             self._flush_timer.resume()
 

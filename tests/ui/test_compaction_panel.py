@@ -1,0 +1,248 @@
+"""The compaction panel in a small host app: offline summarizer and the loopback LLM server.
+
+Assertions are on the panel's state, its messages, what the panes show and the file's bytes;
+waits are on workers and on conditions, never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.message import Message
+
+from tests.summarize.helpers import plan_for, split_turn_session
+from tests.support.llm_server import LLMServer
+from tui_compactor.config import Profile
+from tui_compactor.summarize.compaction import CompactionJob
+from tui_compactor.summarize.providers import make_summarizer
+from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+KEY_ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LLMServer]:
+    with LLMServer() as running:
+        yield running
+
+
+@pytest.fixture
+def llm(server: LLMServer) -> Iterator[LLMServer]:
+    server.reset()
+    yield server
+    server.reset()
+
+
+def _local_summarizer(server: LLMServer) -> Any:
+    profile = Profile(
+        name="local",
+        provider="openai",
+        base_url=server.openai_base_url,
+        model="test-model",
+        max_retries=0,
+        timeout=10,
+    )
+    return make_summarizer(profile, environ=KEY_ENV)
+
+
+class PanelHost(App[None]):
+    """Mounts a CompactionPanel built by ``make_jobs`` and records the messages it posts."""
+
+    def __init__(self, make_jobs: Callable[[], list[CompactionJob]]) -> None:
+        super().__init__()
+        self.make_jobs = make_jobs
+        self.messages: list[Message] = []
+
+    def compose(self) -> ComposeResult:
+        yield CompactionPanel(self.make_jobs())
+
+    def on_mount(self) -> None:
+        self.query_one(CompactionPanel).focus()
+
+    def on_compaction_panel_accepted(self, message: CompactionPanel.Accepted) -> None:
+        self.messages.append(message)
+
+    def on_compaction_panel_discarded(self, message: CompactionPanel.Discarded) -> None:
+        self.messages.append(message)
+
+    def on_compaction_panel_failed(self, message: CompactionPanel.Failed) -> None:
+        self.messages.append(message)
+
+
+@pytest.fixture
+def split_session(tmp_path: Path) -> Path:
+    return split_turn_session(tmp_path / "split.jsonl")
+
+
+def _plan(path: Path) -> tuple[Any, Any, Any]:
+    session, plan, settings = plan_for(path)
+    assert plan.prepared and plan.is_split_turn and plan.turn_prefix_messages
+    return session, plan, settings
+
+
+async def _until(pilot: Any, condition: Callable[[], bool], seconds: float = 15.0) -> None:
+    """Let the app run until ``condition`` holds (bounded)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await pilot.pause(0.01)
+
+
+@pytest.mark.asyncio
+async def test_offline_run_streams_side_by_side_then_accept_appends_one_entry(
+    split_session: Path,
+) -> None:
+    session, plan, settings = _plan(split_session)
+    before = split_session.read_bytes()
+    job = CompactionJob(plan, session, make_summarizer(None), settings)
+    app = PanelHost(lambda: [job])
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        view = panel.candidates[0]
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert panel.state == "ready"
+        history, prefix = view.panes["history"], view.panes["turn_prefix"]
+        # Side by side: same row, history on the left.
+        assert history.region.y == prefix.region.y and history.region.x < prefix.region.x
+        result = panel.selected_result
+        assert result is not None
+        assert history.text == result.history_summary
+        assert prefix.text == result.turn_prefix_summary
+        assert view.panes["short"].text == result.short_summary
+        # Deltas were buffered: far fewer redraws than deltas.
+        deltas = history.append_count + prefix.append_count
+        assert deltas > 3
+        assert history.flush_count + prefix.flush_count < deltas
+        audit = str(view.query_one(".candidate-audit").render())
+        assert "anchors kept" in audit
+        assert split_session.read_bytes() == before  # the panel never writes
+        await pilot.press("a")
+        await pilot.pause()
+        (accepted,) = app.messages
+        assert isinstance(accepted, CompactionPanel.Accepted)
+        assert accepted.result is result and accepted.job is job
+        assert panel.state == "accepted"
+        await pilot.press("a")  # a second accept does nothing
+        await pilot.pause()
+        assert len(app.messages) == 1
+    # What the app does on Accepted: append through the job. Exactly one new line.
+    job.accept(accepted.result)
+    after = split_session.read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
+    assert b'"type":"compaction"' in after[len(before) :].replace(b" ", b"")
+
+
+@pytest.mark.asyncio
+async def test_discard_posts_discarded_and_writes_nothing(split_session: Path) -> None:
+    session, plan, settings = _plan(split_session)
+    before = split_session.read_bytes()
+    app = PanelHost(lambda: [CompactionJob(plan, session, make_summarizer(None), settings)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        (message,) = app.messages
+        assert isinstance(message, CompactionPanel.Discarded) and not message.cancelled
+        assert panel.state == "discarded"
+    assert split_session.read_bytes() == before
+
+
+@pytest.mark.asyncio
+async def test_escape_cancels_both_streams_from_the_local_server(
+    split_session: Path, llm: LLMServer
+) -> None:
+    session, plan, settings = _plan(split_session)
+    before = split_session.read_bytes()
+    llm.behaviour.chunk_delay = 0.05
+    llm.behaviour.chunk_chars = 4
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm), settings)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        view = panel.candidates[0]
+        # Both parts stream at the same time before the user gives up.
+        await _until(
+            pilot,
+            lambda: bool(
+                view.panes["history"].visible_text.strip()
+                and view.panes["turn_prefix"].visible_text.strip()
+            ),
+        )
+        assert llm.max_in_flight >= 2
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (message,) = app.messages
+        assert isinstance(message, CompactionPanel.Discarded) and message.cancelled
+        assert panel.state == "cancelled" and view.state.status == "cancelled"
+        await _until(pilot, lambda: llm.in_flight == 0)
+    assert split_session.read_bytes() == before
+
+
+@pytest.mark.asyncio
+async def test_server_error_posts_failed_with_the_reason(
+    split_session: Path, llm: LLMServer
+) -> None:
+    session, plan, settings = _plan(split_session)
+    llm.add_faults("401", "401")
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm), settings)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (message,) = app.messages
+        assert isinstance(message, CompactionPanel.Failed)
+        assert "401" in message.error or "key" in message.error.lower()
+        assert "sk-test" not in message.error
+        assert panel.state == "failed" and panel.selected_result is None
+        await pilot.press("a")  # nothing to accept
+        await pilot.pause()
+        assert len(app.messages) == 1
+
+
+@pytest.mark.asyncio
+async def test_candidates_compare_then_regenerate_with_missing_anchors(
+    split_session: Path, llm: LLMServer
+) -> None:
+    session, plan, settings = _plan(split_session)
+    jobs = [
+        CompactionJob(plan, session, make_summarizer(None), settings),
+        CompactionJob(plan, session, _local_summarizer(llm), settings),
+    ]
+    app = PanelHost(lambda: jobs)
+    async with app.run_test(size=(160, 44)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        offline, local = panel.candidates
+        assert offline.region.x < local.region.x and offline.region.y == local.region.y
+        for view in (offline, local):
+            assert view.state.status == "done"
+            title = str(view.query_one(".candidate-title").render())
+            assert "tokens" in title and "audit" in title and " s" in title
+        # The extractive summary keeps more anchors than the canned server reply: it is picked.
+        assert offline.state.result.audit.coverage > local.state.result.audit.coverage
+        assert panel.selected == 0
+        # Choose the server's candidate and regenerate it keeping what its audit found missing.
+        await pilot.press("2")
+        assert panel.selected == 1 and local.has_class("-selected")
+        missing = local.state.result.audit.missing
+        assert missing
+        requests_before = len(llm.requests)
+        await pilot.press("G")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert local.state.runs == 2 and local.state.status == "done"
+        rerun_prompts = [r.prompt + r.system for r in llm.requests[requests_before:]]
+        assert any(missing[0].text in prompt for prompt in rerun_prompts)
+        await pilot.press("a")
+        await pilot.pause()
+        (accepted,) = app.messages
+        assert isinstance(accepted, CompactionPanel.Accepted) and accepted.job is jobs[1]

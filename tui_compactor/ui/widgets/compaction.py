@@ -1,0 +1,654 @@
+"""The compaction panel: run summaries, stream them side by side, audit, then accept or discard.
+
+``CompactionPanel`` takes one or more ``CompactionJob`` objects built on the same plan (more than
+one = *candidates*: other profiles or prompts, compared side by side). Each job runs in an async
+worker on the app's loop; its events (``PartStarted`` / ``PartDelta`` / ``PartFinished`` /
+``PartFailed``) feed ``StreamText`` panes that buffer deltas and redraw about 15 times a second.
+The history and turn-prefix summaries stream in two panes side by side, then the short summary,
+then the fidelity audit (anchors the summary lost). The panel never writes: it posts
+``Accepted`` (the app appends via ``job.accept(result)`` in a thread), ``Discarded`` (also after
+``escape`` cancelled the work in flight) or ``Failed`` (no candidate produced a result).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Button, Static
+from textual.worker import Worker
+
+from tui_compactor.summarize.compaction import CompactionCancelled, CompactionJob, CompactionResult
+from tui_compactor.summarize.runner import (
+    Event,
+    PartDelta,
+    PartFailed,
+    PartFinished,
+    PartStarted,
+    approx_tokens,
+)
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.stream_text import StreamText
+
+__all__ = ["CompactionPanel", "CandidateView", "CandidateState", "format_audit", "PART_TITLES"]
+
+PART_TITLES = {
+    "history": "History summary",
+    "turn_prefix": "Turn prefix (split turn)",
+    "short": "Short summary",
+}
+"""Pane titles per summary part."""
+
+MISSING_SHOWN = 12
+"""Missing anchors listed in the audit line; the rest are counted."""
+
+
+@dataclass
+class CandidateState:
+    """Where one candidate's run stands."""
+
+    status: str = "waiting"
+    """``waiting``, ``running``, ``done``, ``failed`` or ``cancelled``."""
+    result: CompactionResult | None = None
+    error: str | None = None
+    started: float = 0.0
+    seconds: float | None = None
+    runs: int = 0
+    """How many times this candidate ran (1 + regenerations)."""
+
+
+def format_audit(result: CompactionResult) -> Text:
+    """The audit as one ``Text``: coverage, then the missing anchors by kind."""
+    audit = result.audit
+    total = len(audit.anchors)
+    kept = len(audit.kept)
+    missing = audit.missing
+    style = "green" if not missing else ("yellow" if audit.coverage >= 0.8 else "red")
+    text = Text("Audit ", style="bold")
+    text.append(f"{kept}/{total} anchors kept ({audit.coverage:.0%})", style=style)
+    if missing:
+        text.append(" · missing: ", style="dim")
+        for number, anchor in enumerate(missing[:MISSING_SHOWN]):
+            if number:
+                text.append(" · ", style="dim")
+            text.append(f"{anchor.kind} ", style="dim")
+            text.append(sanitize(anchor.text, single_line=True, max_len=60))
+        if len(missing) > MISSING_SHOWN:
+            text.append(f" · …{len(missing) - MISSING_SHOWN} more", style="dim")
+    for warning in result.warnings:
+        text.append("\n⚠ ", style="yellow")
+        text.append(sanitize(warning, single_line=True))
+    return text
+
+
+class CandidateView(Vertical):
+    """One candidate: its title and stats, the part panes, the short summary and the audit."""
+
+    DEFAULT_CSS = """
+    CandidateView {
+        width: 1fr;
+        height: 1fr;
+        border: round $primary-darken-2;
+        padding: 0 0;
+    }
+    CandidateView.-selected {
+        border: round $accent;
+    }
+    CandidateView > .candidate-title {
+        height: 1;
+        padding: 0 1;
+    }
+    CandidateView > .candidate-parts {
+        height: 1fr;
+    }
+    CandidateView .part {
+        width: 1fr;
+        height: 1fr;
+    }
+    CandidateView .part-title {
+        height: 1;
+        padding: 0 1;
+        background: $boost;
+        text-style: bold;
+    }
+    CandidateView .short-pane {
+        height: 4;
+    }
+    CandidateView > .candidate-audit {
+        height: auto;
+        max-height: 6;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(
+        self, job: CompactionJob, label: str, *, number: int, stacked: bool, split: bool
+    ) -> None:
+        """Args:
+        job: the job this view runs and shows.
+        label: the candidate's name (summarizer label, prompt variant).
+        number: 1-based position among candidates.
+        stacked: put the history and turn-prefix panes on top of each other (candidates
+            mode, where columns are narrow) instead of side by side.
+        split: the plan splits a turn, so a turn-prefix pane is shown.
+        """
+        super().__init__(id=f"candidate-{number}")
+        self.job = job
+        self.label = label
+        self.number = number
+        self.stacked = stacked
+        self.split = split
+        self.state = CandidateState()
+        self.part_titles: dict[str, Static] = {}
+        self.panes: dict[str, StreamText] = {}
+
+    def compose(self) -> ComposeResult:
+        """Title, part panes (history | turn prefix), short summary, audit."""
+        yield Static(self._title_text(), classes="candidate-title")
+        parts_container = Vertical if self.stacked else Horizontal
+        with parts_container(classes="candidate-parts"):
+            parts = ["history", "turn_prefix"] if self.split else ["history"]
+            for part in parts:
+                with Vertical(classes="part"):
+                    yield self._part_title(part)
+                    yield self._pane(part, "waiting for the summarizer…")
+        with Vertical(classes="short-pane"):
+            yield self._part_title("short")
+            yield self._pane("short", "after the summaries above")
+        yield Static(Text(""), classes="candidate-audit")
+
+    def _part_title(self, part: str) -> Static:
+        title = Static(Text(PART_TITLES[part]), classes="part-title", id=f"title-{part}")
+        self.part_titles[part] = title
+        return title
+
+    def _pane(self, part: str, placeholder: str) -> StreamText:
+        pane = StreamText(placeholder, id=f"pane-{part}")
+        self.panes[part] = pane
+        return pane
+
+    def _title_text(self) -> Text:
+        """``#n label · status · stats``."""
+        state = self.state
+        title = Text(f"#{self.number} ", style="bold")
+        title.append(sanitize(self.label, single_line=True, max_len=50), style="bold cyan")
+        status_style = {
+            "done": "green",
+            "failed": "red",
+            "cancelled": "yellow",
+            "running": "blue",
+        }.get(state.status, "dim")
+        title.append(f"  {state.status}", style=status_style)
+        if state.runs > 1:
+            title.append(f" (run {state.runs})", style="dim")
+        result = state.result
+        if result is not None:
+            title.append("  ·  ", style="dim")
+            title.append(f"{approx_tokens(result.summary):,} tokens")
+            title.append(f" / {len(result.summary):,} chars", style="dim")
+            title.append("  ·  ", style="dim")
+            title.append(f"audit {result.audit.coverage:.0%}")
+            if state.seconds is not None:
+                title.append("  ·  ", style="dim")
+                title.append(f"{state.seconds:.1f} s")
+        elif state.error:
+            title.append(": ", style="dim")
+            title.append(sanitize(state.error, single_line=True, max_len=120), style="red")
+        return title
+
+    def refresh_title(self) -> None:
+        """Redraw the title line from the state."""
+        self.query_one(".candidate-title", Static).update(self._title_text())
+
+    def reset_for_run(self) -> None:
+        """Empty every pane and the audit before a (re)run."""
+        for pane in self.panes.values():
+            pane.clear()
+        for part, title in self.part_titles.items():
+            title.update(Text(PART_TITLES[part]))
+        self.query_one(".candidate-audit", Static).update(Text(""))
+
+    def handle_event(self, event: Event) -> None:
+        """Apply one job event to the panes (called on the app's loop)."""
+        pane = self.panes.get(event.part)
+        title = self.part_titles.get(event.part)
+        if pane is None or title is None:
+            return
+        heading = Text(PART_TITLES[event.part])
+        if isinstance(event, PartStarted):
+            pane.clear()
+            heading.append(" · streaming", style="blue")
+            if event.windows > 1:
+                heading.append(f" · window {event.window}/{event.windows}", style="dim")
+            if event.attempt > 1:
+                heading.append(f" · restart {event.attempt}", style="yellow")
+            title.update(heading)
+        elif isinstance(event, PartDelta):
+            pane.append(event.text)
+        elif isinstance(event, PartFinished):
+            if pane.text != event.text:
+                pane.set_text(event.text)
+            else:
+                pane.flush()
+            heading.append(f" · done in {event.seconds:.1f} s", style="green")
+            if event.requests > 1:
+                heading.append(f" · {event.requests} requests", style="dim")
+            title.update(heading)
+        elif isinstance(event, PartFailed):
+            pane.flush()
+            if event.cancelled:
+                heading.append(" · cancelled", style="yellow")
+            else:
+                heading.append(" · failed: ", style="red")
+                heading.append(sanitize(event.error, single_line=True, max_len=100), style="red")
+            title.update(heading)
+
+    def show_result(self, result: CompactionResult) -> None:
+        """Show the audit of a finished run."""
+        self.query_one(".candidate-audit", Static).update(format_audit(result))
+
+
+class CompactionPanel(Vertical, can_focus=True):
+    """Run one compaction (or several candidates) and let the user accept one result.
+
+    Keys while the panel has focus: ``a`` accept, ``d`` discard, ``g`` regenerate, ``G``
+    regenerate keeping the audit's missing anchors, ``escape`` cancel everything in flight,
+    ``1``-``9`` select a candidate. The same actions are public methods for the app's own keys.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "accept", "Accept", id="compaction.accept"),
+        Binding("d", "discard", "Discard", id="compaction.discard"),
+        Binding("g", "regenerate(False)", "Regenerate", id="compaction.regenerate"),
+        Binding("G", "regenerate(True)", "Regenerate + missing", id="compaction.regenerate_focus"),
+        Binding("escape", "cancel", "Cancel", id="compaction.cancel"),
+        *(
+            Binding(str(n), f"select({n})", f"Candidate {n}", show=False, id=f"compaction.pick{n}")
+            for n in range(1, 10)
+        ),
+    ]
+
+    DEFAULT_CSS = """
+    CompactionPanel {
+        height: 1fr;
+    }
+    CompactionPanel > #compaction-header {
+        height: auto;
+        padding: 0 1;
+    }
+    CompactionPanel > #compaction-candidates {
+        height: 1fr;
+    }
+    CompactionPanel > #compaction-buttons {
+        height: auto;
+        padding: 0 1;
+    }
+    CompactionPanel > #compaction-buttons Button {
+        margin-right: 1;
+        min-width: 10;
+    }
+    """
+
+    state: reactive[str] = reactive("running")
+    """``running``, ``ready`` (a result can be accepted), ``failed``, ``accepted``,
+    ``discarded`` or ``cancelled``."""
+
+    class Accepted(Message):
+        """The user accepted ``result`` of ``job``; the app appends it (``job.accept``)."""
+
+        def __init__(
+            self, panel: CompactionPanel, job: CompactionJob, result: CompactionResult
+        ) -> None:
+            super().__init__()
+            self.panel = panel
+            self.job = job
+            self.result = result
+
+        @property
+        def control(self) -> CompactionPanel:
+            """The panel that sent this message."""
+            return self.panel
+
+    class Discarded(Message):
+        """The user discarded the results (or cancelled the run); nothing was written."""
+
+        def __init__(self, panel: CompactionPanel, *, cancelled: bool = False) -> None:
+            super().__init__()
+            self.panel = panel
+            self.cancelled = cancelled
+
+        @property
+        def control(self) -> CompactionPanel:
+            """The panel that sent this message."""
+            return self.panel
+
+    class Failed(Message):
+        """No candidate produced a result; ``error`` says why (first failure)."""
+
+        def __init__(self, panel: CompactionPanel, error: str) -> None:
+            super().__init__()
+            self.panel = panel
+            self.error = error
+
+        @property
+        def control(self) -> CompactionPanel:
+            """The panel that sent this message."""
+            return self.panel
+
+    def __init__(
+        self,
+        jobs: CompactionJob | Sequence[CompactionJob],
+        *,
+        labels: Sequence[str] | None = None,
+        autostart: bool = True,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's parameter name
+        classes: str | None = None,
+    ) -> None:
+        """Args:
+        jobs: one job, or several candidates built on the same plan.
+        labels: a name per job (default: the summarizer label, plus ``+ instructions``).
+        autostart: start the runs when mounted (else call ``start()``).
+        """
+        super().__init__(name=name, id=id, classes=classes)
+        self.jobs: list[CompactionJob] = [jobs] if isinstance(jobs, CompactionJob) else list(jobs)
+        if not self.jobs:
+            raise ValueError("CompactionPanel needs at least one CompactionJob")
+        self.labels = list(labels) if labels is not None else [_job_label(j) for j in self.jobs]
+        self.autostart = autostart
+        self.selected = 0
+        """Index of the candidate ``accept`` takes."""
+        self.candidates: list[CandidateView] = []
+        self._workers: dict[int, Worker[None]] = {}
+        self._announced = False
+        self._user_selected = False
+
+    @property
+    def plan(self) -> Any:
+        """The compaction plan every candidate summarizes."""
+        return self.jobs[0].plan
+
+    @property
+    def running(self) -> bool:
+        """True while any candidate still runs."""
+        return any(view.state.status == "running" for view in self.candidates)
+
+    @property
+    def selected_result(self) -> CompactionResult | None:
+        """The result ``accept`` would take, if the selected candidate has one."""
+        if not self.candidates:
+            return None
+        return self.candidates[self.selected].state.result
+
+    def compose(self) -> ComposeResult:
+        """Header, candidate views, buttons."""
+        plan = self.plan
+        split = bool(getattr(plan, "is_split_turn", False) and plan.turn_prefix_messages)
+        stacked = len(self.jobs) > 1
+        yield Static(self._header_text(), id="compaction-header")
+        with Horizontal(id="compaction-candidates"):
+            for number, (job, label) in enumerate(zip(self.jobs, self.labels, strict=True), 1):
+                view = CandidateView(job, label, number=number, stacked=stacked, split=split)
+                self.candidates.append(view)
+                yield view
+        with Horizontal(id="compaction-buttons"):
+            yield Button("Accept (a)", id="compaction-accept", variant="success", disabled=True)
+            yield Button("Discard (d)", id="compaction-discard", variant="error")
+            yield Button("Regenerate (g)", id="compaction-regenerate", disabled=True)
+            yield Button("Keep missing (G)", id="compaction-regenerate-focus", disabled=True)
+            yield Button("Cancel (esc)", id="compaction-cancel")
+
+    def _header_text(self) -> Text:
+        """What is being compacted: tokens before, per region, split turn, tokens after."""
+        plan = self.plan
+        regions = getattr(plan, "region_tokens", {}) or {}
+        text = Text("Compaction ", style="bold")
+        text.append(f"{getattr(plan, 'tokens_before', 0):,} tokens before", style="")
+        text.append(f" · summarize {regions.get('summarize', 0):,}", style="dim")
+        if getattr(plan, "is_split_turn", False):
+            text.append(f" · turn prefix {regions.get('turn_prefix', 0):,}", style="dim")
+            text.append(" · split turn", style="yellow")
+        text.append(f" · keep {regions.get('keep', 0):,}", style="dim")
+        tokens_after = getattr(plan, "tokens_after", None)
+        if isinstance(tokens_after, int):
+            text.append(f" · ≈{tokens_after:,} after", style="")
+        if len(self.jobs) > 1:
+            text.append(f"  ·  {len(self.jobs)} candidates", style="bold magenta")
+        return text
+
+    def on_mount(self) -> None:
+        """Start every candidate (unless ``autostart`` is off)."""
+        self._mark_selected()
+        if self.autostart:
+            self.start()
+
+    def on_unmount(self) -> None:
+        """A panel that goes away takes its requests in flight with it (finished jobs stay
+        acceptable: the app may remove the panel before it appends)."""
+        for view in self.candidates:
+            if view.state.status == "running":
+                view.job.cancel()
+
+    def start(self) -> None:
+        """Run every candidate that is not running yet."""
+        for number, view in enumerate(self.candidates):
+            if view.state.status != "running":
+                self._run(number, focus=False, regenerate=False)
+
+    def _run(self, number: int, *, focus: bool, regenerate: bool) -> None:
+        """Start candidate ``number`` in an async worker."""
+        view = self.candidates[number]
+        view.reset_for_run()
+        view.state.status = "running"
+        view.state.error = None
+        view.state.result = None
+        view.state.seconds = None
+        view.state.runs += 1
+        view.state.started = time.monotonic()
+        view.refresh_title()
+        self.state = "running"
+        self._announced = False
+        self._workers[number] = self.run_worker(
+            self._run_candidate(number, focus=focus, regenerate=regenerate),
+            name=f"compaction-{number + 1}",
+            group="compaction",
+            exit_on_error=False,
+        )
+        self._update_buttons()
+
+    async def _run_candidate(self, number: int, *, focus: bool, regenerate: bool) -> None:
+        """Run one job (async worker on the app's loop), then report the outcome."""
+        view = self.candidates[number]
+        job = view.job
+        try:
+            if regenerate and focus:
+                result = await job.regenerate(view.handle_event)
+            else:
+                result = await job.run(view.handle_event)
+        except CompactionCancelled:
+            view.state.status = "cancelled"
+        except Exception as error:  # noqa: BLE001 - any failure becomes a visible state
+            view.state.status = "failed"
+            view.state.error = str(error) or type(error).__name__
+        else:
+            view.state.status = "done"
+            view.state.result = result
+            view.state.seconds = result.seconds.get("total")
+            view.show_result(result)
+        for pane in view.panes.values():
+            pane.flush()
+        view.refresh_title()
+        self._after_candidate()
+
+    def _after_candidate(self) -> None:
+        """When the last candidate finishes: pick the best, update the state, notify."""
+        if self.running or self.state in ("accepted", "discarded", "cancelled"):
+            self._update_buttons()
+            return
+        finished = [view for view in self.candidates if view.state.result is not None]
+        if finished:
+            best = max(
+                finished,
+                key=lambda v: (v.state.result.audit.coverage, -(v.state.seconds or 0.0)),  # type: ignore[union-attr]
+            )
+            # The best candidate is pre-selected until the user picks one themselves.
+            if not self._user_selected or self.selected_result is None:
+                self.selected = self.candidates.index(best)
+            self._mark_selected()
+            self.state = "ready"
+        else:
+            self.state = "failed"
+            errors = [v.state.error for v in self.candidates if v.state.error]
+            if errors and not self._announced:
+                self._announced = True
+                self.post_message(self.Failed(self, errors[0]))
+        self._update_buttons()
+
+    def _mark_selected(self) -> None:
+        """Highlight the selected candidate (only meaningful with several)."""
+        for number, view in enumerate(self.candidates):
+            view.set_class(len(self.candidates) > 1 and number == self.selected, "-selected")
+
+    def _update_buttons(self) -> None:
+        """Enable what makes sense now."""
+        if not self.is_mounted:
+            return
+        has_result = self.selected_result is not None and self.state == "ready"
+        finished = self.state in ("accepted", "discarded", "cancelled")
+        self.query_one("#compaction-accept", Button).disabled = not has_result
+        can_rerun = not self.running and not finished
+        self.query_one("#compaction-regenerate", Button).disabled = not can_rerun
+        missing = self.selected_result is not None and bool(self.selected_result.audit.missing)
+        self.query_one("#compaction-regenerate-focus", Button).disabled = not (
+            can_rerun and missing
+        )
+        self.query_one("#compaction-cancel", Button).disabled = not self.running
+        self.query_one("#compaction-discard", Button).disabled = finished
+
+    # -- actions (also the app's API) -------------------------------------------------------
+    def accept(self) -> bool:
+        """Post ``Accepted`` for the selected candidate's result; False if there is none."""
+        result = self.selected_result
+        if result is None or self.state != "ready":
+            self.app.bell()
+            return False
+        self.state = "accepted"
+        self._update_buttons()
+        self.post_message(self.Accepted(self, self.candidates[self.selected].job, result))
+        return True
+
+    def discard(self) -> None:
+        """Drop every result (cancelling runs in flight) and post ``Discarded``."""
+        if self.state in ("accepted", "discarded", "cancelled"):
+            return
+        was_running = self.running
+        self._cancel_jobs()
+        self.state = "cancelled" if was_running else "discarded"
+        self._update_buttons()
+        self.post_message(self.Discarded(self, cancelled=was_running))
+
+    def cancel(self) -> None:
+        """Stop everything in flight; nothing is written. Same as ``discard``."""
+        self.discard()
+
+    def regenerate(self, with_missing: bool = False) -> bool:
+        """Run the selected candidate again; ``with_missing`` adds the audit's missing anchors
+        to its instructions. False when it cannot run now."""
+        if self.running or self.state in ("accepted", "discarded", "cancelled"):
+            self.app.bell()
+            return False
+        view = self.candidates[self.selected]
+        if with_missing and (view.state.result is None or not view.state.result.audit.missing):
+            self.app.bell()
+            return False
+        self._run(self.selected, focus=with_missing, regenerate=True)
+        return True
+
+    def reopen(self) -> None:
+        """Make an accepted result acceptable again (the app's append was refused or failed)."""
+        if self.state == "accepted":
+            self.state = "ready"
+            self._update_buttons()
+
+    def select(self, number: int) -> None:
+        """Select candidate ``number`` (1-based) for ``accept``."""
+        if 1 <= number <= len(self.candidates):
+            self.selected = number - 1
+            self._user_selected = True
+            self._mark_selected()
+            self._update_buttons()
+
+    def _cancel_jobs(self) -> None:
+        for number, view in enumerate(self.candidates):
+            if view.state.status == "running":
+                view.job.cancel()
+                worker = self._workers.get(number)
+                if worker is not None and not worker.is_finished:
+                    worker.cancel()
+                view.state.status = "cancelled"
+                view.refresh_title()
+
+    def action_accept(self) -> None:
+        """Key: accept."""
+        self.accept()
+
+    def action_discard(self) -> None:
+        """Key: discard."""
+        self.discard()
+
+    def action_cancel(self) -> None:
+        """Key: cancel everything in flight."""
+        self.cancel()
+
+    def action_regenerate(self, with_missing: bool) -> None:
+        """Key: regenerate (optionally keeping the missing anchors)."""
+        self.regenerate(with_missing)
+
+    def action_select(self, number: int) -> None:
+        """Key: select a candidate."""
+        self.select(number)
+
+    @on(Button.Pressed, "#compaction-accept")
+    def _accept_pressed(self) -> None:
+        self.accept()
+
+    @on(Button.Pressed, "#compaction-discard")
+    def _discard_pressed(self) -> None:
+        self.discard()
+
+    @on(Button.Pressed, "#compaction-cancel")
+    def _cancel_pressed(self) -> None:
+        self.cancel()
+
+    @on(Button.Pressed, "#compaction-regenerate")
+    def _regenerate_pressed(self) -> None:
+        self.regenerate(False)
+
+    @on(Button.Pressed, "#compaction-regenerate-focus")
+    def _regenerate_focus_pressed(self) -> None:
+        self.regenerate(True)
+
+    def on_click(self, event: Any) -> None:
+        """Clicking a candidate selects it."""
+        widget = getattr(event, "widget", None)
+        while widget is not None and not isinstance(widget, CandidateView):
+            widget = widget.parent
+        if isinstance(widget, CandidateView) and widget in self.candidates:
+            self.select(self.candidates.index(widget) + 1)
+
+
+def _job_label(job: CompactionJob) -> str:
+    """A candidate's default name: the summarizer label, noting custom instructions."""
+    label = str(getattr(job.summarizer, "label", "summarizer"))
+    if job.instructions:
+        label += " + instructions"
+    return label
