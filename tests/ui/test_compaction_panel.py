@@ -246,3 +246,22 @@ async def test_candidates_compare_then_regenerate_with_missing_anchors(
         await pilot.pause()
         (accepted,) = app.messages
         assert isinstance(accepted, CompactionPanel.Accepted) and accepted.job is jobs[1]
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_worker_group_cancels_the_job(
+    split_session: Path, llm: LLMServer
+) -> None:
+    """The app may cancel the "compaction" worker group itself: same outcome as escape."""
+    session, plan, settings = _plan(split_session)
+    llm.behaviour.chunk_delay = 0.05
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm), settings)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await _until(pilot, lambda: llm.in_flight >= 1)
+        app.workers.cancel_group(panel, "compaction")
+        await _until(pilot, lambda: bool(app.messages))
+        (message,) = app.messages
+        assert isinstance(message, CompactionPanel.Discarded) and message.cancelled
+        assert panel.state == "cancelled" and panel.jobs[0].cancelled
+        await _until(pilot, lambda: llm.in_flight == 0)

@@ -12,6 +12,7 @@ then the fidelity audit (anchors the summary lost). The panel never writes: it p
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -476,6 +477,17 @@ class CompactionPanel(Vertical, can_focus=True):
                 result = await job.run(view.handle_event)
         except CompactionCancelled:
             view.state.status = "cancelled"
+        except asyncio.CancelledError:
+            # The worker itself was cancelled (e.g. the app cancelled the "compaction" group):
+            # stop the job's requests too and report it like escape would.
+            job.cancel()
+            view.state.status = "cancelled"
+            view.refresh_title()
+            if not self.running and self.state not in ("accepted", "discarded", "cancelled"):
+                self.state = "cancelled"
+                self._update_buttons()
+                self.post_message(self.Discarded(self, cancelled=True))
+            raise
         except Exception as error:  # noqa: BLE001 - any failure becomes a visible state
             view.state.status = "failed"
             view.state.error = str(error) or type(error).__name__
