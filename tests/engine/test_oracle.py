@@ -102,7 +102,7 @@ def test_entries(case: Case) -> None:
         if not v1:
             assert entry.id == row["id"]
             assert entry.parent_id == row["parentId"]
-        assert entry.parent == case.idx(row["parentId"]), row
+        assert entry.parent == case.index_of_id.get(row["parentId"]), row
         assert (entry.index in on_branch) == row["onCurrentBranch"]
         tokens = case.cache.entry_tokens(entry.index)
         if row["estimateTokens"] is not None:
