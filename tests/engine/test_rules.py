@@ -1,0 +1,217 @@
+"""oh-my-pi rules, manual cuts, context warnings and robustness on the bad corpus."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tui_compactor.engine.branch import plan_navigation
+from tui_compactor.engine.context import build_context, estimate_context_tokens
+from tui_compactor.engine.cutpoint import is_cut_point
+from tui_compactor.engine.plan import prepare_compaction
+from tui_compactor.engine.settings import CompactionSettings
+from tui_compactor.engine.tokens import get_counter
+from tui_compactor.session.reader import load_session
+
+TESTS = Path(__file__).resolve().parents[1]
+ORACLE = TESTS / "fixtures" / "oracle" / "sessions"
+GENERATED = TESTS / "engine" / "data" / "oracle" / "sessions"
+BAD = TESTS / "fixtures" / "bad"
+PI = get_counter("pi")
+PI_RULES = CompactionSettings(rules="pi")
+OMP_RULES = CompactionSettings(rules="omp")
+
+
+@pytest.fixture(scope="module")
+def compacted():
+    return load_session(ORACLE / "tree-compacted.jsonl")
+
+
+def test_omp_boundary_starts_after_the_previous_compaction(compacted) -> None:
+    """pi re-summarizes what the last compaction kept; oh-my-pi starts after the compaction."""
+    pi = prepare_compaction(compacted, None, PI_RULES.with_changes(keep_recent_tokens=5000), PI)
+    omp = prepare_compaction(compacted, None, OMP_RULES.with_changes(keep_recent_tokens=5000), PI)
+    assert pi.previous_compaction_index == omp.previous_compaction_index == 92
+    assert pi.boundary_start == 84 and omp.boundary_start == 93
+    kept_last_time = set(range(84, 92))
+    pi_summarized = {item.branch_index for item in pi.messages_to_summarize}
+    omp_summarized = {item.branch_index for item in omp.messages_to_summarize}
+    assert kept_last_time <= pi_summarized
+    assert not kept_last_time & omp_summarized
+    assert omp.prepared and omp.previous_summary == pi.previous_summary
+    # the previous compaction is an extension's (fromHook): its details never count
+    assert "SHOULD_NOT_APPEAR.py" not in json.dumps(omp.file_ops.to_json("omp"))
+    # tokensBefore: pi = usage + trailing estimate; omp = the last valid usage alone
+    assert omp.tokens_before == 23605
+
+
+def test_omp_calibration_divides_keep_recent_by_the_usage_ratio(compacted) -> None:
+    plain = prepare_compaction(compacted, None, OMP_RULES, PI)
+    calibrated = prepare_compaction(compacted, None, OMP_RULES.with_changes(calibrate=True), PI)
+    assert plain.effective_keep_recent_tokens == 20000
+    # usage prompt tokens (3 + 20054 + 3536 = 23593) over the local estimate after the boundary
+    estimate = sum(
+        PI.count_message(entry.message)
+        for index in calibrated.branch[calibrated.boundary_start :]
+        if (entry := compacted.entries[index]).type == "message"
+    )
+    ratio = 23593 / estimate
+    assert ratio > 1
+    assert calibrated.effective_keep_recent_tokens == int(20000 / ratio)
+    assert calibrated.first_kept_index >= plain.first_kept_index
+    # pi rules ignore the switch
+    pi = prepare_compaction(compacted, None, PI_RULES.with_changes(calibrate=True), PI)
+    assert pi.effective_keep_recent_tokens == 20000
+
+
+def test_omp_refuses_when_nothing_to_summarize_pi_does_not(compacted) -> None:
+    huge = 10**9
+    pi = prepare_compaction(compacted, None, PI_RULES.with_changes(keep_recent_tokens=huge), PI)
+    omp = prepare_compaction(compacted, None, OMP_RULES.with_changes(keep_recent_tokens=huge), PI)
+    assert pi.prepared and pi.is_empty  # pi still prepares (and would call the model)
+    assert omp.prepared is False and omp.reason == "nothing to summarize before the cut"
+
+
+def test_omp_file_ops_strip_selectors_and_skip_urls() -> None:
+    session = load_session(GENERATED / "gen-setting-changes.jsonl")
+    settings = CompactionSettings(keep_recent_tokens=0)
+    pi = prepare_compaction(session, None, settings, PI).file_ops.to_json("pi")
+    omp = prepare_compaction(session, None, settings.with_changes(rules="omp"), PI)
+    omp_ops = omp.file_ops.to_json("omp")
+    assert "src/app.py:10-40" in pi["read"] and "https://example.com/spec.md" in pi["read"]
+    assert "src/app.py:10-40" not in omp_ops["read"]
+    assert not any("://" in path for path in omp_ops["read"])
+
+
+def test_omp_context_drops_aborted_turns_and_pi_keeps_them() -> None:
+    session = load_session(GENERATED / "gen-setting-changes.jsonl")
+    pi = build_context(session, session.leaf)
+    omp = build_context(session, session.leaf, rules="omp")
+    aborted = [i for i in pi.items if i.message.get("stopReason") == "aborted"]
+    assert len(aborted) == 1
+    assert all(i.message.get("stopReason") != "aborted" for i in omp.items)
+    assert len(omp.items) == len(pi.items) - 1
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    lines = [json.dumps(header)] + [json.dumps(record) for record in records]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _msg(ident: str, parent: str | None, second: int, message: dict) -> dict:
+    stamp = f"2026-01-01T00:00:{second:02d}.000Z"
+    return {
+        "type": "message",
+        "id": ident,
+        "parentId": parent,
+        "timestamp": stamp,
+        "message": message,
+    }
+
+
+def test_reset_boundary_restarts_omp_context_and_plan(tmp_path: Path) -> None:
+    records = [
+        _msg("a", None, 1, {"role": "user", "content": "first " * 50}),
+        _msg("b", "a", 2, {"role": "assistant", "content": [{"type": "text", "text": "x" * 400}]}),
+        {"type": "reset_boundary", "id": "r", "parentId": "b", "timestamp": "2026-01-01T00:00:03Z"},
+        _msg("c", "r", 4, {"role": "user", "content": "second " * 50}),
+        _msg("d", "c", 5, {"role": "assistant", "content": [{"type": "text", "text": "y" * 400}]}),
+    ]
+    session = load_session(_write(tmp_path / "reset.jsonl", records))
+    assert [i.entry_index for i in build_context(session, 4).items] == [0, 1, 3, 4]
+    assert [i.entry_index for i in build_context(session, 4, rules="omp").items] == [3, 4]
+    plan = prepare_compaction(session, 4, OMP_RULES.with_changes(keep_recent_tokens=50), PI)
+    assert plan.boundary_start == 3
+
+
+def test_cut_point_roles_differ_for_custom_messages() -> None:
+    class Fake:
+        type = "message"
+
+        def __init__(self, role: str) -> None:
+            self.message = {"role": role}
+
+    assert is_cut_point(Fake("custom"), "pi") and not is_cut_point(Fake("custom"), "omp")
+    assert is_cut_point(Fake("hookMessage"), "omp") and not is_cut_point(Fake("hookMessage"), "pi")
+    assert not is_cut_point(Fake("toolResult"), "pi")
+
+
+def test_manual_cut_refusals(compacted) -> None:
+    entries = compacted.entries
+    by_id = {entry.id: entry.index for entry in entries}
+
+    def plan_at(ident: str):
+        return prepare_compaction(compacted, None, PI_RULES, PI, cut=by_id[ident])
+
+    refused = plan_at("09255190")  # a tool result
+    assert not refused.prepared and "tool result" in refused.reason
+    assert refused.nearest_cut_points == [87, 89]
+    before = plan_at(entries[compacted.path_to(compacted.leaf)[10]].id)
+    assert not before.prepared and "before the compaction boundary" in before.reason
+    compaction = plan_at("b770d0dd")
+    assert not compaction.prepared and "compaction" in compaction.reason
+    thinking = plan_at("b3a596a4")
+    assert not thinking.prepared and "thinking_level_change" in thinking.reason
+    off_path = next(
+        i for i in range(len(entries)) if i not in set(compacted.path_to(compacted.leaf))
+    )
+    off = prepare_compaction(compacted, None, PI_RULES, PI, cut=off_path)
+    assert not off.prepared and "not on the path" in off.reason
+    good = plan_at("7480c90c")  # a user message: not a split turn
+    assert good.prepared and good.first_kept_index == 94 and not good.is_split_turn
+    assert good.region_of(93) == "metadata" and good.region_of(90) == "summarize"
+    assert good.region_of(10) == "before" and good.region_of(100) == "keep"
+
+
+def test_region_tokens_add_up(compacted) -> None:
+    plan = prepare_compaction(compacted, None, PI_RULES.with_changes(keep_recent_tokens=5000), PI)
+    regions = plan.region_tokens
+    assert regions["summarize"] == sum(
+        PI.count_message(item.message) for item in plan.messages_to_summarize
+    )
+    assert regions["turn_prefix"] == 8027  # the golden's turnPrefixMessages.estimatedTokens
+    assert plan.tokens_after == regions["keep"] > 0
+    assert {plan.region_of(i) for i in range(len(plan.branch))} == {
+        "before",
+        "summarize",
+        "turn_prefix",
+        "keep",
+        "metadata",
+    }
+
+
+def test_missing_first_kept_entry_keeps_nothing_and_warns() -> None:
+    session = load_session(BAD / "compaction-firstKept-missing.jsonl")
+    ctx = build_context(session, session.leaf)
+    assert ctx.compaction_index is not None
+    assert ctx.warnings and "not on the path" in ctx.warnings[0]
+    assert ctx.items[0].role == "compactionSummary"
+    assert all(item.entry_index > ctx.compaction_index for item in ctx.items[1:])
+
+
+@pytest.mark.parametrize("path", sorted(BAD.glob("*.jsonl")), ids=lambda p: p.name)
+def test_engine_never_raises_on_the_bad_corpus(path: Path, tmp_path: Path) -> None:
+    """Every leaf of every bad file: context, estimates, plans (both rules), navigation."""
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    session = load_session(copy)
+    leaves = list(session.leaves)[:20]
+    counters = [PI, get_counter("bytes")]
+    for leaf in leaves:
+        for counter in counters:
+            ctx = build_context(session, leaf)
+            estimate_context_tokens(ctx, counter)
+            build_context(session, leaf, rules="omp")
+            for settings in (PI_RULES, OMP_RULES.with_changes(calibrate=True)):
+                plan = prepare_compaction(session, leaf, settings, counter)
+                plan.to_json()
+                for position in range(len(plan.branch)):
+                    plan.region_of(position)
+            if session.leaf is not None:
+                plan_navigation(session, session.leaf, leaf, counter, 100).to_json()
+    assert copy.read_bytes() == path.read_bytes()
