@@ -871,6 +871,10 @@ def _finalize(s: Session, total_size: int) -> None:
         s.verdict = Verdict.REFUSE
         s.append_refusal = s._io_error
         return
+    if s._cancelled:
+        s.verdict = Verdict.READ_ONLY
+        s.append_refusal = "loading was cancelled; only part of the file was read"
+        return
     nothing = s.header is None and not s.entries
     if nothing:
         if total_size == 0:

@@ -1,0 +1,309 @@
+"""Loading never writes, refresh follows a growing file, damage never crashes the loader,
+progress and cancellation work."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tui_compactor.session.model import LoadProgress, Verdict
+from tui_compactor.session.reader import load_session
+
+from .conftest import CORPUS, SESSIONS
+
+
+def _fingerprint(path: Path) -> tuple[str, int, int]:
+    info = path.stat()
+    return hashlib.sha256(path.read_bytes()).hexdigest(), info.st_size, info.st_mtime_ns
+
+
+def _browse(path: Path) -> None:
+    """Load and touch everything a user would: records, tree, labels, outline, refresh."""
+    from tui_compactor.session.outline import OutlineFilter, build_outline
+
+    session = load_session(path)
+    for entry in session.entries:
+        _ = entry.data
+    if session.leaf is not None:
+        session.path_to(session.leaf)
+        session.path_problem(session.leaf)
+    _ = session.labels, session.leaves, session.roots
+    for view in OutlineFilter:
+        build_outline(session, view=view)
+    session.refresh()
+    session.close()
+    lazy = load_session(path, lazy=True)
+    for entry in lazy.entries[:50]:
+        _ = entry.data
+    lazy.close()
+
+
+ALL_STORED = sorted(CORPUS.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", ALL_STORED, ids=lambda p: p.name)
+def test_loading_never_writes(path: Path, tmp_path: Path) -> None:
+    copy = tmp_path / path.name
+    shutil.copy2(path, copy)
+    before = _fingerprint(copy)
+    _browse(copy)
+    assert _fingerprint(copy) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+@pytest.mark.parametrize("name", ["huge-single-line-5mb.jsonl", "very-deep-chain-50k.jsonl"])
+def test_loading_big_files_never_writes(big_corpus: Path, name: str) -> None:
+    path = big_corpus / name
+    names_before = sorted(p.name for p in big_corpus.iterdir())
+    before = _fingerprint(path)
+    session = load_session(path)
+    assert session.verdict is Verdict.OPEN
+    session.close()
+    assert _fingerprint(path) == before
+    assert sorted(p.name for p in big_corpus.iterdir()) == names_before
+
+
+def test_read_only_file_in_read_only_directory_opens(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    target = folder / "s.jsonl"
+    shutil.copy2(CORPUS / "two-roots.jsonl", target)
+    target.chmod(0o444)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        session = load_session(target)
+        assert session.verdict is Verdict.OPEN
+        assert len(session.entries) == 8
+    finally:
+        folder.chmod(0o755)
+        target.chmod(0o644)
+
+
+def test_missing_file_and_directory_are_refused_not_raised(tmp_path: Path) -> None:
+    missing = load_session(tmp_path / "nope.jsonl")
+    assert missing.verdict is Verdict.REFUSE
+    assert "cannot open" in str(missing.diagnostics[0])
+    folder = load_session(tmp_path)
+    assert folder.verdict is Verdict.REFUSE
+
+
+# ---------------------------------------------------------------- refresh
+
+
+def _line(entry_id: str, parent: str | None, second: int, text: str = "hi") -> bytes:
+    record = {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2025-12-03T15:00:{second:02d}.000Z",
+        "message": {"role": "user", "content": text},
+    }
+    return json.dumps(record).encode() + b"\n"
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_refresh_parses_only_appended_lines(tmp_path: Path, lazy: bool) -> None:
+    path = tmp_path / "s.jsonl"
+    shutil.copy2(CORPUS / "two-roots.jsonl", path)
+    session = load_session(path, lazy=lazy)
+    assert session.refresh().status == "unchanged"
+    with open(path, "ab") as handle:
+        handle.write(_line("n0000001", "e0000008", 1) + _line("n0000002", "n0000001", 2))
+    result = session.refresh()
+    assert result.status == "grew"
+    assert [session.entries[i].id for i in result.added] == ["n0000001", "n0000002"]
+    assert session.entries[session.leaf].id == "n0000002"  # type: ignore[index]
+    assert session.entries[-1].data["message"]["content"] == "hi"
+    assert session.snapshot.size == path.stat().st_size
+    assert session.snapshot.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    fresh = load_session(path)
+    assert [e.id for e in fresh.entries] == [e.id for e in session.entries]
+    assert session.active_path() == fresh.active_path()
+    assert session.refresh().status == "unchanged"
+
+
+def test_refresh_completes_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    whole = (CORPUS / "two-roots.jsonl").read_bytes() + _line("n0000001", "e0000008", 1)
+    path.write_bytes(whole[:-20])  # the agent is mid-write
+    session = load_session(path)
+    assert session.snapshot.torn_tail and session.torn_ids == {"n0000001"}
+    with open(path, "ab") as handle:
+        handle.write(whole[-20:])
+    result = session.refresh()
+    assert result.status == "grew"
+    assert session.entries[-1].id == "n0000001"
+    assert not session.snapshot.torn_tail and session.torn_ids == set()
+    assert session.verdict is Verdict.OPEN
+    assert session.append_refusal is None
+
+
+def test_refresh_detects_rewrites(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    shutil.copy2(CORPUS / "two-roots.jsonl", path)
+    session = load_session(path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-10])
+    assert session.refresh().status == "rewritten"  # shrank
+
+    session = load_session(path)
+    path.write_bytes(b"X" + path.read_bytes()[1:] + _line("n0000001", None, 1))
+    assert session.refresh().status == "rewritten"  # prefix changed
+
+    session = load_session(path)
+    replacement = tmp_path / "other.jsonl"
+    shutil.copy2(path, replacement)
+    os.replace(replacement, path)
+    assert session.refresh().status == "rewritten"  # new inode
+
+
+def test_refresh_refuses_a_fused_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    shutil.copy2(CORPUS / "no-trailing-newline.jsonl", path)
+    session = load_session(path)
+    with open(path, "ab") as handle:
+        handle.write(_line("n0000001", "e0000006", 1))  # pi's bug: glued onto line 7
+    assert session.refresh().status == "rewritten"
+
+    shutil.copy2(CORPUS / "no-trailing-newline.jsonl", path)
+    session = load_session(path)
+    with open(path, "ab") as handle:
+        handle.write(b"\n" + _line("n0000001", "e0000006", 1))  # done right
+    result = session.refresh()
+    assert result.status == "grew" and session.entries[-1].id == "n0000001"
+    assert session.verdict is Verdict.OPEN
+
+
+def test_omp_title_rewrite_is_not_a_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    shutil.copy2(CORPUS / "omp-title-slot-first-line.jsonl", path)
+    session = load_session(path)
+    data = bytearray(path.read_bytes())
+    old = b'"title":"Port user-message-selector"'
+    new = b'"title":"Port user-message-picker!!"'
+    assert len(old) == len(new)
+    start = data.index(old)
+    data[start : start + len(old)] = new
+    path.write_bytes(bytes(data) + _line("n0000001", "e0000006", 1))
+    result = session.refresh()
+    assert result.status == "grew"
+    assert session.title_slot is not None
+    assert session.title_slot["title"] == "Port user-message-picker!!"
+
+
+# ---------------------------------------------------------------- progress and cancel
+
+
+def test_progress_and_cancel(big_corpus: Path) -> None:
+    path = big_corpus / "very-deep-chain-50k.jsonl"
+    reports: list[LoadProgress] = []
+    session = load_session(path, progress=reports.append)
+    assert reports and reports[-1].bytes_done == reports[-1].bytes_total == path.stat().st_size
+    assert reports[-1].entries == 50000
+    assert session.complete
+
+    cancel = threading.Event()
+    cancel.set()
+    stopped = load_session(path, cancel=cancel)
+    assert not stopped.complete and stopped.entries == []
+    assert stopped.verdict is Verdict.READ_ONLY
+    assert stopped.append_refusal is not None and "cancel" in stopped.append_refusal
+
+
+def test_cancel_from_progress_callback_keeps_what_was_read(
+    big_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_compactor.session import reader
+
+    monkeypatch.setattr(reader, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(reader, "CHUNK_SIZE", 256 * 1024)
+    path = big_corpus / "very-deep-chain-50k.jsonl"
+    cancel = threading.Event()
+    stopped = load_session(path, progress=lambda _: cancel.set(), cancel=cancel)
+    assert not stopped.complete
+    assert 0 < len(stopped.entries) < 50000
+    assert stopped.verdict is Verdict.READ_ONLY
+    assert stopped.refresh().status == "rewritten"  # an incomplete load is reloaded, not grown
+    # What was read is a correct prefix of the full load.
+    full = load_session(path)
+    assert [e.id for e in stopped.entries] == [e.id for e in full.entries[: len(stopped.entries)]]
+
+
+# ---------------------------------------------------------------- damage (hypothesis)
+
+BASE = (SESSIONS / "refactor-session-v3.jsonl").read_bytes()
+BASE_LINES = BASE.split(b"\n")
+
+
+def _damage(data: bytes, kind: str, position: int, blob: bytes) -> bytes:
+    position %= max(1, len(data))
+    if kind == "cut":
+        return data[:position]
+    if kind == "flip":
+        return data[:position] + bytes([data[position] ^ 0x5A]) + data[position + 1 :]
+    if kind == "insert":
+        return data[:position] + blob + data[position:]
+    if kind == "crlf":
+        return data.replace(b"\n", b"\r\n")
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + data
+    lines = data.split(b"\n")
+    k = position % max(1, len(lines))
+    if kind == "duplicate":
+        return b"\n".join(lines[: k + 1] + lines[k:])
+    if kind == "swap" and k + 1 < len(lines):
+        lines[k], lines[k + 1] = lines[k + 1], lines[k]
+        return b"\n".join(lines)
+    if kind == "splice" and k + 1 < len(lines):
+        return b"\n".join(lines[:k] + [lines[k] + lines[k + 1]] + lines[k + 2 :])
+    return data
+
+
+damage_steps = st.lists(
+    st.tuples(
+        st.sampled_from(["cut", "flip", "insert", "crlf", "bom", "duplicate", "swap", "splice"]),
+        st.integers(min_value=0, max_value=len(BASE)),
+        st.sampled_from([b"\x00\x00\x00", b"\xef\xbb\xbf", b"\n", b'{"a":', b"\xff\xfe",
+                         b"\\ud800", b'"parentId":"x"', b"\x1b[2J", b"[[[[[[[[[[" * 500]),
+    ),
+    min_size=1,
+    max_size=3,
+)  # fmt: skip
+
+
+@given(damage_steps)
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_byte_damage_never_raises(tmp_path_factory: pytest.TempPathFactory, steps) -> None:  # type: ignore[no-untyped-def]
+    data = BASE
+    for kind, position, blob in steps:
+        data = _damage(data, kind, position, blob)
+    folder = tmp_path_factory.mktemp("damage")
+    path = folder / "s.jsonl"
+    path.write_bytes(data)
+    session = load_session(path)
+    assert session.verdict in set(Verdict)
+    if session.leaf is not None:
+        assert session.path_to(session.leaf)[-1] == session.leaf
+        session.path_problem(session.leaf)
+    # Every intact original line that parsed before still gives the same id.
+    original = {line for line in BASE_LINES if line}
+    by_offset = {e.offset: e for e in session.entries}
+    for entry in by_offset.values():
+        raw = data[entry.offset : entry.offset + entry.size]
+        if raw in original and b'"id"' in raw[:80]:
+            assert json.loads(raw)["id"] == entry.id or entry.id.startswith("~")
+    for diagnostic in session.diagnostics:
+        assert diagnostic.path == str(path)
