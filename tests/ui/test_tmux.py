@@ -1,0 +1,202 @@
+"""Real-terminal smoke tests: the installed app runs inside tmux, keys are sent, the screen is
+read back with ``capture-pane``.
+
+Each test uses its own tmux server (``-L`` socket), so it never touches the user's tmux or other
+tests. Waits poll ``capture-pane`` until a condition holds or a deadline passes — no fixed
+sleeps. Skipped only when tmux is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+WIDTH, HEIGHT = 120, 36
+DEADLINE_SECONDS = 30.0
+EXIT_MARK = "[tui-compactor exited:"
+SGR_RE = re.compile(r"\x1b\[[0-9;:]*m")
+"""tmux's own styling in ``capture-pane -e`` output: SGR sequences only."""
+
+
+def app_command() -> list[str]:
+    """The installed console script next to this Python, else ``python -m tui_compactor``."""
+    script = Path(sys.executable).with_name("tui-compactor")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "tui_compactor"]
+
+
+class TmuxApp:
+    """The app running in a detached tmux session on a private tmux server."""
+
+    def __init__(self, args: list[str], home: Path) -> None:
+        self.socket = f"tuic-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.target = "app"
+        command = shlex.join(app_command() + args)
+        # Print the exit status and stay, so a crash or a clean quit can be read on screen.
+        shell_line = f'{command}; echo "{EXIT_MARK} $?]"; sleep 600'
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "TERM": "xterm-256color",
+        }
+        env.pop("TMUX", None)
+        self._tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            self.target,
+            "-x",
+            str(WIDTH),
+            "-y",
+            str(HEIGHT),
+            "sh",
+            "-c",
+            shell_line,
+            env=env,
+        )
+
+    def _tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
+        completed = subprocess.run(
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=20,
+            check=True,
+        )
+        return completed.stdout
+
+    def capture(self, *, escapes: bool = False) -> str:
+        """The visible screen as text (``escapes``: with tmux's SGR styling)."""
+        flags = ["-p", "-e"] if escapes else ["-p"]
+        return self._tmux("capture-pane", *flags, "-t", self.target)
+
+    def pane_title(self) -> str:
+        """The pane title (what an OSC 0/2 title sequence would change)."""
+        return self._tmux("display-message", "-p", "-t", self.target, "#{pane_title}").strip()
+
+    def send(self, *keys: str) -> None:
+        """Send keys (tmux key names: ``j``, ``Escape``, ``Enter``...)."""
+        for key in keys:
+            self._tmux("send-keys", "-t", self.target, key)
+
+    def wait_for(self, condition: Callable[[str], bool], what: str) -> str:
+        """Poll the screen until ``condition(screen)`` holds; fail after the deadline."""
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if condition(screen):
+                return screen
+            time.sleep(0.05)  # polling interval, not a wait for work
+        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+    def wait_for_text(self, text: str) -> str:
+        """Poll until ``text`` is on screen."""
+        return self.wait_for(lambda screen: text in screen, repr(text))
+
+    def wait_for_change(self, before: str, what: str) -> str:
+        """Poll until the screen differs from ``before``."""
+        return self.wait_for(lambda screen: screen != before, what)
+
+    def close(self) -> None:
+        """Kill this test's private tmux server (and the app in it)."""
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=20, check=False
+        )
+
+
+@pytest.fixture
+def tmux_app(tmp_path: Path) -> Iterator[Callable[[list[str]], TmuxApp]]:
+    """Start the app with some arguments in tmux; every started app is killed afterwards."""
+    started: list[TmuxApp] = []
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def start(args: list[str]) -> TmuxApp:
+        app = TmuxApp(args, home)
+        started.append(app)
+        return app
+
+    yield start
+    for app in started:
+        app.close()
+
+
+def _tree_row_marker(screen: str) -> str:
+    """The screen without its first line (the status line), to see cursor moves."""
+    return "\n".join(screen.splitlines()[1:])
+
+
+def _details_header(screen: str) -> str:
+    """The details pane's header line (``kind  #N  line L ...``) of the selected entry."""
+    for line in screen.splitlines():
+        if re.search(r"#\d+  line \d+", line):
+            return line
+    return ""
+
+
+def test_control_characters_cannot_damage_the_terminal(
+    tmux_app: Callable[[list[str]], TmuxApp], tmp_path: Path
+) -> None:
+    source = FIXTURES / "bad" / "control-characters-and-ansi-escapes.jsonl"
+    session = tmp_path / source.name
+    shutil.copyfile(source, session)
+    original = session.read_bytes()
+    app = tmux_app([str(session)])
+    title_before = app.pane_title()
+    app.wait_for(
+        lambda screen: source.name in screen and "entries" in screen, "the bad file to load"
+    )
+    # Walk over every row (the tool output full of escapes included) and back.
+    app.send("g")
+    app.wait_for_text("#0  line")
+    app.send("j", "j")
+    shown = app.wait_for(
+        lambda s: "tool  #2  line" in s and "bold-underline" in s,
+        "the tool result full of escape sequences",
+    )
+    # Its text is shown as text around the removed sequences.
+    assert "red bold-underline" in shown and "hyperlink:innocent text" in shown
+    assert "SAFE␍EVIL" in shown  # a bare CR cannot overwrite the line
+    header = _details_header(shown)
+    for key in ["j"] * 3 + ["k"] * 2:  # down to the leaf (#7), back up
+        app.send(key)
+        screen = app.wait_for(lambda s, h=header: _details_header(s) != h, f"{key} to move")
+        header = _details_header(screen)
+    screen = app.capture()
+    # The status line is still on top (no clear screen, no cursor move, no alternate reset).
+    assert source.name in screen.splitlines()[0]
+    # No title change, no escape sequence beyond tmux's own SGR styling.
+    assert app.pane_title() == title_before
+    styled = app.capture(escapes=True)
+    leftover = SGR_RE.sub("", styled)
+    assert "\x1b" not in leftover, repr(leftover[leftover.index("\x1b") - 20 :][:80])
+    assert "\x07" not in styled and "\x9b" not in styled
+    # The text around the escapes is shown as text.
+    assert "PWNED" not in screen
+    app.send("q")
+    done = app.wait_for_text(EXIT_MARK)
+    assert f"{EXIT_MARK} 0]" in done
+    assert session.read_bytes() == original  # looking wrote nothing
