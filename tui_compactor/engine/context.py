@@ -82,8 +82,8 @@ class ContextTokens:
     trailing_tokens: int
     last_usage_index: int | None
     """Index into the context items of the assistant message whose usage was used."""
-    local_estimate: int
-    """Sum of the counter over every message (no provider usage)."""
+    local_estimate: int | None
+    """Sum of the counter over every message (no provider usage); None when not asked for."""
 
     def to_json(self) -> dict[str, Any]:
         """The reference's field names, plus ``localEstimate``."""
@@ -228,20 +228,33 @@ def last_assistant_usage(messages: list[dict[str, Any]]) -> tuple[dict[str, Any]
 
 
 def estimate_context_tokens(
-    ctx: SessionContext, counter: TokenCounter, cache: TokenCache | None = None
+    ctx: SessionContext,
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
+    *,
+    local: bool = True,
 ) -> ContextTokens:
-    """Context size: last valid usage + local estimates of what follows (and the pure estimate)."""
+    """Context size: last valid usage + local estimates of what follows (and the pure estimate).
+
+    ``local=False`` skips the pure estimate (``local_estimate`` None) when a usage exists, so
+    only the messages after the last usage are counted: fast on huge sessions.
+    """
     if cache is not None and cache.counter is not counter:
         cache = None
-    if cache is not None:
-        counts = [cache.message_tokens(item.entry_index) for item in ctx.items]
-    else:
-        counts = [counter.count_message(item.message) for item in ctx.items]
-    local = sum(counts)
+    items = ctx.items
+
+    def count(position: int) -> int:
+        item = items[position]
+        if cache is not None:
+            return cache.message_tokens(item.entry_index)
+        return counter.count_message(item.message)
+
     found = last_assistant_usage(ctx.messages)
     if found is None:
-        return ContextTokens(local, 0, local, None, local)
+        total = sum(count(position) for position in range(len(items)))
+        return ContextTokens(total, 0, total, None, total)
     usage, index = found
     used = usage_tokens(usage)
-    trailing = sum(counts[index + 1 :])
-    return ContextTokens(used + trailing, used, trailing, index, local)
+    trailing = sum(count(position) for position in range(index + 1, len(items)))
+    everything = sum(count(position) for position in range(len(items))) if local else None
+    return ContextTokens(used + trailing, used, trailing, index, everything)

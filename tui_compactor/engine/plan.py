@@ -354,7 +354,7 @@ def prepare_compaction(
     if rules == "pi":
         ctx = build_context(session, leaf)
         plan.warnings.extend(ctx.warnings)
-        plan.context_tokens = estimate_context_tokens(ctx, counter, cache)
+        plan.context_tokens = estimate_context_tokens(ctx, counter, cache, local=False)
         plan.tokens_before = plan.context_tokens.tokens
     else:
         messages = [entry.message for entry in path if entry.type == "message"]
