@@ -1,0 +1,122 @@
+"""The session commands (lint, tree, inspect) through ``cli.main`` and a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui_compactor.cli import main
+
+from .conftest import CORPUS
+
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_lint_json_schema_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "lint", str(CORPUS / "invalid-json-middle.jsonl"), "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["verdict"] == "open+warn"
+    assert report["counts"] == {"message": 5}
+    assert report["leaf"] == "e0000006" and report["pathLength"] == 2
+    assert report["roots"] == ["e0000001", "e0000005"]
+    assert set(report["leaves"]) == {"e0000003", "e0000006"}
+    assert report["appendAllowed"] is False
+    lines = [d["line"] for d in report["diagnostics"]]
+    assert {4, 6, 7, 9, 8} == set(lines)
+    first = report["diagnostics"][0]
+    assert set(first) >= {"severity", "line", "offset", "code", "message"}
+    assert first["offset"] == 1274
+
+
+@pytest.mark.parametrize("name", ["empty-file.jsonl", "whitespace-only.jsonl"])
+def test_lint_refused_file_still_gets_json(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    code, out, _ = run_cli(capsys, "lint", str(CORPUS / name), "--json")
+    assert code == 2
+    report = json.loads(out)
+    assert report["verdict"] == "refuse"
+    assert name in report["error"]
+
+
+def test_lint_text_and_wrong_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "lint", str(CORPUS / "v1-with-compaction-index.jsonl"))
+    assert code == 0
+    assert "READ-ONLY" in out and "append: refused" in out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["lint"])
+    assert exit_info.value.code == 2
+
+
+def test_tree_text_is_sanitized(capsys: pytest.CaptureFixture[str]) -> None:
+    path = CORPUS / "control-characters-and-ansi-escapes.jsonl"
+    for view in ("default", "all"):
+        code, out, _ = run_cli(capsys, "tree", str(path), "--filter", view)
+        assert code == 0
+        assert "\x1b" not in out and not CONTROL.search(out.replace("\n", ""))
+        assert "<- leaf" in out
+    assert "⏎" in out  # the session name's CR LF is flattened, not obeyed
+
+
+def test_tree_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, "tree", str(CORPUS / "leaf-on-older-branch.jsonl"), "--json", "--filter", "all"
+    )
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    assert [(r["id"], r["indent"]) for r in rows][3:6] == [
+        ("e0000004", 0), ("e0000005", 1), ("e0000006", 1)
+    ]  # fmt: skip
+    assert rows[3]["branchPoint"] and rows[-1]["leaf"]
+    assert next(r for r in rows if r["id"] == "e0000006")["label"] == "selector-ported"
+
+
+def test_tree_unknown_leaf_and_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "tree", str(CORPUS / "two-roots.jsonl"), "--leaf", "nope")
+    assert code == 2 and "nope" in err
+    code, _, err = run_cli(capsys, "tree", str(CORPUS / "empty-file.jsonl"))
+    assert code == 2 and "empty file" in err
+
+
+def test_inspect_json_with_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, "inspect", str(CORPUS / "duplicate-ids.jsonl"), "--json", "--tokens", "pi"
+    )
+    assert code == 0
+    report = json.loads(out)
+    assert report["leafId"] == "e0000006"
+    assert report["header"]["version"] == 3
+    entries = report["entries"]
+    assert [e["index"] for e in entries] == list(range(8))
+    assert entries[0]["tokens"] is None and entries[0]["type"] == "session_info"
+    assert all(isinstance(e["tokens"], int) for e in entries if e["type"] == "message")
+    assert entries[-1]["depth"] == 7 and entries[-1]["parentId"] == "e0000002"
+
+
+def test_inspect_refused_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "inspect", str(CORPUS / "empty-file.jsonl"), "--json")
+    assert code == 2 and json.loads(out)["verdict"] == "refuse"
+
+
+def test_cli_subprocess_never_leaks_escapes(tmp_path: Path) -> None:
+    path = CORPUS / "control-characters-and-ansi-escapes.jsonl"
+    for command in (["lint"], ["tree", "--filter", "all"], ["inspect"], ["inspect", "--json"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "tui_compactor", command[0], str(path), *command[1:]],
+            capture_output=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        assert b"\x1b" not in result.stdout and b"\x9b" not in result.stdout
+        assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", result.stdout.replace(b"\n", b""))

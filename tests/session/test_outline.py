@@ -1,0 +1,133 @@
+"""The tree outline: flat linear runs, indented side branches, pi's /tree filters."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tui_compactor.session.outline import OutlineFilter, build_outline
+from tui_compactor.session.reader import load_session
+
+from .conftest import CORPUS
+
+
+def ids(session, rows) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    return [(session.entries[r.index].id, r.indent) for r in rows]
+
+
+def test_branch_point_indents_side_branch_and_active_path_continues() -> None:
+    session = load_session(CORPUS / "leaf-on-older-branch.jsonl")
+    rows = build_outline(session, view=OutlineFilter.ALL)
+    assert ids(session, rows) == [
+        ("e0000001", 0), ("e0000002", 0), ("e0000003", 0), ("e0000004", 0),
+        ("e0000005", 1), ("e0000006", 1), ("e0000007", 1), ("e0000008", 1),
+        ("e0000009", 0), ("e000000a", 0),
+    ]  # fmt: skip
+    by_id = {session.entries[r.index].id: r for r in rows}
+    assert by_id["e0000004"].is_branch_point and by_id["e0000004"].child_count == 2
+    assert by_id["e000000a"].is_leaf and by_id["e000000a"].on_active_path
+    assert not by_id["e0000006"].on_active_path
+    assert by_id["e0000008"].is_tip
+
+
+def test_choosing_another_leaf_swaps_the_main_line() -> None:
+    session = load_session(CORPUS / "leaf-on-older-branch.jsonl")
+    other = session.index_of("e0000008")
+    rows = build_outline(session, leaf=other, view=OutlineFilter.ALL)
+    assert ids(session, rows)[4:] == [
+        ("e0000009", 1), ("e000000a", 1),
+        ("e0000005", 0), ("e0000006", 0), ("e0000007", 0), ("e0000008", 0),
+    ]  # fmt: skip
+    assert rows[-1].is_leaf
+
+
+def test_filters_follow_pi_tree_view() -> None:
+    session = load_session(CORPUS / "leaf-on-older-branch.jsonl")
+    default = ids(session, build_outline(session))
+    # The label leaf stays visible; other labels would be hidden.
+    assert ("e000000a", 0) in default
+    user_only = [session.entries[r.index].role for r in build_outline(
+        session, view=OutlineFilter.USER_ONLY) if r.index != session.leaf]  # fmt: skip
+    assert set(user_only) == {"user"}
+    no_tools = build_outline(session, view=OutlineFilter.NO_TOOLS)
+    assert all(session.entries[r.index].role != "toolResult" for r in no_tools)
+    labeled = build_outline(session, view=OutlineFilter.LABELED)
+    assert {session.entries[r.index].id for r in labeled} == {"e0000006", "e000000a"}
+
+
+def test_default_hides_bookkeeping_and_tool_call_only_assistants() -> None:
+    session = load_session(CORPUS / "tool-result-without-call.jsonl")
+    shown = {session.entries[r.index].id for r in build_outline(session)}
+    assert "e0000007" in shown  # tool calls only, but aborted: shown as in pi
+    every = {session.entries[r.index].id for r in build_outline(session, view=OutlineFilter.ALL)}
+    assert every == {e.id for e in session.entries}
+    info = load_session(CORPUS / "control-characters-and-ansi-escapes.jsonl")
+    hidden = {info.entries[r.index].type for r in build_outline(info)}
+    assert "session_info" not in hidden
+
+
+def test_hidden_entries_attach_children_to_nearest_visible_ancestor(tmp_path: Path) -> None:
+    session = load_session(CORPUS / "unknown-entry-type.jsonl")
+    rows = build_outline(session, view=OutlineFilter.USER_ONLY)
+    assert all(r.indent == 0 for r in rows)
+
+
+def test_folding_hides_descendants_and_counts_them() -> None:
+    session = load_session(CORPUS / "leaf-on-older-branch.jsonl")
+    fold = session.index_of("e0000004")
+    assert fold is not None
+    rows = build_outline(session, folded={fold}, view=OutlineFilter.ALL)
+    assert [session.entries[r.index].id for r in rows] == [
+        "e0000001", "e0000002", "e0000003", "e0000004"
+    ]  # fmt: skip
+    assert rows[-1].folded and rows[-1].hidden_count == 6
+
+
+def test_broken_links_are_roots_with_missing_parent() -> None:
+    session = load_session(CORPUS / "missing-parent.jsonl")
+    rows = build_outline(session, view=OutlineFilter.ALL)
+    broken = [r for r in rows if r.missing_parent]
+    assert [(session.entries[r.index].id, r.missing_parent) for r in broken] == [
+        ("e0000004", "deadbeef")
+    ]
+
+
+def test_wide_and_deep_trees_are_fast(big_corpus: Path) -> None:
+    wide = load_session(CORPUS / "deeply-branching-1000-siblings.jsonl")
+    started = time.perf_counter()
+    rows = build_outline(wide, view=OutlineFilter.ALL)
+    assert len(rows) == 1005
+    # The 999 inactive siblings are side branches; the active one continues the main line.
+    assert sum(1 for r in rows if r.indent == 1) == 999
+    assert wide.entries[rows[-1].index].id == "d0000001" and rows[-1].indent == 0
+    deep = load_session(big_corpus / "very-deep-chain-50k.jsonl")
+    rows = build_outline(deep, view=OutlineFilter.ALL)
+    assert len(rows) == 50000 and all(r.indent == 0 for r in rows)
+    # Loose sanity bound only (speed is measured by benchmarks/bench.py).
+    assert time.perf_counter() - started < 20
+
+
+def test_many_branches_stay_bounded(tmp_path: Path) -> None:
+    """A comb: every entry of a 2000-long chain also has a side child. Indent stays 1."""
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t",
+                         "cwd": "/"})]  # fmt: skip
+    parent = None
+    for i in range(2000):
+        main = f"m{i:05d}"
+        lines.append(json.dumps({"type": "message", "id": main, "parentId": parent,
+                                 "timestamp": f"2025-01-01T00:00:{i % 60:02d}.000Z",
+                                 "message": {"role": "user", "content": "x"}}))  # fmt: skip
+        lines.append(json.dumps({"type": "message", "id": f"s{i:05d}", "parentId": main,
+                                 "timestamp": "2024-01-01T00:00:00.000Z",
+                                 "message": {"role": "user", "content": "side"}}))  # fmt: skip
+        parent = main
+    path = tmp_path / "comb.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = load_session(path)
+    leaf = session.index_of("m01999")
+    rows = build_outline(session, leaf=leaf, view=OutlineFilter.ALL)
+    assert len(rows) == 4000
+    assert max(r.indent for r in rows) == 1
+    main_rows = [r for r in rows if session.entries[r.index].id.startswith("m")]
+    assert all(r.indent == 0 and r.on_active_path for r in main_rows)
