@@ -6,8 +6,9 @@ Two locks are taken, in this order, and released in reverse:
    OS-level gate). ``flock`` belongs to the open file description, so closing some other
    descriptor of the session in this process never drops it. The sidecar is never deleted:
    deleting a flock file races with a process that has just opened it.
-2. oh-my-pi's publish lock ``.<basename>.lock``: created with ``O_CREAT|O_EXCL|O_NOFOLLOW``
-   and mode 0600, holding ``pid:milliseconds``, removed on release.
+2. oh-my-pi's publish lock ``.<basename>.lock``: created exclusively (``O_EXCL`` semantics, via
+   ``link`` of a private 0600 temp file so it is never seen empty), holding
+   ``pid:milliseconds``, removed on release.
 
 Both waits are bounded (about 500 ms by default, like oh-my-pi) and fail closed with
 :class:`LockBusy`. A publish lock whose pid is alive is never taken over.
@@ -206,11 +207,8 @@ class SessionLock:
         content = f"{os.getpid()}:{int(time.time() * 1000)}".encode("ascii")
         while True:
             try:
-                fd = os.open(
-                    self.publish_path,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    0o600,
-                )
+                self._create_publish_lock(content)
+                return
             except FileExistsError:
                 info = read_publish_lock(self.session_path)
                 if info is not None and not info.alive and self._remove_if_unchanged(info):
@@ -226,14 +224,52 @@ class SessionLock:
                         holder_pid=holder,
                     ) from None
                 time.sleep(POLL_SECONDS)
-                continue
+
+    def _create_publish_lock(self, content: bytes) -> None:
+        """Create ``.<name>.lock`` already holding ``content``; FileExistsError if taken.
+
+        The content goes into a private temp file first, which is then hard-linked to the
+        lock name (``link`` fails if the name exists, like ``O_EXCL``). So our lock is never
+        visible empty, even if we are killed in between; a kill leaves at most the temp file,
+        which a later acquire removes once its pid is dead.
+        """
+        self._remove_dead_temp_files()
+        temp = self.publish_path.with_name(f"{self.publish_path.name}.{os.getpid()}.tmp")
+        fd = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+        try:
+            os.write(fd, content)
+        finally:
+            os.close(fd)
+        try:
+            os.link(temp, self.publish_path, follow_symlinks=False)
+            info = os.lstat(self.publish_path)
+            self._publish_identity = (info.st_dev, info.st_ino)
+        finally:
             try:
-                os.write(fd, content)
-                info = os.fstat(fd)
-                self._publish_identity = (info.st_dev, info.st_ino)
-            finally:
-                os.close(fd)
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
+
+    def _remove_dead_temp_files(self) -> None:
+        """Remove ``.<name>.lock.<pid>.tmp`` files whose pid is gone (a kill mid-acquire)."""
+        prefix = f"{self.publish_path.name}."
+        try:
+            names = os.listdir(self.publish_path.parent)
+        except OSError:
             return
+        for name in names:
+            if not (name.startswith(prefix) and name.endswith(".tmp")):
+                continue
+            pid_text = name[len(prefix) : -len(".tmp")]
+            if pid_text.isdigit() and int(pid_text) != os.getpid() and not pid_alive(int(pid_text)):
+                try:
+                    os.unlink(self.publish_path.parent / name)
+                except OSError:
+                    pass
 
     def _remove_if_unchanged(self, judged: LockInfo) -> bool:
         """Unlink a stale lock only if it is still the file we judged; True if removed."""
