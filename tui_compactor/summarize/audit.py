@@ -27,6 +27,10 @@ _DEFINITION = re.compile(
     r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
 )
 _CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*(?:\(\))?)`")
+_BARE_IDENTIFIER = re.compile(
+    r"(?<![\w./-])([a-z_][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)"
+    r"(?![\w/-])"
+)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
 
 MAX_PER_KIND = 12
@@ -113,6 +117,9 @@ def extract_anchors(messages: list[dict[str, Any]]) -> list[tuple[AnchorKind, st
             looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
             if looks_like_code and "/" not in name:
                 _add(found, "identifier", name)
+    for request in transcript.user_requests:
+        for match in _BARE_IDENTIFIER.finditer(request):
+            _add(found, "identifier", match.group(1))
     for error in transcript.errors:
         _add(found, "error", error[:120])
     for command in transcript.commands:

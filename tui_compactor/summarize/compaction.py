@@ -154,6 +154,7 @@ class CompactionJob:
         self.budgets = compaction_budgets(reserve)
         self.rules = getattr(plan, "rules", None) or getattr(settings, "rules", "pi") or "pi"
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._main: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self.result: CompactionResult | None = None
 
@@ -161,8 +162,11 @@ class CompactionJob:
     def cancel(self) -> None:
         """Stop every in-flight request of this job; ``run`` raises ``CompactionCancelled``."""
         self._cancel_requested = True
-        for task in list(self._tasks):
-            task.cancel()
+        # Cancel only the top task: it cancels its children exactly once. A second cancel
+        # arriving while httpx closes a connection would interrupt that close and leave the
+        # request running on the server.
+        if self._main is not None and not self._main.done():
+            self._main.cancel()
 
     @property
     def cancelled(self) -> bool:
@@ -185,7 +189,8 @@ class CompactionJob:
         """
         emit = _safe_emit(on_event)
         self._cancel_requested = False
-        main = self._spawn(self._run(emit))
+        self.result = None
+        main = self._main = self._spawn(self._run(emit))
         try:
             result = await main
         except asyncio.CancelledError:
@@ -194,7 +199,8 @@ class CompactionJob:
             raise
         finally:
             for task in list(self._tasks):
-                task.cancel()
+                if not task.done():
+                    task.cancel()
         self.result = result
         return result
 
@@ -357,11 +363,11 @@ class CompactionJob:
         """
         from tui_compactor.session.writer import append_entry
 
+        if self._cancel_requested:
+            raise CompactionCancelled("compaction was cancelled; nothing was written")
         chosen = result or self.result
         if chosen is None:
             raise ValueError("nothing to accept: run() has not produced a result")
-        if self._cancel_requested:
-            raise CompactionCancelled("compaction was cancelled; nothing was written")
         return append_entry(
             self.session, chosen.entry, parent_index=self.plan.leaf, **append_options
         )

@@ -1,0 +1,115 @@
+"""The offline summarizer: deterministic, extractive, same sections, streamed, labelled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tui_compactor.summarize.base import SummaryRequest
+from tui_compactor.summarize.offline import OfflineSummarizer, offline_text, parse_sections
+from tui_compactor.summarize.providers import make_summarizer
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": [
+        {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}]}
+
+
+def result(call_id: str, text: str, error: bool = False) -> dict[str, Any]:
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": "x",
+            "content": [{"type": "text", "text": text}], "isError": error}
+
+
+def say(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+MESSAGES = [
+    user("Fix the crash in src/app/loader.py. Don't touch the public API. Use pytest only."),
+    call("c1", "read", path="src/app/loader.py"),
+    result("c1", "def load(path):\n    ..."),
+    say("I'll add a guard because the path can be None."),
+    call("c2", "edit", path="src/app/loader.py"),
+    result("c2", "Successfully replaced text."),
+    call("c3", "bash", command="pytest -q tests/test_loader.py"),
+    result("c3", "E   TypeError: load() missing 1 required positional argument: 'path'", True),
+    call("c4", "bash", command="git status"),
+    user("Also rename load_all to load_many, then show me the diff\nwith line numbers"),
+]
+
+
+def request(kind: str = "summary", **extra: Any) -> SummaryRequest:
+    return SummaryRequest(kind=kind, system="", prompt="", max_tokens=4000,  # type: ignore[arg-type]
+                          messages=MESSAGES, **extra)
+
+
+def test_same_input_same_output() -> None:
+    assert offline_text(request()) == offline_text(request())
+
+
+def test_compaction_sections_and_contents() -> None:
+    text = offline_text(request())
+    sections = parse_sections(text)
+    order = [h for h in sections if h]
+    assert order == ["Goal", "Constraints & Preferences", "Progress", "Done", "In Progress",
+                     "Blocked", "Key Decisions", "Next Steps", "Critical Context",
+                     "Additional Notes"]
+    assert "Fix the crash in src/app/loader.py" in sections["Goal"][0]
+    assert any("Don't touch the public API" in line for line in
+               sections["Constraints & Preferences"])
+    assert any(line.startswith("- [x] edit `src/app/loader.py`") for line in sections["Done"])
+    assert any("git status" in line and line.startswith("- [ ]")
+               for line in sections["In Progress"])
+    assert any("TypeError: load() missing 1 required positional argument" in line
+               for line in sections["Blocked"])
+    assert any("because the path can be None" in line for line in sections["Key Decisions"])
+    # The last unanswered request, verbatim, line break included.
+    assert "> Also rename load_all to load_many, then show me the diff\n> with line numbers" in text
+    assert "no model was called" in text
+
+
+def test_update_keeps_previous_facts() -> None:
+    previous = ("## Goal\nShip v2\n\n## Key Decisions\n- **Use sqlite**: simple\n\n"
+                "## Next Steps\n1. old step\n")
+    text = offline_text(request(previous_summary=previous))
+    sections = parse_sections(text)
+    assert sections["Goal"][0] == "Ship v2"
+    assert "- **Use sqlite**: simple" in sections["Key Decisions"]
+    assert "1. old step" not in sections["Next Steps"]
+
+
+def test_turn_prefix_short_and_branch_shapes() -> None:
+    prefix = parse_sections(offline_text(request("turn_prefix")))
+    assert [h for h in prefix if h] == ["Original Request", "Early Progress",
+                                        "Context for Suffix"]
+    short = offline_text(request("short"))
+    assert short.startswith("I worked on: Fix the crash") and "I changed src/app/loader.py" in short
+    assert short.count(".") >= 2 and "\n" not in short.strip()
+    branch = parse_sections(offline_text(SummaryRequest(
+        kind="branch", system="", prompt="", max_tokens=2048, messages=[say("hi")])))
+    assert [h for h in branch if h][:2] == ["Goal", "Constraints & Preferences"]
+    assert branch["Constraints & Preferences"] == ["- (none)"]
+
+
+def test_budget_cuts_at_a_line() -> None:
+    many = [m for i in range(200) for m in (call(f"k{i}", "bash", command=f"echo {i} " + "q" * 80),
+                                             result(f"k{i}", "ok"))]
+    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=300,
+                                       messages=many))
+    assert len(text.encode()) <= 300 * 4 + 80
+    assert text.rstrip().endswith("token budget …]")
+
+
+@pytest.mark.asyncio
+async def test_streams_in_chunks_and_is_labelled() -> None:
+    summarizer = make_summarizer(None)
+    assert isinstance(summarizer, OfflineSummarizer)
+    assert summarizer.offline and summarizer.label == "offline"
+    pieces = [piece async for piece in summarizer.stream(request())]
+    assert len(pieces) > 3
+    assert "".join(pieces) == offline_text(request())
