@@ -1,0 +1,317 @@
+"""``tui-compactor compact``: plan, summarize and (when confirmed) append a compaction entry.
+
+The plan is printed first, then the summaries stream to stderr as they are generated (the
+history and turn-prefix summaries run at the same time; one is shown live, the other when it is
+its turn), then the fidelity audit. The entry is appended only with ``--yes`` or when the user
+types ``yes`` at the prompt; ``--dry-run`` never writes. Exit status: 0 done (or dry run),
+1 refused / not confirmed / summarizer failed (nothing written), 2 bad arguments, config or
+file.
+
+Settings come from the config file and ``TUI_COMPACTOR_*`` variables; flags typed here win.
+The summarizer is the compaction profile, ``--profile NAME``, or ``--provider/--base-url/
+--model`` (the key from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` or the profile's variable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from tui_compactor.commands import engine_args as common
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches (every ``plan`` option plus the summarizer's)."""
+    common.add_session(parser)
+    common.add_leaf(parser)
+    parser.add_argument("--cut", metavar="ID", default=None,
+                        help="compact at this manual cut point instead of the computed one")
+    parser.add_argument("--keep-recent", type=common.non_negative, default=None, metavar="N",
+                        help="tokens to keep after the cut (config default 20000)")
+    parser.add_argument("--reserve", type=common.non_negative, default=None, metavar="N",
+                        help="reserve tokens (sets the summary budgets; default 16384)")
+    parser.add_argument("--window", type=common.non_negative, default=None, metavar="N",
+                        help="the agent model's context window")
+    parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"), default=None,
+                        help="token counter (config default cl100k)")
+    parser.add_argument("--rules", choices=("pi", "omp"), default=None,
+                        help="pi 0.73.1 (default) or oh-my-pi planning rules")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="oh-my-pi keep-recent calibration (with --rules omp)")
+    parser.add_argument("--profile", default=None, help="summarizer profile from the config")
+    parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
+                        help="summarizer provider, overriding the profile")
+    parser.add_argument("--base-url", default=None, help="summarizer base URL")
+    parser.add_argument("--model", default=None, help="summarizer model name")
+    parser.add_argument("--instructions", default=None, metavar="TEXT",
+                        help="custom instructions for the history summary")
+    parser.add_argument("--replace-instructions", action="store_true",
+                        help="use --instructions instead of the default prompt, not in addition")
+    parser.add_argument("--files-format", choices=("files", "legacy"), default=None,
+                        help="file list: <files> block (default) or pi's legacy tags")
+    parser.add_argument("--config", default=None, metavar="PATH", help="config file to read")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="generate and show the summaries, write nothing")
+    parser.add_argument("--yes", action="store_true", help="append without asking")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object on stdout (summaries still stream to stderr)")
+    parser.add_argument("--quiet-window", type=float, default=None, metavar="SECONDS",
+                        help="how long the file must stay unchanged before appending")
+
+
+class _StreamPrinter:
+    """Shows concurrent parts on one stream: one part live, the others when their turn comes."""
+
+    TITLES = {"history": "history summary", "turn_prefix": "turn prefix summary",
+              "short": "short summary", "branch": "branch summary"}
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.live: str | None = None
+        self.buffers: dict[str, list[str]] = {}
+        self.finished: list[str] = []
+        self.order: list[str] = []
+
+    def _write(self, text: str) -> None:
+        from tui_compactor.textsafe import sanitize
+
+        self.out.write(sanitize(text))
+        self.out.flush()
+
+    def _title(self, part: str, label: str, note: str = "") -> str:
+        return f"\n── {self.TITLES.get(part, part)} ({label}){note} ──\n"
+
+    def __call__(self, event: Any) -> None:
+        from tui_compactor.summarize.runner import PartDelta, PartFailed, PartFinished, PartStarted
+
+        part = event.part
+        if isinstance(event, PartStarted):
+            note = ""
+            if event.windows > 1:
+                note = f", window {event.window}/{event.windows}"
+            if event.attempt > 1:
+                note += f", restarted (attempt {event.attempt})"
+            if part not in self.order:
+                self.order.append(part)
+            if self.live is None:
+                self.live = part
+            if self.live == part:
+                self._write(self._title(part, event.label, note))
+            else:
+                self.buffers[part] = [self._title(part, event.label, note)]
+        elif isinstance(event, PartDelta):
+            if self.live == part:
+                self._write(event.text)
+            else:
+                self.buffers.setdefault(part, []).append(event.text)
+        elif isinstance(event, (PartFinished, PartFailed)):
+            if isinstance(event, PartFailed):
+                text = f"\n[{part} {'cancelled' if event.cancelled else 'failed'}: {event.error}]\n"
+                if self.live == part:
+                    self._write(text)
+                else:
+                    self.buffers.setdefault(part, []).append(text)
+            self.finished.append(part)
+            if self.live == part:
+                self._write("\n")
+                self.live = None
+                self._promote()
+
+    def _promote(self) -> None:
+        """Print finished buffered parts; make the next running one live."""
+        for part in list(self.order):
+            if part not in self.buffers:
+                continue
+            self._write("".join(self.buffers.pop(part)))
+            if part in self.finished:
+                self._write("\n")
+                continue
+            self.live = part
+            return
+
+
+def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {"compaction": {
+        "keep_recent_tokens": args.keep_recent, "reserve_tokens": args.reserve,
+        "context_window": args.window, "rules": args.rules, "tokens": args.tokens,
+        "files_format": args.files_format,
+    }}
+
+
+def _confirm(path: str) -> bool:
+    """Ask on the terminal; anything but ``yes`` (or no terminal) declines."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        answer = input(f"Append this compaction to {path}? Type 'yes' to write: ")
+    except EOFError:
+        return False
+    return answer.strip().lower() == "yes"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, summarize, audit and append when confirmed; exit status per module doc."""
+    import asyncio
+
+    from tui_compactor.config import ConfigError, load_config, profile_from_flags
+    from tui_compactor.engine.plan import prepare_compaction
+    from tui_compactor.engine.settings import CompactionSettings
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.session.writer import AppendRefused
+    from tui_compactor.summarize.compaction import CompactionJob
+    from tui_compactor.summarize.errors import SummarizeError
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.textsafe import sanitize
+
+    def say(message: str) -> None:
+        print(sanitize(message), file=sys.stderr)
+
+    try:
+        config = load_config(args.config, overrides=_settings_overrides(args))
+        profile = profile_from_flags(
+            config, profile=args.profile, provider=args.provider, base_url=args.base_url,
+            model=args.model,
+        )
+    except ConfigError as error:
+        say(f"tui-compactor: {error}")
+        return EXIT_USAGE
+    options = config.compaction
+    try:
+        session = common.load(args.session)
+        leaf = common.leaf_or_default(session, args.leaf)
+        cut = common.resolve(session, args.cut, what="cut entry")
+    except common.CommandError as error:
+        return common.fail(error)
+
+    report: dict[str, Any] = {"session": str(session.path), "written": False}
+
+    def finish(status: int) -> int:
+        if args.json:
+            common.dump_json(report)
+        return status
+
+    if session.append_refusal and not args.dry_run:
+        # Refuse before spending any model call: the append gate would refuse anyway.
+        reason = sanitize(session.append_refusal, single_line=True)
+        say(f"tui-compactor: cannot append to this session: {reason}")
+        say("Nothing was written. Use --dry-run to preview the summaries anyway.")
+        report["refused"] = session.append_refusal
+        return finish(EXIT_REFUSED)
+
+    settings = CompactionSettings(
+        keep_recent_tokens=options.keep_recent_tokens, reserve_tokens=options.reserve_tokens,
+        context_window=options.context_window, rules=options.rules, calibrate=args.calibrate,
+    )
+    counter = get_counter(options.tokens)
+    plan = prepare_compaction(session, leaf, settings, counter, cut,
+                              cache=TokenCache(session, counter))
+    report["plan"] = plan.to_json()
+    if not args.json:
+        _print_plan(session, plan, profile.label)
+    if not plan.prepared:
+        say(f"tui-compactor: cannot compact here: {plan.reason}")
+        for position in plan.nearest_cut_points:
+            say(f"  nearest valid cut: {session.entries[plan.branch[position]].id}")
+        report["refused"] = plan.reason
+        return finish(EXIT_REFUSED)
+
+    summarizer = make_summarizer(profile)
+    job = CompactionJob(
+        plan, session, summarizer, settings, instructions=args.instructions,
+        replace_instructions=args.replace_instructions, files_format=options.files_format,
+    )
+    printer = _StreamPrinter(sys.stderr)
+
+    async def generate() -> Any:
+        from tui_compactor.summarize.providers import aclose_shared_clients
+
+        try:
+            return await job.run(printer)
+        finally:
+            await aclose_shared_clients()
+
+    try:
+        result = asyncio.run(generate())
+    except SummarizeError as error:
+        say(f"tui-compactor: summarizing failed: {error}")
+        say("Nothing was written.")
+        report["error"] = str(error)
+        return finish(EXIT_REFUSED)
+
+    report.update({
+        "summarizer": result.label, "offline": result.offline, "summary": result.summary,
+        "shortSummary": result.short_summary, "audit": result.audit.to_json(),
+        "warnings": result.warnings,
+        "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
+    })
+    if not args.json:
+        _print_result(result)
+    for warning in result.warnings:
+        say(f"warning: {warning}")
+
+    if args.dry_run:
+        if not args.json:
+            print("dry run: nothing written")
+        return finish(EXIT_OK)
+    if not args.yes and not _confirm(str(session.path)):
+        say("not confirmed: nothing written (pass --yes to append without asking)")
+        report["refused"] = "not confirmed"
+        return finish(EXIT_REFUSED)
+    append_options: dict[str, Any] = {}
+    if args.quiet_window is not None:
+        append_options["quiet_seconds"] = args.quiet_window
+    try:
+        appended = job.accept(result, **append_options)
+    except AppendRefused as refused:
+        say(f"tui-compactor: append refused: {refused.reason}")
+        if refused.hint:
+            say(refused.hint)
+        report["refused"] = refused.reason
+        return finish(EXIT_REFUSED)
+    report["written"] = True
+    report["entryId"] = appended.ids[0]
+    if not args.json:
+        print(f"appended compaction {sanitize(appended.ids[0], single_line=True)} "
+              f"(summarizer: {result.label})")
+    return finish(EXIT_OK)
+
+
+def _print_plan(session: Any, plan: Any, label: str) -> None:
+    from tui_compactor.textsafe import sanitize
+
+    print(f"session     {sanitize(str(session.path), single_line=True)}")
+    print(f"summarizer  {label}")
+    if not plan.prepared:
+        return
+    kept = session.entries[plan.branch[plan.first_kept_index]]
+    tokens = plan.region_tokens
+    print(f"cut at      {sanitize(kept.id, single_line=True)} ({kept.role or kept.type})"
+          + (", split turn" if plan.is_split_turn else ""))
+    print(f"summarize   {len(plan.messages_to_summarize)} messages (~{tokens['summarize']} tok)"
+          + (" + previous summary" if plan.previous_summary is not None else ""))
+    if plan.is_split_turn:
+        print(f"turn prefix {len(plan.turn_prefix_messages)} messages "
+              f"(~{tokens['turn_prefix']} tok)")
+    print(f"keep        {len(plan.recent_messages)} messages (~{tokens['keep']} tok)")
+    print(f"tokens      before {plan.tokens_before}, kept ~{plan.tokens_after}")
+
+
+def _print_result(result: Any) -> None:
+    audit = result.audit
+    print(f"summary     {len(result.summary)} chars by {result.label}"
+          + (" (offline, extractive)" if result.offline else ""))
+    timing = ", ".join(f"{k} {v:.2f}s" for k, v in result.seconds.items())
+    print(f"time        {timing}")
+    print(f"audit       {len(audit.kept)}/{len(audit.anchors)} anchors kept "
+          f"({audit.coverage:.0%})")
+    from tui_compactor.textsafe import sanitize
+
+    for anchor in audit.missing[:20]:
+        print(f"  missing {anchor.kind}: {sanitize(anchor.text, single_line=True, max_len=100)}")
+    if len(audit.missing) > 20:
+        print(f"  … and {len(audit.missing) - 20} more")
