@@ -22,12 +22,14 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.messages import (
+    BranchSummaryProgress,
     ChartReady,
     EntryAppended,
     GaugeData,
     GaugeReady,
     LoadFailed,
     LoadProgressed,
+    NavigationPlanned,
     OutlineReady,
     PlanReady,
     SessionLoaded,
@@ -113,9 +115,16 @@ class CompactorApp(App[None]):
         self.plan_generation = 0
         self.plan_leaf: int | None = None
         self._settings_timer: Any = None
+        self.refresh_lock = threading.Lock()
+        """Serializes ``session.refresh()`` between live follow and our own appends."""
+        self.pending_targets: set[int] = set()
+        """Targets of navigations still running."""
         self.gauge_data: GaugeData | None = None
         self.running_jobs = 0
         self._gauge_timer: Any = None
+        self.gauge_debounce = GAUGE_DEBOUNCE
+        """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
+        self.settings_debounce = SETTINGS_DEBOUNCE
         self._follow_timer: Any = None
 
     # ----- layout ------------------------------------------------------------------------
@@ -336,7 +345,10 @@ class CompactorApp(App[None]):
         self.query_one(ContextChart).select(message.entry_index)
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
-        self._gauge_timer = self.set_timer(GAUGE_DEBOUNCE, self._measure_selected)
+        if self.gauge_debounce <= 0:
+            self._measure_selected()
+        else:
+            self._gauge_timer = self.set_timer(self.gauge_debounce, self._measure_selected)
 
     def _measure_selected(self) -> None:
         """Start measuring the context at the selected entry."""
@@ -385,26 +397,22 @@ class CompactorApp(App[None]):
             threshold_tokens,
         )
 
-        context = build_context(session, entry_index)
-        estimate = estimate_context_tokens(context, self.counter)
+        context = build_context(session, entry_index, rules=settings.rules)
+        estimate = estimate_context_tokens(context, self.counter, self.token_cache)
         window = settings.context_window
         blocks: list[tuple[str, str, int, int | None]] = []
         for item in context.items:
             if getattr(item, "excluded", False):
                 continue
             message = item.message if isinstance(item.message, dict) else {}
-            if item.entry_index is not None:
-                tokens = self.token_cache.message_tokens(item.entry_index)
-            else:
-                tokens = self.counter.count_message(message)
+            tokens = self.token_cache.message_tokens(item.entry_index)
             blocks.append((_block_label(item, message), _block_preview(message), tokens,
                            item.entry_index))
-        local = getattr(estimate, "local_estimate", estimate.tokens)
         data = GaugeData(
             entry_index=entry_index,
             tokens=estimate.tokens,
-            local_estimate=local if isinstance(local, int) else estimate.tokens,
-            usage_tokens=getattr(estimate, "usage_tokens", None),
+            local_estimate=estimate.local_estimate,
+            usage_tokens=estimate.usage_tokens if estimate.last_usage_index is not None else None,
             window=window,
             reserve=effective_reserve(window, settings) if window else None,
             threshold=threshold_tokens(window, settings) if window else None,
@@ -425,6 +433,8 @@ class CompactorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, session: Any) -> None:
         """Context size after every assistant turn on the active path (from usage data)."""
+        from tui_compactor.engine.context import usage_tokens
+
         points: list[tuple[int, int]] = []
         compactions: list[int] = []
         leaf = session.leaf
@@ -440,7 +450,7 @@ class CompactorApp(App[None]):
                 continue
             usage = message.get("usage")
             if isinstance(usage, dict):
-                total = _context_tokens_from_usage(usage)
+                total = usage_tokens(usage)
                 if total:
                     points.append((index, total))
         self.post_message(ChartReady(points, compactions))
@@ -484,8 +494,16 @@ class CompactorApp(App[None]):
         """Run the engine's planner in a thread."""
         from tui_compactor.engine.plan import prepare_compaction
 
-        plan = prepare_compaction(session, leaf, settings, self.counter, cut=cut)
-        self.post_message(PlanReady(plan, generation))
+        plan = prepare_compaction(session, leaf, settings, self.counter, cut=cut,
+                                  cache=self.token_cache)
+        regions: dict[int, str] = {}
+        cut_entry = None
+        if plan.prepared:
+            _ = plan.region_tokens  # computed here, off the UI thread (cached on the plan)
+            regions = {entry_index: plan.region_of(position)
+                       for position, entry_index in enumerate(plan.branch)}
+            cut_entry = plan.branch[plan.first_kept_index]
+        self.post_message(PlanReady(plan, generation, regions, cut_entry))
 
     def on_plan_ready(self, message: PlanReady) -> None:
         """Colour the tree by region and describe the plan."""
@@ -493,13 +511,10 @@ class CompactorApp(App[None]):
             return
         plan = message.plan
         self.plan = plan
-        regions: dict[int, str] = {}
-        cut_entry = None
-        if plan.prepared:
-            regions = {entry_index: plan.region_of(position)
-                       for position, entry_index in enumerate(plan.branch)}
-            cut_entry = plan.branch[plan.first_kept_index]
-        self.query_one(SessionTree).set_plan(regions, cut_entry)
+        tree = self.query_one(SessionTree)
+        tree.set_plan(message.regions, message.cut_entry)
+        if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
+            tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES)
 
     def _move_cut(self, step: int) -> None:
@@ -553,7 +568,10 @@ class CompactorApp(App[None]):
         )
         if self._settings_timer is not None:
             self._settings_timer.stop()
-        self._settings_timer = self.set_timer(SETTINGS_DEBOUNCE, self._apply_settings)
+        if self.settings_debounce <= 0:
+            self._apply_settings()
+        else:
+            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
@@ -573,6 +591,179 @@ class CompactorApp(App[None]):
         self.query_one(PlanView).show_message("press c for the compaction plan of the "
                                               "selected node")
 
+    # ----- writing: navigate, undo --------------------------------------------------------
+
+    def append_options(self) -> dict[str, Any]:
+        """Options for the writer: we refresh the session ourselves, under our lock."""
+        options: dict[str, Any] = {"refresh": False}
+        if self.append_quiet_seconds is not None:
+            options["quiet_seconds"] = self.append_quiet_seconds
+        return options
+
+    def refresh_after_append(self) -> list[int]:
+        """Re-read what the writer appended (thread side); returns the new entry indices."""
+        with self.refresh_lock:
+            result = self.session.refresh()
+        return list(result.added)
+
+    def summarizer_for(self, *, compaction: bool) -> Any:
+        """The summarizer of the configured profile (offline without a config)."""
+        from tui_compactor.summarize.providers import make_summarizer
+
+        if self.config is None:
+            return make_summarizer(None)
+        if compaction:
+            profile = self.config.summarizer_profile(self.profile_name)
+        else:
+            profile = self.config.profile(self.profile_name)
+        return make_summarizer(profile)
+
+    @on(SessionTree.Selected)
+    def _node_selected(self, message: SessionTree.Selected) -> None:
+        """Enter on a node: plan the move (worker), then ask how to leave the current branch."""
+        if self.session is None or not self.session.complete:
+            return
+        if message.entry_index in self.pending_targets:
+            self.notify("a summary for this node is already running", timeout=3)
+            return
+        self.plan_move(self.session, message.entry_index, self.settings)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
+    def plan_move(self, session: Any, target: int, settings: Any) -> None:
+        """Collect the branch being left and what fits the summary budget (thread)."""
+        from tui_compactor.engine.branch import plan_navigation
+        from tui_compactor.engine.settings import branch_summary_budget
+
+        budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
+        nav_plan = plan_navigation(session, session.leaf, target, self.counter, budget,
+                                   rules=settings.rules, cache=self.token_cache)
+        self.post_message(NavigationPlanned(target, nav_plan))
+
+    def on_navigation_planned(self, message: NavigationPlanned) -> None:
+        """Open UI-B's navigation dialog; run what the user chooses."""
+        from tui_compactor.ui.screens.navigate import NavigateDialog
+
+        nav_plan = message.nav_plan
+        if getattr(nav_plan, "noop", False):
+            self.notify("already at this node", timeout=2)
+            return
+        try:
+            label = self.summarizer_for(compaction=False).label
+        except Exception as error:
+            label = f"unavailable ({error})"
+
+        def chosen(choice: Any) -> None:
+            if choice is not None:
+                self.start_navigation(nav_plan, choice)
+
+        self.push_screen(
+            NavigateDialog(nav_plan, self.session, summarizer_label=sanitize(label, max_len=60),
+                           append_refusal=self.session.append_refusal),
+            chosen,
+        )
+
+    def start_navigation(self, nav_plan: Any, choice: Any) -> None:
+        """Run one navigation in the background (several may run at once)."""
+        if self.session.append_refusal:
+            self.notify(sanitize(self.session.append_refusal, max_len=300),
+                        title="read-only: nothing written", severity="error", timeout=8)
+            return
+        target = nav_plan.target
+        self.pending_targets.add(target)
+        self.running_jobs += 1
+        self._update_status()
+        tree = self.query_one(SessionTree)
+        tree.set_progress(target, "⟳ summarizing…" if choice.summarize else "⟳ moving leaf…")
+        self.run_navigation(nav_plan, choice)
+
+    @work(exclusive=False, exit_on_error=False, group="branch")
+    async def run_navigation(self, nav_plan: Any, choice: Any) -> None:
+        """Summarize the branch being left (if asked) and append at the new leaf."""
+        import asyncio
+
+        from tui_compactor.summarize.navigation import navigate
+        from tui_compactor.summarize.runner import PartDelta
+
+        target = nav_plan.target
+        streamed = 0
+        last_report = 0.0
+
+        def on_event(event: Any) -> None:
+            nonlocal streamed, last_report
+            if isinstance(event, PartDelta):
+                streamed += len(event.text)
+                now = time.monotonic()
+                if now - last_report > 0.1:
+                    last_report = now
+                    self.post_message(BranchSummaryProgress(target, f"⟳ {streamed:,} chars"))
+
+        try:
+            summarizer = self.summarizer_for(compaction=False) if choice.summarize else None
+            result = await navigate(
+                self.session, nav_plan, summarizer=summarizer,
+                instructions=choice.instructions, replace_instructions=choice.replace_prompt,
+                on_event=on_event, **self.append_options(),
+            )
+        except asyncio.CancelledError:
+            self.post_message(BranchSummaryProgress(target, None))
+            self.post_message(WorkFailed("navigation cancelled", "nothing was written"))
+            raise
+        except Exception as error:
+            self.post_message(BranchSummaryProgress(target, None))
+            self.post_message(WorkFailed("navigation failed: nothing written",
+                                         _error_text(error)))
+            return
+        added = await asyncio.to_thread(self.refresh_after_append) if result.written else []
+        self.post_message(BranchSummaryProgress(target, None))
+        new_node = added[-1] if added else None
+        what = "branch summary attached" if choice.summarize else "leaf moved"
+        where = "before the first entry" if result.new_leaf is None else f"at #{result.new_leaf}"
+        self.post_message(EntryAppended("navigate", f"{what} {where}", added, new_node))
+
+    def on_branch_summary_progress(self, message: BranchSummaryProgress) -> None:
+        """Show a background summary's progress on its target row (None: it ended)."""
+        self.query_one(SessionTree).set_progress(message.target, message.text)
+        if message.text is None:
+            self.pending_targets.discard(message.target)
+            self.running_jobs = max(0, self.running_jobs - 1)
+            self._update_status()
+
+    def action_undo(self) -> None:
+        """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted)."""
+        if self.session is None or self.selected_entry is None:
+            return
+        entry = self.session.entries[self.selected_entry]
+        if entry.type != "compaction":
+            self.notify("select a compaction node to undo it", timeout=3)
+            return
+        if self.session.append_refusal:
+            self.notify(sanitize(self.session.append_refusal, max_len=300),
+                        title="read-only: nothing written", severity="error", timeout=8)
+            return
+        self.undo_compaction(entry.index)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
+    def undo_compaction(self, compaction_index: int) -> None:
+        """Append the writer's leaf marker under the compaction's parent (thread)."""
+        from tui_compactor.session.writer import append_entry, make_leaf_marker
+
+        session = self.session
+        compaction = session.entries[compaction_index]
+        leaf = session.leaf
+        record = make_leaf_marker(
+            reason="undo", undone_entry_id=compaction.id,
+            previous_leaf_id=session.entries[leaf].id if leaf is not None else None,
+        )
+        try:
+            append_entry(session, record, parent_index=compaction.parent, **self.append_options())
+        except Exception as error:
+            self.post_message(WorkFailed("undo failed: nothing written", _error_text(error)))
+            return
+        added = self.refresh_after_append()
+        where = "the start" if compaction.parent is None else f"#{compaction.parent}"
+        self.post_message(EntryAppended("undo", f"compaction undone: leaf moved back to {where}",
+                                        added, compaction.parent))
+
     # ----- live follow -------------------------------------------------------------------
 
     def _follow_tick(self) -> None:
@@ -583,7 +774,8 @@ class CompactorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="follow")
     def refresh_session(self, session: Any) -> None:
         """Re-stat the file and parse only what was appended."""
-        result = session.refresh()
+        with self.refresh_lock:
+            result = session.refresh()
         if result.status != "unchanged":
             self.post_message(SessionRefreshed(result.status, list(result.added)))
 
@@ -595,7 +787,7 @@ class CompactorApp(App[None]):
             return
         self.after_growth(message.added)
 
-    def after_growth(self, added: list[int]) -> None:
+    def after_growth(self, added: list[int], *, announce: bool = True) -> None:
         """Show entries the file gained (live follow or our own append)."""
         tree = self.query_one(SessionTree)
         tree.file_leaf = self.session.leaf
@@ -604,7 +796,7 @@ class CompactorApp(App[None]):
         self.rebuild_outline(keep_entry=self.selected_entry)
         self.count_tokens(self.session, self.token_cache)
         self.measure_chart(self.session)
-        if added:
+        if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
 
     def action_reload(self) -> None:
@@ -790,8 +982,11 @@ class CompactorApp(App[None]):
                     timeout=10)
 
     def on_entry_appended(self, message: EntryAppended) -> None:
-        """Our own append landed: show it."""
+        """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
+        if message.select_entry is not None:
+            self.selected_entry = message.select_entry
+        self.after_growth(message.added, announce=False)
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -806,13 +1001,13 @@ class CompactorApp(App[None]):
             self.query_one(LoadingBar).stop()
 
 
-def _context_tokens_from_usage(usage: dict[str, Any]) -> int:
-    """Context size an assistant turn reports: totalTokens, else the sum of its parts."""
-    total = usage.get("totalTokens")
-    if isinstance(total, int) and total > 0:
-        return total
-    parts = ("input", "output", "cacheRead", "cacheWrite")
-    return sum(value for key in parts if isinstance(value := usage.get(key), int))
+def _error_text(error: BaseException) -> str:
+    """A failure as the user reads it (the writer's refusals carry a reason and a hint)."""
+    reason = getattr(error, "reason", None)
+    hint = getattr(error, "hint", None)
+    if reason:
+        return f"{reason} {hint or ''}".strip()
+    return f"{type(error).__name__}: {error}"
 
 
 def _block_label(item: Any, message: dict[str, Any]) -> str:

@@ -105,10 +105,14 @@ class ChartReady(Message):
 class PlanReady(Message):
     """A compaction plan for a leaf (``plan.prepared`` may be False with a reason)."""
 
-    def __init__(self, plan: Any, generation: int) -> None:
+    def __init__(self, plan: Any, generation: int, regions: dict[int, str],
+                 cut_entry: int | None) -> None:
         super().__init__()
         self.plan = plan
         self.generation = generation
+        self.regions = regions
+        """Entry index -> region, for colouring the tree (computed in the worker)."""
+        self.cut_entry = cut_entry
 
 
 class SessionRefreshed(Message):
@@ -123,10 +127,24 @@ class SessionRefreshed(Message):
 class EntryAppended(Message):
     """The writer appended an entry to the file (compaction, branch summary or leaf marker)."""
 
-    def __init__(self, kind: str, description: str) -> None:
+    def __init__(self, kind: str, description: str, added: list[int],
+                 select_entry: int | None) -> None:
         super().__init__()
         self.kind = kind
         self.description = description
+        self.added = added
+        """Entry indices the refresh after the append found."""
+        self.select_entry = select_entry
+        """Entry the cursor should move to (the new node), if any."""
+
+
+class NavigationPlanned(Message):
+    """The engine planned a move of the leaf to ``target``; the dialog can open."""
+
+    def __init__(self, target: int, nav_plan: Any) -> None:
+        super().__init__()
+        self.target = target
+        self.nav_plan = nav_plan
 
 
 class WorkFailed(Message):

@@ -145,11 +145,15 @@ class EntryDetails(VerticalScroll):
     EntryDetails > Static { width: 1fr; }
     """
 
+    shown_entry: int | None = None
+    """Index of the entry on display."""
+
     def compose(self):  # type: ignore[no-untyped-def]
         """One static body, replaced as the cursor moves."""
         yield Static(Text("select an entry", style="dim"), id="details-body")
 
     def show_entry(self, entry: Any, tokens: int | None, label: str | None) -> None:
         """Show ``entry`` from the top."""
+        self.shown_entry = entry.index
         self.query_one("#details-body", Static).update(entry_renderable(entry, tokens, label))
         self.scroll_home(animate=False)

@@ -105,8 +105,10 @@ class PlanView(VerticalScroll):
     PlanView { padding: 0 1; }
     PlanView > #plan-text { height: auto; }
     PlanView > #plan-inputs { height: auto; margin-top: 1; }
-    PlanView #plan-inputs > Label { width: auto; padding: 1 1 0 0; }
-    PlanView #plan-inputs > Input { width: 12; }
+    PlanView #plan-inputs > Label { width: auto; padding: 0 1 0 0; }
+    PlanView #plan-inputs > Input { width: 10; height: 1; border: none; padding: 0 1;
+                                    margin-right: 2; background: $boost; }
+    PlanView #plan-inputs > Input:focus { background: $accent 30%; }
     """
 
     class SettingsEdited(Message):

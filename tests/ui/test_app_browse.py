@@ -1,0 +1,211 @@
+"""Pilot tests of the main screen: open, browse, filter, search, fold, jump, bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ui.app_helpers import BAD, SIZE, TREE_BRANCHES, TREE_COMPACTED, make_app, settle
+from tui_compactor.engine.context import build_context, estimate_context_tokens
+from tui_compactor.session.reader import load_session
+from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+def tree_of(app) -> SessionTree:  # type: ignore[no-untyped-def]
+    """The session tree widget."""
+    return app.query_one(SessionTree)
+
+
+def screen_text(app) -> str:  # type: ignore[no-untyped-def]
+    """Every character on the screen, line by line (what a user sees, without colours)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_open_shows_tree_cursor_on_leaf_and_gauge_matches_engine() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        tree = tree_of(app)
+        assert session is not None and session.complete
+        assert len(tree.rows) > 0
+        assert tree.cursor_entry == session.leaf
+        # The gauge shows the engine's estimate of the context at the leaf.
+        expected = estimate_context_tokens(build_context(session, session.leaf), app.counter)
+        assert app.gauge_data is not None
+        assert app.gauge_data.entry_index == session.leaf
+        assert app.gauge_data.tokens == expected.tokens
+        # Per-row token counts were computed by the worker for message entries.
+        assert tree.token_counts[session.leaf] == app.token_cache.entry_tokens(session.leaf)
+        text = screen_text(app)
+        assert "tree-branches.jsonl" in text
+        assert "◆ leaf" in text
+        assert str(Path(TREE_BRANCHES).parent) not in text  # only the file name, never the path
+
+
+async def test_browse_moves_cursor_and_details_follow() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        await pilot.press("g")
+        await settle(pilot)
+        assert tree.cursor == 0
+        first = tree.rows[0].index
+        assert app.selected_entry == first
+        await pilot.press("j", "j")
+        await settle(pilot)
+        assert tree.cursor == 2
+        assert app.selected_entry == tree.rows[2].index
+        assert app.gauge_data is not None and app.gauge_data.entry_index == tree.rows[2].index
+        assert app.query_one(EntryDetails).shown_entry == tree.rows[2].index
+        entry = app.session.entries[tree.rows[2].index]
+        assert f"#{entry.index}  line {entry.line}" in screen_text(app)
+        await pilot.press("G")
+        await settle(pilot)
+        assert tree.cursor == len(tree.rows) - 1
+
+
+async def test_filters_cycle_and_hide_tool_results() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        default_rows = len(tree_of(app).rows)
+        await pilot.press("f")  # no tools
+        await settle(pilot)
+        assert app.filter_name == "no tools"
+        rows = tree_of(app).rows
+        assert all(session.entries[row.index].role != "toolResult" for row in rows)
+        assert len(rows) < default_rows
+        await pilot.press("f")  # user only
+        await settle(pilot)
+        assert app.filter_name == "user only"
+        shown = [r.index for r in tree_of(app).rows if r.index != session.leaf]  # leaf always
+        assert shown and {session.entries[i].role for i in shown} == {"user"}
+        await pilot.press("F", "F")  # back to default
+        await settle(pilot)
+        assert app.filter_name == "default"
+        assert len(tree_of(app).rows) == default_rows
+
+
+async def test_search_finds_marks_and_cycles_matches() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"changelog")
+        await pilot.press("enter")
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.search_matches, "CHANGELOG is mentioned in the fixture"
+        first = tree.cursor_entry
+        assert first in tree.search_matches
+        await pilot.press("n")
+        await settle(pilot)
+        second = tree.cursor_entry
+        assert second in tree.search_matches
+        if len([r for r in tree.rows if r.index in tree.search_matches]) > 1:
+            assert second != first
+        await pilot.press("N")
+        await settle(pilot)
+        assert tree.cursor_entry == first
+
+
+async def test_fold_and_unfold_a_branch_point() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        before = len(tree.rows)
+        await pilot.press("g", "b")  # first branch point
+        await settle(pilot)
+        row = tree.rows[tree.cursor]
+        assert row.is_branch_point
+        await pilot.press("space")
+        await settle(pilot)
+        assert len(tree.rows) < before
+        folded_row = tree.rows[tree.cursor]
+        assert folded_row.index == row.index and folded_row.folded
+        await pilot.press("space")
+        await settle(pilot)
+        assert len(tree.rows) == before
+
+
+async def test_jump_to_leaf_parent_and_branch_points() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        tree = tree_of(app)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("l")
+        await settle(pilot)
+        assert tree.cursor_entry == session.leaf
+        await pilot.press("p")
+        await settle(pilot)
+        assert tree.cursor_entry == session.entries[session.leaf].parent
+        await pilot.press("g", "b")
+        await settle(pilot)
+        assert tree.rows[tree.cursor].is_branch_point
+
+
+async def test_chart_follows_active_path_with_compaction_marks() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        from tui_compactor.ui.widgets.chart import ContextChart
+
+        chart = app.query_one(ContextChart)
+        assert chart.points, "assistant turns with usage on the active path"
+        path = set(app.session.path_to(app.session.leaf))
+        assert all(index in path for index, _ in chart.points)
+        compactions_on_path = [i for i in path if app.session.entries[i].type == "compaction"]
+        assert len(chart.compactions) == len(compactions_on_path)
+
+
+@pytest.mark.parametrize(
+    "name", ["control-characters-and-ansi-escapes.jsonl", "prompt-injection-in-tool-output.jsonl"]
+)
+async def test_hostile_text_renders_as_text(name: str) -> None:
+    app = make_app(BAD / name)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.rows
+        await pilot.press("g", "j")  # details of a hostile entry on screen too
+        await settle(pilot)
+        text = screen_text(app)
+        assert "\x1b" not in text and "\x07" not in text
+        for position in range(len(tree.rows)):
+            row_text = tree.row_text(position, 100).plain
+            assert "\x1b" not in row_text
+            assert all(ord(ch) >= 0x20 for ch in row_text)
+
+
+async def test_bad_files_open_without_crashing() -> None:
+    """Every file of the bad corpus opens in one running app, one after the other."""
+    names = sorted(path.name for path in BAD.glob("*.jsonl"))
+    assert len(names) > 20
+    app = make_app(BAD / names[0])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for name in names:
+            app.open_session(BAD / name)
+            await settle(pilot)
+            assert app.session is not None and app.session.path.name == name
+            reference = load_session(BAD / name)
+            assert len(app.session.entries) == len(reference.entries), name
+            tree = tree_of(app)
+            # Every row renders; nothing raises.
+            for position in range(min(len(tree.rows), 200)):
+                tree.row_text(position, 80)
+            await pilot.press("G", "c")
+            await settle(pilot)
+            banner = app.query_one("#banner")
+            assert banner.has_class("-shown") == bool(reference.append_refusal), name

@@ -1,0 +1,180 @@
+"""Pilot tests of the flows that append to the file: navigate, undo, live follow.
+
+Each test works on a copy of a fixture and checks the file's bytes: the old bytes are a prefix
+of the new ones and exactly the expected lines were added (or nothing, when nothing should be).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
+from tui_compactor.ui.screens.navigate import NavigateDialog
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+OTHER_BRANCH_TIP = 33
+"""In tree-branches.jsonl: the assistant reply ending the side branch that forks at #8."""
+
+
+def added_records(before: bytes, after: bytes) -> list[dict]:  # type: ignore[type-arg]
+    """The records appended to a file (asserting nothing else changed)."""
+    assert after.startswith(before), "bytes the user had were changed"
+    tail = after[len(before):]
+    assert tail.endswith(b"\n")
+    return [json.loads(line) for line in tail.splitlines()]
+
+
+async def navigate_to(pilot, app, target: int, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Put the cursor on ``target``, press enter, pick ``option`` in the dialog."""
+    tree = app.query_one(SessionTree)
+    assert tree.move_to_entry(target)
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.screen, NavigateDialog)
+    await pilot.press(option)
+    await settle(pilot)
+
+
+async def test_navigate_without_summary_appends_one_leaf_marker(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        target_id = app.session.entries[OTHER_BRANCH_TIP].id
+        await navigate_to(pilot, app, OTHER_BRANCH_TIP, "1")
+        records = added_records(before, path.read_bytes())
+        assert len(records) == 1
+        assert records[0]["type"] == "custom"
+        assert records[0]["parentId"] == target_id
+        # The session shows the new leaf and the active path now runs through the target.
+        session = app.session
+        assert session.entries[session.leaf].id == records[0]["id"]
+        tree = app.query_one(SessionTree)
+        assert tree.rows[tree.row_of_entry[OTHER_BRANCH_TIP]].on_active_path
+
+
+async def test_navigate_with_summary_attaches_branch_summary_at_target(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        target_id = app.session.entries[OTHER_BRANCH_TIP].id
+        old_leaf_id = app.session.entries[app.session.leaf].id
+        await navigate_to(pilot, app, OTHER_BRANCH_TIP, "2")
+        records = added_records(before, path.read_bytes())
+        assert len(records) == 1
+        summary = records[0]
+        assert summary["type"] == "branch_summary"
+        assert summary["parentId"] == target_id
+        assert summary["summary"].strip()
+        assert old_leaf_id != target_id
+        # The new node is in the tree at once, under the target, with the cursor on it.
+        session = app.session
+        new_index = session.leaf
+        assert session.entries[new_index].type == "branch_summary"
+        tree = app.query_one(SessionTree)
+        assert new_index in tree.row_of_entry
+        assert tree.cursor_entry == new_index
+        assert not tree.progress and not app.pending_targets
+
+
+async def test_navigation_dialog_cancel_writes_nothing(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await navigate_to(pilot, app, OTHER_BRANCH_TIP, "escape")
+        assert not isinstance(app.screen, NavigateDialog)
+        assert path.read_bytes() == before
+
+
+async def test_navigation_on_read_only_file_writes_nothing(tmp_path: Path) -> None:
+    from tests.ui.app_helpers import BAD
+
+    path = copy_fixture(BAD / "future-version-99.jsonl", tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.session.append_refusal
+        tree = app.query_one(SessionTree)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        if isinstance(app.screen, NavigateDialog):
+            await pilot.press("1")
+            await settle(pilot)
+        assert path.read_bytes() == before
+        assert tree.rows
+
+
+async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        active = session.path_to(session.leaf)
+        compaction = max(i for i in active if session.entries[i].type == "compaction")
+        parent = session.entries[compaction].parent
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(compaction)
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        records = added_records(before, path.read_bytes())
+        assert len(records) == 1
+        assert records[0]["type"] == "custom"
+        assert records[0]["parentId"] == session.entries[parent].id
+        assert compaction not in session.path_to(session.leaf)
+        assert tree.rows[tree.row_of_entry[parent]].on_active_path
+
+
+async def test_undo_refuses_on_a_non_compaction_node(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("u")  # cursor on the leaf, an assistant message
+        await settle(pilot)
+        assert path.read_bytes() == before
+
+
+async def test_live_follow_shows_appended_entries_and_keeps_cursor(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        tree = app.query_one(SessionTree)
+        await pilot.press("g", "j", "j")
+        await settle(pilot)
+        cursor_entry = tree.cursor_entry
+        leaf = session.entries[session.leaf]
+        record = {
+            "type": "message", "id": "feedf00d", "parentId": leaf.id,
+            "timestamp": "2026-01-12T10:00:00.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "one more thing"}],
+                        "timestamp": 1768212000000},
+        }
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        app._follow_tick()
+        await settle(pilot)
+        new_index = session.entries[-1].index
+        assert session.entries[-1].id == "feedf00d"
+        assert new_index in tree.row_of_entry
+        assert session.leaf == new_index
+        assert tree.cursor_entry == cursor_entry
