@@ -31,7 +31,6 @@ from tui_compactor.session.writer import (
     make_branch_summary_entry,
     make_compaction_entry,
     make_leaf_marker,
-    remember_base,
     seal_tail,
 )
 
@@ -419,7 +418,6 @@ def test_omp_title_slot_rewrite_is_allowed(tmp_path: Path) -> None:
     path = _copy(BAD / "omp-title-slot-first-line.jsonl", tmp_path)
     session = load_session(path)
     assert session.title_slot is not None
-    remember_base(session)
     data = bytearray(path.read_bytes())
     slot = json.loads(data[:256])
     slot["title"] = "Renamed by oh-my-pi"
@@ -437,7 +435,6 @@ def test_omp_title_slot_rewrite_is_allowed(tmp_path: Path) -> None:
     assert json.loads(now[len(data) :])["id"] == result.ids[0]
     # A change outside the slot is still refused.
     session = load_session(path)
-    remember_base(session)
     with path.open("r+b") as handle:
         handle.seek(300)
         original = handle.read(1)

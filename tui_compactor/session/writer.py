@@ -613,17 +613,33 @@ def _verify_unchanged(session: Any, ops: OsOps, fd: int) -> None:
         )
 
 
+def _loaded_body_hash(session: Any) -> str | None:
+    """Hash of the loaded bytes after the title slot: from the reader, or remember_base()."""
+    for holder, name in ((session.snapshot, "body_sha256"), (session, "body_sha256")):
+        value = getattr(holder, name, None)
+        if isinstance(value, str):
+            return value
+    # The reader hashes the bytes after the slot while loading (``Session._body_digest``).
+    if getattr(session, "_body_start", TITLE_SLOT_BYTES) == TITLE_SLOT_BYTES:
+        value = getattr(session, "_body_digest", None)
+        if isinstance(value, str):
+            return value
+    cached = _fingerprints.get(session)
+    if cached is not None and cached.sha256 == session.snapshot.sha256:
+        return cached.body_sha256
+    return None
+
+
 def _only_title_slot_changed(session: Any, ops: OsOps, fd: int) -> bool:
-    """True when only oh-my-pi's title slot (bytes 0-255) differs from the loaded file."""
+    """True when only oh-my-pi's title slot (bytes 0-255) differs from the loaded file.
+
+    oh-my-pi rewrites its fixed-width slot in place when the title changes; the rest of the
+    loaded bytes must be identical and the slot must still be a 256-byte title line.
+    """
     if getattr(session, "title_slot", None) is None:
         return False
     snapshot = session.snapshot
-    body_hash = getattr(snapshot, "body_sha256", None) or getattr(session, "body_sha256", None)
-    if body_hash is None:
-        cached = _fingerprints.get(session)
-        if cached is None or cached.sha256 != snapshot.sha256:
-            return False
-        body_hash = cached.body_sha256
+    body_hash = _loaded_body_hash(session)
     if body_hash is None or snapshot.size < TITLE_SLOT_BYTES:
         return False
     slot = ops.pread(fd, TITLE_SLOT_BYTES, 0)
@@ -917,7 +933,7 @@ def _gated_write(
     lock_wait_seconds: float,
 ) -> tuple[int, int, str | None]:
     """A6 (live writer), then the locks, then the locked write."""
-    if _fingerprints.get(session) is None:
+    if getattr(session, "title_slot", None) is not None and _loaded_body_hash(session) is None:
         remember_base(session, ops=ops)
     check_live_writer(session, quiet_seconds)
     try:
