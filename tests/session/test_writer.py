@@ -565,3 +565,38 @@ def test_quiet_window_catches_a_writer_between_appends(small: Path) -> None:
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_lockless_writer_landing_just_before_our_write(small: Path) -> None:
+    """pi takes no lock: its line can land between our re-check and our write. O_APPEND puts
+    ours after it; both lines stay whole and the read-back finds ours."""
+    from tui_compactor.session.writer import OsOps
+
+    session = load_session(small)
+    original = small.read_bytes()
+    agent_line = (
+        json.dumps(
+            {
+                "type": "custom",
+                "id": "race0001",
+                "parentId": None,
+                "timestamp": "2025-12-03T18:00:00.000Z",
+                "customType": "agent",
+            }
+        )
+        + "\n"
+    ).encode()
+
+    class RacingAgent(OsOps):
+        def write(self, fd: int, data: bytes) -> int:
+            with small.open("ab") as agent:  # the agent's own open/write/close
+                agent.write(agent_line)
+            return super().write(fd, data)
+
+    result = append_entry(
+        session, make_leaf_marker(), parent_index=session.leaf, ops=RacingAgent(), **FAST
+    )
+    data = small.read_bytes()
+    assert data[: len(original)] == original
+    assert result.offset == len(original) + len(agent_line)
+    assert data[len(original) :] == agent_line + encode_record(result.records[0])

@@ -825,7 +825,8 @@ def _write_locked(
                 damage=damage,
             )
         try:
-            tail = ops.pread(fd, len(data), old_size)
+            offset = _locate_written(ops, fd, old_size, data)
+            tail = ops.pread(fd, len(data), offset)
         except OSError as error:
             raise AppendFailed(
                 f"{name}: the entry was written and synced, but reading it back failed "
@@ -835,12 +836,27 @@ def _write_locked(
                 damage="unverified",
             ) from None
         _check_written(name, tail, data, expected_ids)
-        return old_size, old_size + len(data)
+        return offset, offset + len(data)
     finally:
         try:
             ops.close(fd)
         except OSError:
             pass
+
+
+LOCATE_LIMIT = 64 << 20
+"""How far past the old end the read-back looks for our record (see _locate_written)."""
+
+
+def _locate_written(ops: OsOps, fd: int, old_size: int, data: bytes) -> int:
+    """Where our record landed: ``old_size``, unless a lock-less writer (pi) appended between
+    the re-check and our write; ``O_APPEND`` then put our line after theirs."""
+    if ops.pread(fd, len(data), old_size) == data:
+        return old_size
+    end = ops.fstat(fd).st_size
+    region = ops.pread(fd, min(end - old_size, LOCATE_LIMIT), old_size)
+    found = region.find(data)
+    return old_size + found if found >= 0 else old_size
 
 
 def _check_written(name: str, tail: bytes, data: bytes, expected_ids: Sequence[str]) -> None:
