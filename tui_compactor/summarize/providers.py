@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import logging
+import ssl
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
@@ -63,6 +65,14 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient
 )
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client: loading the CA bundle takes ~0.1 s, do it once."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 def shared_client() -> httpx.AsyncClient:
     """The one ``httpx.AsyncClient`` of the running event loop (created on first use)."""
     loop = asyncio.get_running_loop()
@@ -71,6 +81,7 @@ def shared_client() -> httpx.AsyncClient:
         client = httpx.AsyncClient(
             limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
             follow_redirects=False,
+            verify=_ssl_context(),
         )
         _clients[loop] = client
     return client
