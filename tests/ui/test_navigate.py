@@ -54,8 +54,8 @@ async def test_dialog_explains_the_move_from_the_plan() -> None:
         assert "#15 assistant Fixed: the window now starts" in facts
         assert "#42 assistant Added a Fixed entry" in facts
         plan = app.plan
-        assert f"{len(plan.selected)} of {len(plan.entries)} entries" in facts
-        assert f"{plan.total_tokens} tokens" in facts
+        assert f"{len(plan.selected)} of {len(plan.entries)} entries left behind" in facts
+        assert f"{plan.total_tokens} tokens to summarize" in facts
         assert "offline" in str(app.screen.query_one(OptionList).get_option_at_index(1).prompt)
 
 

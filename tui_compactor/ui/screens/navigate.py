@@ -108,10 +108,16 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
     }
     NavigateDialog #navigate-facts {
         margin-bottom: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     NavigateDialog #navigate-options {
         height: auto;
-        max-height: 5;
+        border: none;
+        padding: 0;
+    }
+    NavigateDialog #navigate-options:focus {
+        border: none;
     }
     NavigateDialog #navigate-custom {
         height: auto;
@@ -212,6 +218,7 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
     def _facts(self) -> Text:
         """Target, new leaf, common ancestor, what would be summarized."""
         plan = self.plan
+        # One line per fact (CSS: no wrap, ellipsis), so the labels stay aligned.
         facts = Text()
         rows: list[tuple[str, Text]] = [
             ("Target", describe_node(self.session, plan.target)),
@@ -230,9 +237,9 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
             facts.append("nothing to summarize: the target is on the current path", style="italic")
         else:
             facts.append(f"{selected:,}", style="bold")
-            facts.append(f" of {entries:,} entries on the branch being left would be summarized · ")
+            facts.append(f" of {entries:,} entries left behind · ")
             facts.append(format_tokens(int(plan.total_tokens)) or "0", style="bold")
-            facts.append(" tokens")
+            facts.append(" tokens to summarize")
         if self.append_refusal:
             facts.append("\n")
             facts.append(f"{'Read-only':>16}  ", style="dim")

@@ -295,7 +295,8 @@ class CompactionPanel(Vertical, can_focus=True):
     }
     CompactionPanel > #compaction-buttons Button {
         margin-right: 1;
-        min-width: 10;
+        min-width: 0;
+        width: auto;
     }
     """
 
@@ -402,11 +403,15 @@ class CompactionPanel(Vertical, can_focus=True):
                 self.candidates.append(view)
                 yield view
         with Horizontal(id="compaction-buttons"):
-            yield Button("Accept (a)", id="compaction-accept", variant="success", disabled=True)
-            yield Button("Discard (d)", id="compaction-discard", variant="error")
-            yield Button("Regenerate (g)", id="compaction-regenerate", disabled=True)
-            yield Button("Keep missing (G)", id="compaction-regenerate-focus", disabled=True)
-            yield Button("Cancel (esc)", id="compaction-cancel")
+            yield Button(
+                "Accept a", id="compaction-accept", variant="success", disabled=True, compact=True
+            )
+            yield Button("Discard d", id="compaction-discard", variant="error", compact=True)
+            yield Button("Regenerate g", id="compaction-regenerate", disabled=True, compact=True)
+            yield Button(
+                "Keep missing G", id="compaction-regenerate-focus", disabled=True, compact=True
+            )
+            yield Button("Cancel esc", id="compaction-cancel", compact=True)
 
     def _header_text(self) -> Text:
         """What is being compacted: tokens before, per region, split turn, tokens after."""

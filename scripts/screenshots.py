@@ -1,0 +1,288 @@
+"""Regenerate ``screenshots/``: the real app on the bundled sample session.
+
+Runs the app headless (Textual's ``run_test``) at a fixed size and saves SVG screenshots of:
+
+* ``main.svg`` — tree, gauge, chart and entry details;
+* ``plan.svg`` — the compaction plan for the leaf (regions marked, tokens per region);
+* ``compaction.svg`` — summaries streaming side by side (from the loopback test server, slowed
+  down so the capture lands mid-stream);
+* ``navigate.svg`` — the navigation dialog on a node of another branch.
+
+PNG copies are written too when ``cairosvg`` (and the system's cairo library) is importable;
+otherwise only SVG. Usage: ``python scripts/screenshots.py [--out DIR] [--size 140x40]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FALLBACK_SAMPLE = ROOT / "tests" / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
+
+
+HISTORY_REPLY = """## Goal
+Refactor the coding agent's run modes so print, JSON, RPC and interactive share one core.
+
+## Constraints & Preferences
+- Keep `main.ts` small; no behaviour change for existing flags.
+- Interactive mode must not import agent internals directly.
+
+## Progress
+### Done
+- [x] Read `src/main.ts` and `src/tui/tui-renderer.ts` in full
+- [x] Split `tui-renderer.ts` into `interactive-mode.ts`, `rpc-mode.ts`, `print-mode.ts`
+### In Progress
+- [ ] Move pending bash components into the chat container on submit
+### Blocked
+- (none)
+
+## Key Decisions
+- **AgentSession owns the loop**: modes only render events.
+
+## Next Steps
+1. Flush pending bash components before a user message is submitted.
+2. Run `npm run check` and fix lint errors.
+"""
+
+PREFIX_REPLY = """## Original Request
+Show `!` bash executions in the chat only after the agent's turn ends.
+
+## Early Progress
+- Added `pendingBashComponents` and a flush method.
+
+## Context for Suffix
+- `handleBashCommand` now queues components while streaming.
+"""
+
+SHORT_REPLY = "Split the renderer into run modes around AgentSession; bash output is queued."
+
+
+def _screenshot_reply(request: Any) -> str:
+    """Realistic summary text per prompt kind, for the streaming screenshot."""
+    prompt = request.prompt
+    if "pull-request" in prompt.lower() or "2-3 sentences" in prompt:
+        return SHORT_REPLY
+    if "## Original Request" in prompt:
+        return PREFIX_REPLY
+    return HISTORY_REPLY
+
+
+def sample_session() -> Path:
+    """The bundled demo sample, or a small branched fixture when the sample is not built."""
+    from tui_compactor.commands.demo import sample_path
+
+    sample = sample_path()
+    if sample.is_file():
+        return sample
+    print(f"note: {sample} is missing; using {FALLBACK_SAMPLE.name}", file=sys.stderr)
+    return FALLBACK_SAMPLE
+
+
+async def _until(pilot: Any, condition: Callable[[], bool], what: str, seconds: float = 30) -> None:
+    """Let the app run until ``condition`` holds."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"screenshots: timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+async def _settle(pilot: Any) -> None:
+    """Wait until no worker is pending or running and their messages are handled."""
+    from textual.worker import WorkerState
+
+    app = pilot.app
+
+    def idle() -> bool:
+        return not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+
+    for _ in range(50):
+        await _until(pilot, idle, "workers to finish")
+        await pilot.pause()
+        if idle():
+            return
+
+
+def _save(app: Any, out_dir: Path, name: str, pngs: list[Path]) -> Path:
+    """Save an SVG screenshot (and a PNG when cairosvg works)."""
+    svg = out_dir / f"{name}.svg"
+    app.save_screenshot(filename=svg.name, path=str(out_dir))
+    try:
+        import cairosvg  # type: ignore[import-untyped]
+    except (ImportError, OSError):
+        return svg
+    png = svg.with_suffix(".png")
+    cairosvg.svg2png(url=str(svg), write_to=str(png), output_width=1600)
+    pngs.append(png)
+    return svg
+
+
+def _other_branch_node(session: Any) -> int | None:
+    """A message off the active path (near the tip of another branch), for the dialog."""
+    active = set(session.path_to(session.leaf)) if session.leaf is not None else set()
+    for leaf in session.leaves:
+        if leaf in active:
+            continue
+        for index in reversed(session.path_to(leaf)):
+            if index in active:
+                break
+            if session.entries[index].type == "message" and session.entries[index].role in (
+                "assistant",
+                "user",
+            ):
+                return int(index)
+    return None
+
+
+async def _shoot(session_path: Path, out_dir: Path, size: tuple[int, int]) -> list[Path]:
+    """Drive the app through the four views and save each."""
+    from tests.support.llm_server import LLMServer
+    from tui_compactor.config import Config, Profile
+    from tui_compactor.ui.app import CompactorApp
+
+    saved: list[Path] = []
+    pngs: list[Path] = []
+    with LLMServer() as server, tempfile.TemporaryDirectory(prefix="tuic-shots-") as tmp:
+        server.behaviour.chunk_delay = 0.03
+        server.behaviour.chunk_chars = 4
+        server.behaviour.reply = _screenshot_reply
+        copy = Path(tmp) / session_path.name
+        shutil.copyfile(session_path, copy)
+        local = Profile(
+            name="local",
+            provider="openai",
+            base_url=server.openai_base_url,
+            model="local-test-model",
+            api_key_env="TUIC_SCREENSHOT_KEY",
+        )
+        import os
+
+        os.environ["TUIC_SCREENSHOT_KEY"] = "not-a-real-key"
+        config = Config(
+            profiles={"local": local}, default_profile="local", compaction_profile="local"
+        )
+        app = CompactorApp(copy, config=config, profile_name="local", follow=False)
+        app.gauge_debounce = 0
+        app.settings_debounce = 0
+        async with app.run_test(size=size) as pilot:
+            await _settle(pilot)
+            session = app.session
+            # Main: cursor a few rows up from the leaf so the gauge shows a mid-session node.
+            await pilot.press("k", "k", "k")
+            await _settle(pilot)
+            saved.append(_save(app, out_dir, "main", pngs))
+            # Plan for the leaf.
+            await pilot.press("G", "c")
+            await _settle(pilot)
+            await _until(pilot, lambda: getattr(app, "plan", None) is not None, "the plan")
+            saved.append(_save(app, out_dir, "plan", pngs))
+            # Move the cut earlier until it splits a turn, so both summaries stream.
+            for _ in range(60):
+                plan = app.plan
+                if plan is not None and plan.is_split_turn and plan.turn_prefix_messages:
+                    break
+                await pilot.press("left_square_bracket")
+                await _settle(pilot)
+            # Compaction streaming.
+            panel = await _start_compaction(app, pilot)
+            panes = [pane for view in panel.candidates for pane in view.panes.values()]
+            streaming = panes[:-1]  # history (and turn prefix); the short pane comes last
+            await _until(
+                pilot,
+                lambda: all(p.visible_text.count("\n") >= 8 for p in streaming),
+                "summaries to stream",
+            )
+            saved.append(_save(app, out_dir, "compaction", pngs))
+            panel.cancel()
+            await _settle(pilot)
+            # Navigation dialog on another branch.
+            await _open_navigation(app, pilot, session)
+            saved.append(_save(app, out_dir, "navigate", pngs))
+            await pilot.press("escape")
+    return saved + pngs
+
+
+async def _start_compaction(app: Any, pilot: Any) -> Any:
+    """Press the app's compact key; if the app shows no panel, mount one in the preview."""
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+    await pilot.press("r")
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        found = app.screen.query(CompactionPanel)
+        if found:
+            return found.first()
+        await pilot.pause(0.05)
+    # The app does not host the panel (yet): show it where the plan is.
+    from tui_compactor.summarize.compaction import CompactionJob
+    from tui_compactor.summarize.providers import make_summarizer
+
+    print(
+        "note: the app showed no CompactionPanel on 'r'; mounting one in the plan tab",
+        file=sys.stderr,
+    )
+    profile = app.config.profiles["local"]
+    job = CompactionJob(app.plan, app.session, make_summarizer(profile), app.settings)
+    panel = CompactionPanel(job)
+    container = app.query_one("#tab-plan")
+    for child in list(container.children):
+        child.display = False
+    await container.mount(panel)
+    return panel
+
+
+async def _open_navigation(app: Any, pilot: Any, session: Any) -> None:
+    """Select a node on another branch and press enter; push the dialog if the app does not."""
+    from tui_compactor.ui.screens.navigate import NavigateDialog
+
+    target = _other_branch_node(session)
+    if target is None:
+        target = max(0, (session.leaf or 0) - 5)
+    tree = app.query_one("#tree")
+    if hasattr(tree, "select_entry"):
+        tree.select_entry(target)
+    elif hasattr(tree, "move_to_entry"):
+        tree.move_to_entry(target)
+    await _settle(pilot)
+    await pilot.press("enter")
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if isinstance(app.screen, NavigateDialog):
+            return
+        await pilot.pause(0.05)
+    from tui_compactor.engine.branch import plan_navigation
+
+    print("note: the app opened no NavigateDialog on enter; pushing it directly", file=sys.stderr)
+    plan = plan_navigation(session, session.leaf, target, app.counter)
+    await app.push_screen(NavigateDialog(plan, session, summarizer_label="local:local-test-model"))
+    await pilot.pause()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, take the screenshots, print what was written."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    parser.add_argument("--size", default="140x40", help="terminal size, COLSxROWS")
+    parser.add_argument("--session", type=Path, help="session file (default: the demo sample)")
+    args = parser.parse_args(argv)
+    columns, rows = (int(part) for part in args.size.lower().split("x"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    session = args.session or sample_session()
+    written = asyncio.run(_shoot(session, args.out, (columns, rows)))
+    for path in written:
+        print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
