@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.textsafe import sanitize
@@ -24,6 +25,7 @@ from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
+    CompactionAppendFailed,
     EntryAppended,
     GaugeData,
     GaugeReady,
@@ -38,6 +40,7 @@ from tui_compactor.ui.messages import (
     WorkFailed,
 )
 from tui_compactor.ui.widgets.chart import ContextChart
+from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
@@ -117,6 +120,8 @@ class CompactorApp(App[None]):
         self._settings_timer: Any = None
         self.refresh_lock = threading.Lock()
         """Serializes ``session.refresh()`` between live follow and our own appends."""
+        self.run_after_plan = False
+        """``r`` without a plan: plan first, then run."""
         self.pending_targets: set[int] = set()
         """Targets of navigations still running."""
         self.gauge_data: GaugeData | None = None
@@ -146,6 +151,11 @@ class CompactorApp(App[None]):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
                         yield PlanView(id="plan")
+                    with TabPane("Compaction", id="tab-compaction"):
+                        with Vertical(id="compaction-host"):
+                            yield Static(Text("plan with c, then r runs the compaction here "
+                                              "(history and turn prefix side by side)",
+                                              style="dim"), id="compaction-empty")
         yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
         yield Footer()
 
@@ -513,6 +523,9 @@ class CompactorApp(App[None]):
         self.plan = plan
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
+        if self.run_after_plan:
+            self.run_after_plan = False
+            self.action_run_compaction()
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES)
@@ -590,6 +603,107 @@ class CompactorApp(App[None]):
         self.query_one(SessionTree).set_plan({}, None)
         self.query_one(PlanView).show_message("press c for the compaction plan of the "
                                               "selected node")
+
+    # ----- compaction --------------------------------------------------------------------
+
+    @property
+    def compaction_panel(self) -> Any:
+        """UI-B's panel of the current compaction, if one is shown."""
+        panels = self.query(CompactionPanel)
+        return panels.first() if panels else None
+
+    def action_run_compaction(self) -> None:
+        """Run the shown plan: summaries stream in the Compaction tab while the user browses."""
+        if self.session is None:
+            return
+        if self.plan is None:
+            self.run_after_plan = True
+            self.action_plan()
+            return
+        if not self.plan.prepared:
+            self.notify(sanitize(str(self.plan.reason or "nothing to compact"), max_len=200),
+                        title="cannot compact", severity="warning")
+            return
+        if self.session.append_refusal:
+            self.notify(sanitize(self.session.append_refusal, max_len=300),
+                        title="read-only: a compaction could not be saved", severity="error",
+                        timeout=8)
+            return
+        panel = self.compaction_panel
+        if panel is not None and panel.running:
+            self.notify("a compaction is already running (esc cancels it)", timeout=3)
+            return
+        from tui_compactor.summarize.compaction import CompactionJob
+
+        try:
+            summarizer = self.summarizer_for(compaction=True)
+        except Exception as error:
+            self.notify(sanitize(str(error), max_len=300), title="no summarizer",
+                        severity="error")
+            return
+        files_format = getattr(getattr(self.config, "compaction", None), "files_format", "files")
+        job = CompactionJob(self.plan, self.session, summarizer, self.settings,
+                            files_format=files_format)
+        host = self.query_one("#compaction-host", Vertical)
+        host.remove_children()
+        host.mount(CompactionPanel(job, id="compaction-panel"))
+        self.action_show_tab("tab-compaction")
+        self.notify(f"compacting with {sanitize(summarizer.label, max_len=60)}: keep browsing; "
+                    "a accepts, d discards, esc cancels", timeout=4)
+
+    def action_accept_compaction(self) -> None:
+        """Accept the finished compaction (the panel posts Accepted)."""
+        panel = self.compaction_panel
+        if panel is None:
+            self.notify("nothing to accept: plan with c, run with r", timeout=2)
+            return
+        panel.accept()
+
+    def action_discard_compaction(self) -> None:
+        """Discard the compaction (cancels it if still running); nothing is written."""
+        panel = self.compaction_panel
+        if panel is not None:
+            panel.discard()
+
+    @on(CompactionPanel.Discarded)
+    def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
+        """Nothing was written; say so."""
+        self.notify("compaction cancelled: nothing written" if message.cancelled
+                    else "compaction discarded: nothing written", timeout=3)
+
+    @on(CompactionPanel.Failed)
+    def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
+        """No candidate produced a summary."""
+        self.notify(sanitize(message.error, max_len=400),
+                    title="compaction failed: nothing written", severity="error", timeout=10)
+
+    @on(CompactionPanel.Accepted)
+    def _compaction_accepted(self, message: Any) -> None:
+        """Append the accepted compaction in a thread."""
+        self.running_jobs += 1
+        self._update_status()
+        self.append_compaction(message.panel, message.job, message.result)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
+    def append_compaction(self, panel: Any, job: Any, result: Any) -> None:
+        """The writer appends the compaction entry at the plan's leaf (thread)."""
+        try:
+            job.accept(result, **self.append_options())
+        except Exception as error:
+            self.post_message(CompactionAppendFailed(panel, _error_text(error)))
+            return
+        added = self.refresh_after_append()
+        self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
+                                        "resume from its summary", added,
+                                        added[-1] if added else None))
+
+    def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
+        """Say why nothing was written; the panel may accept again."""
+        self.running_jobs = max(0, self.running_jobs - 1)
+        self._update_status()
+        message.panel.reopen()
+        self.notify(sanitize(message.error, max_len=400), title="not written",
+                    severity="error", timeout=10)
 
     # ----- writing: navigate, undo --------------------------------------------------------
 
@@ -946,6 +1060,9 @@ class CompactorApp(App[None]):
             search.display = False
             self.query_one(SessionTree).focus()
             return
+        if isinstance(self.focused, Input):  # leave a budget input, back to the tree
+            self.query_one(SessionTree).focus()
+            return
         if self.session is None or not self.session.complete or self._indexing():
             self.load_cancel.set()
             return
@@ -961,6 +1078,10 @@ class CompactorApp(App[None]):
     def cancel_work(self) -> bool:
         """Cancel every summary in flight; True if there was any."""
         cancelled = 0
+        panel = self.compaction_panel
+        if panel is not None and panel.running:
+            panel.cancel()
+            cancelled += 1
         for worker in self.workers:
             if worker.group in ("compaction", "branch") and worker.state == WorkerState.RUNNING:
                 worker.cancel()
@@ -984,6 +1105,9 @@ class CompactorApp(App[None]):
     def on_entry_appended(self, message: EntryAppended) -> None:
         """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
+        if message.kind == "compaction":
+            self.running_jobs = max(0, self.running_jobs - 1)
+            self.clear_plan()
         if message.select_entry is not None:
             self.selected_entry = message.select_entry
         self.after_growth(message.added, announce=False)

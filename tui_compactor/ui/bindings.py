@@ -34,6 +34,8 @@ APP_BINDINGS: list[Binding] = [
             key_display="]"),
     Binding("e", "edit_settings", "Edit budget", show=False, id="edit_settings"),
     Binding("r", "run_compaction", "Compact", id="compact"),
+    Binding("a", "accept_compaction", "Accept", id="accept"),
+    Binding("d", "discard_compaction", "Discard", id="discard"),
     Binding("u", "undo", "Undo compaction", show=False, id="undo"),
     Binding("1", "show_tab('tab-details')", "Details tab", show=False, id="tab_details"),
     Binding("2", "show_tab('tab-context')", "Context tab", show=False, id="tab_context"),

@@ -164,3 +164,12 @@ class BranchSummaryProgress(Message):
         self.target = target
         self.text = text
         """None when the job ended (landed or failed)."""
+
+
+class CompactionAppendFailed(Message):
+    """Accepting a compaction failed (nothing written); the panel can accept again."""
+
+    def __init__(self, panel: Any, error: str) -> None:
+        super().__init__()
+        self.panel = panel
+        self.error = error

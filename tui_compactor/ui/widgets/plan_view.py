@@ -150,7 +150,9 @@ class PlanView(VerticalScroll):
 
     def focus_inputs(self) -> None:
         """Put the focus on the first input."""
-        self.query_one("#plan-keep", Input).focus()
+        field = self.query_one("#plan-keep", Input)
+        field.focus()
+        field.select_all()  # typing replaces the figure
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:

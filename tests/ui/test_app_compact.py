@@ -1,0 +1,182 @@
+"""Pilot tests of plan and compact: plan marks, moving the cut, budget edits, accept / discard /
+cancel with the offline summarizer and with the loopback LLM server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.llm_server import LLMServer
+from tests.ui.app_helpers import SIZE, TREE_COMPACTED, copy_fixture, make_app, settle
+from tests.ui.test_app_write import added_records
+from tui_compactor.config import Config, Profile
+from tui_compactor.engine.plan import prepare_compaction
+from tui_compactor.ui.widgets.compaction import CompactionPanel
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_plan_marks_regions_and_matches_engine() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        plan = app.plan
+        assert plan is not None and plan.prepared
+        expected = prepare_compaction(app.session, app.session.leaf, app.settings, app.counter)
+        assert plan.first_kept_entry_id == expected.first_kept_entry_id
+        assert plan.region_tokens == expected.region_tokens
+        tree = app.query_one(SessionTree)
+        assert tree.cut_entry == plan.branch[plan.first_kept_index]
+        regions = set(tree.plan_regions.values())
+        assert {"summarize", "keep"} <= regions
+        # Every entry of the branch is marked with the engine's region.
+        for position, entry_index in enumerate(plan.branch):
+            assert tree.plan_regions[entry_index] == plan.region_of(position)
+        # Escape clears the plan marks.
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.plan is None and not tree.plan_regions
+
+
+async def test_brackets_move_the_cut_between_valid_cut_points() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        first = app.plan
+        cuts = sorted(first.valid_cut_points)
+        position = cuts.index(first.first_kept_index)
+        assert position > 0, "the fixture has an earlier valid cut point"
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        earlier = app.plan
+        assert earlier.prepared
+        assert earlier.first_kept_index == cuts[position - 1]
+        assert earlier.region_tokens["keep"] > first.region_tokens["keep"]
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert app.plan.first_kept_index == cuts[position]
+
+
+async def test_editing_keep_recent_replans() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        before = app.plan.first_kept_index
+        await pilot.press("e")  # focus the keep-recent input, its text selected
+        await pilot.press(*"2000")
+        await settle(pilot)
+        assert app.settings.keep_recent_tokens == 2000
+        assert app.plan.keep_recent_tokens == 2000
+        assert app.plan.first_kept_index > before, "keeping less moves the cut later"
+        assert app.gauge_data is not None and app.gauge_data.keep_recent == 2000
+
+
+async def test_compact_offline_accept_appends_exactly_one_entry(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        leaf_id = app.session.entries[app.session.leaf].id
+        await pilot.press("c")
+        await settle(pilot)
+        first_kept = app.plan.first_kept_entry_id
+        await pilot.press("r")
+        await settle(pilot)
+        panel = app.query_one(CompactionPanel)
+        assert panel.state == "ready"
+        # The tree keeps the focus: the user browses while the summaries run.
+        assert app.focused is app.query_one(SessionTree)
+        await pilot.press("a")
+        await settle(pilot)
+        records = added_records(before, path.read_bytes())
+        assert len(records) == 1
+        entry = records[0]
+        assert entry["type"] == "compaction"
+        assert entry["parentId"] == leaf_id
+        assert entry["firstKeptEntryId"] == first_kept
+        assert entry["summary"].strip()
+        # The new compaction node is in the tree at once, under the cursor, on the active path.
+        session = app.session
+        assert session.entries[session.leaf].type == "compaction"
+        tree = app.query_one(SessionTree)
+        assert tree.cursor_entry == session.leaf
+        assert tree.rows[tree.row_of_entry[session.leaf]].on_active_path
+        assert app.plan is None
+
+
+async def test_compact_offline_discard_writes_nothing(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("r")  # without a plan: plans first, then runs
+        await settle(pilot)
+        panel = app.query_one(CompactionPanel)
+        assert panel.state == "ready"
+        await pilot.press("d")
+        await settle(pilot)
+        assert panel.state == "discarded"
+        assert path.read_bytes() == before
+
+
+def _server_config(server: LLMServer) -> Config:
+    """A config whose compaction profile talks to the loopback server."""
+    profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
+                      model="test-model", api_key_env="TUI_COMPACTOR_TEST_KEY", max_retries=0)
+    return Config(profiles={"local": profile}, default_profile="local")
+
+
+async def test_compact_with_server_streams_then_accept(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            await pilot.press("r")
+            await settle(pilot)
+            assert app.query_one(CompactionPanel).state == "ready"
+            await pilot.press("a")
+            await settle(pilot)
+        assert server.requests, "the summaries came from the server"
+    records = added_records(before, path.read_bytes())
+    assert [r["type"] for r in records] == ["compaction"]
+    assert "test-model" in json.dumps(records[0].get("generator", {}))
+
+
+async def test_escape_cancels_a_running_compaction(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        server.behaviour.latency = 30.0  # the reply would take far longer than the test
+        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            await pilot.press("r")
+            await pilot.pause()
+            panel = app.query_one(CompactionPanel)
+            assert panel.running
+            await pilot.press("escape")
+            await settle(pilot)
+            assert not panel.running
+            assert panel.state == "cancelled"
+    assert path.read_bytes() == before
