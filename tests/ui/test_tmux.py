@@ -157,6 +157,33 @@ def _details_header(screen: str) -> str:
     return ""
 
 
+def test_demo_browse_plan_help_quit(tmux_app: Callable[[list[str]], TmuxApp]) -> None:
+    app = tmux_app(["demo"])
+    first = app.wait_for_text("sample-session.jsonl")
+    app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
+    first = app.wait_for(lambda screen: "q Quit" in screen, "the footer")
+    # Move in the tree: the screen (cursor row, details, gauge) changes.
+    app.send("k", "k", "k")
+    moved = app.wait_for_change(first, "the cursor to move")
+    assert _tree_row_marker(moved) != _tree_row_marker(first)
+    # The plan for the selected leaf: regions with their tokens, the cut point.
+    app.send("G", "c")
+    plan = app.wait_for(
+        lambda screen: "Plan for leaf" in screen and "kept verbatim" in screen, "the plan"
+    )
+    assert "summarized" in plan and "cut before #" in plan
+    # Help lists every binding, the ones the footer hides too.
+    app.send("?")
+    helped = app.wait_for(
+        lambda screen: "Jump to leaf" in screen and "Previous filter" in screen, "the help"
+    )
+    assert "Search" in helped and "Quit" in helped
+    app.send("?")
+    app.send("q")
+    done = app.wait_for_text(EXIT_MARK)
+    assert f"{EXIT_MARK} 0]" in done, done
+
+
 def test_control_characters_cannot_damage_the_terminal(
     tmux_app: Callable[[list[str]], TmuxApp], tmp_path: Path
 ) -> None:
