@@ -323,7 +323,7 @@ async def test_accept_appends_and_reloads(
     summarizer = server_summarizer(llm_server) if use_server else make_summarizer(None)
     job = CompactionJob(plan, session, summarizer, settings)
     result = await job.run()
-    appended = job.accept(quiet_seconds=0)
+    appended = await job.append(quiet_seconds=0)
     data = path.read_bytes()
     assert data.startswith(original)  # nothing of the user's bytes changed
     reloaded = load_session(path)

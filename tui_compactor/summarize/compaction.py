@@ -373,6 +373,11 @@ class CompactionJob:
         )
 
 
+    async def append(self, result: CompactionResult | None = None, **append_options: Any) -> Any:
+        """``accept`` in a worker thread, for callers on an event loop (the UI)."""
+        return await asyncio.to_thread(self.accept, result, **append_options)
+
+
 async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
     """Wait for all ``tasks``; on the first failure cancel the rest and re-raise it."""
     try:
