@@ -3,7 +3,8 @@
 Every append is one ``write()`` of complete, newline-terminated lines of strict JSON on an
 ``O_APPEND`` descriptor, followed by ``fsync``, under the locks of :mod:`session.lock`. Before
 the write, and under the lock, the file is checked to be exactly the one that was loaded
-(device, inode, size, mtime and a hash of the loaded bytes). Bytes a user already has are never
+(device, inode, size and a hash of the loaded bytes; a changed mtime alone, as after ``touch``,
+is accepted when every loaded byte is identical). Bytes a user already has are never
 rewritten or truncated: when a write fails, only our own partial bytes are removed, and only if
 ``fstat`` proves nothing else landed after them.
 
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
@@ -127,18 +128,6 @@ DEFAULT_OPS = OsOps()
 
 
 # -- the session as the writer sees it ------------------------------------------------------
-
-
-class _EntryLike(Protocol):
-    index: int
-    id: str
-    parent_id: str | None
-    type: str
-    role: str | None
-    parent: int | None
-
-    @property
-    def data(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,6 +507,13 @@ def check_cut_point(session: Any, path: Sequence[int], first_kept_id: Any) -> No
             code="A4",
         )
     kept = session.entries[path[position]]
+    if kept.id in (getattr(session, "synthetic_ids", None) or ()):
+        raise AppendRefused(
+            f"{name}: the cut entry on line {kept.line} has no id of its own in the file, so "
+            "pi could not find it.",
+            "Pick another cut point.",
+            code="A4",
+        )
     if kept.type == "compaction" or (kept.type == "message" and kept.role == "toolResult"):
         what = "a tool result" if kept.type == "message" else "a compaction"
         raise AppendRefused(
