@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
+from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
@@ -76,9 +77,10 @@ REGION_STYLES = {
 class CompactorApp(App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "tui-compactor"
     BINDINGS = APP_BINDINGS
+    COMMANDS = App.COMMANDS | {CompactorCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
@@ -118,6 +120,10 @@ class CompactorApp(App[None]):
         self.plan_generation = 0
         self.plan_leaf: int | None = None
         self._settings_timer: Any = None
+        self.config_problems: list[str] = []
+        """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""
+        self.user_keymap: dict[str, str] = {}
+        """Binding id -> keys from the config (shown in help)."""
         self.refresh_lock = threading.Lock()
         """Serializes ``session.refresh()`` between live follow and our own appends."""
         self.run_after_plan = False
@@ -200,10 +206,13 @@ class CompactorApp(App[None]):
                 ui.keymap, known_binding_ids(APP_BINDINGS, tree_bindings)  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
+            self.user_keymap = keymap
+            self.config_problems = problems
             for problem in problems:
-                self.notify(problem, title="config", severity="warning")
+                self.notify(problem, title="config", severity="warning", timeout=15)
         window = getattr(compaction, "context_window", None)
         self.window_configured = window is not None
+        """False: the gauge says the window is a guess (set ``--window`` or the config)."""
         self.settings = CompactionSettings(
             keep_recent_tokens=getattr(compaction, "keep_recent_tokens", 20000),
             reserve_tokens=getattr(compaction, "reserve_tokens", None),
@@ -292,7 +301,10 @@ class CompactorApp(App[None]):
         diagnostics = self.session.diagnostics
         if not diagnostics:
             return
-        first = sanitize(str(diagnostics[0]), single_line=True, max_len=160)
+        first_problem = diagnostics[0]
+        where = Path(first_problem.path).name + (
+            f":{first_problem.line}" if first_problem.line is not None else "")
+        first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
         more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
         verdict = str(self.session.verdict)
         severity = "error" if verdict in ("refuse", "read-only") else "warning"
@@ -429,6 +441,7 @@ class CompactorApp(App[None]):
             keep_recent=settings.keep_recent_tokens,
             should_compact=bool(window) and should_compact(estimate.tokens, window, settings),
             blocks=blocks,
+            window_assumed=not self.window_configured,
         )
         self.post_message(GaugeReady(data))
 
@@ -977,6 +990,15 @@ class CompactorApp(App[None]):
         """Cursor to the previous branch point."""
         self._jump_branch(-1)
 
+    def action_unfold_all(self) -> None:
+        """Unfold every folded branch point."""
+        self.folded.clear()
+        self.rebuild_outline()
+
+    def action_select_node(self) -> None:
+        """Navigate to the selected node (same as enter in the tree)."""
+        self.query_one(SessionTree).action_select()
+
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
         preview = self.query_one("#preview", TabbedContent)
@@ -1091,11 +1113,18 @@ class CompactorApp(App[None]):
         return bool(cancelled)
 
     def action_help(self) -> None:
-        """Show every binding (Textual's key panel) and how to change them."""
-        if self.screen.query("KeyPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        """Show every binding with its id, and the legend."""
+        from tui_compactor.ui.widgets.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+            return
+        groups = [
+            ("App", list(APP_BINDINGS)),
+            ("Tree", list(SessionTree.BINDINGS)),
+            ("Compaction panel (when focused)", list(CompactionPanel.BINDINGS)),
+        ]
+        self.push_screen(HelpScreen(groups, dict(self.user_keymap)))
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A worker reported a failure the user must know about."""

@@ -81,6 +81,8 @@ class GaugeData:
     should_compact: bool
     blocks: list[tuple[str, str, int, int | None]]
     """What the model sees: (role/kind label, preview text, tokens, entry index) per block."""
+    window_assumed: bool = False
+    """The window is the default guess, not the user's setting (pi reads it from the model)."""
 
 
 class GaugeReady(Message):

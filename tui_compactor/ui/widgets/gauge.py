@@ -93,7 +93,8 @@ class ContextGauge(Widget):
         out.append(f"{format_tokens(data.tokens)}", state_style + self._style("title"))
         if window:
             percent = 100 * data.tokens / window
-            out.append(f" / {format_tokens(window)} ({percent:.0f}%)", state_style)
+            assumed = "?" if data.window_assumed else ""
+            out.append(f" / {format_tokens(window)}{assumed} ({percent:.0f}%)", state_style)
         else:
             out.append(" (window unknown)", self._style("dim"))
         if data.threshold is not None:
@@ -115,6 +116,8 @@ class ContextGauge(Widget):
             sources.append("no usage data: local estimate", self._style("dim"))
         sources.append(f" · local estimate {format_tokens(data.local_estimate)}",
                        self._style("dim"))
+        if data.window_assumed:
+            sources.append(" · window assumed: set --window", self._style("near"))
         return fit_lines([out, bar, sources], width)
 
     def _bar(self, data: GaugeData, width: int, used_style: Style) -> Text:

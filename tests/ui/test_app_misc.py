@@ -1,0 +1,130 @@
+"""Pilot tests of the rest: keymap, help, palette, stopping a long load, the launch commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, make_app, settle
+from tui_compactor.config import Config, UIConfig
+from tui_compactor.ui.app import CompactorApp
+from tui_compactor.ui.commands import CompactorCommands
+from tui_compactor.ui.messages import LoadProgressed
+from tui_compactor.ui.widgets.help import HelpScreen
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_user_keymap_rebinds_and_reports_unknown_ids() -> None:
+    config = Config(ui=UIConfig(keymap={"plan": "x", "no-such-binding": "y"}))
+    app = make_app(TREE_COMPACTED, config=config)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        assert app.plan is not None and app.plan.prepared
+        assert any("no-such-binding" in problem for problem in app.config_problems)
+
+
+async def test_help_lists_every_binding_with_its_id() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        ids = {binding.id for _, group in app.screen.groups for binding in group}
+        assert {"plan", "compact", "accept", "discard", "undo", "tree.fold", "search"} <= ids
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_offers_only_what_makes_sense_now() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        def titles() -> list[str]:
+            return [title for title, _, _ in CompactorCommands(app.screen)._commands()]
+
+        assert "Run compaction" not in titles()
+        assert "Accept compaction" not in titles()
+        assert not any(title.startswith("Navigate to") for title in titles())  # at the leaf
+        await pilot.press("c")
+        await settle(pilot)
+        assert "Run compaction" in titles() and "Move cut earlier" in titles()
+        session = app.session
+        compaction = max(i for i in session.path_to(session.leaf)
+                         if session.entries[i].type == "compaction")
+        app.query_one(SessionTree).move_to_entry(compaction)
+        await settle(pilot)
+        assert "Undo this compaction" in titles()
+        assert f"Navigate to #{compaction}" in titles()
+
+
+def _big_session(path: Path, count: int) -> None:
+    """A valid v3 session of ``count`` chained user messages."""
+    lines = [json.dumps({"type": "session", "version": 3, "id": "big", "cwd": "/tmp",
+                         "timestamp": "2026-01-01T00:00:00.000Z"})]
+    parent = None
+    for number in range(count):
+        entry_id = f"{number:08x}"
+        lines.append(json.dumps({
+            "type": "message", "id": entry_id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": f"message {number} " + "x" * 200},
+        }))
+        parent = entry_id
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+class _EscapeOnProgress(CompactorApp):
+    """Presses escape as soon as the progress bar first moves (what an impatient user does)."""
+
+    def on_load_progressed(self, message: LoadProgressed) -> None:
+        super().on_load_progressed(message)
+        self.action_cancel()
+
+
+async def test_escape_stops_indexing_and_shows_what_was_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    total = 60_000
+    _big_session(path, total)
+    app = _EscapeOnProgress(path, follow=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        assert session is not None
+        assert not session.complete
+        assert 0 < len(session.entries) < total
+        assert app.query_one(SessionTree).rows, "what was read is shown"
+        assert "partial" in str(app.query_one("#status").render())
+
+
+async def test_open_command_refuses_a_missing_file(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from tui_compactor.commands import open as open_command
+
+    parser = argparse.ArgumentParser()
+    open_command.add_arguments(parser)
+    args = parser.parse_args([str(tmp_path / "nope.jsonl")])
+    assert open_command.run(args) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+async def test_demo_copies_the_bundled_sample_and_opens_it(tmp_path: Path) -> None:
+    from tui_compactor.commands import demo
+
+    assert demo.sample_path().is_file()
+    copy = demo.copy_sample(tmp_path)
+    assert copy.read_bytes() == demo.sample_path().read_bytes()
+    app = make_app(copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.session is not None and app.session.complete
+        assert len(app.query_one(SessionTree).rows) > 10

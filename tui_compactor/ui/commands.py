@@ -1,0 +1,77 @@
+"""Command palette (ctrl+p) entries: only the actions that make sense in the current state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from tui_compactor.ui.app import CompactorApp
+
+
+class CompactorCommands(Provider):
+    """Palette entries built from the app's state each time the palette opens."""
+
+    def _commands(self) -> Iterator[tuple[str, Callable[[], object], str]]:
+        """(title, callback, help) for every action available now."""
+        app: CompactorApp = self.app  # type: ignore[assignment]
+        session = app.session
+        if session is None:
+            return
+        selected = app.selected_entry
+        yield ("Search entries", app.action_search, "find text or an id (n / N: next, previous)")
+        yield ("Jump to the file's leaf", app.action_jump_leaf, "where the agent continues")
+        from tui_compactor.ui.app import FILTER_NAMES
+
+        for position, name in enumerate(FILTER_NAMES):
+            if position != app.filter_index:
+                label = name.lower().replace("_", " ")
+                yield (f"Filter: {label}", partial(setattr, app, "filter_index", position),
+                       "which entries the tree shows")
+        if app.folded:
+            yield ("Unfold every branch", app.action_unfold_all, f"{len(app.folded)} folded")
+        if selected is not None:
+            yield (f"Plan compaction at #{selected}", app.action_plan,
+                   "where compaction would cut, what it would summarize (no LLM)")
+            if session.complete and selected != session.leaf:
+                yield (f"Navigate to #{selected}", app.action_select_node,
+                       "move the leaf here, with or without a branch summary")
+            if session.entries[selected].type == "compaction" and not session.append_refusal:
+                yield ("Undo this compaction", app.action_undo,
+                       "move the leaf back above it (nothing is deleted)")
+        plan = app.plan
+        if plan is not None and plan.prepared:
+            yield ("Run compaction", app.action_run_compaction,
+                   "history and turn prefix summarized side by side")
+            yield ("Move cut earlier", app.action_cut_earlier, "previous valid cut point")
+            yield ("Move cut later", app.action_cut_later, "next valid cut point")
+            yield ("Edit keep-recent / reserve / window", app.action_edit_settings,
+                   "the plan follows as you type")
+        if plan is not None:
+            yield ("Clear the plan", app.clear_plan, "remove the plan marks from the tree")
+        panel = app.compaction_panel
+        if panel is not None and panel.state == "ready":
+            yield ("Accept compaction", app.action_accept_compaction, "append it to the file")
+            yield ("Discard compaction", app.action_discard_compaction, "nothing is written")
+        if panel is not None and panel.running:
+            yield ("Cancel compaction", app.action_discard_compaction, "nothing is written")
+        for tab_id, title in (("tab-details", "Details"), ("tab-context", "Context"),
+                              ("tab-plan", "Plan"), ("tab-compaction", "Compaction")):
+            yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
+        yield ("Reload the file", app.action_reload, "re-read it from disk")
+
+    async def discover(self) -> Hits:
+        """Everything available, before the user types."""
+        for title, callback, help_text in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        """Fuzzy-match the available commands."""
+        matcher = self.matcher(query)
+        for title, callback, help_text in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
