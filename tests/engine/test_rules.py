@@ -215,3 +215,23 @@ def test_engine_never_raises_on_the_bad_corpus(path: Path, tmp_path: Path) -> No
             if session.leaf is not None:
                 plan_navigation(session, session.leaf, leaf, counter, 100).to_json()
     assert copy.read_bytes() == path.read_bytes()
+
+
+ALL_SESSIONS = sorted([*ORACLE.glob("*.jsonl"), *GENERATED.glob("*.jsonl"), *BAD.glob("*.jsonl")])
+
+
+@pytest.mark.parametrize("path", ALL_SESSIONS, ids=lambda p: p.name)
+def test_fast_context_tokens_equal_the_built_context(path: Path) -> None:
+    """The backward scan the planner uses gives pi's estimateContextTokens at every node."""
+    from tui_compactor.engine.context import context_tokens_at
+
+    session = load_session(path)
+    for leaf in range(0, len(session.entries), max(1, len(session.entries) // 60)):
+        built = estimate_context_tokens(build_context(session, leaf), PI)
+        fast = context_tokens_at(session, leaf, PI)
+        assert (fast.tokens, fast.usage_tokens, fast.trailing_tokens, fast.last_usage_index) == (
+            built.tokens,
+            built.usage_tokens,
+            built.trailing_tokens,
+            built.last_usage_index,
+        ), leaf

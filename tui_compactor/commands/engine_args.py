@@ -89,9 +89,13 @@ def load(path: str) -> Any:
     if verdict == "refuse" or not session.entries:
         problems = "; ".join(str(d) for d in session.diagnostics[:3]) or "no entries"
         raise CommandError(sanitize(f"cannot use {path}: {problems}", single_line=True))
-    for diagnostic in session.diagnostics[:20]:
-        if str(getattr(diagnostic, "severity", "")) in ("warning", "error"):
-            print(sanitize(f"warning: {diagnostic}", single_line=True), file=sys.stderr)
+    problems = [
+        d for d in session.diagnostics if str(getattr(d, "severity", "")) in ("warning", "error")
+    ]
+    if problems:
+        first = sanitize(str(problems[0]), single_line=True, max_len=160)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        print(f"note: {first}{more}; details: tui-compactor lint FILE", file=sys.stderr)
     return session
 
 

@@ -18,11 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.messages import (
-    branch_summary_message,
-    compaction_message,
-    custom_message,
-)
+from tui_compactor.engine.messages import message_from_entry
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 __all__ = [
@@ -36,20 +32,47 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
 class ContextItem:
-    """One message of the context and the entry it came from."""
+    """One message of the context and the entry it came from.
 
-    role: str
-    """Agent message role (``user``, ``assistant``, ``toolResult``, ``bashExecution``,
-    ``custom``, ``branchSummary``, ``compactionSummary``)."""
-    entry_index: int
-    kind: str
-    """Type of the source entry: ``message``, ``custom_message``, ``branch_summary`` or
-    ``compaction`` (the summary of the compaction that wins)."""
-    message: dict[str, Any]
-    excluded: bool = False
-    """A bash execution the user ran with ``!!``: listed, but never sent to the model."""
+    The message is read from the entry when first asked for, so a context over a huge lazily
+    loaded session costs nothing for the messages nobody looks at.
+    """
+
+    __slots__ = ("role", "entry_index", "kind", "excluded", "_message", "_entry")
+
+    def __init__(
+        self,
+        role: str,
+        entry_index: int,
+        kind: str,
+        message: dict[str, Any] | None = None,
+        excluded: bool = False,
+        *,
+        entry: Any = None,
+    ) -> None:
+        self.role = role
+        """Agent message role (``user``, ``assistant``, ``toolResult``, ``bashExecution``,
+        ``custom``, ``branchSummary``, ``compactionSummary``)."""
+        self.entry_index = entry_index
+        self.kind = kind
+        """Type of the source entry: ``message``, ``custom_message``, ``branch_summary`` or
+        ``compaction`` (the summary of the compaction that wins)."""
+        self.excluded = excluded
+        """A bash execution the user ran with ``!!``: listed, but never sent to the model."""
+        self._message = message
+        self._entry = entry
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The agent message (read from the entry on first use)."""
+        if self._message is None:
+            derived = message_from_entry(self._entry) if self._entry is not None else None
+            self._message = derived if derived is not None else {}
+        return self._message
+
+    def __repr__(self) -> str:
+        return f"ContextItem({self.role!r}, entry {self.entry_index}, {self.kind})"
 
 
 @dataclass(slots=True)
@@ -68,7 +91,7 @@ class SessionContext:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The agent messages in order."""
+        """The agent messages in order (reads every one of them)."""
         return [item.message for item in self.items]
 
 
@@ -99,21 +122,24 @@ class ContextTokens:
 def _append(ctx: SessionContext, entry: Any, index: int) -> None:
     kind = entry.type
     if kind == "message":
-        message = entry.message
-        if message is None:
+        role = entry.role
+        if role is None:
+            # Rare bad data: a missing/null message, or a role that is not a string.
+            message = entry.message
+            if message is None:
+                return
+            ctx.items.append(ContextItem("unknown", index, kind, message))
             return
-        role = message.get("role")
-        role_text = role if isinstance(role, str) else "unknown"
-        excluded = role == "bashExecution" and bool(message.get("excludeFromContext"))
-        ctx.items.append(ContextItem(role_text, index, kind, message, excluded))
+        excluded = False
+        if role == "bashExecution":
+            message = entry.message or {}
+            excluded = bool(message.get("excludeFromContext"))
+        ctx.items.append(ContextItem(role, index, kind, None, excluded, entry=entry))
     elif kind == "custom_message":
-        ctx.items.append(ContextItem("custom", index, kind, custom_message(entry.data)))
+        ctx.items.append(ContextItem("custom", index, kind, entry=entry))
     elif kind == "branch_summary":
-        data = entry.data
-        if data.get("summary"):
-            ctx.items.append(
-                ContextItem("branchSummary", index, kind, branch_summary_message(data))
-            )
+        if entry.data.get("summary"):
+            ctx.items.append(ContextItem("branchSummary", index, kind, entry=entry))
 
 
 def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") -> SessionContext:
@@ -123,37 +149,36 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
     path = session.path_to(leaf_index)
     ctx = SessionContext(leaf=leaf_index, path=path)
     entries = session.entries
+    # Settings and the latest compaction: scan back, reading only the entries that decide.
     compaction_pos = -1
-    for position, index in enumerate(path):
-        entry = entries[index]
+    found_model = found_thinking = False
+    for position in range(len(path) - 1, -1, -1):
+        entry = entries[path[position]]
         kind = entry.type
-        if kind == "thinking_level_change":
+        if kind == "compaction" and compaction_pos < 0:
+            compaction_pos = position
+        elif kind == "thinking_level_change" and not found_thinking:
+            found_thinking = True
             ctx.thinking_level = entry.data.get("thinkingLevel")
-        elif kind == "model_change":
+        elif not found_model and kind == "model_change":
+            found_model = True
             data = entry.data
             ctx.model = {"provider": data.get("provider"), "modelId": data.get("modelId")}
-        elif kind == "message":
-            message = entry.message
-            if message is not None and message.get("role") == "assistant":
-                ctx.model = {"provider": message.get("provider"), "modelId": message.get("model")}
-        elif kind == "compaction":
-            compaction_pos = position
+        elif not found_model and kind == "message" and entry.role == "assistant":
+            found_model = True
+            message = entry.message or {}
+            ctx.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        if found_model and found_thinking and compaction_pos >= 0:
+            break
     start = 0
     if compaction_pos >= 0:
         compaction = entries[path[compaction_pos]]
         ctx.compaction_index = compaction.index
         ctx.items.append(
-            ContextItem(
-                "compactionSummary",
-                compaction.index,
-                "compaction",
-                compaction_message(compaction.data),
-            )
+            ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
         )
         first_kept = compaction.data.get("firstKeptEntryId")
-        kept_from = next(
-            (pos for pos in range(compaction_pos) if entries[path[pos]].id == first_kept), None
-        )
+        kept_from = _find_before(entries, path, compaction_pos, first_kept)
         if kept_from is None:
             ctx.warnings.append(
                 f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
@@ -176,11 +201,92 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
     return ctx
 
 
+def _find_before(entries: Any, path: list[int], stop: int, entry_id: Any) -> int | None:
+    """Position of ``entry_id`` on ``path[:stop]`` (searched from ``stop`` back: ids are unique
+    on a path, and the kept part usually starts shortly before its compaction)."""
+    for position in range(stop - 1, -1, -1):
+        if entries[path[position]].id == entry_id:
+            return position
+    return None
+
+
+def _contributes(entry: Any) -> bool:
+    """Whether an entry puts a message into the context (``appendMessage``)."""
+    kind = entry.type
+    if kind == "message":
+        return entry.role is not None or entry.message is not None
+    if kind == "custom_message":
+        return True
+    if kind == "branch_summary":
+        return bool(entry.data.get("summary"))
+    return False
+
+
+def context_tokens_at(
+    session: Any,
+    leaf_index: int | None,
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
+    *,
+    path: list[int] | None = None,
+) -> ContextTokens:
+    """``estimate_context_tokens(build_context(...), local=False)`` without building the context.
+
+    Walks the context backwards from the leaf and stops at the last valid usage, so on a huge
+    session only the tail is read. pi rules.
+    """
+    if cache is None or cache.counter is not counter:
+        cache = TokenCache(session, counter)
+    if leaf_index is None:
+        return ContextTokens(0, 0, 0, None, 0)
+    if path is None:
+        path = session.path_to(leaf_index)
+    entries = session.entries
+    compaction_pos = -1
+    for position in range(len(path) - 1, -1, -1):
+        if entries[path[position]].type == "compaction":
+            compaction_pos = position
+            break
+    ranges: list[range] = []
+    if compaction_pos >= 0:
+        compaction = entries[path[compaction_pos]]
+        kept_from = _find_before(
+            entries, path, compaction_pos, compaction.data.get("firstKeptEntryId")
+        )
+        if kept_from is not None:
+            ranges.append(range(kept_from, compaction_pos))
+    ranges.append(range(compaction_pos + 1, len(path)))
+    trailing = 0
+    after = 0  # items after the one being looked at
+    for segment in reversed(ranges):
+        for position in reversed(segment):
+            entry = entries[path[position]]
+            if not _contributes(entry):
+                continue
+            if entry.type == "message" and entry.role == "assistant":
+                usage = _valid_usage(entry.message)
+                if usage is not None:
+                    before = sum(
+                        1 for seg in ranges for pos in seg if _contributes(entries[path[pos]])
+                    )
+                    before += 1 if compaction_pos >= 0 else 0
+                    used = usage_tokens(usage)
+                    return ContextTokens(used + trailing, used, trailing, before - after - 1, None)
+            trailing += cache.message_tokens(path[position])
+            after += 1
+    if compaction_pos >= 0:
+        trailing += cache.message_tokens(path[compaction_pos])
+    return ContextTokens(trailing, 0, trailing, None, trailing)
+
+
 def _drop_failed_turns(items: list[ContextItem]) -> list[ContextItem]:
     """oh-my-pi drops aborted/error assistant turns and the tool results paired with them."""
     dropped_calls: set[str] = set()
     kept: list[ContextItem] = []
     for item in items:
+        if item.role not in ("assistant", "toolResult"):
+            kept.append(item)
+            continue
         message = item.message
         if item.role == "assistant" and message.get("stopReason") in ("aborted", "error"):
             for block in message.get("content") or []:
@@ -249,7 +355,13 @@ def estimate_context_tokens(
             return cache.message_tokens(item.entry_index)
         return counter.count_message(item.message)
 
-    found = last_assistant_usage(ctx.messages)
+    found = None
+    for position in range(len(items) - 1, -1, -1):
+        if items[position].role == "assistant":
+            usage = _valid_usage(items[position].message)
+            if usage is not None:
+                found = (usage, position)
+                break
     if found is None:
         total = sum(count(position) for position in range(len(items)))
         return ContextTokens(total, 0, total, None, total)

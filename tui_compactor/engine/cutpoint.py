@@ -48,7 +48,13 @@ class CutPoint:
     is_split_turn: bool
 
 
+_UNSET = object()
+
+
 def _role(entry: Any) -> str | None:
+    role = getattr(entry, "role", _UNSET)  # session entries know it without reading the record
+    if role is not _UNSET:
+        return role
     message = entry.message
     if message is None:
         return None

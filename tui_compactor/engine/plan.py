@@ -27,8 +27,7 @@ from typing import Any
 
 from tui_compactor.engine.context import (
     ContextTokens,
-    build_context,
-    estimate_context_tokens,
+    context_tokens_at,
     last_assistant_usage,
 )
 from tui_compactor.engine.cutpoint import (
@@ -47,13 +46,34 @@ __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tok
 REGIONS = ("before", "summarize", "turn_prefix", "keep", "metadata")
 
 
-@dataclass(frozen=True, slots=True)
 class PlanMessage:
-    """A message in a plan, with the entry it came from."""
+    """A message in a plan, with the entry it came from (read from the entry on first use)."""
 
-    entry_index: int
-    branch_index: int
-    message: dict[str, Any]
+    __slots__ = ("entry_index", "branch_index", "_message", "_entry")
+
+    def __init__(
+        self,
+        entry_index: int,
+        branch_index: int,
+        message: dict[str, Any] | None = None,
+        *,
+        entry: Any = None,
+    ) -> None:
+        self.entry_index = entry_index
+        self.branch_index = branch_index
+        self._message = message
+        self._entry = entry
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The agent message."""
+        if self._message is None:
+            derived = message_from_entry(self._entry) if self._entry is not None else None
+            self._message = derived if derived is not None else {}
+        return self._message
+
+    def __repr__(self) -> str:
+        return f"PlanMessage(entry {self.entry_index}, branch {self.branch_index})"
 
 
 @dataclass(slots=True)
@@ -80,18 +100,96 @@ class CompactionPlan:
     is_split_turn: bool = False
     tokens_before: int = 0
     context_tokens: ContextTokens | None = None
-    messages_to_summarize: list[PlanMessage] = field(default_factory=list)
-    turn_prefix_messages: list[PlanMessage] = field(default_factory=list)
-    recent_messages: list[PlanMessage] = field(default_factory=list)
     previous_summary: str | None = None
     previous_from_extension: bool = False
-    file_ops: FileOps = field(default_factory=FileOps)
     valid_cut_points: list[int] = field(default_factory=list)
     nearest_cut_points: list[int] = field(default_factory=list)
     manual_cut: bool = False
     warnings: list[str] = field(default_factory=list)
     _cache: TokenCache | None = field(default=None, repr=False)
     _region_tokens: dict[str, int] | None = field(default=None, repr=False)
+    _file_ops: FileOps | None = field(default=None, repr=False)
+    _path: list[Any] | None = field(default=None, repr=False)
+    _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
+
+    def _collect(self, name: str, first: int, stop: int) -> list[PlanMessage]:
+        """The messages of branch ``[first, stop)`` (built on first use, then cached)."""
+        cached = self._lists.get(name)
+        if cached is not None:
+            return cached
+        out: list[PlanMessage] = []
+        path = self._path
+        if path is not None and first >= 0:
+            append = out.append
+            branch = self.branch
+            for position in range(first, stop):
+                entry = path[position]
+                kind = entry.type
+                if kind == "message":
+                    if entry.role is None and entry.message is None:
+                        continue  # a message entry without a message object
+                elif kind != "custom_message" and kind != "branch_summary":
+                    continue
+                append(PlanMessage(branch[position], position, None, entry=entry))
+        self._lists[name] = out
+        return out
+
+    @property
+    def messages_to_summarize(self) -> list[PlanMessage]:
+        """Messages of ``[boundary_start, history_end)`` (compaction entries skipped)."""
+        if self.first_kept_index < 0:
+            return []
+        return self._collect("summarize", self.boundary_start, self.history_end)
+
+    @property
+    def turn_prefix_messages(self) -> list[PlanMessage]:
+        """Messages of ``[turn_start_index, first_kept_index)`` when the turn is split."""
+        if not self.is_split_turn:
+            return []
+        return self._collect("turn_prefix", self.turn_start_index, self.first_kept_index)
+
+    @property
+    def recent_messages(self) -> list[PlanMessage]:
+        """Messages from the first kept entry to the leaf."""
+        if self.first_kept_index < 0:
+            return []
+        return self._collect("keep", self.first_kept_index, self.boundary_end)
+
+    def _has_messages(self, first: int, stop: int) -> bool:
+        path = self._path or []
+        for position in range(max(first, 0), stop):
+            entry = path[position]
+            kind = entry.type
+            if kind == "custom_message" or kind == "branch_summary":
+                return True
+            if kind == "message" and (entry.role is not None or entry.message is not None):
+                return True
+        return False
+
+    _previous_details: Any = field(default=None, repr=False)
+
+    @property
+    def file_ops(self) -> FileOps:
+        """Files read/written/edited: the previous compaction's details (unless an extension
+        made it), then the tool calls of the summarized messages and the turn prefix."""
+        if self._file_ops is None:
+            ops = FileOps()
+            if self.previous_compaction_index >= 0 and not self.previous_from_extension:
+                add_details(self._previous_details, ops, self.rules)
+            for item in self.messages_to_summarize:
+                if self._role_of(item) == "assistant":
+                    extract_file_ops(item.message, ops, self.rules)
+            for item in self.turn_prefix_messages:
+                if self._role_of(item) == "assistant":
+                    extract_file_ops(item.message, ops, self.rules)
+            self._file_ops = ops
+        return self._file_ops
+
+    def _role_of(self, item: PlanMessage) -> str | None:
+        if self._cache is None:
+            return item.message.get("role")
+        entry = self._cache.session.entries[item.entry_index]
+        return entry.role if entry.type == "message" else None
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -103,7 +201,13 @@ class CompactionPlan:
     @property
     def is_empty(self) -> bool:
         """Nothing to summarize and no turn prefix."""
-        return not self.messages_to_summarize and not self.turn_prefix_messages
+        if self.first_kept_index < 0:
+            return True
+        if self._has_messages(self.boundary_start, self.history_end):
+            return False
+        return not (
+            self.is_split_turn and self._has_messages(self.turn_start_index, self.first_kept_index)
+        )
 
     def region_of(self, branch_index: int) -> str:
         """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing."""
@@ -332,7 +436,22 @@ def prepare_compaction(
         plan.boundary_start = 0
         if previous >= 0:
             first_kept_id = path[previous].data.get("firstKeptEntryId")
-            found = next((pos for pos, entry in enumerate(path) if entry.id == first_kept_id), -1)
+            # pi: path.findIndex(id); search back from the compaction first (ids are unique on
+            # a path and the kept part sits just before it), then after it.
+            found = -1
+            for pos in range(previous - 1, -1, -1):
+                if path[pos].id == first_kept_id:
+                    found = pos
+                    break
+            if found < 0:
+                plan.warnings.append(
+                    f"compaction {path[previous].id}: firstKeptEntryId {first_kept_id!r} is not "
+                    "on the path before it; the context keeps nothing before it"
+                )
+                for pos in range(previous, end):
+                    if path[pos].id == first_kept_id:
+                        found = pos
+                        break
             plan.boundary_start = found if found >= 0 else previous + 1
     start = plan.boundary_start
 
@@ -352,13 +471,16 @@ def prepare_compaction(
     # Context size before compaction.
     usage_found = None
     if rules == "pi":
-        ctx = build_context(session, leaf)
-        plan.warnings.extend(ctx.warnings)
-        plan.context_tokens = estimate_context_tokens(ctx, counter, cache, local=False)
+        plan.context_tokens = context_tokens_at(session, leaf, counter, cache, path=branch)
         plan.tokens_before = plan.context_tokens.tokens
     else:
-        messages = [entry.message for entry in path if entry.type == "message"]
-        usage_found = last_assistant_usage([m for m in messages if m is not None])
+        for position in range(end - 1, -1, -1):
+            entry = path[position]
+            if entry.type == "message" and entry.role == "assistant":
+                hit = last_assistant_usage([entry.message or {}])
+                if hit is not None:
+                    usage_found = (hit[0], position)
+                    break
         plan.tokens_before = omp_usage_tokens(usage_found[0]) if usage_found else 0
 
     def tokens_at(position: int) -> int:
@@ -427,35 +549,11 @@ def _check_manual_cut(
 
 
 def _fill(plan: CompactionPlan, path: list[Any], point: CutPoint, rules: str) -> None:
-    """Fill the message lists and file operations for ``point``."""
-    branch = plan.branch
+    """Record the cut; message lists and file operations are derived from it on demand."""
     plan.first_kept_index = point.first_kept_index
     plan.first_kept_entry_id = path[point.first_kept_index].id
     plan.turn_start_index = point.turn_start_index
     plan.is_split_turn = point.is_split_turn
-
-    def collect(first: int, stop: int) -> list[PlanMessage]:
-        out = []
-        for position in range(first, stop):
-            entry = path[position]
-            if entry.type == "compaction":
-                continue
-            message = message_from_entry(entry)
-            if message is not None:
-                out.append(PlanMessage(branch[position], position, message))
-        return out
-
-    plan.messages_to_summarize = collect(plan.boundary_start, plan.history_end)
-    if point.is_split_turn:
-        plan.turn_prefix_messages = collect(point.turn_start_index, point.first_kept_index)
-    plan.recent_messages = collect(point.first_kept_index, len(path))
-
-    ops = FileOps()
-    previous = plan.previous_compaction_index
-    if previous >= 0 and not plan.previous_from_extension:
-        add_details(path[previous].data.get("details"), ops, rules)
-    for item in plan.messages_to_summarize:
-        extract_file_ops(item.message, ops, rules)
-    for item in plan.turn_prefix_messages:
-        extract_file_ops(item.message, ops, rules)
-    plan.file_ops = ops
+    plan._path = path
+    if plan.previous_compaction_index >= 0:
+        plan._previous_details = path[plan.previous_compaction_index].data.get("details")
