@@ -115,3 +115,53 @@ def test_kill_9_during_appends(tmp_path: Path) -> None:
         print("\n".join(refusals[:3]))
     assert kills_after_an_ack >= 10  # many kills really landed in a stream of appends
     assert elapsed < 120
+
+
+def test_power_loss_states_of_our_record_recover_by_seal(tmp_path: Path) -> None:
+    """Every state a power loss can leave our unsynced record in (cut at any byte, or the
+    grown file filled with zeros before the data arrived) loads with all earlier entries,
+    refuses appends until sealed, and appends cleanly after the seal."""
+    from tui_compactor.session.writer import (
+        AppendRefused,
+        append_entry,
+        encode_record,
+        make_leaf_marker,
+        seal_tail,
+    )
+
+    original = BASE.read_bytes()
+    base_session = load_session(BASE)
+    base_ids = [entry.id for entry in base_session.entries]
+    record = encode_record(
+        {
+            "type": "custom",
+            "id": "ab12cd34",
+            "parentId": base_ids[-1],
+            "timestamp": "2025-12-03T20:00:00.000Z",
+            "customType": "x",
+            "data": {"t": "\u00e9" * 40},
+        }
+    )
+    states = [record[:cut] for cut in range(1, len(record) - 1, 7)]  # never the whole JSON
+    states += [b"\0" * size for size in (1, 17, len(record))]
+    states += [record[:20] + b"\0" * 30]
+    for number, tail in enumerate(states):
+        path = tmp_path / f"p{number}.jsonl"
+        path.write_bytes(original + tail)
+        session = load_session(path)
+        assert [entry.id for entry in session.entries][: len(base_ids)] == base_ids
+        assert session.snapshot.torn_tail, tail
+        try:
+            append_entry(session, make_leaf_marker(), parent_index=session.leaf, quiet_seconds=0)
+        except AppendRefused as refused:
+            assert refused.code == "A2"
+        else:
+            raise AssertionError(f"appended after a torn tail {tail!r}")
+        seal_tail(session, quiet_seconds=0)
+        session = load_session(path)
+        result = append_entry(
+            session, make_leaf_marker(), parent_index=session.leaf, quiet_seconds=0
+        )
+        data = path.read_bytes()
+        assert data.startswith(original + tail + b"\n")
+        assert json.loads(data.split(b"\n")[-2])["id"] == result.ids[0]
