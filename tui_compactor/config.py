@@ -142,7 +142,7 @@ class Profile(_Strict):
         return f"{self.provider}:{self.model or '?'}"
 
 
-OFFLINE_PROFILE = Profile(name="offline", provider="offline")
+OFFLINE_PROFILE = Profile.model_validate({"name": "offline", "provider": "offline"})
 """The profile used when none is configured: the extractive offline summarizer."""
 
 
@@ -156,11 +156,13 @@ class UIConfig(_Strict):
 class Config(_Strict):
     """The whole configuration. ``source`` is the file it was read from, if any."""
 
-    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    compaction: CompactionConfig = Field(
+        default_factory=lambda: CompactionConfig.model_validate({})
+    )
     default_profile: str | None = None
     compaction_profile: str | None = None
     profiles: dict[str, Profile] = Field(default_factory=dict)
-    ui: UIConfig = Field(default_factory=UIConfig)
+    ui: UIConfig = Field(default_factory=lambda: UIConfig.model_validate({}))
     source: Path | None = Field(None, exclude=True)
 
     def profile(self, name: str | None = None) -> Profile:

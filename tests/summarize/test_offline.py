@@ -33,7 +33,7 @@ MESSAGES = [
     user("Fix the crash in src/app/loader.py. Don't touch the public API. Use pytest only."),
     call("c1", "read", path="src/app/loader.py"),
     result("c1", "def load(path):\n    ..."),
-    say("I'll add a guard because the path can be None."),
+    say("I'll add a guard because the path can be None. Let me check the file first."),
     call("c2", "edit", path="src/app/loader.py"),
     result("c2", "Successfully replaced text."),
     call("c3", "bash", command="pytest -q tests/test_loader.py"),
@@ -68,6 +68,7 @@ def test_compaction_sections_and_contents() -> None:
     assert any("TypeError: load() missing 1 required positional argument" in line
                for line in sections["Blocked"])
     assert any("because the path can be None" in line for line in sections["Key Decisions"])
+    assert not any("Let me check" in line for line in sections["Key Decisions"])
     # The last unanswered request, verbatim, line break included.
     assert "> Also rename load_all to load_many, then show me the diff\n> with line numbers" in text
     assert "no model was called" in text

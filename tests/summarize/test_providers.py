@@ -71,7 +71,10 @@ async def test_max_output_tokens_caps_the_budget(llm_server: LLMServer) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_retry_honours_retry_after(llm_server: LLMServer, provider: str) -> None:
+async def test_retry_honours_retry_after(
+    llm_server: LLMServer, fake_key: str, provider: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     llm_server.add_faults("429", retry_after="1")
     summarizer = summarizer_for(llm_server, provider)
     started = time.monotonic()
@@ -81,6 +84,7 @@ async def test_retry_honours_retry_after(llm_server: LLMServer, provider: str) -
     assert [r.fault for r in llm_server.requests] == ["429", None]
     gap = llm_server.requests[1].started - llm_server.requests[0].started
     assert gap >= 0.95 and elapsed >= 0.95
+    assert "retry 1/3 in 1.00s" in caplog.text and fake_key not in caplog.text
 
 
 @pytest.mark.asyncio

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -173,7 +173,7 @@ class CompactionJob:
         """Whether ``cancel()`` was called."""
         return self._cancel_requested
 
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -192,7 +192,7 @@ class CompactionJob:
         self.result = None
         main = self._main = self._spawn(self._run(emit))
         try:
-            result = await main
+            result: CompactionResult = await main
         except asyncio.CancelledError:
             if self._cancel_requested:
                 raise CompactionCancelled("compaction cancelled; nothing was written") from None
@@ -223,7 +223,8 @@ class CompactionJob:
     ) -> str:
         """Run one part; report ``PartFailed`` for errors and cancellation."""
         try:
-            return await coro_factory()
+            text: str = await coro_factory()
+            return text
         except asyncio.CancelledError:
             emit(PartFailed(part, "cancelled", cancelled=True))
             raise

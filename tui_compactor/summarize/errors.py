@@ -27,6 +27,8 @@ class SummarizeError(Exception):
 
     retryable = False
     status: int | None = None
+    retry_after: float | None = None
+    """Seconds the server asked us to wait (``Retry-After``), for 429 / 5xx."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)

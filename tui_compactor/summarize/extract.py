@@ -166,14 +166,14 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                         _add_unique(transcript.modified_files, call.path)
         elif role == "toolResult":
             text = message_text(message)
-            call = calls_by_id.get(str(message.get("toolCallId", "")))
+            found = calls_by_id.get(str(message.get("toolCallId", "")))
             is_error = bool(message.get("isError"))
-            if call is None:
-                call = ToolCall(str(message.get("toolCallId", "")),
-                                str(message.get("toolName", "tool")), {})
-                transcript.tool_calls.append(call)
-            call.result = text
-            call.is_error = is_error
+            if found is None:
+                found = ToolCall(str(message.get("toolCallId", "")),
+                                 str(message.get("toolName", "tool")), {})
+                transcript.tool_calls.append(found)
+            found.result = text
+            found.is_error = is_error
             if is_error:
                 for line in _error_lines(text):
                     _add_unique(transcript.errors, line)

@@ -27,8 +27,12 @@ _CONSTRAINT_WORDS = re.compile(
     re.IGNORECASE,
 )
 _DECISION_WORDS = re.compile(
-    r"\b(?:I'll|I will|I'm going to|let's|decided|instead|because|rather than|going with|"
-    r"the fix is|the cause is|root cause|switch(?:ed)? to|chose)\b",
+    r"\b(?:decided|decision|instead of|because|rather than|going with|the fix is|"
+    r"the cause is|root cause|switch(?:ed)? to|chose|we should|the plan is|trade-?off)\b",
+    re.IGNORECASE,
+)
+_PROCEDURAL = re.compile(
+    r"^(?:(?:now |first,? |next,? |then,? )?(?:let me|let's)|now i'll|now i will)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -55,7 +59,8 @@ def _constraints(transcript: Transcript) -> list[str]:
     found: list[str] = []
     for request in transcript.user_requests:
         for sentence in _sentences(request):
-            if _CONSTRAINT_WORDS.search(sentence):
+            # Pasted logs and JSON are not the user's constraints.
+            if _CONSTRAINT_WORDS.search(sentence) and len(sentence) <= 300 and '{"' not in sentence:
                 clipped = _clip(sentence, 200)
                 if clipped not in found:
                     found.append(clipped)
@@ -66,7 +71,12 @@ def _decisions(transcript: Transcript) -> list[str]:
     found: list[str] = []
     for text in transcript.assistant_texts:
         for sentence in _sentences(text):
-            if _DECISION_WORDS.search(sentence) and not sentence.startswith("#"):
+            if (
+                _DECISION_WORDS.search(sentence)
+                and not sentence.startswith("#")
+                and not _PROCEDURAL.match(sentence)
+                and len(sentence) <= 300
+            ):
                 clipped = _clip(sentence, 200)
                 if clipped not in found:
                     found.append(clipped)

@@ -108,7 +108,7 @@ def _retry_after_seconds(value: str | None) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return max(0.0, float(when.timestamp()) - time.time())
 
 
 class HttpSummarizer(Summarizer):
@@ -164,7 +164,8 @@ class HttpSummarizer(Summarizer):
         return httpx.Timeout(seconds, connect=min(seconds, 15.0))
 
     def _backoff(self, attempt: int) -> float:
-        return min(self.retry_max_delay, self.retry_base_delay * (2**attempt))
+        delay: float = self.retry_base_delay * (2.0**attempt)
+        return min(self.retry_max_delay, delay)
 
     async def stream(self, request: SummaryRequest) -> AsyncIterator[str]:  # type: ignore[override]
         """Yield text pieces; retry before the first piece, never after it."""
@@ -198,7 +199,7 @@ class HttpSummarizer(Summarizer):
                     note = f"{self.profile.key_env} is not set"
                     failure = AuthError(f"{failure} ({note})", status=401)
                 raise failure from None
-            retry_after = getattr(failure, "retry_after", None)
+            retry_after = failure.retry_after
             if retry_after is not None and retry_after > MAX_RETRY_AFTER_SECONDS:
                 raise failure from None
             delay = retry_after if retry_after is not None else self._backoff(attempt)
@@ -241,7 +242,7 @@ class HttpSummarizer(Summarizer):
             response.status_code, redact(message, [key or ""]), code=code, model=self.model
         )
         if isinstance(error, (RateLimited, ServerError)):
-            error.retry_after = _retry_after_seconds(response.headers.get("retry-after"))  # type: ignore[attr-defined]
+            error.retry_after = _retry_after_seconds(response.headers.get("retry-after"))
         return error
 
 
