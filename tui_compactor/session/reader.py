@@ -21,6 +21,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from tui_compactor.session.session import Refresh, Session, _LazyRecords, gc_pau
 
 __all__ = ["load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES"]
 
-LAZY_THRESHOLD = 32 * 1024 * 1024
+LAZY_THRESHOLD = 8 * 1024 * 1024
 """Files larger than this keep records on disk and re-read them on demand."""
 CHUNK_SIZE = 2 * 1024 * 1024
 """Bytes read per step; progress and cancellation are checked between steps."""
@@ -49,6 +50,8 @@ FULL_PREFIX_CHECK_LIMIT = 256 * 1024 * 1024
 """refresh(): up to this size the whole loaded prefix is re-hashed; above it, the first and
 last ``SAMPLE_BYTES`` are compared (the writer re-hashes everything under its lock)."""
 SAMPLE_BYTES = 64 * 1024
+BACKGROUND_HASH_MIN = 8 * 1024 * 1024
+"""Scans larger than this compute the sha256 on a helper thread."""
 PROGRESS_INTERVAL = 0.1
 TITLE_SLOT_BYTES = 256
 BOM = b"\xef\xbb\xbf"
@@ -159,6 +162,35 @@ class _Scanner:
     ) -> bool:
         """Parse lines starting at ``parse_from`` up to ``end``; hash bytes from
         ``hash_from``. Returns False if cancelled."""
+        # Big scans hash on a second thread (hashlib releases the GIL), overlapping parsing.
+        hashing: ThreadPoolExecutor | None = None
+        pending: list[Future[None]] = []
+        if end - parse_from > BACKGROUND_HASH_MIN:
+            hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-hash")
+
+        def hash_work(update: Callable[[bytes], None], data: bytes) -> None:
+            if hashing is None:
+                update(data)
+            else:
+                pending.append(hashing.submit(update, data))
+
+        try:
+            return self._scan(parse_from, hash_from, end, progress, cancel, hash_work)
+        finally:
+            if hashing is not None:
+                hashing.shutdown(wait=True)
+                for future in pending:
+                    future.result()
+
+    def _scan(
+        self,
+        parse_from: int,
+        hash_from: int,
+        end: int,
+        progress: Callable[[LoadProgress], None] | None,
+        cancel: threading.Event | None,
+        hash_work: Callable[[Callable[[bytes], None], bytes], None],
+    ) -> bool:
         s = self.s
         fd = self.fd
         hasher = s._hasher
@@ -198,14 +230,14 @@ class _Scanner:
             # bytes the body hash (used by refresh) leaves out.
             if position > hash_from:
                 fresh = chunk if chunk_start >= hash_from else chunk[hash_from - chunk_start :]
-                hasher.update(fresh)
+                hash_work(hasher.update, fresh)
                 if s._body_hasher is not None:
                     if body_hasher is None:
                         body_hasher = s._body_hasher
                         skip = s._body_start - max(chunk_start, hash_from)
-                        body_hasher.update(fresh[skip:] if skip > 0 else fresh)
+                        hash_work(body_hasher.update, fresh[skip:] if skip > 0 else fresh)
                     else:
-                        body_hasher.update(fresh)
+                        hash_work(body_hasher.update, fresh)
             if progress is not None:
                 now = time.monotonic()
                 if now - last_report >= PROGRESS_INTERVAL:
@@ -271,6 +303,11 @@ class _Scanner:
                 offset,
             )
             return
+        if terminated and s._first_object_seen:
+            kind = obj.get("type")
+            if kind != "session":
+                self._entry(obj, kind, raw, line_no, offset)  # the common case
+                return
         if not terminated:
             s._diag(
                 WARN,

@@ -122,6 +122,12 @@ class _LazyRecords:
             self._cache.clear()
             self._cached_bytes = 0
 
+    def clear(self) -> None:
+        """Forget the cached records."""
+        with self._lock:
+            self._cache.clear()
+            self._cached_bytes = 0
+
     def load_record(self, entry: Entry) -> dict[str, Any]:
         """The parsed, migrated record of ``entry`` (cached)."""
         with self._lock:
@@ -469,6 +475,11 @@ class Session:
     def record(self, i: int) -> dict[str, Any]:
         """Shorthand for ``entries[i].data``."""
         return self.entries[i].data
+
+    def drop_cached_records(self) -> None:
+        """Lazy mode: forget re-read records (memory pressure, benchmarks). No-op otherwise."""
+        if self._lazy is not None:
+            self._lazy.clear()
 
     @property
     def lazy(self) -> bool:
