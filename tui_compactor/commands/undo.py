@@ -39,7 +39,8 @@ def find_last_compaction(session: Any) -> int | None:
     """Index of the last ``compaction`` entry on the path from the file's leaf, or None."""
     if session.leaf is None:
         return None
-    for index in reversed(session.path_to(session.leaf)):
+    path: list[int] = session.path_to(session.leaf)
+    for index in reversed(path):
         if session.entries[index].type == "compaction":
             return index
     return None
@@ -70,9 +71,11 @@ def run(args: argparse.Namespace) -> int:
         return finish(EXIT_REFUSED, f"tui-compactor: {session.path.name}: {report['error']}")
     entry = session.entries[compaction]
     parent = entry.parent
+    leaf = session.leaf
+    assert leaf is not None  # a compaction was found on the leaf's path
     report["compactionId"] = entry.id
     report["compactionLine"] = entry.line
-    report["previousLeafId"] = session.entries[session.leaf].id
+    report["previousLeafId"] = session.entries[leaf].id
     if parent is None:
         report["error"] = (
             f"compaction {entry.id} has no parent entry; there is nothing above it to resume at"
