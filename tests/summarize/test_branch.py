@@ -147,3 +147,32 @@ async def test_navigate_preview_and_noop_write_nothing(tmp_path: Path) -> None:
                                                    get_counter("bytes")))
     assert noop.noop and not noop.written
     assert path.read_bytes() == original
+
+
+@pytest.mark.asyncio
+async def test_branch_overflow_retries_with_the_newest_half(
+    llm_server: LLMServer, tmp_path: Path
+) -> None:
+    from tests.summarize.helpers import SessionBuilder
+
+    builder = SessionBuilder()
+    root = builder.user("start")
+    for turn in range(40):
+        builder.user(f"branch request {turn} " + "b" * 1500)
+        builder.assistant(f"branch answer {turn} " + "c" * 1500)
+    builder.raw({"type": "message", "parentId": root, "message": {
+        "role": "assistant", "content": [{"type": "text", "text": "other side"}],
+        "stopReason": "stop", "timestamp": 1}})
+    session = load_session(builder.write(tmp_path / "big.jsonl"))
+    old_leaf = session.entry_by_id(builder.lines[-2]["id"]).index
+    plan = plan_navigation(session, old_leaf, session.leaf, get_counter("bytes"))
+    llm_server.behaviour.overflow_over_chars = 70000
+    summarizer = make_summarizer(Profile(provider="openai", base_url=llm_server.openai_base_url,
+                                         model="m", context_window=60000))
+    result = await run_branch_summary(plan, summarizer)
+    first, second = llm_server.requests
+    assert first.fault == "overflow" and second.fault is None
+    assert len(second.prompt) < 70000 < len(first.prompt)
+    assert "earlier characters truncated" in second.prompt
+    assert "branch answer 39" in second.prompt  # the newest text is what was kept
+    assert result.summary.startswith(load_prompt("branch-preamble"))

@@ -154,14 +154,26 @@ def plan_windows(
     return windows
 
 
-def clamp_text(text: str, budget: int, count: Callable[[str], int] = approx_tokens) -> str:
-    """Cut ``text`` that is over ``budget`` tokens, saying how much was cut."""
+def clamp_text(
+    text: str,
+    budget: int,
+    count: Callable[[str], int] = approx_tokens,
+    *,
+    keep_end: bool = False,
+) -> str:
+    """Cut ``text`` that is over ``budget`` tokens, saying how much was cut.
+
+    The start is kept (oh-my-pi's rule); ``keep_end`` keeps the end instead, for branch
+    summaries whose newest messages matter most.
+    """
     tokens = count(text)
     if tokens <= budget:
         return text
     keep = max(1024, math.floor(len(text) * budget * 0.95 / tokens))
     if keep >= len(text):
         return text
+    if keep_end:
+        return f"[... {len(text) - keep} earlier characters truncated]\n\n{text[-keep:]}"
     return f"{text[:keep]}\n\n[... {len(text) - keep} more characters truncated]"
 
 
@@ -213,7 +225,8 @@ async def run_part(
     """Summarize ``messages`` as ``part`` and return the text; see the module doc for folding.
 
     ``kind`` is ``summary`` (becoming ``update`` when a summary is carried), ``turn_prefix``,
-    ``short`` or ``branch``. Only ``summary`` folds; the others are clamped to one window.
+    ``short`` or ``branch``. Only ``summary`` folds; the others are one window, clamped to the
+    budget (the branch keeps its newest text) and, on overflow, retried at half the size.
     Emits ``PartFinished`` on success; the caller emits ``PartFailed``.
     """
     started = time.monotonic()
@@ -233,7 +246,7 @@ async def run_part(
         text = window.text if window.text is not None else serialize_messages(
             window.messages, drop_thinking=drop_thinking
         )
-        text = clamp_text(text, window.budget, count)
+        text = clamp_text(text, window.budget, count, keep_end=kind == "branch")
         window_kind: PromptKind = kind
         if kind == "summary":
             window_kind = "update" if carried is not None else "summary"
@@ -275,8 +288,12 @@ async def run_part(
         except ContextOverflow:
             sent = count(text)
             halved = min(window.budget, sent) // 2
-            if halved < min_input or kind != "summary" or len(window.messages) < 1:
+            if halved < min_input:
                 raise
+            if kind != "summary":
+                # One window only: retry it cut to half the size.
+                queue.appendleft(SummaryWindow(window.messages, halved))
+                continue
             replanned = plan_windows(
                 window.messages, halved, drop_thinking=drop_thinking, count=count
             )
