@@ -600,3 +600,30 @@ def test_lockless_writer_landing_just_before_our_write(small: Path) -> None:
     assert data[: len(original)] == original
     assert result.offset == len(original) + len(agent_line)
     assert data[len(original) :] == agent_line + encode_record(result.records[0])
+
+
+@pytest.mark.parametrize("name", ["huge-single-line-5mb.jsonl", "very-deep-chain-50k.jsonl"])
+def test_generated_big_files_accept_appends(name: str, big_corpus: Path, tmp_path: Path) -> None:
+    """EXPECTED.md: both generated files allow appends; the 50k chain also a compaction
+    (A3/A4 walk the whole 50,000-entry path without recursion)."""
+    path = _copy(big_corpus / name, tmp_path)
+    old = path.read_bytes()
+    session = load_session(path)
+    path_indices = session.path_to(session.leaf)
+    kept = next(
+        i
+        for i in reversed(path_indices)
+        if session.entries[i].type == "message" and session.entries[i].role == "user"
+    )
+    entry = make_compaction_entry(
+        summary="big file summary",
+        first_kept_entry_id=session.entries[kept].id,
+        tokens_before=1,
+    )
+    result = append_entry(session, entry, parent_index=session.leaf, **FAST)
+    data = path.read_bytes()
+    assert data[: len(old)] == old
+    assert json.loads(data[len(old) :])["id"] == result.ids[0]
+    reloaded = load_session(path)
+    assert reloaded.entries[reloaded.leaf].id == result.ids[0]
+    assert len(reloaded.path_to(reloaded.leaf)) == len(path_indices) + 1
