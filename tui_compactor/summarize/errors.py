@@ -84,7 +84,8 @@ class StreamDropped(SummarizeError):
 
 
 _OVERFLOW_PATTERNS = re.compile(
-    r"context[ _-]?length|context[ _-]?window|maximum context|prompt is too long|"
+    r"context[ _-]?length|context[ _-]?window|context[ _-]?size|maximum context|"
+    r"exceed_context|prompt is too long|"
     r"too many tokens|input is too long|exceeds the (?:model'?s? )?(?:context|maximum)|"
     r"reduce the length|request too large|input length|max_tokens.*exceed|token limit",
     re.IGNORECASE,
@@ -93,7 +94,7 @@ _OVERFLOW_PATTERNS = re.compile(
 
 def is_context_overflow(status: int | None, message: str, code: str | None = None) -> bool:
     """Whether an error response means "the prompt does not fit the model's window"."""
-    if code and "context_length" in code:
+    if code and ("context_length" in code or "exceed_context" in code):
         return True
     if status not in (None, 400, 413, 422):
         return False
