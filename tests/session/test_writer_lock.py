@@ -225,3 +225,39 @@ def test_process_holding_file_open_for_writing_is_seen(tmp_path: Path, session_f
         holder.kill()
         holder.wait()
     assert processes_writing(session_file) == []
+
+
+def test_omp_style_exclusive_create_fails_while_we_hold_the_lock(session_file: Path) -> None:
+    code = textwrap.dedent(
+        f"""
+        import os, sys
+        try:
+            os.open({str(publish_lock_path(session_file))!r},
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            sys.exit(3)
+        sys.exit(0)
+        """
+    )
+    with session_lock(session_file):
+        assert subprocess.run([sys.executable, "-c", code], timeout=30).returncode == 3
+    assert subprocess.run([sys.executable, "-c", code], timeout=30).returncode == 0
+
+
+def test_second_thread_of_this_process_waits_for_the_lock(session_file: Path) -> None:
+    import threading
+
+    order: list[str] = []
+    first = SessionLock(session_file)
+    first.acquire()
+
+    def second() -> None:
+        with session_lock(session_file, wait_seconds=5):
+            order.append("second")
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    order.append("first-release")  # the second thread cannot have the lock before this
+    first.release()
+    thread.join(timeout=10)
+    assert order == ["first-release", "second"]
