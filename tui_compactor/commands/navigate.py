@@ -10,7 +10,6 @@ by the configured summarizer; otherwise a leaf marker).
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
@@ -101,6 +100,8 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
 
 def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
     """Hand the move to the summaries layer (it owns writing)."""
+    import asyncio
+
     from tui_compactor.textsafe import sanitize
 
     try:

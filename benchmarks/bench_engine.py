@@ -1,0 +1,324 @@
+"""Engine benchmarks: plan / context / navigate on a 100k-entry session, and the whole ``plan``
+process on the real 1k-entry sample against the pi reference process doing the same work.
+
+``run(ctx) -> list[dict]`` is discovered by ``benchmarks/bench.py``; run alone with
+``python benchmarks/bench_engine.py [--quick]``. Every timing is a median of several runs with
+a **cold** token cache (a new ``TokenCache`` per run), measured after the session is loaded.
+
+Targets (issue 3): a plan on the 100k-entry session in <= 0.3 s after load; the whole
+``tui-compactor plan`` process on the real sample >= 2x faster than ``node`` running pi 0.73.1's
+``SessionManager.open`` + ``prepareCompaction`` (``benchmarks/pi_plan.mjs``), both measured here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SAMPLE = ROOT / "tests" / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
+PI_SCRIPT = ROOT / "benchmarks" / "pi_plan.mjs"
+PI_PACKAGE_HOME = Path("/tmp/pi-oracle")
+BIG_ENTRIES = 100_000
+PLAN_TARGET_S = 0.3
+RATIO_TARGET = 2.0
+
+
+def _get(ctx: Any, name: str, default: Any = None) -> Any:
+    if isinstance(ctx, dict):
+        return ctx.get(name, default)
+    return getattr(ctx, name, default)
+
+
+def _median(fn: Callable[[], Any], runs: int) -> tuple[float, float, Any]:
+    """(median seconds, min seconds, last result) of ``runs`` calls after one warm-up call."""
+    fn()
+    times = []
+    result = None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times), result
+
+
+def _row(case: str, median: float, best: float, runs: int, **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"bench": "engine", "case": case, "median_s": median, "runs": runs}
+    notes = extra.pop("notes", "")
+    row["notes"] = (f"min {best:.4f}s; " + notes).rstrip("; ")
+    row.update(extra)
+    return row
+
+
+def make_big_session(path: Path, entries: int = BIG_ENTRIES) -> Path:
+    """A linear v3 session of ``entries`` entries: turns of user/assistant/tool-result with usage,
+    a model change and a compaction every ~20k entries. Deterministic."""
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".partial")
+    words = "cache window token leaf branch summary parser index budget tree model turn".split()
+    header = {"type": "session", "version": 3, "id": "bench-100k", "cwd": "/home/dev/project"}
+    header["timestamp"] = "2026-01-01T00:00:00.000Z"
+    with tmp.open("w", encoding="utf-8") as out:
+        out.write(json.dumps(header) + "\n")
+        parent = None
+        kept_from = None
+        for n in range(entries):
+            ident = f"{n:08x}"
+            second = n
+            stamp = f"2026-01-{1 + second // 86400:02d}T{second // 3600 % 24:02d}:"
+            stamp += f"{second // 60 % 60:02d}:{second % 60:02d}.000Z"
+            phase = n % 8
+            text = " ".join(words[(n + k) % len(words)] for k in range(20 + n % 50))
+            if n and n % 20000 == 0 and kept_from:
+                record = {
+                    "type": "compaction",
+                    "summary": "Summary so far: " + text,
+                    "firstKeptEntryId": kept_from,
+                    "tokensBefore": 150000,
+                    "details": {"readFiles": ["src/a.py"], "modifiedFiles": ["src/b.py"]},
+                }
+            elif phase == 0:
+                record = {"type": "message", "message": {"role": "user", "content": text}}
+                if n % 20000 == 19600:  # the next compaction keeps from here
+                    kept_from = ident
+            elif phase in (1, 3, 5):
+                message = {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": text},
+                        {
+                            "type": "toolCall",
+                            "id": f"t{n}",
+                            "name": ("read", "edit", "bash")[n % 3],
+                            "arguments": {"path": f"src/m{n % 97}.py", "limit": 200},
+                        },
+                    ],
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "usage": {
+                        "input": 10,
+                        "output": 200,
+                        "cacheRead": 40000 + n % 50000,
+                        "cacheWrite": 100,
+                        "totalTokens": 40310 + n % 50000,
+                    },
+                    "stopReason": "toolUse",
+                }
+                record = {"type": "message", "message": message}
+            elif phase in (2, 4, 6):
+                body = "\n".join(text for _ in range(1 + n % 6))
+                message = {
+                    "role": "toolResult",
+                    "toolCallId": f"t{n - 1}",
+                    "toolName": "read",
+                    "content": [{"type": "text", "text": body}],
+                    "isError": False,
+                }
+                record = {"type": "message", "message": message}
+            else:
+                message = {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "usage": {"input": 5, "output": 80, "cacheRead": 45000, "cacheWrite": 0},
+                    "stopReason": "stop",
+                }
+                record = {"type": "message", "message": message}
+            record.update({"id": ident, "parentId": parent, "timestamp": stamp})
+            # keep the key order agents write: type, id, parentId, timestamp, payload
+            ordered = {key: record[key] for key in ("type", "id", "parentId", "timestamp")}
+            ordered.update(record)
+            out.write(json.dumps(ordered, separators=(",", ":")) + "\n")
+            parent = ident
+    tmp.replace(path)
+    return path
+
+
+def _engine_rows(big: Path, runs: int) -> list[dict[str, Any]]:
+    from tui_compactor.engine.branch import plan_navigation
+    from tui_compactor.engine.context import build_context, estimate_context_tokens
+    from tui_compactor.engine.plan import prepare_compaction
+    from tui_compactor.engine.settings import CompactionSettings
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.session.reader import load_session
+
+    session = load_session(big)
+    size = f"{len(session.entries)} entries, {big.stat().st_size / 1e6:.0f} MB"
+    path = session.path_to(session.leaf)
+    target = path[len(path) // 2]
+    rows = []
+    for counter_name in ("cl100k", "pi"):
+        counter = get_counter(counter_name)
+        counter.count_text("warm up the encoder")
+        settings = CompactionSettings()
+
+        def plan(counter: Any = counter, settings: CompactionSettings = settings) -> Any:
+            cache = TokenCache(session, counter)
+            return prepare_compaction(session, None, settings, counter, cache=cache)
+
+        median, best, result = _median(plan, runs)
+        rows.append(
+            _row(
+                f"plan 100k after load [{counter_name}]",
+                median,
+                best,
+                runs,
+                target=f"<={PLAN_TARGET_S}s",
+                ok=median <= PLAN_TARGET_S,
+                notes=f"{size}; cold token cache; cut at branch index {result.first_kept_index}",
+            )
+        )
+
+        def plan_json(counter: Any = counter, settings: CompactionSettings = settings) -> Any:
+            cache = TokenCache(session, counter)
+            return prepare_compaction(session, None, settings, counter, cache=cache).to_json()
+
+        median, best, row = _median(plan_json, max(1, runs // 2))
+        rows.append(
+            _row(
+                f"plan 100k + full JSON [{counter_name}]",
+                median,
+                best,
+                max(1, runs // 2),
+                notes=f"file ops and region token totals over "
+                f"{row['messagesToSummarize']['count']} summarized messages",
+            )
+        )
+
+        def context(counter: Any = counter) -> Any:
+            ctx = build_context(session, session.leaf)
+            cache = TokenCache(session, counter)
+            return estimate_context_tokens(ctx, counter, cache, local=False)
+
+        median, best, _ = _median(context, runs)
+        rows.append(_row(f"context 100k [{counter_name}]", median, best, runs, notes="leaf"))
+
+        def navigate(counter: Any = counter) -> Any:
+            cache = TokenCache(session, counter)
+            return plan_navigation(session, session.leaf, target, counter, 111616, cache=cache)
+
+        median, best, nav = _median(navigate, runs)
+        rows.append(
+            _row(
+                f"navigate --dry-run 100k [{counter_name}]",
+                median,
+                best,
+                runs,
+                notes=f"{len(nav.entries)} collected, {len(nav.selected)} under 111616 tokens",
+            )
+        )
+    return rows
+
+
+def _process_rows(runs: int) -> list[dict[str, Any]]:
+    """Whole processes on the real sample: our ``plan`` and the reference's."""
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch:
+        copy = Path(scratch) / SAMPLE.name
+        shutil.copyfile(SAMPLE, copy)
+        ours_cmd = [sys.executable, "-m", "tui_compactor", "plan", str(copy), "--json"]
+
+        # Like an installed tool: bytecode cached (pip compiles on install). This checkout runs
+        # with PYTHONDONTWRITEBYTECODE=1, so cache it under the scratch directory instead of
+        # recompiling every module on every run (the warm-up run fills the cache).
+        ours_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        ours_env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
+
+        def ours(tokens: str) -> Callable[[], Any]:
+            return lambda: subprocess.run(
+                [*ours_cmd, "--tokens", tokens],
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+                env=ours_env,
+            )
+
+        rows: list[dict[str, Any]] = []
+        ours_pi = _median(ours("pi"), runs)
+        ours_cl = _median(ours("cl100k"), runs)
+        plan = json.loads(ours_pi[2].stdout)["plans"][0]
+        node = shutil.which("node")
+        package = PI_PACKAGE_HOME / "node_modules" / "@mariozechner" / "pi-coding-agent"
+        env = dict(os.environ)
+        if package.is_dir():
+            env.setdefault("PI_CODING_AGENT_DIR", str(package))
+        if node is None or not (package.is_dir() or "PI_CODING_AGENT_DIR" in os.environ):
+            rows.append(_row("process.plan-1k ours [pi tokens]", *ours_pi[:2], runs))
+            rows.append(
+                {"name": "process.plan-1k pi reference", "skipped": "node or package missing"}
+            )
+            return rows
+
+        def reference() -> Any:
+            return subprocess.run(
+                [node, str(PI_SCRIPT), str(copy)], capture_output=True, check=True, env=env
+            )
+
+        ref = _median(reference, runs)
+        ref_out = json.loads(ref[2].stdout)
+        same = ref_out["firstKeptEntryId"] == plan["firstKeptEntryId"] and (
+            ref_out["tokensBefore"] == plan["tokensBefore"]
+        )
+        phases = ", ".join(f"{k} {v:.0f}" for k, v in ref_out.items() if k.endswith("Ms"))
+        rows.append(
+            _row("plan process 1k, pi 0.73.1 (node)", *ref[:2], runs, notes=f"in-process {phases}")
+        )
+        for label, measured in (("pi tokens", ours_pi), ("cl100k tokens", ours_cl)):
+            speedup = ref[0] / measured[0]
+            note = f"{speedup:.2f}x faster than pi"
+            if label == "pi tokens":
+                note += "; same cut and tokensBefore as pi" if same else "; DIFFERENT cut from pi"
+            rows.append(
+                _row(
+                    f"plan process 1k, ours [{label}]",
+                    *measured[:2],
+                    runs,
+                    ratio=measured[0] / ref[0],
+                    target=f">={RATIO_TARGET:.0f}x faster",
+                    ok=speedup >= RATIO_TARGET,
+                    speedup=speedup,
+                    notes=note,
+                )
+            )
+        return rows
+
+
+def _big_session(ctx: Any) -> Path:
+    """The generated 100k-entry session of ``gen_session.py``, else our own generator's."""
+    given = _get(ctx, "big_session", None)
+    if given is not None:
+        return Path(given)
+    try:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from gen_session import generate  # type: ignore[import-not-found]
+
+        return Path(generate(BIG_ENTRIES))
+    except ImportError:
+        data_dir = Path(_get(ctx, "data_dir", None) or ROOT / "benchmarks" / "data")
+        return make_big_session(data_dir / "engine-100k.jsonl")
+
+
+def run(ctx: Any = None) -> list[dict[str, Any]]:
+    """All engine rows (``ctx.quick``: fewer runs; the sizes stay, they are the targets)."""
+    quick = bool(_get(ctx, "quick", False))
+    runs = 3 if quick else int(_get(ctx, "runs", 5) or 5)
+    return _engine_rows(_big_session(ctx), runs) + _process_rows(runs)
+
+
+if __name__ == "__main__":
+    for row in run({"quick": "--quick" in sys.argv}):
+        print(json.dumps(row, default=str))
