@@ -449,23 +449,20 @@ def test_omp_title_slot_rewrite_is_allowed(tmp_path: Path) -> None:
 
 def test_live_omp_lock_in_another_process_refuses_within_budget(small: Path) -> None:
     lock = publish_lock_path(small)
-    ready = small.with_name("ready")
     code = textwrap.dedent(
         f"""
-        import os, time
+        import os, sys, time
         fd = os.open({str(lock)!r}, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, f"{{os.getpid()}}:{{int(time.time() * 1000)}}".encode())
         os.close(fd)
-        open({str(ready)!r}, "w").close()
+        sys.stdout.write("ready\\n")
+        sys.stdout.flush()
         time.sleep(30)
         """
     )
-    holder = subprocess.Popen([sys.executable, "-c", code])
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 10
-        while not ready.exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
         session = load_session(small)
         before = small.read_bytes()
         started = time.monotonic()
@@ -507,6 +504,9 @@ PI_STYLE_WRITER = textwrap.dedent(
                  "message": {"role": "user", "content": "agent line %d " % i + "x" * 300}}
         with open(path, "a") as handle:  # like appendFileSync: open, write, close
             handle.write(json.dumps(entry) + "\\n")
+        if i == 0:
+            sys.stdout.write("started\\n")
+            sys.stdout.flush()
         parent = entry["id"]
         time.sleep(0.005)
     """
@@ -517,7 +517,15 @@ def test_concurrent_pi_style_writer_never_gets_a_fused_line(small: Path) -> None
     session = load_session(small)
     original = small.read_bytes()
     writer = subprocess.Popen(
-        [sys.executable, "-c", PI_STYLE_WRITER, str(small), session.entries[session.leaf].id, "400"]
+        [
+            sys.executable,
+            "-c",
+            PI_STYLE_WRITER,
+            str(small),
+            session.entries[session.leaf].id,
+            "400",
+        ],
+        stdout=subprocess.DEVNULL,
     )
     attempts = refused = 0
     written: list[str] = []
@@ -551,13 +559,18 @@ def test_concurrent_pi_style_writer_never_gets_a_fused_line(small: Path) -> None
 def test_quiet_window_catches_a_writer_between_appends(small: Path) -> None:
     session = load_session(small)
     writer = subprocess.Popen(
-        [sys.executable, "-c", PI_STYLE_WRITER, str(small), session.entries[session.leaf].id, "300"]
+        [
+            sys.executable,
+            "-c",
+            PI_STYLE_WRITER,
+            str(small),
+            session.entries[session.leaf].id,
+            "300",
+        ],
+        stdout=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 10
-        while small.stat().st_size == session.snapshot.size:
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
+        assert writer.stdout is not None and writer.stdout.readline() == b"started\n"
         session = load_session(small)
         with pytest.raises(AppendRefused) as refused:
             append_entry(session, make_leaf_marker(), parent_index=session.leaf, quiet_seconds=0.2)

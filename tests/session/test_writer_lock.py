@@ -39,26 +39,24 @@ def _dead_pid() -> int:
     return child.pid
 
 
-def _hold_lock_process(session: Path, ready: Path, hold_seconds: float) -> subprocess.Popen[bytes]:
+def _hold_lock_process(session: Path, hold_seconds: float) -> subprocess.Popen[bytes]:
     """A second process that takes the publish lock the oh-my-pi way and holds it."""
     code = textwrap.dedent(
         f"""
-        import os, time
+        import os, sys, time
         lock = {str(publish_lock_path(session))!r}
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, f"{{os.getpid()}}:{{int(time.time() * 1000)}}".encode())
         os.close(fd)
-        open({str(ready)!r}, "w").close()
+        sys.stdout.write("ready\\n")
+        sys.stdout.flush()
         time.sleep({hold_seconds})
         os.unlink(lock)
         """
     )
-    child = subprocess.Popen([sys.executable, "-c", code])
-    deadline = time.monotonic() + 10
-    while not ready.exists():
-        assert child.poll() is None, "lock holder died"
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"ready\n", "lock holder died"
     return child
 
 
@@ -90,7 +88,7 @@ def test_acquire_writes_pid_and_millis_mode_0600_and_release_removes(session_fil
 def test_live_lock_in_another_process_is_refused_within_budget(
     tmp_path: Path, session_file: Path
 ) -> None:
-    holder = _hold_lock_process(session_file, tmp_path / "ready", hold_seconds=5)
+    holder = _hold_lock_process(session_file, hold_seconds=5)
     try:
         started = time.monotonic()
         with pytest.raises(LockBusy) as refused:
@@ -110,7 +108,7 @@ def test_live_lock_in_another_process_is_refused_within_budget(
 
 
 def test_lock_freed_during_wait_is_taken(tmp_path: Path, session_file: Path) -> None:
-    holder = _hold_lock_process(session_file, tmp_path / "ready", hold_seconds=0.2)
+    holder = _hold_lock_process(session_file, hold_seconds=0.2)
     try:
         with session_lock(session_file, wait_seconds=5) as held:
             assert publish_lock_path(session_file).read_text().startswith(f"{os.getpid()}:")
@@ -178,20 +176,19 @@ def test_symlinked_lock_file_is_never_followed(tmp_path: Path, session_file: Pat
 def test_growing_file_is_a_live_writer(session_file: Path) -> None:
     code = textwrap.dedent(
         f"""
-        import time
+        import sys, time
         for i in range(200):
             with open({str(session_file)!r}, "a") as f:
                 f.write('{{"type":"custom","id":"g%07d","parentId":null}}\\n' % i)
+            if i == 0:
+                sys.stdout.write("started\\n")
+                sys.stdout.flush()
             time.sleep(0.01)
         """
     )
-    writer = subprocess.Popen([sys.executable, "-c", code])
+    writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
-        start_size = session_file.stat().st_size
-        deadline = time.monotonic() + 10
-        while session_file.stat().st_size == start_size:
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
+        assert writer.stdout is not None and writer.stdout.readline() == b"started\n"
         live = detect_live_writer(session_file, quiet_seconds=0.2, scan_proc=False)
         assert live is not None and "quiet window" in live.reason
     finally:
@@ -200,24 +197,21 @@ def test_growing_file_is_a_live_writer(session_file: Path) -> None:
     assert detect_live_writer(session_file, quiet_seconds=0.05) is None
 
 
-def test_process_holding_file_open_for_writing_is_seen(tmp_path: Path, session_file: Path) -> None:
+def test_process_holding_file_open_for_writing_is_seen(session_file: Path) -> None:
     if not Path("/proc/self/fdinfo").is_dir():
         pytest.skip("no /proc on this system")
-    ready = tmp_path / "ready"
     code = textwrap.dedent(
         f"""
-        import os, time
+        import os, sys, time
         fd = os.open({str(session_file)!r}, os.O_WRONLY | os.O_APPEND)
-        open({str(ready)!r}, "w").close()
+        sys.stdout.write("ready\\n")
+        sys.stdout.flush()
         time.sleep(10)
         """
     )
-    holder = subprocess.Popen([sys.executable, "-c", code])
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 10
-        while not ready.exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
         assert holder.pid in processes_writing(session_file)
         live = detect_live_writer(session_file, quiet_seconds=0)
         assert live is not None and live.pid == holder.pid
