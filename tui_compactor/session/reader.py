@@ -13,6 +13,7 @@ by offset (``os.pread`` on the read-only descriptor) when ``Entry.data`` is used
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -38,7 +39,13 @@ from tui_compactor.session.model import (
     Severity,
     Verdict,
 )
-from tui_compactor.session.session import Refresh, Session, _LazyRecords, gc_paused
+from tui_compactor.session.session import (
+    Refresh,
+    Session,
+    _LazyRecords,
+    gc_paused,
+    timestamp_key,
+)
 
 __all__ = ["load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES"]
 
@@ -220,10 +227,7 @@ class _Scanner:
                     pieces = []
                 lines = data.split(b"\n")
                 tail = lines.pop()
-                process = self.process_line
-                for raw in lines:
-                    process(raw, line_start, True)
-                    line_start += len(raw) + 1
+                line_start = self._lines(lines, line_start)
                 if tail:
                     pieces.append(tail)
             # Hash after parsing: parsing line 1 may reveal an oh-my-pi title slot, whose
@@ -254,6 +258,139 @@ class _Scanner:
         return True
 
     # -- one line ----------------------------------------------------------------------
+
+    def _lines(self, lines: list[bytes], line_start: int) -> int:
+        """Index complete lines; returns the offset after them.
+
+        The common case (a v3 ``message`` entry with a fresh id, valid UTF-8, strict JSON,
+        no CR) is handled inline here, because per-line overhead decides whether indexing
+        keeps up with bare ``json.loads``; everything else goes through ``process_line``.
+        """
+        s = self.s
+        fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
+        process = self.process_line
+        scan_once = _scan_once
+        entries = s.entries
+        latest = s._latest
+        children = s._children
+        depths = s._depth
+        ts_keys = s._ts_key
+        roots = s._roots
+        unresolved = s._unresolved
+        calls_of = s._calls
+        result_call = s._result_call
+        quiet = s._quiet_assistants
+        keep = self.keep
+        source = None if keep else self.source
+        line_no = s.line_count
+        index = len(entries)
+        added = False
+        for raw in lines:
+            line_no += 1
+            size = len(raw)
+            offset = line_start
+            line_start += size + 1
+            if fast and raw[:1] == b"{" and raw[-1:] != b"\r":
+                try:
+                    text = raw.decode("utf-8")
+                    obj, end = scan_once(text, 0)
+                    if end != len(text) and text[end:].strip(" \t\r\n"):
+                        obj = None
+                except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                    obj = None
+                if obj is not None and obj.get("type") == "message":
+                    entry_id = obj.get("id")
+                    parent_id = obj.get("parentId", False)
+                    message = obj.get("message")
+                    if (
+                        type(entry_id) is str
+                        and entry_id
+                        and entry_id not in latest
+                        and (parent_id is None or type(parent_id) is str)
+                        and type(message) is dict
+                        and type(message.get("role")) is str
+                    ):
+                        role = message["role"]
+                        if role == "assistant":
+                            content = message.get("content")
+                            has_text = False
+                            call_ids: list[str] = []
+                            if type(content) is list:
+                                for block in content:
+                                    if type(block) is dict:
+                                        kind = block.get("type")
+                                        if kind == "text":
+                                            text_value = block.get("text")
+                                            if type(text_value) is str and text_value.strip():
+                                                has_text = True
+                                        elif kind == "toolCall":
+                                            call_id = block.get("id")
+                                            if type(call_id) is str:
+                                                call_ids.append(call_id)
+                            elif type(content) is str and content.strip():
+                                has_text = True
+                            if call_ids:
+                                stop = message.get("stopReason")
+                                calls_of[index] = (tuple(call_ids), stop in ("aborted", "error"))
+                            if not has_text:
+                                stop = message.get("stopReason")
+                                if not stop or stop in ("stop", "toolUse"):
+                                    quiet.add(index)
+                        elif role == "toolResult":
+                            call_id = message.get("toolCallId")
+                            if type(call_id) is str:
+                                result_call[index] = call_id
+                        if parent_id is None:
+                            parent = None
+                        else:
+                            parent = latest.get(parent_id)
+                            if parent is None:
+                                unresolved.append((index, parent_id))
+                        timestamp = obj.get("timestamp")
+                        if type(timestamp) is not str:
+                            timestamp = ""
+                        if len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[10] == "T":
+                            key = timestamp
+                        else:
+                            key = timestamp_key(timestamp)
+                        entries.append(
+                            Entry(index, entry_id, parent_id, "message", timestamp, line_no,
+                                  offset, size, role, parent, obj if keep else None, source)
+                        )  # fmt: skip
+                        children.append([])
+                        ts_keys.append(key)
+                        if parent is None:
+                            depths.append(0)
+                            roots.append(index)
+                        else:
+                            depths.append(depths[parent] + 1)
+                            siblings = children[parent]
+                            if not siblings or ts_keys[siblings[-1]] <= key:
+                                siblings.append(index)
+                            else:
+                                at = bisect.bisect_right(siblings, key, key=ts_keys.__getitem__)
+                                siblings.insert(at, index)
+                        latest[entry_id] = index
+                        index += 1
+                        added = True
+                        continue
+            # Anything unusual: the general path (it re-parses; rare).
+            if added:
+                s._leaf = index - 1
+                s._leaves_cache = None
+                added = False
+            s.line_count = line_no - 1
+            process(raw, offset, True)
+            index = len(entries)
+            if not fast:
+                fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
+        s.line_count = line_no
+        if lines:
+            s._last_line_start = line_start - len(lines[-1]) - 1
+        if added:
+            s._leaf = index - 1
+            s._leaves_cache = None
+        return line_start
 
     def process_line(self, raw: bytes, offset: int, terminated: bool) -> None:
         """Parse and index one physical line (``raw`` excludes the ``\\n``)."""

@@ -237,8 +237,6 @@ class Session:
         self._body_start: int = 0
         self._head_sample: bytes = b""
         self._tail_sample: bytes = b""
-        self._tin: list[int] | None = None
-        self._tout: list[int] | None = None
         self._io_error: str | None = None
         self._cancelled: bool = False
         self._leaf_is_complete_no_newline: bool = False
@@ -338,11 +336,17 @@ class Session:
         return self._depth[i]
 
     def is_ancestor(self, a: int, b: int) -> bool:
-        """True if ``a`` is ``b`` or one of its ancestors. O(1) after an O(n) preparation."""
-        if self._tin is None or self._tout is None:
-            self._number_tree()
-        assert self._tin is not None and self._tout is not None
-        return self._tin[a] <= self._tin[b] and self._tout[b] <= self._tout[a]
+        """True if ``a`` is ``b`` or one of its ancestors.
+
+        Parents always have smaller indices than their children, so the walk up from ``b``
+        stops as soon as it passes below ``a``: the cost is the number of ancestors of ``b``
+        with an index above ``a`` (small for the usual "is this a bit further up" checks).
+        """
+        entries = self.entries
+        node: int | None = b
+        while node is not None and node > a:
+            node = entries[node].parent
+        return node == a
 
     def common_ancestor(self, a: int, b: int) -> int | None:
         """The deepest entry that is an ancestor of (or equal to) both; None if in
@@ -380,32 +384,6 @@ class Session:
         if entry.parent is None and entry.parent_id is not None:
             return entry.parent_id
         return None
-
-    def _number_tree(self) -> None:
-        """Pre/post-order numbers for O(1) ancestor tests (iterative DFS)."""
-        count = len(self.entries)
-        tin = [0] * count
-        tout = [0] * count
-        clock = 0
-        children = self._children
-        for root in self._roots:
-            stack: list[tuple[int, int]] = [(root, 0)]
-            tin[root] = clock
-            clock += 1
-            while stack:
-                node, k = stack[-1]
-                kids = children[node]
-                if k < len(kids):
-                    stack[-1] = (node, k + 1)
-                    child = kids[k]
-                    tin[child] = clock
-                    clock += 1
-                    stack.append((child, 0))
-                else:
-                    stack.pop()
-                    tout[node] = clock
-                    clock += 1
-        self._tin, self._tout = tin, tout
 
     # ------------------------------------------------------------------ labels
 
@@ -519,7 +497,6 @@ class Session:
         self._leaf = index
         self._latest[entry.id] = index
         self._leaves_cache = None
-        self._tin = self._tout = None
 
     def _diag(
         self,
