@@ -87,8 +87,8 @@ def load(path: str) -> Any:
     session = load_session(path)
     verdict = str(getattr(session, "verdict", ""))
     if verdict == "refuse" or not session.entries:
-        problems = "; ".join(str(d) for d in session.diagnostics[:3]) or "no entries"
-        raise CommandError(sanitize(f"cannot use {path}: {problems}", single_line=True))
+        reasons = "; ".join(str(d) for d in session.diagnostics[:3]) or "no entries"
+        raise CommandError(sanitize(f"cannot use {path}: {reasons}", single_line=True))
     problems = [
         d for d in session.diagnostics if str(getattr(d, "severity", "")) in ("warning", "error")
     ]
@@ -115,7 +115,7 @@ def resolve(session: Any, ident: str | None, *, what: str = "entry") -> int | No
         raise CommandError(
             sanitize(f"no {what} with id {ident!r} in {session.path}", single_line=True)
         )
-    return entry.index
+    return int(entry.index)
 
 
 def leaf_or_default(session: Any, ident: str | None) -> int:
@@ -152,7 +152,8 @@ def preview(message: dict[str, Any], width: int = 60) -> str:
     role = message.get("role")
     text = ""
     if role in ("compactionSummary", "branchSummary"):
-        text = message.get("summary") if isinstance(message.get("summary"), str) else ""
+        summary = message.get("summary")
+        text = summary if isinstance(summary, str) else ""
     elif role == "bashExecution":
         text = "$ " + str(message.get("command") or "")
     elif role == "assistant":

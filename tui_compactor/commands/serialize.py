@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     if args.scope == "context":
         messages = build_context(session, leaf, rules=args.rules).messages
     else:
-        messages = [message_from_entry(session.entries[i]) for i in session.path_to(leaf)]
-        messages = [message for message in messages if message is not None]
+        derived = [message_from_entry(session.entries[i]) for i in session.path_to(leaf)]
+        messages = [message for message in derived if message is not None]
     if args.format == "pi":
         text = serialize_pi(messages)
     else:

@@ -75,7 +75,7 @@ class NavigationPlan:
         """The ``fromId`` (and ``parentId``) a branch summary entry would get."""
         if self.new_leaf is None:
             return "root"
-        return self.session.entries[self.new_leaf].id
+        return str(self.session.entries[self.new_leaf].id)
 
     def to_json(self) -> dict[str, Any]:
         """The ``navigate --dry-run --json`` object (one budget)."""
@@ -127,7 +127,8 @@ def new_leaf_for(session: Any, target: int) -> int | None:
     """Where navigation to ``target`` puts the leaf."""
     entry = session.entries[target]
     if entry.type == "custom_message" or (entry.type == "message" and entry.role == "user"):
-        return entry.parent
+        parent: int | None = entry.parent
+        return parent
     return target
 
 
@@ -155,7 +156,7 @@ def collect_branch_entries(
 
 def _branch_message(entry: Any, rules: str) -> dict[str, Any] | None:
     if entry.type == "message":
-        message = entry.message
+        message: dict[str, Any] | None = entry.message
         if message is None:
             return None
         if message.get("role") == "toolResult":

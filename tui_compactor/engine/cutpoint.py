@@ -54,7 +54,7 @@ _UNSET = object()
 def _role(entry: Any) -> str | None:
     role = getattr(entry, "role", _UNSET)  # session entries know it without reading the record
     if role is not _UNSET:
-        return role
+        return role if isinstance(role, str) else None
     message = entry.message
     if message is None:
         return None

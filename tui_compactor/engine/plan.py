@@ -229,7 +229,7 @@ class CompactionPlan:
     def _entry_type(self, branch_index: int) -> str:
         if self._cache is None:
             return "message"
-        return self._cache.session.entries[self.branch[branch_index]].type
+        return str(self._cache.session.entries[self.branch[branch_index]].type)
 
     def _sum(self, messages: list[PlanMessage]) -> int:
         cache = self._cache
@@ -312,7 +312,7 @@ class CompactionPlan:
     def _id_at_entry(self, entry_index: int | None) -> str | None:
         if entry_index is None or self._cache is None:
             return None
-        return self._cache.session.entries[entry_index].id
+        return str(self._cache.session.entries[entry_index].id)
 
     def _id_at_branch(self, branch_index: int) -> str | None:
         if branch_index < 0 or branch_index >= len(self.branch):
