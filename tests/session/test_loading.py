@@ -307,3 +307,21 @@ def test_byte_damage_never_raises(tmp_path_factory: pytest.TempPathFactory, step
             assert json.loads(raw)["id"] == entry.id or entry.id.startswith("~")
     for diagnostic in session.diagnostics:
         assert diagnostic.path == str(path)
+
+
+def test_deep_nesting_nan_and_bom_mid_file_are_rejected_per_line(tmp_path: Path) -> None:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    good = _line("g0000001", None, 1)
+    deep = b'{"type":"message","id":"d1","parentId":null,"x":' + b"[" * 200_000 + b"\n"
+    nan = b'{"type":"message","id":"n1","parentId":null,"x":NaN}\n'
+    infinity = b'{"type":"message","id":"n2","parentId":null,"x":-Infinity}\n'
+    bom = b"\xef\xbb\xbf" + _line("b0000001", None, 2)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(header + good + deep + nan + infinity + bom)
+    session = load_session(path)
+    assert [e.id for e in session.entries] == ["g0000001"]
+    by_line = {d.line: d.message for d in session.diagnostics}
+    assert "nested too deeply" in by_line[3]
+    assert "NaN" in by_line[4] and "Infinity" in by_line[5]
+    assert "byte-order mark" in by_line[6]
+    assert {"d1", "n1", "n2", "b0000001"} <= session.torn_ids

@@ -129,8 +129,6 @@ def _describe_json_error(error: Exception) -> str:
             return f"column {column}: unexpected data after the JSON value"
         if text.startswith("Unterminated string"):
             return f"column {column}: unterminated string"
-        if text.startswith("Unexpected UTF-8 BOM"):
-            return "starts with a byte-order mark (only allowed at the start of the file)"
         return f"column {column}: {text.lower()}"
     return str(error)
 
@@ -413,6 +411,8 @@ class _Scanner:
     def _process(self, raw: bytes, line_no: int, offset: int, terminated: bool) -> None:
         s = self.s
         if terminated and raw[-1:] == b"\r":
+            if not s._crlf_lines:
+                s._crlf_first = (line_no, offset)
             s._crlf_lines += 1
         obj: Any = None
         # Fast path: a line that starts with "{" and is valid UTF-8 and strict JSON.
@@ -493,7 +493,10 @@ class _Scanner:
         try:
             return _decode(text)
         except (ValueError, RecursionError) as error:
-            self._bad_line(raw, line_no, offset, terminated, _describe_json_error(error))
+            why = _describe_json_error(error)
+            if text.startswith("\ufeff"):
+                why = "starts with a byte-order mark (only allowed at the start of the file)"
+            self._bad_line(raw, line_no, offset, terminated, why)
             return _SKIP
 
     def _bad_line(
@@ -851,9 +854,10 @@ def _analyze(s: Session) -> None:
         diag(
             INFO,
             "crlf",
-            f"CRLF line endings ({s._crlf_lines} lines); appends use LF like pi",
-            None,
-            None,
+            f"CRLF line endings ({s._crlf_lines} lines, the first here); appends use LF "
+            "like pi",
+            s._crlf_first[0],
+            s._crlf_first[1],
             tree=True,
         )
 

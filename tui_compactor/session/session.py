@@ -221,6 +221,7 @@ class Session:
         self._fragments: dict[str, int] = {}
         self._unknown_types: dict[str, list[tuple[int, int]]] = {}
         self._crlf_lines: int = 0
+        self._crlf_first: tuple[int, int] = (0, 0)
         self._blank_lines: int = 0
         self._end_offset: int = 0
         self._last_line_start: int = 0
