@@ -130,64 +130,80 @@ def _build(
             active[i] = True
     visible = _visible_mask(session, OutlineFilter(view), leaf)
 
-    # Visible tree: every visible entry hangs under its nearest visible ancestor. Walk the
-    # real tree depth-first in getTree order so visible children keep that order.
+    # Visible tree: every visible entry hangs under its nearest visible ancestor, and the
+    # visible children keep getTree order. Children always have larger indices than their
+    # parents, so one pass from the last entry to the first can lift the visible
+    # descendants of each hidden entry into its parent's list.
     children = session._children
-    visible_children: list[list[int]] = [[] for _ in range(count)]
-    visible_roots: list[int] = []
-    stack: list[tuple[int, int]] = []  # (entry, nearest visible ancestor or -1)
-    for root in reversed(session._roots):
-        stack.append((root, -1))
-    while stack:
-        node, anchor = stack.pop()
-        if visible[node]:
-            if anchor < 0:
-                visible_roots.append(node)
+    roots = session._roots
+    if all(visible):
+        visible_children: list[list[int]] = children
+        visible_roots = list(roots)
+    else:
+        visible_children = [[] for _ in range(count)]
+        lifted: list[list[int]] = [[] for _ in range(count)]
+        for node in range(count - 1, -1, -1):
+            kids = children[node]
+            if not kids:
+                continue
+            mine: list[int] = []
+            for kid in kids:
+                if visible[kid]:
+                    mine.append(kid)
+                elif lifted[kid]:
+                    mine.extend(lifted[kid])
+            if visible[node]:
+                visible_children[node] = mine
             else:
-                visible_children[anchor].append(node)
-            anchor = node
-        kids = children[node]
-        for k in range(len(kids) - 1, -1, -1):
-            stack.append((kids[k], anchor))
+                lifted[node] = mine
+        visible_roots = []
+        for root in roots:
+            if visible[root]:
+                visible_roots.append(root)
+            else:
+                visible_roots.extend(lifted[root])
+        del lifted
+    broken = {
+        root: entries[root].parent_id for root in roots if entries[root].parent_id is not None
+    }
 
     # Rows: depth-first over the visible tree. At a branch point, side branches come first
-    # (one level deeper), then the main child continues at the same indent.
+    # (one level deeper), then the main child continues at the same indent. Linear runs are
+    # followed in a tight inner loop.
     rows: list[OutlineRow] = []
     append = rows.append
     work: list[tuple[int, int]] = [(root, 0) for root in reversed(visible_roots)]
     while work:
         node, indent = work.pop()
-        kids = visible_children[node]
-        entry = entries[node]
-        is_folded = node in folded
-        hidden = _count_below(visible_children, node) if is_folded and kids else 0
-        missing = (
-            entry.parent_id if entry.parent is None and entry.parent_id is not None else None
-        )
-        append(
-            OutlineRow(
-                node,
-                indent,
-                len(kids) > 1,
-                active[node],
-                node == leaf,
-                not children[node],
-                is_folded,
-                hidden,
-                len(children[node]),
-                missing,
+        while True:
+            kids = visible_children[node]
+            real = children[node]
+            is_folded = node in folded
+            append(
+                OutlineRow(
+                    node,
+                    indent,
+                    len(kids) > 1,
+                    active[node],
+                    node == leaf,
+                    not real,
+                    is_folded,
+                    _count_below(visible_children, node) if is_folded and kids else 0,
+                    len(real),
+                    broken.get(node),
+                )
             )
-        )
-        if is_folded or not kids:
-            continue
-        if len(kids) == 1:
-            work.append((kids[0], indent))
-            continue
-        main = next((k for k in kids if active[k]), kids[0])
-        work.append((main, indent))
-        for k in range(len(kids) - 1, -1, -1):
-            if kids[k] != main:
-                work.append((kids[k], indent + 1))
+            if is_folded or not kids:
+                break
+            if len(kids) == 1:
+                node = kids[0]
+                continue
+            main = next((k for k in kids if active[k]), kids[0])
+            work.append((main, indent))
+            for k in range(len(kids) - 1, -1, -1):
+                if kids[k] != main:
+                    work.append((kids[k], indent + 1))
+            break
     return rows
 
 
