@@ -185,6 +185,12 @@ class SessionTree(ScrollView, can_focus=True):
         else:
             target = min(self.cursor, max(len(rows) - 1, 0))
         self.move_cursor(target, center=True)
+        # The scrollbar may only appear with the new virtual size: sync its thumb afterwards.
+        self.call_after_refresh(self._sync_scrollbar)
+
+    def _sync_scrollbar(self) -> None:
+        """Put the scrollbar thumb where the view actually is."""
+        self.vertical_scrollbar.position = self.scroll_y
 
     def invalidate(self) -> None:
         """Forget every cached strip and repaint (marks, counts or rows changed)."""
