@@ -178,3 +178,19 @@ def test_refused_file_is_reported(tmp_path: Path) -> None:
     result = cli("plan", str(empty))
     assert result.returncode == 2
     assert b"cannot use" in result.stderr
+
+
+def test_navigate_without_dry_run_only_appends(compacted: Path) -> None:
+    """The move goes through the summaries layer and the writer: one line appended, nothing else
+    changed, and the new leaf is where the rule says."""
+    before = compacted.read_bytes()
+    result = cli("navigate", str(compacted), "--to", "4068adac")
+    assert result.returncode == 0, result.stderr
+    after = compacted.read_bytes()
+    assert after.startswith(before)
+    added = after[len(before) :].decode("utf-8").splitlines()
+    assert len(added) == 1
+    record = json.loads(added[0])
+    assert record["parentId"] == "4068adac"
+    plan = cli("context", str(compacted), "--json")
+    assert json.loads(plan.stdout)["leafId"] == record["id"]
