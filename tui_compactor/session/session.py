@@ -14,6 +14,7 @@ import gc
 import hashlib
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,6 +97,13 @@ def timestamp_key(timestamp: Any) -> str:
         return ""
 
 
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
 class _LazyRecords:
     """``RecordSource`` that re-reads a record by offset from a read-only descriptor.
 
@@ -105,19 +113,24 @@ class _LazyRecords:
 
     def __init__(self, session: Session, fd: int) -> None:
         self._session = session
-        self._fd = fd
+        self._fd = -1
+        self._closer: weakref.finalize | None = None
         self._cache: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()
         self._cached_bytes = 0
         self._lock = threading.Lock()
+        self._adopt(fd)
+
+    def _adopt(self, fd: int) -> None:
+        """Own ``fd``: it is closed by ``close()`` or when this object is collected."""
+        self._fd = fd
+        self._closer = weakref.finalize(self, _close_quietly, fd)
 
     def close(self) -> None:
         """Close the descriptor; later reads reopen the path read-only."""
         with self._lock:
-            if self._fd >= 0:
-                try:
-                    os.close(self._fd)
-                except OSError:
-                    pass
+            if self._closer is not None:
+                self._closer()
+                self._closer = None
             self._fd = -1
             self._cache.clear()
             self._cached_bytes = 0
@@ -152,7 +165,7 @@ class _LazyRecords:
         session = self._session
         try:
             if self._fd < 0:
-                self._fd = os.open(session.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                self._adopt(os.open(session.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
             raw = os.pread(self._fd, entry.size, entry.offset)
             if entry.offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
