@@ -114,6 +114,18 @@ def test_entries(case: Case) -> None:
             assert (first_kept.index if first_kept else None) == row["firstKeptEntryIndex"]
 
 
+def test_tree_shape(case: Case) -> None:
+    """Children in getTree order, depths, labels, roots, leaves, session name."""
+    session, golden = case.session, case.golden
+    for entry, row in zip(session.entries, golden["entries"], strict=True):
+        assert session.children(entry.index) == [case.idx(c) for c in row["childIds"]], row
+        assert session.depth(entry.index) == row["depth"]
+        assert session.labels.get(entry.index) == row["label"]
+    assert session.roots == [case.idx(i) for i in golden["roots"]]
+    assert session.leaves == [case.idx(i) for i in golden["leaves"]]
+    assert session.name == golden["misc"]["sessionName"]
+
+
 def _check_context(case: Case, leaf: int, expected: dict[str, Any]) -> None:
     ctx = build_context(case.session, leaf)
     assert [item.role for item in ctx.items] == expected["roles"]
