@@ -245,7 +245,9 @@ BASE_LINES = BASE.split(b"\n")
 
 
 def _damage(data: bytes, kind: str, position: int, blob: bytes) -> bytes:
-    position %= max(1, len(data))
+    if not data:
+        return blob if kind == "insert" else data
+    position %= len(data)
     if kind == "cut":
         return data[:position]
     if kind == "flip":
