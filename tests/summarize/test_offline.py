@@ -97,12 +97,10 @@ def test_turn_prefix_short_and_branch_shapes() -> None:
     assert branch["Constraints & Preferences"] == ["- (none)"]
 
 
-def test_budget_cuts_at_a_line() -> None:
-    many = [m for i in range(200) for m in (call(f"k{i}", "bash", command=f"echo {i} " + "q" * 80),
-                                             result(f"k{i}", "ok"))]
-    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=300,
-                                       messages=many))
-    assert len(text.encode()) <= 300 * 4 + 80
+def test_budget_cuts_at_a_line_when_shrinking_is_not_enough() -> None:
+    text = offline_text(SummaryRequest(kind="turn_prefix", system="", prompt="", max_tokens=64,
+                                       messages=[user("x " * 2000)]))
+    assert len(text.encode()) <= 256 + 80
     assert text.rstrip().endswith("token budget …]")
 
 
@@ -114,3 +112,16 @@ async def test_streams_in_chunks_and_is_labelled() -> None:
     pieces = [piece async for piece in summarizer.stream(request())]
     assert len(pieces) > 3
     assert "".join(pieces) == offline_text(request())
+
+
+def test_over_budget_drops_old_steps_but_keeps_the_last_request() -> None:
+    many = [m for i in range(300) for m in (
+        call(f"k{i}", "bash", command=f"echo {i} " + "q" * 60), result(f"k{i}", f"ok {i}"))]
+    many.append(user("Please finish the migration of db/schema.sql"))
+    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=600,
+                                       messages=many))
+    assert len(text.encode()) <= 600 * 4
+    assert "> Please finish the migration of db/schema.sql" in text
+    assert "older items left out to fit the budget" in text
+    assert "echo 299" in text  # the newest steps stay
+    assert "## Next Steps" in text and "## Additional Notes" in text

@@ -267,8 +267,42 @@ def offline_text(request: SummaryRequest) -> str:
         sections = _handoff(transcript, request.focus)
         if request.previous_summary:
             sections = _update(request.previous_summary, sections)
-        text = _render(sections)
+        text = _render(_shrink(sections, _byte_limit(request.max_tokens)))
     return _fit(text, request.max_tokens)
+
+
+# Lines dropped first when a summary is over budget: old finished steps, old commands, old
+# errors, later goals. The last request, Next Steps and decisions are kept longest.
+_SHRINKABLE = ("Done", "Critical Context", "Blocked", "Goal", "Key Decisions")
+
+
+def _byte_limit(max_tokens: int) -> int:
+    return max(256, max_tokens * 4)
+
+
+def _shrink(sections: dict[str, list[str]], limit: int) -> dict[str, list[str]]:
+    """Drop the oldest list items of the least important sections until the text fits."""
+    sections = {heading: list(lines) for heading, lines in sections.items()}
+    dropped: dict[str, int] = {}
+    for heading in _SHRINKABLE:
+        while len(_render(sections).encode("utf-8")) > limit:
+            lines = sections.get(heading, [])
+            # Keep the first line of Goal (the main goal) and quoted request lines.
+            start = 1 if heading == "Goal" else 0
+            removable = [
+                i for i in range(start, len(lines))
+                if lines[i].startswith("- ") and not lines[i].startswith("- (")
+                and "verbatim" not in lines[i]
+            ]
+            if len(removable) <= 2:
+                break
+            for index in reversed(removable[: max(1, len(removable) // 2)]):
+                del lines[index]
+            dropped[heading] = dropped.get(heading, 0) + max(1, len(removable) // 2)
+    for heading, count in dropped.items():
+        sections[heading].insert(1 if heading == "Goal" else 0,
+                                 f"- ({count} older items left out to fit the budget)")
+    return sections
 
 
 def _short(transcript: Transcript, previous_summary: str | None) -> str:
