@@ -194,3 +194,19 @@ def test_navigate_without_dry_run_only_appends(compacted: Path) -> None:
     assert record["parentId"] == "4068adac"
     plan = cli("context", str(compacted), "--json")
     assert json.loads(plan.stdout)["leafId"] == record["id"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "window", "threshold", "crossed"),
+    [("pi", 32000, 15616, True), ("omp", 200000, 170000, False), ("omp", 16384, 13927, True)],
+)
+def test_context_threshold_per_rules(
+    compacted: Path, rules: str, window: int, threshold: int, crossed: bool
+) -> None:
+    result = cli(
+        "context", str(compacted), "--json", "--tokens", "pi",
+        "--rules", rules, "--window", str(window),
+    )  # fmt: skip
+    data = json.loads(result.stdout)["threshold"]
+    assert data["thresholdTokens"] == threshold
+    assert data["shouldCompact"] is crossed

@@ -17,6 +17,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
     common.add_leaf(parser, at=True)
+    parser.add_argument(
+        "--window",
+        type=common.non_negative,
+        default=None,
+        metavar="N",
+        help="context window: adds the compaction threshold and whether it is crossed",
+    )
+    parser.add_argument(
+        "--reserve", type=common.non_negative, default=None, metavar="N", help="reserve tokens"
+    )
     common.add_common(parser)
 
 
@@ -75,6 +85,14 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     counter = get_counter(args.tokens)
     data = context_json(session, leaf, counter, args.rules)
+    if getattr(args, "window", None) is not None:
+        from tui_compactor.commands.plan import threshold_json
+        from tui_compactor.engine.settings import CompactionSettings
+
+        settings = CompactionSettings(
+            reserve_tokens=args.reserve, context_window=args.window, rules=args.rules
+        )
+        data["threshold"] = threshold_json(data["contextTokens"]["tokens"], args.window, settings)
     if args.json:
         common.dump_json(data)
         return common.EXIT_OK
@@ -98,4 +116,11 @@ def run(args: argparse.Namespace) -> int:
         f"{tokens['trailingTokens']}); local estimate {tokens['localEstimate']} "
         f"[{counter.name}]; {data['length']} messages, {data['llmMessageCount']} sent"
     )
+    threshold = data.get("threshold")
+    if threshold:
+        crossed = "yes" if threshold["shouldCompact"] else "no"
+        print(
+            f"window {threshold['window']}: threshold {threshold['thresholdTokens']} "
+            f"(reserve {threshold['budgetReserve']}), compact now: {crossed}"
+        )
     return common.EXIT_OK

@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_common(parser)
 
 
-def _threshold(tokens: int, window: int | None, settings: Any) -> dict[str, Any] | None:
+def threshold_json(tokens: int, window: int | None, settings: Any) -> dict[str, Any] | None:
+    """Reserve, threshold and the should-compact verdict for ``window`` (None without one)."""
     from tui_compactor.engine.settings import (
         budget_reserve,
         effective_reserve,
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         plans.append(prepare_compaction(session, leaf, settings, counter, cut, cache=cache))
     first = plans[0]
     context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
-    threshold = _threshold(context_tokens, args.window, settings)
+    threshold = threshold_json(context_tokens, args.window, settings)
     refused = cut is not None and not first.prepared
     if args.json:
         common.dump_json(
