@@ -124,3 +124,11 @@ def test_invalid_cut_and_bad_config(tmp_path: Path, capsys: pytest.CaptureFixtur
     config.write_text("[compaction\n")
     assert run_cli(str(path), "--config", str(config)) == 2
     assert f"{config}:1" in capsys.readouterr().err
+
+
+def test_profile_without_model_is_a_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = split_turn_session(tmp_path / "s.jsonl")
+    assert run_cli(str(path), "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1") == 2
+    assert "names no model" in capsys.readouterr().err

@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
             config, profile=args.profile, provider=args.provider, base_url=args.base_url,
             model=args.model,
         )
+        summarizer = make_summarizer(profile)
     except ConfigError as error:
         say(f"tui-compactor: {error}")
         return EXIT_USAGE
@@ -220,7 +221,6 @@ def run(args: argparse.Namespace) -> int:
         report["refused"] = plan.reason
         return finish(EXIT_REFUSED)
 
-    summarizer = make_summarizer(profile)
     job = CompactionJob(
         plan, session, summarizer, settings, instructions=args.instructions,
         replace_instructions=args.replace_instructions, files_format=options.files_format,

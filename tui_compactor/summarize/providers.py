@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from tui_compactor.config import Profile
+from tui_compactor.config import ConfigError, Profile
 from tui_compactor.summarize.base import Summarizer, SummaryRequest
 from tui_compactor.summarize.errors import (
     AuthError,
@@ -419,11 +419,19 @@ def make_summarizer(
 
     ``client`` replaces the per-loop shared client (tests, the UI's own client);
     ``environ`` replaces ``os.environ`` when reading the key.
+
+    Raises:
+        ConfigError: a network profile without a model.
     """
     if profile is None or profile.provider == "offline":
         from tui_compactor.summarize.offline import OfflineSummarizer
 
         return OfflineSummarizer(context_window=profile.context_window if profile else 128000)
+    if not profile.model:
+        raise ConfigError(
+            f"profile {profile.name!r} ({profile.provider}) names no model: set model = \"...\" "
+            f"in [profiles.{profile.name}] or pass --model"
+        )
     if profile.provider == "openai":
         return OpenAIChatSummarizer(
             profile, client=client, environ=environ, retry_base_delay=retry_base_delay
