@@ -32,8 +32,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 def server_summarizer(server: LLMServer, provider: str = "openai", **profile: Any):
     base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    settings: dict[str, Any] = {"timeout": 10, **profile}
     return make_summarizer(Profile(provider=provider, base_url=base, model="test-model",  # type: ignore[arg-type]
-                                   timeout=10, **profile), retry_base_delay=0.01)
+                                   **settings), retry_base_delay=0.01)
 
 
 def test_budgets_follow_the_reserve() -> None:
@@ -349,3 +350,16 @@ async def test_regenerate_with_audit_focus(tmp_path: Path) -> None:
     again = await job.regenerate(focus="Keep these details exactly as written:\n- name: XYZ")
     assert "XYZ" in again.summary
     assert job.instructions is None  # the focus does not stick to later runs
+
+
+@pytest.mark.asyncio
+async def test_stalled_stream_restarts_the_part(llm_server: LLMServer, tmp_path: Path) -> None:
+    session, plan, settings = plan_for(split_turn_session(tmp_path / "s.jsonl"))
+    llm_server.behaviour.chunk_chars = 4
+    llm_server.add_faults("stall")
+    events: list[Any] = []
+    result = await CompactionJob(
+        plan, session, server_summarizer(llm_server, timeout=0.3), settings
+    ).run(events.append)
+    assert any(isinstance(e, PartStarted) and e.attempt == 2 for e in events)
+    assert result.summary and len(llm_server.requests) == 4

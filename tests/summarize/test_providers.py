@@ -166,3 +166,29 @@ async def test_shared_client_is_reused(llm_server: LLMServer) -> None:
     assert shared_client() is first and isinstance(first, httpx.AsyncClient)
     await aclose_shared_clients()
     assert first.is_closed
+
+
+@pytest.mark.asyncio
+async def test_stall_mid_stream_is_a_dropped_stream_not_a_retry(llm_server: LLMServer) -> None:
+    llm_server.behaviour.chunk_chars = 4
+    llm_server.add_faults("stall")
+    summarizer = summarizer_for(llm_server, "openai", timeout=0.3)
+    pieces: list[str] = []
+    with pytest.raises(StreamDropped, match="interrupted"):
+        async for piece in summarizer.stream(REQUEST):
+            pieces.append(piece)
+    assert pieces  # text had arrived: retrying here would repeat it
+    assert len(llm_server.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_text_arrives_while_the_reply_is_still_streaming(llm_server: LLMServer) -> None:
+    llm_server.behaviour.chunk_chars = 4
+    llm_server.behaviour.chunk_delay = 0.02  # the token rate: one chunk per 20 ms
+    summarizer = summarizer_for(llm_server, "anthropic")
+    arrivals: list[float] = []
+    async for _ in summarizer.stream(REQUEST):
+        arrivals.append(time.monotonic())
+    assert len(arrivals) > 10
+    # Pieces arrive spread over the reply, not all at once at the end.
+    assert arrivals[-1] - arrivals[0] > 0.5 * 0.02 * (len(arrivals) - 1)

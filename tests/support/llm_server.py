@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = ["Fault", "LLMServer", "RecordedRequest", "ServerBehaviour"]
 
-FAULTS = ("429", "500", "401", "404", "400", "hang", "drop", "malformed", "overflow")
+FAULTS = ("429", "500", "401", "404", "400", "hang", "stall", "drop", "malformed", "overflow")
 """Fault names ``add_faults`` accepts; each is consumed by one request."""
 
 
@@ -297,6 +297,10 @@ class LLMServer:
             })
             await self._send_event(writer, "ping", {"type": "ping"})
         for number, chunk in enumerate(chunks):
+            if fault is not None and fault.name == "stall" and number == max(1, len(chunks) // 2):
+                # Stop sending halfway, keep the connection open: the client must time out.
+                await self._pause(reader, behaviour.hang_seconds)
+                return False
             if fault is not None and fault.name == "drop" and number == max(1, len(chunks) // 2):
                 # Break the connection mid-body: no terminating chunk.
                 writer.transport.abort()
