@@ -1,0 +1,71 @@
+"""Interop: what ``compact`` and ``navigate`` write is loaded by pi 0.73.1 and shows in its context.
+
+Uses ``tests/support/pi_session_probe.mjs`` (pi's own ``SessionManager`` +
+``buildSessionContext``). Skips with the reason only when Node or the pi package is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_compactor.cli import main
+from tui_compactor.engine.branch import plan_navigation
+from tui_compactor.engine.tokens import get_counter
+from tui_compactor.session.reader import load_session
+from tui_compactor.summarize.navigation import navigate
+from tui_compactor.summarize.providers import make_summarizer
+
+pytestmark = pytest.mark.node
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = ROOT / "tests" / "support" / "pi_session_probe.mjs"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def probe(path: Path) -> dict[str, Any]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: pi interop test skipped")
+    result = subprocess.run([node, str(PROBE), str(path)], capture_output=True, text=True,
+                            timeout=120, cwd=ROOT)
+    if result.returncode == 3:
+        pytest.skip("@mariozechner/pi-coding-agent not found: pi interop test skipped")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_pi_sees_the_compact_command_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURES / "sessions" / "refactor-session-v3.jsonl", path)
+    assert main(["compact", str(path), "--yes", "--json", "--quiet-window", "0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    seen = probe(path)
+    assert seen["leafId"] == report["entryId"]
+    first = seen["messages"][0]
+    assert first["role"] == "compactionSummary"
+    assert first["summary"] == report["summary"]
+
+
+@pytest.mark.asyncio
+async def test_pi_sees_our_branch_summary(tmp_path: Path) -> None:
+    path = tmp_path / "tree.jsonl"
+    shutil.copy(FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl", path)
+    session = load_session(path)
+    target = session.entry_by_id("2afc4f95").index
+    plan = plan_navigation(session, session.leaf, target, get_counter("bytes"))
+    result = await navigate(session, plan, summarizer=make_summarizer(None), quiet_seconds=0)
+    assert result.summary is not None
+    seen = probe(path)
+    assert seen["leafId"] == result.entry_id
+    last = seen["messages"][-1]
+    assert last["role"] == "branchSummary"
+    assert last["summary"] == result.summary.summary
