@@ -36,7 +36,10 @@ from tui_compactor.summarize.runner import (
     Event,
     EventCallback,
     Part,
+    PartDelta,
     PartFailed,
+    PartFinished,
+    PartStarted,
     run_part,
 )
 
@@ -47,6 +50,11 @@ __all__ = [
     "CompactionCancelled",
     "CompactionJob",
     "CompactionResult",
+    "Event",
+    "PartDelta",
+    "PartFailed",
+    "PartFinished",
+    "PartStarted",
     "compaction_budgets",
     "finish_summary",
     "run_compaction",
