@@ -192,3 +192,16 @@ async def test_text_arrives_while_the_reply_is_still_streaming(llm_server: LLMSe
     assert len(arrivals) > 10
     # Pieces arrive spread over the reply, not all at once at the end.
     assert arrivals[-1] - arrivals[0] > 0.5 * 0.02 * (len(arrivals) - 1)
+
+
+@pytest.mark.asyncio
+async def test_credentials_in_the_base_url_stay_out_of_errors() -> None:
+    with LLMServer() as server:
+        port = server.port
+    summarizer = make_summarizer(Profile(
+        provider="openai", model="m", max_retries=0,
+        base_url=f"http://user:hunter2pass@127.0.0.1:{port}/v1?api-key=querysecret"))
+    with pytest.raises(SummarizeError) as caught:
+        await summarizer.complete(REQUEST)
+    assert f"127.0.0.1:{port}/v1" in str(caught.value)
+    assert "hunter2pass" not in str(caught.value) and "querysecret" not in str(caught.value)

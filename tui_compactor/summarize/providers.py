@@ -95,6 +95,16 @@ async def aclose_shared_clients() -> None:
         await client.aclose()
 
 
+def _display_url(url: str) -> str:
+    """``url`` without user info, query or fragment (they may hold credentials)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        return "the configured base URL"
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
+
+
 def _retry_after_seconds(value: str | None) -> float | None:
     """Parse ``Retry-After`` (seconds or an HTTP date); None when absent or unreadable."""
     if not value:
@@ -188,7 +198,8 @@ class HttpSummarizer(Summarizer):
                 reason = type(error).__name__ + (f": {error}" if str(error) else "")
                 reason = redact(reason, [key or ""])
                 failure = ConnectionFailed(
-                    f"connection to {self.profile.resolved_base_url} failed: {reason}"
+                    f"connection to {_display_url(self.profile.resolved_base_url)} failed: "
+                    f"{reason}"
                 )
             if yielded and isinstance(failure, (ConnectionFailed, ProviderTimeout)):
                 raise StreamDropped(f"{self.label}: stream interrupted: {failure}") from None
