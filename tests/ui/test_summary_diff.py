@@ -93,6 +93,11 @@ async def test_stream_pane_buffers_deltas_and_wraps_sanitized_text() -> None:
         while pane.has_pending:
             await pilot.pause(0.02)
         assert pane.visible_text.endswith("end\nmore")
+        # What is drawn follows the tail: the last non-empty row on screen is the new line.
+        await pilot.pause()
+        drawn = [pane.render_line(y).text.rstrip() for y in range(pane.size.height)]
+        assert [row for row in drawn if row][-1] == "more"
+        assert pane.scroll_offset.y == pane.max_scroll_y
         # Narrower pane: re-wrapped, nothing lost.
         await pilot.resize_terminal(25, 20)
         await pilot.pause()

@@ -38,7 +38,7 @@ from tui_compactor.summarize.runner import (
     approx_tokens,
 )
 from tui_compactor.textsafe import sanitize
-from tui_compactor.ui.widgets.stream_text import StreamText
+from tui_compactor.ui.widgets.stream_text import FLUSH_HZ, StreamText
 
 __all__ = ["CompactionPanel", "CandidateView", "CandidateState", "format_audit", "PART_TITLES"]
 
@@ -173,7 +173,8 @@ class CandidateView(Vertical):
         return title
 
     def _pane(self, part: str, placeholder: str) -> StreamText:
-        pane = StreamText(placeholder, id=f"pane-{part}")
+        # The panel flushes every pane on one timer, so all of them cost one screen update.
+        pane = StreamText(placeholder, id=f"pane-{part}", own_timer=False)
         self.panes[part] = pane
         return pane
 
@@ -432,8 +433,9 @@ class CompactionPanel(Vertical, can_focus=True):
         return text
 
     def on_mount(self) -> None:
-        """Start every candidate (unless ``autostart`` is off)."""
+        """Start the shared flush timer and every candidate (unless ``autostart`` is off)."""
         self._mark_selected()
+        self.set_interval(1 / FLUSH_HZ, self.flush_panes)
         if self.autostart:
             self.start()
 
@@ -529,6 +531,15 @@ class CompactionPanel(Vertical, can_focus=True):
                 self._announced = True
                 self.post_message(self.Failed(self, errors[0]))
         self._update_buttons()
+
+    def flush_panes(self) -> None:
+        """Draw what every pane buffered since the last tick, as one screen update."""
+        panes = [pane for view in self.candidates for pane in view.panes.values()]
+        if not any(pane.has_pending for pane in panes):
+            return
+        with self.app.batch_update():
+            for pane in panes:
+                pane.flush()
 
     def _mark_selected(self) -> None:
         """Highlight the selected candidate (only meaningful with several)."""

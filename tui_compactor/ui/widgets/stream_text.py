@@ -17,6 +17,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
+from textual.widget import Widget
 
 from tui_compactor.textsafe import sanitize
 
@@ -59,15 +60,19 @@ class StreamText(ScrollView, can_focus=True):
         self,
         placeholder: str = "",
         *,
+        own_timer: bool = True,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - Textual's parameter name
         classes: str | None = None,
     ) -> None:
         """Args:
         placeholder: shown dimmed while there is no text yet.
+        own_timer: flush on this pane's own timer; False when a container flushes several
+            panes together (one screen update for all of them).
         """
         super().__init__(name=name, id=id, classes=classes)
         self.placeholder = placeholder
+        self.own_timer = own_timer
         self.flush_count = 0
         """How many times buffered text was drawn (tests check deltas are batched)."""
         self.append_count = 0
@@ -80,6 +85,7 @@ class StreamText(ScrollView, can_focus=True):
         self._tail_strips: list[Strip] = []
         self._wrap_width = 0
         self._flush_timer: Timer | None = None
+        self._cached_style: Style | None = None
 
     @property
     def text(self) -> str:
@@ -92,8 +98,9 @@ class StreamText(ScrollView, can_focus=True):
         return bool(self._pending)
 
     def on_mount(self) -> None:
-        """Start the (paused) flush timer."""
-        self._flush_timer = self.set_interval(1 / FLUSH_HZ, self.flush, pause=True)
+        """Start the (paused) flush timer, unless a container flushes this pane."""
+        if self.own_timer:
+            self._flush_timer = self.set_interval(1 / FLUSH_HZ, self.flush, pause=True)
 
     def append(self, delta: str) -> None:
         """Add streamed text; it is drawn at the next flush, not now."""
@@ -129,6 +136,8 @@ class StreamText(ScrollView, can_focus=True):
                 self._flush_timer.pause()
             return
         at_end = self.is_vertical_scroll_end
+        first_changed_row = len(self._strips)  # rows above the old tail do not change
+        scroll_before = self.scroll_offset
         combined = self._tail_raw + "".join(self._pending)
         self._pending.clear()
         *complete, self._tail_raw = combined.split("\n")
@@ -141,8 +150,28 @@ class StreamText(ScrollView, can_focus=True):
         self.flush_count += 1
         self._update_virtual_size()
         if at_end:
-            self.scroll_end(animate=False, x_axis=False)
-        self.refresh()
+            self._follow_tail()
+        if self.scroll_offset != scroll_before or self.placeholder and self.flush_count == 1:
+            self.refresh()
+        else:
+            # Only the old tail and what follows it changed: repaint just those rows.
+            rows = len(self._strips) + len(self._tail_strips) - first_changed_row
+            self.refresh_lines(first_changed_row, max(1, rows))
+
+    def _follow_tail(self) -> None:
+        """Keep the last line in view without a screen reflow.
+
+        A normal scroll makes the screen re-place and repaint every visible widget; this pane
+        draws itself from ``scroll_offset`` in ``render_line``, so setting the offset quietly
+        and repainting just this pane (and its scrollbar) shows the same thing for far less.
+        """
+        target = self.max_scroll_y
+        if self.scroll_y == target:
+            return
+        self.set_reactive(Widget.scroll_y, target)
+        self.set_reactive(Widget.scroll_target_y, target)
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.position = target
 
     def _content_width(self) -> int:
         """Width available for text (at least 10 cells, so wrapping stays sane when hidden)."""
@@ -171,14 +200,38 @@ class StreamText(ScrollView, can_focus=True):
         self._update_virtual_size()
 
     def _update_virtual_size(self) -> None:
-        rows = len(self._strips) + len(self._tail_strips)
-        self.virtual_size = Size(self._wrap_width, rows)
+        """Set the scrollable size without a screen re-layout.
+
+        Assigning ``virtual_size`` re-lays out the whole screen (it is a layout reactive);
+        at 15 flushes a second per pane that costs full repaints. The size of this widget
+        does not depend on its content, so only the scrollbars need updating (what Textual
+        itself does for non-layout size changes).
+        """
+        size = Size(self._wrap_width, len(self._strips) + len(self._tail_strips))
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted:
+            self.virtual_size = size
+            return
+        self.set_reactive(ScrollView.virtual_size, size)
+        self._scroll_update(size)
 
     def on_resize(self) -> None:
         """Re-wrap when the width changed."""
         if self._content_width() != self._wrap_width and (self._lines or self._tail_raw):
             self._rewrap()
             self.refresh()
+
+    def _base_style(self) -> Style:
+        """The pane's own style (computing it walks the ancestors, so it is cached)."""
+        if self._cached_style is None:
+            self._cached_style = self.rich_style
+        return self._cached_style
+
+    def notify_style_update(self) -> None:
+        """Styles changed (theme, focus, hover): forget the cached style."""
+        self._cached_style = None
+        super().notify_style_update()
 
     @property
     def visible_text(self) -> str:
@@ -190,7 +243,7 @@ class StreamText(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.scrollable_content_region.width
-        base: Style = self.rich_style
+        base = self._base_style()
         done = len(self._strips)
         if row < done:
             strip = self._strips[row]
