@@ -1158,7 +1158,12 @@ def load_session(
     bytes are lazy.
     """
     with gc_paused():
-        return _load(Path(path), progress, cancel, lazy)
+        try:
+            return _load(Path(path), progress, cancel, lazy)
+        except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
+            session = Session(Path(path))
+            _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
+            return session
 
 
 def _load(
