@@ -181,6 +181,18 @@ def test_cut_points(case: Case) -> None:
         assert plan.turn_start_index == row["turnStartIndex"]
         assert plan.is_split_turn == row["isSplitTurn"]
         assert plan.tokens_before == row["tokensBefore"]
+        raw = row["findCutPoint"]
+        assert (plan.first_kept_index, plan.turn_start_index, plan.is_split_turn) == (
+            raw["firstKeptEntryIndex"],
+            raw["turnStartIndex"],
+            raw["isSplitTurn"],
+        )
+        first_kept = case.session.entries[plan.branch[plan.first_kept_index]]
+        assert first_kept.type == row["firstKeptEntryType"]
+        assert first_kept.role == row["firstKeptEntryRole"]
+        if row["turnStartEntryId"] is not None:
+            turn_start = plan.branch[plan.turn_start_index]
+            assert turn_start == case.idx(row["turnStartEntryId"])
         summary = row["previousSummary"]
         assert (plan.previous_summary is not None) == summary["present"]
         if summary["present"]:
@@ -202,6 +214,10 @@ def test_cut_points(case: Case) -> None:
         assert len(kept) == after["keptMessageCount"]
         assert sum(PI.count_message(item.message) for item in kept) == after["keptEstimatedTokens"]
         assert roles([item.message for item in kept]) == after["keptRoleCounts"]
+        assert after["contextLength"] == len(kept) + 1
+        if kept:
+            assert kept[0].entry_index == case.idx(after["keptFirstEntryId"])
+            assert kept[-1].entry_index == case.idx(after["keptLastEntryId"])
 
 
 def test_cut_point_sweep(case: Case) -> None:
