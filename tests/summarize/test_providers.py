@@ -205,3 +205,15 @@ async def test_credentials_in_the_base_url_stay_out_of_errors() -> None:
         await summarizer.complete(REQUEST)
     assert f"127.0.0.1:{port}/v1" in str(caught.value)
     assert "hunter2pass" not in str(caught.value) and "querysecret" not in str(caught.value)
+
+
+@pytest.mark.asyncio
+async def test_switches_to_max_completion_tokens_when_asked(llm_server: LLMServer) -> None:
+    llm_server.behaviour.reject_max_tokens = True
+    summarizer = summarizer_for(llm_server, "openai", max_retries=0)
+    assert (await summarizer.complete(REQUEST)).startswith("## Goal")
+    first, second = llm_server.requests
+    assert first.fault == "max_tokens" and "max_tokens" in first.body
+    assert second.body["max_completion_tokens"] == 321 and "max_tokens" not in second.body
+    await summarizer.complete(REQUEST)  # remembered: no second rejection
+    assert len(llm_server.requests) == 3

@@ -100,6 +100,8 @@ class ServerBehaviour:
     overflow_over_chars: int | None = None
     """Reply with a context-overflow error when the prompt is longer than this."""
     hang_seconds: float = 30.0
+    reject_max_tokens: bool = False
+    """Answer ``max_tokens`` like OpenAI's reasoning models: 400, use max_completion_tokens."""
 
 
 class LLMServer:
@@ -262,6 +264,14 @@ class LLMServer:
             return False
         fault = self._next_fault()
         behaviour = self.behaviour
+        if behaviour.reject_max_tokens and not anthropic and "max_tokens" in record.body:
+            record.fault = "max_tokens"
+            await self._send_json(writer, 400, {"error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this "
+                           "model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error", "param": "max_tokens",
+                "code": "unsupported_parameter"}})
+            return False
         if fault is None and behaviour.overflow_over_chars is not None:
             if len(record.prompt) > behaviour.overflow_over_chars:
                 fault = Fault("overflow")

@@ -33,6 +33,7 @@ from tui_compactor.config import ConfigError, Profile
 from tui_compactor.summarize.base import Summarizer, SummaryRequest
 from tui_compactor.summarize.errors import (
     AuthError,
+    BadRequest,
     ConnectionFailed,
     ContextOverflow,
     MalformedStream,
@@ -158,6 +159,10 @@ class HttpSummarizer(Summarizer):
     def _parse_events(self, events: AsyncIterator[Any]) -> AsyncIterator[str]:
         raise NotImplementedError
 
+    def _adapt_to(self, failure: SummarizeError) -> bool:
+        """Adjust the request after a rejection that says how (once); True to resend."""
+        return False
+
     # -- shared machinery ----------------------------------------------------
     def _max_tokens(self, request: SummaryRequest) -> int:
         """The request's budget, capped by the profile's ``max_output_tokens``."""
@@ -203,6 +208,8 @@ class HttpSummarizer(Summarizer):
                 )
             if yielded and isinstance(failure, (ConnectionFailed, ProviderTimeout)):
                 raise StreamDropped(f"{self.label}: stream interrupted: {failure}") from None
+            if not yielded and self._adapt_to(failure):
+                continue  # the request shape was adjusted; not counted as a retry
             if yielded or not failure.retryable or attempt >= self.profile.max_retries:
                 if key and isinstance(failure, AuthError):
                     pass
@@ -296,6 +303,18 @@ class OpenAIChatSummarizer(HttpSummarizer):
     """OpenAI-compatible chat completions, streamed."""
 
     provider = "openai"
+    use_max_completion_tokens = False
+    """OpenAI's reasoning models reject ``max_tokens`` and want ``max_completion_tokens``."""
+
+    def _adapt_to(self, failure: SummarizeError) -> bool:
+        if (
+            isinstance(failure, BadRequest)
+            and "max_completion_tokens" in str(failure)
+            and not self.use_max_completion_tokens
+        ):
+            self.use_max_completion_tokens = True
+            return True
+        return False
 
     def _url(self) -> str:
         return f"{self.profile.resolved_base_url}/chat/completions"
@@ -313,7 +332,8 @@ class OpenAIChatSummarizer(HttpSummarizer):
                 {"role": "system", "content": request.system},
                 {"role": "user", "content": request.prompt},
             ],
-            "max_tokens": self._max_tokens(request),
+            ("max_completion_tokens" if self.use_max_completion_tokens else "max_tokens"):
+                self._max_tokens(request),
             "stream": True,
         }
 
