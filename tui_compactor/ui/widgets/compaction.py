@@ -209,14 +209,14 @@ class CandidateView(Vertical):
 
     def refresh_title(self) -> None:
         """Redraw the title line from the state."""
-        self.query_one(".candidate-title", Static).update(self._title_text())
+        self.query_one(".candidate-title", Static).update(self._title_text(), layout=False)
 
     def reset_for_run(self) -> None:
         """Empty every pane and the audit before a (re)run."""
         for pane in self.panes.values():
             pane.clear()
         for part, title in self.part_titles.items():
-            title.update(Text(PART_TITLES[part]))
+            title.update(Text(PART_TITLES[part]), layout=False)
         self.query_one(".candidate-audit", Static).update(Text(""))
 
     def handle_event(self, event: Event) -> None:
@@ -233,7 +233,7 @@ class CandidateView(Vertical):
                 heading.append(f" · window {event.window}/{event.windows}", style="dim")
             if event.attempt > 1:
                 heading.append(f" · restart {event.attempt}", style="yellow")
-            title.update(heading)
+            title.update(heading, layout=False)  # one fixed row
         elif isinstance(event, PartDelta):
             pane.append(event.text)
         elif isinstance(event, PartFinished):
@@ -244,7 +244,7 @@ class CandidateView(Vertical):
             heading.append(f" · done in {event.seconds:.1f} s", style="green")
             if event.requests > 1:
                 heading.append(f" · {event.requests} requests", style="dim")
-            title.update(heading)
+            title.update(heading, layout=False)  # one fixed row
         elif isinstance(event, PartFailed):
             pane.flush()
             if event.cancelled:
@@ -252,7 +252,7 @@ class CandidateView(Vertical):
             else:
                 heading.append(" · failed: ", style="red")
                 heading.append(sanitize(event.error, single_line=True, max_len=100), style="red")
-            title.update(heading)
+            title.update(heading, layout=False)  # one fixed row
 
     def show_result(self, result: CompactionResult) -> None:
         """Show the audit of a finished run."""

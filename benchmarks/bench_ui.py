@@ -1,0 +1,289 @@
+"""UI benchmarks: first paint, responsive tree, event-loop lag while summaries stream, cut moves.
+
+Cases (the app runs headless through Textual's ``run_test`` at 120x36 unless noted):
+
+* **first paint** — from creating the app on the 100k-entry session to the first composed
+  screen (status line, empty tree, progress bar); indexing runs in a worker, so this must not
+  depend on the file size. Target <= 0.5 s.
+* **first paint, real terminal** — process start (``tui-compactor FILE`` in tmux) to the status
+  line on screen: interpreter start and imports included. Skipped without tmux.
+* **responsive tree** — from creating the app to the file fully indexed and the tree showing
+  rows.
+* **event-loop lag** — p50 / p99 lateness of a 5 ms timer on the app's loop while three
+  candidate summaries stream at the same time from the loopback test server (fast chunks, so
+  many deltas). Target p99 <= 30 ms.
+* **cut move** — keypress (``[``) to the new plan drawn, on the 100k session, median and max.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SIZE = (120, 36)
+LAG_TICK_S = 0.005
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    """Nearest-rank percentile of ``samples``."""
+    ordered = sorted(samples)
+    rank = max(0, min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1)))))
+    return ordered[rank]
+
+
+async def _until(pilot: Any, condition: Callable[[], bool], what: str, seconds: float) -> None:
+    """Let the app run until ``condition`` holds."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"bench_ui: timed out waiting for {what}")
+        await pilot.pause(0.005)
+
+
+async def _settle(pilot: Any, seconds: float = 300) -> None:
+    """Wait until no worker runs, so the app shuts down without work in flight."""
+    from textual.worker import WorkerState
+
+    def idle() -> bool:
+        return not any(
+            w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers
+        )
+
+    for _ in range(3):
+        await _until(pilot, idle, "workers to finish", seconds)
+        await pilot.pause()
+
+
+def _make_app(path: Path, **options: Any) -> Any:
+    """The real app on ``path``; measuring debounces off, no file polling."""
+    from tui_compactor.ui.app import CompactorApp
+
+    app = CompactorApp(path, follow=False, **options)
+    app.gauge_debounce = 0
+    app.settings_debounce = 0
+    return app
+
+
+def _tree_rows(app: Any) -> int:
+    """Rows the session tree shows now."""
+    from tui_compactor.ui.widgets.tree import SessionTree
+
+    return len(app.query_one(SessionTree).rows)
+
+
+async def _open_timings(path: Path) -> tuple[float, float]:
+    """(first paint, responsive tree) in seconds for one headless open of ``path``."""
+    import tui_compactor.ui.app  # noqa: F401 - imports are not part of the paint
+
+    started = time.perf_counter()
+    app = _make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        first_paint = time.perf_counter() - started
+        await _until(
+            pilot,
+            lambda: app.session is not None and app.session.complete and _tree_rows(app) > 0,
+            "the tree",
+            300,
+        )
+        responsive = time.perf_counter() - started
+        await _settle(pilot)
+    return first_paint, responsive
+
+
+def _tmux_first_paint(path: Path) -> float | None:
+    """Process start to the status line in a real terminal (tmux), or None without tmux."""
+    if shutil.which("tmux") is None:
+        return None
+    command = [sys.executable, "-m", "tui_compactor"]  # this checkout (PYTHONPATH below)
+    socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    line = " ".join([*command, "--no-follow", str(path)])
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "TERM": "xterm-256color",
+               "PYTHONPATH": str(ROOT)}  # fmt: skip
+        env.pop("TMUX", None)
+        started = time.perf_counter()
+        subprocess.run(
+            ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "b",
+             "-x", str(SIZE[0]), "-y", str(SIZE[1]), "-c", str(ROOT), line],
+            env=env, check=True, timeout=30,
+        )  # fmt: skip
+        try:
+            deadline = started + 60
+            while time.perf_counter() < deadline:
+                screen = subprocess.run(
+                    ["tmux", "-L", socket, "capture-pane", "-p", "-t", "b"],
+                    capture_output=True, text=True, timeout=10,
+                ).stdout  # fmt: skip
+                if path.name in screen:
+                    return time.perf_counter() - started
+                time.sleep(0.005)
+            return None
+        finally:
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True,
+                           timeout=10)  # fmt: skip
+
+
+STREAM_CHUNK_CHARS = 4
+STREAM_CHUNK_DELAY_S = 0.01
+"""About 100 tokens a second per stream: a fast hosted model."""
+
+SERVER_CODE = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.support.llm_server import LLMServer
+reply = {reply!r}
+with LLMServer() as server:
+    server.behaviour.chunk_chars = {chars}
+    server.behaviour.chunk_delay = {delay}
+    server.behaviour.reply = lambda request: reply
+    print(server.port, flush=True)
+    sys.stdin.read()
+"""
+"""The loopback server runs in its own process, as a real server would (its CPU and GIL are
+not the app's)."""
+
+LONG_REPLY = (
+    "## Goal\nKeep the UI responsive while summaries stream.\n\n## Progress\n### Done\n"
+    + "".join(
+        f"- [x] step {n}: edited `src/module_{n}.py` and ran `make test`\n" for n in range(40)
+    )
+    + "\n## Next Steps\n1. continue\n"
+)
+
+
+async def _lag_while_streaming(path: Path, streams: int) -> tuple[list[float], int, float]:
+    """Timer lateness samples (s) while ``streams`` candidates stream; (samples, deltas, secs)."""
+    from tui_compactor.config import Profile
+    from tui_compactor.summarize.compaction import CompactionJob
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+    code = SERVER_CODE.format(root=str(ROOT), reply=LONG_REPLY, chars=STREAM_CHUNK_CHARS,
+                              delay=STREAM_CHUNK_DELAY_S)  # fmt: skip
+    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        profile = Profile(name="local", provider="openai", base_url=f"http://127.0.0.1:{port}/v1",
+                          model="bench", max_retries=0)  # fmt: skip
+        environ = {"OPENAI_API_KEY": "bench-not-a-key"}
+        app = _make_app(path)
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: app.session is not None and app.session.complete,
+                         "the session", 120)  # fmt: skip
+            await pilot.press("G", "c")
+            await _until(pilot, lambda: app.plan is not None, "the plan", 120)
+            plan = app.plan
+            jobs = [
+                CompactionJob(
+                    plan, app.session, make_summarizer(profile, environ=environ), app.settings
+                )  # fmt: skip
+                for _ in range(streams)
+            ]
+            panel = CompactionPanel(jobs, id="bench-panel")
+            host = app.query("#compaction-host")
+            await (host.first() if host else app.screen).mount(panel)
+            app.action_show_tab("tab-compaction")
+            samples: list[float] = []
+            started = time.perf_counter()
+            await _until(pilot, lambda: panel.running, "the run to start", 30)
+            while panel.running:
+                before = time.perf_counter()
+                await asyncio.sleep(LAG_TICK_S)
+                samples.append(time.perf_counter() - before - LAG_TICK_S)
+            seconds = time.perf_counter() - started
+            deltas = sum(p.append_count for v in panel.candidates for p in v.panes.values())
+            failed = [v.state.error for v in panel.candidates if v.state.error]
+            await _settle(pilot)
+            if failed:
+                raise RuntimeError(f"a summary failed: {failed[0]}")
+    finally:
+        server.communicate(input="", timeout=30)
+    return samples, deltas, seconds
+
+
+async def _cut_moves(path: Path, moves: int) -> list[float]:
+    """Seconds from pressing ``[`` to the new plan shown, ``moves`` times."""
+    app = _make_app(path)
+    timings: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: app.session is not None and app.session.complete,
+                     "the session", 300)  # fmt: skip
+        await pilot.press("G", "c")
+        await _until(pilot, lambda: app.plan is not None, "the plan", 120)
+        for _ in range(moves):
+            previous = app.plan
+            started = time.perf_counter()
+            await pilot.press("left_square_bracket")
+            await _until(pilot, lambda p=previous: app.plan is not p, "the moved cut", 60)
+            timings.append(time.perf_counter() - started)
+        await _settle(pilot)
+    return timings
+
+
+def run(ctx: Any) -> list[dict[str, Any]]:
+    """All UI cases (``--quick``: the 10k session instead of 100k)."""
+    from gen_session import generate
+
+    entries = 10000 if ctx.quick else 100000
+    big = generate(entries)
+    size_mb = big.stat().st_size / 1e6
+    rows: list[dict[str, Any]] = []
+
+    opens = [asyncio.run(_open_timings(big)) for _ in range(max(1, ctx.runs - 2))]
+    paints = [first for first, _ in opens]
+    trees = [tree for _, tree in opens]
+    rows.append({
+        "case": f"{entries:>6} first paint (headless)", "median_s": statistics.median(paints),
+        "runs": len(paints), "size_mb": size_mb, "target": "<=0.5 s",
+        "notes": f"max {max(paints):.3f}s; app created -> ready (on_mount done), modules imported",
+    })  # fmt: skip
+    tmux = [_tmux_first_paint(big) for _ in range(3)]
+    measured = [value for value in tmux if value is not None]
+    if measured:
+        rows.append({
+            "case": f"{entries:>6} first paint (tmux, process)", "median_s":
+            statistics.median(measured), "runs": len(measured), "size_mb": size_mb,
+            "notes": "process start -> status line on a real terminal (imports included)",
+        })  # fmt: skip
+    rows.append({
+        "case": f"{entries:>6} responsive tree", "median_s": statistics.median(trees),
+        "runs": len(trees), "size_mb": size_mb,
+        "notes": f"max {max(trees):.3f}s; indexed, tree rows shown",
+    })  # fmt: skip
+
+    sample = ROOT / "tui_compactor" / "data" / "sample-session.jsonl"
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / sample.name
+        shutil.copyfile(sample, copy)
+        samples, deltas, seconds = asyncio.run(_lag_while_streaming(copy, 3))
+    p50, p99 = _percentile(samples, 0.5), _percentile(samples, 0.99)
+    rows.append({
+        "case": "lag p50, 3 summaries streaming", "median_s": p50, "runs": len(samples),
+        "notes": f"{deltas} deltas in {seconds:.1f}s, {STREAM_CHUNK_CHARS} chars every "
+        f"{STREAM_CHUNK_DELAY_S * 1000:.0f} ms per stream",
+    })  # fmt: skip
+    rows.append({
+        "case": "lag p99, 3 summaries streaming", "median_s": p99, "runs": len(samples),
+        "target": "<=30 ms", "notes": f"max {max(samples) * 1000:.1f} ms",
+    })  # fmt: skip
+
+    moves = asyncio.run(_cut_moves(big, 5 if ctx.quick else 10))
+    rows.append({
+        "case": f"{entries:>6} cut move keypress->plan", "median_s": statistics.median(moves),
+        "runs": len(moves), "size_mb": size_mb, "notes": f"max {max(moves):.3f}s",
+    })  # fmt: skip
+    return rows
