@@ -327,3 +327,22 @@ def test_deep_nesting_nan_and_bom_mid_file_are_rejected_per_line(tmp_path: Path)
     assert "NaN" in by_line[4] and "Infinity" in by_line[5]
     assert "byte-order mark" in by_line[6]
     assert {"d1", "n1", "n2", "b0000001"} <= session.torn_ids
+
+
+def test_refresh_on_big_files_compares_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_compactor.session import reader
+
+    monkeypatch.setattr(reader, "FULL_PREFIX_CHECK_LIMIT", 0)
+    path = tmp_path / "s.jsonl"
+    shutil.copy2(CORPUS / "two-roots.jsonl", path)
+    session = load_session(path)
+    with open(path, "ab") as handle:
+        handle.write(_line("n0000001", "e0000008", 1))
+    assert session.refresh().status == "grew"
+    assert session.snapshot.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    data = bytearray(path.read_bytes())
+    data[5] ^= 1  # a change near the start
+    path.write_bytes(bytes(data) + _line("n0000002", "n0000001", 2))
+    assert session.refresh().status == "rewritten"

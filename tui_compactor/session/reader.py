@@ -53,7 +53,7 @@ LAZY_THRESHOLD = 8 * 1024 * 1024
 """Files larger than this keep records on disk and re-read them on demand."""
 CHUNK_SIZE = 2 * 1024 * 1024
 """Bytes read per step; progress and cancellation are checked between steps."""
-FULL_PREFIX_CHECK_LIMIT = 256 * 1024 * 1024
+FULL_PREFIX_CHECK_LIMIT = 32 * 1024 * 1024
 """refresh(): up to this size the whole loaded prefix is re-hashed; above it, the first and
 last ``SAMPLE_BYTES`` are compared (the writer re-hashes everything under its lock)."""
 SAMPLE_BYTES = 64 * 1024
@@ -1345,6 +1345,8 @@ def _prefix_changed(s: Session, fd: int, size: int) -> str | None:
     tail = os.pread(fd, size - tail_start, tail_start)
     if head != s._head_sample or tail != s._tail_sample:
         return "bytes before the loaded end changed (the file was rewritten)"
+    if s.title_slot is not None:
+        _reread_title(s, fd)  # oh-my-pi rewrites the slot in place
     return None
 
 
