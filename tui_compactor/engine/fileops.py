@@ -176,6 +176,7 @@ class _PathNode:
         self.subdirs: dict[str, _PathNode] = {}
 
     def add_file(self, name: str, key: str) -> None:
+        """List a file once (the first path that gives this name wins)."""
         if name not in self.file_names:
             self.file_names.add(name)
             self.files.append((name, key))
