@@ -184,7 +184,10 @@ def test_navigate_without_dry_run_only_appends(compacted: Path) -> None:
     """The move goes through the summaries layer and the writer: one line appended, nothing else
     changed, and the new leaf is where the rule says."""
     before = compacted.read_bytes()
-    result = cli("navigate", str(compacted), "--to", "4068adac")
+    unconfirmed = cli("navigate", str(compacted), "--to", "4068adac")
+    assert unconfirmed.returncode == 1 and b"not confirmed" in unconfirmed.stderr
+    assert compacted.read_bytes() == before
+    result = cli("navigate", str(compacted), "--to", "4068adac", "--yes", "--quiet-window", "0")
     assert result.returncode == 0, result.stderr
     after = compacted.read_bytes()
     assert after.startswith(before)
@@ -194,6 +197,24 @@ def test_navigate_without_dry_run_only_appends(compacted: Path) -> None:
     assert record["parentId"] == "4068adac"
     plan = cli("context", str(compacted), "--json")
     assert json.loads(plan.stdout)["leafId"] == record["id"]
+
+
+def test_navigate_with_offline_branch_summary(compacted: Path) -> None:
+    """--summarize streams the branch summary to stderr and appends it at the new leaf, with
+    the custom instructions recorded nowhere but in the prompt."""
+    before = compacted.read_bytes()
+    result = cli(
+        "navigate", str(compacted), "--to", "4068adac", "--summarize", "--provider", "offline",
+        "--instructions", "focus on the parser", "--yes", "--quiet-window", "0",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert b"branch summary" in result.stderr
+    after = compacted.read_bytes()
+    assert after.startswith(before)
+    record = json.loads(after[len(before) :].decode("utf-8"))
+    assert record["type"] == "branch_summary"
+    assert record["parentId"] == record["fromId"] == "4068adac"
+    assert record["summary"].strip()
 
 
 @pytest.mark.parametrize(

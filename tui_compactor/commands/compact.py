@@ -143,12 +143,12 @@ def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
     }}
 
 
-def _confirm(path: str) -> bool:
+def _confirm(path: str, what: str = "this compaction") -> bool:
     """Ask on the terminal; anything but ``yes`` (or no terminal) declines."""
     if not sys.stdin.isatty():
         return False
     try:
-        answer = input(f"Append this compaction to {path}? Type 'yes' to write: ")
+        answer = input(f"Append {what} to {path}? Type 'yes' to write: ")
     except EOFError:
         return False
     return answer.strip().lower() == "yes"

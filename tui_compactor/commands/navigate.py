@@ -4,7 +4,8 @@
 ancestor, the entries a branch summary would cover and, per ``--budget``, the entries kept
 newest-first under it, their token total and file operations. Without ``--dry-run`` the move
 is appended to the file by the summaries layer (``--summarize`` writes a branch summary made
-by the configured summarizer; otherwise a leaf marker).
+by the chosen summarizer, streamed to stderr; otherwise a leaf marker), only with ``--yes`` or
+when the user types ``yes`` at the prompt.
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
     )
     parser.add_argument("--profile", default=None, help="summarizer profile from the config")
+    parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
+                        help="summarizer provider (overrides the config)")
+    parser.add_argument("--base-url", default=None, help="summarizer base URL")
+    parser.add_argument("--model", default=None, help="summarizer model name")
+    parser.add_argument("--instructions", default=None, metavar="TEXT",
+                        help="custom instructions for the branch summary (with --summarize)")
+    parser.add_argument("--replace-instructions", action="store_true",
+                        help="the instructions replace the default prompt instead of adding focus")
+    parser.add_argument("--config", default=None, metavar="PATH", help="config file to read")
+    parser.add_argument("--yes", action="store_true", help="append without asking")
+    parser.add_argument("--quiet-window", type=float, default=None, metavar="SECONDS",
+                        help="how long the file must stay unchanged before appending")
     common.add_common(parser)
 
 
@@ -99,31 +112,64 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
 
 
 def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
-    """Hand the move to the summaries layer (it owns writing)."""
+    """Summarize (if asked), confirm, then hand the move to the summaries layer to append."""
     import asyncio
+    import sys
 
+    from tui_compactor.commands.compact import _confirm, _StreamPrinter
+    from tui_compactor.config import ConfigError, load_config, profile_from_flags
+    from tui_compactor.summarize.navigation import navigate
+    from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
     from tui_compactor.textsafe import sanitize
 
-    try:
-        from tui_compactor.summarize.navigation import navigate
-    except ImportError:
-        print(
-            "tui-compactor: navigate without --dry-run is not available in this build "
-            "(tui_compactor.summarize.navigation is missing); use --dry-run",
-            file=__import__("sys").stderr,
-        )
-        return common.EXIT_USAGE
-    summarizer = None
-    try:
-        if args.summarize:
-            from tui_compactor.config import load_config
-            from tui_compactor.summarize.providers import make_summarizer
+    def say(message: str) -> None:
+        print(sanitize(message), file=sys.stderr)
 
-            summarizer = make_summarizer(load_config().profile(args.profile))
-        result = asyncio.run(navigate(session, nav, summarizer=summarizer))
+    if nav.noop:
+        print("nothing to do: the target is the current leaf")
+        return common.EXIT_OK
+    if session.append_refusal:
+        say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
+        say("Nothing was written. Use --dry-run to see the plan.")
+        return common.EXIT_REFUSED
+    summarizer = None
+    if args.summarize:
+        try:
+            config = load_config(args.config)
+            profile = profile_from_flags(
+                config, profile=args.profile, provider=args.provider, base_url=args.base_url,
+                model=args.model, for_compaction=False,
+            )
+            summarizer = make_summarizer(profile)
+        except ConfigError as error:
+            say(f"tui-compactor: {error}")
+            return common.EXIT_USAGE
+    what = "a branch summary" if summarizer is not None else "a leaf marker"
+    if not args.yes and not _confirm(str(session.path), what=f"{what} (navigation)"):
+        say("not confirmed: nothing written (pass --yes to append without asking)")
+        return common.EXIT_REFUSED
+    append_options: dict[str, Any] = {}
+    if args.quiet_window is not None:
+        append_options["quiet_seconds"] = args.quiet_window
+
+    async def move() -> Any:
+        try:
+            return await navigate(
+                session, nav, summarizer=summarizer, instructions=args.instructions,
+                replace_instructions=args.replace_instructions,
+                on_event=_StreamPrinter(sys.stderr), **append_options,
+            )
+        finally:
+            await aclose_shared_clients()
+
+    try:
+        result = asyncio.run(move())
     except Exception as error:  # the summaries/writer layers raise user-facing errors
-        message = sanitize(f"navigate failed: {type(error).__name__}: {error}", single_line=True)
-        print(f"tui-compactor: {message}", file=__import__("sys").stderr)
+        reason = getattr(error, "reason", None) or str(error)
+        say(f"tui-compactor: navigate failed, nothing written: {reason}")
+        hint = getattr(error, "hint", None)
+        if hint:
+            say(hint)
         return common.EXIT_REFUSED
     if result.noop:
         print("nothing to do: the target is the current leaf")
