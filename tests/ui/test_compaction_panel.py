@@ -265,3 +265,33 @@ async def test_cancelling_the_worker_group_cancels_the_job(
         assert isinstance(message, CompactionPanel.Discarded) and message.cancelled
         assert panel.state == "cancelled" and panel.jobs[0].cancelled
         await _until(pilot, lambda: llm.in_flight == 0)
+
+
+@pytest.mark.asyncio
+async def test_diff_key_shows_the_update_against_the_previous_summary(tmp_path: Path) -> None:
+    """A session that was compacted before: ``v`` shows what the update changed."""
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
+    path = tmp_path / "compacted.jsonl"
+    path.write_bytes((source / "refactor-session-v3.jsonl").read_bytes())
+    session, plan, settings = plan_for(path, keep_recent=20000)
+    assert plan.prepared and plan.previous_summary
+    app = PanelHost(lambda: [CompactionJob(plan, session, make_summarizer(None), settings)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert panel.state == "ready" and not panel.showing_diff
+        await pilot.press("v")
+        await pilot.pause()
+        assert panel.showing_diff
+        assert panel.query_one("#compaction-diff").display
+        assert not panel.query_one("#compaction-candidates").display
+        body = str(panel.query_one("#summary-diff-body").render())
+        assert body.startswith("+") and "added" in body and "removed" in body
+        result = panel.selected_result
+        assert result is not None
+        first_new_line = next(line for line in result.summary.splitlines() if line.strip())
+        assert first_new_line.strip() in body
+        await pilot.press("v")
+        await pilot.pause()
+        assert not panel.showing_diff

@@ -39,6 +39,7 @@ from tui_compactor.summarize.runner import (
 )
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.stream_text import FLUSH_HZ, StreamText
+from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 
 __all__ = ["CompactionPanel", "CandidateView", "CandidateState", "format_audit", "PART_TITLES"]
 
@@ -264,7 +265,8 @@ class CompactionPanel(Vertical, can_focus=True):
 
     Keys while the panel has focus: ``a`` accept, ``d`` discard, ``g`` regenerate, ``G``
     regenerate keeping the audit's missing anchors, ``escape`` cancel everything in flight,
-    ``1``-``9`` select a candidate. The same actions are public methods for the app's own keys.
+    ``v`` diff against the previous summary, ``1``-``9`` select a candidate. The same actions
+    are public methods for the app's own keys.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -273,6 +275,7 @@ class CompactionPanel(Vertical, can_focus=True):
         Binding("g", "regenerate(False)", "Regenerate", id="compaction.regenerate"),
         Binding("G", "regenerate(True)", "Regenerate + missing", id="compaction.regenerate_focus"),
         Binding("escape", "cancel", "Cancel", id="compaction.cancel"),
+        Binding("v", "toggle_diff", "Diff vs previous", id="compaction.diff"),
         *(
             Binding(str(n), f"select({n})", f"Candidate {n}", show=False, id=f"compaction.pick{n}")
             for n in range(1, 10)
@@ -289,6 +292,17 @@ class CompactionPanel(Vertical, can_focus=True):
     }
     CompactionPanel > #compaction-candidates {
         height: 1fr;
+    }
+    CompactionPanel > #compaction-diff {
+        height: 1fr;
+        display: none;
+        border: round $accent;
+    }
+    CompactionPanel.-diff > #compaction-diff {
+        display: block;
+    }
+    CompactionPanel.-diff > #compaction-candidates {
+        display: none;
     }
     CompactionPanel > #compaction-buttons {
         height: auto;
@@ -403,6 +417,7 @@ class CompactionPanel(Vertical, can_focus=True):
                 view = CandidateView(job, label, number=number, stacked=stacked, split=split)
                 self.candidates.append(view)
                 yield view
+        yield SummaryDiff(id="compaction-diff")
         with Horizontal(id="compaction-buttons"):
             yield Button(
                 "Accept a", id="compaction-accept", variant="success", disabled=True, compact=True
@@ -413,6 +428,7 @@ class CompactionPanel(Vertical, can_focus=True):
                 "Keep missing G", id="compaction-regenerate-focus", disabled=True, compact=True
             )
             yield Button("Cancel esc", id="compaction-cancel", compact=True)
+            yield Button("Diff v", id="compaction-toggle-diff", disabled=True, compact=True)
 
     def _header_text(self) -> Text:
         """What is being compacted: tokens before, per region, split turn, tokens after."""
@@ -560,6 +576,7 @@ class CompactionPanel(Vertical, can_focus=True):
             can_rerun and missing
         )
         self.query_one("#compaction-cancel", Button).disabled = not self.running
+        self.query_one("#compaction-toggle-diff", Button).disabled = self.selected_result is None
         self.query_one("#compaction-discard", Button).disabled = finished
 
     # -- actions (also the app's API) -------------------------------------------------------
@@ -625,6 +642,29 @@ class CompactionPanel(Vertical, can_focus=True):
                 view.state.status = "cancelled"
                 view.refresh_title()
 
+    @property
+    def showing_diff(self) -> bool:
+        """True while the diff view replaces the candidates."""
+        return self.has_class("-diff")
+
+    def toggle_diff(self) -> bool:
+        """Show (or hide) the selected result's summary against the previous summary."""
+        if self.showing_diff:
+            self.remove_class("-diff")
+            return True
+        result = self.selected_result
+        if result is None:
+            self.app.bell()
+            return False
+        previous = getattr(self.plan, "previous_summary", None) or ""
+        self.query_one("#compaction-diff", SummaryDiff).show(previous, result.summary)
+        self.add_class("-diff")
+        return True
+
+    def action_toggle_diff(self) -> None:
+        """Key: diff of the new summary against the previous one."""
+        self.toggle_diff()
+
     def action_accept(self) -> None:
         """Key: accept."""
         self.accept()
@@ -660,6 +700,10 @@ class CompactionPanel(Vertical, can_focus=True):
     @on(Button.Pressed, "#compaction-regenerate")
     def _regenerate_pressed(self) -> None:
         self.regenerate(False)
+
+    @on(Button.Pressed, "#compaction-toggle-diff")
+    def _diff_pressed(self) -> None:
+        self.toggle_diff()
 
     @on(Button.Pressed, "#compaction-regenerate-focus")
     def _regenerate_focus_pressed(self) -> None:
