@@ -127,6 +127,7 @@ class CompactorApp(App[None]):
         self.refresh_lock = threading.Lock()
         """Serializes ``session.refresh()`` between live follow and our own appends."""
         self.run_after_plan = False
+        self.token_count_pending = False
         """``r`` without a plan: plan first, then run."""
         self.pending_targets: set[int] = set()
         """Targets of navigations still running."""
@@ -291,7 +292,7 @@ class CompactorApp(App[None]):
                         "read (read-only)", title="indexing stopped", severity="warning")
         keep = self.selected_entry if previous is not None else self.session.leaf
         self.rebuild_outline(keep_entry=keep)
-        self.count_tokens(self.session, self.token_cache)
+        self.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(self.session)
         if self.follow_enabled and self.session.complete and self._follow_timer is None:
             self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
@@ -353,6 +354,9 @@ class CompactorApp(App[None]):
             return
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, message.rows, message.keep_entry)
+        if self.token_count_pending:
+            self.token_count_pending = False
+            self.start_token_count()
         if not message.rows:
             self.query_one(ContextGauge).show(None, "no entries to show with this filter")
 
@@ -363,7 +367,7 @@ class CompactorApp(App[None]):
         entry = self.session.entries[message.entry_index]
         tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
         self.query_one(EntryDetails).show_entry(entry, tokens,
-                                                self.session.labels.get(message.entry_index))
+                                                self.session.label_of(message.entry_index))
         self.query_one(ContextChart).select(message.entry_index)
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
@@ -388,20 +392,35 @@ class CompactorApp(App[None]):
 
     # ----- tokens, gauge, chart ----------------------------------------------------------
 
+    def start_token_count(self) -> None:
+        """Count tokens per entry in a worker: rows on screen first, then newest first."""
+        tree = self.query_one(SessionTree)
+        top = int(tree.scroll_y)
+        visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
+        self.count_tokens(self.session, self.token_cache, visible)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
-    def count_tokens(self, session: Any, cache: Any) -> None:
-        """Count tokens per entry, newest first (what the user looks at first)."""
+    def count_tokens(self, session: Any, cache: Any, first: list[int] | None = None) -> None:
+        """Count tokens per entry (thread); posts batches at most ~10 times a second."""
         worker = get_current_worker()
         batch: dict[int, int] = {}
-        for index in range(len(session.entries) - 1, -1, -1):
+        last_post = time.monotonic()
+        order = list(first or []) + list(range(len(session.entries) - 1, -1, -1))
+        for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
             tokens = cache.entry_tokens(index)
             if tokens is not None:
                 batch[index] = tokens
-            if len(batch) >= TOKEN_BATCH:
-                self.post_message(TokensCounted(batch))
-                batch = {}
+            if done % TOKEN_BATCH == 0:
+                time.sleep(0)  # let the UI thread take the GIL between batches
+                now = time.monotonic()
+                if batch and (now - last_post >= 0.1 or done == len(first or [])):
+                    self.post_message(TokensCounted(batch))
+                    batch, last_post = {}, now
+            elif done == len(first or []) and batch:
+                self.post_message(TokensCounted(batch))  # the screenful, at once
+                batch, last_post = {}, time.monotonic()
         if batch:
             self.post_message(TokensCounted(batch))
 
@@ -468,8 +487,10 @@ class CompactorApp(App[None]):
                 if points:
                     compactions.append(len(points) - 1)
                 continue
+            if entry.role != "assistant":  # known from the index: no record load
+                continue
             message = entry.message
-            if not message or message.get("role") != "assistant":
+            if not message:
                 continue
             usage = message.get("usage")
             if isinstance(usage, dict):
@@ -921,7 +942,7 @@ class CompactorApp(App[None]):
         self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry)
-        self.count_tokens(self.session, self.token_cache)
+        self.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(self.session)
         if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
@@ -998,6 +1019,12 @@ class CompactorApp(App[None]):
     def action_select_node(self) -> None:
         """Navigate to the selected node (same as enter in the tree)."""
         self.query_one(SessionTree).action_select()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The Context tab draws lazily: only when it is shown."""
+        if event.pane.id == "tab-context":
+            self.query_one(ContextView).show_pending()
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""

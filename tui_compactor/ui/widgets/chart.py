@@ -8,6 +8,8 @@ dropped, and the selected node's column highlighted.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
@@ -48,6 +50,10 @@ class ContextChart(Widget):
         self.window: int | None = None
         self.threshold: int | None = None
         self.selected_entry: int | None = None
+        self._entry_keys: list[int] = []
+        """Entry index of each point (ascending along the path), for bisecting."""
+        self._buckets: tuple[int, list[tuple[int, bool, int, int]]] | None = None
+        """Cached resampling: (width, [(max value, compaction, start, end)])."""
 
     def show(
         self,
@@ -61,6 +67,8 @@ class ContextChart(Widget):
         self.compactions = compactions
         self.window = window
         self.threshold = threshold
+        self._entry_keys = [entry_index for entry_index, _ in points]
+        self._buckets = None
         self.refresh()
 
     def select(self, entry_index: int | None) -> None:
@@ -124,28 +132,30 @@ class ContextChart(Widget):
 
     def _columns(self, plot_width: int) -> list[tuple[int, bool, bool]]:
         """Resample points to at most ``plot_width`` columns: (max value, compaction, selected)."""
-        count = len(self.points)
-        buckets = min(count, plot_width)
-        compaction_positions = set(self.compactions)
+        if self._buckets is None or self._buckets[0] != plot_width:
+            count = len(self.points)
+            buckets = min(count, plot_width)
+            compaction_positions = sorted(self.compactions)
+            resampled: list[tuple[int, bool, int, int]] = []
+            for bucket in range(buckets):
+                start = bucket * count // buckets
+                end = max((bucket + 1) * count // buckets, start + 1)
+                peak = max(tokens for _, tokens in self.points[start:end])
+                first = bisect_right(compaction_positions, start - 1)
+                has_compaction = first < len(compaction_positions) and (
+                    compaction_positions[first] < end)
+                resampled.append((peak, has_compaction, start, end))
+            self._buckets = (plot_width, resampled)
         selected_position = self._selected_position()
-        columns: list[tuple[int, bool, bool]] = []
-        for bucket in range(buckets):
-            start = bucket * count // buckets
-            end = max((bucket + 1) * count // buckets, start + 1)
-            values = [tokens for _, tokens in self.points[start:end]]
-            has_compaction = any(p in compaction_positions for p in range(start, end))
-            is_selected = selected_position is not None and start <= selected_position < end
-            columns.append((max(values), has_compaction, is_selected))
-        return columns
+        return [
+            (peak, has_compaction,
+             selected_position is not None and start <= selected_position < end)
+            for peak, has_compaction, start, end in self._buckets[1]
+        ]
 
     def _selected_position(self) -> int | None:
         """Position in ``points`` of the last turn at or before the selected entry."""
         if self.selected_entry is None:
             return None
-        found = None
-        for position, (entry_index, _) in enumerate(self.points):
-            if entry_index <= self.selected_entry:
-                found = position
-            else:
-                break
-        return found
+        position = bisect_right(self._entry_keys, self.selected_entry) - 1
+        return position if position >= 0 else None

@@ -11,8 +11,9 @@ from textual.widgets import Static
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
 
-MAX_CONTEXT_ROWS = 2000
-"""Longest context listed row by row; beyond that the middle is summarized in one line."""
+MAX_CONTEXT_ROWS = 400
+"""Longest context listed row by row; beyond that the middle is summarized in one line (a
+Rich table is measured whole, so it must stay small to keep the cursor snappy)."""
 
 
 def context_table(data: GaugeData) -> Table:
@@ -55,8 +56,30 @@ class ContextView(VerticalScroll):
                      id="context-title")
         yield Static(id="context-body")
 
+    pending: GaugeData | None = None
+    """Data that arrived while the tab was hidden (drawn when it is shown)."""
+
     def show(self, data: GaugeData) -> None:
-        """List ``data.blocks``."""
+        """List ``data.blocks`` now if visible, else when the tab is next shown."""
+        if not self.is_on_screen:
+            self.pending = data
+            return
+        self.pending = None
+        self._draw(data)
+
+    def show_pending(self) -> None:
+        """Draw what arrived while hidden."""
+        if self.pending is not None:
+            data, self.pending = self.pending, None
+            self._draw(data)
+
+    @property
+    def is_on_screen(self) -> bool:
+        """True when the Context tab is the one shown."""
+        return self.display and self.parent is not None and self.parent.display  # type: ignore[union-attr]
+
+    def _draw(self, data: GaugeData) -> None:
+        """Fill title and table."""
         title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
                      f"{format_tokens(data.tokens)} tokens", style="bold")
         self.query_one("#context-title", Static).update(title)

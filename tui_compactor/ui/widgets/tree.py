@@ -384,7 +384,7 @@ class SessionTree(ScrollView, can_focus=True):
         tag, style_name = KIND_TAGS.get(kind, (kind, "meta"))
         left.append(tag, self._style(style_name))
         left.append(" ")
-        label = self.session.labels.get(row.index) if self.session is not None else None
+        label = self.session.label_of(row.index) if self.session is not None else None
         if label:
             left.append(f"[{sanitize(label, single_line=True, max_len=40)}] ", self._style("label"))
         preview = self.preview_of(row.index)
