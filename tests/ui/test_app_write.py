@@ -178,3 +178,30 @@ async def test_live_follow_shows_appended_entries_and_keeps_cursor(tmp_path: Pat
         assert new_index in tree.row_of_entry
         assert session.leaf == new_index
         assert tree.cursor_entry == cursor_entry
+
+
+async def test_failed_branch_summary_writes_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.llm_server import LLMServer
+    from tui_compactor.config import Config, Profile
+
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        server.add_faults("401")
+        profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
+                          model="m", api_key_env="TUI_COMPACTOR_TEST_KEY", max_retries=0)
+        config = Config(profiles={"local": profile}, default_profile="local")
+        app = make_app(path, append_quiet_seconds=0, config=config)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await settle(pilot)
+            leaf = app.session.leaf
+            await navigate_to(pilot, app, OTHER_BRANCH_TIP, "2")
+            assert path.read_bytes() == before
+            assert app.session.leaf == leaf, "the user stays where they were"
+            assert not app.query_one(SessionTree).progress and not app.pending_targets
+            titles = [n.title for n in app._notifications]
+            assert any("nothing written" in title for title in titles)
+            assert "sk-test" not in " ".join(n.message for n in app._notifications)
