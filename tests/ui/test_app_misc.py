@@ -128,3 +128,30 @@ async def test_demo_copies_the_bundled_sample_and_opens_it(tmp_path: Path) -> No
         await settle(pilot)
         assert app.session is not None and app.session.complete
         assert len(app.query_one(SessionTree).rows) > 10
+
+
+async def test_without_a_file_the_picker_opens_the_chosen_session(tmp_path: Path) -> None:
+    import shutil
+
+    from tui_compactor.ui.screens.picker import SessionPicker
+
+    sessions = tmp_path / "sessions" / "--project--"
+    sessions.mkdir(parents=True)
+    shutil.copyfile(TREE_BRANCHES, sessions / TREE_BRANCHES.name)
+    app = CompactorApp(None, follow=False, sessions_dirs=[tmp_path / "sessions"])
+    app.gauge_debounce = 0
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        assert any(s.path.name == TREE_BRANCHES.name for s in picker.visible_sessions)
+        for _ in range(len(picker.visible_sessions)):
+            chosen = picker.highlighted_session
+            if chosen is not None and chosen.path.name == TREE_BRANCHES.name:
+                break
+            await pilot.press("down")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, SessionPicker)
+        assert app.session is not None and app.session.path.name == TREE_BRANCHES.name
+        assert app.query_one(SessionTree).rows
