@@ -180,3 +180,27 @@ async def test_escape_cancels_a_running_compaction(tmp_path: Path,
             assert not panel.running
             assert panel.state == "cancelled"
     assert path.read_bytes() == before
+
+
+async def test_candidates_run_side_by_side_and_the_chosen_one_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("R")  # plans, then runs the server profile and offline
+            await settle(pilot)
+            panel = app.query_one(CompactionPanel)
+            labels = [view.job.summarizer.label for view in panel.candidates]
+            assert labels == ["openai:test-model", "offline"]
+            assert panel.state == "ready"
+            panel.select(2)
+            await pilot.press("a")
+            await settle(pilot)
+    records = added_records(before, path.read_bytes())
+    assert [r["type"] for r in records] == ["compaction"]
+    assert records[0]["generator"]["summarizer"] == "offline"

@@ -126,9 +126,10 @@ class CompactorApp(App[None]):
         """Binding id -> keys from the config (shown in help)."""
         self.refresh_lock = threading.Lock()
         """Serializes ``session.refresh()`` between live follow and our own appends."""
-        self.run_after_plan = False
+        self.run_after_plan = ""
+        """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
         self.token_count_pending = False
-        """``r`` without a plan: plan first, then run."""
+        """Count tokens once the next rows are shown (what is visible is counted first)."""
         self.pending_targets: set[int] = set()
         """Targets of navigations still running."""
         self.gauge_data: GaugeData | None = None
@@ -558,8 +559,8 @@ class CompactorApp(App[None]):
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
         if self.run_after_plan:
-            self.run_after_plan = False
-            self.action_run_compaction()
+            mode, self.run_after_plan = self.run_after_plan, ""
+            self._start_compaction(candidates=mode == "candidates")
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES)
@@ -648,10 +649,32 @@ class CompactorApp(App[None]):
 
     def action_run_compaction(self) -> None:
         """Run the shown plan: summaries stream in the Compaction tab while the user browses."""
+        self._start_compaction(candidates=False)
+
+    def action_run_candidates(self) -> None:
+        """Run the plan with several profiles side by side, to compare before accepting."""
+        self._start_compaction(candidates=True)
+
+    def candidate_summarizers(self) -> list[Any]:
+        """The compaction profile first, then the other configured ones and offline (max 3)."""
+        from tui_compactor.config import OFFLINE_PROFILE
+        from tui_compactor.summarize.providers import make_summarizer
+
+        chosen = [self.summarizer_for(compaction=True)]
+        profiles = list(getattr(self.config, "profiles", {}).values()) + [OFFLINE_PROFILE]
+        for profile in profiles:
+            if len(chosen) >= 3:
+                break
+            if all(profile.label != summarizer.label for summarizer in chosen):
+                chosen.append(make_summarizer(profile))
+        return chosen
+
+    def _start_compaction(self, *, candidates: bool) -> None:
+        """Checks, then UI-B's panel with one job per summarizer."""
         if self.session is None:
             return
         if self.plan is None:
-            self.run_after_plan = True
+            self.run_after_plan = "candidates" if candidates else "single"
             self.action_plan()
             return
         if not self.plan.prepared:
@@ -670,20 +693,22 @@ class CompactorApp(App[None]):
         from tui_compactor.summarize.compaction import CompactionJob
 
         try:
-            summarizer = self.summarizer_for(compaction=True)
+            summarizers = (self.candidate_summarizers() if candidates
+                           else [self.summarizer_for(compaction=True)])
         except Exception as error:
             self.notify(sanitize(str(error), max_len=300), title="no summarizer",
                         severity="error")
             return
         files_format = getattr(getattr(self.config, "compaction", None), "files_format", "files")
-        job = CompactionJob(self.plan, self.session, summarizer, self.settings,
-                            files_format=files_format)
+        jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings,
+                              files_format=files_format) for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
-        host.mount(CompactionPanel(job, id="compaction-panel"))
+        host.mount(CompactionPanel(jobs))
         self.action_show_tab("tab-compaction")
-        self.notify(f"compacting with {sanitize(summarizer.label, max_len=60)}: keep browsing; "
-                    "a accepts, d discards, esc cancels", timeout=4)
+        names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
+        self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
+                    "esc cancels", timeout=4)
 
     def action_accept_compaction(self) -> None:
         """Accept the finished compaction (the panel posts Accepted)."""

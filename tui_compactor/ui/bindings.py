@@ -34,6 +34,7 @@ APP_BINDINGS: list[Binding] = [
             key_display="]"),
     Binding("e", "edit_settings", "Edit budget", show=False, id="edit_settings"),
     Binding("r", "run_compaction", "Compact", id="compact"),
+    Binding("R", "run_candidates", "Compare candidates", show=False, id="compact_candidates"),
     Binding("a", "accept_compaction", "Accept", id="accept"),
     Binding("d", "discard_compaction", "Discard", id="discard"),
     Binding("u", "undo", "Undo compaction", show=False, id="undo"),

@@ -46,6 +46,8 @@ class CompactorCommands(Provider):
         if plan is not None and plan.prepared:
             yield ("Run compaction", app.action_run_compaction,
                    "history and turn prefix summarized side by side")
+            yield ("Compare candidate summaries", app.action_run_candidates,
+                   "several profiles side by side: length, audit, time")
             yield ("Move cut earlier", app.action_cut_earlier, "previous valid cut point")
             yield ("Move cut later", app.action_cut_later, "next valid cut point")
             yield ("Edit keep-recent / reserve / window", app.action_edit_settings,
