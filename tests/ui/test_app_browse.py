@@ -209,3 +209,22 @@ async def test_bad_files_open_without_crashing() -> None:
             await settle(pilot)
             banner = app.query_one("#banner")
             assert banner.has_class("-shown") == bool(reference.append_refusal), name
+
+
+async def test_diff_tab_compares_a_compaction_with_the_previous_one() -> None:
+    from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        compactions = [i for i in session.path_to(session.leaf)
+                       if session.entries[i].type == "compaction"]
+        assert len(compactions) >= 2
+        tree_of(app).move_to_entry(compactions[-1])
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        diff = app.query_one(SummaryDiff)
+        assert diff.previous == session.entries[compactions[-2]].data["summary"]
+        assert diff.updated == session.entries[compactions[-1]].data["summary"]

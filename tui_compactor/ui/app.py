@@ -48,6 +48,7 @@ from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.labels import content_text
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
+from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
@@ -159,6 +160,8 @@ class CompactorApp(App[None]):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
                         yield PlanView(id="plan")
+                    with TabPane("Diff", id="tab-diff"):
+                        yield SummaryDiff(id="summary-diff")
                     with TabPane("Compaction", id="tab-compaction"):
                         with Vertical(id="compaction-host"):
                             yield Static(Text("plan with c, then r runs the compaction here "
@@ -370,6 +373,8 @@ class CompactorApp(App[None]):
         self.query_one(EntryDetails).show_entry(entry, tokens,
                                                 self.session.label_of(message.entry_index))
         self.query_one(ContextChart).select(message.entry_index)
+        if self.query_one("#preview", TabbedContent).active == "tab-diff":
+            self.show_summary_diff()
         if self._gauge_timer is not None:
             self._gauge_timer.stop()
         if self.gauge_debounce <= 0:
@@ -1050,6 +1055,33 @@ class CompactorApp(App[None]):
         """The Context tab draws lazily: only when it is shown."""
         if event.pane.id == "tab-context":
             self.query_one(ContextView).show_pending()
+        elif event.pane.id == "tab-diff":
+            self.show_summary_diff()
+
+    def show_summary_diff(self) -> None:
+        """Diff a summary against the one it updates: the finished compaction's (if any),
+        else the selected compaction node's against the previous compaction on its path."""
+        diff = self.query_one(SummaryDiff)
+        panel = self.compaction_panel
+        result = panel.selected_result if panel is not None else None
+        if result is not None:
+            diff.show(panel.plan.previous_summary or "", result.summary)
+            return
+        if self.session is None or self.selected_entry is None:
+            return
+        entry = self.session.entries[self.selected_entry]
+        if entry.type != "compaction":
+            diff.show("", "")
+            diff.query_one(Static).update(Text(
+                "select a compaction node (or run a compaction) to see what its summary "
+                "changed against the previous one", style="dim"))
+            return
+        previous = entry.parent
+        while previous is not None and self.session.entries[previous].type != "compaction":
+            previous = self.session.entries[previous].parent
+        old = self.session.entries[previous].data.get("summary") if previous is not None else ""
+        new = entry.data.get("summary")
+        diff.show(old if isinstance(old, str) else "", new if isinstance(new, str) else "")
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""

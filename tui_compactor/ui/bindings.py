@@ -41,7 +41,8 @@ APP_BINDINGS: list[Binding] = [
     Binding("1", "show_tab('tab-details')", "Details tab", show=False, id="tab_details"),
     Binding("2", "show_tab('tab-context')", "Context tab", show=False, id="tab_context"),
     Binding("3", "show_tab('tab-plan')", "Plan tab", show=False, id="tab_plan"),
-    Binding("4", "show_tab('tab-compaction')", "Compaction tab", show=False,
+    Binding("4", "show_tab('tab-diff')", "Summary diff tab", show=False, id="tab_diff"),
+    Binding("5", "show_tab('tab-compaction')", "Compaction tab", show=False,
             id="tab_compaction"),
     Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
 ]

@@ -61,7 +61,8 @@ class CompactorCommands(Provider):
         if panel is not None and panel.running:
             yield ("Cancel compaction", app.action_discard_compaction, "nothing is written")
         for tab_id, title in (("tab-details", "Details"), ("tab-context", "Context"),
-                              ("tab-plan", "Plan"), ("tab-compaction", "Compaction")):
+                              ("tab-plan", "Plan"), ("tab-diff", "Diff"),
+                              ("tab-compaction", "Compaction")):
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
         yield ("Reload the file", app.action_reload, "re-read it from disk")
 
