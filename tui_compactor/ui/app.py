@@ -226,6 +226,13 @@ class CompactorApp(App[None]):
         )
         self.counter = get_counter(getattr(compaction, "tokens", "cl100k"))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Accept / discard exist only while a compaction is shown (footer stays short)."""
+        if action in ("accept_compaction", "discard_compaction"):
+            panel = self.compaction_panel if self.is_mounted else None
+            return panel is not None and panel.state in ("running", "ready")
+        return True
+
     @property
     def filter_name(self) -> str:
         """The outline filter in use, as the user reads it."""
@@ -710,6 +717,7 @@ class CompactorApp(App[None]):
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
         host.mount(CompactionPanel(jobs))
+        self.call_after_refresh(self.refresh_bindings)
         self.action_show_tab("tab-compaction")
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
         self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
@@ -732,18 +740,21 @@ class CompactorApp(App[None]):
     @on(CompactionPanel.Discarded)
     def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
+        self.refresh_bindings()
         self.notify("compaction cancelled: nothing written" if message.cancelled
                     else "compaction discarded: nothing written", timeout=3)
 
     @on(CompactionPanel.Failed)
     def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
         """No candidate produced a summary."""
+        self.refresh_bindings()
         self.notify(sanitize(message.error, max_len=400),
                     title="compaction failed: nothing written", severity="error", timeout=10)
 
     @on(CompactionPanel.Accepted)
     def _compaction_accepted(self, message: Any) -> None:
         """Append the accepted compaction in a thread."""
+        self.refresh_bindings()
         self.running_jobs += 1
         self._update_status()
         self.append_compaction(message.panel, message.job, message.result)
@@ -766,6 +777,7 @@ class CompactorApp(App[None]):
         self.running_jobs = max(0, self.running_jobs - 1)
         self._update_status()
         message.panel.reopen()
+        self.refresh_bindings()
         self.notify(sanitize(message.error, max_len=400), title="not written",
                     severity="error", timeout=10)
 

@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.rule import Rule
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -34,8 +33,10 @@ def _safe(text: Any, max_len: int = MAX_BLOCK_CHARS) -> str:
     return clean
 
 
-def _markdown(text: str) -> Markdown:
+def _markdown(text: str) -> RenderableType:
     """Markdown from already sanitized text, without terminal hyperlinks."""
+    from rich.markdown import Markdown  # imported on first use: it is slow to import
+
     return Markdown(text, hyperlinks=False)
 
 
