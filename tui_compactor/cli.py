@@ -22,12 +22,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("tui_compactor.commands.lint", "check a session file: verdict and diagnostics"),
     "tree": ("tui_compactor.commands.tree", "print the session tree outline"),
     "inspect": ("tui_compactor.commands.inspect", "one JSON object per entry"),
-    "plan": ("tui_compactor.commands.plan", "where compaction would cut, and what it would summarize"),
+    "plan": (
+        "tui_compactor.commands.plan",
+        "where compaction would cut, and what it would summarize",
+    ),
     "context": ("tui_compactor.commands.context", "what the model would receive at a node"),
     "serialize": ("tui_compactor.commands.serialize", "the exact text sent to the summarizer"),
-    "navigate": ("tui_compactor.commands.navigate", "move the leaf to another node, with a branch summary"),
+    "navigate": (
+        "tui_compactor.commands.navigate",
+        "move the leaf to another node, with a branch summary",
+    ),
     "compact": ("tui_compactor.commands.compact", "summarize and append a compaction entry"),
     "undo": ("tui_compactor.commands.undo", "move the leaf back above the last compaction"),
+    "seal": (
+        "tui_compactor.commands.seal",
+        "end a torn last line with a newline (keeps its bytes)",
+    ),
     "export": ("tui_compactor.commands.export", "export the context at a node as Markdown or JSON"),
 }
 """Command name -> (module, one-line help)."""
