@@ -379,7 +379,12 @@ class CompactorApp(App[None]):
         tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
         self.query_one(EntryDetails).show_entry(entry, tokens,
                                                 self.session.label_of(message.entry_index))
-        self.query_one(ContextChart).select(message.entry_index)
+        tree = self.query_one(SessionTree)
+        row = tree.rows[tree.row_of_entry[message.entry_index]] \
+            if message.entry_index in tree.row_of_entry else None
+        on_path = row is not None and row.on_active_path
+        # The chart is the active path's: mark a column only for nodes on that path.
+        self.query_one(ContextChart).select(message.entry_index if on_path else None)
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
         if self._gauge_timer is not None:
