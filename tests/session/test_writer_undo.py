@@ -13,6 +13,7 @@ from tui_compactor.session.reader import load_session
 from tui_compactor.session.writer import LEAF_MARKER_TYPE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SAMPLE = Path(__file__).resolve().parents[2] / "tui_compactor" / "data" / "sample-session.jsonl"
 
 
 @pytest.fixture()
@@ -34,12 +35,31 @@ def _compactions_on_active_path(path: Path) -> list[str]:
 def test_undo_twice_walks_back_over_both_compactions(
     session_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """pi's own compactions have hundreds of entries after them: each undo is refused (nothing
+    written) until --force, and always says how many entries leave the active path."""
     original = session_copy.read_bytes()
     before = _compactions_on_active_path(session_copy)
     assert len(before) == 2
-    assert main(["undo", str(session_copy), "--yes", "--json", "--quiet-window", "0"]) == 0
+    path_length = len(load_session(session_copy).path_to(load_session(session_copy).leaf))
+
+    assert main(["undo", str(session_copy), "--yes", "--json", "--quiet-window", "0"]) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert not refused["written"] and "--force" in refused["error"]
+    leaving = refused["entriesLeavingActivePath"]
+    assert leaving > 300  # everything after pi's compaction on line 629
+    assert session_copy.read_bytes() == original
+    assert main(["undo", str(session_copy), "--yes", "--quiet-window", "0"]) == 1
+    err = capsys.readouterr().err
+    assert f"{leaving} entries after it leave the active path (nothing is deleted)" in err
+    assert "--force" in err
+    assert session_copy.read_bytes() == original
+
+    assert main(
+        ["undo", str(session_copy), "--yes", "--force", "--json", "--quiet-window", "0"]
+    ) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["written"] and report["compactionId"] == before[-1]
+    assert report["entriesLeavingActivePath"] == leaving
     data = session_copy.read_bytes()
     assert data[: len(original)] == original  # only appended
     marker = json.loads(data[len(original) :])
@@ -51,26 +71,49 @@ def test_undo_twice_walks_back_over_both_compactions(
     assert session.entries[session.leaf].id == marker["id"]
     assert session.entry_by_id(before[-1]) is not None  # the compaction is still there
     assert _compactions_on_active_path(session_copy) == before[:1]
+    # the marker's path: everything above the compaction, plus the marker itself
+    assert len(session.path_to(session.leaf)) == path_length - leaving - 1 + 1
 
-    assert main(["undo", str(session_copy), "--yes", "--quiet-window", "0"]) == 0
-    assert "appended leaf marker" in capsys.readouterr().out
+    second = session_copy.read_bytes()
+    assert main(["undo", str(session_copy), "--yes", "--quiet-window", "0"]) == 1
+    assert "--force" in capsys.readouterr().err
+    assert session_copy.read_bytes() == second
+    assert main(["undo", str(session_copy), "--yes", "--force", "--quiet-window", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "appended leaf marker" in out and "leave the active path" in out
     assert _compactions_on_active_path(session_copy) == []
     third = session_copy.read_bytes()
-    assert main(["undo", str(session_copy), "--yes", "--quiet-window", "0"]) == 1
+    assert main(["undo", str(session_copy), "--yes", "--force", "--quiet-window", "0"]) == 1
     assert "nothing to undo" in capsys.readouterr().err
     assert session_copy.read_bytes() == third
 
 
-def test_undo_writes_nothing_without_confirmation(
-    session_copy: Path, capsys: pytest.CaptureFixture[str]
+def test_undo_after_our_compaction_then_refuses_to_rewind_pis(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    original = session_copy.read_bytes()
-    assert main(["undo", str(session_copy)]) == 1  # stdin is not a terminal under pytest
-    assert "--yes" in capsys.readouterr().err
-    assert main(["undo", str(session_copy), "--dry-run", "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["dryRun"] and not report["written"]
-    assert session_copy.read_bytes() == original
+    """The reported case: compact, undo (nothing after it: allowed), undo again (pi's older
+    compaction with ~376 entries after it: refused without --force, file unchanged)."""
+    path = tmp_path / "sample.jsonl"
+    shutil.copyfile(SAMPLE, path)
+    assert main(
+        ["compact", str(path), "--yes", "--provider", "offline", "--quiet-window", "0"]
+    ) == 0
+    capsys.readouterr()
+    ours = _compactions_on_active_path(path)[-1]
+    assert main(["undo", str(path), "--yes", "--json", "--quiet-window", "0"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["written"] and first["compactionId"] == ours
+    assert first["entriesLeavingActivePath"] == 0
+    active_before = len(load_session(path).path_to(load_session(path).leaf))
+    after_first = path.read_bytes()
+
+    assert main(["undo", str(path), "--yes", "--quiet-window", "0"]) == 1
+    err = capsys.readouterr().err
+    leaving = active_before - 1 - 628  # entries after pi's compaction on line 629, marker aside
+    assert f"{leaving} entries after it leave the active path (nothing is deleted)" in err
+    assert path.read_bytes() == after_first
+    session = load_session(path)
+    assert len(session.path_to(session.leaf)) == active_before  # nothing moved
 
 
 def test_undo_refused_by_the_gate_on_a_v1_file(
@@ -79,7 +122,8 @@ def test_undo_refused_by_the_gate_on_a_v1_file(
     path = tmp_path / "v1.jsonl"
     shutil.copyfile(FIXTURES / "bad" / "v1-with-compaction-index.jsonl", path)
     original = path.read_bytes()
-    assert main(["undo", str(path), "--yes", "--json", "--quiet-window", "0"]) == 1
+    argv = ["undo", str(path), "--yes", "--force", "--json", "--quiet-window", "0"]
+    assert main(argv) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["refused"]["code"] == "A1"
     assert "pi" in report["refused"]["hint"]

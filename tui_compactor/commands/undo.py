@@ -5,6 +5,11 @@ child of the compaction's parent, so pi, which resumes at the last entry of the 
 from just above the compaction; the compaction stays in the file on a side branch. The append
 goes through the writer's gate and is refused, with the reason, when the file is not safe to
 append to. Writes only with ``--yes`` or a typed confirmation.
+
+Entries written after the compaction on the active path (ignoring our own leaf markers) leave
+the active path too: they stay in the file but the agent no longer sees them. The command
+always says how many, and refuses without ``--force`` when there are any, so an older
+compaction (say, pi's own) cannot silently rewind hundreds of entries.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from typing import Any
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
-"""Nothing to undo, not confirmed, or the append gate refused."""
+"""Nothing to undo, not confirmed, entries would leave the active path without ``--force``,
+or the append gate refused."""
 EXIT_UNUSABLE = 2
 """The file is not a usable session."""
 
@@ -24,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     parser.add_argument("session", metavar="SESSION", help="session .jsonl file")
     parser.add_argument("--yes", action="store_true", help="append without asking")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="undo even when entries written after the compaction would leave the active path",
+    )
     parser.add_argument("--dry-run", action="store_true", help="show what would happen")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -44,6 +55,29 @@ def find_last_compaction(session: Any) -> int | None:
         if session.entries[index].type == "compaction":
             return index
     return None
+
+
+def entries_after_on_path(session: Any, compaction: int) -> int:
+    """How many entries after ``compaction`` on the leaf's path would leave the active path.
+
+    Our own leaf markers (``tui-compactor/leaf``) are not counted: they only move the leaf.
+    """
+    from tui_compactor.session.writer import is_leaf_marker
+
+    if session.leaf is None:
+        return 0
+    path: list[int] = session.path_to(session.leaf)
+    try:
+        position = path.index(compaction)
+    except ValueError:
+        return 0
+    count = 0
+    for index in path[position + 1 :]:
+        entry = session.entries[index]
+        if entry.type == "custom" and is_leaf_marker(entry.data):
+            continue
+        count += 1
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,11 +116,21 @@ def run(args: argparse.Namespace) -> int:
         )
         return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['error'])}")
     report["newLeafParentId"] = session.entries[parent].id
+    leaving = entries_after_on_path(session, compaction)
+    report["entriesLeavingActivePath"] = leaving
     summary = (
         f"undo compaction {safe(entry.id)} (line {entry.line}): the agent will resume at "
         f"{safe(session.entries[parent].id)} (line {session.entries[parent].line}); the "
-        "compaction stays in the file on a side branch"
+        "compaction stays in the file on a side branch\n"
+        f"{leaving} {'entry' if leaving == 1 else 'entries'} after it leave the active path "
+        "(nothing is deleted)"
     )
+    if leaving and not args.force:
+        report["error"] = (
+            f"refusing to undo: {leaving} {'entry' if leaving == 1 else 'entries'} written "
+            "after this compaction would leave the active path; pass --force to undo anyway"
+        )
+        return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {report['error']}")
     if args.dry_run:
         report["dryRun"] = True
         return finish(EXIT_OK, summary)
