@@ -54,9 +54,9 @@ def test_undo_twice_walks_back_over_both_compactions(
     assert "--force" in err
     assert session_copy.read_bytes() == original
 
-    assert main(
-        ["undo", str(session_copy), "--yes", "--force", "--json", "--quiet-window", "0"]
-    ) == 0
+    assert (
+        main(["undo", str(session_copy), "--yes", "--force", "--json", "--quiet-window", "0"]) == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["written"] and report["compactionId"] == before[-1]
     assert report["entriesLeavingActivePath"] == leaving
@@ -95,9 +95,9 @@ def test_undo_after_our_compaction_then_refuses_to_rewind_pis(
     compaction with ~376 entries after it: refused without --force, file unchanged)."""
     path = tmp_path / "sample.jsonl"
     shutil.copyfile(SAMPLE, path)
-    assert main(
-        ["compact", str(path), "--yes", "--provider", "offline", "--quiet-window", "0"]
-    ) == 0
+    assert (
+        main(["compact", str(path), "--yes", "--provider", "offline", "--quiet-window", "0"]) == 0
+    )
     capsys.readouterr()
     ours = _compactions_on_active_path(path)[-1]
     assert main(["undo", str(path), "--yes", "--json", "--quiet-window", "0"]) == 0
