@@ -155,3 +155,24 @@ async def test_without_a_file_the_picker_opens_the_chosen_session(tmp_path: Path
         assert not isinstance(app.screen, SessionPicker)
         assert app.session is not None and app.session.path.name == TREE_BRANCHES.name
         assert app.query_one(SessionTree).rows
+
+
+@pytest.mark.slow
+async def test_a_50k_deep_chain_opens_flat_and_browses_end_to_end(tmp_path: Path) -> None:
+    """parentId nesting 50k deep (a long session) stays one flat run: no recursion anywhere."""
+    path = tmp_path / "deep.jsonl"
+    _big_session(path, 50_000)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert app.session.complete and len(tree.rows) == 50_000
+        assert {row.indent for row in tree.rows} == {0}
+        assert tree.cursor_entry == app.session.leaf
+        await pilot.press("g")
+        await settle(pilot)
+        assert tree.cursor == 0 and app.gauge_data is not None
+        await pilot.press("G", "c")
+        await settle(pilot)
+        assert tree.cursor_entry == app.session.leaf
+        assert app.plan is not None and app.plan.prepared
