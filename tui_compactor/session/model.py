@@ -6,9 +6,15 @@ summarize, ui). It does no I/O. ``session.reader`` builds these objects.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
+
+
+def seal_command(path: Any) -> str:
+    """The shell command that seals a torn last line of ``path`` (shown in refusals)."""
+    return f"tui-compactor seal {shlex.quote(str(path))}"
 
 
 class Verdict(StrEnum):

@@ -38,6 +38,7 @@ from tui_compactor.session.model import (
     LoadProgress,
     Severity,
     Verdict,
+    seal_command,
 )
 from tui_compactor.session.session import (
     Refresh,
@@ -105,7 +106,7 @@ _FRAGMENT_TYPE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,100})"')
 _FRAGMENT_ROLE = re.compile(rb'"role"\s*:\s*"([^"\\]{1,100})"')
 
 
-def _fragment_fields(raw: bytes) -> tuple[str | None, str | None]:
+def fragment_fields(raw: bytes) -> tuple[str | None, str | None]:
     """Id and a kind ("toolResult", "message", ...) readable from a broken line's prefix."""
     head = raw[:4096]
     found = _FRAGMENT_ID.search(head)
@@ -503,7 +504,7 @@ class _Scanner:
         self, raw: bytes, line_no: int, offset: int, terminated: bool, why: str
     ) -> None:
         s = self.s
-        entry_id, kind = _fragment_fields(raw)
+        entry_id, kind = fragment_fields(raw)
         if entry_id is not None:
             s._fragments.setdefault(entry_id, line_no)
         if not terminated:
@@ -1100,8 +1101,8 @@ def _finalize(s: Session, total_size: int) -> None:
         return
     if s.snapshot.torn_tail:
         s.append_refusal = (
-            "the file ends in an incomplete record; seal it first (appends one newline and "
-            "keeps the fragment)"
+            f"the file ends in an incomplete record; seal it first with "
+            f"`{seal_command(s.path)}` (appends one newline and keeps the fragment)"
         )
     elif not s.entries:
         s.append_refusal = "the session has no entries: nothing to summarise, no parent"

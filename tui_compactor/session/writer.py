@@ -33,6 +33,7 @@ from typing import Any
 
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
+from tui_compactor.session.model import seal_command
 
 GENERATOR_NAME = "tui-compactor"
 """``generator.name`` in every entry we write."""
@@ -395,7 +396,8 @@ def check_tail(session: Any) -> None:
         raise AppendRefused(
             f"{_name(session)}: the last line is an incomplete record (probably a crash while "
             "writing), so a new line would be glued onto it and lost.",
-            "Seal the tail first (it appends one newline and keeps the fragment), then try again.",
+            f"Seal the tail first with `{seal_command(session.path)}` (it appends one newline "
+            "and keeps the fragment), then try again.",
             code="A2",
         )
 
@@ -816,7 +818,8 @@ def _write_locked(
             raise AppendFailed(
                 f"{name}: the append failed ({failure}) and could not be undone cleanly: {damage}.",
                 "The bytes before the append are untouched. Reload the session: tui-compactor "
-                "will name the incomplete last line and offer to seal it.",
+                "will name the incomplete last line; seal it with "
+                f"`{seal_command(session.path)}`.",
                 rolled_back=False,
                 damage=damage,
             )

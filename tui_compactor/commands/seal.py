@@ -1,0 +1,193 @@
+"""``tui-compactor seal SESSION [--yes] [--json] [--quiet-window S]``: end a torn last line.
+
+A crash while an agent was writing can leave the file ending in part of a record with no
+newline. Anything appended after it would be glued onto that fragment and lost, so the append
+gate refuses until the tail is sealed. Sealing appends exactly one ``\\n``: the fragment stays
+in the file as a malformed line (pi skips it too), nothing is truncated or rewritten. The
+command explains what it found (line, size, which entry the fragment looks like) and writes
+only with ``--yes`` or a typed ``yes``; the writer's gate (header, unchanged file, no live
+writer, locks) still has the last word.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+"""Nothing to seal, not confirmed, or the writer's gate refused; nothing written."""
+EXIT_UNUSABLE = 2
+"""The file is not a usable session."""
+
+FRAGMENT_PEEK_BYTES = 4096
+"""How much of the torn line is read to recognise the entry it started."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the command's switches."""
+    parser.add_argument("session", metavar="SESSION", help="session .jsonl file")
+    parser.add_argument("--yes", action="store_true", help="append the newline without asking")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--quiet-window",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the file must stay unchanged before appending (live-writer check)",
+    )
+
+
+def describe_tail(session: Any) -> dict[str, Any] | None:
+    """What the unterminated last line is, or None when the file ends with a newline.
+
+    Returns ``{"line", "offset", "bytes", "torn", "entryId", "kind"}``: ``torn`` is True for an
+    incomplete record, False for a complete record that merely lacks its final newline;
+    ``entryId`` / ``kind`` are what the start of the line looks like (None if unreadable).
+    """
+    from tui_compactor.session.reader import fragment_fields
+
+    snapshot = session.snapshot
+    if snapshot.size == 0 or snapshot.ends_with_newline:
+        return None
+    torn = next((d for d in session.diagnostics if d.code == "torn-tail"), None)
+    if torn is not None and torn.offset is not None:
+        line, offset = torn.line, torn.offset
+    else:
+        line, offset = _last_line_start(session)
+    head = b""
+    try:
+        with open(session.path, "rb") as handle:
+            handle.seek(offset)
+            head = handle.read(min(FRAGMENT_PEEK_BYTES, max(0, snapshot.size - offset)))
+    except OSError:
+        pass
+    entry_id, kind = fragment_fields(head)
+    if torn is not None and torn.entry_id:
+        entry_id = torn.entry_id
+    return {
+        "line": line,
+        "offset": offset,
+        "bytes": snapshot.size - offset,
+        "torn": snapshot.torn_tail,
+        "entryId": entry_id,
+        "kind": kind,
+    }
+
+
+def _last_line_start(session: Any) -> tuple[int | None, int]:
+    """(line, offset) of the file's last line when no torn-tail diagnostic names it."""
+    if session.entries:
+        last = max(session.entries, key=lambda entry: entry.offset)
+        if last.offset + last.size >= session.snapshot.size - 1:
+            return last.line, last.offset
+    # Read backwards for the last newline (bounded: the last line may be large).
+    size = session.snapshot.size
+    try:
+        with open(session.path, "rb") as handle:
+            position = size
+            while position > 0:
+                start = max(0, position - (1 << 16))
+                handle.seek(start)
+                chunk = handle.read(position - start)
+                found = chunk.rfind(b"\n")
+                if found >= 0:
+                    return None, start + found + 1
+                position = start
+    except OSError:
+        pass
+    return None, 0
+
+
+def explain(tail: dict[str, Any], name: str) -> str:
+    """The human explanation of what sealing will do (session text sanitized)."""
+    from tui_compactor.commands.session_args import safe
+
+    where = f"line {tail['line']}" if tail["line"] is not None else "the last line"
+    looks = ""
+    if tail["entryId"]:
+        kind = f" ({safe(tail['kind'], 40)})" if tail["kind"] else ""
+        looks = f"; it looks like the start of entry {safe(tail['entryId'], 40)}{kind}"
+    if tail["torn"]:
+        what = (
+            f"{safe(name)}: {where} (byte {tail['offset']}, {tail['bytes']} bytes, no newline) "
+            f"is an incomplete record, probably a crash while writing{looks}.\n"
+            "Sealing appends one newline after it: the fragment stays in the file as a broken "
+            "line that pi skips too, and later appends start on a line of their own. Nothing "
+            "is truncated or rewritten."
+        )
+    else:
+        what = (
+            f"{safe(name)}: {where} (byte {tail['offset']}, {tail['bytes']} bytes) is a "
+            f"complete record without a final newline{looks}.\n"
+            "Sealing appends one newline after it; the record is kept as it is."
+        )
+    return what
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain the torn tail, confirm, append one newline; exit status per module doc."""
+    from tui_compactor.commands.session_args import print_json, safe
+    from tui_compactor.session.reader import load_session
+    from tui_compactor.session.writer import AppendRefused, seal_tail
+
+    session = load_session(args.session)
+    name = os.fspath(session.path)
+    report: dict[str, Any] = {"session": name, "written": False}
+
+    def finish(status: int, message: str | None = None) -> int:
+        if args.json:
+            print_json(report)
+        elif message:
+            print(message, file=sys.stderr if status else sys.stdout)
+        return status
+
+    try:
+        if session.header is None and not session.entries:
+            report["error"] = f"{name}: not a usable session"
+            return finish(EXIT_UNUSABLE, f"tui-compactor: {safe(report['error'])}")
+        tail = describe_tail(session)
+        if tail is None:
+            report["error"] = f"{name}: the file ends with a newline; there is nothing to seal"
+            return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['error'])}")
+        report["tail"] = tail
+        explanation = explain(tail, name)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                report["error"] = "not confirmed: pass --yes to append the newline"
+                return finish(EXIT_REFUSED, f"{explanation}\ntui-compactor: {report['error']}")
+            print(explanation)
+            answer = input('Type "yes" to append one newline: ').strip()
+            if answer != "yes":
+                report["error"] = "not confirmed"
+                return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
+        options: dict[str, Any] = {}
+        if args.quiet_window is not None:
+            options["quiet_seconds"] = args.quiet_window
+        try:
+            result = seal_tail(session, **options)
+        except AppendRefused as refused:
+            report["refused"] = {
+                "code": refused.code,
+                "reason": refused.reason,
+                "hint": refused.hint,
+            }
+            return finish(
+                EXIT_REFUSED,
+                f"tui-compactor: {safe(refused.reason)}\n  {safe(refused.hint)}",
+            )
+        report["written"] = True
+        report["offset"] = result.offset
+        report["sizeAfter"] = result.size_after
+        if result.took_over_stale_lock:
+            report["note"] = result.took_over_stale_lock
+        done = f"sealed: appended one newline at byte {result.offset}"
+        if args.yes:
+            done = f"{explanation}\n{done}"
+        return finish(EXIT_OK, done)
+    finally:
+        close = getattr(session, "close", None)
+        if close is not None:
+            close()
