@@ -18,13 +18,14 @@ __all__ = ["sanitize", "escape_markup", "BIDI_CONTROLS"]
 ESC = "\x1b"
 
 # Escape sequences, matched on text (so 8-bit C1 introducers are code points U+0080..U+009F).
-# String-type sequences (OSC, DCS, SOS, PM, APC) run to ST (ESC \ or U+009C) or, for OSC, BEL;
-# an unterminated one swallows the rest of the text: whatever follows would have been eaten by
-# the terminal too, and showing it partly is worse than dropping it.
+# String-type sequences (OSC, DCS, SOS, PM, APC) run to ST (ESC \ or U+009C) or, for OSC, BEL.
+# An unterminated one ends at the next ESC, the next newline (which is kept) or the end of the
+# text: once the sequence itself is removed nothing can reach the terminal as a control string,
+# and the lines after it (the next message of a transcript, say) must stay visible.
 _STRING_SEQ = (
     r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"  # OSC, DCS, SOS, PM, APC introducers (7/8-bit)
-    r"[^\x07\x1b\x9c]*"  # body
-    r"(?:\x07|\x1b\\|\x9c|(?=\x1b)|\Z)"  # terminator, or the next ESC, or end of text
+    r"[^\x07\x1b\x9c\n]*"  # body, never past a newline
+    r"(?:\x07|\x1b\\|\x9c|(?=[\x1b\n])|\Z)"  # terminator, or the next ESC / newline, or the end
 )
 _CSI_SEQ = r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
 # Any other ESC sequence: ESC, intermediates, one final byte (ESC c, ESC 7, ESC ( B, ...).
@@ -111,8 +112,9 @@ def _continues_grapheme(text: str, i: int) -> bool:
 def sanitize(text: str, *, single_line: bool = False, max_len: int | None = None) -> str:
     """Return ``text`` with nothing left that a terminal would interpret.
 
-    - every escape sequence (CSI, OSC incl. unterminated, DCS, SOS, PM, APC, 8-bit C1
-      forms, ``ESC c`` and other two-byte escapes) is removed;
+    - every escape sequence (CSI, OSC, DCS, SOS, PM, APC, 8-bit C1 forms, ``ESC c`` and
+      other two-byte escapes) is removed; an unterminated control string ends at the next
+      newline, which is kept, so the lines after it stay visible;
     - every other C0/C1 control except ``\\n`` and ``\\t`` is removed (a bare ``\\r`` shows
       as ``␍``);
     - bidi overrides/isolates/marks are shown as ``⟨U+202E⟩``-style marks;

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,6 +82,33 @@ def test_corpus_control_characters_are_neutralised() -> None:
     assert "SAFE␍EVIL" in out  # CR cannot overwrite
     assert "⟨U+202E⟩" in out and "⟨U+2066⟩" in out
     assert "\n" in out
+
+
+STRING_INTRODUCERS = ["\x1b]", "\x1bP", "\x1bX", "\x1b^", "\x1b_", "\x9d", "\x90"]
+"""OSC, DCS, SOS, PM, APC (7-bit) and OSC, DCS (8-bit C1)."""
+
+
+@pytest.mark.parametrize("introducer", STRING_INTRODUCERS)
+def test_unterminated_control_string_ends_at_the_next_newline(introducer: str) -> None:
+    """An OSC/DCS/SOS/PM/APC that is never closed must not swallow the following lines."""
+    text = f"tool output {introducer}0;never closed\n\n[Assistant]: next message\nmore"
+    out = sanitize(text)
+    assert out == "tool output \n\n[Assistant]: next message\nmore"
+
+
+def test_serialized_transcript_keeps_the_message_after_an_unterminated_osc() -> None:
+    """The corpus file's tool result ends in an unclosed OSC; the next message still shows."""
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.serialize import serialize_pi
+    from tui_compactor.session.reader import load_session
+
+    session = load_session(CORPUS / "control-characters-and-ansi-escapes.jsonl")
+    context = build_context(session, session.leaf)
+    messages = [item.message for item in context.items if not item.excluded]
+    out = sanitize(serialize_pi(messages))
+    assert "never closed" not in out
+    assert "\n\n[Assistant]: The command printed green text" in out
+    assert out.count("[Assistant]:") == 3 and out.count("[User]:") == 2
 
 
 def test_plain_text_is_unchanged() -> None:
