@@ -103,6 +103,28 @@ def test_inspect_json_with_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     assert entries[-1]["depth"] == 7 and entries[-1]["parentId"] == "e0000002"
 
 
+def test_inspect_counts_tokens_with_cl100k_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(CORPUS / "duplicate-ids.jsonl")
+    code, out, _ = run_cli(capsys, "inspect", path, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["tokens"] == "cl100k"
+    messages = [e for e in report["entries"] if e["type"] == "message"]
+    assert messages and all(isinstance(e["tokens"], int) and e["tokens"] > 0 for e in messages)
+    code, out, _ = run_cli(capsys, "inspect", path, "--json", "--tokens", "cl100k")
+    assert json.loads(out)["entries"] == report["entries"]
+    code, out, _ = run_cli(capsys, "inspect", path, "--json", "--tokens", "bytes")
+    chosen = json.loads(out)
+    assert chosen["tokens"] == "bytes"
+    assert [e["tokens"] for e in chosen["entries"]] != [e["tokens"] for e in report["entries"]]
+    code, out, _ = run_cli(capsys, "inspect", path)  # the table shows the same counts
+    table = {int(line.split()[0]): line.split() for line in out.splitlines()[2:]}
+    for entry in messages:
+        assert table[entry["index"]][5] == str(entry["tokens"])
+
+
 def test_inspect_refused_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "inspect", str(CORPUS / "empty-file.jsonl"), "--json")
     assert code == 2 and json.loads(out)["verdict"] == "refuse"

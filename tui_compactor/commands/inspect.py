@@ -1,8 +1,9 @@
 """``tui-compactor inspect SESSION [--json] [--tokens cl100k|pi|bytes]``: one row per entry.
 
-``--json`` prints ``{"file", "verdict", "header", "leafId", "roots", "leaves", "entries"}``
-where each entry is ``{index, id, parentId, type, role, tokens, depth, label, line, offset,
-size}`` (``index`` is 0-based, header excluded, file order; ``tokens`` is set for
+``--json`` prints ``{"file", "verdict", "tokens", "header", "leafId", "roots", "leaves",
+"entries"}`` where each entry is ``{index, id, parentId, type, role, tokens, depth, label,
+line, offset, size}`` (``index`` is 0-based, header excluded, file order; ``tokens`` is counted
+with cl100k like the other commands, or the counter ``--tokens`` names, and is set for
 message-bearing entries only). Without ``--json`` a sanitized table is printed. Exit status 2
 for a refused file (the JSON then carries the verdict and the error).
 """
@@ -23,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tokens",
         choices=("cl100k", "pi", "bytes"),
-        default=None,
-        help="count tokens per message entry with this counter (default: no counts)",
+        default="cl100k",
+        help="token counter for message entries: cl100k (default), pi (chars/4), bytes",
     )
 
 
