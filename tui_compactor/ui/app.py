@@ -176,7 +176,9 @@ class CompactorApp(App[None]):
         self.query_one("#search", Input).display = False
         self.query_one(SessionTree).focus()
         if self.session_path is not None:
-            self.open_session(self.session_path)
+            # Paint the (empty) window first, then start indexing: the indexer holds the GIL
+            # in slices and would otherwise delay the first frame.
+            self.call_after_refresh(self.open_session, self.session_path)
         else:
             self.pick_session()
 
