@@ -64,8 +64,61 @@ def test_tree_text_is_sanitized(capsys: pytest.CaptureFixture[str]) -> None:
         code, out, _ = run_cli(capsys, "tree", str(path), "--filter", view)
         assert code == 0
         assert "\x1b" not in out and not CONTROL.search(out.replace("\n", ""))
-        assert "<- leaf" in out
+        assert out.splitlines()[1].startswith("legend: * active path  ◆ leaf  ├─ └─")
+        assert sum(line.startswith("◆ ") for line in out.splitlines()) == 1
     assert "⏎" in out  # the session name's CR LF is flattened, not obeyed
+
+
+def _user(entry_id: str, parent: str | None, second: int) -> dict:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2025-01-01T00:00:{second:02d}.000Z",
+        "message": {"role": "user", "content": f"text of {entry_id}"},
+    }
+
+
+def test_tree_text_draws_branch_glyphs_and_a_legend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Side branches hang on ├─ / └─ under their branch point, nested ones keep the outer
+    rail, and the main line continues at the branch point's indent."""
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00Z"}
+    records = [
+        header,
+        _user("r", None, 0),
+        _user("a", "r", 1),
+        _user("s1", "a", 2),
+        _user("s1a", "s1", 3),
+        _user("x", "s1a", 4),
+        _user("y", "s1a", 5),
+        _user("s2", "a", 6),
+        _user("m", "a", 7),
+        _user("tip", "m", 8),
+    ]
+    path = tmp_path / "branches.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    code, out, _ = run_cli(capsys, "tree", str(path))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("legend: ")
+    assert "* active path" in lines[0] and "◆ leaf" in lines[0] and "side branch" in lines[0]
+    assert lines[1:] == [
+        "* r user: text of r",
+        "* a user: text of a",
+        "  ├─ s1 user: text of s1",
+        "  │  s1a user: text of s1a",
+        "  │  └─ y user: text of y",
+        "  │  x user: text of x",
+        "  └─ s2 user: text of s2",
+        "* m user: text of m",
+        "◆ tip user: text of tip",
+    ]
+    code, out, _ = run_cli(capsys, "tree", str(path), "--json")
+    rows = {row["id"]: row for row in json.loads(out)["rows"]}
+    assert [i for i, row in rows.items() if row["branchStart"]] == ["s1", "y", "s2"]
+    assert [i for i, row in rows.items() if row["lastBranch"]] == ["y", "s2"]
 
 
 def test_tree_json_rows(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,12 @@
 """``tui-compactor tree SESSION [--json] [--filter MODE] [--leaf ID] [--fold ID ...]``.
 
-Prints the outline of the session tree: linear runs flat, branch points indented, the active
-path marked ``*``, the leaf marked ``<- leaf``, labels in brackets and a one-line preview of
-each entry. All session text is sanitized before it reaches the terminal. ``--json`` prints
-one object per row instead. Exit status 2 for a refused file or an unknown ``--leaf``.
+Prints the outline of the session tree: linear runs flat; at a branch point the side branches
+hang below it on ``├─`` / ``└─`` glyphs (with ``│`` rails while more side branches follow)
+and the main line continues at the branch point's indent. A one-line legend explains the
+markers: ``*`` on the active path, ``◆`` the leaf, labels in brackets, folded counts. Each row
+ends with a one-line preview of the entry. All session text is sanitized before it reaches
+the terminal. ``--json`` prints one object per row instead. Exit status 2 for a refused file
+or an unknown ``--leaf``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,21 @@ from typing import Any
 from tui_compactor.commands import session_args as common
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+
+ACTIVE_MARK = "*"
+"""Marks a row on the path from the root to the leaf."""
+LEAF_MARK = "◆"
+"""Marks the leaf (where the agent resumes); it is on the active path too."""
+BRANCH_GLYPH = "├─ "
+LAST_BRANCH_GLYPH = "└─ "
+RAIL = "│  "
+NO_RAIL = "   "
+LEGEND = (
+    f"legend: {ACTIVE_MARK} active path  {LEAF_MARK} leaf  {BRANCH_GLYPH.strip()} "
+    f"{LAST_BRANCH_GLYPH.strip()} side branch (the main line continues below its branch "
+    "point)  [label]  (+N folded)"
+)
+"""The one-line key printed above the rows."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,6 +160,8 @@ def _row_json(session: Any, row: Any) -> dict[str, Any]:
         "role": entry.role,
         "indent": row.indent,
         "branchPoint": row.is_branch_point,
+        "branchStart": row.branch_start,
+        "lastBranch": row.last_branch,
         "active": row.on_active_path,
         "leaf": row.is_leaf,
         "tip": row.is_tip,
@@ -154,6 +174,30 @@ def _row_json(session: Any, row: Any) -> dict[str, Any]:
     }
 
 
+def branch_prefixes(rows: list[Any]) -> list[str]:
+    """The glyph prefix of each row: rails for enclosing side branches, then ``├─`` / ``└─``
+    on the first row of a side branch, or a rail / blank on the rows that continue it."""
+    prefixes: list[str] = []
+    open_rails: list[bool] = []  # open_rails[k]: more side branches follow at level k + 1
+    for row in rows:
+        level = row.indent
+        if level == 0:
+            open_rails.clear()
+            prefixes.append("")
+            continue
+        del open_rails[level:]
+        while len(open_rails) < level:
+            open_rails.append(False)  # defensive: a level entered without a branch start
+        outer = "".join(RAIL if rail else NO_RAIL for rail in open_rails[: level - 1])
+        if row.branch_start:
+            open_rails[level - 1] = not row.last_branch
+            glyph = LAST_BRANCH_GLYPH if row.last_branch else BRANCH_GLYPH
+        else:
+            glyph = RAIL if open_rails[level - 1] else NO_RAIL
+        prefixes.append(outer + glyph)
+    return prefixes
+
+
 def _print_text(session: Any, rows: list[Any], width: int) -> None:
     safe = common.safe
     out = sys.stdout
@@ -161,10 +205,18 @@ def _print_text(session: Any, rows: list[Any], width: int) -> None:
         out.write(f"title: {safe(session.title_slot.get('title'), 100)}\n")
     if session.name:
         out.write(f"name: {safe(session.name, 100)}\n")
-    for row in rows:
+    if rows:
+        out.write(LEGEND + "\n")
+    for row, prefix in zip(rows, branch_prefixes(rows), strict=True):
         entry = session.entries[row.index]
         kind = entry.role if entry.type == "message" and entry.role else entry.type or "?"
-        parts = ["  " * row.indent, "* " if row.on_active_path else "  "]
+        if row.is_leaf:
+            mark = LEAF_MARK
+        elif row.on_active_path:
+            mark = ACTIVE_MARK
+        else:
+            mark = " "
+        parts = [mark, " ", prefix]  # marker gutter first, so the glyphs line up
         if row.missing_parent is not None:
             parts.append(f"(missing {safe(row.missing_parent, 20)}) ")
         parts.append(f"{safe(entry.id, 24)} {safe(kind, 24)}")
@@ -176,6 +228,4 @@ def _print_text(session: Any, rows: list[Any], width: int) -> None:
             parts.append(f": {preview}")
         if row.folded and row.hidden_count:
             parts.append(f"  (+{row.hidden_count} folded)")
-        if row.is_leaf:
-            parts.append("  <- leaf")
         out.write("".join(parts) + "\n")

@@ -73,6 +73,11 @@ class OutlineRow:
     """Children in the file (any filter)."""
     missing_parent: str | None = None
     """The ``parentId`` this entry names but that does not resolve (broken link)."""
+    branch_start: bool = False
+    """First row of a side branch (a non-main child of a branch point, one level deeper)."""
+    last_branch: bool = False
+    """For a ``branch_start`` row: the last side branch of its branch point (the next rows
+    at the branch point's indent continue its main line)."""
 
 
 def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> list[bool]:
@@ -172,9 +177,10 @@ def _build(
     # followed in a tight inner loop.
     rows: list[OutlineRow] = []
     append = rows.append
-    work: list[tuple[int, int]] = [(root, 0) for root in reversed(visible_roots)]
+    # Work items: (node, indent, 0 = main line / 1 = side branch / 2 = last side branch).
+    work: list[tuple[int, int, int]] = [(root, 0, 0) for root in reversed(visible_roots)]
     while work:
-        node, indent = work.pop()
+        node, indent, side = work.pop()
         while True:
             kids = visible_children[node]
             real = children[node]
@@ -191,18 +197,23 @@ def _build(
                     _count_below(visible_children, node) if is_folded and kids else 0,
                     len(real),
                     broken.get(node),
+                    side > 0,
+                    side == 2,
                 )
             )
+            side = 0
             if is_folded or not kids:
                 break
             if len(kids) == 1:
                 node = kids[0]
                 continue
             main = next((k for k in kids if active[k]), kids[0])
-            work.append((main, indent))
+            work.append((main, indent, 0))
+            last_side = True
             for k in range(len(kids) - 1, -1, -1):
                 if kids[k] != main:
-                    work.append((kids[k], indent + 1))
+                    work.append((kids[k], indent + 1, 2 if last_side else 1))
+                    last_side = False
             break
     return rows
 
