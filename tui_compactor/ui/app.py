@@ -397,9 +397,25 @@ class CompactorApp(App[None]):
             self._gauge_timer = self.set_timer(self.gauge_debounce, self._measure_selected)
 
     def _measure_selected(self) -> None:
-        """Start measuring the context at the selected entry."""
+        """Start measuring the context at the selected entry (and count what is on screen)."""
         if self.session is not None and self.selected_entry is not None:
             self.measure_node(self.session, self.selected_entry, self.settings)
+            self._count_visible_first()
+
+    def _count_visible_first(self) -> None:
+        """Rows on screen without a token count: restart counting with them first (counts
+        already made are cached, so a restart costs little)."""
+        from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
+
+        tree = self.query_one(SessionTree)
+        top = int(tree.scroll_y)
+        entries = self.session.entries
+        missing = any(
+            row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
+            for row in tree.rows[top: top + tree.size.height]
+        )
+        if missing and not self.token_count_pending:
+            self.start_token_count()
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
