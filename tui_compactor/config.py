@@ -280,6 +280,13 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return base
 
 
+_SECRET_KEY = re.compile(
+    r"^(?:(?:openai|anthropic)[_-]?)?(?:api[_-]?key|key|secret|password|(?:access|auth)[_-]?token)$",
+    re.IGNORECASE,
+)
+"""Unknown keys that look like a credential get the api_key_env advice instead."""
+
+
 def _validation_message(error: ValidationError, path: Path | None, text: str) -> str:
     """One line per problem, each naming the file, the line and the key."""
     messages = []
@@ -288,7 +295,15 @@ def _validation_message(error: ValidationError, path: Path | None, text: str) ->
         dotted = ".".join(str(part) for part in loc)
         line = _line_of_key(text, loc) if path is not None else None
         where = f"{path}:{line}" if line else (str(path) if path else "config")
-        messages.append(f"{where}: {dotted}: {item.get('msg', 'invalid value')}")
+        message = item.get("msg", "invalid value")
+        key = str(loc[-1]) if loc else ""
+        if item.get("type") == "extra_forbidden" and _SECRET_KEY.search(key):
+            # Never echo the value: it is probably a real key.
+            message = (
+                "API keys are never stored in the config; put the key in an environment "
+                'variable and name it in the profile with api_key_env = "NAME"'
+            )
+        messages.append(f"{where}: {dotted}: {message}")
     return "\n".join(messages)
 
 

@@ -231,3 +231,110 @@ def test_context_threshold_per_rules(
     data = json.loads(result.stdout)["threshold"]
     assert data["thresholdTokens"] == threshold
     assert data["shouldCompact"] is crossed
+
+
+SAMPLE = ROOT / "tui_compactor" / "data" / "sample-session.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("command", "primary", "alias"),
+    [("context", "--at", "--leaf"), ("serialize", "--at", "--leaf"), ("export", "--at", "--leaf"),
+     ("plan", "--leaf", "--at"), ("navigate", "--leaf", "--at")],
+)
+def test_node_option_is_shown_in_help_under_both_names(
+    command: str, primary: str, alias: str
+) -> None:
+    result = cli(command, "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.decode().split())
+    assert f"[{primary} ID]" in text  # the usage line names the command's own spelling
+    assert f"{primary} ID, {alias} ID" in text  # and the option list shows both
+
+
+def test_at_and_leaf_are_the_same_switch(branches: Path) -> None:
+    other = golden("tree-branches")["otherLeaves"][0]["leafId"]
+    for command in ("context", "plan"):
+        ids = {
+            json.loads(cli(command, str(branches), flag, other, "--json").stdout)["leafId"]
+            for flag in ("--at", "--leaf")
+        }
+        assert ids == {other}, command
+
+
+def test_navigate_dry_run_text_lists_the_selected_ids(branches: Path) -> None:
+    row = golden("tree-branches")["branchSummary"][0]
+    args = ("navigate", str(branches), "--to", row["targetId"], "--dry-run",
+            "--budget", "0,40", "--tokens", "pi")
+    data = json.loads(cli(*args, "--json").stdout)
+    text = cli(*args).stdout.decode()
+    lines = [line.strip() for line in text.splitlines() if line.strip().startswith("selected")]
+    assert len(lines) == len(data["prepared"]) == 2
+    for line, prepared in zip(lines, data["prepared"], strict=True):
+        ids = prepared["entryIds"]
+        if not ids:
+            assert line == "selected (none)"
+        elif len(ids) <= 6:
+            assert line == "selected " + ", ".join(ids)
+        else:
+            assert line.startswith("selected " + ", ".join(ids[:3]) + ", …, ")
+            assert line.endswith(", ".join(ids[-2:]) + f" ({len(ids)} entries)")
+    assert any(p["entryIds"] for p in data["prepared"])
+
+
+@pytest.mark.parametrize("command", ["plan", "context", "navigate", "compact"])
+def test_window_must_be_positive(compacted: Path, command: str) -> None:
+    extra = ["--to", "4068adac", "--dry-run"] if command in ("navigate", "compact") else []
+    if command == "compact":
+        extra = ["--dry-run", "--provider", "offline"]
+    result = cli(command, str(compacted), *extra, "--window", "0")
+    assert result.returncode == 2
+    assert b"--window: must be greater than 0" in result.stderr
+
+
+@pytest.mark.parametrize(("rules", "reserve_used", "threshold"), [("pi", 999999999, 0),
+                                                                  ("omp", 150, 850)])
+def test_reserve_not_below_window_warns_and_clamps(
+    compacted: Path, rules: str, reserve_used: int, threshold: int
+) -> None:
+    result = cli("plan", str(compacted), "--window", "1000", "--reserve", "999999999",
+                 "--rules", rules, "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)["threshold"]
+    assert data["thresholdTokens"] == threshold >= 0
+    assert data["budgetReserve"] == reserve_used
+    assert b"warning: reserve 999999999 is not smaller than the context window 1000" in (
+        result.stderr
+    )
+    fine = cli("plan", str(compacted), "--window", "200000", "--rules", rules)
+    assert b"warning: reserve" not in fine.stderr
+
+
+def test_cut_that_starts_a_turn_is_explained_not_called_a_prefix(tmp_path: Path) -> None:
+    session = tmp_path / "sample.jsonl"
+    shutil.copyfile(SAMPLE, session)
+    plan = json.loads(cli("plan", str(session), "--json").stdout)["plans"][0]
+    # The JSON stays pi-exact: a cut at a bash execution is a "split turn" starting at the cut.
+    assert plan["isSplitTurn"] is True
+    assert plan["turnStartIndex"] == plan["firstKeptEntryIndex"]
+    assert plan["turnPrefixMessages"]["count"] == 0
+    text = cli("plan", str(session)).stdout.decode()
+    assert "cut at a bash execution that starts a turn: no turn prefix to summarize" in text
+    assert "turn prefix  0 messages" not in text
+    assert f"turn starts at branch index {plan['firstKeptEntryIndex']}" not in text
+
+
+def test_real_split_turn_note_names_the_turn_start(tmp_path: Path) -> None:
+    session = tmp_path / "sample.jsonl"
+    shutil.copyfile(SAMPLE, session)
+    plans = json.loads(
+        cli("plan", str(session), "--keep-recent", "30000", "--json").stdout
+    )["plans"]
+    plan = plans[0]
+    assert plan["isSplitTurn"] and plan["turnStartIndex"] < plan["firstKeptEntryIndex"]
+    text = cli("plan", str(session), "--keep-recent", "30000").stdout.decode()
+    count = plan["turnPrefixMessages"]["count"]
+    assert (
+        f"split turn: it starts at branch index {plan['turnStartIndex']} (user message); "
+        f"its {count} messages before the cut are summarized as the turn prefix"
+    ) in text
+    assert f"turn prefix  {count} messages" in text

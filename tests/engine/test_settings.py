@@ -9,6 +9,7 @@ from tui_compactor.engine.settings import (
     branch_summary_budget,
     budget_reserve,
     effective_reserve,
+    reserve_window_warning,
     should_compact,
     threshold_tokens,
 )
@@ -76,3 +77,17 @@ def test_branch_summary_budget_uses_the_raw_reserve() -> None:
     assert branch_summary_budget(None) == 111_616
     assert branch_summary_budget(200_000) == 183_616
     assert branch_summary_budget(200_000, 50_000) == 150_000
+
+
+def test_reserve_at_or_above_the_window_is_clamped_and_explained() -> None:
+    huge = 999_999_999
+    pi = PI.with_changes(reserve_tokens=huge)
+    assert threshold_tokens(1_000, pi) == 0  # never negative; pi still compacts any context
+    assert should_compact(1, 1_000, pi) is True
+    assert "clamped to 0" in (reserve_window_warning(1_000, pi) or "")
+    omp = OMP.with_changes(reserve_tokens=huge)
+    assert threshold_tokens(1_000, omp) == 850
+    assert "proportional reserve 150" in (reserve_window_warning(1_000, omp) or "")
+    assert reserve_window_warning(1_000, PI) is not None  # the default 16384 is too big too
+    assert reserve_window_warning(200_000, PI) is None
+    assert reserve_window_warning(None, pi) is None

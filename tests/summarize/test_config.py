@@ -142,3 +142,16 @@ def test_profile_from_flags(tmp_path: Path) -> None:
     assert overridden.base_url == "http://127.0.0.1:9/v1" and overridden.model == "other"
     with pytest.raises(ConfigError):
         profile_from_flags(config, provider="bogus")
+
+
+@pytest.mark.parametrize("key", ["api_key", "apiKey", "secret"])
+def test_api_key_in_a_profile_says_to_use_api_key_env(tmp_path: Path, key: str) -> None:
+    path = write(tmp_path, '[profiles.local]\nprovider = "openai"\n'
+                 f'{key} = "sk-live-do-not-echo"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert f"{path}:3: profiles.local.{key}:" in message
+    assert "never stored in the config" in message and 'api_key_env = "NAME"' in message
+    assert "do-not-echo" not in message
+    assert "Extra inputs are not permitted" not in message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,3 +126,107 @@ def test_over_budget_drops_old_steps_but_keeps_the_last_request() -> None:
     assert "older items left out to fit the budget" in text
     assert "echo 299" in text  # the newest steps stay
     assert "## Next Steps" in text and "## Additional Notes" in text
+
+
+LAYOUT = ["Goal", "Constraints & Preferences", "Progress", "Done", "In Progress", "Blocked",
+          "Key Decisions", "Next Steps", "Critical Context", "Additional Notes"]
+
+NOISY = [
+    user("alright, let's tackle main.py. read it in full, suggest how we can\n\n"
+         "- remove any code duplication\n"
+         "- split it into separate modules, with a description of each\n"
+         "- locations where those modules should go"),
+    say("Sure."),
+    user("- checkForNewVersion() function\n\ni think we only do this in interactive mode no?\n\n"
+         "that is what happens if we don't stream, right?\n\n"
+         "Please don't add new dependencies. We prefer small modules."),
+    say("Noted."),
+    user('then fix this:\n\n Error: 400 {"type":"error","message":"messages.2: `tool_use`\n'
+         " ids were found without `tool_result` blocks. Each\n"
+         " `tool_use` block must have a corresponding `tool_result` block in the next\n"
+         ' message."}\n\nhow can we prevent this?'),
+]
+
+PREVIOUS = (
+    "# Context Checkpoint\n\n## Branch\n`refactor` in `/repo`\n\n"
+    "## Goal\nShip the refactor.\n\n"
+    "## Completed Work\n- [x] moved `core/` into place\n\n"
+    "## User Preferences\n- **E2E tests only** - no unit tests\n- - Keep old code working\n\n"
+    "## Agreed Structure\n```\nsrc/\n## not a heading, inside code\n├── core/\n```\n\n"
+    "## Key Files\n- Plan: `docs/plan.md`\n\n"
+    "## Critical Context\n- Modified files: `a.py`\n"
+    "- Last user request, not yet answered (verbatim):\n> old request\n\n"
+    "## Additional Notes\n- Offline extractive summary (tui-compactor, no model was called).\n\n"
+    "<files>\n# /repo/\n## src/\na.py (RW)\n</files>\n"
+)
+
+
+def _headings(text: str) -> list[str]:
+    """``##``/``###`` headings outside fenced code and the ``<files>`` block."""
+    found, fenced = [], False
+    body = text.split("<files>")[0]
+    for line in body.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith(("## ", "### ")):
+            found.append(line.split(" ", 1)[1])
+    return found
+
+
+def test_constraints_are_whole_directives_without_markers_or_questions() -> None:
+    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
+                                       messages=NOISY))
+    constraints = parse_sections(text)["Constraints & Preferences"]
+    assert constraints == ["- Please don't add new dependencies.", "- We prefer small modules."]
+    assert not any(line.startswith("- -") for line in text.splitlines())
+    assert not any(line.rstrip().endswith("?") for line in constraints)
+    assert not any("tool_result" in line or "should go" in line for line in constraints)
+
+
+def test_update_files_previous_sections_under_the_layout_once() -> None:
+    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
+                                       messages=NOISY, previous_summary=PREVIOUS))
+    headings = _headings(text)
+    # Every heading exactly once, in order, nothing appended after (no blocked work here).
+    assert headings == [heading for heading in LAYOUT if heading != "Blocked"]
+    sections = parse_sections(text)
+    assert sections["Goal"][0] == "Ship the refactor."
+    constraints = sections["Constraints & Preferences"]
+    assert "- **E2E tests only** - no unit tests" in constraints
+    assert "- Keep old code working" in constraints  # "- - " marker cleaned
+    assert "- Please don't add new dependencies." in constraints
+    assert not any(line.startswith("- -") for line in text.splitlines())
+    assert not any(line.rstrip().endswith("?") for line in constraints)
+    assert "- [x] moved `core/` into place" in sections["Done"]
+    assert "- Branch: `refactor` in `/repo`" in sections["Critical Context"]
+    assert "- Key Files: Plan: `docs/plan.md`" in sections["Critical Context"]
+    assert "```\nsrc/\n## not a heading, inside code\n├── core/\n```" in text  # code kept whole
+    assert text.count("no model was called") == 1
+    assert "<files>" not in text  # the old file list is dropped; a fresh one is appended later
+    # The old open request was overtaken; the newest one is quoted verbatim.
+    assert "> old request" not in text
+    assert "> how can we prevent this?" in text
+    assert offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
+                                       messages=NOISY, previous_summary=PREVIOUS)) == text
+
+
+def test_sample_session_offline_compaction_has_each_heading_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bundled sample carries a model-written previous summary with its own headings."""
+    import json
+
+    from tui_compactor.cli import main
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("TUI_COMPACTOR_CONFIG", raising=False)
+    sample = Path(__file__).resolve().parents[2] / "tui_compactor" / "data" / "sample-session.jsonl"
+    status = main(["compact", str(sample), "--dry-run", "--provider", "offline", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    summary = json.loads(out)["summary"]
+    assert _headings(summary) == LAYOUT
+    assert not any(line.startswith("- -") for line in summary.splitlines())
+    constraints = parse_sections(summary)["Constraints & Preferences"]
+    assert not any(line.rstrip().endswith("?") for line in constraints)
+    assert "- **E2E tests only** - no unit tests" in constraints  # from "## User Preferences"

@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens to keep after the cut (config default 20000)")
     parser.add_argument("--reserve", type=common.non_negative, default=None, metavar="N",
                         help="reserve tokens (sets the summary budgets; default 16384)")
-    parser.add_argument("--window", type=common.non_negative, default=None, metavar="N",
+    parser.add_argument("--window", type=common.positive, default=None, metavar="N",
                         help="the agent model's context window")
     parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"), default=None,
                         help="token counter (config default cl100k)")
@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         keep_recent_tokens=options.keep_recent_tokens, reserve_tokens=options.reserve_tokens,
         context_window=options.context_window, rules=options.rules, calibrate=args.calibrate,
     )
+    common.warn_reserve(options.context_window, options.reserve_tokens, options.rules)
     counter = get_counter(options.tokens)
     plan = prepare_compaction(session, leaf, settings, counter, cut,
                               cache=TokenCache(session, counter))
@@ -290,11 +291,13 @@ def _print_plan(session: Any, plan: Any, label: str) -> None:
         return
     kept = session.entries[plan.branch[plan.first_kept_index]]
     tokens = plan.region_tokens
-    print(f"cut at      {sanitize(kept.id, single_line=True)} ({kept.role or kept.type})"
-          + (", split turn" if plan.is_split_turn else ""))
+    print(f"cut at      {sanitize(kept.id, single_line=True)} ({kept.role or kept.type})")
+    note = plan.split_turn_note
+    if note:
+        print(f"turn        {note}")
     print(f"summarize   {len(plan.messages_to_summarize)} messages (~{tokens['summarize']} tok)"
           + (" + previous summary" if plan.previous_summary is not None else ""))
-    if plan.is_split_turn:
+    if plan.has_turn_prefix:
         print(f"turn prefix {len(plan.turn_prefix_messages)} messages "
               f"(~{tokens['turn_prefix']} tok)")
     print(f"keep        {len(plan.recent_messages)} messages (~{tokens['keep']} tok)")

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_leaf(parser, at=True)
     parser.add_argument(
         "--window",
-        type=common.non_negative,
+        type=common.positive,
         default=None,
         metavar="N",
         help="context window: adds the compaction threshold and whether it is crossed",
@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         from tui_compactor.commands.plan import threshold_json
         from tui_compactor.engine.settings import CompactionSettings
 
+        common.warn_reserve(args.window, args.reserve, args.rules)
         settings = CompactionSettings(
             reserve_tokens=args.reserve, context_window=args.window, rules=args.rules
         )

@@ -45,19 +45,61 @@ def non_negative(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """An integer greater than zero (argparse type; a context window of 0 means nothing)."""
+    try:
+        value = int(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not an integer: {text}") from error
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0: {text}")
+    return value
+
+
+def warn_reserve(window: int | None, reserve: int | None, rules: str) -> None:
+    """Print the engine's warning (to stderr) when the reserve leaves no room in the window."""
+    from tui_compactor.engine.settings import CompactionSettings, reserve_window_warning
+
+    settings = CompactionSettings(
+        reserve_tokens=reserve, context_window=window, rules="omp" if rules == "omp" else "pi"
+    )
+    warning = reserve_window_warning(window, settings)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def format_ids(ids: list[str], *, head: int = 3, tail: int = 2) -> str:
+    """``a, b, c, …, y, z (N entries)``: every id when few, else the first and last few."""
+    from tui_compactor.textsafe import sanitize
+
+    if not ids:
+        return "(none)"
+    shown = [sanitize(ident, single_line=True, max_len=40) for ident in ids]
+    if len(shown) <= head + tail + 1:
+        return ", ".join(shown)
+    return ", ".join([*shown[:head], "…", *shown[-tail:]]) + f" ({len(shown)} entries)"
+
+
 def add_session(parser: argparse.ArgumentParser) -> None:
     """The SESSION positional."""
     parser.add_argument("session", metavar="SESSION", help="session file (.jsonl)")
 
 
 def add_leaf(parser: argparse.ArgumentParser, *, at: bool = False) -> None:
-    """``--leaf ID`` (``--at ID`` too): the node to work at instead of the file's leaf."""
-    flags = ["--leaf", "--at"] if at else ["--leaf"]
+    """The node option: ``--leaf ID`` and ``--at ID`` are the same switch, both in ``--help``.
+
+    ``at=True`` makes ``--at`` the name shown first (context, serialize, export: "what the
+    model sees at this node"); otherwise ``--leaf`` leads (plan, navigate, compact).
+    """
+    flags = ["--at", "--leaf"] if at else ["--leaf", "--at"]
     parser.add_argument(
         *flags,
         dest="leaf",
         metavar="ID",
-        help="entry id (or #INDEX) to work at instead of the file's leaf",
+        help=(
+            "entry id (or #INDEX) of the node to work at instead of the file's leaf "
+            f"({flags[1]} is the same switch)"
+        ),
     )
 
 

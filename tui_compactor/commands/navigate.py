@@ -11,6 +11,7 @@ when the user types ``yes`` at the prompt.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
@@ -29,8 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N[,N...]",
         help="branch-summary token budgets (0 = no limit; default window - reserve = 111616)",
     )
-    parser.add_argument("--window", type=common.non_negative, default=None, metavar="N")
-    parser.add_argument("--reserve", type=common.non_negative, default=None, metavar="N")
+    parser.add_argument("--window", type=common.positive, default=None, metavar="N",
+                        help="the agent model's context window (default 128000)")
+    parser.add_argument("--reserve", type=common.non_negative, default=None, metavar="N",
+                        help="branch-summary reserve (default 16384)")
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
     )
@@ -65,7 +68,17 @@ def run(args: argparse.Namespace) -> int:
     assert target is not None
     counter = get_counter(args.tokens)
     cache = TokenCache(session, counter)
-    budgets = args.budget or [branch_summary_budget(args.window, args.reserve)]
+    if args.budget:
+        budgets = args.budget
+    else:
+        default_budget = branch_summary_budget(args.window, args.reserve)
+        if default_budget <= 0:
+            print(
+                f"warning: branch-summary budget window - reserve = {default_budget} is not "
+                "positive: no token limit applies (the whole branch is summarized)",
+                file=sys.stderr,
+            )
+        budgets = [max(0, default_budget)]
     nav = plan_navigation(
         session, old_leaf, target, counter, budgets[0], rules=args.rules, cache=cache
     )
@@ -106,6 +119,7 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
             f"  budget {budget}: {row['messageCount']} messages, {row['totalTokens']} tokens"
             f" [{data['tokens']}]"
         )
+        print(f"    selected {common.format_ids(row['entryIds'])}")
         ops = row["fileOps"]
         if ops["readFiles"] or ops["modifiedFiles"]:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")

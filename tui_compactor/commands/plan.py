@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--window",
-        type=common.non_negative,
+        type=common.positive,
         default=None,
         metavar="N",
         help="context window: adds the compaction threshold and whether it is crossed",
@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
         return common.fail(error)
+    common.warn_reserve(args.window, args.reserve, args.rules)
     counter = get_counter(args.tokens)
     cache = TokenCache(session, counter)
     keeps = args.keep_recent or [DEFAULT_KEEP_RECENT_TOKENS]
@@ -160,8 +161,9 @@ def _print_text(session: Any, plans: list[Any], threshold: dict[str, Any] | None
         if plan.previous_compaction_index >= 0:
             print(f", previous compaction at branch index {plan.previous_compaction_index}", end="")
         print()
-        if plan.is_split_turn:
-            print(f"  split turn   turn starts at branch index {plan.turn_start_index}")
+        note = plan.split_turn_note
+        if note:
+            print(f"  turn         {note}")
         tokens = plan.region_tokens
         print(f"  tokens       before {plan.tokens_before}, kept ~{plan.tokens_after}")
         print(
@@ -169,7 +171,7 @@ def _print_text(session: Any, plans: list[Any], threshold: dict[str, Any] | None
             f"(~{tokens['summarize']} tok)"
             + (" + previous summary" if plan.previous_summary is not None else "")
         )
-        if plan.is_split_turn:
+        if plan.has_turn_prefix:
             print(
                 f"  turn prefix  {len(plan.turn_prefix_messages)} messages "
                 f"(~{tokens['turn_prefix']} tok)"

@@ -209,6 +209,42 @@ class CompactionPlan:
             self.is_split_turn and self._has_messages(self.turn_start_index, self.first_kept_index)
         )
 
+    @property
+    def has_turn_prefix(self) -> bool:
+        """A split turn whose start lies before the cut (there is a prefix to summarize)."""
+        return self.is_split_turn and 0 <= self.turn_start_index < self.first_kept_index
+
+    def kind_at(self, branch_index: int) -> str:
+        """Readable kind of the entry at ``branch_index``: ``bash execution``, ``user message``…"""
+        if self._cache is None or not 0 <= branch_index < len(self.branch):
+            return "entry"
+        entry = self._cache.session.entries[self.branch[branch_index]]
+        if entry.type == "message":
+            role = str(entry.role or "message")
+            return _ROLE_KINDS.get(role, f"{role} message")
+        return str(entry.type).replace("_", " ")
+
+    @property
+    def split_turn_note(self) -> str | None:
+        """One line explaining the split turn (for text output and the UI); None if not split.
+
+        pi calls a plan split whenever the cut is not a user message and a turn start is found,
+        which includes a cut that itself starts a turn (a bash execution, custom message or
+        branch summary): then there is no prefix, and the note says so.
+        """
+        if not self.prepared or not self.is_split_turn:
+            return None
+        if not self.has_turn_prefix:
+            kind = self.kind_at(self.first_kept_index)
+            return f"cut at {_article(kind)} {kind} that starts a turn: no turn prefix to summarize"
+        start_kind = self.kind_at(self.turn_start_index)
+        count = len(self.turn_prefix_messages)
+        plural = "" if count == 1 else "s"
+        return (
+            f"split turn: it starts at branch index {self.turn_start_index} ({start_kind}); "
+            f"its {count} message{plural} before the cut are summarized as the turn prefix"
+        )
+
     def region_of(self, branch_index: int) -> str:
         """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing."""
         if branch_index < self.boundary_start:
@@ -335,6 +371,22 @@ class CompactionPlan:
             "lastEntryId": ids[-1] if ids else None,
             "tokens": self._sum(messages),
         }
+
+
+_ROLE_KINDS = {
+    "bashExecution": "bash execution",
+    "toolResult": "tool result",
+    "user": "user message",
+    "assistant": "assistant message",
+    "custom": "custom message",
+    "branchSummary": "branch summary",
+    "compactionSummary": "compaction summary",
+}
+"""Message roles as words (``split_turn_note``)."""
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _number(value: Any) -> int:

@@ -23,6 +23,7 @@ __all__ = [
     "BOUNDARY_TAGS",
     "truncate_for_summary",
     "escape_boundary_tags",
+    "find_boundary_tags",
     "serialize_pi",
     "serialize_native",
 ]
@@ -47,6 +48,13 @@ def escape_boundary_tags(text: str) -> str:
     if "<" not in text:
         return text
     return _BOUNDARY_TAG.sub(lambda match: "&lt;" + match.group()[1:], text)
+
+
+def find_boundary_tags(text: str) -> list[str]:
+    """The unescaped boundary tags in ``text`` (checks model output before it is written)."""
+    if "<" not in text:
+        return []
+    return [match.group() for match in _BOUNDARY_TAG.finditer(text)]
 
 
 def truncate_for_summary(text: str, limit: int = TOOL_RESULT_MAX_CHARS) -> str:

@@ -27,6 +27,7 @@ __all__ = [
     "budget_reserve",
     "threshold_tokens",
     "should_compact",
+    "reserve_window_warning",
     "branch_summary_budget",
 ]
 
@@ -92,7 +93,9 @@ def budget_reserve(window: int, settings: CompactionSettings) -> int:
 def threshold_tokens(window: int, settings: CompactionSettings) -> int:
     """Context size above which compaction triggers."""
     if settings.rules == "pi":
-        return window - effective_reserve(window, settings)
+        # pi compares against window - reserve; a reserve at or above the window would give a
+        # negative threshold (compact at any size): clamp it to 0, the same decision.
+        return max(0, window - effective_reserve(window, settings))
     if _finite_positive(settings.threshold_tokens):
         return int(min(window - 1, max(1, settings.threshold_tokens)))
     if not _finite_positive(settings.threshold_percent):
@@ -108,6 +111,28 @@ def should_compact(context_tokens: int, window: int, settings: CompactionSetting
     if settings.rules == "omp" and window <= 0:
         return False
     return context_tokens > threshold_tokens(window, settings)
+
+
+def reserve_window_warning(window: int | None, settings: CompactionSettings) -> str | None:
+    """Why the threshold is clamped when the reserve is not smaller than ``window`` (else None).
+
+    pi: the threshold ``window - reserve`` is clamped to 0, so any context compacts. omp: the
+    reserve is swapped for the proportional one (``budget_reserve``).
+    """
+    if window is None or window <= 0:
+        return None
+    reserve = (
+        settings.reserve_tokens if settings.reserve_tokens is not None else DEFAULT_RESERVE_TOKENS
+    )
+    if reserve < window:
+        return None
+    head = f"reserve {reserve} is not smaller than the context window {window}"
+    if settings.rules == "pi":
+        return f"{head}: the threshold is clamped to 0 (pi rules compact at any context size)"
+    return (
+        f"{head}: oh-my-pi rules use the proportional reserve "
+        f"{budget_reserve(window, settings)} (15% of the window) instead"
+    )
 
 
 def branch_summary_budget(window: int | None, reserve: int | None = None) -> int:

@@ -14,14 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tui_compactor.engine.serialize import escape_boundary_tags, find_boundary_tags
 from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.compaction import finish_summary
 from tui_compactor.summarize.errors import SummarizeError
-from tui_compactor.summarize.prompts import (
-    escape_boundary_tags,
-    find_summary_boundary_tags,
-    load_prompt,
-)
+from tui_compactor.summarize.prompts import load_prompt
 from tui_compactor.summarize.runner import EventCallback, PartFailed, run_part
 
 __all__ = [
@@ -95,7 +92,7 @@ async def run_branch_summary(
         emit(PartFailed("branch", str(error)))
         raise
     warnings: list[str] = []
-    tags = find_summary_boundary_tags(text)
+    tags = find_boundary_tags(text)
     if tags:
         text = escape_boundary_tags(text)
         warnings.append("the summary contained boundary tags; they were escaped before writing")

@@ -27,10 +27,10 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tui_compactor.engine.serialize import escape_boundary_tags, find_boundary_tags
 from tui_compactor.summarize.audit import Audit, audit_summary
 from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.errors import SummarizeError
-from tui_compactor.summarize.prompts import escape_boundary_tags, find_summary_boundary_tags
 from tui_compactor.summarize.runner import (
     MAX_SUMMARY_TOKENS,
     Event,
@@ -291,7 +291,7 @@ class CompactionJob:
             body = NO_PRIOR_HISTORY
 
         warnings: list[str] = []
-        tags = find_summary_boundary_tags(body)
+        tags = find_boundary_tags(body)
         if tags:
             body = escape_boundary_tags(body)
             warnings.append(

@@ -26,6 +26,40 @@ _CONSTRAINT_WORDS = re.compile(
     r"keep|make sure|no more than|at most|at least|instead of|please use|use)\b",
     re.IGNORECASE,
 )
+# A constraint candidate must read as a directive, not as a fragment or a remark:
+# it opens with a directive word ("don't", "never", "use", "keep"...),
+_DIRECTIVE_START = re.compile(
+    r"^(?:don'?t|do not|never|always|avoid|only|make sure|ensure|keep|use|prefer|stick to|"
+    r"must|no\s+(?!,)\w)",
+    re.IGNORECASE,
+)
+# or opens with a plain imperative verb and carries a constraint word ("write it without deps"),
+_IMPERATIVE_START = re.compile(
+    r"^(?:add|write|make|put|leave|run|test|name|store|limit|target|support|handle|follow|stop|"
+    r"treat|return|call|commit|check|build|format|print|log|send|read|load|save|set|give|show|"
+    r"report|refactor|split|move|rename|remove|delete|create|implement|fix|change|update|"
+    r"replace|do)\b",
+    re.IGNORECASE,
+)
+# or has a short subject followed by a modal ("tests must stay fast", "we should not..."),
+_MODAL_CLAUSE = re.compile(
+    r"^(?!(?:\S+\s+){0,3}?(?:where|which|who|whose|when|how|what|if|whether)\b)"
+    r"(?:\S+\s+){1,3}?(?:must|mustn't|should|shouldn't|(?:is|are) not allowed|may not)\b",
+    re.IGNORECASE,
+)
+# or states the user's own preference ("I prefer...", "we don't want...").
+_PREFERENCE = re.compile(
+    r"^(?:i|we)\s+(?:(?:really|would|do|don't|do not|'d|still)\s+)*"
+    r"(?:prefer|want|like|rather)\b",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:and|also|but|so|ok(?:ay)?|alright|oh|btw|then|plus|please|pls)\b[,:]?\s+",
+    re.IGNORECASE,
+)
+_LIST_MARKER = re.compile(r"^\s*(?:(?:[-*+•]|\d+[.)]|\[[ xX]\])\s+)+")
+_ERROR_START = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception)|Error|error|ERR!?|FAIL|fatal)\b[:\[ ]")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
 _DECISION_WORDS = re.compile(
     r"\b(?:decided|decision|instead of|because|rather than|going with|the fix is|"
     r"the cause is|root cause|switch(?:ed)? to|chose|we should|the plan is|trade-?off)\b",
@@ -55,14 +89,82 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.strip().splitlines())
 
 
+def _strip_marker(text: str) -> str:
+    """``"- - foo"`` / ``"1. foo"`` -> ``"foo"`` (every leading list marker removed)."""
+    return _LIST_MARKER.sub("", text).strip()
+
+
+def _looks_pasted(line: str) -> bool:
+    """A line of pasted data (JSON, logs, quotes, shell) rather than the user's own words."""
+    stripped = line.strip()
+    return (
+        '{"' in stripped
+        or '":' in stripped
+        or "\\n" in stripped
+        or stripped.startswith((">", "$ ", "{", "[", "at ", "File \"", "Traceback"))
+        or _ERROR_START.match(stripped) is not None
+        or (len(stripped) > 400 and stripped.count(" ") < len(stripped) / 20)
+    )
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The user's own lines of ``text``, list markers removed.
+
+    Left out: fenced code, lines of pasted data, and the lines that follow a pasted line in
+    the same paragraph (a wrapped log or error message goes on until a blank line).
+    """
+    lines: list[str] = []
+    in_fence = False
+    in_paste = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if not line.strip():
+            in_paste = False
+            continue
+        if in_paste or _looks_pasted(line):
+            in_paste = True
+            continue
+        lines.append(_strip_marker(line))
+    return [line for line in lines if line]
+
+
+def _prose(text: str) -> str:
+    """The user's own words of a request (pasted data left out), or the text if that is all."""
+    return " ".join(_prose_lines(text)) or text
+
+
+def _is_constraint(sentence: str) -> bool:
+    """A complete directive or preference sentence (not a question, not a fragment)."""
+    text = sentence.strip()
+    if not text or text.endswith("?") or len(text) > 300 or len(text.split()) < 3:
+        return False
+    while True:
+        shorter = _FILLER.sub("", text, count=1)
+        if shorter == text:
+            break
+        text = shorter
+    if _DIRECTIVE_START.match(text) or _PREFERENCE.match(text) or _MODAL_CLAUSE.match(text):
+        return True
+    return bool(_IMPERATIVE_START.match(text) and _CONSTRAINT_WORDS.search(text))
+
+
 def _constraints(transcript: Transcript) -> list[str]:
     found: list[str] = []
+    seen: set[str] = set()
     for request in transcript.user_requests:
-        for sentence in _sentences(request):
-            # Pasted logs and JSON are not the user's constraints.
-            if _CONSTRAINT_WORDS.search(sentence) and len(sentence) <= 300 and '{"' not in sentence:
+        for line in _prose_lines(request):
+            for sentence in _sentences(line):
+                sentence = _strip_marker(sentence)
+                if not _is_constraint(sentence):
+                    continue
                 clipped = _clip(sentence, 200)
-                if clipped not in found:
+                key = _item_key(clipped)
+                if key not in seen:
+                    seen.add(key)
                     found.append(clipped)
     return found[:MAX_LIST]
 
@@ -114,23 +216,75 @@ def _bullets(items: list[str], empty: str | None = None, prefix: str = "- ") -> 
 
 
 def parse_sections(text: str) -> dict[str, list[str]]:
-    """Split a Markdown summary into ``{heading: body lines}`` (``##`` and ``###`` headings)."""
+    """Split a Markdown summary into ``{heading: body lines}`` (``##`` and ``###`` headings).
+
+    Blank lines are dropped; ``#`` lines inside fenced code are not headings.
+    """
+    return {
+        heading: [line for item in items for line in item.splitlines() if line.strip()]
+        for heading, items in _section_items(text).items()
+    }
+
+
+def _section_items(text: str) -> dict[str, list[str]]:
+    """``{heading: items}``: an item is one bullet with its continuation lines, one paragraph
+    or one fenced code block (kept whole, blank lines included). Text before the first heading
+    is under ``""``."""
     sections: dict[str, list[str]] = {}
     current = ""
+    item: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        if item:
+            sections.setdefault(current, []).append("\n".join(item).rstrip())
+            item.clear()
+
     for line in text.splitlines():
+        if _FENCE.match(line):
+            if not in_fence:
+                flush()
+            item.append(line.rstrip())
+            in_fence = not in_fence
+            if not in_fence:
+                flush()
+            continue
+        if in_fence:
+            item.append(line.rstrip())
+            continue
         heading = re.match(r"^(#{2,3})\s+(.*\S)\s*$", line)
         if heading:
+            flush()
             current = heading.group(2)
             sections.setdefault(current, [])
-        elif line.strip():
-            sections.setdefault(current, []).append(line.rstrip())
+        elif not line.strip():
+            flush()
+        elif _LIST_MARKER.match(line) and not line.startswith((" ", "\t")):
+            flush()
+            item.append(line.rstrip())
+        elif line.startswith(">") and item and not item[-1].startswith(">"):
+            flush()
+            item.append(line.rstrip())
+        else:
+            item.append(line.rstrip())
+    flush()
     return sections
 
 
+def _item_key(item: str) -> str:
+    """What two items are compared by when deduplicating (markers, emphasis, case ignored)."""
+    text = _strip_marker(item)
+    text = text.replace("**", "").replace("[x]", "").replace("[ ]", "")
+    return " ".join(text.lower().split())
+
+
 def _merge_lines(previous: list[str], new: list[str]) -> list[str]:
-    merged = list(previous)
-    for line in new:
-        if line not in merged:
+    merged: list[str] = []
+    seen: set[str] = set()
+    for line in [*previous, *new]:
+        key = _item_key(line)
+        if key not in seen:
+            seen.add(key)
             merged.append(line)
     return merged
 
@@ -138,8 +292,8 @@ def _merge_lines(previous: list[str], new: list[str]) -> list[str]:
 def _handoff(transcript: Transcript, focus: str | None) -> dict[str, list[str]]:
     """The compaction-summary sections as ``{heading: lines}`` (ordered)."""
     requests = transcript.user_requests
-    goal = [_clip(requests[0], 400)] if requests else ["(no user request in this part)"]
-    goal += [f"- Later: {_clip(r, 200)}" for r in requests[1:][-MAX_LIST:]]
+    goal = [_clip(_prose(requests[0]), 400)] if requests else ["(no user request in this part)"]
+    goal += [f"- Later: {_clip(_prose(r), 200)}" for r in requests[1:][-MAX_LIST:]]
     done, in_progress, blocked = _progress(transcript)
     next_steps: list[str] = []
     if transcript.last_unanswered_request:
@@ -190,7 +344,9 @@ def _render(sections: dict[str, list[str]], keep_empty: tuple[str, ...] = ()) ->
     for heading, lines in sections.items():
         if not lines and heading not in keep_empty and heading != "Progress":
             continue
-        if heading == "Progress" and not any(sections.get(s) for s in _SUBSECTIONS):
+        if heading == "Progress" and not lines and not any(
+            sections.get(s) for s in _SUBSECTIONS
+        ):
             continue
         level = "###" if heading in _SUBSECTIONS else "##"
         out.append(f"{level} {heading}")
@@ -199,12 +355,151 @@ def _render(sections: dict[str, list[str]], keep_empty: tuple[str, ...] = ()) ->
     return "\n".join(out).strip() + "\n"
 
 
+# Where a previous summary's own headings go in this layout (first keyword found wins; the
+# order matters: "Current Task" is work in progress, not the goal). Anything else goes to
+# Additional Notes.
+_HEADING_TARGETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Constraints & Preferences", ("constraint", "preference", "requirement", "rule",
+                                   "convention")),
+    ("Blocked", ("blocked", "blocker")),
+    ("In Progress", ("in progress", "current", "ongoing", "working on", "early progress")),
+    ("Done", ("done", "completed", "complete", "finished", "accomplished")),
+    ("Next Steps", ("next", "todo", "to do", "remaining")),
+    ("Key Decisions", ("decision", "decided", "agreed", "design", "approach", "structure")),
+    ("Goal", ("goal", "objective", "task", "request", "purpose")),
+    ("Critical Context", ("context", "file", "command", "branch", "reference", "path",
+                          "environment", "setup", "key")),
+)
+_SPLIT_TURN_MARKER = re.compile(r"^(?:-{3,}|\*\*Turn Context \(split turn\):\*\*)$")
+
+
+def _target_heading(heading: str, layout: dict[str, list[str]]) -> str:
+    """The section of ``layout`` a previous summary's ``heading`` merges into."""
+    for known in layout:
+        if heading.strip().lower() == known.lower():
+            return known
+    lowered = heading.lower()
+    for target, words in _HEADING_TARGETS:
+        if any(word in lowered for word in words):
+            return target
+    return "Additional Notes"
+
+
+def _as_bullet(item: str) -> str:
+    """A previous summary's item as a list item: ``- - x`` -> ``- x``; paragraphs get ``- ``;
+    checkboxes, numbered steps, quotes and code blocks stay as they are."""
+    first = item.lstrip()
+    if first.startswith(("```", "~~~", ">")) or re.match(r"\d+[.)]\s", first):
+        return item
+    head, _, rest = item.partition("\n")
+    box = re.match(r"^\s*[-*+]\s+(\[[ xX]\])\s+", head)
+    body = _strip_marker(head)
+    if box:
+        head = f"- {box.group(1)} {body}"
+    else:
+        head = f"- {body}"
+    return head + ("\n" + rest if rest else "")
+
+
+def _previous_items(previous: str, layout: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The previous summary's items regrouped under this layout's headings.
+
+    File-list blocks are dropped (a fresh one is appended), so are titles and split-turn
+    separators. A section filed under another heading keeps its name as a label.
+    """
+    from tui_compactor.engine.fileops import strip_file_blocks
+
+    grouped: dict[str, list[str]] = {}
+    for heading, items in _section_items(strip_file_blocks(previous)).items():
+        items = [
+            item for item in items
+            if OFFLINE_NOTE not in item and not _SPLIT_TURN_MARKER.match(item.strip())
+            and not item.lstrip().startswith("# ")
+        ]
+        if not items:
+            continue
+        target = _target_heading(heading, layout) if heading else "Additional Notes"
+        if target in ("Goal", "Next Steps") and target.lower() == heading.lower():
+            shaped = items  # the main goal line and numbered steps keep their form
+        else:
+            shaped = [_as_bullet(item) for item in items]
+        if heading and target.lower() != heading.lower():
+            single = len(shaped) == 1 and "\n" not in shaped[0] and shaped[0].startswith("- ")
+            if single and not shaped[0].startswith(("- [x]", "- [ ]")):
+                shaped = [f"- {heading}: {shaped[0][2:]}"]
+            else:
+                shaped = [f"- {heading}:", *shaped]
+        grouped.setdefault(target, []).extend(shaped)
+    return grouped
+
+
+_OPEN_REQUEST_LABEL = "- Last user request, not yet answered (verbatim):"
+
+
+def _drop_answered(before: list[str], new: dict[str, list[str]]) -> list[str]:
+    """Drop the previous part's open request (label and quote) once the talk went on.
+
+    The newer part has its own user requests then (it always starts with one), so the old
+    request is no longer the last one; the newest open request is the one kept verbatim.
+    """
+    goal = new.get("Goal", [])
+    if not goal or goal[0].startswith("(no user request"):
+        return before
+    out: list[str] = []
+    skip_quote = False
+    for item in before:
+        if item.strip() == _OPEN_REQUEST_LABEL:
+            skip_quote = True
+            continue
+        if skip_quote and item.lstrip().startswith(">"):
+            skip_quote = False
+            continue
+        skip_quote = False
+        out.append(item)
+    return out
+
+
+_FILE_LABELS = ("- Modified files:", "- Read files:")
+
+
+def _merge_file_lines(lines: list[str]) -> list[str]:
+    """One ``- Modified files:`` and one ``- Read files:`` line, their paths merged in order."""
+    out: list[str] = []
+    positions: dict[str, int] = {}
+    paths: dict[str, list[str]] = {}
+    for line in lines:
+        label = next((p for p in _FILE_LABELS if line.startswith(p)), None)
+        if label is None:
+            out.append(line)
+            continue
+        found = re.findall(r"`([^`]+)`", line)
+        if label not in positions:
+            positions[label] = len(out)
+            paths[label] = []
+            out.append(line)
+        paths[label].extend(path for path in found if path not in paths[label])
+    for label, index in positions.items():
+        out[index] = f"{label} " + ", ".join(f"`{path}`" for path in paths[label])
+    modified = set(paths.get("- Modified files:", []))
+    if "- Read files:" in positions and modified:
+        # A file modified in either part is listed as modified only.
+        index = positions["- Read files:"]
+        read = [path for path in paths["- Read files:"] if path not in modified]
+        out[index] = "- Read files: " + ", ".join(f"`{path}`" for path in read) if read else ""
+    return [line for line in out if line]
+
+
 def _update(previous: str, new: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Merge freshly extracted sections into a previous summary's sections."""
-    old = parse_sections(previous)
+    """Merge freshly extracted sections into a previous summary's sections.
+
+    Every heading of the result appears once: the previous summary's sections are filed under
+    the matching heading of this layout (``User Preferences`` under Constraints & Preferences,
+    ``Key Files`` under Critical Context...) and duplicates are dropped.
+    """
+    old = _previous_items(previous, new)
     merged: dict[str, list[str]] = {}
     for heading, lines in new.items():
-        before = [line for line in old.get(heading, []) if OFFLINE_NOTE not in line]
+        before = old.get(heading, [])
         if heading == "Next Steps":
             merged[heading] = lines or before
         elif heading == "Goal":
@@ -216,12 +511,13 @@ def _update(previous: str, new: dict[str, list[str]]) -> dict[str, list[str]]:
             kept = [line for line in before if line.strip() != "- (none)"]
             fresh = [line for line in lines if line.strip() != "- (none)"]
             merged[heading] = _merge_lines(kept, fresh) or ["- (none)"]
+        elif heading == "Critical Context":
+            merged[heading] = _merge_file_lines(_merge_lines(_drop_answered(before, new), lines))
+        elif heading == "Additional Notes":
+            # The offline note first, then what the previous summary had.
+            merged[heading] = _merge_lines(lines, before)
         else:
             merged[heading] = _merge_lines(before, lines)
-    # Sections of the previous summary this layout does not know are kept at the end.
-    for heading, lines in old.items():
-        if heading and heading not in merged:
-            merged[heading] = lines
     return merged
 
 

@@ -5,25 +5,28 @@ The templates are the Markdown files in the top-level ``prompts/`` folder. A whe
 repository. Assembly order (one user message):
 
 1. ``<conversation>`` with the serialized messages,
-2. ``<previous-summary>`` (boundary tags escaped) when one is carried,
+2. ``<previous-summary>`` when one is carried,
 3. ``<additional-context>`` lines when given,
 4. the instructions: the default prompt, with custom instructions appended as
    ``Additional focus: ...`` or replacing it (the user's choice).
+
+Untrusted text (previous summary, extra context) goes through the engine's one
+``escape_boundary_tags``, which covers every tag we fence with, so it can neither close its own
+block nor open or close another.
 """
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
+
+from tui_compactor.engine.serialize import escape_boundary_tags
 
 __all__ = [
     "PROMPT_NAMES",
     "PromptNotFound",
     "assemble_prompt",
-    "escape_boundary_tags",
-    "find_summary_boundary_tags",
     "load_prompt",
     "prompts_dir",
     "with_custom_instructions",
@@ -77,23 +80,6 @@ def load_prompt(name: str) -> str:
     return text.rstrip()
 
 
-_BOUNDARY_TAG = re.compile(r"<\s*/?\s*(?:conversation|previous-summary)\s*>", re.IGNORECASE)
-
-
-def escape_boundary_tags(text: str) -> str:
-    """Escape ``<conversation>`` / ``<previous-summary>`` tags (open or close) in untrusted text.
-
-    Only the leading ``<`` becomes ``&lt;`` (oh-my-pi's rule), so the text stays readable while
-    no longer able to close or open the harness's own blocks.
-    """
-    return _BOUNDARY_TAG.sub(lambda match: "&lt;" + match.group(0)[1:], text)
-
-
-def find_summary_boundary_tags(text: str) -> list[str]:
-    """The boundary tags present in ``text`` (used to check model output before writing)."""
-    return [match.group(0) for match in _BOUNDARY_TAG.finditer(text)]
-
-
 def with_custom_instructions(
     default_prompt: str, instructions: str | None, *, replace: bool = False
 ) -> str:
@@ -115,7 +101,7 @@ def assemble_prompt(
     """The user message: conversation, previous summary, extra context, then the instructions.
 
     ``conversation_text`` must already have its boundary tags escaped (the serializer does it);
-    the previous summary is escaped here.
+    the previous summary and the extra context lines are escaped here.
     """
     parts = [f"<conversation>\n{conversation_text}\n</conversation>\n\n"]
     if previous_summary is not None:
