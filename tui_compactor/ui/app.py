@@ -467,7 +467,10 @@ class CompactorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, session: Any, entry_index: int, settings: Any) -> None:
         """Build the context at a node and estimate its size (thread)."""
+        from dataclasses import replace
+
         from tui_compactor.engine.context import build_context, estimate_context_tokens
+        from tui_compactor.engine.models import known_context_window
         from tui_compactor.engine.settings import (
             effective_reserve,
             should_compact,
@@ -477,6 +480,13 @@ class CompactorApp(App[None]):
         context = build_context(session, entry_index, rules=settings.rules)
         estimate = estimate_context_tokens(context, self.counter, self.token_cache)
         window = settings.context_window
+        window_model: str | None = None
+        if not self.window_configured:
+            model_id = (context.model or {}).get("modelId")
+            model_window = known_context_window(model_id)
+            if model_window is not None:
+                window, window_model = model_window, model_id
+                settings = replace(settings, context_window=model_window)
         blocks: list[tuple[str, str, int, int | None]] = []
         for item in context.items:
             if getattr(item, "excluded", False):
@@ -496,7 +506,8 @@ class CompactorApp(App[None]):
             keep_recent=settings.keep_recent_tokens,
             should_compact=bool(window) and should_compact(estimate.tokens, window, settings),
             blocks=blocks,
-            window_assumed=not self.window_configured,
+            window_assumed=not self.window_configured and window_model is None,
+            window_model=window_model,
         )
         self.post_message(GaugeReady(data))
 

@@ -83,6 +83,8 @@ class GaugeData:
     """What the model sees: (role/kind label, preview text, tokens, entry index) per block."""
     window_assumed: bool = False
     """The window is the default guess, not the user's setting (pi reads it from the model)."""
+    window_model: str | None = None
+    """The session's model id the window was looked up from (no ``--window`` given)."""
 
 
 class GaugeReady(Message):

@@ -11,6 +11,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
 
@@ -116,7 +117,10 @@ class ContextGauge(Widget):
             sources.append("no usage data: local estimate", self._style("dim"))
         sources.append(f" · local estimate {format_tokens(data.local_estimate)}",
                        self._style("dim"))
-        if data.window_assumed:
+        if data.window_model:
+            model = sanitize(data.window_model, single_line=True, max_len=40)
+            sources.append(f" · window of {model}", self._style("dim"))
+        elif data.window_assumed:
             sources.append(" · window assumed: set --window", self._style("near"))
         return fit_lines([out, bar, sources], width)
 
