@@ -176,3 +176,24 @@ async def test_a_50k_deep_chain_opens_flat_and_browses_end_to_end(tmp_path: Path
         await settle(pilot)
         assert tree.cursor_entry == app.session.leaf
         assert app.plan is not None and app.plan.prepared
+
+
+async def test_worker_results_arriving_after_quit_are_ignored(tmp_path: Path) -> None:
+    """A thread worker may post token counts after the user quit: handling it then must not
+    raise, while a missing widget during normal running still does."""
+    from textual.css.query import NoMatches
+
+    from tui_compactor.ui.messages import TokensCounted
+
+    session = tmp_path / TREE_BRANCHES.name
+    session.write_bytes(TREE_BRANCHES.read_bytes())
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await tree.remove()
+        with pytest.raises(NoMatches):
+            app.on_tokens_counted(TokensCounted({0: 5}))
+        app._exit = True  # what App.exit() sets first
+        app.on_tokens_counted(TokensCounted({0: 5}))
+        app._exit = False

@@ -7,15 +7,19 @@ from ``ui.messages`` and only the handlers below touch widgets.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -75,6 +79,54 @@ REGION_STYLES = {
 """Legend swatches in the plan pane (the tree uses the theme's matching colours)."""
 
 
+AppT = TypeVar("AppT", bound=type)
+
+
+def _quiet_during_teardown(cls: AppT) -> AppT:
+    """Let message handlers ignore missing widgets while the app is shutting down.
+
+    Thread workers may post a result after the user quit; by the time it is handled the main
+    screen's widgets are gone. That is not an error worth a traceback. At any other time a
+    missing widget is a bug and still raises.
+    """
+
+    def wrap(handler: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.iscoroutinefunction(handler):
+
+            @functools.wraps(handler)
+            async def async_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await handler(self, *args, **kwargs)
+                except NoMatches:
+                    if self._exit or not self.is_running:
+                        return None
+                    raise
+
+            return async_wrapper
+
+        @functools.wraps(handler)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(self, *args, **kwargs)
+            except NoMatches:
+                if self._exit or not self.is_running:
+                    return None
+                raise
+
+        return wrapper
+
+    wrapped: dict[Any, Any] = {}
+    for name, value in list(vars(cls).items()):
+        if inspect.isfunction(value) and (name.startswith("on_") or hasattr(value, "_textual_on")):
+            wrapped[value] = wrap(value)
+            setattr(cls, name, wrapped[value])
+    # ``@on`` handlers were collected when the class was created: point them at the wrappers.
+    for handlers in vars(cls).get("_decorated_handlers", {}).values():
+        handlers[:] = [(wrapped.get(method, method), selectors) for method, selectors in handlers]
+    return cls
+
+
+@_quiet_during_teardown
 class CompactorApp(App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
