@@ -19,6 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.commands.confirm import confirm
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -143,17 +144,6 @@ def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
     }}
 
 
-def _confirm(path: str, what: str = "this compaction") -> bool:
-    """Ask on the terminal; anything but ``yes`` (or no terminal) declines."""
-    if not sys.stdin.isatty():
-        return False
-    try:
-        answer = input(f"Append {what} to {path}? Type 'yes' to write: ")
-    except EOFError:
-        return False
-    return answer.strip().lower() == "yes"
-
-
 def run(args: argparse.Namespace) -> int:
     """Plan, summarize, audit and append when confirmed; exit status per module doc."""
     import asyncio
@@ -259,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print("dry run: nothing written")
         return finish(EXIT_OK)
-    if not args.yes and not _confirm(str(session.path)):
+    if not args.yes and not confirm(f"Append this compaction to {session.path}?"):
         say("not confirmed: nothing written (pass --yes to append without asking)")
         report["refused"] = "not confirmed"
         return finish(EXIT_REFUSED)

@@ -130,7 +130,8 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
     import asyncio
     import sys
 
-    from tui_compactor.commands.compact import _confirm, _StreamPrinter
+    from tui_compactor.commands.compact import _StreamPrinter
+    from tui_compactor.commands.confirm import confirm
     from tui_compactor.config import ConfigError, load_config, profile_from_flags
     from tui_compactor.summarize.navigation import navigate
     from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
@@ -159,7 +160,7 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
             say(f"tui-compactor: {error}")
             return common.EXIT_USAGE
     what = "a branch summary" if summarizer is not None else "a leaf marker"
-    if not args.yes and not _confirm(str(session.path), what=f"{what} (navigation)"):
+    if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
         say("not confirmed: nothing written (pass --yes to append without asking)")
         return common.EXIT_REFUSED
     append_options: dict[str, Any] = {}

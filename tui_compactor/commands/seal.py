@@ -129,6 +129,7 @@ def explain(tail: dict[str, Any], name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Explain the torn tail, confirm, append one newline; exit status per module doc."""
+    from tui_compactor.commands.confirm import confirm
     from tui_compactor.commands.session_args import print_json, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused, seal_tail
@@ -159,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
                 report["error"] = "not confirmed: pass --yes to append the newline"
                 return finish(EXIT_REFUSED, f"{explanation}\ntui-compactor: {report['error']}")
             print(explanation)
-            answer = input('Type "yes" to append one newline: ').strip()
-            if answer != "yes":
+            if not confirm("Append one newline?"):
                 report["error"] = "not confirmed"
                 return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
         options: dict[str, Any] = {}

@@ -82,6 +82,7 @@ def entries_after_on_path(session: Any, compaction: int) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Find the compaction, confirm, append the leaf marker; exit status per module doc."""
+    from tui_compactor.commands.confirm import confirm
     from tui_compactor.commands.session_args import print_json, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused, append_entry, make_leaf_marker
@@ -139,8 +140,7 @@ def run(args: argparse.Namespace) -> int:
             report["error"] = "not confirmed: pass --yes to append the leaf marker"
             return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {report['error']}")
         print(summary)
-        answer = input('Type "undo" to append the leaf marker: ').strip()
-        if answer != "undo":
+        if not confirm("Append the leaf marker?", expected="undo"):
             report["error"] = "not confirmed"
             return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
     marker = make_leaf_marker(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.messages import message_from_entry
+from tui_compactor.engine.messages import LazyMessage
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 __all__ = [
@@ -32,14 +32,14 @@ __all__ = [
 ]
 
 
-class ContextItem:
+class ContextItem(LazyMessage):
     """One message of the context and the entry it came from.
 
     The message is read from the entry when first asked for, so a context over a huge lazily
     loaded session costs nothing for the messages nobody looks at.
     """
 
-    __slots__ = ("role", "entry_index", "kind", "excluded", "_message", "_entry")
+    __slots__ = ("role", "entry_index", "kind", "excluded")
 
     def __init__(
         self,
@@ -60,16 +60,7 @@ class ContextItem:
         ``compaction`` (the summary of the compaction that wins)."""
         self.excluded = excluded
         """A bash execution the user ran with ``!!``: listed, but never sent to the model."""
-        self._message = message
-        self._entry = entry
-
-    @property
-    def message(self) -> dict[str, Any]:
-        """The agent message (read from the entry on first use)."""
-        if self._message is None:
-            derived = message_from_entry(self._entry) if self._entry is not None else None
-            self._message = derived if derived is not None else {}
-        return self._message
+        LazyMessage.__init__(self, message, entry)
 
     def __repr__(self) -> str:
         return f"ContextItem({self.role!r}, entry {self.entry_index}, {self.kind})"

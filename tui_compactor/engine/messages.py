@@ -197,3 +197,21 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif role in ("user", "assistant", "toolResult"):
             converted.append(message)
     return converted
+
+
+class LazyMessage:
+    """An agent message derived from its entry on first use (plans and contexts hold many)."""
+
+    __slots__ = ("_message", "_entry")
+
+    def __init__(self, message: dict[str, Any] | None, entry: Any) -> None:
+        self._message = message
+        self._entry = entry
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The agent message (``{}`` when the entry carries none)."""
+        if self._message is None:
+            derived = message_from_entry(self._entry) if self._entry is not None else None
+            self._message = derived if derived is not None else {}
+        return self._message

@@ -37,7 +37,7 @@ from tui_compactor.engine.cutpoint import (
     valid_cut_points,
 )
 from tui_compactor.engine.fileops import FileOps, add_details, extract_file_ops
-from tui_compactor.engine.messages import message_from_entry
+from tui_compactor.engine.messages import LazyMessage
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
@@ -46,10 +46,10 @@ __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tok
 REGIONS = ("before", "summarize", "turn_prefix", "keep", "metadata")
 
 
-class PlanMessage:
+class PlanMessage(LazyMessage):
     """A message in a plan, with the entry it came from (read from the entry on first use)."""
 
-    __slots__ = ("entry_index", "branch_index", "_message", "_entry")
+    __slots__ = ("entry_index", "branch_index")
 
     def __init__(
         self,
@@ -61,16 +61,7 @@ class PlanMessage:
     ) -> None:
         self.entry_index = entry_index
         self.branch_index = branch_index
-        self._message = message
-        self._entry = entry
-
-    @property
-    def message(self) -> dict[str, Any]:
-        """The agent message."""
-        if self._message is None:
-            derived = message_from_entry(self._entry) if self._entry is not None else None
-            self._message = derived if derived is not None else {}
-        return self._message
+        LazyMessage.__init__(self, message, entry)
 
     def __repr__(self) -> str:
         return f"PlanMessage(entry {self.entry_index}, branch {self.branch_index})"
