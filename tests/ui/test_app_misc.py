@@ -197,3 +197,24 @@ async def test_worker_results_arriving_after_quit_are_ignored(tmp_path: Path) ->
         app._exit = True  # what App.exit() sets first
         app.on_tokens_counted(TokensCounted({0: 5}))
         app._exit = False
+
+
+async def test_window_comes_from_the_sessions_model_unless_configured(tmp_path: Path) -> None:
+    """Without --window the gauge, chart and plan use the known window of the session's own
+    model (claude-opus-4-5 here: 200k) and say so; a configured window wins."""
+    session = tmp_path / TREE_COMPACTED.name
+    session.write_bytes(TREE_COMPACTED.read_bytes())
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.settings.context_window == 200_000
+        assert app.window_model == "claude-opus-4-5"
+        assert app.gauge_data is not None and app.gauge_data.window == 200_000
+        assert app.gauge_data.window_model == "claude-opus-4-5"
+        assert not app.gauge_data.window_assumed
+    config = Config.model_validate({"compaction": {"context_window": 32_000}})
+    app = make_app(session, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.settings.context_window == 32_000
+        assert app.gauge_data is not None and app.gauge_data.window_model is None

@@ -271,6 +271,8 @@ class CompactorApp(App[None]):
                 self.notify(problem, title="config", severity="warning", timeout=15)
         window = getattr(compaction, "context_window", None)
         self.window_configured = window is not None
+        self.window_model: str | None = None
+        """The session model whose known window is used when none is configured."""
         """False: the gauge says the window is a guess (set ``--window`` or the config)."""
         self.settings = CompactionSettings(
             keep_recent_tokens=getattr(compaction, "keep_recent_tokens", 20000),
@@ -346,6 +348,8 @@ class CompactorApp(App[None]):
         self.token_cache = TokenCache(self.session, self.counter)
         self.plan = None
         self.plan_cut = None
+        if not self.window_configured:
+            self._adopt_model_window()
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
         tree.set_plan({}, None)
@@ -361,6 +365,22 @@ class CompactorApp(App[None]):
         self.measure_chart(self.session)
         if self.follow_enabled and self.session.complete and self._follow_timer is None:
             self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
+
+    def _adopt_model_window(self) -> None:
+        """Use the window of the session's own model (at the file's leaf) when it is known."""
+        from tui_compactor.engine.context import build_context
+        from tui_compactor.engine.models import known_context_window
+        from tui_compactor.engine.settings import DEFAULT_CONTEXT_WINDOW
+
+        model_id = None
+        if self.session is not None and self.session.leaf is not None:
+            context = build_context(self.session, self.session.leaf, rules=self.settings.rules)
+            model_id = (context.model or {}).get("modelId")
+        window = known_context_window(model_id)
+        self.window_model = model_id if window is not None else None
+        self.settings = self.settings.with_changes(
+            context_window=window if window is not None else DEFAULT_CONTEXT_WINDOW
+        )
 
     def _report_diagnostics(self) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
@@ -519,10 +539,8 @@ class CompactorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, session: Any, entry_index: int, settings: Any) -> None:
         """Build the context at a node and estimate its size (thread)."""
-        from dataclasses import replace
 
         from tui_compactor.engine.context import build_context, estimate_context_tokens
-        from tui_compactor.engine.models import known_context_window
         from tui_compactor.engine.settings import (
             effective_reserve,
             should_compact,
@@ -532,13 +550,7 @@ class CompactorApp(App[None]):
         context = build_context(session, entry_index, rules=settings.rules)
         estimate = estimate_context_tokens(context, self.counter, self.token_cache)
         window = settings.context_window
-        window_model: str | None = None
-        if not self.window_configured:
-            model_id = (context.model or {}).get("modelId")
-            model_window = known_context_window(model_id)
-            if model_window is not None:
-                window, window_model = model_window, model_id
-                settings = replace(settings, context_window=model_window)
+        window_model = None if self.window_configured else self.window_model
         blocks: list[tuple[str, str, int, int | None]] = []
         for item in context.items:
             if getattr(item, "excluded", False):
@@ -708,6 +720,9 @@ class CompactorApp(App[None]):
         window = message.window or DEFAULT_CONTEXT_WINDOW
         if message.reserve is not None and message.reserve >= window:
             return
+        if message.window is not None and message.window != self.settings.context_window:
+            self.window_configured = True  # the user's figure now, not the model's
+            self.window_model = None
         self.settings = self.settings.with_changes(
             keep_recent_tokens=message.keep_recent, reserve_tokens=message.reserve,
             context_window=window,
