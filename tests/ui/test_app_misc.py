@@ -218,3 +218,22 @@ async def test_window_comes_from_the_sessions_model_unless_configured(tmp_path: 
         await settle(pilot)
         assert app.settings.context_window == 32_000
         assert app.gauge_data is not None and app.gauge_data.window_model is None
+
+
+def test_plan_text_does_not_promise_a_turn_prefix_that_is_empty() -> None:
+    """pi calls a cut at a bash execution that starts a turn 'split' with nothing before it:
+    the plan pane says there is no prefix instead of announcing its summary."""
+    from tui_compactor.engine.plan import prepare_compaction
+    from tui_compactor.engine.settings import CompactionSettings
+    from tui_compactor.engine.tokens import get_counter
+    from tui_compactor.session.reader import load_session
+    from tui_compactor.ui.app import REGION_STYLES
+    from tui_compactor.ui.widgets.plan_view import plan_summary
+
+    sample = Path(__file__).resolve().parents[2] / "tui_compactor" / "data" / "sample-session.jsonl"
+    session = load_session(sample)
+    plan = prepare_compaction(session, session.leaf, CompactionSettings(), get_counter("cl100k"))
+    assert plan.is_split_turn and not plan.has_turn_prefix
+    text = plan_summary(plan, session, REGION_STYLES).plain
+    assert "no turn prefix to summarize" in text
+    assert "cut in the middle" not in text

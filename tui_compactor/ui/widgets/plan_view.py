@@ -80,10 +80,14 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str]) -> Text
     place = cuts.index(plan.first_kept_index) + 1 if plan.first_kept_index in cuts else "?"
     out.append(f"cut before #{cut_entry} · valid cut {place} of {len(cuts)}  ")
     out.append("[ earlier  ] later\n", style="dim")
-    if plan.is_split_turn:
+    if plan.is_split_turn and plan.has_turn_prefix:
         turn_entry = plan.branch[plan.turn_start_index]
+        count = len(plan.turn_prefix_messages)
         out.append(f"split turn: the turn starting at #{turn_entry} is cut in the middle; its "
-                   "prefix gets its own summary\n", style="yellow")
+                   f"{count} message{'' if count == 1 else 's'} before the cut get their own "
+                   "summary\n", style="yellow")
+    elif plan.is_split_turn:
+        out.append(f"{plan.split_turn_note}\n", style="dim")
     else:
         out.append("no split turn: the cut falls on a turn boundary\n", style="dim")
     if plan.previous_summary:
