@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.worker import WorkerState
+from textual.worker import WorkerCancelled, WorkerState
 
 from tui_compactor.ui.app import CompactorApp
 
@@ -43,7 +43,10 @@ async def settle(pilot: Pilot[None], rounds: int = 50) -> None:
     """Wait until every worker finished and every message they posted was handled."""
     app = pilot.app
     for _ in range(rounds):
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            pass  # an exclusive worker was replaced by a newer one while we waited: wait again
         await pilot.pause()
         if not busy(app):  # type: ignore[arg-type]
             await pilot.pause()

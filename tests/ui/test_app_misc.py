@@ -220,7 +220,7 @@ async def test_window_comes_from_the_sessions_model_unless_configured(tmp_path: 
         assert app.gauge_data is not None and app.gauge_data.window_model is None
 
 
-def test_plan_text_does_not_promise_a_turn_prefix_that_is_empty() -> None:
+async def test_plan_text_does_not_promise_a_turn_prefix_that_is_empty() -> None:
     """pi calls a cut at a bash execution that starts a turn 'split' with nothing before it:
     the plan pane says there is no prefix instead of announcing its summary."""
     from tui_compactor.engine.plan import prepare_compaction
