@@ -285,7 +285,7 @@ class CompactorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Accept / discard exist only while a compaction is shown (footer stays short)."""
         if action in ("accept_compaction", "discard_compaction"):
-            panel = self.compaction_panel if self.is_mounted else None
+            panel = self.compaction_panel if self.is_running else None
             return panel is not None and panel.state in ("running", "ready")
         return True
 
