@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.ui.app import CompactorApp
 
     config = Config(profiles={"offline": OFFLINE_PROFILE}, default_profile="offline",
-                    compaction_profile="offline")
+                    compaction_profile="offline", source=None)
     if args.keep is not None:
         session = copy_sample(args.keep)
         CompactorApp(session, config=config, profile_name="offline").run()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, cast
 
 EXIT_OK = 0
 EXIT_REFUSED = 2
@@ -59,4 +59,4 @@ def resolve_entry(session: Any, ref: str | None) -> int | None:
     index = session.index_of(ref)
     if index is None:
         raise ValueError(f"no entry with id {ref!r}")
-    return index
+    return cast(int, index)

@@ -91,7 +91,7 @@ def _reject_constant(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _decode = _DECODER.decode
-_scan_once = _DECODER.scan_once
+_scan_once = _DECODER.scan_once  # type: ignore[attr-defined]  # C scanner, not in typeshed
 """The C scanner behind ``_decode``: parses one value at an index (fast path)."""
 _SKIP = object()
 
@@ -442,9 +442,9 @@ class _Scanner:
             )
             return
         if terminated and s._first_object_seen:
-            kind = obj.get("type")
-            if kind != "session":
-                self._entry(obj, kind, raw, line_no, offset)  # the common case
+            record_type = obj.get("type")
+            if record_type != "session":
+                self._entry(obj, record_type, raw, line_no, offset)  # the common case
                 return
         if not terminated:
             s._diag(
@@ -986,8 +986,8 @@ def _check_tool_pairs(s: Session) -> None:
             other = entries[node]
             if other.type == "message":
                 if other.role == "assistant":
-                    calls = s._calls.get(node)
-                    if calls is not None and call_id in calls[0]:
+                    node_calls = s._calls.get(node)
+                    if node_calls is not None and call_id in node_calls[0]:
                         answered.add((node, call_id))
                         verdict = "matched"
                     else:

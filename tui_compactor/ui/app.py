@@ -13,13 +13,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -132,7 +134,7 @@ class CompactorApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "tui-compactor"
-    BINDINGS = APP_BINDINGS
+    BINDINGS = cast("list[BindingType]", APP_BINDINGS)
     COMMANDS = App.COMMANDS | {CompactorCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
@@ -393,7 +395,7 @@ class CompactorApp(App[None]):
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
         more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
         verdict = str(self.session.verdict)
-        severity = "error" if verdict in ("refuse", "read-only") else "warning"
+        severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
 
@@ -562,7 +564,7 @@ class CompactorApp(App[None]):
         data = GaugeData(
             entry_index=entry_index,
             tokens=estimate.tokens,
-            local_estimate=estimate.local_estimate,
+            local_estimate=cast(int, estimate.local_estimate),  # local=True: always computed
             usage_tokens=estimate.usage_tokens if estimate.last_usage_index is not None else None,
             window=window,
             reserve=effective_reserve(window, settings) if window else None,
@@ -812,7 +814,8 @@ class CompactorApp(App[None]):
             self.notify(sanitize(str(error), max_len=300), title="no summarizer",
                         severity="error")
             return
-        files_format = getattr(getattr(self.config, "compaction", None), "files_format", "files")
+        files_format: Literal["files", "legacy"] = getattr(
+            getattr(self.config, "compaction", None), "files_format", "files")
         jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings,
                               files_format=files_format) for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
@@ -1316,7 +1319,7 @@ class CompactorApp(App[None]):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        groups = [
+        groups: list[tuple[str, list[Any]]] = [
             ("App", list(APP_BINDINGS)),
             ("Tree", list(SessionTree.BINDINGS)),
             ("Compaction panel (when focused)", list(CompactionPanel.BINDINGS)),
@@ -1362,7 +1365,7 @@ def _error_text(error: BaseException) -> str:
 
 def _block_label(item: Any, message: dict[str, Any]) -> str:
     """Short name of one context block."""
-    role = message.get("role")
+    role: Any = message.get("role")
     return {
         "compactionSummary": "summary",
         "branchSummary": "branch",

@@ -6,7 +6,7 @@ through ``textsafe.sanitize``; callers wrap it in ``rich.text.Text`` (never mark
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tui_compactor.textsafe import sanitize
 
@@ -47,7 +47,7 @@ def entry_kind(entry: Any) -> str:
     if entry.type == "message":
         role = entry.role or "?"
         return {"toolResult": "tool", "bashExecution": "bash"}.get(role, role)
-    return {
+    return cast(str, {
         "compaction": "compaction",
         "branch_summary": "branch",
         "model_change": "model",
@@ -56,7 +56,7 @@ def entry_kind(entry: Any) -> str:
         "custom": "ext",
         "label": "label",
         "session_info": "info",
-    }.get(entry.type, entry.type)
+    }.get(entry.type, entry.type))
 
 
 def entry_preview(entry: Any) -> str:
@@ -86,11 +86,11 @@ def _raw_preview(entry: Any, data: dict[str, Any]) -> str:
         return text or "(empty)"
     if kind == "compaction":
         before = data.get("tokensBefore")
-        summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
+        summary = cast(str, data.get("summary")) if isinstance(data.get("summary"), str) else ""
         head = f"{before:,} tokens before · " if isinstance(before, int) else ""
         return head + summary
     if kind == "branch_summary":
-        summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
+        summary = cast(str, data.get("summary")) if isinstance(data.get("summary"), str) else ""
         return summary
     if kind == "model_change":
         return f"{data.get('provider', '?')}/{data.get('modelId', '?')}"

@@ -9,7 +9,7 @@ levels of parentId nesting cost the same as 100.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from rich.style import Style
 from rich.text import Text
@@ -169,7 +169,7 @@ class SessionTree(ScrollView, can_focus=True):
         """Entry index under the cursor, or None when the tree is empty."""
         if not self.rows:
             return None
-        return self.rows[min(self.cursor, len(self.rows) - 1)].index
+        return cast("int | None", self.rows[min(self.cursor, len(self.rows) - 1)].index)
 
     def set_rows(self, session: Any, rows: Sequence[Any], keep_entry: int | None) -> None:
         """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible."""
