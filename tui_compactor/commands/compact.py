@@ -19,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import confirm
+from tui_compactor.commands.confirm import add_quiet_window, confirm
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -61,8 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="append without asking")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (summaries still stream to stderr)")
-    parser.add_argument("--quiet-window", type=float, default=None, metavar="SECONDS",
-                        help="how long the file must stay unchanged before appending")
+    add_quiet_window(parser)
 
 
 class _StreamPrinter:

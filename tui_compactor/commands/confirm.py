@@ -1,7 +1,8 @@
-"""The one question every writing command asks before it appends."""
+"""What every writing command shares: the question it asks and its live-writer option."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 
@@ -17,3 +18,14 @@ def confirm(question: str, expected: str = "yes") -> bool:
     except EOFError:
         return False
     return answer.strip().lower() == expected
+
+
+def add_quiet_window(parser: argparse.ArgumentParser) -> None:
+    """``--quiet-window SECONDS``: how long the file must stay unchanged before appending."""
+    parser.add_argument(
+        "--quiet-window",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long the file must stay unchanged before appending (live-writer check)",
+    )

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.commands.confirm import add_quiet_window
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,8 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the instructions replace the default prompt instead of adding focus")
     parser.add_argument("--config", default=None, metavar="PATH", help="config file to read")
     parser.add_argument("--yes", action="store_true", help="append without asking")
-    parser.add_argument("--quiet-window", type=float, default=None, metavar="SECONDS",
-                        help="how long the file must stay unchanged before appending")
+    add_quiet_window(parser)
     common.add_common(parser)
 
 

@@ -16,6 +16,8 @@ import os
 import sys
 from typing import Any
 
+from tui_compactor.commands.confirm import add_quiet_window
+
 EXIT_OK = 0
 EXIT_REFUSED = 1
 """Nothing to seal, not confirmed, or the writer's gate refused; nothing written."""
@@ -31,13 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="session .jsonl file")
     parser.add_argument("--yes", action="store_true", help="append the newline without asking")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--quiet-window",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="how long the file must stay unchanged before appending (live-writer check)",
-    )
+    add_quiet_window(parser)
 
 
 def describe_tail(session: Any) -> dict[str, Any] | None:

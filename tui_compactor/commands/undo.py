@@ -18,6 +18,8 @@ import argparse
 import sys
 from typing import Any
 
+from tui_compactor.commands.confirm import add_quiet_window
+
 EXIT_OK = 0
 EXIT_REFUSED = 1
 """Nothing to undo, not confirmed, entries would leave the active path without ``--force``,
@@ -37,13 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="show what would happen")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--quiet-window",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="how long the file must stay unchanged before appending (live-writer check)",
-    )
+    add_quiet_window(parser)
 
 
 def find_last_compaction(session: Any) -> int | None:
