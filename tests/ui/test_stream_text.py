@@ -89,7 +89,7 @@ async def test_streaming_until_a_scrollbar_appears_rewraps_to_the_narrower_width
         pane = app.query_one(StreamText)
         for number in range(12):
             for start in range(0, len(LONG_LINE), 17):  # deltas split words and paths
-                pane.append(LONG_LINE[start:start + 17])
+                pane.append(LONG_LINE[start : start + 17])
                 if start % 3 == 0:
                     pane.flush()
                     await pilot.pause()

@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.textsafe import sanitize
@@ -46,10 +46,12 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
+from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView
 from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.labels import content_text
 from tui_compactor.ui.widgets.plan_view import PlanView
@@ -129,7 +131,7 @@ def _quiet_during_teardown(cls: AppT) -> AppT:
 
 
 @_quiet_during_teardown
-class CompactorApp(App[None]):
+class CompactorApp(ReviewKeys, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -222,7 +224,7 @@ class CompactorApp(App[None]):
                                               "(history and turn prefix side by side)",
                                               style="dim"), id="compaction-empty")
         yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
-        yield Footer()
+        yield StateFooter()
 
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
@@ -285,10 +287,9 @@ class CompactorApp(App[None]):
         self.counter = get_counter(getattr(compaction, "tokens", "cl100k"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Accept / discard exist only while a compaction is shown (footer stays short)."""
-        if action in ("accept_compaction", "discard_compaction"):
-            panel = self.compaction_panel if self.is_running else None
-            return panel is not None and panel.state in ("running", "ready")
+        """The review's keys exist only while a compaction is shown (footer stays short)."""
+        if action in REVIEW_ACTIONS:
+            return self.check_review_action(action, parameters)
         return True
 
     @property
@@ -796,11 +797,6 @@ class CompactorApp(App[None]):
             self.notify(sanitize(str(self.plan.reason or "nothing to compact"), max_len=200),
                         title="cannot compact", severity="warning")
             return
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
-                        title="read-only: a compaction could not be saved", severity="error",
-                        timeout=8)
-            return
         panel = self.compaction_panel
         if panel is not None and panel.running:
             self.notify("a compaction is already running (esc cancels it)", timeout=3)
@@ -820,7 +816,9 @@ class CompactorApp(App[None]):
                               files_format=files_format) for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
-        host.mount(CompactionPanel(jobs))
+        # A file the append gate refuses can still be summarized and reviewed (as
+        # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
+        host.mount(CompactionPanel(jobs, accept_refusal=self.session.append_refusal))
         self.call_after_refresh(self.refresh_bindings)
         self.action_show_tab("tab-compaction")
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
@@ -844,9 +842,10 @@ class CompactorApp(App[None]):
     @on(CompactionPanel.Discarded)
     def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
-        self.refresh_bindings()
-        self.notify("compaction cancelled: nothing written" if message.cancelled
-                    else "compaction discarded: nothing written", timeout=3)
+        outcome = ("compaction cancelled: nothing written" if message.cancelled
+                   else "compaction discarded: nothing written")
+        self.close_review(outcome)
+        self.notify(outcome, timeout=3)
 
     @on(CompactionPanel.Failed)
     def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
@@ -1337,6 +1336,7 @@ class CompactorApp(App[None]):
         if message.kind == "compaction":
             self.running_jobs = max(0, self.running_jobs - 1)
             self.clear_plan()
+            self.close_review(message.description)
         if message.select_entry is not None:
             self.selected_entry = message.select_entry
         self.after_growth(message.added, announce=False)
