@@ -203,3 +203,75 @@ async def test_read_only_file_runs_and_reviews_with_accept_disabled(
         assert any(note.startswith("read-only: ") for note in notes(app))
         assert panel.state == "ready"
     assert path.read_bytes() == before
+
+
+async def test_review_at_80x24_fills_the_screen_and_the_footer_keeps_its_keys(
+    tmp_path: Path,
+) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert {"Plan", "Compact", "Help", "Quit"} <= set(footer_keys(app))
+        panel = await run_review(pilot)
+        assert app.screen.maximized is panel
+        history = panel.candidates[0].panes["history"]
+        assert history.size.height >= 5 and history.size.width >= 70
+        assert {"Accept", "Discard", "Regenerate", "Keep missing", "Zoom"} <= set(footer_keys(app))
+        await pilot.press("z")  # the tree comes back; z again zooms in
+        await pilot.pause()
+        assert app.screen.maximized is None
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.maximized is panel
+        await pilot.press("d")
+        await settle(pilot)
+        assert app.screen.maximized is None
+        assert "Compact" in footer_keys(app)
+
+
+async def test_review_at_200x60_keeps_the_tree_and_gives_the_chart_rows_to_the_summaries(
+    tmp_path: Path,
+) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        chart = app.query_one("#chart")
+        assert chart.display and chart.size.height > 0
+        panel = await run_review(pilot)
+        assert app.screen.maximized is None
+        assert chart.size.height == 0 or not chart.region.height
+        history = panel.candidates[0].panes["history"]
+        assert history.size.height >= 20
+        await pilot.press("d")
+        await settle(pilot)
+        assert chart.region.height > 0
+
+
+@pytest.mark.parametrize("width", [80, 140, 200])
+async def test_gauge_lines_leave_parts_out_instead_of_cutting_words(
+    tmp_path: Path, width: int
+) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(pilot)
+        gauge = app.query_one("#gauge")
+        lines = str(gauge.render()).splitlines()
+        assert app.gauge_data is not None and app.gauge_data.should_compact
+        assert "⚠ would compact" in lines[0]
+        for line in (lines[0], lines[2]):
+            assert "…" not in line
+            assert len(line) <= gauge.content_region.width
+        if width >= 140:
+            assert "window of claude-opus-4-5" in lines[2]
+
+
+async def test_reserve_input_shows_the_number_the_gauge_uses(tmp_path: Path) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        reserve = app.query_one("#plan-reserve")
+        assert reserve.value == ""  # left to its default, so a window change still moves it
+        assert app.gauge_data is not None and app.gauge_data.reserve is not None
+        assert reserve.placeholder == str(app.gauge_data.reserve)

@@ -631,9 +631,7 @@ class CompactorApp(ReviewKeys, App[None]):
             return
         self.plan_leaf = self.selected_entry
         self.plan_cut = None
-        self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
-                                              self.settings.reserve_tokens,
-                                              self.settings.context_window)
+        self.query_one(PlanView).show_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -711,8 +709,7 @@ class CompactorApp(ReviewKeys, App[None]):
         """Edit keep-recent / reserve / window in place."""
         self.action_show_tab("tab-plan")
         plan_view = self.query_one(PlanView)
-        plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
-                               self.settings.context_window)
+        plan_view.show_settings(self.settings)
         plan_view.focus_inputs()
 
     @on(PlanView.SettingsEdited)
@@ -818,12 +815,13 @@ class CompactorApp(ReviewKeys, App[None]):
         host.remove_children()
         # A file the append gate refuses can still be summarized and reviewed (as
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
-        host.mount(CompactionPanel(jobs, accept_refusal=self.session.append_refusal))
-        self.call_after_refresh(self.refresh_bindings)
+        panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
+        host.mount(panel)
         self.action_show_tab("tab-compaction")
+        self.open_review(panel)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
-        self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
-                    "esc cancels", timeout=4)
+        self.notify(f"compacting with {names}: a accepts, d discards, esc cancels, "
+                    "z zooms in and out", timeout=4)
 
     def action_accept_compaction(self) -> None:
         """Accept the finished compaction (the panel posts Accepted)."""
@@ -1318,11 +1316,10 @@ class CompactorApp(ReviewKeys, App[None]):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        groups: list[tuple[str, list[Any]]] = [
-            ("App", list(APP_BINDINGS)),
-            ("Tree", list(SessionTree.BINDINGS)),
-            ("Compaction panel (when focused)", list(CompactionPanel.BINDINGS)),
-        ]
+        from tui_compactor.ui.screens.navigate import NavigateDialog
+        from tui_compactor.ui.widgets.help import help_groups
+
+        groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
         self.push_screen(HelpScreen(groups, dict(self.user_keymap)))
 
     def on_work_failed(self, message: WorkFailed) -> None:

@@ -43,6 +43,7 @@ APP_BINDINGS: list[Binding] = [
             priority=True),
     Binding("v", "compaction_diff", "Diff vs previous summary", show=False,
             id="compaction_diff", priority=True),
+    Binding("z", "zoom_compaction", "Zoom", id="zoom_compaction", priority=True),
     *(
         Binding(str(n), f"pick_candidate({n})", f"Pick candidate {n}", show=False,
                 id=f"candidate_{n}", priority=True)

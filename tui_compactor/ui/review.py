@@ -38,6 +38,7 @@ REVIEW_ACTIONS = frozenset(
         "compaction_diff",
         "accept_compaction",
         "discard_compaction",
+        "zoom_compaction",
     }
 )
 """App actions that exist only while a compaction review is shown."""
@@ -45,9 +46,16 @@ REVIEW_ACTIONS = frozenset(
 SUMMARY_GROUPS = ("compaction", "branch", "accept")
 """Worker groups whose work a quit would cut off (summaries and their appends)."""
 
+ZOOM_BELOW = (120, 30)
+"""A review opened on a terminal narrower or shorter than this fills the screen at once (the
+side pane is too small to read a summary in); ``z`` toggles it at any size."""
+
 
 class ReviewKeys(_Base):
     """Review keys wherever focus is, closing the review, and a quit that asks first."""
+
+    ESCAPE_TO_MINIMIZE = False
+    """Escape cancels summaries in flight, as the footer says; ``z`` restores a zoomed review."""
 
     @property
     def review_panel(self) -> CompactionPanel | None:
@@ -77,13 +85,14 @@ class ReviewKeys(_Base):
         """The actions the footer shows now, most important first (``StateFooter``)."""
         panel = self.review_panel if self.review_keys_active() else None
         if panel is not None and panel.running:
-            return ["accept_compaction", "cancel", "help", "quit"]
+            return ["accept_compaction", "cancel", "zoom_compaction", "help", "quit"]
         if panel is not None:
             return [
                 "accept_compaction",
                 "discard_compaction",
                 "regenerate_compaction(False)",
                 "regenerate_compaction(True)",
+                "zoom_compaction",
                 "help",
                 "quit",
             ]
@@ -107,12 +116,34 @@ class ReviewKeys(_Base):
         if panel is not None:
             panel.toggle_diff()
 
+    def open_review(self, panel: CompactionPanel) -> None:
+        """A review was mounted: the chart yields its rows; on a small terminal the review
+        fills the screen."""
+        self.screen.add_class("-reviewing")
+        width, height = self.size
+        if width < ZOOM_BELOW[0] or height < ZOOM_BELOW[1]:
+            self.call_after_refresh(self.screen.maximize, panel, False)
+        self.call_after_refresh(self.refresh_bindings)
+
+    def action_zoom_compaction(self) -> None:
+        """Key: let the review fill the screen, or give the tree back."""
+        panel = self.review_panel
+        if panel is None:
+            return
+        if self.screen.maximized is panel:
+            self.screen.minimize()
+        else:
+            self.screen.maximize(panel, container=False)
+
     def close_review(self, outcome: str) -> None:
         """Remove the panel (its buttons go with it) and say what happened in its place."""
         panel = self.review_panel
         if panel is None:
             return
         host = panel.parent
+        if self.screen.maximized is panel:
+            self.screen.minimize()
+        self.screen.remove_class("-reviewing")
         panel.remove()
         if isinstance(host, Widget):
             line = Text(outcome, style="bold")

@@ -22,7 +22,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Static
@@ -49,6 +49,12 @@ PART_TITLES = {
     "short": "Short summary",
 }
 """Pane titles per summary part."""
+
+STACK_BELOW = 100
+"""A panel narrower than this puts the history and turn-prefix panes on top of each other."""
+
+SHORT_BELOW = 30
+"""A panel shorter than this gives the audit fewer rows (the summaries come first)."""
 
 MISSING_SHOWN = 12
 """Missing anchors listed in the audit line; the rest are counted."""
@@ -111,6 +117,10 @@ class CandidateView(Vertical):
     }
     CandidateView > .candidate-parts {
         height: 1fr;
+        layout: horizontal;
+    }
+    CandidateView.-stacked > .candidate-parts {
+        layout: vertical;
     }
     CandidateView .part {
         width: 1fr;
@@ -156,8 +166,8 @@ class CandidateView(Vertical):
     def compose(self) -> ComposeResult:
         """Title, part panes (history | turn prefix), short summary, audit."""
         yield Static(self._title_text(), classes="candidate-title")
-        parts_container = Vertical if self.stacked else Horizontal
-        with parts_container(classes="candidate-parts"):
+        self.set_class(self.stacked, "-stacked")
+        with Container(classes="candidate-parts"):
             parts = ["history", "turn_prefix"] if self.split else ["history"]
             for part in parts:
                 with Vertical(classes="part"):
@@ -307,6 +317,9 @@ class CompactionPanel(Vertical, can_focus=True):
     }
     CompactionPanel.-diff > #compaction-candidates {
         display: none;
+    }
+    CompactionPanel.-short .candidate-audit {
+        max-height: 3;
     }
     CompactionPanel > #compaction-buttons {
         height: auto;
@@ -459,6 +472,13 @@ class CompactionPanel(Vertical, can_focus=True):
         if len(self.jobs) > 1:
             text.append(f"  ·  {len(self.jobs)} candidates", style="bold magenta")
         return text
+
+    def on_resize(self) -> None:
+        """Side by side where there is room, stacked where there is not (or with candidates)."""
+        stacked = len(self.jobs) > 1 or self.size.width < STACK_BELOW
+        for view in self.candidates:
+            view.set_class(stacked, "-stacked")
+        self.set_class(self.size.height < SHORT_BELOW, "-short")
 
     def watch_state(self) -> None:
         """The keys that make sense changed (the app's footer follows the state)."""

@@ -20,6 +20,14 @@ __all__ = ["StateFooter"]
 class StateFooter(Footer):
     """A footer whose keys and their order come from ``app.footer_actions()``."""
 
+    def _cells(self, binding: Binding) -> int:
+        """Columns one footer key takes: key, space, description, padding."""
+        return len(self.app.get_key_display(binding)) + len(binding.description) + 3
+
+    def on_resize(self) -> None:
+        """Which keys fit depends on the width: choose again."""
+        self.call_after_refresh(self.recompose)
+
     def compose(self) -> ComposeResult:
         """One key per wanted action, in the app's order; then the palette key if it fits."""
         wanted = getattr(self.app, "footer_actions", None)
@@ -32,13 +40,21 @@ class StateFooter(Footer):
             # The project's own binding (it has an id) wins over Textual's (``ctrl+q`` quit).
             if known is None or (binding.id and not known[0].id):
                 by_action[binding.action] = (binding, enabled, tooltip)
-        shown = 0
-        for action in wanted():
-            found = by_action.get(action)
-            if found is None:
-                continue
-            binding, enabled, tooltip = found
-            shown += 1
+        chosen = [by_action[action] for action in wanted() if action in by_action]
+        palette = None
+        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+            palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+        # Keys are listed most important first: drop from the end until they fit, and drop
+        # the palette key (it is in help) before any of them.
+        room = self.app.size.width
+        while chosen and sum(self._cells(binding) for binding, _e, _t in chosen) > room:
+            chosen.pop()
+        if palette is not None and (
+            sum(self._cells(binding) for binding, _e, _t in chosen) + self._cells(palette[1]) > room
+        ):
+            palette = None
+        self.styles.grid_size_columns = len(chosen)
+        for binding, enabled, tooltip in chosen:
             yield FooterKey(
                 binding.key,
                 self.app.get_key_display(binding),
@@ -47,17 +63,14 @@ class StateFooter(Footer):
                 disabled=not enabled,
                 tooltip=tooltip,
             ).data_bind(compact=Footer.compact)
-        self.styles.grid_size_columns = shown
-        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
-            palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
-            if palette is not None:
-                _node, binding, enabled, tooltip = palette
-                yield FooterKey(
-                    binding.key,
-                    self.app.get_key_display(binding),
-                    binding.description,
-                    binding.action,
-                    classes="-command-palette",
-                    disabled=not enabled,
-                    tooltip=binding.tooltip or binding.description,
-                )
+        if palette is not None:
+            _node, binding, enabled, tooltip = palette
+            yield FooterKey(
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                classes="-command-palette",
+                disabled=not enabled,
+                tooltip=binding.tooltip or binding.description,
+            )

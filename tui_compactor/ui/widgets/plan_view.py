@@ -136,6 +136,17 @@ class PlanView(VerticalScroll):
             yield Label("window")
             yield Input(id="plan-window", restrict=r"[0-9kKmM.,_]*")
 
+    def show_settings(self, settings: Any) -> None:
+        """Show a ``CompactionSettings``' figures; a reserve left to its default shows the
+        number it stands for (the gauge's figure) in the empty input."""
+        from tui_compactor.engine.settings import effective_reserve
+
+        window = settings.context_window
+        self.set_settings(settings.keep_recent_tokens, settings.reserve_tokens, window)
+        if window:
+            default = effective_reserve(window, settings.with_changes(reserve_tokens=None))
+            self.query_one("#plan-reserve", Input).placeholder = str(default)
+
     def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
         """Show the current figures in the inputs (without firing an edit)."""
         for widget_id, value in (("#plan-keep", keep_recent), ("#plan-reserve", reserve),
