@@ -417,6 +417,20 @@ class Oddities:
         self.timestamps.setdefault(kind, []).append((line, offset))
 
 
+def _head_bytes(parts: list[bytes], limit: int = 4096) -> bytes:
+    """The first ``limit`` bytes of ``parts`` joined (without joining all of them)."""
+    head = b""
+    for part in parts:
+        head += part[: limit - len(head)]
+        if len(head) >= limit:
+            break
+    return head
+
+
+def _size_text(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size:,} bytes"
+
+
 class _Scanner:
     """Parses a byte range of the file into a session (used by load and refresh)."""
 
@@ -506,8 +520,7 @@ class _Scanner:
                     newline = data.find(b"\n")
             pending += len(data) if newline < 0 else newline
             if pending > MAX_LINE_BYTES:
-                head = (pieces[0] if pieces else data)[:4096]
-                long_line = [head, pending]
+                long_line = [_head_bytes([*pieces, data]), pending]
                 pieces = []
                 pending = 0
                 if newline >= 0:
@@ -554,6 +567,8 @@ class _Scanner:
                 if now - last_report >= PROGRESS_INTERVAL:
                     last_report = now
                     progress(LoadProgress(line_start, end, len(s.entries)))
+        if long_line is None and pending > MAX_LINE_BYTES:
+            long_line = [_head_bytes(pieces), pending]
         if long_line is not None:
             line_start = self._long_line(long_line, line_start, False)
         elif pieces:
@@ -1244,17 +1259,20 @@ def _check_oddities(s: Session) -> None:
         return
     entries = s.entries
     for kind, where in odd.timestamps.items():
+        if not where:
+            continue
         line, offset = where[0]
-        count = f"{len(where)} entries have" if len(where) > 1 else "entry has"
-        detail = ""
+        if len(where) == 1:
+            what = f"entry has {TIMESTAMP_PROBLEMS[kind]}"
+        else:
+            lines = _lines_listed([n for n, _ in where])
+            what = f"{len(where)} entries have {TIMESTAMP_PROBLEMS[kind]} (lines {lines})"
         if kind == "order" and line in odd.order_examples:
-            detail = f" (dated before its parent on line {odd.order_examples[line]})"
+            what += f"; this one is dated before its parent on line {odd.order_examples[line]}"
         s._diag(
             WARN,
             f"timestamp-{kind}",
-            f"{count} {TIMESTAMP_PROBLEMS[kind]}{detail}: line(s) "
-            f"{_lines_listed([n for n, _ in where])}; pi orders siblings by it, so the tree "
-            "order may differ from the file order",
+            f"{what}; pi orders siblings by timestamp, so the tree may not follow the file",
             line,
             offset,
             tree=True,
@@ -1274,8 +1292,8 @@ def _check_oddities(s: Session) -> None:
         entry = entries[index]
         if from_id == "root":
             problem = (
-                'fromId is "root": pi writes this when the leaf was reset before any entry, so '
-                "the summarized branch cannot be located"
+                'fromId is the "root" sentinel, not an entry: pi writes it when the summary '
+                "starts a new root, so which branch it summarizes is not recorded"
             )
         elif not isinstance(from_id, str):
             problem = f"fromId {from_id!r} is not an entry id"
@@ -1318,8 +1336,8 @@ def _check_oddities(s: Session) -> None:
         s._diag(
             WARN,
             "line-too-long",
-            f"line is {size / 1e6:.0f} MB, over the {MAX_LINE_BYTES // (1024 * 1024)} MiB a line "
-            f"may have here: skipped without reading it into memory; {what}",
+            f"line is {_size_text(size)}, over the {_size_text(MAX_LINE_BYTES)} a line may have "
+            f"here: skipped without reading it into memory; {what}",
             line,
             offset,
             entry_id,
