@@ -124,13 +124,13 @@ def run(args: argparse.Namespace) -> int:
                 common.print_json({"verdict": session.verdict.value, "error": error, "rows": []})
             else:
                 sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
-            return common.EXIT_REFUSED
+            return common.EXIT_USAGE
         try:
             leaf = common.resolve_entry(session, args.leaf)
             folded = {common.resolve_entry(session, ref) for ref in args.fold}
         except ValueError as error:
             sys.stderr.write(f"tui-compactor: {common.safe(str(error))}\n")
-            return common.EXIT_REFUSED
+            return common.EXIT_USAGE
         rows = build_outline(
             session, leaf=leaf, folded={i for i in folded if i is not None},
             view=OutlineFilter(args.filter),
