@@ -211,26 +211,8 @@ def entry_id(session: Any, index: int | None) -> str | None:
 
 def preview(message: dict[str, Any], width: int = 60) -> str:
     """One sanitized line that says what a message is about."""
-    from tui_compactor.engine.messages import text_of
+    from tui_compactor.engine.messages import message_text
     from tui_compactor.textsafe import sanitize
 
-    role = message.get("role")
-    text = ""
-    if role in ("compactionSummary", "branchSummary"):
-        summary = message.get("summary")
-        text = summary if isinstance(summary, str) else ""
-    elif role == "bashExecution":
-        text = "$ " + str(message.get("command") or "")
-    elif role == "assistant":
-        parts = []
-        for block in message.get("content") or []:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif block.get("type") == "toolCall":
-                parts.append(f"{block.get('name')}(…)")
-        text = " ".join(parts)
-    else:
-        text = text_of(message.get("content"), " ")
-    return sanitize(" ".join(text.split()), single_line=True, max_len=width)
+    return sanitize(" ".join(message_text(message, brief=True).split()), single_line=True,
+                    max_len=width)

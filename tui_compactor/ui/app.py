@@ -53,7 +53,6 @@ from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.labels import content_text
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
@@ -1367,11 +1366,6 @@ def _block_label(item: Any, message: dict[str, Any]) -> str:
 
 def _block_preview(message: dict[str, Any]) -> str:
     """One sanitized line of a context block."""
-    if message.get("role") in ("compactionSummary", "branchSummary"):
-        raw = message.get("summary")
-        text = raw if isinstance(raw, str) else ""
-    elif message.get("role") == "bashExecution":
-        text = f"$ {message.get('command', '')}"
-    else:
-        text = content_text(message.get("content"))
-    return sanitize(text, single_line=True, max_len=200)
+    from tui_compactor.engine.messages import message_text
+
+    return sanitize(message_text(message, brief=True), single_line=True, max_len=200)
