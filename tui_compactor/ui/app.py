@@ -48,10 +48,9 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
-from tui_compactor.ui.widgets.context_view import ContextView
+from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.labels import content_text
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
@@ -559,8 +558,9 @@ class CompactorApp(App[None]):
                 continue
             message = item.message if isinstance(item.message, dict) else {}
             tokens = self.token_cache.message_tokens(item.entry_index)
-            blocks.append((_block_label(item, message), _block_preview(message), tokens,
-                           item.entry_index))
+            entry = session.entries[item.entry_index]
+            blocks.append((block_label(item, message, entry), block_preview(message, entry),
+                           tokens, item.entry_index))
         data = GaugeData(
             entry_index=entry_index,
             tokens=estimate.tokens,
@@ -1361,26 +1361,3 @@ def _error_text(error: BaseException) -> str:
     if reason:
         return f"{reason} {hint or ''}".strip()
     return f"{type(error).__name__}: {error}"
-
-
-def _block_label(item: Any, message: dict[str, Any]) -> str:
-    """Short name of one context block."""
-    role: Any = message.get("role")
-    return {
-        "compactionSummary": "summary",
-        "branchSummary": "branch",
-        "toolResult": "tool",
-        "bashExecution": "bash",
-    }.get(role, str(role or getattr(item, "kind", "?")))
-
-
-def _block_preview(message: dict[str, Any]) -> str:
-    """One sanitized line of a context block."""
-    if message.get("role") in ("compactionSummary", "branchSummary"):
-        raw = message.get("summary")
-        text = raw if isinstance(raw, str) else ""
-    elif message.get("role") == "bashExecution":
-        text = f"$ {message.get('command', '')}"
-    else:
-        text = content_text(message.get("content"))
-    return sanitize(text, single_line=True, max_len=200)
