@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "LOCAL_SUMMARY_DROPPED_KEYS",
     "METHODS",
     "PRODUCIBLE_METHODS",
     "SNAPCOMPACT_FRAME_TOKENS",
     "ArchiveInfo",
     "MethodInfo",
     "RemoteInfo",
+    "archive_source_text",
+    "carried_preserve_data",
     "compaction_method",
     "compaction_preview",
     "method_info",
@@ -241,6 +244,38 @@ def remote_info(data: dict[str, Any]) -> RemoteInfo | None:
     if not all(isinstance(item, dict) for item in history):
         return None
     return RemoteInfo(provider, history)
+
+
+LOCAL_SUMMARY_DROPPED_KEYS = ("openaiRemoteCompaction", "anthropicCompaction", "snapcompact")
+"""``preserveData`` keys a locally written summary does not carry on: provider-native replay
+payloads (they describe history this summary replaces) and a snapcompact archive (its text was
+merged into the previous summary the model is given)."""
+
+
+def carried_preserve_data(previous: dict[str, Any] | None) -> dict[str, Any] | None:
+    """oh-my-pi's ``preserveData`` for a new soft compaction: the previous compaction's, minus
+    ``LOCAL_SUMMARY_DROPPED_KEYS``; None when nothing is left (the field is then omitted)."""
+    if previous is None:
+        return None
+    data = previous.get("preserveData")
+    if not isinstance(data, dict):
+        return None
+    kept = {key: value for key, value in data.items() if key not in LOCAL_SUMMARY_DROPPED_KEYS}
+    return kept or None
+
+
+ARCHIVE_NEWLINE = "\u2588"
+"""snapcompact's newline glyph in archived text."""
+
+
+def archive_source_text(archive: ArchiveInfo) -> str | None:
+    """The archived history as plain text (snapcompact's ``archiveSourceText``): the stored
+    ``text``, else head and tail; shading marks removed and newline glyphs made newlines."""
+    text = archive.text or ARCHIVE_NEWLINE.join(
+        part for part in (archive.text_head, archive.text_tail) if part
+    )
+    plain = text.replace("\x0e", "").replace("\x0f", "").replace(ARCHIVE_NEWLINE, "\n")
+    return plain or None
 
 
 def shaken_result(message: dict[str, Any]) -> bool:
