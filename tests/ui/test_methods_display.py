@@ -140,3 +140,48 @@ async def test_app_tree_details_and_context_view_on_the_methods_session(tmp_path
         await pilot.press("2")  # the context tab: drawn from the same blocks
         await settle(pilot)
         assert app.query_one(ContextView).is_on_screen
+
+
+@pytest.mark.asyncio
+async def test_app_writes_a_handoff_with_the_focus_typed_in_the_plan_pane(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Checkbox, Input, Select
+
+    from tests.ui.app_helpers import copy_fixture
+    from tests.ui.test_app_write import added_records
+    from tui_compactor.config import Config
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+    path = copy_fixture(OMP_METHODS, tmp_path)
+    before = path.read_bytes()
+    config = Config.model_validate({"compaction": {"rules": "omp", "keep_recent_tokens": 500}})
+    app = make_app(path, config=config, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        target = next(i for i in range(SNAPCOMPACT + 20, REMOTE) if i in tree.row_of_entry)
+        assert tree.move_to_entry(target)
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.plan is not None and app.plan.prepared
+        app.query_one("#plan-method", Select).value = "handoff"
+        focus = app.query_one("#plan-focus", Input)
+        focus.focus()
+        await pilot.press(*"keep the cache rework")
+        app.query_one("#plan-replace", Checkbox).value = False
+        await settle(pilot)
+        assert app.compaction_options == ("handoff", "keep the cache rework", False)
+        tree.focus()
+        await pilot.press("r")
+        await settle(pilot)
+        panel = app.query_one(CompactionPanel)
+        assert panel.state == "ready"
+        job = panel.jobs[0]
+        assert job.method == "handoff" and job.instructions == "keep the cache rework"
+        await pilot.press("a")
+        await settle(pilot)
+    records = added_records(before, path.read_bytes())
+    assert len(records) == 1 and records[0]["method"] == "handoff"
+    assert "shortSummary" not in records[0]

@@ -19,7 +19,8 @@ and the entry dict. Nothing is written until ``accept()``; ``cancel()`` stops ev
 
 Methods (the entry's ``method``):
 
-* ``soft``: the summaries above. ``preserveData`` is carried on from the previous compaction
+* ``soft``: the summaries above (``method`` written under oh-my-pi's rules only; pi writes
+  none). ``preserveData`` is carried on from the previous compaction
   the plan continues from (oh-my-pi's rule: without provider-native payloads and without a
   snapcompact archive, whose source text is merged into the previous summary instead).
 * ``handoff``: the summarizer reads the whole context at the leaf (what the agent's model
@@ -439,7 +440,9 @@ class CompactionJob:
             read_files=read_files,
             modified_files=modified_files,
             summarizer=self.summarizer.label,
-            method=self.method,
+            # pi writes no method: a pi session stays a pi session (its rules are detected
+            # from what is in it).
+            method=None if self.method == "soft" and self.rules != "omp" else self.method,
             preserve_data=preserve_data,
         )
 

@@ -182,6 +182,8 @@ class CompactorApp(App[None]):
         """Serializes ``session.refresh()`` between live follow and our own appends."""
         self.run_after_plan = ""
         """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
+        self.compaction_options: tuple[str, str, bool] = ("soft", "", False)
+        """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
         self.token_count_pending = False
         """Count tokens once the next rows are shown (what is visible is counted first)."""
         self.pending_targets: set[int] = set()
@@ -736,6 +738,11 @@ class CompactorApp(App[None]):
         else:
             self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
 
+    @on(PlanView.OptionsEdited)
+    def _options_edited(self, message: PlanView.OptionsEdited) -> None:
+        """Method and focus of the next compaction (``--method`` / ``--instructions``)."""
+        self.compaction_options = (message.method, message.focus, message.replace)
+
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
         self.plan_cut = None
@@ -816,8 +823,11 @@ class CompactorApp(App[None]):
             return
         files_format: Literal["files", "legacy"] = getattr(
             getattr(self.config, "compaction", None), "files_format", "files")
+        method, focus, replace = self.compaction_options
         jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings,
-                              files_format=files_format) for summarizer in summarizers]
+                              files_format=files_format, method=method,  # type: ignore[arg-type]
+                              instructions=focus.strip() or None, replace_instructions=replace)
+                for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
         host.mount(CompactionPanel(jobs))
