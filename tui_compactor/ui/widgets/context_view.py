@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tui_compactor.engine.messages import message_text
 from tui_compactor.engine.methods import compaction_method, remote_info, shaken_result
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
-from tui_compactor.ui.widgets.labels import content_text, format_tokens
+from tui_compactor.ui.widgets.labels import format_tokens
 
 MAX_CONTEXT_ROWS = 400
 """Longest context listed row by row; beyond that the middle is summarized in one line (a
@@ -37,18 +38,12 @@ def block_label(item: Any, message: dict[str, Any], entry: Any = None) -> str:
 
 def block_preview(message: dict[str, Any], entry: Any = None) -> str:
     """One sanitized line of a context block (a remote compaction says what replaces it)."""
-    if message.get("role") in ("compactionSummary", "branchSummary"):
-        raw = message.get("summary")
-        text = raw if isinstance(raw, str) else ""
-        remote = remote_info(entry.data) if entry is not None and entry.type == "compaction" \
-            else None
+    text = message_text(message, brief=True)
+    if message.get("role") == "compactionSummary" and entry is not None:
+        remote = remote_info(entry.data) if entry.type == "compaction" else None
         if remote is not None:
             text = (f"[{len(remote.items)} provider item(s) replace the kept history for "
                     f"{remote.provider}] {text}")
-    elif message.get("role") == "bashExecution":
-        text = f"$ {message.get('command', '')}"
-    else:
-        text = content_text(message.get("content"))
     return sanitize(text, single_line=True, max_len=200)
 
 
