@@ -318,7 +318,10 @@ class CompactionJob:
         def prefix_job() -> Any:
             return run_part(
                 self.summarizer, "turn_prefix", prefix_messages, kind="turn_prefix",
-                max_tokens=self.budgets["turn_prefix"], **common,
+                max_tokens=self.budgets["turn_prefix"],
+                # The turn-prefix prompt takes no instructions; the offline summarizer uses
+                # them (as ``SummaryRequest.focus``) to keep what matches.
+                instructions=self.instructions, **common,
             )
 
         def handoff_job() -> Any:

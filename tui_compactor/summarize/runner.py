@@ -320,7 +320,7 @@ async def run_part(
             max_tokens=max_tokens,
             messages=window.messages,
             previous_summary=carried if kind in FOLDING_KINDS else previous_summary,
-            focus=instructions if kind in ("summary", "branch", "handoff") else None,
+            focus=instructions if kind != "short" else None,
         )
         requests += 1
         try:

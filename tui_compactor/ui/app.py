@@ -815,6 +815,10 @@ class CompactorApp(App[None]):
             self.notify(sanitize(str(error), max_len=300), title="no summarizer",
                         severity="error")
             return
+        if candidates and len(summarizers) < 2:
+            self.notify(sanitize(no_candidates_text(), max_len=600),
+                        title="nothing to compare", severity="warning", timeout=15)
+            return
         method, focus, replace = self.compaction_options
         jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings.compaction(),
                               files_format=self.settings.files_format,
@@ -1362,3 +1366,17 @@ def _error_text(error: BaseException) -> str:
     if reason:
         return f"{reason} {hint or ''}".strip()
     return f"{type(error).__name__}: {error}"
+
+
+def no_candidates_text() -> str:
+    """What ``R`` compares, and how to get a second candidate, when only offline is set up."""
+    from tui_compactor.config import config_path
+
+    return (
+        "R runs the plan with up to three summarizer profiles side by side and compares their "
+        "summaries: length, anchors kept by the audit, time. Only the offline summarizer is "
+        f"configured, so there is nothing to compare (r runs it). Add a profile to "
+        f"{config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
+        "base_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen2.5-coder-14b\"\n"
+        "then R runs it beside offline."
+    )
