@@ -191,7 +191,7 @@ async def test_read_only_file_runs_and_reviews_with_accept_disabled(
         await settle(pilot)
         refusal = app.session.append_refusal
         assert refusal
-        app.settings = app.settings.with_changes(keep_recent_tokens=10)
+        app.settings = app.settings.edited(keep_recent_tokens=10)
         panel = await run_review(pilot)
         assert panel.state == "ready" and panel.selected_result is not None
         accept = app.query_one("#compaction-accept", Button)

@@ -31,6 +31,7 @@ from tui_compactor.engine.tokens import TokenCache
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
+from tui_compactor.ui.extras import SessionExtras, entry_search_text
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
@@ -133,7 +134,7 @@ def _quiet_during_teardown(cls: AppT) -> AppT:
 
 
 @_quiet_during_teardown
-class CompactorApp(ReviewKeys, App[None]):
+class CompactorApp(ReviewKeys, SessionExtras, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -155,10 +156,13 @@ class CompactorApp(ReviewKeys, App[None]):
         follow: bool = True,
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
+        picker_dirs_only: bool = False,
     ) -> None:
         super().__init__()
         self.session_path = Path(path) if path is not None else None
         self.sessions_dirs = list(sessions_dirs or [])
+        self.picker_dirs_only = picker_dirs_only
+        """The picker lists ``sessions_dirs`` only (``tui-compactor DIR``), not pi's and omp's."""
         if settings is None:
             settings = Settings.from_config(config or Config.model_validate({}))
         self.settings: Settings = settings
@@ -247,7 +251,7 @@ class CompactorApp(ReviewKeys, App[None]):
 
     def pick_session(self) -> None:
         """Show UI-B's session picker; open what the user picks, quit if they close it."""
-        from tui_compactor.session.discover import default_session_roots
+        from tui_compactor.session.discover import SessionRoot, default_session_roots
         from tui_compactor.ui.screens.picker import SessionPicker
 
         def chosen(path: Path | None) -> None:
@@ -258,7 +262,10 @@ class CompactorApp(ReviewKeys, App[None]):
             self.session_path = Path(path)
             self.open_session(self.session_path)
 
-        roots = default_session_roots(extra=self.sessions_dirs)
+        if self.picker_dirs_only:
+            roots = [SessionRoot(Path(path).expanduser(), "dir") for path in self.sessions_dirs]
+        else:
+            roots = default_session_roots(extra=self.sessions_dirs)
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
@@ -1230,16 +1237,14 @@ class CompactorApp(ReviewKeys, App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
     def find_matches(self, session: Any, query: str) -> None:
-        """Every entry whose preview or id contains ``query`` (case-insensitive)."""
-        from tui_compactor.ui.widgets.labels import entry_preview
-
+        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive)."""
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
         for entry in list(session.entries):
             if worker.is_cancelled:
                 return
-            if needle in entry.id.casefold() or needle in entry_preview(entry).casefold():
+            if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
         self.call_from_thread(self._show_matches, query, matches)
 
@@ -1264,7 +1269,9 @@ class CompactorApp(ReviewKeys, App[None]):
         for offset in range(1, count + 1):
             position = (tree.cursor + step * offset) % count
             if tree.rows[position].index in tree.search_matches:
+                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
                 tree.move_cursor(position, center=True)
+                self.report_search_position(position, wrapped, step)
                 return
 
     def action_search_next(self) -> None:

@@ -50,6 +50,8 @@ APP_BINDINGS: list[Binding] = [
         for n in range(1, 10)
     ),
     Binding("u", "undo", "Undo compaction", show=False, id="undo"),
+    Binding("L", "edit_label", "Label the entry", show=False, id="label"),
+    Binding("i", "show_issues", "Load issues", show=False, id="issues"),
     Binding("1", "show_tab('tab-details')", "Details tab", show=False, id="tab_details"),
     Binding("2", "show_tab('tab-context')", "Context tab", show=False, id="tab_context"),
     Binding("3", "show_tab('tab-plan')", "Plan tab", show=False, id="tab_plan"),
