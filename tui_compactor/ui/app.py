@@ -385,7 +385,7 @@ class CompactorApp(ReviewKeys, SessionExtras, App[None]):
         where = Path(first_problem.path).name + (
             f":{first_problem.line}" if first_problem.line is not None else "")
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
-        more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
+        more = f" (+{len(diagnostics) - 1} more; i lists them)" if len(diagnostics) > 1 else ""
         verdict = str(self.session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",

@@ -77,7 +77,8 @@ class IssuesScreen(ModalScreen[IssueJump | None]):
                               border: thick $warning; background: $panel; padding: 0 1; }
     IssuesScreen #issues-title { height: auto; }
     IssuesScreen DataTable { height: 1fr; }
-    IssuesScreen #issues-hint { height: 1; color: $text-muted; }
+    IssuesScreen #issues-detail { height: auto; max-height: 6; margin-top: 1; }
+    IssuesScreen #issues-hint { height: auto; color: $text-muted; }
     """
 
     def __init__(self, session: Any, diagnostics: Sequence[Any], verdict: str) -> None:
@@ -94,6 +95,7 @@ class IssuesScreen(ModalScreen[IssueJump | None]):
         with Vertical():
             yield Static(title, id="issues-title")
             yield DataTable(id="issues-table", cursor_type="row", zebra_stripes=True)
+            yield Static(Text(""), id="issues-detail")
             yield Static(
                 Text(
                     "enter: jump to the entry · esc: close · `tui-compactor lint "
@@ -140,6 +142,17 @@ class IssuesScreen(ModalScreen[IssueJump | None]):
             self.notify("this issue is about no entry (the file as a whole)", timeout=3)
             return
         self.dismiss(jump)
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted issue in full under the table (the message column is cut)."""
+        row = event.cursor_row
+        if not 0 <= row < len(self.diagnostics):
+            return
+        diagnostic = self.diagnostics[row]
+        detail = Text(f"{getattr(diagnostic, 'code', '')}: ", style="bold")
+        detail.append(sanitize(str(getattr(diagnostic, "message", "")), max_len=1000))
+        self.query_one("#issues-detail", Static).update(detail)
 
     @on(DataTable.RowSelected)
     def _row_selected(self) -> None:
