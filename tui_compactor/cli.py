@@ -87,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         parser.print_help()
         return EXIT_USAGE
+    from tui_compactor.commands.engine_args import apply_rules_defaults
+
+    apply_rules_defaults(args)
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:

@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="token counter (config default cl100k)")
     parser.add_argument("--rules", choices=("pi", "omp"), default=None,
                         help="pi 0.73.1 (default) or oh-my-pi planning rules")
-    parser.add_argument("--calibrate", action="store_true",
-                        help="oh-my-pi keep-recent calibration (with --rules omp)")
+    parser.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=None,
+                        help="oh-my-pi keep-recent calibration (default on with --rules omp)")
     parser.add_argument("--profile", default=None, help="summarizer profile from the config")
     parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
                         help="summarizer provider, overriding the profile")

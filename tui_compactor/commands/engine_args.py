@@ -108,8 +108,11 @@ def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> No
     parser.add_argument(
         "--tokens",
         choices=("cl100k", "pi", "bytes"),
-        default="cl100k",
-        help="token counter: cl100k (default), pi (pi's chars/4 estimate), bytes (oh-my-pi's)",
+        default=None,
+        help=(
+            "token counter: cl100k (default under pi rules), pi (pi's chars/4 estimate), "
+            "bytes (oh-my-pi's; the default under --rules omp)"
+        ),
     )
     parser.add_argument(
         "--rules",
@@ -119,6 +122,21 @@ def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> No
     )
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def apply_rules_defaults(args: argparse.Namespace) -> None:
+    """Fill what the chosen rules imply and the user left unset: the token counter and
+    oh-my-pi's keep-recent calibration (``engine.settings.rules_defaults``)."""
+    rules = getattr(args, "rules", None)
+    if rules is None:
+        return
+    from tui_compactor.engine.settings import rules_defaults
+
+    defaults = rules_defaults(rules)
+    if hasattr(args, "tokens") and args.tokens is None:
+        args.tokens = defaults.tokens
+    if hasattr(args, "calibrate") and args.calibrate is None:
+        args.calibrate = defaults.calibrate
 
 
 def load(path: str) -> Any:

@@ -40,8 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--calibrate",
-        action="store_true",
-        help="oh-my-pi keep-recent calibration by the usage/estimate ratio (--rules omp)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=(
+            "oh-my-pi keep-recent calibration by the usage/estimate ratio "
+            "(on by default under --rules omp; pi rules never calibrate)"
+        ),
     )
     common.add_common(parser)
 
