@@ -34,6 +34,10 @@ __all__ = [
     "estimate_context_tokens",
     "usage_tokens",
     "last_assistant_usage",
+    "item_llm",
+    "item_tokens",
+    "estimate_context_tokens_omp",
+    "is_empty_error_turn",
 ]
 
 
@@ -329,7 +333,37 @@ def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
         for entry in nodes:
             _omp_append(items, entry)
     ctx.items = _strip_failed_omp(_strip_dangling_calls(items))
+    default = ctx.models.get("default")
+    if default is not None:
+        provider, _, model_id = default.partition("/")
+        ctx.model = {"provider": provider, "modelId": model_id}
     return ctx
+
+
+def item_llm(item: ContextItem, rules: str = "pi") -> list[dict[str, str]]:
+    """What the agent sends for one context item: ``[{role, text}]`` (empty when nothing).
+
+    ``text`` is the concatenated text blocks (summaries inside their wrappers, bash runs as
+    the user text the agent writes, shaken results joined under omp rules); images and tool
+    calls are not text.
+    """
+    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.omp_messages import convert_to_llm_omp, llm_text
+
+    convert = convert_to_llm_omp if rules == "omp" else convert_to_llm
+    return [
+        {"role": str(message.get("role")), "text": llm_text(message)}
+        for message in convert([item.message])
+    ]
+
+
+def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> int:
+    """Tokens of an item's message: the entry's cached count, or a fresh count when the
+    context rewrote or synthesized the message (omp rules)."""
+    if cache is not None and cache.counter is counter and not item.rewritten:
+        if item.kind != "compaction" or item.role != "compactionSummary":
+            return cache.message_tokens(item.entry_index)
+    return counter.count_message(item.message)
 
 
 def _js(value: Any) -> str:
