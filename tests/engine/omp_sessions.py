@@ -33,7 +33,10 @@ ZERO = {
     "totalTokens": 0,
     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
 }
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAA"
+    "AABJRU5ErkJggg=="
+)
 
 
 class Writer:
@@ -116,7 +119,8 @@ def rebuild_rules_session(path: Path) -> Path:
     w.add("thinking_level_change", thinkingLevel="medium")
     code = "\n".join(f"    total += row[{i}] * weight({i})  # column {i}" for i in range(120))
     w.user(
-        f"Tidy the ledger totals. Current code:\n```python\ndef total(row):\n{code}\n```\nKeep it fast."
+        "Tidy the ledger totals. Current code:\n```python\ndef total(row):\n"
+        f"{code}\n```\nKeep it fast."
     )
     w.assistant(
         [{"type": "text", "text": "Reading the module."}, _call("c1", "read", path="src/ledger.py")]
@@ -164,7 +168,10 @@ def rebuild_rules_session(path: Path) -> Path:
     w.result("c5", "read", "def report():\n    return render(totals())\n" * 30)
     w.add(
         "compaction",
-        summary="## Goal\nTidy ledger totals.\n\n## Progress\n- [x] totals   \n\n\n\n| a  |  b |\n| --- | :-: |\n| 1 | 2 |\n\n<files>\nsrc/ledger.py (RW)\n</files>",
+        summary=(
+            "## Goal\nTidy ledger totals.\n\n## Progress\n- [x] totals   \n\n\n\n"
+            "| a  |  b |\n| --- | :-: |\n| 1 | 2 |\n\n<files>\nsrc/ledger.py (RW)\n</files>"
+        ),
         shortSummary="Tidied totals",
         firstKeptEntryId=kept,
         tokensBefore=5200,
@@ -197,7 +204,9 @@ def rebuild_rules_session(path: Path) -> Path:
     w.result("c7", "read", "TEMPLATE = '...'\n" * 20)
     w.add(
         "compaction",
-        summary="# Handoff\n\nI was tidying the report renderer.\n\n## Next Steps\n1. Finish render.py",
+        summary=(
+            "# Handoff\n\nI was tidying the report renderer.\n\n## Next Steps\n1. Finish render.py"
+        ),
         firstKeptEntryId=w.parent,
         tokensBefore=3100,
         method="handoff",
