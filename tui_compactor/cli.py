@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from tui_compactor import __version__
+from tui_compactor.workbench.exits import EXIT_USAGE
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "open": ("tui_compactor.commands.open", "open a session in the app (the default)"),
@@ -42,8 +43,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Command name -> (module, one-line help)."""
 
-EXIT_USAGE = 2
-"""Exit status for wrong arguments and refused files."""
 
 
 def _load_command(name: str):  # type: ignore[no-untyped-def]
@@ -87,9 +86,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         parser.print_help()
         return EXIT_USAGE
-    from tui_compactor.commands.engine_args import apply_rules_defaults
-
-    apply_rules_defaults(args)
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tui_compactor.engine.messages import message_text
+
 __all__ = [
     "MAX_PER_KIND",
     "AnchorKind",
@@ -27,27 +29,6 @@ __all__ = [
     "request_names",
     "user_numbers",
 ]
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The readable text of a message of any role (thinking and images left out)."""
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or "")
-    if role == "bashExecution":
-        return f"$ {message.get('command', '')}\n{message.get('output', '')}".strip()
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-    return "\n".join(parts)
 
 
 def first_line(text: str, limit: int = 160) -> str:
