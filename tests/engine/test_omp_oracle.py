@@ -112,3 +112,26 @@ def test_rules_omp_alone_on_the_command_line_gives_oh_my_pis_cut(capsys) -> None
     assert first_kept("--rules", "omp", "--no-calibrate")[1:] == ("bytes", 2000)
     assert first_kept("--rules", "omp", "--tokens", "pi")[1] == "pi"
     assert first_kept()[:2] == ("b2d530e2", "cl100k")
+
+
+@pytest.mark.parametrize("name", [golden.stem for golden in CASES])
+def test_shake_command_matches_oh_my_pis_preview(name: str, capsys) -> None:
+    """``shake --rules omp --json``: regions and tokens saved per region, per config, exactly as
+    oh-my-pi's own preview in the golden; the file is never written."""
+    from tui_compactor.cli import main
+
+    golden_path = GOLDEN / f"{name}.json"
+    session = _session_for(golden_path)
+    before = session.read_bytes()
+    assert main(["shake", str(session), "--rules", "omp", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    _, golden = _loaded(name)
+    assert data["writable"] is False
+    ids = {row["id"]: row["index"] for row in golden["entries"]}
+    for ours, theirs in zip(data["previews"], golden["shake"], strict=True):
+        for key in ("config", "regionCount", "gateSavings", "tokensFreedWithoutArtifact"):
+            assert ours[key] == theirs[key], key
+        assert [(r["entryIndex"], r["tokens"], r["kind"]) for r in ours["regions"]] == [
+            (ids[r["entryId"]], r["tokens"], r["kind"]) for r in theirs["regions"]
+        ]
+    assert session.read_bytes() == before

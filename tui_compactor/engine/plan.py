@@ -313,6 +313,16 @@ class CompactionPlan:
             "manualCut": self.manual_cut,
             "warnings": list(self.warnings),
         }
+        if self.rules == "omp":
+            calibration = self.calibration
+            row["resetBoundaryIndex"] = self.reset_boundary_index
+            row["regionMessageCount"] = self.region_message_count
+            row["calibration"] = {
+                "promptTokens": calibration[0] if calibration else None,
+                "estimatedTokens": calibration[1] if calibration else None,
+                "ratio": calibration[2] if calibration else None,
+            }
+            row["previousPreserveDataKeys"] = list(self.previous_preserve_data_keys)
         if not self.prepared:
             row["nearestCutPoints"] = self._cut_rows(self.nearest_cut_points)
             return row
