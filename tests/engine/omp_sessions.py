@@ -128,7 +128,9 @@ def rebuild_rules_session(path: Path) -> Path:
     body = "\n".join(f"line {i}: balance = balance + entries[{i}]" for i in range(300))
     w.result("c1", "read", [body[: len(body) // 2], body[len(body) // 2 :]])
     w.assistant([_call("c2", "grep", pattern="weight", path="src")])
-    w.result("c2", "grep", "[shaken ~412 tokens]", prunedAt=1772442100000)
+    w.result(
+        "c2", "grep", ["[shaken ~412 tokens]", " (full output offloaded)"], prunedAt=1772442100000
+    )
     w.assistant([_call("c3", "read", path="docs/notes.md")])
     w.result("c3", "read", "nothing relevant here " * 40, useless=True)
     w.add(
