@@ -8,9 +8,15 @@ bash executions excluded from context stay in the list (marked ``excluded``) and
 later by ``convert_to_llm``. The model is the last ``model_change`` or assistant message on
 the path, the thinking level the last ``thinking_level_change`` (default ``"off"``).
 
-Under ``rules="omp"`` two oh-my-pi behaviours are added: a ``reset_boundary`` after the
-latest compaction restarts the context after it, and assistant turns that ended ``aborted``
-or ``error`` are dropped together with their tool results.
+Under ``rules="omp"`` the context is oh-my-pi 18.2.3's ``buildSessionContext``: a
+``reset_boundary`` after the latest compaction drops the summary and everything before it;
+a remote compaction's kept messages are replaced by its provider payload (entries after
+``providerReplayThroughEntryId`` are re-emitted); snapcompact archives come back as blocks of
+the summary message; ``retryRecovery`` and empty error turns are skipped; custom messages of
+the ``prewalk-plan`` and ``vibe-mode-context`` types never enter; tool calls without a result
+are stripped from every assistant turn (with that turn's redacted thinking and signatures,
+the turn dropped when empty); aborted and error turns are dropped with their tool results.
+What the agent then sends for each item is ``item_llm`` (``omp_messages`` for oh-my-pi).
 """
 
 from __future__ import annotations

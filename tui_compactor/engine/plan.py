@@ -7,11 +7,15 @@ Rules (``settings.rules``):
   the messages the previous compaction kept are summarized again together with the previous
   summary. ``tokensBefore`` is pi's ``estimateContextTokens`` of the context at the leaf.
   A plan with nothing to summarize is still a plan (pi would still call the model).
-* ``omp`` (oh-my-pi): the region starts right after the previous compaction (or after a
-  ``reset_boundary``), so the previous compaction's kept messages are neither summarized nor
-  kept; ``tokensBefore`` is the last valid assistant usage only; optionally
-  (``settings.calibrate``) keep-recent is divided by the usage/estimate ratio; read selectors
-  are stripped and URL paths skipped in file lists; nothing to summarize is refused.
+* ``omp`` (oh-my-pi 18.2.3, ``_prepare_omp``): the region also starts at the previous local
+  compaction's ``firstKeptEntryId`` (right after a remote one, or after a newer
+  ``reset_boundary``, which also drops the previous summary); the cut is
+  ``find_cut_point_omp`` over the message-bearing entries of the region; ``tokensBefore`` is
+  the newest usable assistant usage alone; keep-recent is calibrated by the usage/estimate
+  ratio unless ``settings.calibrate`` is False; read selectors are stripped and URL paths
+  skipped in file lists; only ``fromExtension`` keeps a previous compaction's details out; a
+  plan with neither history nor turn prefix to summarize, or on a branch ending in a
+  compaction, is refused.
 
 ``cut=entry_index`` plans a manual cut instead of the computed one. A cut that is off the
 branch, before the region, at a tool result or at an entry that cannot start the kept part is
@@ -45,6 +49,8 @@ from tui_compactor.engine.tokens import TokenCache, TokenCounter
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
 
 REGIONS = ("before", "summarize", "turn_prefix", "keep", "metadata")
+NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the region)"
+"""Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
 
 
 class PlanMessage(LazyMessage):
@@ -566,7 +572,7 @@ def prepare_compaction(
         point = cut_point_at(path, plan.branch.index(cut), start, rules)
     _fill(plan, path, point, rules)
     if rules == "omp" and plan.is_empty:
-        plan.reason = "nothing to summarize before the cut"
+        plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
     return plan
@@ -647,7 +653,7 @@ def _prepare_omp(
         return plan
     _fill_cut(plan, path, point)
     if not plan.messages_to_summarize and not plan.turn_prefix_messages:
-        plan.reason = "nothing to summarize (the cut is at the start of the region)"
+        plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
     return plan
