@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tui_compactor.engine.branch import collect_branch_entries, new_leaf_for, select_branch_entries
-from tui_compactor.engine.context import build_context, estimate_context_tokens_omp
+from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.engine.fileops import compute_file_lists, format_files_block
 from tui_compactor.engine.jstext import utf16_len
 from tui_compactor.engine.messages import message_from_entry
@@ -144,7 +144,7 @@ class Ours:
             row["llm"] = self.llm_view(message)
             llm_roles.extend(view["role"] for view in row["llm"])
             items.append(row)
-        tokens = estimate_context_tokens_omp(ctx, self.counter)
+        tokens = estimate_context_tokens(ctx, self.counter)
         return {
             "leafId": self.id_at(leaf),
             "leafIndex": leaf,

@@ -26,7 +26,6 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
     from tui_compactor.engine.context import (
         build_context,
         estimate_context_tokens,
-        estimate_context_tokens_omp,
         item_llm,
         item_tokens,
     )
@@ -34,10 +33,7 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
 
     ctx = build_context(session, leaf, rules=rules)
     cache = TokenCache(session, counter)
-    if rules == "omp":
-        tokens = estimate_context_tokens_omp(ctx, counter)
-    else:
-        tokens = estimate_context_tokens(ctx, counter, cache)
+    tokens = estimate_context_tokens(ctx, counter, cache)
     entries = session.entries
     items = []
     sent = 0

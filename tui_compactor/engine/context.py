@@ -100,6 +100,8 @@ class SessionContext:
     """oh-my-pi rules: model per role (``default``, ...) as ``provider/id``."""
     mode: str = "none"
     """oh-my-pi rules: the active mode from the last ``mode_change``."""
+    rules: str = "pi"
+    """The rules the context was built under (``estimate_context_tokens`` follows them)."""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -266,7 +268,7 @@ def _omp_append(items: list[ContextItem], entry: Any) -> None:
 def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     """oh-my-pi 18.2.3's ``buildSessionContext`` (model context, not the display transcript)."""
     path = session.path_to(leaf_index)
-    ctx = SessionContext(leaf=leaf_index, path=path)
+    ctx = SessionContext(leaf=leaf_index, path=path, rules="omp")
     entries = session.entries
     nodes = [entries[index] for index in path]
     compaction_pos = reset_pos = -1
@@ -605,8 +607,11 @@ def estimate_context_tokens(
     """Context size: last valid usage + local estimates of what follows (and the pure estimate).
 
     ``local=False`` skips the pure estimate (``local_estimate`` None) when a usage exists, so
-    only the messages after the last usage are counted: fast on huge sessions.
+    only the messages after the last usage are counted: fast on huge sessions. A context built
+    under omp rules is measured as oh-my-pi measures it (``estimate_context_tokens_omp``).
     """
+    if ctx.rules == "omp":
+        return estimate_context_tokens_omp(ctx, counter)
     if cache is not None and cache.counter is not counter:
         cache = None
     items = ctx.items

@@ -21,12 +21,12 @@ import re
 from typing import Any
 
 from tui_compactor.engine.messages import timestamp_ms
+from tui_compactor.engine.methods import ARCHIVE_NEWLINE
 
 __all__ = [
     "OMP_COMPACTION_TEMPLATE",
     "OMP_HANDOFF_TEMPLATE",
     "OMP_BRANCH_TEMPLATE",
-    "FRAME_TOKEN_ESTIMATE",
     "omp_format",
     "omp_render",
     "omp_custom_message",
@@ -61,11 +61,8 @@ OMP_HANDOFF_TEMPLATE = (
 )
 OMP_BRANCH_TEMPLATE = "Branch-return summary:\n\n<summary>\n{summary}\n</summary>\n"
 
-FRAME_TOKEN_ESTIMATE = 5024
-"""oh-my-pi charges every snapcompact image frame this many tokens."""
 FRAME_DATA_BYTES_BUDGET = 3_000_000
 """Base64 bytes of snapcompact frames one rebuilt request may carry (newest first)."""
-_NEWLINE_GLYPH = "\u2588"
 _DIM_MARKERS = re.compile("[\u000e\u000f]")
 
 # JavaScript's whitespace set (``\s``, ``trim``), which differs from Python's.
@@ -188,7 +185,7 @@ def omp_branch_summary_message(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _archive_text(text: str) -> str:
-    return _DIM_MARKERS.sub("", text).replace(_NEWLINE_GLYPH, "\n")
+    return _DIM_MARKERS.sub("", text).replace(ARCHIVE_NEWLINE, "\n")
 
 
 def snapcompact_blocks(preserve: Any) -> list[dict[str, Any]] | None:

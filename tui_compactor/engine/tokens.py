@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
+from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
 
 __all__ = [
     "TokenCounter",
@@ -122,7 +123,7 @@ class PiCounter:
         return math.ceil(self.message_chars(message) / 4)
 
 
-FRAME_TOKENS = 5024
+FRAME_TOKENS = SNAPCOMPACT_FRAME_TOKENS
 """oh-my-pi's ``FRAME_TOKEN_ESTIMATE`` for one snapcompact frame."""
 
 
