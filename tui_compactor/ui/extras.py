@@ -86,7 +86,9 @@ class SessionExtras(_Base):
         from tui_compactor.ui.screens.navigate import describe_node
 
         session = getattr(self, "session", None)
-        selected = getattr(self, "selected_entry", None)
+        # The row under the cursor now (a key typed right after a move arrives before the
+        # tree's Highlighted message would update ``selected_entry``).
+        selected = self.query_one(SessionTree).cursor_entry
         if session is None or selected is None:
             return
         if session.append_refusal:
