@@ -125,6 +125,9 @@ _ROLES = {role: role for role in ("user", "assistant", "toolResult", "bashExecut
                                   "branchSummary", "compactionSummary")}  # fmt: skip
 
 
+_FLOAT_MAX = 1.7976931348623157e308
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
@@ -132,7 +135,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
-_STDLIB_FAST = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+def _finite_int(text: str) -> int:
+    if len(text) > 300:  # 1e308 is the largest double: JSON.parse reads longer ones as Infinity
+        value = int(text)
+        if value > _FLOAT_MAX or value < -_FLOAT_MAX:
+            raise ValueError("number out of range")
+        return value
+    return int(text)
+
+
+_STDLIB_FAST = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_finite_int
+)
 _stdlib_scan_once = _STDLIB_FAST.scan_once  # type: ignore[attr-defined]
 
 
@@ -312,9 +326,6 @@ def _text_depth(text: str) -> int:
         elif char in "}]":
             depth -= 1
     return deepest
-
-
-_FLOAT_MAX = 1.7976931348623157e308
 
 
 def non_finite_path(value: Any) -> str | None:
