@@ -8,38 +8,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from tui_compactor.engine.messages import text_of
+from tui_compactor.engine.methods import compaction_preview, shaken_result
 from tui_compactor.textsafe import sanitize
 
 PREVIEW_CHARS = 200
 """Longest one-line preview kept for a row (the row is cropped to the screen anyway)."""
 
 
-def content_text(content: Any, *, with_tools: bool = True) -> str:
-    """Flatten a message ``content`` (string or list of blocks) to readable text."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "toolCall" and with_tools:
-            parts.append(f"{block.get('name', '?')}({_short_arguments(block.get('arguments'))})")
-        elif kind == "image":
-            parts.append("[image]")
-    return " ".join(parts)
-
-
-def _short_arguments(arguments: Any) -> str:
-    """The first argument value of a tool call, which is usually the interesting one."""
-    if isinstance(arguments, dict) and arguments:
-        first = next(iter(arguments.values()))
-        return str(first) if not isinstance(first, (dict, list)) else "…"
-    return ""
+def content_text(content: Any) -> str:
+    """A message ``content`` as one preview line's text (``engine.messages.text_of``)."""
+    return text_of(content, " ", images="[image]", tool_calls=True)
 
 
 def entry_kind(entry: Any) -> str:
@@ -79,16 +58,14 @@ def _raw_preview(entry: Any, data: dict[str, Any]) -> str:
         if role == "toolResult":
             name = message.get("toolName") or "tool"
             error = " error" if message.get("isError") else ""
-            return f"{name}{error}: {content_text(message.get('content'))}"
+            shaken = " shaken" if shaken_result(message) else ""
+            return f"{name}{error}{shaken}: {content_text(message.get('content'))}"
         if role == "bashExecution":
             return f"$ {message.get('command', '')}"
         text = content_text(message.get("content"))
         return text or "(empty)"
     if kind == "compaction":
-        before = data.get("tokensBefore")
-        summary = cast(str, data.get("summary")) if isinstance(data.get("summary"), str) else ""
-        head = f"{before:,} tokens before · " if isinstance(before, int) else ""
-        return head + summary
+        return compaction_preview(data)
     if kind == "branch_summary":
         summary = cast(str, data.get("summary")) if isinstance(data.get("summary"), str) else ""
         return summary
