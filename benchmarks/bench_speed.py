@@ -58,8 +58,13 @@ def minimal_ready(screen: str) -> bool:
 
 def _clean_env(home: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "PYTHONDONTWRITEBYTECODE")}
-    env.update(HOME=home, XDG_CONFIG_HOME=home, TERM="xterm-256color", PYTHONPATH=str(ROOT),
-               PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "tuic-bench-pycache"))  # fmt: skip
+    env.update(
+        HOME=home,
+        XDG_CONFIG_HOME=home,
+        TERM="xterm-256color",
+        PYTHONPATH=str(ROOT),
+        PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "tuic-bench-pycache"),
+    )
     return env
 
 
@@ -73,24 +78,43 @@ def tmux_first_screen(command: list[str], ready: Callable[[str], bool]) -> float
         env = _clean_env(home)
         started = time.perf_counter()
         subprocess.run(
-            ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "b",
-             "-x", str(SIZE[0]), "-y", str(SIZE[1]), "-c", str(ROOT), line],
-            env=env, check=True, timeout=30,
-        )  # fmt: skip
+            [
+                "tmux",
+                "-L",
+                socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "b",
+                "-x",
+                str(SIZE[0]),
+                "-y",
+                str(SIZE[1]),
+                "-c",
+                str(ROOT),
+                line,
+            ],
+            env=env,
+            check=True,
+            timeout=30,
+        )
         try:
             deadline = started + 120
             while time.perf_counter() < deadline:
                 screen = subprocess.run(
                     ["tmux", "-L", socket, "capture-pane", "-p", "-t", "b"],
-                    capture_output=True, text=True, timeout=10,
-                ).stdout  # fmt: skip
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                ).stdout
                 if ready(screen):
                     return time.perf_counter() - started
                 time.sleep(0.01)
             return None
         finally:
-            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True,
-                           timeout=10)  # fmt: skip
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=10)
 
 
 TREE_COMPLETE_CODE = r"""
@@ -139,8 +163,12 @@ def tree_complete(path: Path) -> tuple[float, str]:
         env["BENCH_T0"] = repr(time.time())
         result = subprocess.run(
             [sys.executable, "-c", TREE_COMPLETE_CODE, str(path)],
-            capture_output=True, text=True, env=env, timeout=600, cwd=ROOT,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            cwd=ROOT,
+        )
     line = next((x for x in result.stdout.splitlines() if x.startswith("TREE ")), None)
     if line is None:
         raise RuntimeError(f"tree-complete probe failed: {result.stderr[-1500:]}")
@@ -162,8 +190,12 @@ def import_times() -> tuple[float, list[tuple[str, float]]]:
     env = _clean_env(tempfile.gettempdir())
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import tui_compactor.ui.app"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     rows = []
     total = 0.0
     for line in result.stderr.splitlines():
@@ -198,14 +230,24 @@ def plan_processes(path: Path, runs: int) -> list[dict[str, Any]]:
 
     def ours() -> float:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "tui_compactor", "plan", str(path), "--tokens",
-                        "pi", "--json"], capture_output=True, check=True, env=env, cwd=ROOT)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "tui_compactor", "plan", str(path), "--tokens", "pi", "--json"],
+            capture_output=True,
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
         return time.perf_counter() - started
 
     def reference() -> float:
         started = time.perf_counter()
-        subprocess.run([node, str(HERE / "pi_plan.mjs"), str(path)], capture_output=True,
-                       check=True, env=env, cwd=ROOT)  # fmt: skip
+        subprocess.run(
+            [node, str(HERE / "pi_plan.mjs"), str(path)],
+            capture_output=True,
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
         return time.perf_counter() - started
 
     ours(), reference()  # warm caches (bytecode, page cache)
@@ -216,12 +258,22 @@ def plan_processes(path: Path, runs: int) -> list[dict[str, Any]]:
         samples_ref.append(reference())
     mine, theirs = statistics.median(samples_ours), statistics.median(samples_ref)
     return [
-        {"case": f"plan process {label}, pi 0.73.1 (node)", "median_s": theirs, "runs": runs,
-         "ratio": 1.0, "notes": "floor: SessionManager.open + prepareCompaction"},
-        {"case": f"plan process {label}, ours --tokens pi", "median_s": mine, "runs": runs,
-         "ratio": mine / theirs, "target": ">=5x faster",
-         "notes": f"{theirs / mine:.1f}x faster than pi"},
-    ]  # fmt: skip
+        {
+            "case": f"plan process {label}, pi 0.73.1 (node)",
+            "median_s": theirs,
+            "runs": runs,
+            "ratio": 1.0,
+            "notes": "floor: SessionManager.open + prepareCompaction",
+        },
+        {
+            "case": f"plan process {label}, ours --tokens pi",
+            "median_s": mine,
+            "runs": runs,
+            "ratio": mine / theirs,
+            "target": ">=5x faster",
+            "notes": f"{theirs / mine:.1f}x faster than pi",
+        },
+    ]
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
@@ -255,12 +307,24 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             trees.append(seconds)
         floor = statistics.median(floors)
         return [
-            {"case": f"{entries:>7} json.loads floor", "median_s": floor, "runs": runs,
-             "ratio": 1.0, "size_mb": size_mb, "notes": "read + json.loads per line"},
-            {"case": f"{entries:>7} tree complete (process)", "median_s": statistics.median(trees),
-             "runs": runs, "ratio": statistics.median(trees) / floor, "size_mb": size_mb,
-             "target": "<=2.0x", "notes": f"start -> all rows, leaf gauge, visible counts; s: {phases}"},
-        ]  # fmt: skip
+            {
+                "case": f"{entries:>7} json.loads floor",
+                "median_s": floor,
+                "runs": runs,
+                "ratio": 1.0,
+                "size_mb": size_mb,
+                "notes": "read + json.loads per line",
+            },
+            {
+                "case": f"{entries:>7} tree complete (process)",
+                "median_s": statistics.median(trees),
+                "runs": runs,
+                "ratio": statistics.median(trees) / floor,
+                "size_mb": size_mb,
+                "target": "<=2.0x",
+                "notes": f"start -> all rows, leaf gauge, visible counts; s: {phases}",
+            },
+        ]
 
     def screens() -> list[dict[str, Any]]:
         app = [sys.executable, "-m", "tui_compactor"]
@@ -279,8 +343,15 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             return [{"case": "first full screen (skipped)", "notes": "no tmux"}]
         floor = statistics.median(samples["floor"])
         small_s = statistics.median(samples["small"]) if samples["small"] else None
-        out = [{"case": "first full screen, minimal Textual app", "median_s": floor,
-                "runs": len(samples["floor"]), "ratio": 1.0, "notes": "floor (tmux 120x40)"}]  # fmt: skip
+        out = [
+            {
+                "case": "first full screen, minimal Textual app",
+                "median_s": floor,
+                "runs": len(samples["floor"]),
+                "ratio": 1.0,
+                "notes": "floor (tmux 120x40)",
+            }
+        ]
         for key, label in (("small", "     10"), ("big", f"{entries:>7}")):
             if not samples[key]:
                 out.append({"case": f"{label} first full screen (timed out)"})
@@ -289,9 +360,16 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             note = "tree + gauge + details drawn"
             if key == "big" and small_s:
                 note += f"; {value / small_s:.2f}x the 10-entry session (target <=1.1x)"
-            out.append({"case": f"{label} first full screen (tmux)", "median_s": value,
-                        "runs": len(samples[key]), "ratio": value / floor, "target": "<=1.5x",
-                        "notes": note})  # fmt: skip
+            out.append(
+                {
+                    "case": f"{label} first full screen (tmux)",
+                    "median_s": value,
+                    "runs": len(samples[key]),
+                    "ratio": value / floor,
+                    "target": "<=1.5x",
+                    "notes": note,
+                }
+            )
         return out
 
     def imports() -> list[dict[str, Any]]:
@@ -301,8 +379,14 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             total, parts = import_times()
             totals.append(total)
         shown = ", ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in parts)
-        return [{"case": "import tui_compactor.ui.app", "median_s": statistics.median(totals),
-                 "runs": runs, "notes": f"-X importtime, ms: {shown}"}]  # fmt: skip
+        return [
+            {
+                "case": "import tui_compactor.ui.app",
+                "median_s": statistics.median(totals),
+                "runs": runs,
+                "notes": f"-X importtime, ms: {shown}",
+            }
+        ]
 
     case("first full screen", screens)
     case("tree complete", tree)
