@@ -121,3 +121,15 @@ def test_navigate_dry_run_says_what_each_entry_is(capsys: pytest.CaptureFixture[
     assert "    c2cbc958 assistant: Fixed: the window now starts at the first hit per key" in out
     assert "    … 2 more" in out
     assert "(8 entries not sent: tool results, and what did not fit the budget)" in out
+
+
+def test_one_entry_and_one_message_are_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builder = SessionBuilder()
+    builder.user("hello")
+    session = str(builder.write(tmp_path / "one.jsonl"))
+    _, lint, _ = run(capsys, "lint", session)
+    assert "version 3, 1 entry: message 1" in lint and "active path 1 entry" in lint
+    _, context, _ = run(capsys, "context", session)
+    assert "; 1 message, 1 sent" in context

@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.wording import count_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"context tokens {tokens['tokens']} (usage {tokens['usageTokens']} + trailing "
         f"{tokens['trailingTokens']}); local estimate {tokens['localEstimate']} "
-        f"[{counter.name}]; {data['length']} messages, {data['llmMessageCount']} sent"
+        f"[{counter.name}]; {count_of(data['length'], 'message')}, "
+        f"{data['llmMessageCount']} sent"
     )
     threshold = data.get("threshold")
     if threshold:

@@ -107,7 +107,8 @@ def _print_text(
     first = plans[0]
     leaf_id = sanitize(entries[first.leaf].id, single_line=True)
     print(f"session  {sanitize(str(session.path), single_line=True)}")
-    print(f"leaf     {leaf_id} (entry #{first.leaf}, branch of {len(first.branch)} entries)")
+    branch = count_of(len(first.branch), "entry")
+    print(f"leaf     {leaf_id} (entry #{first.leaf}, branch of {branch})")
     print(f"rules    {first.rules}   tokens: {first.counter_name}")
     if threshold:
         crossed = "yes" if threshold["shouldCompact"] else "no"
