@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         old_leaf = common.leaf_or_default(session, args.leaf)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
