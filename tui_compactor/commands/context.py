@@ -66,7 +66,7 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
 
 def run(args: argparse.Namespace) -> int:
     """Print the context."""
-    from tui_compactor.commands.plan import threshold_json
+    from tui_compactor.commands.plan import session_threshold, threshold_text, window_text
     from tui_compactor.engine.context import build_context
     from tui_compactor.textsafe import sanitize
 
@@ -79,10 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     counter = settings.counter()
     data = context_json(session, leaf, counter, settings.rules)
-    if settings.context_window is not None:
-        data["threshold"] = threshold_json(
-            data["contextTokens"]["tokens"], settings.context_window, settings.compaction()
-        )
+    data["threshold"] = session_threshold(data["contextTokens"]["tokens"], settings, session)
     if args.json:
         common.dump_json(data)
         return common.EXIT_OK
@@ -110,8 +107,6 @@ def run(args: argparse.Namespace) -> int:
     threshold = data.get("threshold")
     if threshold:
         crossed = "yes" if threshold["shouldCompact"] else "no"
-        print(
-            f"window {threshold['window']}: threshold {threshold['thresholdTokens']} "
-            f"(reserve {threshold['budgetReserve']}), compact now: {crossed}"
-        )
+        print(f"window {window_text(threshold)}")
+        print(f"{threshold_text(threshold)}: compact now: {crossed}")
     return common.EXIT_OK
