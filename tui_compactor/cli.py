@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "end a torn last line with a newline (keeps its bytes)",
     ),
     "export": ("tui_compactor.commands.export", "export the context at a node as Markdown or JSON"),
+    "shake": (
+        "tui_compactor.commands.shake",
+        "preview oh-my-pi's shake: the regions it would elide (never writes)",
+    ),
 }
 """Command name -> (module, one-line help)."""
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
+from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
 
 __all__ = [
     "TokenCounter",
@@ -122,8 +123,12 @@ class PiCounter:
         return math.ceil(self.message_chars(message) / 4)
 
 
-def message_fragments(message: Any) -> Iterator[str | None]:
-    """oh-my-pi's ``countMessage`` fragments; ``None`` stands for one image."""
+FRAME_TOKENS = SNAPCOMPACT_FRAME_TOKENS
+"""oh-my-pi's ``FRAME_TOKEN_ESTIMATE`` for one snapcompact frame."""
+
+
+def message_fragments(message: Any) -> Iterator[str | int]:
+    """oh-my-pi's ``countMessage`` fragments; an int is a fixed charge (an image, a frame)."""
     if not isinstance(message, dict):
         return
     role = message.get("role")
@@ -137,7 +142,7 @@ def message_fragments(message: Any) -> Iterator[str | None]:
             if kind == "text":
                 yield _str(block.get("text"))
             elif kind == "image":
-                yield None
+                yield IMAGE_TOKENS
     elif role == "assistant":
         for block in _blocks(message.get("content")):
             kind = block.get("type")
@@ -148,13 +153,23 @@ def message_fragments(message: Any) -> Iterator[str | None]:
                 yield _str(block.get("thinkingSignature"))
             elif kind == "toolCall":
                 yield _str(block.get("name"))
-                yield js_stringify(block.get("arguments")) or ""
+                yield js_stringify(block.get("arguments")) or "null"
             elif kind == "redactedThinking":
                 yield _str(block.get("data"))
             elif kind == "anthropicServerTool":
-                yield js_stringify(block) or ""
+                yield js_stringify(block.get("block")) or "null"
     elif role in ("branchSummary", "compactionSummary"):
         yield _str(message.get("summary"))
+        if role == "compactionSummary":
+            blocks = message.get("blocks")
+            if isinstance(blocks, list):
+                for block in _blocks(blocks):
+                    if block.get("type") == "text":
+                        yield _str(block.get("text"))
+                    else:
+                        yield FRAME_TOKENS
+            elif isinstance(message.get("images"), list):
+                yield FRAME_TOKENS * len(message["images"])
     elif role == "bashExecution":
         yield _str(message.get("command"))
         yield _str(message.get("output"))
@@ -174,7 +189,7 @@ class BytesCounter:
         """Sum over the message's fragments; 1200 per image."""
         total = 0
         for fragment in message_fragments(message):
-            total += IMAGE_TOKENS if fragment is None else self.count_text(fragment)
+            total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
 
 
@@ -201,7 +216,7 @@ class Cl100kCounter:
         """Sum over the message's fragments; 1200 per image."""
         total = 0
         for fragment in message_fragments(message):
-            total += IMAGE_TOKENS if fragment is None else self.count_text(fragment)
+            total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
 
 
