@@ -1,7 +1,8 @@
 """Facts pulled straight out of agent messages (pi ``AgentMessage`` dicts), no model involved.
 
-Shared by the offline summarizer and the fidelity audit: the user's requests, tool calls paired
-with their results, errors, files touched, commands run and the last unanswered request.
+The offline summarizer's reading of a region: the user's requests, tool calls paired with their
+results, errors, files touched, commands run and the last unanswered request. The text, error
+and command rules are ``engine.anchors``'s, the one extractor the audits share.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_compactor.engine.anchors import call_command, error_lines, first_line, message_text
+
 __all__ = [
     "ToolCall",
     "Transcript",
@@ -18,36 +21,6 @@ __all__ = [
     "message_text",
     "read_transcript",
 ]
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The readable text of a message of any role (thinking and images left out)."""
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or "")
-    if role == "bashExecution":
-        return f"$ {message.get('command', '')}\n{message.get('output', '')}".strip()
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-    return "\n".join(parts)
-
-
-def first_line(text: str, limit: int = 160) -> str:
-    """The first non-blank line of ``text``, shortened to ``limit`` characters."""
-    for line in text.splitlines():
-        stripped = " ".join(line.split())
-        if stripped:
-            return stripped if len(stripped) <= limit else stripped[: limit - 1] + "…"
-    return ""
 
 
 @dataclass
@@ -69,8 +42,7 @@ class ToolCall:
     @property
     def command(self) -> str | None:
         """The shell command of a bash-like call."""
-        value = self.arguments.get("command") or self.arguments.get("cmd")
-        return value if isinstance(value, str) and value else None
+        return call_command(self.arguments)
 
     def describe(self) -> str:
         """Short one-line form: ``edit src/a.py`` or ``bash: make test``."""
@@ -97,28 +69,6 @@ class Transcript:
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
     last_unanswered_request: str | None = None
-
-
-_ERROR_LINE = re.compile(
-    r"(?:^|\b)(?:[A-Z][A-Za-z]*(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
-    r"Traceback|panic|ERR!)\b",
-)
-
-
-def _error_lines(text: str, limit: int = 3) -> list[str]:
-    """The most telling lines of an error output (e.g. ``TypeError: ...``)."""
-    found = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped and _ERROR_LINE.search(stripped) and not stripped.startswith("Traceback"):
-            found.append(stripped[:200])
-            if len(found) >= limit:
-                break
-    if not found:
-        line = first_line(text, 200)
-        if line:
-            found.append(line)
-    return found
 
 
 def _add_unique(target: list[str], value: str) -> None:
@@ -175,7 +125,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
             found.result = text
             found.is_error = is_error
             if is_error:
-                for line in _error_lines(text):
+                for line in error_lines(text):
                     _add_unique(transcript.errors, line)
         elif role == "bashExecution":
             command = str(message.get("command", "")).strip()
@@ -186,7 +136,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                             is_error=isinstance(exit_code, int) and exit_code != 0)
             transcript.tool_calls.append(call)
             if call.is_error:
-                for line in _error_lines(output):
+                for line in error_lines(output):
                     _add_unique(transcript.errors, line)
         elif role in ("branchSummary", "compactionSummary"):
             text = message_text(message).strip()
