@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reserve", type=common.non_negative, default=None, metavar="N", help="reserve tokens"
     )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="what fills the window: tokens per kind (per tool), the largest entries, and what "
+        "a compaction here would free",
+    )
     common.add_common(parser)
 
 
@@ -84,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     counter = get_counter(args.tokens)
+    if args.breakdown:
+        from tui_compactor.commands.analysis import run_breakdown
+
+        return run_breakdown(args, session, leaf, counter)
     data = context_json(session, leaf, counter, args.rules)
     if getattr(args, "window", None) is not None:
         from tui_compactor.commands.plan import threshold_json

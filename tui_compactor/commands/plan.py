@@ -43,6 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="oh-my-pi keep-recent calibration by the usage/estimate ratio (--rules omp)",
     )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="every valid cut point: tokens kept and summarized, dependencies crossing it",
+    )
     common.add_common(parser)
 
 
@@ -99,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
     context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
     threshold = threshold_json(context_tokens, args.window, settings)
     refused = cut is not None and not first.prepared
+    if args.sweep:
+        from tui_compactor.commands.analysis import print_sweep
+
+        print_sweep(args, session, first, counter, cache)
+        return common.EXIT_REFUSED if refused else common.EXIT_OK
     if args.json:
         common.dump_json(
             {
