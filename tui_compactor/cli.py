@@ -39,6 +39,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "end a torn last line with a newline (keeps its bytes)",
     ),
     "export": ("tui_compactor.commands.export", "export the context at a node as Markdown or JSON"),
+    "audit": (
+        "tui_compactor.commands.audit",
+        "hindsight audit: what each compaction lost that the session needed later",
+    ),
+    "timeline": (
+        "tui_compactor.commands.timeline",
+        "every compaction and branch summary in order, with scores",
+    ),
 }
 """Command name -> (module, one-line help)."""
 

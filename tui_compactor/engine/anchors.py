@@ -153,7 +153,7 @@ def _text_anchors(text: str, out: list[tuple[AnchorKind, str]], *, requests: boo
     for match in _CODE_SPAN.finditer(text):
         name = match.group(1).removesuffix("()")
         looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
-        if looks_like_code and "/" not in name:
+        if looks_like_code and "/" not in name and not _PATH.fullmatch(name):
             out.append(("identifier", name))
     if requests:
         for match in _BARE_IDENTIFIER.finditer(text):
