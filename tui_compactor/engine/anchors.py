@@ -7,23 +7,28 @@ of a new summary (``summarize.audit``), the dependencies crossing a cut point
 
 An anchor is ``(kind, text)``: a file path, a name (identifier), an error line, a shell
 command, a URL, a tool-call id, a number the user gave, or the last unanswered request. What
-counts as each is decided here and nowhere else; ``message_anchors`` reads one message,
-``extract_anchors`` a whole region (in a stable order, capped per kind, for the audit).
+counts as each, and which part of which message is searched for it, is decided here and nowhere
+else: ``message_anchors`` reads one message; ``summarize.extract.extract_anchors`` lists a
+region's anchors for the fidelity audit from it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any, Literal
 
 __all__ = [
     "AnchorKind",
+    "code_names",
+    "defined_names",
+    "mentioned_paths",
+    "mentioned_urls",
+    "request_names",
+    "user_numbers",
     "AUDIT_KINDS",
     "MAX_PER_KIND",
     "anchor_present",
     "error_lines",
-    "extract_anchors",
     "first_line",
     "message_anchors",
     "message_text",
@@ -37,7 +42,7 @@ AnchorKind = Literal[
 
 AUDIT_KINDS: tuple[AnchorKind, ...] = ("path", "identifier", "error", "command", "number")
 """Kinds the fidelity audit checks a summary for, in the order it lists them (then the last
-unanswered request). URLs and tool-call ids are for dependencies only."""
+unanswered request). URLs and tool-call ids are for dependencies and hindsight only."""
 
 MAX_PER_KIND = 12
 """The fidelity audit lists at most this many anchors of one kind."""
@@ -143,30 +148,78 @@ def call_command(arguments: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _text_anchors(text: str, out: list[tuple[AnchorKind, str]], *, requests: bool) -> None:
-    """Paths, URLs, code names (and, in the user's words, bare names and numbers) of prose."""
-    for match in _URL.finditer(text):
-        out.append(("url", match.group(0).rstrip(".,;:")))
+def _add_unique(found: list[str], value: str) -> None:
+    if value and value not in found:
+        found.append(value)
+
+
+def mentioned_paths(text: str) -> list[str]:
+    """File paths written in ``text`` (URLs left out), in order, each once."""
+    found: list[str] = []
     for match in _PATH.finditer(text):
         if "://" not in match.group(1):
-            out.append(("path", match.group(1)))
+            _add_unique(found, match.group(1))
+    return found
+
+
+def mentioned_urls(text: str) -> list[str]:
+    """URLs written in ``text``, in order, each once."""
+    found: list[str] = []
+    if "://" in text:
+        for match in _URL.finditer(text):
+            _add_unique(found, match.group(0).rstrip(".,;:"))
+    return found
+
+
+def defined_names(text: str) -> list[str]:
+    """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
+    found: list[str] = []
+    for match in _DEFINITION.finditer(text):
+        _add_unique(found, match.group(1))
+    return found
+
+
+def code_names(text: str) -> list[str]:
+    """Names in backticks that look like code (``snake_case``, ``camelCase``, ``a.b``; a file
+    name in backticks is a path, not a name), each once."""
+    found: list[str] = []
+    if "`" not in text:
+        return found
     for match in _CODE_SPAN.finditer(text):
         name = match.group(1).removesuffix("()")
         looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
         if looks_like_code and "/" not in name and not _PATH.fullmatch(name):
-            out.append(("identifier", name))
-    if requests:
-        for match in _BARE_IDENTIFIER.finditer(text):
-            out.append(("identifier", match.group(1)))
-        for match in _NUMBER.finditer(text):
-            value = match.group(1)
-            if len(value.rstrip("%msKBGk")) >= 2:
-                out.append(("number", value))
+            _add_unique(found, name)
+    return found
 
 
-def _definitions(text: str, out: list[tuple[AnchorKind, str]]) -> None:
-    for match in _DEFINITION.finditer(text):
-        out.append(("identifier", match.group(1)))
+def request_names(text: str) -> list[str]:
+    """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
+    found: list[str] = []
+    for match in _BARE_IDENTIFIER.finditer(text):
+        _add_unique(found, match.group(1))
+    return found
+
+
+def user_numbers(text: str) -> list[str]:
+    """Numbers a user gave (two digits or more, units kept: ``45s``, ``200``, ``80%``)."""
+    found: list[str] = []
+    for match in _NUMBER.finditer(text):
+        value = match.group(1)
+        if len(value.rstrip("%msKBGk")) >= 2:
+            _add_unique(found, value)
+    return found
+
+
+def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None:
+    """The anchors of words the user or the agent wrote (not tool output)."""
+    out.extend(("url", url) for url in mentioned_urls(text))
+    out.extend(("path", path) for path in mentioned_paths(text))
+    out.extend(("identifier", name) for name in defined_names(text))
+    out.extend(("identifier", name) for name in code_names(text))
+    if user:
+        out.extend(("identifier", name) for name in request_names(text))
+        out.extend(("number", number) for number in user_numbers(text))
 
 
 def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[AnchorKind, str]]:
@@ -180,13 +233,9 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
         return out
     role = message.get("role")
     if role == "user":
-        text = message_text(message)
-        _text_anchors(text, out, requests=True)
-        _definitions(text, out)
+        _spoken(message_text(message), out, user=True)
     elif role == "assistant" or (role == "custom" and message.get("display", True)):
-        text = message_text(message)
-        _text_anchors(text, out, requests=False)
-        _definitions(text, out)
+        _spoken(message_text(message), out, user=False)
         for call_id, _name, arguments in tool_calls(message) if role == "assistant" else []:
             if call_id:
                 out.append(("tool_call", call_id))
@@ -203,59 +252,21 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
         if isinstance(result_id, str) and result_id:
             out.append(("tool_call", result_id))
         text = message_text(message)
-        _definitions(text, out)
+        out.extend(("identifier", name) for name in defined_names(text))
         if message.get("isError"):
             out.extend(("error", line[:120]) for line in error_lines(text))
     elif role == "bashExecution":
         command = str(message.get("command", "")).strip()
         if command:
             out.append(("command", first_line(command, 120)))
-        _definitions(message_text(message), out)
+        out.extend(("identifier", name) for name in defined_names(message_text(message)))
         exit_code = message.get("exitCode")
         if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
             output = str(message.get("output", ""))
             out.extend(("error", line[:120]) for line in error_lines(output))
     elif role in ("branchSummary", "compactionSummary"):
-        _definitions(message_text(message), out)
+        out.extend(("identifier", name) for name in defined_names(message_text(message)))
     return out
-
-
-def last_unanswered_request(messages: Iterable[Any]) -> str | None:
-    """The newest user request no assistant text answered yet."""
-    pending: str | None = None
-    for message in messages:
-        if not isinstance(message, dict):
-            continue
-        role = message.get("role")
-        if role == "user":
-            text = message_text(message).strip()
-            if text:
-                pending = text
-        elif role == "assistant" and message_text(message).strip():
-            pending = None
-    return pending
-
-
-def extract_anchors(
-    messages: list[dict[str, Any]], kinds: tuple[AnchorKind, ...] = AUDIT_KINDS
-) -> list[tuple[AnchorKind, str]]:
-    """The anchors of a region for the fidelity audit: grouped by kind in ``kinds`` order,
-    first appearance first, at most ``MAX_PER_KIND`` each, then the last unanswered request."""
-    by_kind: dict[AnchorKind, list[str]] = {kind: [] for kind in kinds}
-    seen: set[tuple[AnchorKind, str]] = set()
-    for message in messages:
-        for kind, text in message_anchors(message):
-            text = text.strip()
-            bucket = by_kind.get(kind)
-            if bucket is None or not text or (kind, text) in seen or len(bucket) >= MAX_PER_KIND:
-                continue
-            seen.add((kind, text))
-            bucket.append(text)
-    found: list[tuple[AnchorKind, str]] = [(kind, text) for kind in kinds for text in by_kind[kind]]
-    request = last_unanswered_request(messages)
-    if request:
-        found.append(("request", request.strip()))
-    return found
 
 
 def normalize(text: str) -> str:

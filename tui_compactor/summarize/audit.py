@@ -1,9 +1,9 @@
 """Fidelity audit: which facts of the summarized region did the summary drop?
 
 Anchors are the details a handoff must carry over exactly: file paths, function and class
-names, error lines, commands, numbers the user gave and the last unanswered request
-(``engine.anchors`` decides what counts as each). The audit extracts them from the messages
-that were summarized and reports which the summary lacks;
+names, error lines, commands, numbers the user gave and the last unanswered request. The audit
+extracts them from the messages that were summarized (``extract.extract_anchors``, the one
+anchor extractor) and reports which the summary lacks;
 ``Audit.focus_instructions()`` turns the missing ones into custom instructions for a
 regenerate.
 """
@@ -13,12 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.anchors import (
-    AnchorKind,
-    anchor_present,
-    extract_anchors,
-    normalize,
-)
+from tui_compactor.engine.anchors import AnchorKind, anchor_present, normalize
+from tui_compactor.summarize.extract import extract_anchors
 
 __all__ = ["Anchor", "Audit", "AnchorKind", "audit_summary", "extract_anchors"]
 

@@ -1,8 +1,10 @@
 """Facts pulled straight out of agent messages (pi ``AgentMessage`` dicts), no model involved.
 
-The offline summarizer's reading of a region: the user's requests, tool calls paired with their
-results, errors, files touched, commands run and the last unanswered request. The text, error
-and command rules are ``engine.anchors``'s, the one extractor the audits share.
+Shared by the offline summarizer and the fidelity audit: the user's requests, tool calls paired
+with their results, errors, files touched, commands run and the last unanswered request; and the
+region's anchors for the audit (``extract_anchors``). What counts as an anchor (and the text,
+error and command rules) is ``engine.anchors``'s, the one extractor the audits and the
+analysis views share; its helpers are re-exported here.
 """
 
 from __future__ import annotations
@@ -12,14 +14,36 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.anchors import call_command, error_lines, first_line, message_text
+from tui_compactor.engine.anchors import (
+    AUDIT_KINDS,
+    MAX_PER_KIND,
+    AnchorKind,
+    call_command,
+    code_names,
+    defined_names,
+    error_lines,
+    first_line,
+    mentioned_paths,
+    message_anchors,
+    message_text,
+    request_names,
+    user_numbers,
+)
 
 __all__ = [
+    "MAX_PER_KIND",
+    "AnchorKind",
     "ToolCall",
     "Transcript",
+    "code_names",
+    "defined_names",
+    "extract_anchors",
     "first_line",
+    "mentioned_paths",
     "message_text",
     "read_transcript",
+    "request_names",
+    "user_numbers",
 ]
 
 
@@ -149,3 +173,38 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
     transcript.read_files = [p for p in transcript.read_files if p not in transcript.modified_files]
     transcript.last_unanswered_request = pending_request
     return transcript
+
+
+# -- anchors ---------------------------------------------------------------------------------
+
+
+def _add(found: list[tuple[AnchorKind, str]], kind: AnchorKind, text: str) -> None:
+    text = text.strip()
+    if text and (kind, text) not in found and sum(k == kind for k, _ in found) < MAX_PER_KIND:
+        found.append((kind, text))
+
+
+def extract_anchors(
+    messages: list[dict[str, Any]], transcript: Transcript | None = None
+) -> list[tuple[AnchorKind, str]]:
+    """The anchors of a region for the fidelity audit, in a stable order: (kind, text).
+
+    Files the tools changed or read come first, then every message's anchors
+    (``engine.anchors.message_anchors``) kind by kind in ``AUDIT_KINDS`` order, at most
+    ``MAX_PER_KIND`` each, then the last unanswered request. ``transcript`` is
+    ``read_transcript(messages)`` when the caller already has it.
+    """
+    if transcript is None:
+        transcript = read_transcript(messages)
+    found: list[tuple[AnchorKind, str]] = []
+    for path in transcript.modified_files + transcript.read_files:
+        _add(found, "path", path)
+    per_message = [message_anchors(m) for m in messages if isinstance(m, dict)]
+    for kind in AUDIT_KINDS:
+        for anchors in per_message:
+            for anchor_kind, text in anchors:
+                if anchor_kind == kind:
+                    _add(found, kind, text)
+    if transcript.last_unanswered_request:
+        found.append(("request", transcript.last_unanswered_request.strip()))
+    return found
