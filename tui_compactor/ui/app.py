@@ -27,6 +27,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.messages import (
@@ -46,6 +47,7 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
+from tui_compactor.ui.widgets.analysis import BreakdownView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView
@@ -129,7 +131,7 @@ def _quiet_during_teardown(cls: AppT) -> AppT:
 
 
 @_quiet_during_teardown
-class CompactorApp(App[None]):
+class CompactorApp(AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -210,12 +212,15 @@ class CompactorApp(App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
+                        yield Static(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
                         yield PlanView(id="plan")
                     with TabPane("Diff", id="tab-diff"):
                         yield SummaryDiff(id="summary-diff")
+                    with TabPane("Window", id="tab-breakdown"):
+                        yield BreakdownView(id="breakdown")
                     with TabPane("Compaction", id="tab-compaction"):
                         with Vertical(id="compaction-host"):
                             yield Static(Text("plan with c, then r runs the compaction here "
@@ -475,6 +480,7 @@ class CompactorApp(App[None]):
         if self.session is not None and self.selected_entry is not None:
             self.measure_node(self.session, self.selected_entry, self.settings)
             self._count_visible_first()
+            self.analysis_node_measured()
 
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
@@ -676,6 +682,7 @@ class CompactorApp(App[None]):
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES)
+        self.request_sweep(plan, message.generation)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -1171,6 +1178,8 @@ class CompactorApp(App[None]):
         """The Context tab draws lazily: only when it is shown."""
         if event.pane.id == "tab-context":
             self.query_one(ContextView).show_pending()
+        elif event.pane.id == "tab-breakdown":
+            self.request_breakdown()
         elif event.pane.id == "tab-diff":
             self.show_summary_diff()
 
