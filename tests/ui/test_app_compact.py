@@ -27,7 +27,8 @@ async def test_plan_marks_regions_and_matches_engine() -> None:
         await settle(pilot)
         plan = app.plan
         assert plan is not None and plan.prepared
-        expected = prepare_compaction(app.session, app.session.leaf, app.settings, app.counter)
+        expected = prepare_compaction(app.session, app.session.leaf, app.settings.compaction(),
+                                      app.counter)
         assert plan.first_kept_entry_id == expected.first_kept_entry_id
         assert plan.region_tokens == expected.region_tokens
         tree = app.query_one(SessionTree)

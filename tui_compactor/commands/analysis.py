@@ -8,40 +8,19 @@ from typing import Any
 from tui_compactor.commands import engine_args as common
 
 
-def analysis_settings(args: argparse.Namespace, session: Any, leaf: int) -> Any:
-    """Compaction settings from the command line; the window falls back to the session model's
-    known window, then the default (as the app does)."""
-    from tui_compactor.engine.context import build_context
-    from tui_compactor.engine.models import known_context_window
-    from tui_compactor.engine.settings import (
-        DEFAULT_CONTEXT_WINDOW,
-        DEFAULT_KEEP_RECENT_TOKENS,
-        CompactionSettings,
-    )
-
-    window = getattr(args, "window", None)
-    if window is None:
-        model = build_context(session, leaf, rules=args.rules).model or {}
-        window = known_context_window(model.get("modelId")) or DEFAULT_CONTEXT_WINDOW
-    keep = getattr(args, "keep_recent", None)
-    if isinstance(keep, list):
-        keep = keep[0] if keep else None
-    return CompactionSettings(
-        keep_recent_tokens=keep if keep is not None else DEFAULT_KEEP_RECENT_TOKENS,
-        reserve_tokens=getattr(args, "reserve", None),
-        context_window=window,
-        rules=args.rules,
-    )
-
-
-def run_breakdown(args: argparse.Namespace, session: Any, leaf: int, counter: Any) -> int:
-    """Print the breakdown of the context at ``leaf``."""
+def run_breakdown(args: argparse.Namespace, session: Any, leaf: int, settings: Any) -> int:
+    """Print the breakdown of the context at ``leaf`` with the resolved ``settings`` (the
+    window, when nobody set it, is the session model's, as in the app)."""
     from tui_compactor.engine.breakdown import token_breakdown
     from tui_compactor.engine.tokens import TokenCache
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.settings import with_session_window
 
-    settings = analysis_settings(args, session, leaf)
-    breakdown = token_breakdown(session, leaf, counter, settings, TokenCache(session, counter))
+    settings = with_session_window(settings, session)
+    counter = settings.counter()
+    breakdown = token_breakdown(
+        session, leaf, counter, settings.compaction(), TokenCache(session, counter)
+    )
     data = breakdown.to_json(session)
     data["session"] = str(session.path)
     if args.json:
@@ -112,7 +91,7 @@ def print_sweep(
     from tui_compactor.engine.deps import cut_sweep
     from tui_compactor.textsafe import sanitize
 
-    sweep = cut_sweep(session, plan.leaf, None, counter, cache, plan=plan)  # type: ignore[arg-type]
+    sweep = cut_sweep(session, plan.leaf, None, counter, cache, plan=plan)
     data = sweep.to_json(session)
     data["session"] = str(session.path)
     if args.json:

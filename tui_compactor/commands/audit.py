@@ -17,13 +17,8 @@ from tui_compactor.commands import engine_args as common
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
-    parser.add_argument(
-        "--rules",
-        choices=("pi", "omp"),
-        default="pi",
-        help="where a compaction's summarized region begins (see docs/rules.md)",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    common.add_settings(parser)
+    common.add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,15 +26,16 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.engine.hindsight import audit_compactions
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
     except common.CommandError as error:
         return common.fail(error)
-    audits = audit_compactions(session, args.rules)
+    audits = audit_compactions(session, settings.rules)
     if args.json:
         common.dump_json(
             {
                 "session": str(session.path),
-                "rules": args.rules,
+                "rules": settings.rules,
                 "compactions": [audit.to_json(session) for audit in audits],
                 "worstScore": round(min(a.score for a in audits), 3) if audits else None,
             }

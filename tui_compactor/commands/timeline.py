@@ -16,26 +16,27 @@ from tui_compactor.commands import engine_args as common
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
-    common.add_common(parser)
+    common.add_settings(parser)
+    common.add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the timeline."""
     from tui_compactor.engine.hindsight import compaction_timeline
-    from tui_compactor.engine.tokens import get_counter
     from tui_compactor.textsafe import sanitize
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
     except common.CommandError as error:
         return common.fail(error)
-    counter = get_counter(args.tokens)
-    rows = compaction_timeline(session, counter, rules=args.rules)
+    counter = settings.counter()
+    rows = compaction_timeline(session, counter, rules=settings.rules)
     if args.json:
         common.dump_json(
             {
                 "session": str(session.path),
-                "rules": args.rules,
+                "rules": settings.rules,
                 "tokens": counter.name,
                 "rows": [row.to_json(session) for row in rows],
             }

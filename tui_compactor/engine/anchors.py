@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from tui_compactor.engine.messages import message_text
+
 __all__ = [
     "AnchorKind",
     "code_names",
@@ -71,27 +73,6 @@ READ_TOOLS = frozenset({"read"})
 """Tool names whose ``path`` argument is a file the agent read."""
 WRITE_TOOLS = frozenset({"write", "edit"})
 """Tool names whose ``path`` argument is a file the agent changed."""
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The readable text of a message of any role (thinking and images left out)."""
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or "")
-    if role == "bashExecution":
-        return f"$ {message.get('command', '')}\n{message.get('output', '')}".strip()
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-    return "\n".join(parts)
 
 
 def first_line(text: str, limit: int = 160) -> str:

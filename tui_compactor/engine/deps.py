@@ -149,7 +149,7 @@ class CutSweep:
 def cut_sweep(
     session: Any,
     leaf: int | None,
-    settings: CompactionSettings,
+    settings: CompactionSettings | None,
     counter: TokenCounter,
     cache: TokenCache | None = None,
     *,
@@ -157,11 +157,14 @@ def cut_sweep(
 ) -> CutSweep:
     """Tokens and dependencies for every valid cut point of the plan at ``leaf``.
 
-    ``plan`` may pass the plan already made for ``leaf`` with ``settings`` and ``counter``.
+    ``plan`` may pass the plan already made for ``leaf`` with ``counter`` (then ``settings``
+    is not needed).
     """
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     if plan is None:
+        if settings is None:
+            raise ValueError("cut_sweep needs the settings or the plan")
         plan = prepare_compaction(session, leaf, settings, counter, cache=cache)
     sweep = CutSweep(plan)
     points = plan.valid_cut_points

@@ -25,10 +25,10 @@ from tui_compactor.engine.anchors import (
     first_line,
     mentioned_paths,
     message_anchors,
-    message_text,
     request_names,
     user_numbers,
 )
+from tui_compactor.engine.messages import message_text
 
 __all__ = [
     "MAX_PER_KIND",

@@ -85,7 +85,7 @@ class AnalysisMixin:
         if view.shown_leaf == self.selected_entry:
             return
         view.show_pending(self.selected_entry)
-        self.compute_breakdown(self.session, self.selected_entry, self.settings)
+        self.compute_breakdown(self.session, self.selected_entry, self.settings.compaction())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="breakdown")
     def compute_breakdown(self, session: Any, entry_index: int, settings: Any) -> None:
@@ -113,7 +113,7 @@ class AnalysisMixin:
         if not self._analysis_ok() or not plan.valid_cut_points:
             return
         self.show_sweep(Text("sweeping every valid cut…", style="dim"))
-        self.compute_sweep(self.session, plan, self.settings, generation)
+        self.compute_sweep(self.session, plan, self.settings.compaction(), generation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
     def compute_sweep(self, session: Any, plan: Any, settings: Any, generation: int) -> None:
