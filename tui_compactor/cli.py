@@ -48,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tui_compactor.commands.timeline",
         "every compaction and branch summary in order, with scores",
     ),
+    "stats": (
+        "tui_compactor.commands.stats",
+        "every session under some directories: size, compactions, peak context, worst score",
+    ),
 }
 """Command name -> (module, one-line help)."""
 

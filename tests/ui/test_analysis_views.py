@@ -145,3 +145,29 @@ async def test_keys_are_handled_while_an_analysis_computes(monkeypatch: Any) -> 
         release.set()
         await settle(pilot)
         assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
+
+
+async def test_request_inspector_shows_the_plans_requests() -> None:
+    from tui_compactor.ui.screens.requests import RequestsScreen
+
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")  # no plan yet: nothing opens
+        await settle(pilot)
+        assert not isinstance(app.screen, RequestsScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen)
+        parts = [item.part for item in screen.requests]
+        assert parts[0] == "history" and "short" in parts
+        text = screen_text(app)
+        assert "nothing was sent" in text and "history · request 1" in text
+        assert "── system prompt" in text
+        assert "<conversation>" in screen.requests[0].prompt
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, RequestsScreen)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
@@ -127,3 +128,15 @@ def print_sweep(
             print(f"  {dep.kind:<10} {text:<70} #{dep.summarized_entry} → #{dep.kept_entry}")
         if len(deps) > 20:
             print(f"  … {len(deps) - 20} more (--json lists the counts per cut)")
+
+
+def show_requests(requests: list[Any], report: dict[str, Any] | None) -> None:
+    """The request inspector's output: into ``report["requests"]`` for ``--json``, else as
+    sanitized text on stdout."""
+    from tui_compactor.summarize.requests import format_requests
+    from tui_compactor.textsafe import sanitize
+
+    if report is not None:
+        report["requests"] = [item.to_json() for item in requests]
+        return
+    sys.stdout.write(sanitize(format_requests(requests)))

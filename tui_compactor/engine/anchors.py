@@ -53,6 +53,8 @@ _PATH = re.compile(
     r"(?<![\w/.-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}|[\w-]+\.(?:py|ts|tsx|js|"
     r"jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|html|sql|txt|lock))(?![\w/])"
 )
+_DOT_ALNUM = re.compile(r"\.[A-Za-z0-9]")
+"""Cheap test a text must pass before ``_PATH`` (both of its forms end in ``.`` + extension)."""
 _URL = re.compile(r"\b(?:https?|ftp|file)://[^\s<>\"'`)\]]+")
 _DEFINITION = re.compile(
     r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
@@ -137,6 +139,8 @@ def _add_unique(found: list[str], value: str) -> None:
 def mentioned_paths(text: str) -> list[str]:
     """File paths written in ``text`` (URLs left out), in order, each once."""
     found: list[str] = []
+    if _DOT_ALNUM.search(text) is None:  # every path ends in ".ext": skip prose without one
+        return found
     for match in _PATH.finditer(text):
         if "://" not in match.group(1):
             _add_unique(found, match.group(1))

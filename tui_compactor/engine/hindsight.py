@@ -303,7 +303,10 @@ def audit_compaction(
     ]
     if missing and audit.kept:  # the kept window's tool outputs may still carry them
         kept_raw = "\n".join(facts.text(entry_index) for entry_index in audit.kept)
-        kept_norm = normalize(kept_raw)
+        # Collapsing whitespace cannot change where a whitespace-free anchor occurs, so
+        # lower case is enough unless an error or a command is looked for.
+        spaced = any(len(text.split()) > 1 for (_, text), _ in missing)
+        kept_norm = normalize(kept_raw) if spaced else kept_raw.lower()
         missing = [
             (key, at)
             for key, at in missing

@@ -186,6 +186,21 @@ class AnalysisMixin:
         self.push_screen(  # type: ignore[attr-defined]
             TimelineScreen(self.session, self.counter, self.settings.rules), chosen)
 
+    def action_inspect_requests(self) -> None:
+        """Show the exact requests the shown plan's compaction would send (none is sent)."""
+        from tui_compactor.ui.screens.requests import RequestsScreen
+
+        plan = getattr(self, "plan", None)
+        if self.session is None or plan is None or not plan.prepared:
+            self.notify("plan first (c): the requests are the plan's", timeout=3)  # type: ignore[attr-defined]
+            return
+        try:
+            summarizer = self.summarizer_for(compaction=True)  # type: ignore[attr-defined]
+        except Exception as error:  # a config problem: say it, keep running
+            self.notify(str(error)[:300], title="no summarizer", severity="error")  # type: ignore[attr-defined]
+            return
+        self.push_screen(RequestsScreen(plan, self.session, summarizer, self.settings))  # type: ignore[attr-defined]
+
     def analysis_node_measured(self) -> None:
         """The cursor rested on a node: refresh the views that follow it."""
         self.request_breakdown()

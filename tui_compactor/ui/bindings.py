@@ -47,6 +47,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("6", "show_tab('tab-breakdown')", "Window tab (what fills it)", show=False,
             id="tab_breakdown"),
     Binding("T", "timeline", "Compaction timeline", show=False, id="timeline"),
+    Binding("i", "inspect_requests", "Inspect requests", show=False, id="inspect_requests"),
     Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
 ]
 """App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""

@@ -103,7 +103,8 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append("cannot run: ", style="bold red")
         out.append(sanitize(refusal, max_len=400))
     else:
-        out.append("r runs the compaction (offline or the configured profile)", style="dim")
+        out.append("r runs the compaction (offline or the configured profile) · i shows its "
+                   "requests", style="dim")
     return out
 
 
