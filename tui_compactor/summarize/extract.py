@@ -37,6 +37,7 @@ __all__ = [
     "Transcript",
     "code_names",
     "defined_names",
+    "error_lines",
     "extract_anchors",
     "first_line",
     "mentioned_paths",
@@ -56,6 +57,8 @@ class ToolCall:
     arguments: dict[str, Any]
     result: str | None = None
     is_error: bool = False
+    note: str | None = None
+    """The text of the assistant message that made the call (what it said it was doing)."""
 
     @property
     def path(self) -> str | None:
@@ -128,6 +131,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                     call_id=str(block.get("id", "")),
                     name=str(block.get("name", "tool")),
                     arguments=arguments if isinstance(arguments, dict) else {},
+                    note=text or None,
                 )
                 transcript.tool_calls.append(call)
                 calls_by_id[call.call_id] = call

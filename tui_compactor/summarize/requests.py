@@ -131,14 +131,16 @@ async def compaction_requests(
     instructions: str | None = None,
     replace_instructions: bool = False,
     files_format: Any = "files",
+    method: Any = "soft",
 ) -> list[InspectedRequest]:
-    """The requests a compaction of ``plan`` with ``summarizer`` would send, in order."""
+    """The requests a compaction of ``plan`` with ``summarizer`` would send, in order (the
+    options are ``CompactionJob``'s)."""
     from tui_compactor.summarize.compaction import CompactionJob
 
     recorder = RecordingSummarizer(summarizer)
     job = CompactionJob(
         plan, session, recorder, settings, instructions=instructions,
-        replace_instructions=replace_instructions, files_format=files_format,
+        replace_instructions=replace_instructions, files_format=files_format, method=method,
     )  # fmt: skip
     await job.run()
     return _ordered(recorder.recorded)

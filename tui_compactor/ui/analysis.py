@@ -199,7 +199,11 @@ class AnalysisMixin:
         except Exception as error:  # a config problem: say it, keep running
             self.notify(str(error)[:300], title="no summarizer", severity="error")  # type: ignore[attr-defined]
             return
-        self.push_screen(RequestsScreen(plan, self.session, summarizer, self.settings))  # type: ignore[attr-defined]
+        method, focus, replace = self.compaction_options  # type: ignore[attr-defined]
+        options = {"method": method, "instructions": focus.strip() or None,
+                   "replace_instructions": replace}
+        self.push_screen(  # type: ignore[attr-defined]
+            RequestsScreen(plan, self.session, summarizer, self.settings, options))
 
     def analysis_node_measured(self) -> None:
         """The cursor rested on a node: refresh the views that follow it."""

@@ -80,8 +80,17 @@ class RequestsScreen(Screen[None]):
             self.requests = requests
             self.error = error
 
-    def __init__(self, plan: Any, session: Any, summarizer: Any, settings: Any) -> None:
+    def __init__(
+        self,
+        plan: Any,
+        session: Any,
+        summarizer: Any,
+        settings: Any,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        """``options`` are the job's (method, instructions...), as the app would run it."""
         super().__init__()
+        self.options = dict(options or {})
         self.plan = plan
         self.session = session
         self.summarizer = summarizer
@@ -108,7 +117,7 @@ class RequestsScreen(Screen[None]):
         try:
             requests = asyncio.run(compaction_requests(
                 self.plan, self.session, self.summarizer, self.settings.compaction(),
-                files_format=self.settings.files_format,
+                files_format=self.settings.files_format, **self.options,
             ))  # fmt: skip
         except Exception as error:  # shown on the screen; the app keeps running
             self.post_message(self.Built([], f"{type(error).__name__}: {error}"))
