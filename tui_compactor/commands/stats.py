@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sort", choices=tuple(STATS_COLUMNS), default="size",
                         help="column to sort by, largest first (default: size)")
     parser.add_argument("--rules", choices=("pi", "omp"), default=None,
-                        help="rules for the hindsight audit (default: the config's)")
+                        help="rules for the hindsight audit (default: each session's own, "
+                        "unless the config or a variable chooses)")
     common.add_json(parser)
 
 
@@ -42,7 +43,9 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def measure(paths: list[Path], rules: str, jobs: int, show_progress: bool) -> list[Any]:
+def measure(
+    paths: list[Path], rules: str | None, jobs: int, show_progress: bool
+) -> list[Any]:
     """``file_stats`` of every path, in worker processes when there is more than one."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -86,12 +89,14 @@ def run(args: argparse.Namespace) -> int:
         roots = default_session_roots()
     paths = [path for _, path in find_session_files(roots)]
     jobs = args.jobs or os.cpu_count() or 1
-    rows = measure(paths, settings.rules, jobs, show_progress=sys.stderr.isatty())
+    chosen = settings.source_of("rules") != "default"
+    rules = settings.rules if chosen else None  # else each session's own (as every command)
+    rows = measure(paths, rules, jobs, show_progress=sys.stderr.isatty())
     rows.sort(key=lambda row: row.sort_key(args.sort), reverse=True)
     if args.json:
         common.dump_json({
             "roots": [str(root.path) for root in roots],
-            "rules": settings.rules,
+            "rules": rules or "per session",
             "sortedBy": args.sort,
             "sessions": [row.to_json() for row in rows],
         })  # fmt: skip

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()

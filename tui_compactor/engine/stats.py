@@ -109,8 +109,10 @@ def session_stats(session: Any, rules: str = "pi") -> SessionStats:
     )
 
 
-def file_stats(path: str | Path, rules: str = "pi") -> SessionStats:
-    """Load ``path`` and compute its figures (never raises: problems go in the row)."""
+def file_stats(path: str | Path, rules: str | None = None) -> SessionStats:
+    """Load ``path`` and compute its figures (never raises: problems go in the row). ``rules``
+    None: the rules that follow the session (``session.flavor.detect_flavor``)."""
+    from tui_compactor.session.flavor import detect_flavor
     from tui_compactor.session.reader import load_session
 
     path = Path(path)
@@ -124,7 +126,7 @@ def file_stats(path: str | Path, rules: str = "pi") -> SessionStats:
             reasons = "; ".join(str(d) for d in session.diagnostics[:1]) or "no entries"
             return SessionStats(str(path), size, problem=reasons)
         try:
-            return session_stats(session, rules)
+            return session_stats(session, rules or detect_flavor(session).rules)
         finally:
             close = getattr(session, "close", None)
             if callable(close):

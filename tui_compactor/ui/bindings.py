@@ -49,6 +49,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("T", "timeline", "Compaction timeline", show=False, id="timeline"),
     Binding("i", "inspect_requests", "Inspect requests", show=False, id="inspect_requests"),
     Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
+    Binding("o", "toggle_rules", "Switch pi / oh-my-pi rules", show=False, id="toggle_rules"),
 ]
 """App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""
 
