@@ -52,9 +52,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tui_compactor.commands.stats",
         "every session under some directories: size, compactions, peak context, worst score",
     ),
+    "shake": (
+        "tui_compactor.commands.shake",
+        "preview oh-my-pi's shake: the regions it would elide (never writes)",
+    ),
 }
 """Command name -> (module, one-line help)."""
-
 
 
 def _load_command(name: str):  # type: ignore[no-untyped-def]

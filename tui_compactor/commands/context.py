@@ -29,8 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
     """The context at ``leaf`` as a JSON-ready object."""
-    from tui_compactor.engine.context import build_context, estimate_context_tokens
-    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.context import (
+        build_context,
+        estimate_context_tokens,
+        item_llm,
+        item_tokens,
+    )
     from tui_compactor.engine.tokens import TokenCache
 
     ctx = build_context(session, leaf, rules=rules)
@@ -38,20 +42,30 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
     tokens = estimate_context_tokens(ctx, counter, cache)
     entries = session.entries
     items = []
+    sent = 0
     for item in ctx.items:
         row: dict[str, Any] = {
             "role": item.role,
             "entryId": entries[item.entry_index].id,
             "entryIndex": item.entry_index,
             "kind": item.kind,
-            "tokens": cache.message_tokens(item.entry_index),
+            "tokens": item_tokens(item, counter, cache),
         }
         if item.excluded:
             row["excludeFromContext"] = True
         if item.role == "custom":
             row["customType"] = item.message.get("customType")
+        if item.rewritten:
+            row["rewritten"] = True
+        if item.role == "toolResult" and rules == "omp" and "prunedAt" in item.message:
+            row["pruned"] = True
+        if item.role == "compactionSummary" and item.message.get("method") is not None:
+            row["method"] = item.message.get("method")
+        row["llm"] = item_llm(item, rules)
+        sent += len(row["llm"])
         items.append(row)
     compaction = ctx.compaction_index
+    extra: dict[str, Any] = {"models": ctx.models, "mode": ctx.mode} if rules == "omp" else {}
     return {
         "session": str(session.path),
         "leafId": entries[leaf].id,
@@ -59,12 +73,13 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
         "rules": rules,
         "tokens": counter.name,
         "length": len(items),
-        "llmMessageCount": len(convert_to_llm(ctx.messages)),
+        "llmMessageCount": sent,
         "thinkingLevel": ctx.thinking_level,
         "model": ctx.model,
         "compactionId": entries[compaction].id if compaction is not None else None,
         "warnings": ctx.warnings,
         "contextTokens": tokens.to_json(),
+        **extra,
         "items": items,
     }
 

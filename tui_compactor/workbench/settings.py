@@ -28,6 +28,7 @@ from tui_compactor.engine.settings import (
     Rules,
     effective_reserve,
     reserve_window_warning,
+    rules_defaults,
 )
 from tui_compactor.engine.tokens import TokenCounter, get_counter
 
@@ -144,7 +145,23 @@ class Settings:
             _check_value(name, value)
         sources = dict(self.sources)
         sources.update(dict.fromkeys(changes, source))
-        return dataclasses.replace(self, sources=sources, **changes)
+        changed = dataclasses.replace(self, sources=sources, **changes)
+        return changed._with_rules_defaults() if "rules" in changes else changed
+
+    def _with_rules_defaults(self) -> Settings:
+        """Fill the counter and calibration the rules imply where nobody chose them
+        (``engine.settings.rules_defaults``: oh-my-pi's byte counter and calibration)."""
+        defaults = rules_defaults(self.rules)
+        implied: dict[str, Any] = {}
+        for name in ("tokens", "calibrate"):
+            source = self.source_of(name)
+            if source == "default" or source.startswith("rules "):
+                implied[name] = getattr(defaults, name)
+        if not implied:
+            return self
+        sources = dict(self.sources)
+        sources.update(dict.fromkeys(implied, f"rules {self.rules}"))
+        return dataclasses.replace(self, sources=sources, **implied)
 
     def with_model_window(self, window: int | None, model: str | None) -> Settings:
         """Use the session model's known ``window`` when the user set none; else unchanged.
@@ -188,7 +205,7 @@ class Settings:
             files_format=section.files_format,
             config=config,
             sources=sources,
-        )
+        )._with_rules_defaults()
 
     def problems(self) -> list[SettingsProblem]:
         """Everything wrong with these settings; empty when they make sense."""
@@ -289,7 +306,7 @@ def resolve_settings(
     settings = Settings.from_config(config, sources)
     for name, value in typed.items():
         settings = settings.edited(FLAGS.get(name, name), **{name: value})
-    return settings
+    return settings._with_rules_defaults()
 
 
 def with_session_window(settings: Settings, session: Any) -> Settings:
