@@ -19,6 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_session(parser)
     common.add_leaf(parser, at=True)
     common.add_settings(parser)
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="what fills the window: tokens per kind (per tool), the largest entries, and what "
+        "a compaction here would free",
+    )
     common.add_json(parser)
 
 
@@ -93,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()
+    if args.breakdown:
+        from tui_compactor.commands.analysis import run_breakdown
+
+        return run_breakdown(args, session, leaf, settings)
     data = context_json(session, leaf, counter, settings.rules)
     data["threshold"] = session_threshold(data["contextTokens"]["tokens"], settings, session)
     if args.json:
