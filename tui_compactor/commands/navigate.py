@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_text(session, data)
         return common.EXIT_OK
-    return _perform(args, session, nav)
+    return _perform(args, session, nav, data)
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
@@ -125,8 +125,12 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")
 
 
-def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
-    """Summarize (if asked), confirm, then hand the move to the summaries layer to append."""
+def _perform(args: argparse.Namespace, session: Any, nav: Any, plan: dict[str, Any]) -> int:
+    """Summarize (if asked), confirm, then hand the move to the summaries layer to append.
+
+    With ``--json`` one report object is printed at the end whatever happens (like
+    ``compact --json``): the plan, ``written``, and ``entryId``/``newLeafId``/``summary`` or
+    ``refused``/``error``; messages go to stderr."""
     import asyncio
     import sys
 
@@ -140,13 +144,23 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
+    report: dict[str, Any] = {"session": str(session.path), "plan": plan, "written": False}
+
+    def finish(status: int, text: str | None = None) -> int:
+        if args.json:
+            common.dump_json(report)
+        elif text is not None:
+            print(text)
+        return status
+
     if nav.noop:
-        print("nothing to do: the target is the current leaf")
-        return common.EXIT_OK
+        report["noop"] = True
+        return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
     if session.append_refusal:
         say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
         say("Nothing was written. Use --dry-run to see the plan.")
-        return common.EXIT_REFUSED
+        report["refused"] = session.append_refusal
+        return finish(common.EXIT_REFUSED)
     summarizer = None
     if args.summarize:
         try:
@@ -158,11 +172,13 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
             summarizer = make_summarizer(profile)
         except ConfigError as error:
             say(f"tui-compactor: {error}")
-            return common.EXIT_USAGE
+            report["error"] = str(error)
+            return finish(common.EXIT_USAGE)
     what = "a branch summary" if summarizer is not None else "a leaf marker"
     if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
         say("not confirmed: nothing written (pass --yes to append without asking)")
-        return common.EXIT_REFUSED
+        report["refused"] = "not confirmed"
+        return finish(common.EXIT_REFUSED)
     append_options: dict[str, Any] = {}
     if args.quiet_window is not None:
         append_options["quiet_seconds"] = args.quiet_window
@@ -185,13 +201,20 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any) -> int:
         hint = getattr(error, "hint", None)
         if hint:
             say(hint)
-        return common.EXIT_REFUSED
+        report["refused" if hasattr(error, "reason") else "error"] = reason
+        return finish(common.EXIT_REFUSED)
     if result.noop:
-        print("nothing to do: the target is the current leaf")
-    elif result.written:
-        new_leaf = common.entry_id(session, result.new_leaf) or "(before the first entry)"
-        print(
-            f"leaf moved to {sanitize(new_leaf, single_line=True)}; "
-            f"appended entry {sanitize(result.entry_id or '', single_line=True)}"
+        report["noop"] = True
+        return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
+    text = None
+    if result.written:
+        new_leaf = common.entry_id(session, result.new_leaf)
+        report.update({"written": True, "entryId": result.entry_id, "newLeafId": new_leaf})
+        if result.summary is not None:
+            report["summary"] = result.summary.summary
+            report["summarizer"] = result.summary.label
+        text = (
+            f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
+            f"; appended entry {sanitize(result.entry_id or '', single_line=True)}"
         )
-    return common.EXIT_OK
+    return finish(common.EXIT_OK, text)

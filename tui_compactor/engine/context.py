@@ -15,6 +15,7 @@ or ``error`` are dropped together with their tool results.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,7 +294,11 @@ def _drop_failed_turns(items: list[ContextItem]) -> list[ContextItem]:
 
 
 def _number(value: Any) -> int:
+    """A usage count as an int; anything else (text, bool, NaN, an overflowing ``1e400``) is 0,
+    so a corrupt number is ignored like a missing one instead of crashing every view."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
         return 0
     return int(value)
 

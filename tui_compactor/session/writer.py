@@ -34,6 +34,7 @@ from typing import Any
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
 from tui_compactor.session.model import seal_command
+from tui_compactor.textsafe import well_formed
 
 GENERATOR_NAME = "tui-compactor"
 """``generator.name`` in every entry we write."""
@@ -247,9 +248,7 @@ def new_entry_id(taken: set[str], *, token: Callable[[], str] | None = None) -> 
 def _clean_strings(value: Any) -> Any:
     """Replace lone surrogates so the record is valid Unicode everywhere."""
     if isinstance(value, str):
-        if any("\ud800" <= ch <= "\udfff" for ch in value):
-            return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
-        return value
+        return well_formed(value)
     if isinstance(value, Mapping):
         return {str(key): _clean_strings(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
