@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from tui_compactor import __version__
+from tui_compactor.workbench.exits import EXIT_USAGE
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "open": ("tui_compactor.commands.open", "open a session in the app (the default)"),
@@ -44,9 +45,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 APP_COMMANDS = frozenset({"open", "demo"})
 """Commands that hand the terminal to the app (Textual draws with escape sequences)."""
-
-EXIT_USAGE = 2
-"""Exit status for wrong arguments and refused files."""
 
 
 def _load_command(name: str):  # type: ignore[no-untyped-def]

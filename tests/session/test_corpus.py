@@ -107,6 +107,17 @@ CASES: dict[str, Case] = {
     "prompt-injection-in-tool-output.jsonl": Case(OPEN, 8, "e0000008", 8),
     "control-characters-and-ansi-escapes.jsonl": Case(OPEN, 8, "e0000008", 8),
     "rtl-cjk-emoji.jsonl": Case(OPEN, 8, "e0000008", 8),
+    "timestamps-missing-numeric-invalid.jsonl": Case(WARN, E6, "e0000006", E6, {3, 4, 5}),
+    "timestamps-out-of-order.jsonl": Case(WARN, E6, "e0000006", E6, {6}),
+    "branch-summary-fromId-missing-and-root.jsonl": Case(
+        WARN, 10, "e000000c", ["e000000b", "e000000c"], {8, 10}
+    ),
+    "interleaved-writers.jsonl": Case(
+        WARN, 10, "b0000007", [*E6[:4], "b0000005", "b0000006", "b0000007"], {8}
+    ),
+    "deep-nested-custom-data-50k.jsonl": Case(
+        OPEN, [*E6[:3], "e00000c1", *E6[3:]], "e0000006", [*E6[:3], "e00000c1", *E6[3:]]
+    ),
 }
 
 STORED = sorted(p.name for p in CORPUS.glob("*.jsonl") if p.name in CASES)
@@ -357,3 +368,51 @@ def test_tool_pairing_warnings() -> None:
 def test_session_name_and_labels_are_kept_raw() -> None:
     session = load("control-characters-and-ansi-escapes.jsonl")
     assert session.name is not None and "\x1b" in session.name  # sanitizing is the UI's job
+
+
+# ---------------------------------------------------------------- semantic problems (F)
+
+
+def test_timestamp_problems_name_their_lines() -> None:
+    session = load("timestamps-missing-numeric-invalid.jsonl")
+    codes = {d.code: d for d in session.diagnostics}
+    assert (codes["timestamp-missing"].line, codes["timestamp-numeric"].line) == (3, 4)
+    assert codes["timestamp-invalid"].line == 5
+    order = next(d for d in load("timestamps-out-of-order.jsonl").diagnostics)
+    assert order.code == "timestamp-order" and "parent on line 5" in order.message
+
+
+def test_branch_summary_from_ids_are_checked() -> None:
+    session = load("branch-summary-fromId-missing-and-root.jsonl")
+    assert "0badf00d names no entry" in message_of(session, 8)
+    assert '"root"' in message_of(session, 10)
+
+
+def test_interleaved_writers_are_named_and_one_branch_switch_is_not() -> None:
+    session = load("interleaved-writers.jsonl")
+    warning = next(d for d in session.diagnostics if d.code == "interleaved-writers")
+    assert warning.line == 8 and "3 such switches" in warning.message
+    # A user going back once to an old branch's last entry is not two writers.
+    older = load("leaf-on-older-branch.jsonl").diagnostics
+    assert not [d for d in older if d.code == "interleaved-writers"]
+
+
+def test_deep_custom_data_keeps_everything_pi_keeps() -> None:
+    from tui_compactor.session.reader import OpaqueJSON, decode_deep
+
+    for lazy in (False, True):
+        session = load_session(CORPUS / "deep-nested-custom-data-50k.jsonl", lazy=lazy)
+        custom = session.entries[3]
+        assert (custom.id, custom.type) == ("e00000c1", "custom")
+        assert session.entries[4].parent == 3  # its child stays attached
+        value = custom.data["data"]
+        depth = 1
+        while not isinstance(value, OpaqueJSON):
+            value = value["d"]
+            depth += 1
+        rest = decode_deep(value, keep_depth=10**6)
+        while "d" in rest:
+            rest = rest["d"]
+            depth += 1
+        assert rest == {"leaf": "kept"} and depth == 50_000
+        session.close()

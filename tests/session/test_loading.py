@@ -323,7 +323,9 @@ def test_deep_nesting_nan_and_bom_mid_file_are_rejected_per_line(tmp_path: Path)
     session = load_session(path)
     assert [e.id for e in session.entries] == ["g0000001"]
     by_line = {d.line: d.message for d in session.diagnostics}
-    assert "nested too deeply" in by_line[3]
+    # Unterminated: the iterative decoder (used past the recursive decoders' depth) finds the
+    # real error instead of giving up.
+    assert "not valid JSON" in by_line[3] and "nested 200001 levels deep" in by_line[3]
     assert "NaN" in by_line[4] and "Infinity" in by_line[5]
     assert "byte-order mark" in by_line[6]
     assert {"d1", "n1", "n2", "b0000001"} <= session.torn_ids
@@ -346,3 +348,51 @@ def test_refresh_on_big_files_compares_samples(
     data[5] ^= 1  # a change near the start
     path.write_bytes(bytes(data) + _line("n0000002", "n0000001", 2))
     assert session.refresh().status == "rewritten"
+
+
+def test_numbers_json_parse_reads_as_infinity_are_warned_per_line(tmp_path: Path) -> None:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    lines = [header, _line("g0000001", None, 1)]
+    for n, number in enumerate((b"1e400", b"1" + b"0" * 400, b"-1e400", b"1e300")):
+        entry_id = f"u000000{n}".encode()
+        parent = b'"g0000001"' if n == 0 else b'"u000000' + str(n - 1).encode() + b'"'
+        lines.append(
+            b'{"type":"message","id":"' + entry_id + b'","parentId":' + parent
+            + b',"timestamp":"2025-12-03T15:00:1' + str(n + 2).encode()
+            + b'.000Z","message":{"role":"assistant","content":[],"usage":{"totalTokens":'
+            + number + b"}}}\n"
+        )  # fmt: skip
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    session = load_session(path)
+    assert len(session.entries) == 5  # nothing dropped
+    warned = {d.line: d.message for d in session.diagnostics if d.code == "non-finite-number"}
+    assert set(warned) == {3, 4, 5}  # 1e300 is finite
+    assert all("message.usage.totalTokens" in text for text in warned.values())
+    assert session.verdict.value == "open+warn"
+
+
+def test_a_line_over_the_cap_is_skipped_unread_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_compactor.session import reader
+
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    big = _line("b0000001", "a0000001", 1)[:-2] + b',"pad":"' + b"x" * 5000 + b'"}\n'
+    body = header + _line("a0000001", None, 1) + big + _line("c0000001", "b0000001", 2)
+    for chunk in (2 * 1024 * 1024, 1500, 7):
+        monkeypatch.setattr(reader, "MAX_LINE_BYTES", 4000)
+        monkeypatch.setattr(reader, "CHUNK_SIZE", chunk)
+        for tail in (b"", big[:-1]):  # also as an unterminated last line
+            path = tmp_path / "s.jsonl"
+            path.write_bytes(body + tail)
+            session = load_session(path)
+            assert [e.id for e in session.entries] == ["a0000001", "c0000001"]
+            long = [d for d in session.diagnostics if d.code == "line-too-long"]
+            assert long[0].line == 3 and "b0000001" in long[0].message
+            assert "b0000001" in session.torn_ids  # its id stays taken
+            assert session.entries[1].line == 4 and session.entries[1].parent is None
+            if tail:
+                assert len(long) == 2 and session.needs_seal
+            else:
+                assert len(long) == 1 and not session.needs_seal

@@ -75,6 +75,11 @@ APPEND_VERDICTS: dict[str, bool | str] = {
     "prompt-injection-in-tool-output.jsonl": True,
     "control-characters-and-ansi-escapes.jsonl": True,
     "rtl-cjk-emoji.jsonl": True,
+    "timestamps-missing-numeric-invalid.jsonl": True,
+    "timestamps-out-of-order.jsonl": True,
+    "branch-summary-fromId-missing-and-root.jsonl": True,
+    "interleaved-writers.jsonl": True,
+    "deep-nested-custom-data-50k.jsonl": True,
 }
 
 FAST = {"quiet_seconds": 0.0}

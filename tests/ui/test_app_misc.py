@@ -208,7 +208,7 @@ async def test_window_comes_from_the_sessions_model_unless_configured(tmp_path: 
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.settings.context_window == 200_000
-        assert app.window_model == "claude-opus-4-5"
+        assert app.settings.window_model == "claude-opus-4-5"
         assert app.gauge_data is not None and app.gauge_data.window == 200_000
         assert app.gauge_data.window_model == "claude-opus-4-5"
         assert not app.gauge_data.window_assumed

@@ -20,10 +20,7 @@ from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
 from tui_compactor.commands.confirm import add_quiet_window, confirm
-
-EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,18 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_leaf(parser)
     parser.add_argument("--cut", metavar="ID", default=None,
                         help="compact at this manual cut point instead of the computed one")
-    parser.add_argument("--keep-recent", type=common.non_negative, default=None, metavar="N",
-                        help="tokens to keep after the cut (config default 20000)")
-    parser.add_argument("--reserve", type=common.non_negative, default=None, metavar="N",
-                        help="reserve tokens (sets the summary budgets; default 16384)")
-    parser.add_argument("--window", type=common.positive, default=None, metavar="N",
-                        help="the agent model's context window")
-    parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"), default=None,
-                        help="token counter (config default cl100k)")
-    parser.add_argument("--rules", choices=("pi", "omp"), default=None,
-                        help="pi 0.73.1 (default) or oh-my-pi planning rules")
-    parser.add_argument("--calibrate", action="store_true",
-                        help="oh-my-pi keep-recent calibration (with --rules omp)")
+    common.add_settings(parser)
     parser.add_argument("--profile", default=None, help="summarizer profile from the config")
     parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
                         help="summarizer provider, overriding the profile")
@@ -53,9 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="custom instructions for the history summary")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="use --instructions instead of the default prompt, not in addition")
-    parser.add_argument("--files-format", choices=("files", "legacy"), default=None,
-                        help="file list: <files> block (default) or pi's legacy tags")
-    parser.add_argument("--config", default=None, metavar="PATH", help="config file to read")
     parser.add_argument("--dry-run", action="store_true",
                         help="generate and show the summaries, write nothing")
     parser.add_argument("--yes", action="store_true", help="append without asking")
@@ -135,42 +118,33 @@ class _StreamPrinter:
             return
 
 
-def _settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {"compaction": {
-        "keep_recent_tokens": args.keep_recent, "reserve_tokens": args.reserve,
-        "context_window": args.window, "rules": args.rules, "tokens": args.tokens,
-        "files_format": args.files_format,
-    }}
-
-
 def run(args: argparse.Namespace) -> int:
     """Plan, summarize, audit and append when confirmed; exit status per module doc."""
     import asyncio
 
-    from tui_compactor.config import ConfigError, load_config, profile_from_flags
-    from tui_compactor.engine.plan import prepare_compaction
-    from tui_compactor.engine.settings import CompactionSettings
-    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.config import ConfigError, profile_from_flags
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.errors import SummarizeError
     from tui_compactor.summarize.providers import make_summarizer
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.plans import make_plan, run_refusal
 
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
     try:
-        config = load_config(args.config, overrides=_settings_overrides(args))
+        settings = common.settings_from_args(args)
         profile = profile_from_flags(
-            config, profile=args.profile, provider=args.provider, base_url=args.base_url,
-            model=args.model,
+            settings.config, profile=args.profile, provider=args.provider,
+            base_url=args.base_url, model=args.model,
         )
         summarizer = make_summarizer(profile)
     except ConfigError as error:
         say(f"tui-compactor: {error}")
         return EXIT_USAGE
-    options = config.compaction
+    except common.CommandError as error:
+        return common.fail(error)
     try:
         session = common.load(args.session)
         leaf = common.leaf_or_default(session, args.leaf)
@@ -193,27 +167,21 @@ def run(args: argparse.Namespace) -> int:
         report["refused"] = session.append_refusal
         return finish(EXIT_REFUSED)
 
-    settings = CompactionSettings(
-        keep_recent_tokens=options.keep_recent_tokens, reserve_tokens=options.reserve_tokens,
-        context_window=options.context_window, rules=options.rules, calibrate=args.calibrate,
-    )
-    common.warn_reserve(options.context_window, options.reserve_tokens, options.rules)
-    counter = get_counter(options.tokens)
-    plan = prepare_compaction(session, leaf, settings, counter, cut,
-                              cache=TokenCache(session, counter))
+    plan = make_plan(session, leaf, settings, cut)
     report["plan"] = plan.to_json()
     if not args.json:
         _print_plan(session, plan, profile.label)
-    if not plan.prepared:
-        say(f"tui-compactor: cannot compact here: {plan.reason}")
+    refusal = run_refusal(plan, settings)
+    if refusal is not None:
+        say(f"tui-compactor: cannot compact here: {refusal}")
         for position in plan.nearest_cut_points:
             say(f"  nearest valid cut: {session.entries[plan.branch[position]].id}")
-        report["refused"] = plan.reason
+        report["refused"] = refusal
         return finish(EXIT_REFUSED)
 
     job = CompactionJob(
-        plan, session, summarizer, settings, instructions=args.instructions,
-        replace_instructions=args.replace_instructions, files_format=options.files_format,
+        plan, session, summarizer, settings.compaction(), instructions=args.instructions,
+        replace_instructions=args.replace_instructions, files_format=settings.files_format,
     )
     printer = _StreamPrinter(sys.stderr)
 

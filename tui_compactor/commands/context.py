@@ -17,17 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
     common.add_leaf(parser, at=True)
-    parser.add_argument(
-        "--window",
-        type=common.positive,
-        default=None,
-        metavar="N",
-        help="context window: adds the compaction threshold and whether it is crossed",
-    )
-    parser.add_argument(
-        "--reserve", type=common.non_negative, default=None, metavar="N", help="reserve tokens"
-    )
-    common.add_common(parser)
+    common.add_settings(parser)
+    common.add_json(parser)
 
 
 def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
@@ -74,30 +65,26 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
 
 def run(args: argparse.Namespace) -> int:
     """Print the context."""
+    from tui_compactor.commands.plan import threshold_json
     from tui_compactor.engine.context import build_context
-    from tui_compactor.engine.tokens import get_counter
     from tui_compactor.textsafe import sanitize
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:
         return common.fail(error)
-    counter = get_counter(args.tokens)
-    data = context_json(session, leaf, counter, args.rules)
-    if getattr(args, "window", None) is not None:
-        from tui_compactor.commands.plan import threshold_json
-        from tui_compactor.engine.settings import CompactionSettings
-
-        common.warn_reserve(args.window, args.reserve, args.rules)
-        settings = CompactionSettings(
-            reserve_tokens=args.reserve, context_window=args.window, rules=args.rules
+    counter = settings.counter()
+    data = context_json(session, leaf, counter, settings.rules)
+    if settings.context_window is not None:
+        data["threshold"] = threshold_json(
+            data["contextTokens"]["tokens"], settings.context_window, settings.compaction()
         )
-        data["threshold"] = threshold_json(data["contextTokens"]["tokens"], args.window, settings)
     if args.json:
         common.dump_json(data)
         return common.EXIT_OK
-    ctx = build_context(session, leaf, rules=args.rules)
+    ctx = build_context(session, leaf, rules=settings.rules)
     print(f"context at {sanitize(data['leafId'], single_line=True)} (entry #{leaf})")
     model = data["model"] or {}
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
+
 SAMPLE_NAME = "sample-session.jsonl"
 """The bundled sample, in ``tui_compactor/data``."""
 
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     """Copy the sample and run the app on the copy with the offline summarizer."""
     if not sample_path().is_file():
         print(f"tui-compactor: the bundled sample is missing ({sample_path()})", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from tui_compactor.config import OFFLINE_PROFILE, Config
     from tui_compactor.ui.app import CompactorApp
 
@@ -50,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
         session = copy_sample(args.keep)
         CompactorApp(session, config=config, profile_name="offline").run()
         print(f"the demo session is kept at {session}")
-        return 0
+        return EXIT_OK
     with tempfile.TemporaryDirectory(prefix="tui-compactor-demo-") as directory:
         session = copy_sample(Path(directory))
         CompactorApp(session, config=config, profile_name="offline").run()
-    return 0
+    return EXIT_OK

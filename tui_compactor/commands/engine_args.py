@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-EXIT_OK = 0
-EXIT_REFUSED = 1
-"""A manual cut or navigation that the rules refuse (the reason is printed)."""
-EXIT_USAGE = 2
-"""Wrong arguments, unknown ids, files that cannot be read."""
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from tui_compactor.workbench.settings import Settings
+
+__all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "CommandError"]
 
 
 class CommandError(Exception):
@@ -55,16 +56,60 @@ def positive(text: str) -> int:
     return value
 
 
-def warn_reserve(window: int | None, reserve: int | None, rules: str) -> None:
-    """Print the engine's warning (to stderr) when the reserve leaves no room in the window."""
-    from tui_compactor.engine.settings import CompactionSettings, reserve_window_warning
+def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) -> None:
+    """The settings flags, the same in every command: they override the config file and the
+    ``TUI_COMPACTOR_*`` variables (``workbench.settings.resolve_settings``).
 
-    settings = CompactionSettings(
-        reserve_tokens=reserve, context_window=window, rules="omp" if rules == "omp" else "pi"
+    ``keep_list=True`` (``plan``) lets ``--keep-recent`` take several values, one plan each.
+    """
+    parser.add_argument("--config", default=None, metavar="PATH",
+                        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)")
+    parser.add_argument(
+        "--keep-recent", type=int_list if keep_list else non_negative, default=None,
+        metavar="N[,N...]" if keep_list else "N",
+        help="tokens of recent conversation kept after the cut (config default 20000)"
+        + ("; several values give several plans" if keep_list else ""),
     )
-    warning = reserve_window_warning(window, settings)
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
+    parser.add_argument("--reserve", type=non_negative, default=None, metavar="N",
+                        help="reserve tokens (config default: the rules' default)")
+    parser.add_argument("--window", type=positive, default=None, metavar="N",
+                        help="the agent model's context window: adds the compaction threshold")
+    parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"), default=None,
+                        help="token counter: cl100k (default), pi (chars/4), bytes (oh-my-pi's)")
+    parser.add_argument("--rules", choices=("pi", "omp"), default=None,
+                        help="pi 0.73.1 (default; loses nothing) or oh-my-pi; see docs/rules.md")
+    parser.add_argument("--calibrate", action="store_true", default=None,
+                        help="oh-my-pi keep-recent calibration by the usage/estimate ratio")
+    parser.add_argument("--files-format", choices=("files", "legacy"), default=None,
+                        help="file list in summaries: <files> block (default) or pi's tags")
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Resolve the settings from the config, the environment and the flags in ``args``.
+
+    Warnings about the settings go to stderr. Raises ``CommandError`` on a config problem.
+    """
+    from tui_compactor.config import ConfigError
+    from tui_compactor.workbench.settings import resolve_settings
+
+    keep = getattr(args, "keep_recent", None)
+    flags = {
+        "keep_recent_tokens": keep[0] if isinstance(keep, list) else keep,
+        "reserve_tokens": getattr(args, "reserve", None),
+        "context_window": getattr(args, "window", None),
+        "rules": getattr(args, "rules", None),
+        "tokens": getattr(args, "tokens", None),
+        "files_format": getattr(args, "files_format", None),
+        "calibrate": getattr(args, "calibrate", None),
+    }
+    try:
+        settings = resolve_settings(flags, config_file=getattr(args, "config", None))
+    except ConfigError as error:
+        raise CommandError(str(error)) from None
+    for problem in settings.problems():
+        if not problem.blocking:
+            print(f"warning: {problem.reason}", file=sys.stderr)
+    return settings
 
 
 def format_ids(ids: list[str], *, head: int = 3, tail: int = 2) -> str:
@@ -102,22 +147,9 @@ def add_leaf(parser: argparse.ArgumentParser, *, at: bool = False) -> None:
     )
 
 
-def add_common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    """``--tokens``, ``--rules`` and ``--json``."""
-    parser.add_argument(
-        "--tokens",
-        choices=("cl100k", "pi", "bytes"),
-        default="cl100k",
-        help="token counter: cl100k (default), pi (pi's chars/4 estimate), bytes (oh-my-pi's)",
-    )
-    parser.add_argument(
-        "--rules",
-        choices=("pi", "omp"),
-        default="pi",
-        help="pi 0.73.1 (default; loses nothing) or oh-my-pi behaviour; see docs/rules.md",
-    )
-    if json_flag:
-        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """``--json``."""
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def load(path: str) -> Any:
@@ -141,22 +173,13 @@ def load(path: str) -> Any:
 
 
 def resolve(session: Any, ident: str | None, *, what: str = "entry") -> int | None:
-    """Entry index for an id (``#N`` = entry index N); None when ``ident`` is None."""
-    from tui_compactor.textsafe import sanitize
+    """Entry index for an id or ``#N`` (``workbench.refs.resolve_ref``); None stays None."""
+    from tui_compactor.workbench.refs import RefError, resolve_ref
 
-    if ident is None:
-        return None
-    if ident.startswith("#") and ident[1:].isdigit():
-        index = int(ident[1:])
-        if index < len(session.entries):
-            return index
-        raise CommandError(f"{what} #{index} does not exist ({len(session.entries)} entries)")
-    entry = session.entry_by_id(ident)
-    if entry is None:
-        raise CommandError(
-            sanitize(f"no {what} with id {ident!r} in {session.path}", single_line=True)
-        )
-    return int(entry.index)
+    try:
+        return resolve_ref(session, ident, what=what)
+    except RefError as error:
+        raise CommandError(str(error)) from None
 
 
 def leaf_or_default(session: Any, ident: str | None) -> int:
@@ -189,26 +212,8 @@ def entry_id(session: Any, index: int | None) -> str | None:
 
 def preview(message: dict[str, Any], width: int = 60) -> str:
     """One sanitized line that says what a message is about."""
-    from tui_compactor.engine.messages import text_of
+    from tui_compactor.engine.messages import message_text
     from tui_compactor.textsafe import sanitize
 
-    role = message.get("role")
-    text = ""
-    if role in ("compactionSummary", "branchSummary"):
-        summary = message.get("summary")
-        text = summary if isinstance(summary, str) else ""
-    elif role == "bashExecution":
-        text = "$ " + str(message.get("command") or "")
-    elif role == "assistant":
-        parts = []
-        for block in message.get("content") or []:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif block.get("type") == "toolCall":
-                parts.append(f"{block.get('name')}(…)")
-        text = " ".join(parts)
-    else:
-        text = text_of(message.get("content"), " ")
-    return sanitize(" ".join(text.split()), single_line=True, max_len=width)
+    return sanitize(" ".join(message_text(message, brief=True).split()), single_line=True,
+                    max_len=width)

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE")
     parser.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
-    common.add_common(parser, json_flag=False)
+    common.add_settings(parser)
 
 
 def _fence(text: str, info: str = "") -> str:
@@ -90,16 +90,15 @@ def run(args: argparse.Namespace) -> int:
     """Write the export."""
     from tui_compactor.commands.context import context_json
     from tui_compactor.engine.context import build_context
-    from tui_compactor.engine.tokens import get_counter
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:
         return common.fail(error)
-    counter = get_counter(args.tokens)
-    data = context_json(session, leaf, counter, args.rules)
-    messages = build_context(session, leaf, rules=args.rules).messages
+    data = context_json(session, leaf, settings.counter(), settings.rules)
+    messages = build_context(session, leaf, rules=settings.rules).messages
     if args.format == "json":
         for row, message in zip(data["items"], messages, strict=True):
             row["message"] = message

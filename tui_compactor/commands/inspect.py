@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             else:
                 sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
-            return common.EXIT_REFUSED
+            return common.EXIT_USAGE
         report = inspect_report(session, args.tokens)
     finally:
         session.close()

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         common.print_json(report)
     else:
         _print_text(report)
-    return common.EXIT_REFUSED if report["verdict"] == "refuse" else common.EXIT_OK
+    return common.EXIT_USAGE if report["verdict"] == "refuse" else common.EXIT_OK
 
 
 def _print_text(report: dict[str, Any]) -> None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
 from tui_compactor.commands.confirm import add_quiet_window
+
+if TYPE_CHECKING:
+    from tui_compactor.workbench.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N[,N...]",
         help="branch-summary token budgets (0 = no limit; default window - reserve = 111616)",
     )
-    parser.add_argument("--window", type=common.positive, default=None, metavar="N",
-                        help="the agent model's context window (default 128000)")
-    parser.add_argument("--reserve", type=common.non_negative, default=None, metavar="N",
-                        help="branch-summary reserve (default 16384)")
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
     )
@@ -47,31 +46,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="the instructions replace the default prompt instead of adding focus")
-    parser.add_argument("--config", default=None, metavar="PATH", help="config file to read")
     parser.add_argument("--yes", action="store_true", help="append without asking")
     add_quiet_window(parser)
-    common.add_common(parser)
+    common.add_settings(parser)
+    common.add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Plan (and unless --dry-run, perform) the navigation."""
     from tui_compactor.engine.branch import plan_navigation, select_branch_entries, selection_json
     from tui_compactor.engine.settings import branch_summary_budget
-    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.engine.tokens import TokenCache
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
         old_leaf = common.leaf_or_default(session, args.leaf)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
         return common.fail(error)
     assert target is not None
-    counter = get_counter(args.tokens)
+    counter = settings.counter()
     cache = TokenCache(session, counter)
     if args.budget:
         budgets = args.budget
     else:
-        default_budget = branch_summary_budget(args.window, args.reserve)
+        default_budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
         if default_budget <= 0:
             print(
                 f"warning: branch-summary budget window - reserve = {default_budget} is not "
@@ -80,22 +80,24 @@ def run(args: argparse.Namespace) -> int:
             )
         budgets = [max(0, default_budget)]
     nav = plan_navigation(
-        session, old_leaf, target, counter, budgets[0], rules=args.rules, cache=cache
+        session, old_leaf, target, counter, budgets[0], rules=settings.rules, cache=cache
     )
     selections = [nav.selection()] + [
-        select_branch_entries(session, nav.entries, counter, budget, rules=args.rules, cache=cache)
+        select_branch_entries(
+            session, nav.entries, counter, budget, rules=settings.rules, cache=cache
+        )
         for budget in budgets[1:]
     ]
     data = nav.to_json()
     data["tokens"] = counter.name
-    data["prepared"] = [selection_json(session, s, args.rules) for s in selections]
+    data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
     if args.dry_run:
         if args.json:
             common.dump_json(data)
         else:
             _print_text(session, data)
         return common.EXIT_OK
-    return _perform(args, session, nav, data)
+    return _perform(args, session, nav, settings, data)
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
@@ -125,7 +127,9 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")
 
 
-def _perform(args: argparse.Namespace, session: Any, nav: Any, plan: dict[str, Any]) -> int:
+def _perform(
+    args: argparse.Namespace, session: Any, nav: Any, settings: Settings, plan: dict[str, Any]
+) -> int:
     """Summarize (if asked), confirm, then hand the move to the summaries layer to append.
 
     With ``--json`` one report object is printed at the end whatever happens (like
@@ -136,7 +140,7 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, plan: dict[str, A
 
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
-    from tui_compactor.config import ConfigError, load_config, profile_from_flags
+    from tui_compactor.config import ConfigError, profile_from_flags
     from tui_compactor.summarize.navigation import navigate
     from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
     from tui_compactor.textsafe import sanitize
@@ -164,10 +168,9 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, plan: dict[str, A
     summarizer = None
     if args.summarize:
         try:
-            config = load_config(args.config)
             profile = profile_from_flags(
-                config, profile=args.profile, provider=args.provider, base_url=args.base_url,
-                model=args.model, for_compaction=False,
+                settings.config, profile=args.profile, provider=args.provider,
+                base_url=args.base_url, model=args.model, for_compaction=False,
             )
             summarizer = make_summarizer(profile)
         except ConfigError as error:

@@ -6,6 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from tui_compactor.commands import engine_args as common
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of the app command (the parser is built fast: nothing heavy imported here)."""
@@ -13,56 +16,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="session .jsonl file; without it a picker lists your sessions")
     parser.add_argument("--sessions-dir", action="append", type=Path, default=[],
                         metavar="DIR", help="also list sessions under DIR (repeatable)")
-    parser.add_argument("--config", type=Path, help="config file (default: XDG config dir)")
     parser.add_argument("--profile", help="summarizer profile for compactions and summaries")
-    parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"),
-                        help="token counter used for estimates")
-    parser.add_argument("--keep-recent", type=int, metavar="TOKENS",
-                        help="tokens of recent conversation kept verbatim")
-    parser.add_argument("--reserve", type=int, metavar="TOKENS", help="reserve tokens")
-    parser.add_argument("--window", type=int, metavar="TOKENS",
-                        help="context window of the agent's model")
-    parser.add_argument("--rules", choices=("pi", "omp"), help="planning rules")
     parser.add_argument("--no-follow", action="store_true",
                         help="do not watch the file for new entries")
-
-
-def config_overrides(args: argparse.Namespace) -> dict[str, object]:
-    """Flags the user typed, as config overrides (None values are ignored by load_config)."""
-    return {
-        "default_profile": getattr(args, "profile", None),
-        "compaction": {
-            "tokens": getattr(args, "tokens", None),
-            "keep_recent_tokens": getattr(args, "keep_recent", None),
-            "reserve_tokens": getattr(args, "reserve", None),
-            "context_window": getattr(args, "window", None),
-            "rules": getattr(args, "rules", None),
-        },
-    }
+    common.add_settings(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the config, then run the app until the user quits."""
-    from tui_compactor.config import ConfigError, load_config
-
+    """Resolve the settings, then run the app until the user quits."""
     try:
-        config = load_config(args.config, overrides=config_overrides(args))
-    except ConfigError as error:
-        print(f"tui-compactor: {error}", file=sys.stderr)
-        return 2
+        settings = common.settings_from_args(args)
+    except common.CommandError as error:
+        return common.fail(error)
     session_path: Path | None = args.session
     if session_path is not None and not session_path.is_file():
         print(f"tui-compactor: {session_path}: no such file", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
 
     from tui_compactor.ui.app import CompactorApp
 
     app = CompactorApp(
         session_path,
-        config=config,
+        settings=settings,
         profile_name=args.profile,
         follow=not args.no_follow,
         sessions_dirs=list(args.sessions_dir),
     )
     app.run()
-    return 0
+    return EXIT_OK

@@ -19,31 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_session(parser)
     common.add_leaf(parser)
     parser.add_argument(
-        "--keep-recent",
-        type=common.int_list,
-        default=None,
-        metavar="N[,N...]",
-        help="tokens to keep after the cut (default 20000); several values give several plans",
-    )
-    parser.add_argument(
-        "--reserve", type=common.non_negative, default=None, metavar="N", help="reserve tokens"
-    )
-    parser.add_argument(
-        "--window",
-        type=common.positive,
-        default=None,
-        metavar="N",
-        help="context window: adds the compaction threshold and whether it is crossed",
-    )
-    parser.add_argument(
         "--cut", metavar="ID", default=None, help="plan a manual cut at this entry instead"
     )
-    parser.add_argument(
-        "--calibrate",
-        action="store_true",
-        help="oh-my-pi keep-recent calibration by the usage/estimate ratio (--rules omp)",
-    )
-    common.add_common(parser)
+    common.add_settings(parser, keep_list=True)
+    common.add_json(parser)
 
 
 def threshold_json(tokens: int, window: int | None, settings: Any) -> dict[str, Any] | None:
@@ -69,55 +48,58 @@ def threshold_json(tokens: int, window: int | None, settings: Any) -> dict[str, 
 
 def run(args: argparse.Namespace) -> int:
     """Build and print the plans."""
-    from tui_compactor.engine.plan import prepare_compaction
-    from tui_compactor.engine.settings import DEFAULT_KEEP_RECENT_TOKENS, CompactionSettings
-    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.plans import make_plan, run_refusal
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
         return common.fail(error)
-    common.warn_reserve(args.window, args.reserve, args.rules)
-    counter = get_counter(args.tokens)
-    cache = TokenCache(session, counter)
-    keeps = args.keep_recent or [DEFAULT_KEEP_RECENT_TOKENS]
+    cache = TokenCache(session, settings.counter())
+    keeps = args.keep_recent or [settings.keep_recent_tokens]
     if cut is not None:
         keeps = keeps[:1]
-    plans = []
-    for keep in keeps:
-        settings = CompactionSettings(
-            keep_recent_tokens=keep,
-            reserve_tokens=args.reserve,
-            context_window=args.window,
-            rules=args.rules,
-            calibrate=args.calibrate,
-        )
-        plans.append(prepare_compaction(session, leaf, settings, counter, cut, cache=cache))
+    variants = [
+        settings if keep == settings.keep_recent_tokens
+        else settings.edited("--keep-recent", keep_recent_tokens=keep)
+        for keep in keeps
+    ]
+    plans = [make_plan(session, leaf, variant, cut, cache=cache) for variant in variants]
     first = plans[0]
     context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
-    threshold = threshold_json(context_tokens, args.window, settings)
+    threshold = threshold_json(context_tokens, settings.context_window, settings.compaction())
     refused = cut is not None and not first.prepared
+    rows = []
+    for plan, variant in zip(plans, variants, strict=True):
+        row = plan.to_json()
+        refusal = run_refusal(plan, variant)
+        row["runnable"] = refusal is None
+        row["notRunnableReason"] = refusal
+        rows.append(row)
     if args.json:
         common.dump_json(
             {
                 "session": str(session.path),
                 "leafId": session.entries[leaf].id,
                 "leafIndex": leaf,
-                "rules": args.rules,
-                "tokens": args.tokens,
+                "rules": settings.rules,
+                "tokens": settings.tokens,
                 "contextTokens": first.context_tokens.to_json() if first.context_tokens else None,
                 "threshold": threshold,
-                "plans": [plan.to_json() for plan in plans],
+                "plans": rows,
             }
         )
     else:
-        _print_text(session, plans, threshold)
+        _print_text(session, plans, threshold, rows)
     return common.EXIT_REFUSED if refused else common.EXIT_OK
 
 
-def _print_text(session: Any, plans: list[Any], threshold: dict[str, Any] | None) -> None:
+def _print_text(
+    session: Any, plans: list[Any], threshold: dict[str, Any] | None, rows: list[dict[str, Any]]
+) -> None:
     from tui_compactor.textsafe import sanitize
 
     entries = session.entries
@@ -133,7 +115,7 @@ def _print_text(session: Any, plans: list[Any], threshold: dict[str, Any] | None
             f"(reserve {threshold['budgetReserve']}), context {threshold['contextTokens']}, "
             f"compact now: {crossed}"
         )
-    for plan in plans:
+    for plan, row in zip(plans, rows, strict=True):
         print()
         head = f"keep-recent {plan.keep_recent_tokens}"
         if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
@@ -183,5 +165,5 @@ def _print_text(session: Any, plans: list[Any], threshold: dict[str, Any] | None
             modified = ", ".join(sanitize(p, single_line=True) for p in ops["modifiedFiles"][:8])
             print(f"  files read   {len(ops['readFiles'])}: {read}")
             print(f"  modified     {len(ops['modifiedFiles'])}: {modified}")
-        if plan.is_empty:
-            print("  note         nothing to summarize before this cut")
+        if row["notRunnableReason"]:
+            print(f"  cannot run   {sanitize(row['notRunnableReason'], single_line=True)}")

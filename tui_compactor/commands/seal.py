@@ -17,12 +17,7 @@ import sys
 from typing import Any
 
 from tui_compactor.commands.confirm import add_quiet_window
-
-EXIT_OK = 0
-EXIT_REFUSED = 1
-"""Nothing to seal, not confirmed, or the writer's gate refused; nothing written."""
-EXIT_UNUSABLE = 2
-"""The file is not a usable session."""
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 FRAGMENT_PEEK_BYTES = 4096
 """How much of the torn line is read to recognise the entry it started."""
@@ -144,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if session.header is None and not session.entries:
             report["error"] = f"{name}: not a usable session"
-            return finish(EXIT_UNUSABLE, f"tui-compactor: {safe(report['error'])}")
+            return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
         tail = describe_tail(session)
         if tail is None:
             report["error"] = f"{name}: the file ends with a newline; there is nothing to seal"

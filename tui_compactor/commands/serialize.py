@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--drop-thinking", action="store_true", help="native format: leave thinking out"
     )
-    common.add_common(parser, json_flag=False)
+    common.add_settings(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,12 +34,13 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.textsafe import sanitize, well_formed
 
     try:
+        settings = common.settings_from_args(args)
         session = common.load(args.session)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:
         return common.fail(error)
     if args.scope == "context":
-        messages = build_context(session, leaf, rules=args.rules).messages
+        messages = build_context(session, leaf, rules=settings.rules).messages
     else:
         derived = [message_from_entry(session.entries[i]) for i in session.path_to(leaf)]
         messages = [message for message in derived if message is not None]

@@ -6,11 +6,11 @@ Nothing heavy is imported at module level: the CLI builds every parser on start-
 from __future__ import annotations
 
 import sys
-from typing import Any, cast
+from typing import Any
 
-EXIT_OK = 0
-EXIT_REFUSED = 2
-"""A refused file (nothing usable) or wrong arguments."""
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
+
+__all__ = ["EXIT_OK", "EXIT_USAGE"]
 
 
 def print_json(value: Any) -> None:
@@ -50,15 +50,11 @@ def refused_error(session: Any) -> str:
 
 
 def resolve_entry(session: Any, ref: str | None) -> int | None:
-    """``ID`` or ``#INDEX`` -> entry index; None if ``ref`` is None; ValueError if unknown."""
-    if ref is None:
-        return None
-    if ref.startswith("#") and ref[1:].isdigit():
-        index = int(ref[1:])
-        if 0 <= index < len(session.entries):
-            return index
-        raise ValueError(f"no entry #{index} (the session has {len(session.entries)})")
-    index = session.index_of(ref)
-    if index is None:
-        raise ValueError(f"no entry with id {ref!r}")
-    return cast(int, index)
+    """``ID`` or ``#INDEX`` -> entry index (``workbench.refs.resolve_ref``); None stays None.
+
+    Raises:
+        ValueError: no such entry (a ``RefError``).
+    """
+    from tui_compactor.workbench.refs import resolve_ref
+
+    return resolve_ref(session, ref)

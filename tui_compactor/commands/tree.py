@@ -56,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def entry_preview(session: Any, index: int) -> str:
     """A short, raw (unsanitized) description of an entry's content."""
+    from tui_compactor.engine.messages import text_of
+
     entry = session.entries[index]
     try:
         data = entry.data
@@ -68,7 +70,7 @@ def entry_preview(session: Any, index: int) -> str:
             return "(empty)"
         if entry.role == "bashExecution":
             return f"$ {message.get('command') or ''}"
-        text = _text_of(message.get("content"))
+        text = text_of(message.get("content"), " ", images="[image]")
         if not text and entry.role == "assistant":
             calls = [
                 block.get("name")
@@ -80,7 +82,8 @@ def entry_preview(session: Any, index: int) -> str:
     if kind in ("compaction", "branch_summary"):
         return str(data.get("summary") or "(empty summary)")
     if kind == "custom_message":
-        return f"{data.get('customType') or ''}: {_text_of(data.get('content'))}"
+        text = text_of(data.get("content"), " ", images="[image]")
+        return f"{data.get('customType') or ''}: {text}"
     if kind == "label":
         label, target = data.get("label"), data.get("targetId")
         return f"label {target} = {label!r}" if label else f"clear label of {target}"
@@ -92,21 +95,6 @@ def entry_preview(session: Any, index: int) -> str:
         return str(data.get("thinkingLevel"))
     if kind == "custom":
         return str(data.get("customType") or "")
-    return ""
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    parts.append(block["text"])
-                elif block.get("type") == "image":
-                    parts.append("[image]")
-        return " ".join(parts)
     return ""
 
 
@@ -124,13 +112,13 @@ def run(args: argparse.Namespace) -> int:
                 common.print_json({"verdict": session.verdict.value, "error": error, "rows": []})
             else:
                 sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
-            return common.EXIT_REFUSED
+            return common.EXIT_USAGE
         try:
             leaf = common.resolve_entry(session, args.leaf)
             folded = {common.resolve_entry(session, ref) for ref in args.fold}
         except ValueError as error:
             sys.stderr.write(f"tui-compactor: {common.safe(str(error))}\n")
-            return common.EXIT_REFUSED
+            return common.EXIT_USAGE
         rows = build_outline(
             session, leaf=leaf, folded={i for i in folded if i is not None},
             view=OutlineFilter(args.filter),

@@ -19,13 +19,7 @@ import sys
 from typing import Any
 
 from tui_compactor.commands.confirm import add_quiet_window
-
-EXIT_OK = 0
-EXIT_REFUSED = 1
-"""Nothing to undo, not confirmed, entries would leave the active path without ``--force``,
-or the append gate refused."""
-EXIT_UNUSABLE = 2
-"""The file is not a usable session."""
+from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     if session.header is None and not session.entries:
         report["error"] = f"{session.path}: not a usable session"
-        return finish(EXIT_UNUSABLE, f"tui-compactor: {safe(report['error'])}")
+        return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
     compaction = find_last_compaction(session)
     if compaction is None:
         report["error"] = "no compaction on the active path; nothing to undo"

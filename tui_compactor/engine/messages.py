@@ -124,16 +124,60 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
     return []
 
 
-def text_of(content: Any, joiner: str = "") -> str:
-    """The text blocks of ``content`` joined with ``joiner`` (a string is returned as is)."""
+def text_of(
+    content: Any, joiner: str = "", *, images: str | None = None, tool_calls: bool = False
+) -> str:
+    """The readable text of a message ``content``: the one content-to-text rule.
+
+    A string is returned as is; of a list of blocks, the text blocks are joined with ``joiner``.
+    Thinking is always left out.
+
+    Args:
+        content: a message's ``content`` (string, list of blocks, or junk: junk gives "").
+        joiner: put between the parts.
+        images: when given, each image block reads as this text (e.g. ``[image]``).
+        tool_calls: when True, each tool call reads as ``name(first argument)``.
+    """
     if isinstance(content, str):
         return content
-    parts = [
-        block["text"]
-        for block in content_blocks(content)
-        if block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
+    parts: list[str] = []
+    for block in content_blocks(content):
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind == "image" and images is not None:
+            parts.append(images)
+        elif kind == "toolCall" and tool_calls:
+            parts.append(f"{block.get('name', '?')}({_first_argument(block.get('arguments'))})")
     return joiner.join(parts)
+
+
+def _first_argument(arguments: Any) -> str:
+    """The first argument value of a tool call, which is usually the interesting one."""
+    if isinstance(arguments, dict) and arguments:
+        first = next(iter(arguments.values()))
+        return str(first) if not isinstance(first, (dict, list)) else "…"
+    return ""
+
+
+def message_text(message: dict[str, Any], *, brief: bool = False) -> str:
+    """The readable text of a message of any role (summaries, shell runs, content).
+
+    ``brief`` is for one-line previews: a shell run is only its command, parts are joined with
+    spaces, tool calls and images are named. Otherwise a shell run includes its output and the
+    text parts are joined with newlines (what the summary audit reads).
+    """
+    role = message.get("role")
+    if role in ("branchSummary", "compactionSummary"):
+        summary = message.get("summary")
+        return summary if isinstance(summary, str) else ""
+    if role == "bashExecution":
+        command = f"$ {_str(message.get('command'))}"
+        return command if brief else f"{command}\n{_str(message.get('output'))}".strip()
+    content = message.get("content")
+    if brief:
+        return text_of(content, " ", images="[image]", tool_calls=True)
+    return text_of(content, "\n")
 
 
 def _str(value: Any) -> str:

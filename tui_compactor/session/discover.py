@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tui_compactor.engine.messages import text_of
+
 __all__ = [
     "SessionRoot",
     "SessionSummary",
@@ -173,21 +175,6 @@ _TEXT_FIELD_RE = re.compile(rb'"text"\s*:\s*"((?:[^"\\]|\\.)*)')
 _PARTIAL_ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{0,3})?$")
 
 
-def _text_from_content(content: Any) -> str | None:
-    """Join the text blocks of a message ``content`` (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and isinstance(block.get("text"), str)
-        ]
-        if texts:
-            return "\n".join(texts)
-    return None
-
-
 def _text_from_cut_line(line: bytes) -> str | None:
     """The first ``"text"`` string of a JSON line cut off by the head limit, best effort."""
     match = _TEXT_FIELD_RE.search(line)
@@ -307,7 +294,7 @@ def describe_session(
             if first_message is None and kind == "message":
                 message = record.get("message")
                 if isinstance(message, dict) and message.get("role") == "user":
-                    first_message = _cap(_text_from_content(message.get("content")))
+                    first_message = _cap(text_of(message.get("content"), "\n") or None)
         head_lines += 1
     if tail:
         # The first tail line may be cut at the seek point: drop it.

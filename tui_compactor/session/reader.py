@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -23,8 +24,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a declared dependency; the stdlib path is exact too
+    orjson = None  # type: ignore[assignment]
 
 from tui_compactor.session.migrate import (
     CURRENT_VERSION,
@@ -48,7 +55,10 @@ from tui_compactor.session.session import (
     timestamp_key,
 )
 
-__all__ = ["load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES"]
+__all__ = [
+    "load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES", "MAX_LINE_BYTES",
+    "OpaqueJSON",
+]  # fmt: skip
 
 LAZY_THRESHOLD = 8 * 1024 * 1024
 """Files larger than this keep records on disk and re-read them on demand."""
@@ -60,6 +70,13 @@ last ``SAMPLE_BYTES`` are compared (the writer re-hashes everything under its lo
 SAMPLE_BYTES = 64 * 1024
 BACKGROUND_HASH_MIN = 8 * 1024 * 1024
 """Scans larger than this compute the sha256 on a helper thread."""
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""A longer line is skipped with a warning without being read into memory: parsing it would
+take several times its size (bytes, text, objects), past the memory a session may use
+(half the file size + 150 MB). pi's tool outputs and images stay far below this."""
+DEEP_KEEP_DEPTH = 256
+"""A line nested deeper than the recursive decoders allow is parsed iteratively; containers
+below this depth are kept as their raw JSON text (``OpaqueJSON``) so no later walk recurses."""
 PROGRESS_INTERVAL = 0.1
 TITLE_SLOT_BYTES = 256
 BOM = b"\xef\xbb\xbf"
@@ -96,9 +113,220 @@ _scan_once = _DECODER.scan_once  # type: ignore[attr-defined]  # C scanner, not 
 _SKIP = object()
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("number out of range")
+    return value
+
+
+_STDLIB_FAST = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_stdlib_scan_once = _STDLIB_FAST.scan_once  # type: ignore[attr-defined]
+
+
+def _stdlib_fast_loads(raw: bytes) -> Any:
+    """The fast path without orjson: like it, refuses what the strict path must judge."""
+    text = raw.decode("utf-8")
+    obj, end = _stdlib_scan_once(text, 0)
+    if end != len(text) and text[end:].strip(" \t\r\n"):
+        raise ValueError("extra data")
+    return obj
+
+
+# The common case parses a line's bytes with ``orjson`` (about twice as fast as the stdlib
+# decoder). It accepts a subset of what ``JSON.parse`` accepts (it refuses lone surrogate
+# escapes, infinite numbers, invalid UTF-8, nesting deeper than 1024), so whatever it refuses
+# goes to the strict stdlib decoder, which decides (and words) the verdict.
+_FAST_ERRORS: tuple[type[Exception], ...] = (
+    UnicodeDecodeError, StopIteration, ValueError, RecursionError,
+)  # fmt: skip
+if orjson is not None:
+    _fast_loads: Callable[[bytes], Any] = orjson.loads
+    _FAST_ERRORS = (*_FAST_ERRORS, orjson.JSONDecodeError)
+else:  # pragma: no cover
+    _fast_loads = _stdlib_fast_loads
+
+
 def decode_record(raw: bytes) -> Any:
     """Parse one line's bytes like ``JSON.parse`` (strict; invalid UTF-8 replaced)."""
-    return _decode(raw.decode("utf-8", "replace"))
+    try:
+        return _fast_loads(raw)
+    except _FAST_ERRORS:
+        return _strict_decode(raw.decode("utf-8", "replace"))
+
+
+def _strict_decode(text: str) -> Any:
+    """The strict stdlib decoder, or the iterative one for lines nested too deeply for it."""
+    try:
+        return _decode(text)
+    except RecursionError:
+        return decode_deep(text)
+
+
+class OpaqueJSON(str):
+    """A JSON value nested below ``DEEP_KEEP_DEPTH``, kept as its exact source text."""
+
+    __slots__ = ()
+
+
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # C string scanner
+_WHITESPACE = " \t\n\r"
+_NUMBER = re.compile(r"(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+def _skip_space(text: str, at: int) -> int:
+    length = len(text)
+    while at < length and text[at] in _WHITESPACE:
+        at += 1
+    return at
+
+
+def _object_key(text: str, at: int) -> tuple[str, int]:
+    """Parse ``"key" :`` at ``at`` (after whitespace); returns the key and the next index."""
+    at = _skip_space(text, at)
+    if text[at : at + 1] != '"':
+        raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, at)
+    key, at = _scanstring(text, at + 1, True)
+    at = _skip_space(text, at)
+    if text[at : at + 1] != ":":
+        raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
+    return key, at + 1
+
+
+def decode_deep(text: str, keep_depth: int = DEEP_KEEP_DEPTH) -> Any:
+    """Strict JSON without recursion, for values nested too deeply for ``json``/``orjson``.
+
+    Accepts exactly what the strict decoder accepts (same string scanner; NaN/Infinity
+    refused). Containers nested below ``keep_depth`` are validated but kept as
+    ``OpaqueJSON`` (their source text), so nothing downstream recurses into them.
+    """
+    # A frame: [container or None (kept as text), pending key, start index, opening char].
+    stack: list[list[Any]] = []
+    at = _skip_space(text, 0)
+    length = len(text)
+    while True:
+        # A value starts at ``at``.
+        if at >= length:
+            raise json.JSONDecodeError("Expecting value", text, at)
+        char = text[at]
+        value: Any
+        finished = True
+        if char in "{[":
+            opaque = len(stack) >= keep_depth or (bool(stack) and stack[-1][0] is None)
+            container: Any = None if opaque else ({} if char == "{" else [])
+            stack.append([container, None, at, char])
+            at = _skip_space(text, at + 1)
+            closer = "}" if char == "{" else "]"
+            if text[at : at + 1] == closer:
+                at += 1
+                frame = stack.pop()
+                value = frame[0] if frame[0] is not None else OpaqueJSON(text[frame[2] : at])
+            else:
+                if char == "{":
+                    stack[-1][1], at = _object_key(text, at)
+                finished = False
+        elif char == '"':
+            value, at = _scanstring(text, at + 1, True)
+        else:
+            number = _NUMBER.match(text, at)
+            if number is not None:
+                whole, fraction, exponent = number.groups()
+                value = float(number.group()) if fraction or exponent else int(whole)
+                at = number.end()
+            else:
+                for word, literal in _LITERALS.items():
+                    if text.startswith(word, at):
+                        value = literal
+                        at += len(word)
+                        break
+                else:
+                    raise json.JSONDecodeError("Expecting value", text, at)
+        if not finished:
+            continue
+        # A value ended: store it, then close containers or move to the next element.
+        while True:
+            if not stack:
+                at = _skip_space(text, at)
+                if at != length:
+                    raise json.JSONDecodeError("Extra data", text, at)
+                return value
+            frame = stack[-1]
+            holder = frame[0]
+            if holder is not None:
+                if frame[3] == "{":
+                    holder[frame[1]] = value
+                else:
+                    holder.append(value)
+            at = _skip_space(text, at)
+            following = text[at : at + 1]
+            if following == ",":
+                at += 1
+                if frame[3] == "{":
+                    frame[1], at = _object_key(text, at)
+                at = _skip_space(text, at)
+                break
+            if following == ("}" if frame[3] == "{" else "]"):
+                at += 1
+                stack.pop()
+                if holder is not None:
+                    value = holder
+                elif not stack or stack[-1][0] is not None:
+                    value = OpaqueJSON(text[frame[2] : at])
+                else:
+                    value = None  # inside an opaque container: only validated
+                continue
+            expected = "',' delimiter" if following else "value"
+            raise json.JSONDecodeError(f"Expecting {expected}", text, at)
+
+
+def _text_depth(text: str) -> int:
+    """Bracket depth of JSON text (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "}]":
+            depth -= 1
+    return deepest
+
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+
+def non_finite_path(value: Any) -> str | None:
+    """Where ``value`` holds a number ``JSON.parse`` reads as ±Infinity (``a.b[2]``), or None.
+
+    Python keeps ``1e400`` as ``inf`` and a 400-digit integer as an exact ``int``; JavaScript
+    reads both as Infinity. Walked without recursion.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        kind = type(item)
+        if kind is float:
+            if not math.isfinite(item):
+                return where or "(value)"
+        elif kind is int:
+            if item > _FLOAT_MAX or item < -_FLOAT_MAX:
+                return where or "(value)"
+        elif kind is dict:
+            stack.extend((child, f"{where}.{key}" if where else str(key))
+                         for key, child in reversed(item.items()))  # fmt: skip
+        elif kind is list:
+            stack.extend((child, f"{where}[{n}]") for n, child in reversed(list(enumerate(item))))
+    return None
 
 
 _FRAGMENT_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')
@@ -147,6 +375,62 @@ def _has_text(content: Any) -> bool:
     return False
 
 
+@dataclass
+class Oddities:
+    """Semantic problems pi ignores but a user should see, collected while scanning and
+    reported (with the lines they are on) by ``_analyze``."""
+
+    timestamps: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Kind ("missing", "numeric", "invalid", "order") -> [(line, offset)]."""
+    order_examples: dict[int, int] = field(default_factory=dict)
+    """Line of an entry dated before its parent -> the parent's line."""
+    non_finite: list[tuple[int, int, str | None, str]] = field(default_factory=list)
+    """(line, offset, entry id, where in the record)."""
+    tip_switches: list[int] = field(default_factory=list)
+    """Entries whose parent is an earlier branch's tip while the entry just before them is on
+    another branch (the shape two writers appending at once leave)."""
+    branch_from: list[tuple[int, Any]] = field(default_factory=list)
+    """(entry index, ``fromId``) of every ``branch_summary``."""
+    deep: list[tuple[int, int, int]] = field(default_factory=list)
+    """(line, offset, depth) of lines only the iterative decoder could read."""
+    long_lines: list[tuple[int, int, int, str | None]] = field(default_factory=list)
+    """(line, offset, bytes, id read from its start) of lines over ``MAX_LINE_BYTES``."""
+
+    def timestamp(self, obj: dict[str, Any], key: str, parent_key: str | None, line: int,
+                  offset: int, parent_line: int | None) -> None:  # fmt: skip
+        """Note what is wrong with an entry's ``timestamp`` (called only when something is)."""
+        value = obj.get("timestamp")
+        if not isinstance(value, str):
+            kind = (
+                "missing" if value is None
+                else "numeric" if isinstance(value, (int, float)) and not isinstance(value, bool)
+                else "invalid"
+            )  # fmt: skip
+        elif not key:
+            kind = "invalid"
+        elif parent_key and key < parent_key:
+            kind = "order"
+            if parent_line is not None:
+                self.order_examples[line] = parent_line
+        else:
+            return
+        self.timestamps.setdefault(kind, []).append((line, offset))
+
+
+def _head_bytes(parts: list[bytes], limit: int = 4096) -> bytes:
+    """The first ``limit`` bytes of ``parts`` joined (without joining all of them)."""
+    head = b""
+    for part in parts:
+        head += part[: limit - len(head)]
+        if len(head) >= limit:
+            break
+    return head
+
+
+def _size_text(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size:,} bytes"
+
+
 class _Scanner:
     """Parses a byte range of the file into a session (used by load and refresh)."""
 
@@ -155,6 +439,9 @@ class _Scanner:
         self.fd = fd
         self.keep = keep_records
         self.source = session._lazy
+        if session._oddities is None:
+            session._oddities = Oddities()
+        self.odd: Oddities = session._oddities
 
     # -- reading ---------------------------------------------------------------------
 
@@ -202,6 +489,8 @@ class _Scanner:
         hasher = s._hasher
         body_hasher = s._body_hasher
         pieces: list[bytes] = []
+        pending = 0  # bytes of the unfinished line held in ``pieces``
+        long_line: list[Any] | None = None  # [first bytes, size] of a line being skipped
         line_start = parse_from
         position = parse_from
         last_report = time.monotonic()
@@ -217,8 +506,33 @@ class _Scanner:
             chunk = data
             chunk_start = position
             position += len(data)
-            if data.find(b"\n") < 0:
-                pieces.append(data)
+            newline = data.find(b"\n")
+            if long_line is not None:
+                # Inside a line over MAX_LINE_BYTES: count its bytes, keep none of them.
+                if newline < 0:
+                    long_line[1] += len(data)
+                    data = b""
+                else:
+                    long_line[1] += newline
+                    line_start = self._long_line(long_line, line_start, True)
+                    long_line = None
+                    data = data[newline + 1 :]
+                    newline = data.find(b"\n")
+            pending += len(data) if newline < 0 else newline
+            if pending > MAX_LINE_BYTES:
+                long_line = [_head_bytes([*pieces, data]), pending]
+                pieces = []
+                pending = 0
+                if newline >= 0:
+                    line_start = self._long_line(long_line, line_start, True)
+                    long_line = None
+                    data = data[newline + 1 :]
+                    newline = data.find(b"\n")
+                else:
+                    data = b""
+            if newline < 0:
+                if data:
+                    pieces.append(data)
             else:
                 if pieces:
                     pieces.append(data)
@@ -226,7 +540,14 @@ class _Scanner:
                     pieces = []
                 lines = data.split(b"\n")
                 tail = lines.pop()
-                line_start = self._lines(lines, line_start)
+                first = 0
+                for n, line in enumerate(lines):
+                    if len(line) > MAX_LINE_BYTES:  # only when the cap is below CHUNK_SIZE
+                        line_start = self._lines(lines[first:n], line_start)
+                        line_start = self._long_line([line[:4096], len(line)], line_start, True)
+                        first = n + 1
+                line_start = self._lines(lines[first:] if first else lines, line_start)
+                pending = len(tail)
                 if tail:
                     pieces.append(tail)
             # Hash after parsing: parsing line 1 may reveal an oh-my-pi title slot, whose
@@ -246,7 +567,11 @@ class _Scanner:
                 if now - last_report >= PROGRESS_INTERVAL:
                     last_report = now
                     progress(LoadProgress(line_start, end, len(s.entries)))
-        if pieces:
+        if long_line is None and pending > MAX_LINE_BYTES:
+            long_line = [_head_bytes(pieces), pending]
+        if long_line is not None:
+            line_start = self._long_line(long_line, line_start, False)
+        elif pieces:
             raw = b"".join(pieces)
             self.process_line(raw, line_start, False)
             line_start += len(raw)
@@ -258,6 +583,22 @@ class _Scanner:
 
     # -- one line ----------------------------------------------------------------------
 
+    def _long_line(self, long_line: list[Any], line_start: int, terminated: bool) -> int:
+        """Note a line over ``MAX_LINE_BYTES`` (``[first bytes, size]``); returns the next
+        line's offset. Its id, read from its first bytes, counts as taken."""
+        s = self.s
+        head: bytes = long_line[0]
+        size: int = long_line[1]
+        s.line_count += 1
+        s._last_line_start = line_start
+        entry_id, _ = fragment_fields(head)
+        if entry_id is not None:
+            s._fragments.setdefault(entry_id, s.line_count)
+        if not terminated:
+            s._torn_line = (s.line_count, line_start)  # unknown whether it is complete
+        self.odd.long_lines.append((s.line_count, line_start, size, entry_id))
+        return line_start + size + (1 if terminated else 0)
+
     def _lines(self, lines: list[bytes], line_start: int) -> int:
         """Index complete lines; returns the offset after them.
 
@@ -268,7 +609,8 @@ class _Scanner:
         s = self.s
         fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         process = self.process_line
-        scan_once = _scan_once
+        loads = _fast_loads
+        fast_errors = _FAST_ERRORS
         entries = s.entries
         latest = s._latest
         children = s._children
@@ -279,6 +621,8 @@ class _Scanner:
         calls_of = s._calls
         result_call = s._result_call
         quiet = s._quiet_assistants
+        odd = self.odd
+        switches = odd.tip_switches
         keep = self.keep
         source = None if keep else self.source
         line_no = s.line_count
@@ -291,11 +635,8 @@ class _Scanner:
             line_start += size + 1
             if fast and raw[:1] == b"{" and raw[-1:] != b"\r":
                 try:
-                    text = raw.decode("utf-8")
-                    obj, end = scan_once(text, 0)
-                    if end != len(text) and text[end:].strip(" \t\r\n"):
-                        obj = None
-                except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                    obj = loads(raw)
+                except fast_errors:
                     obj = None
                 if obj is not None and obj.get("type") == "message":
                     entry_id = obj.get("id")
@@ -352,6 +693,12 @@ class _Scanner:
                             key = timestamp
                         else:
                             key = timestamp_key(timestamp)
+                        if not key or (parent is not None and key < ts_keys[parent]):
+                            if parent is None:
+                                odd.timestamp(obj, key, None, line_no, offset, None)
+                            else:
+                                odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
+                                              entries[parent].line)  # fmt: skip
                         entries.append(
                             Entry(index, entry_id, parent_id, "message", timestamp, line_no,
                                   offset, size, role, parent, obj if keep else None, source)
@@ -364,6 +711,8 @@ class _Scanner:
                         else:
                             depths.append(depths[parent] + 1)
                             siblings = children[parent]
+                            if not siblings and parent != index - 1:
+                                switches.append(index)
                             if not siblings or ts_keys[siblings[-1]] <= key:
                                 siblings.append(index)
                             else:
@@ -419,16 +768,20 @@ class _Scanner:
         # Fast path: a line that starts with "{" and is valid UTF-8 and strict JSON.
         if raw[:1] == b"{" and offset:
             try:
-                text = raw.decode("utf-8")
-                obj, end = _scan_once(text, 0)
-                if end != len(text) and text[end:].strip(" \t\r\n"):
-                    obj = None
-            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                obj = _fast_loads(raw)
+            except _FAST_ERRORS:
                 obj = None
         if obj is None:
             obj = self._slow_parse(raw, line_no, offset, terminated)
             if obj is _SKIP:
                 return
+            # Only the strict path accepts numbers JSON.parse reads as Infinity.
+            where = non_finite_path(obj)
+            if where is not None:
+                entry_id = obj.get("id") if isinstance(obj, dict) else None
+                self.odd.non_finite.append(
+                    (line_no, offset, entry_id if isinstance(entry_id, str) else None, where)
+                )
         if not isinstance(obj, dict):
             kind = "null" if obj is None else type(obj).__name__
             kind = {"str": "string", "list": "array", "bool": "boolean", "float": "number",
@@ -493,12 +846,22 @@ class _Scanner:
                 return _SKIP
         try:
             return _decode(text)
-        except (ValueError, RecursionError) as error:
+        except RecursionError:
+            pass  # JSON.parse has no such limit: read it iteratively below
+        except ValueError as error:
             why = _describe_json_error(error)
             if text.startswith("\ufeff"):
                 why = "starts with a byte-order mark (only allowed at the start of the file)"
             self._bad_line(raw, line_no, offset, terminated, why)
             return _SKIP
+        try:
+            value = decode_deep(text)
+        except ValueError as error:
+            why = _describe_json_error(error) + f" (nested {_text_depth(text)} levels deep)"
+            self._bad_line(raw, line_no, offset, terminated, why)
+            return _SKIP
+        self.odd.deep.append((line_no, offset, _text_depth(text)))
+        return value
 
     def _bad_line(
         self, raw: bytes, line_no: int, offset: int, terminated: bool, why: str
@@ -704,6 +1067,14 @@ class _Scanner:
                     entry_id,
                 )
         timestamp = obj.get("timestamp")
+        key = timestamp_key(timestamp)
+        # v1 parents are inferred from file order, so only recorded links are checked for order.
+        parent_key = s._ts_key[parent] if parent is not None and not v1 else None
+        if not key or (parent_key and key < parent_key):
+            self.odd.timestamp(obj, key, parent_key, line_no, offset,
+                               None if parent is None else s.entries[parent].line)  # fmt: skip
+        if parent is not None and not s._children[parent] and parent != index - 1:
+            self.odd.tip_switches.append(index)
         role: str | None = None
         if type_name == "message":
             message = obj.get("message")
@@ -739,6 +1110,8 @@ class _Scanner:
         elif type_name == "session_info":
             name = obj.get("name")
             s.name = name.strip() or None if isinstance(name, str) else None
+        elif type_name == "branch_summary":
+            self.odd.branch_from.append((index, obj.get("fromId")))
         elif type_name == "compaction":
             s._compactions[index] = (obj.get("firstKeptEntryId"), obj.get("summary"))
             if v1 and "firstKeptEntryIndex" in obj:
@@ -838,6 +1211,7 @@ def _analyze(s: Session) -> None:
             )
         diag(WARN, "missing-parent", text, entry.line, entry.offset, entry.id, tree=True)
     _check_labels(s)
+    _check_oddities(s)
     _check_v1_first_kept(s)
     _check_compactions(s)
     _check_tool_pairs(s)
@@ -859,6 +1233,114 @@ def _analyze(s: Session) -> None:
             "like pi",
             s._crlf_first[0],
             s._crlf_first[1],
+            tree=True,
+        )
+
+
+TIMESTAMP_PROBLEMS = {
+    "missing": "no timestamp",
+    "numeric": "a numeric timestamp (pi writes an ISO string)",
+    "invalid": "a timestamp that is not a date",
+    "order": "a timestamp earlier than its parent's",
+}
+INTERLEAVED_SWITCHES = 2
+"""Back-and-forth switches between two growing branches before the file is said to have two
+writers (one can be a user going back to an old branch's last entry)."""
+
+
+def _lines_listed(lines: list[int]) -> str:
+    return ", ".join(str(n) for n in lines[:5]) + (" ..." if len(lines) > 5 else "")
+
+
+def _check_oddities(s: Session) -> None:
+    """Timestamps, non-finite numbers, branch summaries' ``fromId``, two writers, deep data."""
+    odd: Oddities | None = s._oddities
+    if odd is None:
+        return
+    entries = s.entries
+    for kind, where in odd.timestamps.items():
+        if not where:
+            continue
+        line, offset = where[0]
+        if len(where) == 1:
+            what = f"entry has {TIMESTAMP_PROBLEMS[kind]}"
+        else:
+            lines = _lines_listed([n for n, _ in where])
+            what = f"{len(where)} entries have {TIMESTAMP_PROBLEMS[kind]} (lines {lines})"
+        if kind == "order" and line in odd.order_examples:
+            what += f"; this one is dated before its parent on line {odd.order_examples[line]}"
+        s._diag(
+            WARN,
+            f"timestamp-{kind}",
+            f"{what}; pi orders siblings by timestamp, so the tree may not follow the file",
+            line,
+            offset,
+            tree=True,
+        )
+    for line, offset, entry_id, path in odd.non_finite[:20]:
+        s._diag(
+            WARN,
+            "non-finite-number",
+            f"{path} is a number too large for a double (pi reads it as Infinity); token "
+            "figures computed from it are not meaningful",
+            line,
+            offset,
+            entry_id,
+            tree=True,
+        )
+    for index, from_id in odd.branch_from:
+        entry = entries[index]
+        if from_id == "root":
+            problem = (
+                'fromId is the "root" sentinel, not an entry: pi writes it when the summary '
+                "starts a new root, so which branch it summarizes is not recorded"
+            )
+        elif not isinstance(from_id, str):
+            problem = f"fromId {from_id!r} is not an entry id"
+        elif from_id not in s._latest:
+            problem = f"fromId {from_id} names no entry in this file"
+        else:
+            continue
+        s._diag(WARN, "branch-from-invalid", f"branch summary {entry.id}: {problem}",
+                entry.line, entry.offset, entry.id, tree=True)  # fmt: skip
+    interleaved = [i for i in odd.tip_switches if i > 0 and s._children[i - 1]]
+    if len(interleaved) >= INTERLEAVED_SWITCHES:
+        first = entries[interleaved[0]]
+        parent = entries[first.parent] if first.parent is not None else None
+        s._diag(
+            WARN,
+            "interleaved-writers",
+            f"entries of two branches alternate: line {first.line} continues the branch "
+            f"ending on line {parent.line if parent else '?'} while the branch of line "
+            f"{entries[first.index - 1].line} keeps growing too ({len(interleaved)} such "
+            f"switches, lines {_lines_listed([entries[i].line for i in interleaved])}). Two "
+            "processes probably appended to this file at the same time; each one's leaf "
+            "orphans the other's entries",
+            first.line,
+            first.offset,
+            first.id,
+            tree=True,
+        )
+    for line, offset, depth in odd.deep:
+        s._diag(
+            INFO,
+            "deeply-nested",
+            f"nested {depth} levels deep: read iteratively (as JSON.parse does); parts below "
+            f"level {DEEP_KEEP_DEPTH} are kept as raw JSON text",
+            line,
+            offset,
+            tree=True,
+        )
+    for line, offset, size, entry_id in odd.long_lines:
+        what = f"{entry_id} is not shown" if entry_id else "its record is not shown"
+        s._diag(
+            WARN,
+            "line-too-long",
+            f"line is {_size_text(size)}, over the {_size_text(MAX_LINE_BYTES)} a line may have "
+            f"here: skipped without reading it into memory; {what}",
+            line,
+            offset,
+            entry_id,
             tree=True,
         )
 
@@ -1315,6 +1797,13 @@ def _rollback_last_line(s: Session) -> None:
     s._torn_line = None
     s.line_count = line_no - 1
     s._end_offset = start
+    odd: Oddities | None = s._oddities
+    if odd is not None:
+        for where in odd.timestamps.values():
+            where[:] = [item for item in where if item[0] != line_no]
+        odd.non_finite = [item for item in odd.non_finite if item[0] != line_no]
+        odd.deep = [item for item in odd.deep if item[0] != line_no]
+        odd.long_lines = [item for item in odd.long_lines if item[0] != line_no]
 
 
 def _prefix_changed(s: Session, fd: int, size: int) -> str | None:

@@ -254,6 +254,8 @@ class Session:
         self._io_error: str | None = None
         self._cancelled: bool = False
         self._leaf_is_complete_no_newline: bool = False
+        self._oddities: Any = None
+        """The reader's record of semantic problems pi ignores (``reader.Oddities``)."""
 
     # ------------------------------------------------------------------ lifecycle
 

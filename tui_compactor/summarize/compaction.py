@@ -266,6 +266,9 @@ class CompactionJob:
             return run_part(
                 self.summarizer, "turn_prefix", prefix_messages, kind="turn_prefix",
                 max_tokens=self.budgets["turn_prefix"], emit=emit, drop_thinking=drop_thinking,
+                # The turn-prefix prompt takes no instructions; the offline summarizer uses
+                # them (as ``SummaryRequest.focus``) to keep what matches.
+                instructions=self.instructions,
             )
 
         history_text: str | None = None

@@ -1,7 +1,8 @@
 """Facts pulled straight out of agent messages (pi ``AgentMessage`` dicts), no model involved.
 
 Shared by the offline summarizer and the fidelity audit: the user's requests, tool calls paired
-with their results, errors, files touched, commands run and the last unanswered request.
+with their results, errors, files touched, commands run and the last unanswered request; and the
+one anchor extractor (``extract_anchors``): the details a handoff must carry over exactly.
 """
 
 from __future__ import annotations
@@ -9,36 +10,26 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from tui_compactor.engine.messages import message_text
 
 __all__ = [
+    "MAX_PER_KIND",
+    "AnchorKind",
     "ToolCall",
     "Transcript",
+    "code_names",
+    "defined_names",
+    "error_lines",
+    "extract_anchors",
     "first_line",
+    "mentioned_paths",
     "message_text",
     "read_transcript",
+    "request_names",
+    "user_numbers",
 ]
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The readable text of a message of any role (thinking and images left out)."""
-    role = message.get("role")
-    if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary") or "")
-    if role == "bashExecution":
-        return f"$ {message.get('command', '')}\n{message.get('output', '')}".strip()
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-    return "\n".join(parts)
 
 
 def first_line(text: str, limit: int = 160) -> str:
@@ -59,6 +50,8 @@ class ToolCall:
     arguments: dict[str, Any]
     result: str | None = None
     is_error: bool = False
+    note: str | None = None
+    """The text of the assistant message that made the call (what it said it was doing)."""
 
     @property
     def path(self) -> str | None:
@@ -105,7 +98,7 @@ _ERROR_LINE = re.compile(
 )
 
 
-def _error_lines(text: str, limit: int = 3) -> list[str]:
+def error_lines(text: str, limit: int = 3) -> list[str]:
     """The most telling lines of an error output (e.g. ``TypeError: ...``)."""
     found = []
     for line in text.splitlines():
@@ -154,6 +147,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                     call_id=str(block.get("id", "")),
                     name=str(block.get("name", "tool")),
                     arguments=arguments if isinstance(arguments, dict) else {},
+                    note=text or None,
                 )
                 transcript.tool_calls.append(call)
                 calls_by_id[call.call_id] = call
@@ -175,7 +169,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
             found.result = text
             found.is_error = is_error
             if is_error:
-                for line in _error_lines(text):
+                for line in error_lines(text):
                     _add_unique(transcript.errors, line)
         elif role == "bashExecution":
             command = str(message.get("command", "")).strip()
@@ -186,7 +180,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                             is_error=isinstance(exit_code, int) and exit_code != 0)
             transcript.tool_calls.append(call)
             if call.is_error:
-                for line in _error_lines(output):
+                for line in error_lines(output):
                     _add_unique(transcript.errors, line)
         elif role in ("branchSummary", "compactionSummary"):
             text = message_text(message).strip()
@@ -199,3 +193,115 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
     transcript.read_files = [p for p in transcript.read_files if p not in transcript.modified_files]
     transcript.last_unanswered_request = pending_request
     return transcript
+
+
+# -- anchors ---------------------------------------------------------------------------------
+
+AnchorKind = Literal["path", "identifier", "error", "command", "number", "request"]
+
+MAX_PER_KIND = 12
+"""Anchors kept per kind (the first ones in region order)."""
+
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}|[\w-]+\.(?:py|ts|tsx|js|"
+    r"jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|html|sql|txt|lock))(?![\w/])"
+)
+_DEFINITION = re.compile(
+    r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
+)
+_CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*(?:\(\))?)`")
+_BARE_IDENTIFIER = re.compile(
+    r"(?<![\w./-])([a-z_][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)"
+    r"(?![\w/-])"
+)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
+
+
+def mentioned_paths(text: str) -> list[str]:
+    """File paths written in ``text`` (URLs left out), in order, each once."""
+    found: list[str] = []
+    for match in _PATH.finditer(text):
+        if "://" not in match.group(1):
+            _add_unique(found, match.group(1))
+    return found
+
+
+def defined_names(text: str) -> list[str]:
+    """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
+    found: list[str] = []
+    for match in _DEFINITION.finditer(text):
+        _add_unique(found, match.group(1))
+    return found
+
+
+def code_names(text: str) -> list[str]:
+    """Names in backticks that look like code (``snake_case``, ``camelCase``, ``a.b``)."""
+    found: list[str] = []
+    for match in _CODE_SPAN.finditer(text):
+        name = match.group(1).removesuffix("()")
+        looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
+        if looks_like_code and "/" not in name:
+            _add_unique(found, name)
+    return found
+
+
+def request_names(text: str) -> list[str]:
+    """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
+    found: list[str] = []
+    for match in _BARE_IDENTIFIER.finditer(text):
+        _add_unique(found, match.group(1))
+    return found
+
+
+def user_numbers(text: str) -> list[str]:
+    """Numbers a user gave (two digits or more, units kept: ``45s``, ``200``, ``80%``)."""
+    found: list[str] = []
+    for match in _NUMBER.finditer(text):
+        value = match.group(1)
+        if len(value.rstrip("%msKBGk")) >= 2:
+            _add_unique(found, value)
+    return found
+
+
+def _add(found: list[tuple[AnchorKind, str]], kind: AnchorKind, text: str) -> None:
+    text = text.strip()
+    if text and (kind, text) not in found and sum(k == kind for k, _ in found) < MAX_PER_KIND:
+        found.append((kind, text))
+
+
+def extract_anchors(
+    messages: list[dict[str, Any]], transcript: Transcript | None = None
+) -> list[tuple[AnchorKind, str]]:
+    """The anchors of a region, in a stable order: (kind, text).
+
+    ``transcript`` is ``read_transcript(messages)`` when the caller already has it.
+    """
+    if transcript is None:
+        transcript = read_transcript(messages)
+    found: list[tuple[AnchorKind, str]] = []
+    texts = [message_text(m) for m in messages if isinstance(m, dict)]
+    spoken = transcript.user_requests + transcript.assistant_texts
+    for path in transcript.modified_files + transcript.read_files:
+        _add(found, "path", path)
+    for text in spoken:
+        for path in mentioned_paths(text):
+            _add(found, "path", path)
+    for text in texts:
+        for name in defined_names(text):
+            _add(found, "identifier", name)
+    for text in spoken:
+        for name in code_names(text):
+            _add(found, "identifier", name)
+    for request in transcript.user_requests:
+        for name in request_names(request):
+            _add(found, "identifier", name)
+    for error in transcript.errors:
+        _add(found, "error", error[:120])
+    for command in transcript.commands:
+        _add(found, "command", first_line(command, 120))
+    for request in transcript.user_requests:
+        for number in user_numbers(request):
+            _add(found, "number", number)
+    if transcript.last_unanswered_request:
+        found.append(("request", transcript.last_unanswered_request.strip()))
+    return found

@@ -318,7 +318,7 @@ async def run_part(
             max_tokens=max_tokens,
             messages=window.messages,
             previous_summary=carried if kind == "summary" else previous_summary,
-            focus=instructions if kind in ("summary", "branch") else None,
+            focus=instructions if kind != "short" else None,
         )
         requests += 1
         try:

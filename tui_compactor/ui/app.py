@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -26,6 +26,8 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from tui_compactor.config import Config
+from tui_compactor.engine.tokens import TokenCache
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
@@ -51,11 +53,11 @@ from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.labels import content_text
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.workbench.settings import Settings
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -145,7 +147,8 @@ class CompactorApp(App[None]):
         self,
         path: Path | None = None,
         *,
-        config: Any = None,
+        settings: Settings | None = None,
+        config: Config | None = None,
         profile_name: str | None = None,
         follow: bool = True,
         append_quiet_seconds: float | None = None,
@@ -154,16 +157,18 @@ class CompactorApp(App[None]):
         super().__init__()
         self.session_path = Path(path) if path is not None else None
         self.sessions_dirs = list(sessions_dirs or [])
-        self.config = config
+        if settings is None:
+            settings = Settings.from_config(config or Config.model_validate({}))
+        self.settings: Settings = settings
+        """The resolved settings (``workbench.settings``); edits make a new copy."""
+        self.config = settings.config
         self.profile_name = profile_name
         self.follow_enabled = follow
         self.append_quiet_seconds = append_quiet_seconds
         """Passed to the writer's live-writer check (None: the writer's default)."""
         self.session: Any = None
-        self.counter: Any = None
-        self.token_cache: Any = None
-        self.settings: Any = None
-        self.window_configured = False
+        self.counter = settings.counter()
+        self.token_cache: TokenCache | None = None
         self.folded: set[int] = set()
         self.selected_entry: int | None = None
         self.outline_generation = 0
@@ -253,15 +258,11 @@ class CompactorApp(App[None]):
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
-        """Theme, keymap and compaction settings from the config (defaults without one)."""
-        from tui_compactor.engine.settings import DEFAULT_CONTEXT_WINDOW, CompactionSettings
-        from tui_compactor.engine.tokens import get_counter
-
-        compaction = getattr(self.config, "compaction", None)
-        ui = getattr(self.config, "ui", None)
-        if ui is not None and ui.theme in self.available_themes:
+        """Theme and keymap from ``[ui]`` of the config."""
+        ui = self.config.ui
+        if ui.theme in self.available_themes:
             self.theme = ui.theme
-        if ui is not None and ui.keymap:
+        if ui.keymap:
             tree_bindings = list(SessionTree.BINDINGS)  # type: ignore[arg-type]
             keymap, problems = validated_keymap(
                 ui.keymap, known_binding_ids(APP_BINDINGS, tree_bindings)  # type: ignore[arg-type]
@@ -271,18 +272,6 @@ class CompactorApp(App[None]):
             self.config_problems = problems
             for problem in problems:
                 self.notify(problem, title="config", severity="warning", timeout=15)
-        window = getattr(compaction, "context_window", None)
-        self.window_configured = window is not None
-        self.window_model: str | None = None
-        """The session model whose known window is used when none is configured."""
-        """False: the gauge says the window is a guess (set ``--window`` or the config)."""
-        self.settings = CompactionSettings(
-            keep_recent_tokens=getattr(compaction, "keep_recent_tokens", 20000),
-            reserve_tokens=getattr(compaction, "reserve_tokens", None),
-            context_window=window or DEFAULT_CONTEXT_WINDOW,
-            rules=getattr(compaction, "rules", "pi"),
-        )
-        self.counter = get_counter(getattr(compaction, "tokens", "cl100k"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Accept / discard exist only while a compaction is shown (footer stays short)."""
@@ -341,8 +330,6 @@ class CompactorApp(App[None]):
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
-        from tui_compactor.engine.tokens import TokenCache
-
         self.query_one(LoadingBar).stop()
         previous = self.session
         self.session = message.session
@@ -350,7 +337,7 @@ class CompactorApp(App[None]):
         self.token_cache = TokenCache(self.session, self.counter)
         self.plan = None
         self.plan_cut = None
-        if not self.window_configured:
+        if not self.settings.window_configured:
             self._adopt_model_window()
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
@@ -372,17 +359,12 @@ class CompactorApp(App[None]):
         """Use the window of the session's own model (at the file's leaf) when it is known."""
         from tui_compactor.engine.context import build_context
         from tui_compactor.engine.models import known_context_window
-        from tui_compactor.engine.settings import DEFAULT_CONTEXT_WINDOW
 
         model_id = None
         if self.session is not None and self.session.leaf is not None:
             context = build_context(self.session, self.session.leaf, rules=self.settings.rules)
             model_id = (context.model or {}).get("modelId")
-        window = known_context_window(model_id)
-        self.window_model = model_id if window is not None else None
-        self.settings = self.settings.with_changes(
-            context_window=window if window is not None else DEFAULT_CONTEXT_WINDOW
-        )
+        self.settings = self.settings.with_model_window(known_context_window(model_id), model_id)
 
     def _report_diagnostics(self) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
@@ -539,7 +521,7 @@ class CompactorApp(App[None]):
         self.query_one(SessionTree).add_token_counts(message.counts)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
-    def measure_node(self, session: Any, entry_index: int, settings: Any) -> None:
+    def measure_node(self, session: Any, entry_index: int, settings: Settings) -> None:
         """Build the context at a node and estimate its size (thread)."""
 
         from tui_compactor.engine.context import build_context, estimate_context_tokens
@@ -549,16 +531,20 @@ class CompactorApp(App[None]):
             threshold_tokens,
         )
 
+        cache = self.token_cache
+        if cache is None:
+            return
         context = build_context(session, entry_index, rules=settings.rules)
-        estimate = estimate_context_tokens(context, self.counter, self.token_cache)
+        estimate = estimate_context_tokens(context, self.counter, cache)
         window = settings.context_window
-        window_model = None if self.window_configured else self.window_model
+        window_model = settings.window_model
+        engine_settings = settings.compaction()
         blocks: list[tuple[str, str, int, int | None]] = []
         for item in context.items:
             if getattr(item, "excluded", False):
                 continue
             message = item.message if isinstance(item.message, dict) else {}
-            tokens = self.token_cache.message_tokens(item.entry_index)
+            tokens = cache.message_tokens(item.entry_index)
             blocks.append((_block_label(item, message), _block_preview(message), tokens,
                            item.entry_index))
         data = GaugeData(
@@ -567,12 +553,13 @@ class CompactorApp(App[None]):
             local_estimate=cast(int, estimate.local_estimate),  # local=True: always computed
             usage_tokens=estimate.usage_tokens if estimate.last_usage_index is not None else None,
             window=window,
-            reserve=effective_reserve(window, settings) if window else None,
-            threshold=threshold_tokens(window, settings) if window else None,
+            reserve=effective_reserve(window, engine_settings) if window else None,
+            threshold=threshold_tokens(window, engine_settings) if window else None,
             keep_recent=settings.keep_recent_tokens,
-            should_compact=bool(window) and should_compact(estimate.tokens, window, settings),
+            should_compact=window is not None
+            and should_compact(estimate.tokens, window, engine_settings),
             blocks=blocks,
-            window_assumed=not self.window_configured and window_model is None,
+            window_assumed=not settings.window_configured and window_model is None,
             window_model=window_model,
         )
         self.post_message(GaugeReady(data))
@@ -619,7 +606,7 @@ class CompactorApp(App[None]):
         if window:
             from tui_compactor.engine.settings import threshold_tokens
 
-            threshold = threshold_tokens(window, self.settings)
+            threshold = threshold_tokens(window, self.settings.compaction())
         self.query_one(ContextChart).show(message.points, message.compactions, window, threshold)
 
     # ----- plan --------------------------------------------------------------------------
@@ -646,21 +633,22 @@ class CompactorApp(App[None]):
                        self.plan_generation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
-    def make_plan(self, session: Any, leaf: int, settings: Any, cut: int | None,
+    def make_plan(self, session: Any, leaf: int, settings: Settings, cut: int | None,
                   generation: int) -> None:
-        """Run the engine's planner in a thread."""
-        from tui_compactor.engine.plan import prepare_compaction
+        """Plan in a thread (``workbench.plans``), with everything the pane shows computed."""
+        from tui_compactor.workbench.plans import make_plan, run_refusal
 
-        plan = prepare_compaction(session, leaf, settings, self.counter, cut=cut,
-                                  cache=self.token_cache)
+        plan = make_plan(session, leaf, settings, cut, cache=self.token_cache)
+        refusal = run_refusal(plan, settings)
         regions: dict[int, str] = {}
         cut_entry = None
         if plan.prepared:
-            _ = plan.region_tokens  # computed here, off the UI thread (cached on the plan)
+            # Computed here, off the UI thread (cached on the plan): the pane only reads them.
+            _ = plan.region_tokens, plan.file_ops
             regions = {entry_index: plan.region_of(position)
                        for position, entry_index in enumerate(plan.branch)}
             cut_entry = plan.branch[plan.first_kept_index]
-        self.post_message(PlanReady(plan, generation, regions, cut_entry))
+        self.post_message(PlanReady(plan, generation, regions, cut_entry, refusal))
 
     def on_plan_ready(self, message: PlanReady) -> None:
         """Colour the tree by region and describe the plan."""
@@ -675,7 +663,7 @@ class CompactorApp(App[None]):
             self._start_compaction(candidates=mode == "candidates")
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
-        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES)
+        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -716,19 +704,21 @@ class CompactorApp(App[None]):
 
     @on(PlanView.SettingsEdited)
     def _settings_edited(self, message: PlanView.SettingsEdited) -> None:
-        """Re-plan and re-measure shortly after the user stops typing."""
-        from tui_compactor.engine.settings import DEFAULT_CONTEXT_WINDOW
+        """Re-plan and re-measure shortly after the user stops typing.
 
-        window = message.window or DEFAULT_CONTEXT_WINDOW
-        if message.reserve is not None and message.reserve >= window:
-            return
+        Any figures are accepted; the plan pane says why settings that make no sense cannot
+        be run (``Settings.problems``).
+        """
+        changes: dict[str, int | None] = {
+            "keep_recent_tokens": message.keep_recent, "reserve_tokens": message.reserve,
+        }
         if message.window is not None and message.window != self.settings.context_window:
-            self.window_configured = True  # the user's figure now, not the model's
-            self.window_model = None
-        self.settings = self.settings.with_changes(
-            keep_recent_tokens=message.keep_recent, reserve_tokens=message.reserve,
-            context_window=window,
-        )
+            changes["context_window"] = message.window  # the user's figure now, not the model's
+        try:
+            self.settings = self.settings.edited("app", **changes)
+        except ValueError as error:
+            self.notify(str(error), title="setting not applied", severity="warning")
+            return
         if self._settings_timer is not None:
             self._settings_timer.stop()
         if self.settings_debounce <= 0:
@@ -776,7 +766,7 @@ class CompactorApp(App[None]):
         from tui_compactor.summarize.providers import make_summarizer
 
         chosen = [self.summarizer_for(compaction=True)]
-        profiles = list(getattr(self.config, "profiles", {}).values()) + [OFFLINE_PROFILE]
+        profiles = list(self.config.profiles.values()) + [OFFLINE_PROFILE]
         for profile in profiles:
             if len(chosen) >= 3:
                 break
@@ -792,9 +782,12 @@ class CompactorApp(App[None]):
             self.run_after_plan = "candidates" if candidates else "single"
             self.action_plan()
             return
-        if not self.plan.prepared:
-            self.notify(sanitize(str(self.plan.reason or "nothing to compact"), max_len=200),
-                        title="cannot compact", severity="warning")
+        from tui_compactor.workbench.plans import run_refusal
+
+        refusal = run_refusal(self.plan, self.settings)
+        if refusal is not None:
+            self.notify(sanitize(refusal, max_len=300), title="cannot compact",
+                        severity="warning", timeout=8)
             return
         if self.session.append_refusal:
             self.notify(sanitize(self.session.append_refusal, max_len=300),
@@ -814,10 +807,13 @@ class CompactorApp(App[None]):
             self.notify(sanitize(str(error), max_len=300), title="no summarizer",
                         severity="error")
             return
-        files_format: Literal["files", "legacy"] = getattr(
-            getattr(self.config, "compaction", None), "files_format", "files")
-        jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings,
-                              files_format=files_format) for summarizer in summarizers]
+        if candidates and len(summarizers) < 2:
+            self.notify(sanitize(no_candidates_text(), max_len=600),
+                        title="nothing to compare", severity="warning", timeout=15)
+            return
+        jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings.compaction(),
+                              files_format=self.settings.files_format)
+                for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
         host.mount(CompactionPanel(jobs))
@@ -904,8 +900,6 @@ class CompactorApp(App[None]):
         """The summarizer of the configured profile (offline without a config)."""
         from tui_compactor.summarize.providers import make_summarizer
 
-        if self.config is None:
-            return make_summarizer(None)
         if compaction:
             profile = self.config.summarizer_profile(self.profile_name)
         else:
@@ -923,7 +917,7 @@ class CompactorApp(App[None]):
         self.plan_move(self.session, message.entry_index, self.settings)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
-    def plan_move(self, session: Any, target: int, settings: Any) -> None:
+    def plan_move(self, session: Any, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
         from tui_compactor.engine.settings import branch_summary_budget
@@ -1376,11 +1370,20 @@ def _block_label(item: Any, message: dict[str, Any]) -> str:
 
 def _block_preview(message: dict[str, Any]) -> str:
     """One sanitized line of a context block."""
-    if message.get("role") in ("compactionSummary", "branchSummary"):
-        raw = message.get("summary")
-        text = raw if isinstance(raw, str) else ""
-    elif message.get("role") == "bashExecution":
-        text = f"$ {message.get('command', '')}"
-    else:
-        text = content_text(message.get("content"))
-    return sanitize(text, single_line=True, max_len=200)
+    from tui_compactor.engine.messages import message_text
+
+    return sanitize(message_text(message, brief=True), single_line=True, max_len=200)
+
+
+def no_candidates_text() -> str:
+    """What ``R`` compares, and how to get a second candidate, when only offline is set up."""
+    from tui_compactor.config import config_path
+
+    return (
+        "R runs the plan with up to three summarizer profiles side by side and compares their "
+        "summaries: length, anchors kept by the audit, time. Only the offline summarizer is "
+        f"configured, so there is nothing to compare (r runs it). Add a profile to "
+        f"{config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
+        "base_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen2.5-coder-14b\"\n"
+        "then R runs it beside offline."
+    )

@@ -110,13 +110,15 @@ class PlanReady(Message):
     """A compaction plan for a leaf (``plan.prepared`` may be False with a reason)."""
 
     def __init__(self, plan: Any, generation: int, regions: dict[int, str],
-                 cut_entry: int | None) -> None:
+                 cut_entry: int | None, refusal: str | None = None) -> None:
         super().__init__()
         self.plan = plan
         self.generation = generation
         self.regions = regions
         """Entry index -> region, for colouring the tree (computed in the worker)."""
         self.cut_entry = cut_entry
+        self.refusal = refusal
+        """Why the plan may not be run (``workbench.plans.run_refusal``); None when it may."""
 
 
 class SessionRefreshed(Message):

@@ -8,38 +8,16 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from tui_compactor.engine.messages import text_of
 from tui_compactor.textsafe import sanitize
 
 PREVIEW_CHARS = 200
 """Longest one-line preview kept for a row (the row is cropped to the screen anyway)."""
 
 
-def content_text(content: Any, *, with_tools: bool = True) -> str:
-    """Flatten a message ``content`` (string or list of blocks) to readable text."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "toolCall" and with_tools:
-            parts.append(f"{block.get('name', '?')}({_short_arguments(block.get('arguments'))})")
-        elif kind == "image":
-            parts.append("[image]")
-    return " ".join(parts)
-
-
-def _short_arguments(arguments: Any) -> str:
-    """The first argument value of a tool call, which is usually the interesting one."""
-    if isinstance(arguments, dict) and arguments:
-        first = next(iter(arguments.values()))
-        return str(first) if not isinstance(first, (dict, list)) else "…"
-    return ""
+def content_text(content: Any) -> str:
+    """A message ``content`` as one preview line's text (``engine.messages.text_of``)."""
+    return text_of(content, " ", images="[image]", tool_calls=True)
 
 
 def entry_kind(entry: Any) -> str:

@@ -45,8 +45,9 @@ def _int_or_none(text: str) -> int | None:
     return int(value * scale)
 
 
-def plan_summary(plan: Any, session: Any, region_styles: dict[str, str]) -> Text:
-    """The plan in a few readable lines."""
+def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
+                 refusal: str | None = None) -> Text:
+    """The plan in a few readable lines; ``refusal`` says why it cannot be run, if so."""
     out = Text()
     leaf_entry = session.entries[plan.leaf] if plan.leaf is not None else None
     leaf_id = sanitize(str(leaf_entry.id), single_line=True, max_len=40) if leaf_entry else "?"
@@ -98,7 +99,11 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str]) -> Text
     except Exception:  # file lists are a convenience; never let them hide the plan
         read = edited = 0
     out.append(f"files: {read} read, {edited} modified\n", style="dim")
-    out.append("r runs the compaction (offline or the configured profile)", style="dim")
+    if refusal is not None:
+        out.append("cannot run: ", style="bold red")
+        out.append(sanitize(refusal, max_len=400))
+    else:
+        out.append("r runs the compaction (offline or the configured profile)", style="dim")
     return out
 
 
@@ -144,9 +149,11 @@ class PlanView(VerticalScroll):
             with field.prevent(Input.Changed):
                 field.value = "" if value is None else str(value)
 
-    def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str]) -> None:
-        """Describe ``plan``."""
-        self.query_one("#plan-text", Static).update(plan_summary(plan, session, region_styles))
+    def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str],
+                  refusal: str | None = None) -> None:
+        """Describe ``plan`` (and why it cannot be run, when ``refusal`` is given)."""
+        self.query_one("#plan-text", Static).update(
+            plan_summary(plan, session, region_styles, refusal))
 
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (planning, or an error)."""

@@ -1,0 +1,311 @@
+"""Start-up and whole-process speed, each against a floor measured in the same run.
+
+Cases (100k-entry generated session; ``--quick``: 10k):
+
+* **json.loads floor** — read the file and ``json.loads`` every line, in this process.
+* **tree complete (process)** — a fresh ``python`` process starts the app headless (120x40)
+  on the file; the time from process start until every row is in the tree and every
+  message on the active path has its token count (the app's counter). Ratio to the floor.
+* **first full screen (tmux)** — process start to the tree, the gauge and the details all
+  showing content in a real terminal (tmux, 120x40), for a 10-entry session and the big
+  one; the floor is ``minimal_app.py`` (a dozen ``Static`` widgets) measured the same way.
+* **import time** — ``python -X importtime -c "import tui_compactor.ui.app"``: the
+  cumulative import time of the app module and its largest direct imports.
+* **plan --tokens pi (process)** — the whole ``tui-compactor plan --tokens pi --json``
+  process against the pi reference process (``pi_plan.mjs``: ``SessionManager.open`` +
+  ``prepareCompaction`` in node) on the big session. Skipped without node and pi.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SIZE = (120, 40)
+PI_PACKAGE = Path(
+    os.environ.get(
+        "PI_CODING_AGENT_DIR",
+        "/work/main/.cache/pi-ref/node_modules/@mariozechner/pi-coding-agent",
+    )
+)
+
+_DETAILS_HEADER = re.compile(r"#\d+\s+line \d+")
+
+
+def app_ready(screen: str) -> bool:
+    """The app's first full screen: a tree row (the leaf marker), the gauge and details."""
+    return "◆ leaf" in screen and "compact at" in screen and bool(_DETAILS_HEADER.search(screen))
+
+
+def minimal_ready(screen: str) -> bool:
+    """The floor app's first full screen: its last widget drawn."""
+    return "MINIMAL-READY" in screen
+
+
+def _clean_env(home: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "PYTHONDONTWRITEBYTECODE")}
+    env.update(HOME=home, XDG_CONFIG_HOME=home, TERM="xterm-256color", PYTHONPATH=str(ROOT),
+               PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "tuic-bench-pycache"))  # fmt: skip
+    return env
+
+
+def tmux_first_screen(command: list[str], ready: Callable[[str], bool]) -> float | None:
+    """Seconds from starting ``command`` in a fresh 120x40 tmux to ``ready(screen)``."""
+    if shutil.which("tmux") is None:
+        return None
+    socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    line = " ".join(command)
+    with tempfile.TemporaryDirectory() as home:
+        env = _clean_env(home)
+        started = time.perf_counter()
+        subprocess.run(
+            ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "b",
+             "-x", str(SIZE[0]), "-y", str(SIZE[1]), "-c", str(ROOT), line],
+            env=env, check=True, timeout=30,
+        )  # fmt: skip
+        try:
+            deadline = started + 120
+            while time.perf_counter() < deadline:
+                screen = subprocess.run(
+                    ["tmux", "-L", socket, "capture-pane", "-p", "-t", "b"],
+                    capture_output=True, text=True, timeout=10,
+                ).stdout  # fmt: skip
+                if ready(screen):
+                    return time.perf_counter() - started
+                time.sleep(0.01)
+            return None
+        finally:
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True,
+                           timeout=10)  # fmt: skip
+
+
+TREE_COMPLETE_CODE = r"""
+import asyncio, os, sys, time
+from pathlib import Path
+started = float(os.environ["BENCH_T0"])
+from tui_compactor.ui.app import CompactorApp
+from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
+
+async def main() -> None:
+    app = CompactorApp(Path(sys.argv[1]), follow=False)
+    phases = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        need = None
+        position = 0
+        while True:
+            session = app.session
+            if session is not None and session.complete:
+                phases.setdefault("loaded", time.time() - started)
+                tree = app.query_one(SessionTree)
+                if tree.rows and len(tree.rows) > 0:
+                    phases.setdefault("rows", time.time() - started)
+                    if need is None:
+                        need = [i for i in session.active_path()
+                                if session.entries[i].type in MESSAGE_BEARING_TYPES]
+                    counts = tree.token_counts
+                    while position < len(need) and need[position] in counts:
+                        position += 1
+                    if position == len(need):
+                        break
+            await asyncio.sleep(0.01)
+        elapsed = time.time() - started
+        print("TREE", elapsed, " ".join(f"{k}={v:.3f}" for k, v in phases.items()), flush=True)
+        app.exit()
+    os._exit(0)
+
+asyncio.run(main())
+"""
+
+
+def tree_complete(path: Path) -> tuple[float, str]:
+    """Process start to every row shown with the active path's token counts (headless)."""
+    with tempfile.TemporaryDirectory() as home:
+        env = _clean_env(home)
+        env["BENCH_T0"] = repr(time.time())
+        result = subprocess.run(
+            [sys.executable, "-c", TREE_COMPLETE_CODE, str(path)],
+            capture_output=True, text=True, env=env, timeout=600, cwd=ROOT,
+        )  # fmt: skip
+    line = next((x for x in result.stdout.splitlines() if x.startswith("TREE ")), None)
+    if line is None:
+        raise RuntimeError(f"tree-complete probe failed: {result.stderr[-1500:]}")
+    _, seconds, *phases = line.split()
+    return float(seconds), " ".join(phases)
+
+
+def json_floor(path: Path) -> None:
+    """The floor: read the file line by line and ``json.loads`` each line."""
+    loads = json.loads
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                loads(line)
+
+
+def import_times() -> tuple[float, list[tuple[str, float]]]:
+    """Cumulative import seconds of ``tui_compactor.ui.app`` and its largest direct imports."""
+    env = _clean_env(tempfile.gettempdir())
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import tui_compactor.ui.app"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    rows = []
+    total = 0.0
+    for line in result.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|")
+        if not cumulative.strip().isdigit():
+            continue
+        seconds = int(cumulative) / 1e6
+        depth = (len(name) - len(name.lstrip())) // 2
+        if name.strip() == "tui_compactor.ui.app":
+            total = seconds
+        elif depth <= 1:
+            rows.append((name.strip(), seconds))
+    rows.sort(key=lambda item: -item[1])
+    return total, rows[:6]
+
+
+def _median_of(fn: Callable[[], float | None], runs: int) -> tuple[float | None, list[float]]:
+    values = [v for v in (fn() for _ in range(runs)) if v is not None]
+    return (statistics.median(values) if values else None), values
+
+
+def plan_processes(path: Path, runs: int) -> list[dict[str, Any]]:
+    """``plan --tokens pi`` process against the pi reference process on ``path``."""
+    node = shutil.which("node")
+    if node is None or not PI_PACKAGE.is_dir():
+        return [{"case": "plan process vs pi (skipped)", "notes": "node or pi package missing"}]
+    env = _clean_env(tempfile.gettempdir())
+    env["PI_CODING_AGENT_DIR"] = str(PI_PACKAGE)
+    label = f"{path.stem}"
+
+    def ours() -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "tui_compactor", "plan", str(path), "--tokens",
+                        "pi", "--json"], capture_output=True, check=True, env=env, cwd=ROOT)  # fmt: skip
+        return time.perf_counter() - started
+
+    def reference() -> float:
+        started = time.perf_counter()
+        subprocess.run([node, str(HERE / "pi_plan.mjs"), str(path)], capture_output=True,
+                       check=True, env=env, cwd=ROOT)  # fmt: skip
+        return time.perf_counter() - started
+
+    ours(), reference()  # warm caches (bytecode, page cache)
+    samples_ours: list[float] = []
+    samples_ref: list[float] = []
+    for _ in range(runs):  # interleaved, so both see the same machine load
+        samples_ours.append(ours())
+        samples_ref.append(reference())
+    mine, theirs = statistics.median(samples_ours), statistics.median(samples_ref)
+    return [
+        {"case": f"plan process {label}, pi 0.73.1 (node)", "median_s": theirs, "runs": runs,
+         "ratio": 1.0, "notes": "floor: SessionManager.open + prepareCompaction"},
+        {"case": f"plan process {label}, ours --tokens pi", "median_s": mine, "runs": runs,
+         "ratio": mine / theirs, "target": ">=5x faster",
+         "notes": f"{theirs / mine:.1f}x faster than pi"},
+    ]  # fmt: skip
+
+
+def run(ctx: Any) -> list[dict[str, Any]]:
+    """All cases (``--quick``: the 10k session)."""
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    entries = 10_000 if ctx.quick else 100_000
+    big = generate(entries)
+    small = generate(10)
+    real_1k = ROOT / "tui_compactor" / "data" / "sample-session.jsonl"
+    size_mb = big.stat().st_size / 1e6
+    runs = max(3, ctx.runs)
+    rows: list[dict[str, Any]] = []
+
+    def case(name: str, measure: Callable[[], list[dict[str, Any]]]) -> None:
+        try:
+            rows.extend(measure())
+        except Exception as error:  # noqa: BLE001 - reported in the table
+            rows.append({"case": f"{name} (failed)", "notes": f"{type(error).__name__}: {error}"})
+
+    def tree() -> list[dict[str, Any]]:
+        floors: list[float] = []
+        trees: list[float] = []
+        phases = ""
+        json_floor(big)  # page cache warm for both
+        for _ in range(runs):  # interleaved: floor, then the app, under the same load
+            started = time.perf_counter()
+            json_floor(big)
+            floors.append(time.perf_counter() - started)
+            seconds, phases = tree_complete(big)
+            trees.append(seconds)
+        floor = statistics.median(floors)
+        return [
+            {"case": f"{entries:>7} json.loads floor", "median_s": floor, "runs": runs,
+             "ratio": 1.0, "size_mb": size_mb, "notes": "read + json.loads per line"},
+            {"case": f"{entries:>7} tree complete (process)", "median_s": statistics.median(trees),
+             "runs": runs, "ratio": statistics.median(trees) / floor, "size_mb": size_mb,
+             "target": "<=2.0x", "notes": f"start -> all rows + active-path tokens; {phases}"},
+        ]  # fmt: skip
+
+    def screens() -> list[dict[str, Any]]:
+        app = [sys.executable, "-m", "tui_compactor"]
+        minimal = [sys.executable, str(HERE / "minimal_app.py")]
+        samples: dict[str, list[float]] = {"floor": [], "small": [], "big": []}
+        for _ in range(runs):  # interleaved
+            for key, command, ready in (
+                ("floor", minimal, minimal_ready),
+                ("small", [*app, str(small), "--no-follow"], app_ready),
+                ("big", [*app, str(big), "--no-follow"], app_ready),
+            ):
+                value = tmux_first_screen(command, ready)
+                if value is not None:
+                    samples[key].append(value)
+        if not samples["floor"]:
+            return [{"case": "first full screen (skipped)", "notes": "no tmux"}]
+        floor = statistics.median(samples["floor"])
+        small_s = statistics.median(samples["small"]) if samples["small"] else None
+        out = [{"case": "first full screen, minimal Textual app", "median_s": floor,
+                "runs": len(samples["floor"]), "ratio": 1.0, "notes": "floor (tmux 120x40)"}]  # fmt: skip
+        for key, label in (("small", "     10"), ("big", f"{entries:>7}")):
+            if not samples[key]:
+                out.append({"case": f"{label} first full screen (timed out)"})
+                continue
+            value = statistics.median(samples[key])
+            note = "tree + gauge + details drawn"
+            if key == "big" and small_s:
+                note += f"; {value / small_s:.2f}x the 10-entry session (target <=1.1x)"
+            out.append({"case": f"{label} first full screen (tmux)", "median_s": value,
+                        "runs": len(samples[key]), "ratio": value / floor, "target": "<=1.5x",
+                        "notes": note})  # fmt: skip
+        return out
+
+    def imports() -> list[dict[str, Any]]:
+        totals = []
+        parts: list[tuple[str, float]] = []
+        for _ in range(runs):
+            total, parts = import_times()
+            totals.append(total)
+        shown = ", ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in parts)
+        return [{"case": "import tui_compactor.ui.app", "median_s": statistics.median(totals),
+                 "runs": runs, "notes": f"-X importtime, ms: {shown}"}]  # fmt: skip
+
+    case("first full screen", screens)
+    case("tree complete", tree)
+    case("imports", imports)
+    case("plan process 1k", lambda: plan_processes(real_1k, runs))
+    case("plan process big", lambda: plan_processes(big, runs))
+    return rows

@@ -1,0 +1,93 @@
+"""Every command uses the one exit-code table (``workbench.exits``), with the same meaning."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui_compactor.cli import COMMANDS
+from tui_compactor.workbench.exits import EXIT_CODES, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSIONS = ROOT / "tests" / "fixtures" / "oracle" / "sessions"
+HEADLESS = sorted(name for name in COMMANDS if name not in ("open", "demo"))
+REQUIRED = {"navigate": ["--to", "#1"]}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "tui_compactor", *args], cwd=ROOT,
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
+
+
+@pytest.fixture
+def compacted(tmp_path: Path) -> Path:
+    target = tmp_path / "tree-compacted.jsonl"
+    shutil.copyfile(SESSIONS / "tree-compacted.jsonl", target)
+    return target
+
+
+def test_no_command_defines_or_hard_codes_its_own_codes() -> None:
+    for path in sorted((ROOT / "tui_compactor" / "commands").glob("*.py")) + [
+        ROOT / "tui_compactor" / "cli.py"
+    ]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                assert not any(n.startswith("EXIT_") for n in names), f"{path.name}: {names}"
+            if isinstance(node, ast.FunctionDef) and node.name == "run":
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Constant):
+                        raise AssertionError(f"{path.name}: run() returns a bare number")
+
+
+def test_the_table_is_documented_once_in_readme_and_commands_doc() -> None:
+    for doc in ("README.md", "docs/engine-commands.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for code, meaning in EXIT_CODES.items():
+            assert f"| {code} | {meaning} |" in text, f"{doc} lacks the row for {code}"
+
+
+@pytest.mark.parametrize("command", HEADLESS)
+def test_unreadable_file_and_bad_flags_are_usage_errors(command: str, tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    assert cli(command, missing, *REQUIRED.get(command, [])).returncode == EXIT_USAGE
+    assert cli(command, missing, "--no-such-flag").returncode == EXIT_USAGE
+
+
+@pytest.mark.parametrize("command", ["tree", "plan", "context", "serialize", "compact",
+                                     "export", "navigate"])
+def test_unknown_entry_ids_are_usage_errors(command: str, compacted: Path) -> None:
+    extra = ["--to", "nope"] if command == "navigate" else ["--leaf", "nope"]
+    result = cli(command, str(compacted), *extra)
+    assert result.returncode == EXIT_USAGE
+    assert b"nope" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plan", "--cut", "#3"],  # the rules refuse this cut
+        ["compact", "--provider", "offline"],  # not confirmed (no terminal, no --yes)
+        ["compact", "--provider", "offline", "--dry-run", "--keep-recent", "300000",
+         "--window", "200000"],  # summarizes nothing
+        ["navigate", "--to", "#3"],  # not confirmed
+        ["undo"],  # later entries would leave the active path
+        ["seal"],  # nothing to seal
+    ],
+)
+def test_refusals_write_nothing_and_exit_1(args: list[str], compacted: Path) -> None:
+    before = compacted.read_bytes()
+    result = cli(args[0], str(compacted), *args[1:])
+    assert result.returncode == EXIT_REFUSED, result.stderr
+    assert compacted.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["lint", "tree", "inspect", "plan", "context", "serialize"])
+def test_reports_exit_0(command: str, compacted: Path) -> None:
+    assert cli(command, str(compacted)).returncode == EXIT_OK

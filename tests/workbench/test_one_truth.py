@@ -1,0 +1,123 @@
+"""``plan``, ``compact --dry-run`` and the app's plan pane agree, whichever source sets the
+settings: a config file, ``TUI_COMPACTOR_*`` variables, or flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_compactor import cli as cli_module
+from tui_compactor.commands import engine_args
+from tui_compactor.ui.app import CompactorApp
+from tui_compactor.ui.widgets.plan_view import PlanView
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl"
+
+KEEP = 500
+"""Far from the default 20000: with it the cut lands on another entry of the fixture."""
+
+SOURCES = ("config", "env", "flags")
+
+
+def _setup(source: str, tmp_path: Path) -> tuple[dict[str, str], list[str]]:
+    """Environment and extra flags that set keep-recent 500 and the pi counter via ``source``."""
+    home = tmp_path / "xdg"
+    (home / "tui-compactor").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_COMPACTOR_")}
+    env["XDG_CONFIG_HOME"] = str(home)
+    flags: list[str] = []
+    if source == "config":
+        (home / "tui-compactor" / "config.toml").write_text(
+            f'[compaction]\nkeep_recent_tokens = {KEEP}\ntokens = "pi"\n', encoding="utf-8"
+        )
+    elif source == "env":
+        env["TUI_COMPACTOR_KEEP_RECENT_TOKENS"] = str(KEEP)
+        env["TUI_COMPACTOR_TOKENS"] = "pi"
+    else:
+        # The config file says otherwise: the flags win.
+        (home / "tui-compactor" / "config.toml").write_text(
+            '[compaction]\nkeep_recent_tokens = 90000\ntokens = "bytes"\n', encoding="utf-8"
+        )
+        flags = ["--keep-recent", str(KEEP), "--tokens", "pi"]
+    return env, flags
+
+
+def _run(env: dict[str, str], *args: str) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-m", "tui_compactor", *args],
+        cwd=ROOT, env=env, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _decision(plan: dict[str, Any]) -> tuple[Any, ...]:
+    """Cut, keep-recent and the summarized range of a ``plan --json`` row."""
+    end = plan["turnStartIndex"] if plan["isSplitTurn"] else plan["firstKeptEntryIndex"]
+    return (plan["firstKeptEntryId"], plan["keepRecentTokens"], plan["tokens"],
+            plan["boundaryStart"], end)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("source", SOURCES)
+async def test_plan_compact_and_app_agree(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = tmp_path / FIXTURE.name
+    shutil.copyfile(FIXTURE, session)
+    before = session.read_bytes()
+    env, flags = _setup(source, tmp_path)
+
+    plan_row = _run(env, "plan", str(session), "--json", *flags)["plans"][0]
+    compact = _run(env, "compact", str(session), "--dry-run", "--json", "--provider", "offline",
+                   *flags)
+    assert session.read_bytes() == before
+    expected = _decision(plan_row)
+    assert expected[1:3] == (KEEP, "pi")
+    assert _decision(compact["plan"]) == expected
+
+    default_env, _ = _setup("none", tmp_path / "default")
+    default_row = _run(default_env, "plan", str(session), "--json")["plans"][0]
+    assert default_row["firstKeptEntryId"] != expected[0], "the source must matter"
+
+    # The app, started the way `tui-compactor SESSION ...` starts it.
+    for key in [k for k in os.environ if k.startswith("TUI_COMPACTOR_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        if key.startswith("TUI_COMPACTOR_") or key == "XDG_CONFIG_HOME":
+            monkeypatch.setenv(key, value)
+    args = cli_module.build_parser().parse_args(["open", str(session), "--no-follow", *flags])
+    app = CompactorApp(session, settings=engine_args.settings_from_args(args), follow=False)
+    app.gauge_debounce = 0
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(100):
+            await pilot.pause()
+            if app.session is not None and app.selected_entry is not None:
+                break
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("c")
+        for _ in range(100):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if app.plan is not None:
+                break
+        plan = app.plan
+        assert plan is not None and plan.prepared
+        end = plan.turn_start_index if plan.is_split_turn else plan.first_kept_index
+        shown = (plan.first_kept_entry_id, plan.keep_recent_tokens, plan.counter_name,
+                 plan.boundary_start, end)
+        assert shown == expected
+        pane = str(app.query_one(PlanView).query_one("#plan-text").render())
+        assert f"cut before #{plan.branch[plan.first_kept_index]}" in pane
+        assert str(app.query_one("#plan-keep").value) == str(KEEP)  # type: ignore[attr-defined]
+    assert session.read_bytes() == before

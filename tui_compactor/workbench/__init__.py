@@ -1,0 +1,17 @@
+"""The headless workbench: every decision the app and the commands share, made once.
+
+Both front-ends (``tui_compactor.ui`` and ``tui_compactor.commands``) call this layer instead of
+re-deciding: they parse input, call the workbench, and show what it returns. It imports no
+Textual and no Rich (``tests/engine/test_purity.py``).
+
+Modules:
+
+* ``settings``: ``Settings``, resolved once (defaults < config file < ``TUI_COMPACTOR_*`` <
+  flags < edits in the app), typed and validated (``Settings.problems``).
+* ``exits``: the exit codes every command returns, with their one meaning.
+* ``refs``: ``resolve_ref``, the one reading of ``ID`` / ``#N`` entry references.
+* ``plans``: ``make_plan`` and ``run_refusal``, the plan both front-ends show and the one rule
+  for whether it may be run or accepted.
+"""
+
+from __future__ import annotations

@@ -1,0 +1,61 @@
+"""The compaction plan both front-ends show, and the one rule for whether it may be run.
+
+``make_plan`` is the only way the app and the commands plan a compaction: same settings
+object, same counter, same cache rules, so ``plan``, ``compact`` and the app's plan pane cut at
+the same entry by construction. ``run_refusal`` says why a plan may not be run or accepted
+(``None`` when it may).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tui_compactor.engine.plan import CompactionPlan, prepare_compaction
+from tui_compactor.engine.tokens import TokenCache
+
+if TYPE_CHECKING:
+    from tui_compactor.session.session import Session
+    from tui_compactor.workbench.settings import Settings
+
+__all__ = ["make_plan", "run_refusal"]
+
+
+def make_plan(
+    session: Session,
+    leaf: int | None,
+    settings: Settings,
+    cut: int | None = None,
+    *,
+    cache: TokenCache | None = None,
+) -> CompactionPlan:
+    """Plan a compaction of the branch ending at ``leaf`` (None: the file's leaf).
+
+    Args:
+        session: the loaded session (a consistent snapshot when other threads refresh it).
+        leaf: entry index of the node to compact at.
+        settings: the resolved settings (keep-recent, reserve, rules, counter, calibration).
+        cut: entry index of a manual cut point, or None for the computed one.
+        cache: a token cache for ``session`` and ``settings.counter()`` to reuse, if any.
+    """
+    counter = settings.counter()
+    if cache is None or cache.counter is not counter or cache.session is not session:
+        cache = TokenCache(session, counter)
+    return prepare_compaction(session, leaf, settings.compaction(), counter, cut, cache=cache)
+
+
+def run_refusal(plan: CompactionPlan | None, settings: Settings) -> str | None:
+    """Why ``plan`` may not be run or accepted, in words for the user; None when it may."""
+    if plan is None:
+        return "there is no plan yet"
+    problem = settings.blocking_problem()
+    if problem is not None:
+        return f"{problem.field} ({problem.source}): {problem.reason}"
+    if not plan.prepared:
+        return plan.reason or "the plan was not prepared"
+    if plan.is_empty:
+        keep = plan.effective_keep_recent_tokens
+        return (
+            "nothing would be summarized: every message after the previous compaction is kept "
+            f"(keep-recent {keep} tokens covers them); lower keep-recent or pick an earlier cut"
+        )
+    return None

@@ -1,0 +1,277 @@
+"""Settings resolved once: defaults < config file < ``TUI_COMPACTOR_*`` < flags < app edits.
+
+``resolve_settings`` reads the config file and the environment (through ``config.load_config``),
+lays the flags the user typed on top and returns one frozen ``Settings``. Every command and the
+app plan, count and summarize with that object; the app applies its edits with
+``Settings.edited``. Each value remembers where it came from (``Settings.sources``) so a problem
+can say which setting to change and where.
+
+``Settings.problems`` is the one validation: it names the field, where its value came from and
+the reason. A *blocking* problem (keep-recent that does not fit in the window after the reserve)
+means nothing may be run or accepted with these settings (``workbench.plans.run_refusal``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from tui_compactor.config import ENV_VARS, Config, ConfigError, load_config
+from tui_compactor.engine.settings import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_KEEP_RECENT_TOKENS,
+    CompactionSettings,
+    Rules,
+    effective_reserve,
+    reserve_window_warning,
+)
+from tui_compactor.engine.tokens import TokenCounter, get_counter
+
+__all__ = [
+    "CounterName",
+    "FLAGS",
+    "FilesFormat",
+    "Settings",
+    "SettingsProblem",
+    "resolve_settings",
+]
+
+CounterName = Literal["cl100k", "pi", "bytes"]
+FilesFormat = Literal["files", "legacy"]
+
+FLAGS: dict[str, str] = {
+    "keep_recent_tokens": "--keep-recent",
+    "reserve_tokens": "--reserve",
+    "context_window": "--window",
+    "rules": "--rules",
+    "tokens": "--tokens",
+    "files_format": "--files-format",
+    "calibrate": "--calibrate",
+}
+"""Settings field -> the command-line flag that sets it (the same name in every command)."""
+
+_ENV_OF_FIELD: dict[str, str] = {
+    path[-1]: variable for variable, path in ENV_VARS.items() if path[0] == "compaction"
+}
+
+_COUNTERS: dict[str, TokenCounter] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsProblem:
+    """One problem with the settings: which field, where its value came from, and why.
+
+    ``blocking`` problems forbid running or accepting a compaction; the others are warnings.
+    """
+
+    field: str
+    reason: str
+    source: str
+    blocking: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.field} ({self.source}): {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The planning and summarizing settings every front-end uses (frozen; copy to change).
+
+    ``context_window`` is None when nobody set it: commands then show no threshold, and the app
+    uses the session model's known window (``with_model_window``).
+    """
+
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    reserve_tokens: int | None = None
+    context_window: int | None = None
+    rules: Rules = "pi"
+    tokens: CounterName = "cl100k"
+    files_format: FilesFormat = "files"
+    calibrate: bool = False
+    config: Config = field(
+        default_factory=lambda: Config.model_validate({}), compare=False, repr=False
+    )
+    """The whole configuration (profiles, ``[ui]``), as resolved with these settings."""
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Field -> where its value came from (``config file PATH``, a variable, a flag, ``app``)."""
+
+    def source_of(self, name: str) -> str:
+        """Where the value of ``name`` came from (``default`` when nobody set it)."""
+        return self.sources.get(name, "default")
+
+    @property
+    def window_configured(self) -> bool:
+        """True when the user set the window (config, variable, flag or app edit)."""
+        source = self.source_of("context_window")
+        return self.context_window is not None and not source.startswith(("model", "assumed"))
+
+    @property
+    def window_model(self) -> str | None:
+        """The session model whose known window is used (``with_model_window``), if any."""
+        source = self.source_of("context_window")
+        return source.removeprefix("model ") if source.startswith("model ") else None
+
+    def compaction(self) -> CompactionSettings:
+        """The engine's view of these settings (``engine.settings.CompactionSettings``)."""
+        return CompactionSettings(
+            keep_recent_tokens=self.keep_recent_tokens,
+            reserve_tokens=self.reserve_tokens,
+            context_window=self.context_window,
+            rules=self.rules,
+            calibrate=self.calibrate,
+        )
+
+    def counter(self) -> TokenCounter:
+        """The token counter named by ``tokens`` (one shared instance per name)."""
+        counter = _COUNTERS.get(self.tokens)
+        if counter is None:
+            counter = _COUNTERS[self.tokens] = get_counter(self.tokens)
+        return counter
+
+    def edited(self, source: str = "app", **changes: Any) -> Settings:
+        """A copy with ``changes`` applied and recorded as coming from ``source``.
+
+        Raises:
+            ValueError: an unknown field, or a value of the wrong type or range (the message
+                names the field).
+        """
+        for name, value in changes.items():
+            _check_value(name, value)
+        sources = dict(self.sources)
+        sources.update(dict.fromkeys(changes, source))
+        return dataclasses.replace(self, sources=sources, **changes)
+
+    def with_model_window(self, window: int | None, model: str | None) -> Settings:
+        """Use the session model's known ``window`` when the user set none; else unchanged.
+
+        Without a known window, the agents' default (``DEFAULT_CONTEXT_WINDOW``) is assumed and
+        ``source_of("context_window")`` says ``assumed``.
+        """
+        if self.window_configured:
+            return self
+        if window is None or model is None:
+            return self.edited("assumed", context_window=DEFAULT_CONTEXT_WINDOW)
+        return self.edited(f"model {model}", context_window=window)
+
+    @classmethod
+    def from_config(cls, config: Config, sources: Mapping[str, str] | None = None) -> Settings:
+        """The settings of ``config.compaction`` (no flags); ``sources`` as known."""
+        section = config.compaction
+        if sources is None:
+            origin = f"config file {config.source}" if config.source else "config"
+            sources = dict.fromkeys(section.model_fields_set, origin)
+        return cls(
+            keep_recent_tokens=section.keep_recent_tokens,
+            reserve_tokens=section.reserve_tokens,
+            context_window=section.context_window,
+            rules=section.rules,
+            tokens=section.tokens,
+            files_format=section.files_format,
+            config=config,
+            sources=sources,
+        )
+
+    def problems(self) -> list[SettingsProblem]:
+        """Everything wrong with these settings; empty when they make sense."""
+        found: list[SettingsProblem] = []
+        window = self.context_window
+        if window is None:
+            return found
+        warning = reserve_window_warning(window, self.compaction())
+        if warning:
+            found.append(
+                SettingsProblem(
+                    "reserve_tokens", warning, self.source_of("reserve_tokens"), blocking=False
+                )
+            )
+        room = window - effective_reserve(window, self.compaction())
+        if self.keep_recent_tokens >= room:
+            found.append(
+                SettingsProblem(
+                    "keep_recent_tokens",
+                    f"{self.keep_recent_tokens} must be smaller than the window minus the reserve "
+                    f"({window} - {window - room} = {room}): the kept part alone would fill the "
+                    "window, so nothing would be summarized and nothing can be run",
+                    self.source_of("keep_recent_tokens"),
+                )
+            )
+        return found
+
+    def blocking_problem(self) -> SettingsProblem | None:
+        """The first problem that forbids running a compaction, if any."""
+        return next((problem for problem in self.problems() if problem.blocking), None)
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "rules": get_args(Rules),
+    "tokens": get_args(CounterName),
+    "files_format": get_args(FilesFormat),
+}
+
+
+def _check_value(name: str, value: Any) -> None:
+    """Raise ValueError naming ``name`` when ``value`` is not a valid value for it."""
+    if name in _CHOICES:
+        if value not in _CHOICES[name]:
+            raise ValueError(f"{name}: {value!r} is not one of {', '.join(_CHOICES[name])}")
+        return
+    if name == "calibrate":
+        if not isinstance(value, bool):
+            raise ValueError(f"calibrate: {value!r} is not true or false")
+        return
+    if name not in ("keep_recent_tokens", "reserve_tokens", "context_window"):
+        raise ValueError(f"{name}: not a setting")
+    if value is None and name != "keep_recent_tokens":
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name}: {value!r} is not a whole number of tokens")
+    if name == "context_window" and value <= 0:
+        raise ValueError(f"{name}: must be greater than 0 (got {value})")
+    if value < 0:
+        raise ValueError(f"{name}: must not be negative (got {value})")
+
+
+def resolve_settings(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    config_file: Path | str | None = None,
+    environ: Mapping[str, str] | None = None,
+    profile: str | None = None,
+) -> Settings:
+    """Resolve the settings once: defaults < config file < ``TUI_COMPACTOR_*`` < ``flags``.
+
+    Args:
+        flags: settings field -> value the user typed (``None`` = not typed); keys are the
+            names of ``Settings`` fields (``keep_recent_tokens``, ``rules``...).
+        config_file: ``--config PATH``; default ``$TUI_COMPACTOR_CONFIG`` or the XDG file.
+        environ: the environment (default ``os.environ``).
+        profile: ``--profile NAME``: becomes the default summarizer profile.
+
+    Raises:
+        ConfigError: bad config file, bad variable or bad flag value (the message names it).
+    """
+    env = os.environ if environ is None else environ
+    typed = {name: value for name, value in (flags or {}).items() if value is not None}
+    for name, value in typed.items():
+        try:
+            _check_value(name, value)
+        except ValueError as error:
+            raise ConfigError(f"{FLAGS.get(name, name)}: {error}") from None
+    overrides: dict[str, Any] = {"default_profile": profile}
+    config = load_config(config_file, environ=env, overrides=overrides)
+    section = config.compaction
+    sources: dict[str, str] = {}
+    for name in section.model_fields_set:
+        variable = _ENV_OF_FIELD.get(name)
+        if variable and env.get(variable):
+            sources[name] = variable
+        else:
+            sources[name] = f"config file {config.source}" if config.source else "config"
+    settings = Settings.from_config(config, sources)
+    for name, value in typed.items():
+        settings = settings.edited(FLAGS.get(name, name), **{name: value})
+    return settings
