@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 
 if TYPE_CHECKING:
     from tui_compactor.workbench.settings import Settings
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replace-instructions", action="store_true",
                         help="the instructions replace the default prompt instead of adding focus")
     parser.add_argument("--yes", action="store_true", help="append without asking")
-    add_quiet_window(parser)
+    add_append_options(parser)
     common.add_settings(parser)
     common.add_json(parser)
 
@@ -182,16 +182,14 @@ def _perform(
         say("not confirmed: nothing written (pass --yes to append without asking)")
         report["refused"] = "not confirmed"
         return finish(common.EXIT_REFUSED)
-    append_options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        append_options["quiet_seconds"] = args.quiet_window
+    gate_options: dict[str, Any] = append_options(args)
 
     async def move() -> Any:
         try:
             return await navigate(
                 session, nav, summarizer=summarizer, instructions=args.instructions,
                 replace_instructions=args.replace_instructions,
-                on_event=_StreamPrinter(sys.stderr), **append_options,
+                on_event=_StreamPrinter(sys.stderr), **gate_options,
             )
         finally:
             await aclose_shared_clients()
