@@ -50,7 +50,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
-from tui_compactor.ui.widgets.context_view import ContextView
+from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
@@ -191,6 +191,8 @@ class CompactorApp(App[None]):
         """Serializes ``session.refresh()`` between live follow and our own appends."""
         self.run_after_plan = ""
         """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
+        self.compaction_options: tuple[str, str, bool] = ("soft", "", False)
+        """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
         self.token_count_pending = False
         """Count tokens once the next rows are shown (what is visible is counted first)."""
         self.pending_targets: set[int] = set()
@@ -558,8 +560,9 @@ class CompactorApp(App[None]):
                 continue
             message = item.message if isinstance(item.message, dict) else {}
             tokens = cache.message_tokens(item.entry_index)
-            blocks.append((_block_label(item, message), _block_preview(message), tokens,
-                           item.entry_index))
+            entry = session.entries[item.entry_index]
+            blocks.append((block_label(item, message, entry), block_preview(message, entry),
+                           tokens, item.entry_index))
         data = GaugeData(
             entry_index=entry_index,
             tokens=estimate.tokens,
@@ -739,6 +742,11 @@ class CompactorApp(App[None]):
         else:
             self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
 
+    @on(PlanView.OptionsEdited)
+    def _options_edited(self, message: PlanView.OptionsEdited) -> None:
+        """Method and focus of the next compaction (``--method`` / ``--instructions``)."""
+        self.compaction_options = (message.method, message.focus, message.replace)
+
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
         self.plan_cut = None
@@ -824,8 +832,11 @@ class CompactorApp(App[None]):
             self.notify(sanitize(no_candidates_text(), max_len=600),
                         title="nothing to compare", severity="warning", timeout=15)
             return
+        method, focus, replace = self.compaction_options
         jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings.compaction(),
-                              files_format=self.settings.files_format)
+                              files_format=self.settings.files_format,
+                              method=method,  # type: ignore[arg-type]
+                              instructions=focus.strip() or None, replace_instructions=replace)
                 for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
@@ -1372,24 +1383,6 @@ def _error_text(error: BaseException) -> str:
     if reason:
         return f"{reason} {hint or ''}".strip()
     return f"{type(error).__name__}: {error}"
-
-
-def _block_label(item: Any, message: dict[str, Any]) -> str:
-    """Short name of one context block."""
-    role: Any = message.get("role")
-    return {
-        "compactionSummary": "summary",
-        "branchSummary": "branch",
-        "toolResult": "tool",
-        "bashExecution": "bash",
-    }.get(role, str(role or getattr(item, "kind", "?")))
-
-
-def _block_preview(message: dict[str, Any]) -> str:
-    """One sanitized line of a context block."""
-    from tui_compactor.engine.messages import message_text
-
-    return sanitize(message_text(message, brief=True), single_line=True, max_len=200)
 
 
 def no_candidates_text() -> str:
