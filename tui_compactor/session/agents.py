@@ -70,6 +70,7 @@ def _read_cmdline(pid_dir: Path) -> list[str]:
 
 def _short_command(argv: list[str], limit: int = 80) -> str:
     shown = " ".join([os.path.basename(argv[0]), *argv[1:]]) if argv else "?"
+    shown = " ".join(shown.split())  # one line, whatever the arguments hold
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 

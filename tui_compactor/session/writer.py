@@ -632,7 +632,8 @@ def _verify_unchanged(session: Any, ops: OsOps, fd: int) -> None:
         if tail == b"\n":
             raise SessionChanged(
                 f"{name}: {added} bytes of new entries were appended since it was loaded.",
-                "Reload the session, check the plan again and confirm.",
+                "Nothing was written: load it again (run the command again, or reload in the "
+                "app), check the plan and confirm.",
                 added_bytes=added,
             )
         raise AppendRefused(
