@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     try:
         session = common.load(args.session)
+        settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:

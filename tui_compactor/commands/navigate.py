@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
 from tui_compactor.commands.confirm import add_append_options, append_options
+from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
     from tui_compactor.workbench.settings import Settings
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         old_leaf = common.leaf_or_default(session, args.leaf)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
@@ -100,13 +102,27 @@ def run(args: argparse.Namespace) -> int:
     return _perform(args, session, nav, settings, data)
 
 
+PREVIEW_WIDTH = 64
+"""Characters of each entry's preview in the text form."""
+SHOWN_ENTRIES = 6
+"""Selected entries listed per budget (the first and last half); the rest are counted."""
+
+
 def _print_text(session: Any, data: dict[str, Any]) -> None:
+    from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
 
+    def says(index: int) -> str:
+        entry = session.entries[index]
+        kind = entry.role if entry.type == "message" and entry.role else entry.type
+        preview = sanitize(entry_preview(session, index), single_line=True,
+                           max_len=PREVIEW_WIDTH)
+        return f"{sanitize(kind or '?', single_line=True)}: {preview}" if preview else str(kind)
+
     def show(ident: str | None, index: int | None) -> str:
-        if ident is None:
+        if ident is None or index is None:
             return "(before the first entry)"
-        return f"{sanitize(ident, single_line=True)} (#{index})"
+        return f"{sanitize(ident, single_line=True)} (#{index}) {says(index)}"
 
     print(f"old leaf         {show(data['oldLeafId'], data['oldLeafIndex'])}")
     print(f"target           {show(data['targetId'], data['targetIndex'])}")
@@ -114,14 +130,28 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
     print(f"common ancestor  {show(data['commonAncestorId'], data['commonAncestorIndex'])}")
     if data["noop"]:
         print("nothing to do: the target is the current leaf")
-    print(f"branch to summarize: {data['entryCount']} entries")
+    print(f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
+          "the common ancestor)")
     for row in data["prepared"]:
         budget = row["tokenBudget"] or "no limit"
         print(
-            f"  budget {budget}: {row['messageCount']} messages, {row['totalTokens']} tokens"
-            f" [{data['tokens']}]"
+            f"  budget {budget}: {count_of(row['messageCount'], 'message')}, "
+            f"{row['totalTokens']} tokens [{data['tokens']}], chosen newest first"
         )
-        print(f"    selected {common.format_ids(row['entryIds'])}")
+        indices = row["entryIndices"]
+        half = SHOWN_ENTRIES // 2
+        hidden = len(indices) - SHOWN_ENTRIES
+        shown = indices if hidden <= 1 else [*indices[:half], None, *indices[-half:]]
+        for index in shown:
+            if index is None:
+                print(f"    … {hidden} more")
+            else:
+                print(f"    {sanitize(session.entries[index].id, single_line=True)} "
+                      f"{says(index)}")
+        left_out = data["entryCount"] - len(indices)
+        if left_out > 0:
+            print(f"    ({count_of(left_out, 'entry', 'entries')} not sent: tool results, "
+                  "and what did not fit the budget)")
         ops = row["fileOps"]
         if ops["readFiles"] or ops["modifiedFiles"]:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 "leafId": session.entries[leaf].id,
                 "leafIndex": leaf,
                 "rules": settings.rules,
+                "rulesSource": settings.source_of("rules"),
                 "tokens": settings.tokens,
                 "contextTokens": first.context_tokens.to_json() if first.context_tokens else None,
                 "threshold": threshold,

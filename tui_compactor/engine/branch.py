@@ -117,6 +117,7 @@ def selection_json(session: Any, selection: BranchSelection, rules: str) -> dict
         "messageCount": len(selection.messages),
         "totalTokens": selection.total_tokens,
         "entryIds": ids,
+        "entryIndices": list(selection.selected),
         "firstEntryId": ids[0] if ids else None,
         "lastEntryId": ids[-1] if ids else None,
         "fileOps": selection.file_ops.to_json(rules),

@@ -339,6 +339,8 @@ class CompactorApp(App[None]):
         previous = self.session
         self.session = message.session
         self.load_seconds = message.seconds
+        self.settings = self.settings.for_session(self.session)  # rules follow the session
+        self.counter = self.settings.counter()
         self.token_cache = TokenCache(self.session, self.counter)
         self.plan = None
         self.plan_cut = None
@@ -360,6 +362,24 @@ class CompactorApp(App[None]):
         self.measure_chart(self.session)
         if self.follow_enabled and self.session.complete and self._follow_timer is None:
             self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
+
+    def action_toggle_rules(self) -> None:
+        """Plan, count and rebuild the context under the other rule set (pi <-> oh-my-pi)."""
+        if self.session is None:
+            return
+        from tui_compactor.engine.tokens import TokenCache
+
+        other = "pi" if self.settings.rules == "omp" else "omp"
+        self.settings = self.settings.edited("app", rules=other)
+        self.counter = self.settings.counter()
+        self.token_cache = TokenCache(self.session, self.counter)
+        self.query_one(SessionTree).token_counts.clear()
+        self.token_count_pending = True
+        self._update_status()
+        self.rebuild_outline()
+        self._apply_settings()
+        self.notify(f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
+                    f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
 
     def _adopt_model_window(self) -> None:
         """Use the window of the session's own model (at the file's leaf) when it is known."""
@@ -406,6 +426,8 @@ class CompactorApp(App[None]):
             counter_name=getattr(self.counter, "name", "?"),
             jobs=self.running_jobs,
             following=self._follow_timer is not None,
+            rules=self.settings.rules,
+            rules_source=self.settings.source_of("rules"),
         )
 
     # ----- outline -----------------------------------------------------------------------

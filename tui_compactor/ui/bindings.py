@@ -45,6 +45,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("5", "show_tab('tab-compaction')", "Compaction tab", show=False,
             id="tab_compaction"),
     Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
+    Binding("o", "toggle_rules", "Switch pi / oh-my-pi rules", show=False, id="toggle_rules"),
 ]
 """App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""
 

@@ -157,6 +157,20 @@ class Settings:
             return self.edited("assumed", context_window=DEFAULT_CONTEXT_WINDOW)
         return self.edited(f"model {model}", context_window=window)
 
+    def for_session(self, session: Any, home: Path | None = None) -> Settings:
+        """Rules that follow ``session`` when nobody chose them (flag, variable, config, app).
+
+        The guess (``session.flavor.detect_flavor``: where the file lives, then what is in it)
+        is recorded as the source, ``session: <reason>``, which the app's header shows.
+        """
+        source = self.source_of("rules")
+        if source != "default" and not source.startswith("session: "):
+            return self
+        from tui_compactor.session.flavor import detect_flavor
+
+        flavor = detect_flavor(session, home)
+        return self.edited(f"session: {flavor.reason}", rules=flavor.rules)
+
     @classmethod
     def from_config(cls, config: Config, sources: Mapping[str, str] | None = None) -> Settings:
         """The settings of ``config.compaction`` (no flags); ``sources`` as known."""
