@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from tui_compactor.commands import session_args as common
+from tui_compactor.wording import count_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,7 +106,7 @@ def _print_text(report: dict[str, Any]) -> None:
         return
     counts = ", ".join(f"{safe(k) or '(no type)'} {v}" for k, v in sorted(report["counts"].items()))
     version = report["version"] if report["version"] is not None else "none"
-    out.write(f"  version {version}, {report['entries']} entries: {counts or 'none'}\n")
+    out.write(f"  version {version}, {count_of(report['entries'], 'entry')}: {counts or 'none'}\n")
     if report["title"]:
         out.write(f"  title: {safe(report['title'], 120)}\n")
     if report["name"]:
@@ -114,7 +115,7 @@ def _print_text(report: dict[str, Any]) -> None:
     more = f" (+{len(report['roots']) - 10})" if len(report["roots"]) > 10 else ""
     out.write(f"  roots: {roots or 'none'}{more}; leaves: {len(report['leaves'])}\n")
     leaf = safe(report["leaf"], 40) if report["leaf"] else "none"
-    out.write(f"  leaf: {leaf}, active path {report['pathLength']} entries\n")
+    out.write(f"  leaf: {leaf}, active path {count_of(report['pathLength'], 'entry')}\n")
     if report["appendAllowed"]:
         out.write("  append: allowed\n")
     else:

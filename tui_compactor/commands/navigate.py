@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="the instructions replace the default prompt instead of adding focus")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="with --dry-run: print the exact branch-summary request (prompts, "
+                        "max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
     add_append_options(parser)
     common.add_settings(parser)
@@ -93,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    if args.show_requests and not args.dry_run:
+        print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
+              file=sys.stderr)
+        return common.EXIT_USAGE
+    if args.dry_run and args.show_requests:
+        return _show_requests(args, nav, settings, data)
     if args.dry_run:
         if args.json:
             common.dump_json(data)
@@ -106,6 +115,36 @@ PREVIEW_WIDTH = 64
 """Characters of each entry's preview in the text form."""
 SHOWN_ENTRIES = 6
 """Selected entries listed per budget (the first and last half); the rest are counted."""
+
+
+def _show_requests(
+    args: argparse.Namespace, nav: Any, settings: Settings, data: dict[str, Any]
+) -> int:
+    """``--dry-run --show-requests``: the branch-summary request, built and never sent."""
+    import asyncio
+
+    from tui_compactor.commands.analysis import show_requests
+    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.summarize.requests import branch_requests
+
+    try:
+        profile = profile_from_flags(
+            settings.config, profile=args.profile, provider=args.provider,
+            base_url=args.base_url, model=args.model, for_compaction=False,
+        )
+        summarizer = make_summarizer(profile)
+    except ConfigError as error:
+        print(f"tui-compactor: {error}", file=sys.stderr)
+        return common.EXIT_USAGE
+    requests = asyncio.run(branch_requests(
+        nav, summarizer, instructions=args.instructions,
+        replace_instructions=args.replace_instructions,
+    ))  # fmt: skip
+    show_requests(requests, data if args.json else None)
+    if args.json:
+        common.dump_json(data)
+    return common.EXIT_OK
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:

@@ -841,7 +841,8 @@ def _update(
         elif heading == "Goal":
             lines = [line for line in lines if not line.startswith("(no user request")]
             later = [
-                line if line.startswith("- ") else f"- Then: {line}" for line in lines
+                line if line.startswith("- ") else f"- {line}" if line.startswith("(")
+                else f"- Then: {line}" for line in lines
             ] if before else lines
             merged[heading] = _merge_lines(before, later)
         elif heading == "Constraints & Preferences":
