@@ -36,7 +36,7 @@ async def test_issues_view_lists_every_diagnostic_and_jumps_to_its_entry(tmp_pat
         diagnostics = app.session.diagnostics
         assert len(diagnostics) == 4
         assert f"Show load issues ({len(diagnostics)})" in palette_titles(app)
-        await pilot.press("i")
+        await pilot.press("I")
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, IssuesScreen)
@@ -63,7 +63,7 @@ async def test_a_clean_file_says_it_has_no_issues() -> None:
     app = make_app(TREE_BRANCHES)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("i")
+        await pilot.press("I")
         await pilot.pause()
         assert not isinstance(app.screen, IssuesScreen)
         assert "no issues: the file loaded cleanly" in notes(app)

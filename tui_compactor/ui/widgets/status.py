@@ -52,7 +52,7 @@ class SessionStatus(Static):
         line.append(f"  {verdict}", style=verdict_style)
         self.has_issues = bool(session.diagnostics)
         if session.diagnostics:
-            line.append(f" ({len(session.diagnostics)} issues · i)", style="yellow underline")
+            line.append(f" ({len(session.diagnostics)} issues · I)", style="yellow underline")
         if not session.complete:
             line.append("  partial", style="bold red")
         if rules is not None:
