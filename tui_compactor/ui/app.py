@@ -379,14 +379,13 @@ class CompactorApp(App[None]):
 
     def _adopt_model_window(self) -> None:
         """Use the window of the session's own model (at the file's leaf) when it is known."""
-        from tui_compactor.engine.context import build_context
-        from tui_compactor.engine.models import known_context_window
+        from tui_compactor.engine.models import session_model_window
 
-        model_id = None
-        if self.session is not None and self.session.leaf is not None:
-            context = build_context(self.session, self.session.leaf, rules=self.settings.rules)
-            model_id = (context.model or {}).get("modelId")
-        self.settings = self.settings.with_model_window(known_context_window(model_id), model_id)
+        if self.session is None:
+            return
+        window, model_id = session_model_window(self.session, self.session.leaf,
+                                                self.settings.rules)
+        self.settings = self.settings.with_model_window(window, model_id)
 
     def _report_diagnostics(self) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
@@ -645,6 +644,7 @@ class CompactorApp(App[None]):
         self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
                                               self.settings.reserve_tokens,
                                               self.settings.context_window)
+        self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -725,6 +725,7 @@ class CompactorApp(App[None]):
         plan_view = self.query_one(PlanView)
         plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
                                self.settings.context_window)
+        plan_view.show_more_settings(self.settings)
         plan_view.focus_inputs()
 
     @on(PlanView.SettingsEdited)
@@ -743,6 +744,22 @@ class CompactorApp(App[None]):
             self.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
+            return
+        if self._settings_timer is not None:
+            self._settings_timer.stop()
+        if self.settings_debounce <= 0:
+            self._apply_settings()
+        else:
+            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
+
+    @on(PlanView.MoreSettingsEdited)
+    def _more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
+        """Thresholds, split turns, branch summaries, summarizer effort and window."""
+        try:
+            self.settings = self.settings.edited("app", **message.changes)
+        except ValueError as error:
+            self.notify(sanitize(str(error), max_len=200), title="setting not changed",
+                        severity="warning", timeout=5)
             return
         if self._settings_timer is not None:
             self._settings_timer.stop()
@@ -801,7 +818,7 @@ class CompactorApp(App[None]):
             if len(chosen) >= 3:
                 break
             if all(profile.label != summarizer.label for summarizer in chosen):
-                chosen.append(make_summarizer(profile))
+                chosen.append(make_summarizer(self.settings.summarizer_profile(profile)))
         return chosen
 
     def _start_compaction(self, *, candidates: bool) -> None:
@@ -937,7 +954,7 @@ class CompactorApp(App[None]):
             profile = self.config.summarizer_profile(self.profile_name)
         else:
             profile = self.config.profile(self.profile_name)
-        return make_summarizer(profile)
+        return make_summarizer(self.settings.summarizer_profile(profile))
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -953,10 +970,9 @@ class CompactorApp(App[None]):
     def plan_move(self, session: Any, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
-        from tui_compactor.engine.settings import branch_summary_budget
 
-        budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
-        nav_plan = plan_navigation(session, session.leaf, target, self.counter, budget,
+        nav_plan = plan_navigation(session, session.leaf, target, self.counter,
+                                   settings.branch_budget(),
                                    rules=settings.rules, cache=self.token_cache)
         self.post_message(NavigationPlanned(target, nav_plan))
 
@@ -967,6 +983,13 @@ class CompactorApp(App[None]):
         nav_plan = message.nav_plan
         if getattr(nav_plan, "noop", False):
             self.notify("already at this node", timeout=2)
+            return
+        if not self.settings.branch_summary_enabled:
+            # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
+            from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
+
+            self.start_navigation(nav_plan, NavigationChoice(
+                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE))
             return
         try:
             label = self.summarizer_for(compaction=False).label
