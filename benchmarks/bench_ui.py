@@ -255,6 +255,113 @@ async def _cut_moves(path: Path, moves: int) -> list[float]:
     return timings
 
 
+class LagSampler:
+    """Lateness of a 5 ms timer on the app's event loop, labelled by the flow running."""
+
+    def __init__(self) -> None:
+        self.flow = "start"
+        self.samples: dict[str, list[float]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(LAG_TICK_S)
+            late = time.perf_counter() - before - LAG_TICK_S
+            self.samples.setdefault(self.flow, []).append(max(0.0, late))
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def _lag_through_flows(path: Path, moves: int = 20) -> dict[str, list[float]]:
+    """Event-loop lag through every flow on ``path``: open, scroll to the end, filter, search,
+    show the plan, move the cut ``moves`` times, the Context tab, a compaction with three
+    streams, navigate. Returns lateness samples (s) per flow."""
+    from tui_compactor.config import Profile
+    from tui_compactor.summarize.compaction import CompactionJob
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+    code = SERVER_CODE.format(root=str(ROOT), reply=LONG_REPLY, chars=STREAM_CHUNK_CHARS,
+                              delay=STREAM_CHUNK_DELAY_S)  # fmt: skip
+    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    sampler = LagSampler()
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        profile = Profile(name="local", provider="openai", base_url=f"http://127.0.0.1:{port}/v1",
+                          model="bench", max_retries=0)  # fmt: skip
+        app = _make_app(path)
+        async with app.run_test(size=SIZE) as pilot:
+            sampler.start()
+            sampler.flow = "open"
+            await _until(pilot, lambda: app.session is not None and app.session.complete
+                         and _tree_rows(app) > 0, "the session", 300)  # fmt: skip
+            await _settle(pilot, 600)
+            sampler.flow = "scroll to end"
+            await pilot.press("G")
+            await pilot.pause(0.2)
+            await pilot.press("g")
+            await pilot.pause(0.2)
+            sampler.flow = "filter"
+            for _ in range(2):
+                await pilot.press("f")
+                await _settle(pilot, 600)
+            await pilot.press("F", "F")
+            await _settle(pilot, 600)
+            sampler.flow = "search"
+            await pilot.press("slash", *"cache", "enter")
+            await _settle(pilot, 600)
+            await pilot.press("n", "n", "escape")
+            sampler.flow = "show plan"
+            await pilot.press("l", "c")
+            await _until(pilot, lambda: app.plan is not None, "the plan", 300)
+            await _settle(pilot, 600)
+            sampler.flow = "move cut x20"
+            for _ in range(moves):
+                previous = app.plan
+                if previous is None or not any(
+                    cut < previous.first_kept_index for cut in previous.valid_cut_points
+                ):
+                    break
+                await pilot.press("left_square_bracket")
+                await _until(pilot, lambda p=previous: app.plan is not p, "the moved cut", 300)
+            await _settle(pilot, 600)
+            sampler.flow = "context tab"
+            await pilot.press("2")
+            await _settle(pilot, 600)
+            await pilot.press("1")
+            sampler.flow = "compaction, 3 streams"
+            plan = app.plan
+            environ = {"OPENAI_API_KEY": "bench-not-a-key"}
+            jobs = [CompactionJob(plan, app.session, make_summarizer(profile, environ=environ),
+                                  app.settings) for _ in range(3)]  # fmt: skip
+            panel = CompactionPanel(jobs, id="bench-panel")
+            host = app.query("#compaction-host")
+            await (host.first() if host else app.screen).mount(panel)
+            app.action_show_tab("tab-compaction")
+            await _until(pilot, lambda: panel.running, "the run to start", 60)
+            await _until(pilot, lambda: not panel.running, "the run to end", 600)
+            await panel.remove()
+            await _settle(pilot, 600)
+            sampler.flow = "navigate"
+            await pilot.press("1", "g", "j", "j", "enter")
+            await pilot.pause(1.0)
+            await pilot.press("escape")
+            await _settle(pilot, 600)
+            sampler.stop()
+    finally:
+        sampler.stop()
+        server.communicate(input="", timeout=30)
+    return sampler.samples
+
+
 def run(ctx: Any) -> list[dict[str, Any]]:
     """All UI cases (``--quick``: the 10k session instead of 100k)."""
     from gen_session import generate
@@ -328,6 +435,25 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             "notes": f"max {max(moves):.3f}s",
         }]  # fmt: skip
 
+    def flows() -> list[dict[str, Any]]:
+        samples = asyncio.run(_lag_through_flows(big, 5 if ctx.quick else 20))
+        everything = [value for values in samples.values() for value in values]
+        worst = sorted(samples.items(), key=lambda item: -max(item[1]))
+        per_flow = "; ".join(
+            f"{flow} {max(values) * 1000:.0f}/{_percentile(values, 0.99) * 1000:.0f}"
+            for flow, values in worst
+        )
+        return [
+            {"case": f"{entries:>6} lag max, every flow", "median_s": max(everything),
+             "runs": len(everything), "size_mb": size_mb, "target": "<=50 ms",
+             "notes": f"max/p99 ms per flow: {per_flow}"},
+            {"case": f"{entries:>6} lag p99, every flow",
+             "median_s": _percentile(everything, 0.99), "runs": len(everything),
+             "size_mb": size_mb, "target": "<=16 ms",
+             "notes": "open, G/g, filter, search, plan, cut x20, Context, 3 streams, navigate"},
+        ]  # fmt: skip
+
+    case(f"{entries:>6} lag through flows", flows)
     case(f"{entries:>6} open", opening)
     case(f"{entries:>6} first paint (tmux)", terminal)
     case("lag while streaming", lag)

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="the instructions replace the default prompt instead of adding focus")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="with --dry-run: print the exact branch-summary request (prompts, "
+                        "max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
     add_quiet_window(parser)
     common.add_settings(parser)
@@ -56,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan (and unless --dry-run, perform) the navigation."""
     from tui_compactor.engine.branch import plan_navigation, select_branch_entries, selection_json
-    from tui_compactor.engine.models import session_model_window
     from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.settings import with_session_window
 
     try:
         settings = common.settings_from_args(args)
@@ -68,10 +71,8 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     assert target is not None
-    if not settings.window_configured:
-        # The branch budget follows the session's own model, as in the agent.
-        settings = settings.with_model_window(*session_model_window(session, old_leaf,
-                                                                    settings.rules))
+    # The branch budget follows the session's own model (unless --window), as in the agent.
+    settings = with_session_window(settings, session)
     counter = settings.counter()
     cache = TokenCache(session, counter)
     if args.budget:
@@ -97,6 +98,12 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    if args.show_requests and not args.dry_run:
+        print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
+              file=sys.stderr)
+        return common.EXIT_USAGE
+    if args.dry_run and args.show_requests:
+        return _show_requests(args, nav, settings, data)
     if args.dry_run:
         if args.json:
             common.dump_json(data)
@@ -110,6 +117,36 @@ PREVIEW_WIDTH = 64
 """Characters of each entry's preview in the text form."""
 SHOWN_ENTRIES = 6
 """Selected entries listed per budget (the first and last half); the rest are counted."""
+
+
+def _show_requests(
+    args: argparse.Namespace, nav: Any, settings: Settings, data: dict[str, Any]
+) -> int:
+    """``--dry-run --show-requests``: the branch-summary request, built and never sent."""
+    import asyncio
+
+    from tui_compactor.commands.analysis import show_requests
+    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.summarize.requests import branch_requests
+
+    try:
+        profile = profile_from_flags(
+            settings.config, profile=args.profile, provider=args.provider,
+            base_url=args.base_url, model=args.model, for_compaction=False,
+        )
+        summarizer = make_summarizer(profile)
+    except ConfigError as error:
+        print(f"tui-compactor: {error}", file=sys.stderr)
+        return common.EXIT_USAGE
+    requests = asyncio.run(branch_requests(
+        nav, summarizer, instructions=args.instructions,
+        replace_instructions=args.replace_instructions,
+    ))  # fmt: skip
+    show_requests(requests, data if args.json else None)
+    if args.json:
+        common.dump_json(data)
+    return common.EXIT_OK
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:

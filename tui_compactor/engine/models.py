@@ -8,8 +8,6 @@ Matching is by prefix of the lower-cased model id (dated and provider-prefixed i
 
 from __future__ import annotations
 
-from typing import Any
-
 KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
     # Longest prefixes first: the first match wins.
     ("claude-3-5-haiku", 200_000),
@@ -42,17 +40,3 @@ def known_context_window(model_id: str | None) -> int | None:
             return window
     return None
 
-
-def session_model_window(
-    session: Any, leaf: int | None, rules: str = "pi"
-) -> tuple[int | None, str | None]:
-    """``(window, model id)`` of the model the session uses at ``leaf``: the window when the
-    model is a known one, else None (the model id is returned either way, None if none)."""
-    from tui_compactor.engine.context import build_context
-
-    if leaf is None:
-        return None, None
-    model = build_context(session, leaf, rules=rules).model or {}
-    model_id = model.get("modelId")
-    model_id = model_id if isinstance(model_id, str) and model_id else None
-    return known_context_window(model_id), model_id

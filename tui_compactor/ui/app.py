@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from tui_compactor.config import Config
 from tui_compactor.engine.tokens import TokenCache
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.messages import (
@@ -48,6 +49,7 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
+from tui_compactor.ui.widgets.analysis import BreakdownView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -131,7 +133,7 @@ def _quiet_during_teardown(cls: AppT) -> AppT:
 
 
 @_quiet_during_teardown
-class CompactorApp(App[None]):
+class CompactorApp(AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -217,12 +219,15 @@ class CompactorApp(App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
+                        yield Static(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
                         yield PlanView(id="plan")
                     with TabPane("Diff", id="tab-diff"):
                         yield SummaryDiff(id="summary-diff")
+                    with TabPane("Window", id="tab-breakdown"):
+                        yield BreakdownView(id="breakdown")
                     with TabPane("Compaction", id="tab-compaction"):
                         with Vertical(id="compaction-host"):
                             yield Static(Text("plan with c, then r runs the compaction here "
@@ -379,13 +384,9 @@ class CompactorApp(App[None]):
 
     def _adopt_model_window(self) -> None:
         """Use the window of the session's own model (at the file's leaf) when it is known."""
-        from tui_compactor.engine.models import session_model_window
+        from tui_compactor.workbench.settings import with_session_window
 
-        if self.session is None:
-            return
-        window, model_id = session_model_window(self.session, self.session.leaf,
-                                                self.settings.rules)
-        self.settings = self.settings.with_model_window(window, model_id)
+        self.settings = with_session_window(self.settings, self.session)
 
     def _report_diagnostics(self) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
@@ -480,6 +481,7 @@ class CompactorApp(App[None]):
         if self.session is not None and self.selected_entry is not None:
             self.measure_node(self.session, self.selected_entry, self.settings)
             self._count_visible_first()
+            self.analysis_node_measured()
 
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
@@ -689,6 +691,7 @@ class CompactorApp(App[None]):
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
+        self.request_sweep(plan, message.generation)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -1221,6 +1224,8 @@ class CompactorApp(App[None]):
         """The Context tab draws lazily: only when it is shown."""
         if event.pane.id == "tab-context":
             self.query_one(ContextView).show_pending()
+        elif event.pane.id == "tab-breakdown":
+            self.request_breakdown()
         elif event.pane.id == "tab-diff":
             self.show_summary_diff()
 

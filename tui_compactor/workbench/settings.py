@@ -38,6 +38,7 @@ from tui_compactor.engine.settings import (
     branch_summary_budget,
     effective_reserve,
     reserve_window_warning,
+    rules_defaults,
 )
 from tui_compactor.engine.tokens import TokenCounter, get_counter
 
@@ -48,6 +49,7 @@ __all__ = [
     "Settings",
     "SettingsProblem",
     "resolve_settings",
+    "with_session_window",
 ]
 
 CounterName = Literal["cl100k", "pi", "bytes"]
@@ -189,7 +191,23 @@ class Settings:
             _check_value(name, value)
         sources = dict(self.sources)
         sources.update(dict.fromkeys(changes, source))
-        return dataclasses.replace(self, sources=sources, **changes)
+        changed = dataclasses.replace(self, sources=sources, **changes)
+        return changed._with_rules_defaults() if "rules" in changes else changed
+
+    def _with_rules_defaults(self) -> Settings:
+        """Fill the counter and calibration the rules imply where nobody chose them
+        (``engine.settings.rules_defaults``: oh-my-pi's byte counter and calibration)."""
+        defaults = rules_defaults(self.rules)
+        implied: dict[str, Any] = {}
+        for name in ("tokens", "calibrate"):
+            source = self.source_of(name)
+            if source == "default" or source.startswith("rules "):
+                implied[name] = getattr(defaults, name)
+        if not implied:
+            return self
+        sources = dict(self.sources)
+        sources.update(dict.fromkeys(implied, f"rules {self.rules}"))
+        return dataclasses.replace(self, sources=sources, **implied)
 
     def with_model_window(self, window: int | None, model: str | None) -> Settings:
         """Use the session model's known ``window`` when the user set none; else unchanged.
@@ -240,7 +258,7 @@ class Settings:
             summary_window=section.summary_window,
             config=config,
             sources=sources,
-        )
+        )._with_rules_defaults()
 
     def problems(self) -> list[SettingsProblem]:
         """Everything wrong with these settings; empty when they make sense."""
@@ -362,4 +380,17 @@ def resolve_settings(
     settings = Settings.from_config(config, sources)
     for name, value in typed.items():
         settings = settings.edited(FLAGS.get(name, name), **{name: value})
-    return settings
+    return settings._with_rules_defaults()
+
+
+def with_session_window(settings: Settings, session: Any) -> Settings:
+    """``settings`` with the window of the session's own model (at the file's leaf) when the
+    user set none (``Settings.with_model_window``): what the app and the analysis commands use."""
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.models import known_context_window
+
+    model_id = None
+    if session is not None and session.leaf is not None:
+        context = build_context(session, session.leaf, rules=settings.rules)
+        model_id = (context.model or {}).get("modelId")
+    return settings.with_model_window(known_context_window(model_id), model_id)
