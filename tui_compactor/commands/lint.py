@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def lint_report(session: Any) -> dict[str, Any]:
     """The ``lint --json`` object for a loaded session."""
+    from tui_compactor.session.agents import orphaned_appends
     from tui_compactor.session.model import Verdict
 
     entries = session.entries
@@ -57,6 +58,16 @@ def lint_report(session: Any) -> dict[str, Any]:
         "pathLength": len(session.path_to(leaf)) if leaf is not None else 0,
         "tornIds": sorted(session.torn_ids),
         "diagnostics": [common.diagnostic_json(d) for d in session.diagnostics],
+        "orphanedAppends": [
+            {
+                "entryId": entries[orphan.index].id,
+                "line": entries[orphan.index].line,
+                "bypassedBy": entries[orphan.bypassed_by].id,
+                "message": orphan.message(session),
+                "fix": ["navigate", str(session.path), "--to", entries[orphan.index].id],
+            }
+            for orphan in orphaned_appends(session)
+        ],
     }
 
 
@@ -88,6 +99,9 @@ def _print_text(report: dict[str, Any]) -> None:
         if diag["offset"] is not None:
             where += f" (byte {diag['offset']})"
         out.write(f"  {diag['severity']:<7} {where}: {safe(diag['message'])} [{diag['code']}]\n")
+    for orphan in report.get("orphanedAppends", []):
+        out.write(f"  {'warning':<7} line {orphan['line']}: {safe(orphan['message'])} "
+                  "[orphaned-append]\n")
     if report["verdict"] == "refuse":
         return
     counts = ", ".join(f"{safe(k) or '(no type)'} {v}" for k, v in sorted(report["counts"].items()))
