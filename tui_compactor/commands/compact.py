@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "shake":
         from tui_compactor.engine.methods import method_info
 
-        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}")
+        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}; "
+            "`tui-compactor shake SESSION` shows what it would elide")
         return EXIT_USAGE
     try:
         settings = common.settings_from_args(args)

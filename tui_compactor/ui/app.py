@@ -841,6 +841,11 @@ class CompactorApp(AnalysisMixin, App[None]):
         """Checks, then UI-B's panel with one job per summarizer."""
         if self.session is None:
             return
+        if self.compaction_options[0] == "shake":  # a preview: no plan, summarizer or write
+            leaf = self.plan.leaf if self.plan is not None else self.selected_entry
+            if leaf is not None:
+                self.preview_shake(self.session, leaf, self.settings)
+            return
         if self.plan is None:
             self.run_after_plan = "candidates" if candidates else "single"
             self.action_plan()
@@ -888,6 +893,30 @@ class CompactorApp(AnalysisMixin, App[None]):
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
         self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
                     "esc cancels", timeout=4)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
+    def preview_shake(self, session: Any, leaf: int, settings: Settings) -> None:
+        """oh-my-pi's three shake configs at ``leaf``, and the context size now (thread)."""
+        from tui_compactor.engine.context import build_context, estimate_context_tokens
+        from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview
+
+        counter = settings.counter()
+        previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
+        context = build_context(session, leaf, rules=settings.rules)
+        tokens = estimate_context_tokens(context, counter).tokens
+        self.call_from_thread(self._show_shake, previews, tokens, leaf)
+
+    def _show_shake(self, previews: list[Any], tokens: int, leaf: int) -> None:
+        """Show a shake preview in the Compaction tab (nothing can be accepted)."""
+        from tui_compactor.ui.widgets.shake_view import ShakeView
+
+        host = self.query_one("#compaction-host", Vertical)
+        host.remove_children()
+        host.mount(ShakeView(previews, tokens, leaf))
+        self.call_after_refresh(self.refresh_bindings)
+        self.action_show_tab("tab-compaction")
+        self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this is "
+                    "shown only", timeout=4)
 
     def action_accept_compaction(self) -> None:
         """Accept the finished compaction (the panel posts Accepted)."""

@@ -211,7 +211,8 @@ class PlanView(VerticalScroll):
                          allow_blank=False, id="plan-effort", compact=True)
         with Horizontal(id="plan-options"):
             yield Label("method")
-            yield Select([("soft", "soft"), ("handoff", "handoff")], value="soft",
+            yield Select([("soft", "soft"), ("handoff", "handoff"),
+                          ("shake (preview)", "shake")], value="soft",
                          allow_blank=False, id="plan-method", compact=True)
             yield Checkbox("focus replaces the prompt", id="plan-replace", compact=True)
         with Horizontal(id="plan-focus-row"):
