@@ -563,7 +563,7 @@ class CompactorApp(AnalysisMixin, App[None]):
     def measure_node(self, session: Any, entry_index: int, settings: Settings) -> None:
         """Build the context at a node and estimate its size (thread)."""
 
-        from tui_compactor.engine.context import build_context, estimate_context_tokens
+        from tui_compactor.engine.context import build_context, estimate_context_tokens, item_tokens
         from tui_compactor.engine.settings import (
             effective_reserve,
             should_compact,
@@ -583,7 +583,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             if getattr(item, "excluded", False):
                 continue
             message = item.message if isinstance(item.message, dict) else {}
-            tokens = cache.message_tokens(item.entry_index)
+            tokens = item_tokens(item, self.counter, cache)
             entry = session.entries[item.entry_index]
             blocks.append((block_label(item, message, entry), block_preview(message, entry),
                            tokens, item.entry_index))
