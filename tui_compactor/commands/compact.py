@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
             settings.config, profile=args.profile, provider=args.provider,
             base_url=args.base_url, model=args.model,
         )
-        summarizer = make_summarizer(profile)
+        summarizer = make_summarizer(settings.summarizer_profile(profile))
     except ConfigError as error:
         say(f"tui-compactor: {error}")
         return EXIT_USAGE

@@ -660,6 +660,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
                                               self.settings.reserve_tokens,
                                               self.settings.context_window)
+        self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -741,6 +742,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         plan_view = self.query_one(PlanView)
         plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
                                self.settings.context_window)
+        plan_view.show_more_settings(self.settings)
         plan_view.focus_inputs()
 
     @on(PlanView.SettingsEdited)
@@ -759,6 +761,22 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
+            return
+        if self._settings_timer is not None:
+            self._settings_timer.stop()
+        if self.settings_debounce <= 0:
+            self._apply_settings()
+        else:
+            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
+
+    @on(PlanView.MoreSettingsEdited)
+    def _more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
+        """Thresholds, split turns, branch summaries, summarizer effort and window."""
+        try:
+            self.settings = self.settings.edited("app", **message.changes)
+        except ValueError as error:
+            self.notify(sanitize(str(error), max_len=200), title="setting not changed",
+                        severity="warning", timeout=5)
             return
         if self._settings_timer is not None:
             self._settings_timer.stop()
@@ -817,7 +835,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             if len(chosen) >= 3:
                 break
             if all(profile.label != summarizer.label for summarizer in chosen):
-                chosen.append(make_summarizer(profile))
+                chosen.append(make_summarizer(self.settings.summarizer_profile(profile)))
         return chosen
 
     def _start_compaction(self, *, candidates: bool) -> None:
@@ -955,7 +973,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             profile = self.config.summarizer_profile(self.profile_name)
         else:
             profile = self.config.profile(self.profile_name)
-        return make_summarizer(profile)
+        return make_summarizer(self.settings.summarizer_profile(profile))
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -971,10 +989,9 @@ class CompactorApp(AnalysisMixin, App[None]):
     def plan_move(self, session: Any, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
-        from tui_compactor.engine.settings import branch_summary_budget
 
-        budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
-        nav_plan = plan_navigation(session, session.leaf, target, self.counter, budget,
+        nav_plan = plan_navigation(session, session.leaf, target, self.counter,
+                                   settings.branch_budget(),
                                    rules=settings.rules, cache=self.token_cache)
         self.post_message(NavigationPlanned(target, nav_plan))
 
@@ -985,6 +1002,13 @@ class CompactorApp(AnalysisMixin, App[None]):
         nav_plan = message.nav_plan
         if getattr(nav_plan, "noop", False):
             self.notify("already at this node", timeout=2)
+            return
+        if not self.settings.branch_summary_enabled:
+            # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
+            from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
+
+            self.start_navigation(nav_plan, NavigationChoice(
+                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE))
             return
         try:
             label = self.summarizer_for(compaction=False).label
