@@ -413,7 +413,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         from tui_compactor.session.agents import orphaned_appends
 
         for orphan in orphaned_appends(self.session):
-            self.notify(sanitize(orphan.message(self.session), max_len=600),
+            text = orphan.message(self.session) + " Here: select it and press enter (navigate)."
+            self.notify(sanitize(text, max_len=700),
                         title="an agent left our entry behind", severity="warning", timeout=15)
 
     def _update_status(self) -> None:
