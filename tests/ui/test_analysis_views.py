@@ -89,6 +89,14 @@ async def test_compaction_node_shows_its_hindsight_audit() -> None:
         text = screen_text(app)
         assert f"score {audit.score:.2f}" in text
         assert audit.lost and audit.lost[0].text in text
+        # Enter on the first lost fact jumps to where the session needed it.
+        rows = app.query_one("#hindsight-rows")
+        rows.focus()
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert app.selected_entry == audit.lost[0].needed_at
+        assert app.query_one(SessionTree).move_to_entry(compaction)
+        await settle(pilot)
         # Not a compaction: the audit goes away.
         await pilot.press("j")
         await settle(pilot)
