@@ -179,3 +179,21 @@ async def test_request_inspector_shows_the_plans_requests() -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, RequestsScreen)
+
+
+async def test_palette_offers_the_analysis_views() -> None:
+    from tui_compactor.ui.commands import CompactorCommands
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        def titles() -> list[str]:
+            return [title for title, _, _ in CompactorCommands(app.screen)._commands()]
+
+        assert "Compaction timeline" in titles()
+        assert "Show Window (what fills it) tab" in titles()
+        assert "Inspect the compaction's requests" not in titles()  # no plan yet
+        await pilot.press("c")
+        await settle(pilot)
+        assert "Inspect the compaction's requests" in titles()
