@@ -206,3 +206,16 @@ def test_a_command_the_user_ran_is_a_use(session_copy: Path) -> None:
     rows = {row["entryId"]: row for row in cli_json("audit", str(session_copy))["compactions"]}
     lost = [(fact["kind"], fact["text"], fact["lostAtId"]) for fact in rows["c"]["lost"]]
     assert ("command", command, "b1") in lost
+
+
+def test_forked_workers_give_the_same_audit(tmp_path: Path) -> None:
+    """``audit --jobs 2`` (forked workers sharing the loaded file) equals the serial audit, on
+    a generated branchy session with many compactions."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    serial = cli_json("audit", str(path), "--jobs", "1")
+    forked = cli_json("audit", str(path), "--jobs", "2")
+    assert len(serial["compactions"]) >= 4
+    assert forked == serial
