@@ -19,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_quiet_window, confirm
+from tui_compactor.commands.confirm import add_append_options, append_options, confirm
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="append without asking")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (summaries still stream to stderr)")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 class _StreamPrinter:
@@ -252,11 +252,9 @@ def run(args: argparse.Namespace) -> int:
         say("not confirmed: nothing written (pass --yes to append without asking)")
         report["refused"] = "not confirmed"
         return finish(EXIT_REFUSED)
-    append_options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        append_options["quiet_seconds"] = args.quiet_window
+    gate_options: dict[str, Any] = append_options(args)
     try:
-        appended = job.accept(result, **append_options)
+        appended = job.accept(result, **gate_options)
     except AppendRefused as refused:
         say(f"tui-compactor: append refused: {refused.reason}")
         if refused.hint:

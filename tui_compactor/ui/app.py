@@ -155,6 +155,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         follow: bool = True,
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
+        ignore_agents: bool = False,
     ) -> None:
         super().__init__()
         self.session_path = Path(path) if path is not None else None
@@ -168,6 +169,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.follow_enabled = follow
         self.append_quiet_seconds = append_quiet_seconds
         """Passed to the writer's live-writer check (None: the writer's default)."""
+        self.ignore_agents = ignore_agents
+        """The user's explicit override of the writer's running-agent refusal."""
         self.session: Any = None
         self.counter = settings.counter()
         self.token_cache: TokenCache | None = None
@@ -354,6 +357,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
         self._update_status()
         self._report_diagnostics()
+        self._report_orphaned_appends()
         if not self.session.complete:
             self.notify(f"stopped after {len(self.session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
@@ -402,6 +406,15 @@ class CompactorApp(AnalysisMixin, App[None]):
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
+
+    def _report_orphaned_appends(self) -> None:
+        """Say so when an agent's later entry left one of our appends off the active path, and
+        how to put it back (the same finding and fix as `tui-compactor lint`)."""
+        from tui_compactor.session.agents import orphaned_appends
+
+        for orphan in orphaned_appends(self.session):
+            self.notify(sanitize(orphan.message(self.session), max_len=600),
+                        title="an agent left our entry behind", severity="warning", timeout=15)
 
     def _update_status(self) -> None:
         """Refresh the status line."""
@@ -923,6 +936,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         options: dict[str, Any] = {"refresh": False}
         if self.append_quiet_seconds is not None:
             options["quiet_seconds"] = self.append_quiet_seconds
+        if self.ignore_agents:
+            options["ignore_agents"] = True
         return options
 
     def refresh_after_append(self) -> list[int]:
@@ -1119,6 +1134,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.rebuild_outline(keep_entry=self.selected_entry)
         self.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(self.session)
+        if added:
+            self._report_orphaned_appends()
         if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
 
