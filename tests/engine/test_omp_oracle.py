@@ -175,3 +175,27 @@ def test_context_json_llm_under_pi_rules_uses_pis_wrappers(capsys) -> None:
     ]
     assert all(isinstance(item["llm"], list) for item in data["items"])
     assert data["llmMessageCount"] == sum(len(item["llm"]) for item in data["items"])
+
+
+def test_serialize_format_omp_is_oh_my_pis_transcript() -> None:
+    """``serialize --format omp`` is oh-my-pi's ``serializeConversation`` (golden hash): on
+    tree-branches at keep-recent 0 oh-my-pi summarizes exactly the context at the last
+    summarized entry, so serializing that context gives its text."""
+    import subprocess
+    import sys
+
+    from tests.engine.omp_golden import sha
+    from tui_compactor.engine.context import build_context
+
+    session, golden = _loaded("pi-tree-branches")
+    summarized = golden["cutPoints"][0]["messagesToSummarize"]
+    indices = summarized["entryIndices"]["items"]
+    context = build_context(session, indices[-1], rules="omp").items
+    assert [item.entry_index for item in context] == indices
+    command = [sys.executable, "-m", "tui_compactor", "serialize", str(session.path)]
+    done = subprocess.run(
+        [*command, "--at", f"#{indices[-1]}", "--rules", "omp", "--format", "omp"],
+        capture_output=True,
+        check=True,
+    )
+    assert sha(done.stdout.decode("utf-8")) == summarized["serialized"]["sha256"]
