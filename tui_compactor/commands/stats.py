@@ -85,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     if args.dirs:
         roots = [SessionRoot(Path(d).expanduser(), "dir") for d in args.dirs]
+        missing = [root.path for root in roots if not root.path.exists()]
+        if missing:
+            named = ", ".join(sanitize(str(path), single_line=True) for path in missing)
+            return common.fail(common.CommandError(f"no such file or directory: {named}"))
     else:
         roots = default_session_roots()
     paths = [path for _, path in find_session_files(roots)]

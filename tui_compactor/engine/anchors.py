@@ -67,7 +67,7 @@ _BARE_IDENTIFIER = re.compile(
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
 _URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
 _ERROR_LINE = re.compile(
-    r"(?:^|\b)(?:[A-Z][A-Za-z]*(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
+    r"(?:^|\b)(?:(?:[A-Z][A-Za-z]*)?(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
     r"Traceback|panic|ERR!)\b",
 )
 
