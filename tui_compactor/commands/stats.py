@@ -87,9 +87,8 @@ def run(args: argparse.Namespace) -> int:
         roots = [SessionRoot(Path(d).expanduser(), "dir") for d in args.dirs]
         missing = [root.path for root in roots if not root.path.exists()]
         if missing:
-            return common.fail(common.CommandError(
-                "no such file or directory: "
-                + ", ".join(sanitize(str(path), single_line=True) for path in missing)))  # fmt: skip
+            named = ", ".join(sanitize(str(path), single_line=True) for path in missing)
+            return common.fail(common.CommandError(f"no such file or directory: {named}"))
     else:
         roots = default_session_roots()
     paths = [path for _, path in find_session_files(roots)]
