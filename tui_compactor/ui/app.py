@@ -49,7 +49,7 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
-from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -222,7 +222,7 @@ class CompactorApp(AnalysisMixin, App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
-                        yield Static(id="hindsight")
+                        yield HindsightView(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
