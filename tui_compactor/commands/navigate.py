@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=common.int_list,
         default=None,
         metavar="N[,N...]",
-        help="branch-summary token budgets (0 = no limit; default window - reserve = 111616)",
+        help="branch-summary token budgets (0 = no limit; default window - reserve)",
     )
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
@@ -59,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan (and unless --dry-run, perform) the navigation."""
     from tui_compactor.engine.branch import plan_navigation, select_branch_entries, selection_json
-    from tui_compactor.engine.settings import branch_summary_budget
+    from tui_compactor.engine.settings import BRANCH_SUMMARY_RESERVE_TOKENS, branch_summary_budget
     from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.settings import with_session_window
 
     try:
         settings = common.settings_from_args(args)
@@ -73,10 +74,12 @@ def run(args: argparse.Namespace) -> int:
     assert target is not None
     counter = settings.counter()
     cache = TokenCache(session, counter)
+    # The window the app's navigation uses too: the user's, else the session model's.
+    shown = with_session_window(settings, session)
     if args.budget:
         budgets = args.budget
     else:
-        default_budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
+        default_budget = branch_summary_budget(shown.context_window, settings.reserve_tokens)
         if default_budget <= 0:
             print(
                 f"warning: branch-summary budget window - reserve = {default_budget} is not "
@@ -96,6 +99,12 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    data["defaultBudget"] = None if args.budget else {
+        "budget": budgets[0], "window": shown.context_window,
+        "windowSource": shown.source_of("context_window"),
+        "reserve": settings.reserve_tokens if settings.reserve_tokens is not None
+        else BRANCH_SUMMARY_RESERVE_TOKENS,
+    }
     if args.show_requests and not args.dry_run:
         print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
               file=sys.stderr)
@@ -148,6 +157,7 @@ def _show_requests(
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
+    from tui_compactor.commands.plan import window_text
     from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
 
@@ -171,6 +181,11 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
         print("nothing to do: the target is the current leaf")
     print(f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
           "the common ancestor)")
+    rule = data.get("defaultBudget")
+    if rule:
+        window = window_text({"window": rule["window"], "windowSource": rule["windowSource"]})
+        print(f"budget {rule['budget']} = window {window} − reserve {rule['reserve']}: the "
+              "most of the branch a summary reads (--budget sets others)")
     for row in data["prepared"]:
         budget = row["tokenBudget"] or "no limit"
         print(
