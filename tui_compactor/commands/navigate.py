@@ -59,7 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan (and unless --dry-run, perform) the navigation."""
     from tui_compactor.engine.branch import plan_navigation, select_branch_entries, selection_json
-    from tui_compactor.engine.settings import BRANCH_SUMMARY_RESERVE_TOKENS, branch_summary_budget
     from tui_compactor.engine.tokens import TokenCache
     from tui_compactor.workbench.settings import with_session_window
 
@@ -72,17 +71,17 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     assert target is not None
+    # The branch budget follows the session's own model (unless --window), as in the agent.
+    settings = with_session_window(settings, session)
     counter = settings.counter()
     cache = TokenCache(session, counter)
-    # The window the app's navigation uses too: the user's, else the session model's.
-    shown = with_session_window(settings, session)
     if args.budget:
         budgets = args.budget
     else:
-        default_budget = branch_summary_budget(shown.context_window, settings.reserve_tokens)
+        default_budget = settings.branch_budget()
         if default_budget <= 0:
             print(
-                f"warning: branch-summary budget window - reserve = {default_budget} is not "
+                f"warning: branch-summary budget window - branch reserve = {default_budget} is not "
                 "positive: no token limit applies (the whole branch is summarized)",
                 file=sys.stderr,
             )
@@ -100,10 +99,9 @@ def run(args: argparse.Namespace) -> int:
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
     data["defaultBudget"] = None if args.budget else {
-        "budget": budgets[0], "window": shown.context_window,
-        "windowSource": shown.source_of("context_window"),
-        "reserve": settings.reserve_tokens if settings.reserve_tokens is not None
-        else BRANCH_SUMMARY_RESERVE_TOKENS,
+        "budget": budgets[0], "window": settings.context_window,
+        "windowSource": settings.source_of("context_window"),
+        "reserve": settings.branch_summary_reserve_tokens,
     }
     if args.show_requests and not args.dry_run:
         print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
@@ -256,7 +254,7 @@ def _perform(
                 settings.config, profile=args.profile, provider=args.provider,
                 base_url=args.base_url, model=args.model, for_compaction=False,
             )
-            summarizer = make_summarizer(profile)
+            summarizer = make_summarizer(settings.summarizer_profile(profile))
         except ConfigError as error:
             say(f"tui-compactor: {error}")
             report["error"] = str(error)

@@ -49,7 +49,7 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
-from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -222,7 +222,7 @@ class CompactorApp(AnalysisMixin, App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
-                        yield Static(id="hindsight")
+                        yield HindsightView(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
@@ -413,7 +413,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         from tui_compactor.session.agents import orphaned_appends
 
         for orphan in orphaned_appends(self.session):
-            self.notify(sanitize(orphan.message(self.session), max_len=600),
+            text = orphan.message(self.session) + " Here: select it and press enter (navigate)."
+            self.notify(sanitize(text, max_len=700),
                         title="an agent left our entry behind", severity="warning", timeout=15)
 
     def _update_status(self) -> None:
@@ -659,6 +660,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
                                               self.settings.reserve_tokens,
                                               self.settings.context_window)
+        self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -740,6 +742,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         plan_view = self.query_one(PlanView)
         plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
                                self.settings.context_window)
+        plan_view.show_more_settings(self.settings)
         plan_view.focus_inputs()
 
     @on(PlanView.SettingsEdited)
@@ -758,6 +761,22 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
+            return
+        if self._settings_timer is not None:
+            self._settings_timer.stop()
+        if self.settings_debounce <= 0:
+            self._apply_settings()
+        else:
+            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
+
+    @on(PlanView.MoreSettingsEdited)
+    def _more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
+        """Thresholds, split turns, branch summaries, summarizer effort and window."""
+        try:
+            self.settings = self.settings.edited("app", **message.changes)
+        except ValueError as error:
+            self.notify(sanitize(str(error), max_len=200), title="setting not changed",
+                        severity="warning", timeout=5)
             return
         if self._settings_timer is not None:
             self._settings_timer.stop()
@@ -816,12 +835,17 @@ class CompactorApp(AnalysisMixin, App[None]):
             if len(chosen) >= 3:
                 break
             if all(profile.label != summarizer.label for summarizer in chosen):
-                chosen.append(make_summarizer(profile))
+                chosen.append(make_summarizer(self.settings.summarizer_profile(profile)))
         return chosen
 
     def _start_compaction(self, *, candidates: bool) -> None:
         """Checks, then UI-B's panel with one job per summarizer."""
         if self.session is None:
+            return
+        if self.compaction_options[0] == "shake":  # a preview: no plan, summarizer or write
+            leaf = self.plan.leaf if self.plan is not None else self.selected_entry
+            if leaf is not None:
+                self.preview_shake(self.session, leaf, self.settings)
             return
         if self.plan is None:
             self.run_after_plan = "candidates" if candidates else "single"
@@ -870,6 +894,30 @@ class CompactorApp(AnalysisMixin, App[None]):
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
         self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
                     "esc cancels", timeout=4)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
+    def preview_shake(self, session: Any, leaf: int, settings: Settings) -> None:
+        """oh-my-pi's three shake configs at ``leaf``, and the context size now (thread)."""
+        from tui_compactor.engine.context import build_context, estimate_context_tokens
+        from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview
+
+        counter = settings.counter()
+        previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
+        context = build_context(session, leaf, rules=settings.rules)
+        tokens = estimate_context_tokens(context, counter).tokens
+        self.call_from_thread(self._show_shake, previews, tokens, leaf)
+
+    def _show_shake(self, previews: list[Any], tokens: int, leaf: int) -> None:
+        """Show a shake preview in the Compaction tab (nothing can be accepted)."""
+        from tui_compactor.ui.widgets.shake_view import ShakeView
+
+        host = self.query_one("#compaction-host", Vertical)
+        host.remove_children()
+        host.mount(ShakeView(previews, tokens, leaf))
+        self.call_after_refresh(self.refresh_bindings)
+        self.action_show_tab("tab-compaction")
+        self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this is "
+                    "shown only", timeout=4)
 
     def action_accept_compaction(self) -> None:
         """Accept the finished compaction (the panel posts Accepted)."""
@@ -954,7 +1002,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             profile = self.config.summarizer_profile(self.profile_name)
         else:
             profile = self.config.profile(self.profile_name)
-        return make_summarizer(profile)
+        return make_summarizer(self.settings.summarizer_profile(profile))
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -970,10 +1018,9 @@ class CompactorApp(AnalysisMixin, App[None]):
     def plan_move(self, session: Any, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
-        from tui_compactor.engine.settings import branch_summary_budget
 
-        budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
-        nav_plan = plan_navigation(session, session.leaf, target, self.counter, budget,
+        nav_plan = plan_navigation(session, session.leaf, target, self.counter,
+                                   settings.branch_budget(),
                                    rules=settings.rules, cache=self.token_cache)
         self.post_message(NavigationPlanned(target, nav_plan))
 
@@ -984,6 +1031,13 @@ class CompactorApp(AnalysisMixin, App[None]):
         nav_plan = message.nav_plan
         if getattr(nav_plan, "noop", False):
             self.notify("already at this node", timeout=2)
+            return
+        if not self.settings.branch_summary_enabled:
+            # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
+            from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
+
+            self.start_navigation(nav_plan, NavigationChoice(
+                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE))
             return
         try:
             label = self.summarizer_for(compaction=False).label
