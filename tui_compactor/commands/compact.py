@@ -188,6 +188,13 @@ def run(args: argparse.Namespace) -> int:
 
     plan = make_plan(session, leaf, settings, cut)
     report["plan"] = plan.to_json()
+    from tui_compactor.summarize.compaction import fold_notes
+
+    notes = [] if summarizer.offline else fold_notes(
+        plan, summarizer.context_window, settings.reserve_tokens)
+    report["plan"]["summarizerNotes"] = notes
+    for note in notes:
+        say(f"note: {note}")
     if not args.json:
         _print_plan(session, plan, profile.label)
     refusal = run_refusal(plan, settings)

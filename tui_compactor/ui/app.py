@@ -704,8 +704,21 @@ class CompactorApp(AnalysisMixin, App[None]):
             self._start_compaction(candidates=mode == "candidates")
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
-        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
+        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal,
+                                           self._fold_notes(plan))
         self.request_sweep(plan, message.generation)
+
+    def _fold_notes(self, plan: Any) -> list[str]:
+        """Regions the compaction summarizer must fold (its window is smaller than them)."""
+        from tui_compactor.summarize.compaction import fold_notes
+
+        try:
+            summarizer = self.summarizer_for(compaction=True)
+        except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
+            return []
+        if getattr(summarizer, "offline", False):
+            return []  # the offline summarizer reads any size at once
+        return fold_notes(plan, summarizer.context_window, self.settings.reserve_tokens)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
