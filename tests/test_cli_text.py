@@ -188,3 +188,8 @@ def test_compact_prints_the_plan_as_plan_does(
              and not line.startswith("  cannot run")]
     assert block and all(line in compacted.splitlines() for line in block)
     assert "the local counts add up to" in compacted and "kept ~" not in compacted
+
+
+def test_one_compaction_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "audit", str(FIXTURES / "bad" / "compaction-firstKept-missing.jsonl"))
+    assert "1 compaction; worst score" in out
