@@ -10,6 +10,9 @@ Its answer is compared field by field with the engine under ``--rules omp`` (the
   results, reset boundary, retry-recovered and empty error turns, aborted turn with a result,
   dangling calls with redacted thinking, handoff and warned compactions, an image-bearing
   custom message, an excluded bash run);
+* a session written through oh-my-pi's own ``SessionManager`` API by ``omp_api_writer.ts``
+  (soft/handoff compactions, ``preserveData``, a dead-end ``warning``, a reset boundary,
+  failed and retry-recovered turns, and a shake applied by oh-my-pi's own shake code);
 * a copy of oh-my-pi's own ``omp-basic`` session after ``tui-compactor compact`` appended a
   compaction to it: oh-my-pi loads what we wrote, and its cut, context and budgets after our
   compaction are ours.
@@ -119,6 +122,34 @@ def test_rebuild_rules_match_oh_my_pi_live(tmp_path: Path) -> None:
     assert "developer" in half["llmRoles"]
     recovered = [row for why, row in contexts.items() if why.startswith("after failed")]
     assert recovered and all("aborted" not in json.dumps(row["roles"]) for row in recovered)
+
+
+def test_a_session_written_through_oh_my_pis_api_matches(tmp_path: Path) -> None:
+    oracle = _oracle_dir()
+    assert oracle is not None
+    reference = _reference_dir()
+    written = subprocess.run(
+        [
+            str(reference / "node_modules" / ".bin" / "bun"),
+            str(Path(__file__).with_name("omp_api_writer.ts")),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_REF": str(reference), "OMP_ORACLE_DIR": str(oracle)},
+        check=False,
+    )
+    assert written.returncode == 0, written.stderr[-2000:]
+    path = Path(written.stdout.strip())
+    text = path.read_text(encoding="utf-8")
+    # what oh-my-pi persisted by rewriting the file is there
+    assert "prunedAt" in text and "retryRecovery" in text and '"warning"' in text
+    golden = run_oracle(path)
+    checks = _assert_matches(path, golden)
+    print(f"session written through oh-my-pi's API: {checks} of {checks} values match")
+    quarter = next(row for row in golden["contexts"] if row["why"] == "path 25%")
+    assert sum(1 for item in quarter["items"] if item.get("pruned")) == 2
 
 
 def test_oh_my_pi_reloads_our_compaction_and_agrees(tmp_path: Path) -> None:

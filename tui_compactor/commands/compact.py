@@ -19,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_quiet_window, confirm
+from tui_compactor.commands.confirm import add_append_options, append_options, confirm
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
@@ -45,10 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use --instructions instead of the default prompt, not in addition")
     parser.add_argument("--dry-run", action="store_true",
                         help="generate and show the summaries, write nothing")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="with --dry-run: print the exact requests each part would send "
+                        "(prompts, max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (summaries still stream to stderr)")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 class _StreamPrinter:
@@ -139,6 +142,9 @@ def run(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
+    if args.show_requests and not args.dry_run:
+        say("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)")
+        return EXIT_USAGE
     if args.method == "shake":
         from tui_compactor.engine.methods import method_info
 
@@ -191,6 +197,17 @@ def run(args: argparse.Namespace) -> int:
         report["refused"] = refusal
         return finish(EXIT_REFUSED)
 
+    if args.show_requests:
+        from tui_compactor.commands.analysis import show_requests
+        from tui_compactor.summarize.requests import compaction_requests
+
+        requests = asyncio.run(compaction_requests(
+            plan, session, summarizer, settings.compaction(), instructions=args.instructions,
+            replace_instructions=args.replace_instructions, files_format=settings.files_format,
+            method=args.method,
+        ))  # fmt: skip
+        show_requests(requests, report if args.json else None)
+        return finish(EXIT_OK)
     job = CompactionJob(
         plan, session, summarizer, settings.compaction(), instructions=args.instructions,
         replace_instructions=args.replace_instructions, files_format=settings.files_format,
@@ -235,11 +252,9 @@ def run(args: argparse.Namespace) -> int:
         say("not confirmed: nothing written (pass --yes to append without asking)")
         report["refused"] = "not confirmed"
         return finish(EXIT_REFUSED)
-    append_options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        append_options["quiet_seconds"] = args.quiet_window
+    gate_options: dict[str, Any] = append_options(args)
     try:
-        appended = job.accept(result, **append_options)
+        appended = job.accept(result, **gate_options)
     except AppendRefused as refused:
         say(f"tui-compactor: append refused: {refused.reason}")
         if refused.hint:

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
@@ -47,8 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="the instructions replace the default prompt instead of adding focus")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="with --dry-run: print the exact branch-summary request (prompts, "
+                        "max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
-    add_quiet_window(parser)
+    add_append_options(parser)
     common.add_settings(parser)
     common.add_json(parser)
 
@@ -93,19 +96,55 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    if args.show_requests and not args.dry_run:
+        print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
+              file=sys.stderr)
+        return common.EXIT_USAGE
+    if args.dry_run and args.show_requests:
+        return _show_requests(args, nav, settings, data)
     if args.dry_run:
         if args.json:
             common.dump_json(data)
         else:
             _print_text(session, data)
         return common.EXIT_OK
-    return _perform(args, session, nav, settings)
+    return _perform(args, session, nav, settings, data)
 
 
 PREVIEW_WIDTH = 64
 """Characters of each entry's preview in the text form."""
 SHOWN_ENTRIES = 6
 """Selected entries listed per budget (the first and last half); the rest are counted."""
+
+
+def _show_requests(
+    args: argparse.Namespace, nav: Any, settings: Settings, data: dict[str, Any]
+) -> int:
+    """``--dry-run --show-requests``: the branch-summary request, built and never sent."""
+    import asyncio
+
+    from tui_compactor.commands.analysis import show_requests
+    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.summarize.requests import branch_requests
+
+    try:
+        profile = profile_from_flags(
+            settings.config, profile=args.profile, provider=args.provider,
+            base_url=args.base_url, model=args.model, for_compaction=False,
+        )
+        summarizer = make_summarizer(profile)
+    except ConfigError as error:
+        print(f"tui-compactor: {error}", file=sys.stderr)
+        return common.EXIT_USAGE
+    requests = asyncio.run(branch_requests(
+        nav, summarizer, instructions=args.instructions,
+        replace_instructions=args.replace_instructions,
+    ))  # fmt: skip
+    show_requests(requests, data if args.json else None)
+    if args.json:
+        common.dump_json(data)
+    return common.EXIT_OK
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
@@ -157,8 +196,14 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")
 
 
-def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Settings) -> int:
-    """Summarize (if asked), confirm, then hand the move to the summaries layer to append."""
+def _perform(
+    args: argparse.Namespace, session: Any, nav: Any, settings: Settings, plan: dict[str, Any]
+) -> int:
+    """Summarize (if asked), confirm, then hand the move to the summaries layer to append.
+
+    With ``--json`` one report object is printed at the end whatever happens (like
+    ``compact --json``): the plan, ``written``, and ``entryId``/``newLeafId``/``summary`` or
+    ``refused``/``error``; messages go to stderr."""
     import asyncio
     import sys
 
@@ -172,13 +217,23 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Setting
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
+    report: dict[str, Any] = {"session": str(session.path), "plan": plan, "written": False}
+
+    def finish(status: int, text: str | None = None) -> int:
+        if args.json:
+            common.dump_json(report)
+        elif text is not None:
+            print(text)
+        return status
+
     if nav.noop:
-        print("nothing to do: the target is the current leaf")
-        return common.EXIT_OK
+        report["noop"] = True
+        return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
     if session.append_refusal:
         say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
         say("Nothing was written. Use --dry-run to see the plan.")
-        return common.EXIT_REFUSED
+        report["refused"] = session.append_refusal
+        return finish(common.EXIT_REFUSED)
     summarizer = None
     if args.summarize:
         try:
@@ -189,21 +244,21 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Setting
             summarizer = make_summarizer(profile)
         except ConfigError as error:
             say(f"tui-compactor: {error}")
-            return common.EXIT_USAGE
+            report["error"] = str(error)
+            return finish(common.EXIT_USAGE)
     what = "a branch summary" if summarizer is not None else "a leaf marker"
     if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
         say("not confirmed: nothing written (pass --yes to append without asking)")
-        return common.EXIT_REFUSED
-    append_options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        append_options["quiet_seconds"] = args.quiet_window
+        report["refused"] = "not confirmed"
+        return finish(common.EXIT_REFUSED)
+    gate_options: dict[str, Any] = append_options(args)
 
     async def move() -> Any:
         try:
             return await navigate(
                 session, nav, summarizer=summarizer, instructions=args.instructions,
                 replace_instructions=args.replace_instructions,
-                on_event=_StreamPrinter(sys.stderr), **append_options,
+                on_event=_StreamPrinter(sys.stderr), **gate_options,
             )
         finally:
             await aclose_shared_clients()
@@ -216,13 +271,20 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Setting
         hint = getattr(error, "hint", None)
         if hint:
             say(hint)
-        return common.EXIT_REFUSED
+        report["refused" if hasattr(error, "reason") else "error"] = reason
+        return finish(common.EXIT_REFUSED)
     if result.noop:
-        print("nothing to do: the target is the current leaf")
-    elif result.written:
-        new_leaf = common.entry_id(session, result.new_leaf) or "(before the first entry)"
-        print(
-            f"leaf moved to {sanitize(new_leaf, single_line=True)}; "
-            f"appended entry {sanitize(result.entry_id or '', single_line=True)}"
+        report["noop"] = True
+        return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
+    text = None
+    if result.written:
+        new_leaf = common.entry_id(session, result.new_leaf)
+        report.update({"written": True, "entryId": result.entry_id, "newLeafId": new_leaf})
+        if result.summary is not None:
+            report["summary"] = result.summary.summary
+            report["summarizer"] = result.summary.label
+        text = (
+            f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
+            f"; appended entry {sanitize(result.entry_id or '', single_line=True)}"
         )
-    return common.EXIT_OK
+    return finish(common.EXIT_OK, text)

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 FRAGMENT_PEEK_BYTES = 4096
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="session .jsonl file")
     parser.add_argument("--yes", action="store_true", help="append the newline without asking")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 def describe_tail(session: Any) -> dict[str, Any] | None:
@@ -154,11 +154,9 @@ def run(args: argparse.Namespace) -> int:
             if not confirm("Append one newline?"):
                 report["error"] = "not confirmed"
                 return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
-        options: dict[str, Any] = {}
-        if args.quiet_window is not None:
-            options["quiet_seconds"] = args.quiet_window
+        gate_options: dict[str, Any] = append_options(args)
         try:
-            result = seal_tail(session, **options)
+            result = seal_tail(session, **gate_options)
         except AppendRefused as refused:
             report["refused"] = {
                 "code": refused.code,

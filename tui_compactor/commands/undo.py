@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="show what would happen")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 def find_last_compaction(session: Any) -> int | None:
@@ -136,11 +136,9 @@ def run(args: argparse.Namespace) -> int:
     marker = make_leaf_marker(
         reason="undo", undone_entry_id=entry.id, previous_leaf_id=report["previousLeafId"]
     )
-    options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        options["quiet_seconds"] = args.quiet_window
+    gate_options: dict[str, Any] = append_options(args)
     try:
-        result = append_entry(session, marker, parent_index=parent, **options)
+        result = append_entry(session, marker, parent_index=parent, **gate_options)
     except AppendRefused as refused:
         report["refused"] = {"code": refused.code, "reason": refused.reason, "hint": refused.hint}
         return finish(

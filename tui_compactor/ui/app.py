@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from tui_compactor.config import Config
 from tui_compactor.engine.tokens import TokenCache
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.messages import (
@@ -48,6 +49,7 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
+from tui_compactor.ui.widgets.analysis import BreakdownView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -131,7 +133,7 @@ def _quiet_during_teardown(cls: AppT) -> AppT:
 
 
 @_quiet_during_teardown
-class CompactorApp(App[None]):
+class CompactorApp(AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -153,6 +155,7 @@ class CompactorApp(App[None]):
         follow: bool = True,
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
+        ignore_agents: bool = False,
     ) -> None:
         super().__init__()
         self.session_path = Path(path) if path is not None else None
@@ -166,6 +169,8 @@ class CompactorApp(App[None]):
         self.follow_enabled = follow
         self.append_quiet_seconds = append_quiet_seconds
         """Passed to the writer's live-writer check (None: the writer's default)."""
+        self.ignore_agents = ignore_agents
+        """The user's explicit override of the writer's running-agent refusal."""
         self.session: Any = None
         self.counter = settings.counter()
         self.token_cache: TokenCache | None = None
@@ -217,12 +222,15 @@ class CompactorApp(App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
+                        yield Static(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
                         yield PlanView(id="plan")
                     with TabPane("Diff", id="tab-diff"):
                         yield SummaryDiff(id="summary-diff")
+                    with TabPane("Window", id="tab-breakdown"):
+                        yield BreakdownView(id="breakdown")
                     with TabPane("Compaction", id="tab-compaction"):
                         with Vertical(id="compaction-host"):
                             yield Static(Text("plan with c, then r runs the compaction here "
@@ -349,6 +357,7 @@ class CompactorApp(App[None]):
         self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
         self._update_status()
         self._report_diagnostics()
+        self._report_orphaned_appends()
         if not self.session.complete:
             self.notify(f"stopped after {len(self.session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
@@ -379,14 +388,9 @@ class CompactorApp(App[None]):
 
     def _adopt_model_window(self) -> None:
         """Use the window of the session's own model (at the file's leaf) when it is known."""
-        from tui_compactor.engine.context import build_context
-        from tui_compactor.engine.models import known_context_window
+        from tui_compactor.workbench.settings import with_session_window
 
-        model_id = None
-        if self.session is not None and self.session.leaf is not None:
-            context = build_context(self.session, self.session.leaf, rules=self.settings.rules)
-            model_id = (context.model or {}).get("modelId")
-        self.settings = self.settings.with_model_window(known_context_window(model_id), model_id)
+        self.settings = with_session_window(self.settings, self.session)
 
     def _report_diagnostics(self) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
@@ -402,6 +406,15 @@ class CompactorApp(App[None]):
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
+
+    def _report_orphaned_appends(self) -> None:
+        """Say so when an agent's later entry left one of our appends off the active path, and
+        how to put it back (the same finding and fix as `tui-compactor lint`)."""
+        from tui_compactor.session.agents import orphaned_appends
+
+        for orphan in orphaned_appends(self.session):
+            self.notify(sanitize(orphan.message(self.session), max_len=600),
+                        title="an agent left our entry behind", severity="warning", timeout=15)
 
     def _update_status(self) -> None:
         """Refresh the status line."""
@@ -481,6 +494,7 @@ class CompactorApp(App[None]):
         if self.session is not None and self.selected_entry is not None:
             self.measure_node(self.session, self.selected_entry, self.settings)
             self._count_visible_first()
+            self.analysis_node_measured()
 
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
@@ -689,6 +703,7 @@ class CompactorApp(App[None]):
         if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
+        self.request_sweep(plan, message.generation)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -921,6 +936,8 @@ class CompactorApp(App[None]):
         options: dict[str, Any] = {"refresh": False}
         if self.append_quiet_seconds is not None:
             options["quiet_seconds"] = self.append_quiet_seconds
+        if self.ignore_agents:
+            options["ignore_agents"] = True
         return options
 
     def refresh_after_append(self) -> list[int]:
@@ -1117,6 +1134,8 @@ class CompactorApp(App[None]):
         self.rebuild_outline(keep_entry=self.selected_entry)
         self.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(self.session)
+        if added:
+            self._report_orphaned_appends()
         if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
 
@@ -1198,6 +1217,8 @@ class CompactorApp(App[None]):
         """The Context tab draws lazily: only when it is shown."""
         if event.pane.id == "tab-context":
             self.query_one(ContextView).show_pending()
+        elif event.pane.id == "tab-breakdown":
+            self.request_breakdown()
         elif event.pane.id == "tab-diff":
             self.show_summary_diff()
 

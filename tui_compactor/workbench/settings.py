@@ -39,6 +39,7 @@ __all__ = [
     "Settings",
     "SettingsProblem",
     "resolve_settings",
+    "with_session_window",
 ]
 
 CounterName = Literal["cl100k", "pi", "bytes"]
@@ -306,3 +307,16 @@ def resolve_settings(
     for name, value in typed.items():
         settings = settings.edited(FLAGS.get(name, name), **{name: value})
     return settings._with_rules_defaults()
+
+
+def with_session_window(settings: Settings, session: Any) -> Settings:
+    """``settings`` with the window of the session's own model (at the file's leaf) when the
+    user set none (``Settings.with_model_window``): what the app and the analysis commands use."""
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.models import known_context_window
+
+    model_id = None
+    if session is not None and session.leaf is not None:
+        context = build_context(session, session.leaf, rules=settings.rules)
+        model_id = (context.model or {}).get("modelId")
+    return settings.with_model_window(known_context_window(model_id), model_id)
