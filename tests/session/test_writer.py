@@ -80,6 +80,7 @@ APPEND_VERDICTS: dict[str, bool | str] = {
     "branch-summary-fromId-missing-and-root.jsonl": True,
     "interleaved-writers.jsonl": True,
     "deep-nested-custom-data-50k.jsonl": True,
+    "non-finite-numbers.jsonl": True,
 }
 
 FAST = {"quiet_seconds": 0.0}
