@@ -12,11 +12,14 @@ import argparse
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.wording import count_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
+    parser.add_argument("--jobs", type=common.positive, default=None, metavar="N",
+                        help="worker processes sharing the loaded file (default: the CPU count)")
     common.add_settings(parser)
     common.add_json(parser)
 
@@ -31,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
         settings = settings.for_session(session)
     except common.CommandError as error:
         return common.fail(error)
-    audits = audit_compactions(session, settings.rules)
+    import os
+
+    jobs = args.jobs or os.cpu_count() or 1
+    audits = audit_compactions(session, settings.rules, jobs=jobs)
     if args.json:
         common.dump_json(
             {
@@ -70,4 +76,5 @@ def print_audits(session: Any, audits: list[Any]) -> None:
             path = sanitize(item.path, single_line=True, max_len=80)
             print(f"  re-read    {path:<80} #{item.read_at} → again #{item.reread_at}")
     worst = min(audits, key=lambda a: a.score)
-    print(f"{len(audits)} compactions; worst score {worst.score:.2f} (entry #{worst.entry_index})")
+    print(f"{count_of(len(audits), 'compaction')}; worst score {worst.score:.2f} "
+          f"(entry #{worst.entry_index})")

@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "shake":
         from tui_compactor.engine.methods import method_info
 
-        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}")
+        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}; "
+            "`tui-compactor shake SESSION` shows what it would elide")
         return EXIT_USAGE
     try:
         settings = common.settings_from_args(args)
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             settings.config, profile=args.profile, provider=args.provider,
             base_url=args.base_url, model=args.model,
         )
-        summarizer = make_summarizer(profile)
+        summarizer = make_summarizer(settings.summarizer_profile(profile))
     except ConfigError as error:
         say(f"tui-compactor: {error}")
         return EXIT_USAGE
@@ -187,6 +188,13 @@ def run(args: argparse.Namespace) -> int:
 
     plan = make_plan(session, leaf, settings, cut)
     report["plan"] = plan.to_json()
+    from tui_compactor.summarize.compaction import fold_notes
+
+    notes = [] if summarizer.offline else fold_notes(
+        plan, summarizer.context_window, settings.reserve_tokens)
+    report["plan"]["summarizerNotes"] = notes
+    for note in notes:
+        say(f"note: {note}")
     if not args.json:
         _print_plan(session, plan, profile.label)
     refusal = run_refusal(plan, settings)
@@ -270,25 +278,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_plan(session: Any, plan: Any, label: str) -> None:
+    from tui_compactor.commands.plan import plan_lines
     from tui_compactor.textsafe import sanitize
 
     print(f"session     {sanitize(str(session.path), single_line=True)}")
-    print(f"summarizer  {label}")
-    if not plan.prepared:
-        return
-    kept = session.entries[plan.branch[plan.first_kept_index]]
-    tokens = plan.region_tokens
-    print(f"cut at      {sanitize(kept.id, single_line=True)} ({kept.role or kept.type})")
-    note = plan.split_turn_note
-    if note:
-        print(f"turn        {note}")
-    print(f"summarize   {len(plan.messages_to_summarize)} messages (~{tokens['summarize']} tok)"
-          + (" + previous summary" if plan.previous_summary is not None else ""))
-    if plan.has_turn_prefix:
-        print(f"turn prefix {len(plan.turn_prefix_messages)} messages "
-              f"(~{tokens['turn_prefix']} tok)")
-    print(f"keep        {len(plan.recent_messages)} messages (~{tokens['keep']} tok)")
-    print(f"tokens      before {plan.tokens_before}, kept ~{plan.tokens_after}")
+    print(f"summarizer  {sanitize(label, single_line=True)}")
+    if plan.prepared:
+        for line in plan_lines(session, plan):
+            print(line)
 
 
 def _print_result(result: Any) -> None:

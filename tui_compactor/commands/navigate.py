@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=common.int_list,
         default=None,
         metavar="N[,N...]",
-        help="branch-summary token budgets (0 = no limit; default window - reserve = 111616)",
+        help="branch-summary token budgets (0 = no limit; default window - reserve)",
     )
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
@@ -59,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan (and unless --dry-run, perform) the navigation."""
     from tui_compactor.engine.branch import plan_navigation, select_branch_entries, selection_json
-    from tui_compactor.engine.settings import branch_summary_budget
     from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.settings import with_session_window
 
     try:
         settings = common.settings_from_args(args)
@@ -71,15 +71,17 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     assert target is not None
+    # The branch budget follows the session's own model (unless --window), as in the agent.
+    settings = with_session_window(settings, session)
     counter = settings.counter()
     cache = TokenCache(session, counter)
     if args.budget:
         budgets = args.budget
     else:
-        default_budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
+        default_budget = settings.branch_budget()
         if default_budget <= 0:
             print(
-                f"warning: branch-summary budget window - reserve = {default_budget} is not "
+                f"warning: branch-summary budget window - branch reserve = {default_budget} is not "
                 "positive: no token limit applies (the whole branch is summarized)",
                 file=sys.stderr,
             )
@@ -96,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    data["defaultBudget"] = None if args.budget else {
+        "budget": budgets[0], "window": settings.context_window,
+        "windowSource": settings.source_of("context_window"),
+        "reserve": settings.branch_summary_reserve_tokens,
+    }
     if args.show_requests and not args.dry_run:
         print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
               file=sys.stderr)
@@ -148,6 +155,7 @@ def _show_requests(
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
+    from tui_compactor.commands.plan import window_text
     from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
 
@@ -171,6 +179,11 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
         print("nothing to do: the target is the current leaf")
     print(f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
           "the common ancestor)")
+    rule = data.get("defaultBudget")
+    if rule:
+        window = window_text({"window": rule["window"], "windowSource": rule["windowSource"]})
+        print(f"budget {rule['budget']} = window {window} − reserve {rule['reserve']}: the "
+              "most of the branch a summary reads (--budget sets others)")
     for row in data["prepared"]:
         budget = row["tokenBudget"] or "no limit"
         print(
@@ -241,7 +254,7 @@ def _perform(
                 settings.config, profile=args.profile, provider=args.provider,
                 base_url=args.base_url, model=args.model, for_compaction=False,
             )
-            summarizer = make_summarizer(profile)
+            summarizer = make_summarizer(settings.summarizer_profile(profile))
         except ConfigError as error:
             say(f"tui-compactor: {error}")
             report["error"] = str(error)

@@ -24,6 +24,10 @@ class CompactorCommands(Provider):
         selected = app.selected_entry
         yield ("Search entries", app.action_search, "find text or an id (n / N: next, previous)")
         yield ("Jump to the file's leaf", app.action_jump_leaf, "where the agent continues")
+        if session.diagnostics:
+            count = len(session.diagnostics)
+            yield (f"Show load issues ({count})", app.action_show_issues,
+                   "severity, line, byte and message of each; enter jumps to the entry")
         from tui_compactor.ui.app import FILTER_NAMES
 
         for position, name in enumerate(FILTER_NAMES):
@@ -36,6 +40,10 @@ class CompactorCommands(Provider):
         if selected is not None:
             yield (f"Plan compaction at #{selected}", app.action_plan,
                    "where compaction would cut, what it would summarize (no LLM)")
+            if not session.append_refusal:
+                verb = "Change or clear" if session.label_of(selected) else "Add"
+                yield (f"{verb} the label of #{selected}", app.action_edit_label,
+                       "appends a label entry, as pi's /tree does")
             if session.complete and selected != session.leaf:
                 yield (f"Navigate to #{selected}", app.action_select_node,
                        "move the leaf here, with or without a branch summary")
@@ -52,6 +60,8 @@ class CompactorCommands(Provider):
             yield ("Move cut later", app.action_cut_later, "next valid cut point")
             yield ("Edit keep-recent / reserve / window", app.action_edit_settings,
                    "the plan follows as you type")
+            yield ("Inspect the compaction's requests", app.action_inspect_requests,
+                   "the exact prompts, max_tokens and options it would send (none is sent)")
         if plan is not None:
             yield ("Clear the plan", app.clear_plan, "remove the plan marks from the tree")
         panel = app.compaction_panel
@@ -60,8 +70,11 @@ class CompactorCommands(Provider):
             yield ("Discard compaction", app.action_discard_compaction, "nothing is written")
         if panel is not None and panel.running:
             yield ("Cancel compaction", app.action_discard_compaction, "nothing is written")
+        yield ("Compaction timeline", app.action_timeline,
+               "every compaction and branch summary, hindsight scores; enter jumps")
         for tab_id, title in (("tab-details", "Details"), ("tab-context", "Context"),
                               ("tab-plan", "Plan"), ("tab-diff", "Diff"),
+                              ("tab-breakdown", "Window (what fills it)"),
                               ("tab-compaction", "Compaction")):
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
         other = "pi" if app.settings.rules == "omp" else "omp"
