@@ -18,6 +18,10 @@ from tui_compactor.commands import engine_args as common
 from tui_compactor.commands.confirm import add_quiet_window
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.session.session import Session
     from tui_compactor.workbench.settings import Settings
 
 
@@ -79,9 +83,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         budgets = [max(0, default_budget)]
-    nav = plan_navigation(
-        session, old_leaf, target, counter, budgets[0], rules=settings.rules, cache=cache
-    )
+    def plan_from(leaf: int | None) -> NavigationPlan:
+        return plan_navigation(
+            session, leaf, target, counter, budgets[0], rules=settings.rules, cache=cache
+        )
+
+    nav = plan_from(old_leaf)
     selections = [nav.selection()] + [
         select_branch_entries(
             session, nav.entries, counter, budget, rules=settings.rules, cache=cache
@@ -97,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_text(session, data)
         return common.EXIT_OK
-    return _perform(args, session, nav, settings)
+    return _perform(args, session, nav, settings, plan_from)
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
@@ -127,8 +134,9 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")
 
 
-def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Settings) -> int:
-    """Summarize (if asked), confirm, then hand the move to the summaries layer to append."""
+def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
+             settings: Settings, plan_from: Callable[[int | None], NavigationPlan]) -> int:
+    """Summarize (if asked), confirm, then apply the move (re-planned if the file grew)."""
     import asyncio
     import sys
 
@@ -138,13 +146,12 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Setting
     from tui_compactor.summarize.navigation import navigate
     from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
+    from tui_compactor.workbench.handle import SessionHandle
 
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
-    if nav.noop:
-        print("nothing to do: the target is the current leaf")
-        return common.EXIT_OK
     if session.append_refusal:
         say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
         say("Nothing was written. Use --dry-run to see the plan.")
@@ -160,39 +167,54 @@ def _perform(args: argparse.Namespace, session: Any, nav: Any, settings: Setting
         except ConfigError as error:
             say(f"tui-compactor: {error}")
             return common.EXIT_USAGE
-    what = "a branch summary" if summarizer is not None else "a leaf marker"
-    if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
-        say("not confirmed: nothing written (pass --yes to append without asking)")
-        return common.EXIT_REFUSED
     append_options: dict[str, Any] = {}
     if args.quiet_window is not None:
         append_options["quiet_seconds"] = args.quiet_window
+    handle = SessionHandle(session)
+    what = "a branch summary" if summarizer is not None else "a leaf marker"
+    for _attempt in range(3):
+        if nav.noop:
+            print("nothing to do: the target is the current leaf")
+            return common.EXIT_OK
+        planned_at = handle.generation
+        if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
+            say("not confirmed: nothing written (pass --yes to append without asking)")
+            return common.EXIT_REFUSED
 
-    async def move() -> Any:
+        async def summarize(nav: NavigationPlan = nav) -> Any:
+            try:
+                return await navigate(
+                    session, nav, summarizer=summarizer, instructions=args.instructions,
+                    replace_instructions=args.replace_instructions,
+                    on_event=_StreamPrinter(sys.stderr), append=False,
+                )
+            finally:
+                await aclose_shared_clients()
+
         try:
-            return await navigate(
-                session, nav, summarizer=summarizer, instructions=args.instructions,
-                replace_instructions=args.replace_instructions,
-                on_event=_StreamPrinter(sys.stderr), **append_options,
-            )
-        finally:
-            await aclose_shared_clients()
-
-    try:
-        result = asyncio.run(move())
-    except Exception as error:  # the summaries/writer layers raise user-facing errors
-        reason = getattr(error, "reason", None) or str(error)
-        say(f"tui-compactor: navigate failed, nothing written: {reason}")
-        hint = getattr(error, "hint", None)
-        if hint:
-            say(hint)
-        return common.EXIT_REFUSED
-    if result.noop:
-        print("nothing to do: the target is the current leaf")
-    elif result.written:
-        new_leaf = common.entry_id(session, result.new_leaf) or "(before the first entry)"
+            prepared = asyncio.run(summarize())
+            with handle.read() as snapshot:
+                proposal = propose_navigation(snapshot, nav, prepared.record,
+                                              generation=planned_at)
+            appended = apply(handle, proposal, **append_options)
+        except StaleProposal as stale:
+            say(f"tui-compactor: {stale}")
+            say("planning the move again from the new leaf" + (
+                " (--yes: it will be written without asking)" if args.yes else ""))
+            nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
+            continue
+        except Exception as error:  # the summaries/writer layers raise user-facing errors
+            reason = getattr(error, "reason", None) or str(error)
+            say(f"tui-compactor: navigate failed, nothing written: {reason}")
+            hint = getattr(error, "hint", None)
+            if hint:
+                say(hint)
+            return common.EXIT_REFUSED
+        new_leaf = common.entry_id(session, nav.new_leaf) or "(before the first entry)"
         print(
             f"leaf moved to {sanitize(new_leaf, single_line=True)}; "
-            f"appended entry {sanitize(result.entry_id or '', single_line=True)}"
+            f"appended entry {sanitize(appended.ids[0], single_line=True)}"
         )
-    return common.EXIT_OK
+        return common.EXIT_OK
+    say("tui-compactor: the session kept growing; nothing written")
+    return common.EXIT_REFUSED
