@@ -45,8 +45,10 @@ from tui_compactor.ui.messages import (
     PlanReady,
     SessionLoaded,
     SessionRefreshed,
+    SummaryDiffReady,
     TokensCounted,
     WorkFailed,
+    WriteStale,
 )
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
@@ -57,7 +59,24 @@ from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.workbench.actions import (
+    ActionRefused,
+    Proposal,
+    StaleProposal,
+    apply,
+    propose_compaction,
+    propose_navigation,
+    propose_undo,
+)
+from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
+from tui_compactor.workbench.views import (
+    PlanReport,
+    chart_points,
+    gauge_at,
+    plan_report,
+    previous_summary,
+)
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -167,6 +186,8 @@ class CompactorApp(App[None]):
         self.append_quiet_seconds = append_quiet_seconds
         """Passed to the writer's live-writer check (None: the writer's default)."""
         self.session: Any = None
+        self.handle: SessionHandle | None = None
+        """The loaded session shared with the workers (snapshots, refresh, generation)."""
         self.counter = settings.counter()
         self.token_cache: TokenCache | None = None
         self.folded: set[int] = set()
@@ -176,6 +197,10 @@ class CompactorApp(App[None]):
         self.load_seconds: float | None = None
         self.search_query = ""
         self.plan: Any = None
+        self.plan_report: PlanReport | None = None
+        """The shown plan with the session generation it was made at."""
+        self.compaction_basis: PlanReport | None = None
+        """The plan report the running compaction was started from (re-checked at accept)."""
         self.plan_cut: int | None = None
         self.plan_generation = 0
         self.plan_leaf: int | None = None
@@ -184,8 +209,6 @@ class CompactorApp(App[None]):
         """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""
         self.user_keymap: dict[str, str] = {}
         """Binding id -> keys from the config (shown in help)."""
-        self.refresh_lock = threading.Lock()
-        """Serializes ``session.refresh()`` between live follow and our own appends."""
         self.run_after_plan = ""
         """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
         self.token_count_pending = False
@@ -333,8 +356,9 @@ class CompactorApp(App[None]):
         self.query_one(LoadingBar).stop()
         previous = self.session
         self.session = message.session
+        self.handle = SessionHandle(message.session)
         self.load_seconds = message.seconds
-        self.token_cache = TokenCache(self.session, self.counter)
+        self.token_cache = self.handle.token_cache(self.counter)
         self.plan = None
         self.plan_cut = None
         if not self.settings.window_configured:
@@ -351,7 +375,7 @@ class CompactorApp(App[None]):
         keep = self.selected_entry if previous is not None else self.session.leaf
         self.rebuild_outline(keep_entry=keep)
         self.token_count_pending = True  # started once the rows (and what is visible) exist
-        self.measure_chart(self.session)
+        self.measure_chart(self.handle, self.settings)
         if self.follow_enabled and self.session.complete and self._follow_timer is None:
             self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
@@ -402,19 +426,21 @@ class CompactorApp(App[None]):
         self.outline_generation += 1
         if keep_entry is None:
             keep_entry = self.selected_entry
-        self.build_rows(self.session, set(self.folded), self.filter_index, keep_entry,
+        assert self.handle is not None
+        self.build_rows(self.handle, set(self.folded), self.filter_index, keep_entry,
                         self.outline_generation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="outline")
     def build_rows(
-        self, session: Any, folded: set[int], filter_index: int, keep_entry: int | None,
-        generation: int,
+        self, handle: SessionHandle, folded: set[int], filter_index: int,
+        keep_entry: int | None, generation: int,
     ) -> None:
         """Flatten the session into rows in a thread."""
         from tui_compactor.session.outline import OutlineFilter, build_outline
 
         view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
-        rows = build_outline(session, folded=folded, view=view)
+        with handle.read() as snapshot:
+            rows = build_outline(snapshot.session, folded=folded, view=view)
         self.post_message(OutlineReady(rows, keep_entry, generation))
 
     def on_outline_ready(self, message: OutlineReady) -> None:
@@ -454,8 +480,9 @@ class CompactorApp(App[None]):
 
     def _measure_selected(self) -> None:
         """Start measuring the context at the selected entry (and count what is on screen)."""
-        if self.session is not None and self.selected_entry is not None:
-            self.measure_node(self.session, self.selected_entry, self.settings)
+        if self.handle is not None and self.token_cache is not None and (
+                self.selected_entry is not None):
+            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache)
             self._count_visible_first()
 
     def _count_visible_first(self) -> None:
@@ -489,19 +516,28 @@ class CompactorApp(App[None]):
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
-        self.count_tokens(self.session, self.token_cache, visible)
+        if self.handle is not None and self.token_cache is not None:
+            self.count_tokens(self.handle, self.token_cache, visible)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
-    def count_tokens(self, session: Any, cache: Any, first: list[int] | None = None) -> None:
-        """Count tokens per entry (thread); posts batches at most ~10 times a second."""
+    def count_tokens(self, handle: SessionHandle, cache: TokenCache,
+                     first: list[int] | None = None) -> None:
+        """Count tokens per entry (thread); posts batches at most ~10 times a second.
+
+        The session is read in batches under the handle's shared lock, so a refresh can run
+        between batches but never in the middle of one.
+        """
         worker = get_current_worker()
         batch: dict[int, int] = {}
         last_post = time.monotonic()
-        order = list(first or []) + list(range(len(session.entries) - 1, -1, -1))
+        with handle.read() as snapshot:
+            count = snapshot.entry_count
+        order = list(first or []) + list(range(count - 1, -1, -1))
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            tokens = cache.entry_tokens(index)
+            with handle.read():
+                tokens = cache.entry_tokens(index)
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -521,47 +557,11 @@ class CompactorApp(App[None]):
         self.query_one(SessionTree).add_token_counts(message.counts)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
-    def measure_node(self, session: Any, entry_index: int, settings: Settings) -> None:
-        """Build the context at a node and estimate its size (thread)."""
-
-        from tui_compactor.engine.context import build_context, estimate_context_tokens
-        from tui_compactor.engine.settings import (
-            effective_reserve,
-            should_compact,
-            threshold_tokens,
-        )
-
-        cache = self.token_cache
-        if cache is None:
-            return
-        context = build_context(session, entry_index, rules=settings.rules)
-        estimate = estimate_context_tokens(context, self.counter, cache)
-        window = settings.context_window
-        window_model = settings.window_model
-        engine_settings = settings.compaction()
-        blocks: list[tuple[str, str, int, int | None]] = []
-        for item in context.items:
-            if getattr(item, "excluded", False):
-                continue
-            message = item.message if isinstance(item.message, dict) else {}
-            tokens = cache.message_tokens(item.entry_index)
-            blocks.append((_block_label(item, message), _block_preview(message), tokens,
-                           item.entry_index))
-        data = GaugeData(
-            entry_index=entry_index,
-            tokens=estimate.tokens,
-            local_estimate=cast(int, estimate.local_estimate),  # local=True: always computed
-            usage_tokens=estimate.usage_tokens if estimate.last_usage_index is not None else None,
-            window=window,
-            reserve=effective_reserve(window, engine_settings) if window else None,
-            threshold=threshold_tokens(window, engine_settings) if window else None,
-            keep_recent=settings.keep_recent_tokens,
-            should_compact=window is not None
-            and should_compact(estimate.tokens, window, engine_settings),
-            blocks=blocks,
-            window_assumed=not settings.window_configured and window_model is None,
-            window_model=window_model,
-        )
+    def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
+                     cache: TokenCache) -> None:
+        """Measure the context at a node (``workbench.views.gauge_at``) in a thread."""
+        with handle.read() as snapshot:
+            data = gauge_at(snapshot, entry_index, settings, cache)
         self.post_message(GaugeReady(data))
 
     def on_gauge_ready(self, message: GaugeReady) -> None:
@@ -573,41 +573,17 @@ class CompactorApp(App[None]):
         self.query_one(ContextView).show(message.data)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
-    def measure_chart(self, session: Any) -> None:
-        """Context size after every assistant turn on the active path (from usage data)."""
-        from tui_compactor.engine.context import usage_tokens
-
-        points: list[tuple[int, int]] = []
-        compactions: list[int] = []
-        leaf = session.leaf
-        path = session.path_to(leaf) if leaf is not None else []
-        for index in path:
-            entry = session.entries[index]
-            if entry.type == "compaction":
-                if points:
-                    compactions.append(len(points) - 1)
-                continue
-            if entry.role != "assistant":  # known from the index: no record load
-                continue
-            message = entry.message
-            if not message:
-                continue
-            usage = message.get("usage")
-            if isinstance(usage, dict):
-                total = usage_tokens(usage)
-                if total:
-                    points.append((index, total))
-        self.post_message(ChartReady(points, compactions))
+    def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
+        """Context size after every assistant turn on the active path (thread)."""
+        with handle.read() as snapshot:
+            chart = chart_points(snapshot, settings)
+        self.post_message(ChartReady(chart))
 
     def on_chart_ready(self, message: ChartReady) -> None:
         """Draw the chart."""
-        window = self.settings.context_window
-        threshold = None
-        if window:
-            from tui_compactor.engine.settings import threshold_tokens
-
-            threshold = threshold_tokens(window, self.settings.compaction())
-        self.query_one(ContextChart).show(message.points, message.compactions, window, threshold)
+        chart = message.chart
+        self.query_one(ContextChart).show(chart.points, chart.compactions, chart.window,
+                                          chart.threshold)
 
     # ----- plan --------------------------------------------------------------------------
 
@@ -629,33 +605,25 @@ class CompactorApp(App[None]):
             return
         self.plan_generation += 1
         self.query_one(PlanView).show_message(f"planning at #{self.plan_leaf}…")
-        self.make_plan(self.session, self.plan_leaf, self.settings, self.plan_cut,
-                       self.plan_generation)
+        assert self.handle is not None
+        self.make_plan(self.handle, self.plan_leaf, self.settings, self.plan_cut,
+                       self.plan_generation, self.token_cache)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
-    def make_plan(self, session: Any, leaf: int, settings: Settings, cut: int | None,
-                  generation: int) -> None:
-        """Plan in a thread (``workbench.plans``), with everything the pane shows computed."""
-        from tui_compactor.workbench.plans import make_plan, run_refusal
-
-        plan = make_plan(session, leaf, settings, cut, cache=self.token_cache)
-        refusal = run_refusal(plan, settings)
-        regions: dict[int, str] = {}
-        cut_entry = None
-        if plan.prepared:
-            # Computed here, off the UI thread (cached on the plan): the pane only reads them.
-            _ = plan.region_tokens, plan.file_ops
-            regions = {entry_index: plan.region_of(position)
-                       for position, entry_index in enumerate(plan.branch)}
-            cut_entry = plan.branch[plan.first_kept_index]
-        self.post_message(PlanReady(plan, generation, regions, cut_entry, refusal))
+    def make_plan(self, handle: SessionHandle, leaf: int, settings: Settings, cut: int | None,
+                  request: int, cache: TokenCache | None) -> None:
+        """Plan in a thread with everything the pane shows computed (``views.plan_report``)."""
+        with handle.read() as snapshot:
+            report = plan_report(snapshot, leaf, settings, cut, cache)
+        self.post_message(PlanReady(report, request))
 
     def on_plan_ready(self, message: PlanReady) -> None:
         """Colour the tree by region and describe the plan."""
-        if message.generation != self.plan_generation:
+        if message.request != self.plan_generation:
             return
         plan = message.plan
         self.plan = plan
+        self.plan_report = message.report
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
         if self.run_after_plan:
@@ -732,11 +700,12 @@ class CompactorApp(App[None]):
         self.request_plan()
         self._measure_selected()
         if self.session is not None:
-            self.measure_chart(self.session)
+            self.measure_chart(self.handle, self.settings)
 
     def clear_plan(self) -> None:
         """Remove the plan marks from the tree."""
         self.plan = None
+        self.plan_report = None
         self.plan_leaf = None
         self.plan_cut = None
         self.plan_generation += 1
@@ -778,9 +747,15 @@ class CompactorApp(App[None]):
         """Checks, then UI-B's panel with one job per summarizer."""
         if self.session is None:
             return
-        if self.plan is None:
+        stale = (self.plan_report is not None and self.handle is not None
+                 and self.plan_report.generation != self.handle.generation)
+        if self.plan is None or stale:
             self.run_after_plan = "candidates" if candidates else "single"
-            self.action_plan()
+            if self.plan is None:
+                self.action_plan()
+            else:
+                self.notify("the session grew since this plan: planning again first", timeout=4)
+                self._replan_after_growth()
             return
         from tui_compactor.workbench.plans import run_refusal
 
@@ -810,6 +785,7 @@ class CompactorApp(App[None]):
         jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings.compaction(),
                               files_format=self.settings.files_format)
                 for summarizer in summarizers]
+        self.compaction_basis = self.plan_report
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
         host.mount(CompactionPanel(jobs))
@@ -848,22 +824,40 @@ class CompactorApp(App[None]):
                     title="compaction failed: nothing written", severity="error", timeout=10)
 
     @on(CompactionPanel.Accepted)
-    def _compaction_accepted(self, message: Any) -> None:
-        """Append the accepted compaction in a thread."""
+    def _compaction_accepted(self, message: CompactionPanel.Accepted) -> None:
+        """Append the accepted compaction in a thread (re-validated against the plan's
+        generation: if the file grew, nothing is written and the plan is made again)."""
+        basis = self.compaction_basis
+        if self.handle is None or basis is None:
+            return
         self.refresh_bindings()
         self.running_jobs += 1
         self._update_status()
-        self.append_compaction(message.panel, message.job, message.result)
+        self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
-    def append_compaction(self, panel: Any, job: Any, result: Any) -> None:
-        """The writer appends the compaction entry at the plan's leaf (thread)."""
+    def append_compaction(self, handle: SessionHandle, panel: CompactionPanel, job: Any,
+                          result: Any, basis: PlanReport) -> None:
+        """Propose the compaction entry at the plan's leaf and apply it (thread)."""
+        with handle.read() as snapshot:
+            before = snapshot.entry_count
+            try:
+                proposal = propose_compaction(snapshot, job.plan, result.entry,
+                                              generation=basis.generation,
+                                              file_leaf=basis.file_leaf)
+            except ActionRefused as refused:
+                self.post_message(CompactionAppendFailed(panel, refused.reason))
+                return
         try:
-            job.accept(result, **self.append_options())
+            apply(handle, proposal, **self.append_options())
+        except StaleProposal as stale:
+            self.post_message(WriteStale("compaction", str(stale), stale.leaf,
+                                         self._added_since(handle, before), panel=panel))
+            return
         except Exception as error:
             self.post_message(CompactionAppendFailed(panel, _error_text(error)))
             return
-        added = self.refresh_after_append()
+        added = self._added_since(handle, before)
         self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
                                         "resume from its summary", added,
                                         added[-1] if added else None))
@@ -880,17 +874,58 @@ class CompactorApp(App[None]):
     # ----- writing: navigate, undo --------------------------------------------------------
 
     def append_options(self) -> dict[str, Any]:
-        """Options for the writer: we refresh the session ourselves, under our lock."""
-        options: dict[str, Any] = {"refresh": False}
+        """Options for the writer's gate (the live-writer quiet window, when set)."""
+        options: dict[str, Any] = {}
         if self.append_quiet_seconds is not None:
             options["quiet_seconds"] = self.append_quiet_seconds
         return options
 
-    def refresh_after_append(self) -> list[int]:
-        """Re-read what the writer appended (thread side); returns the new entry indices."""
-        with self.refresh_lock:
-            result = self.session.refresh()
-        return list(result.added)
+    @staticmethod
+    def _added_since(handle: SessionHandle, before: int) -> list[int]:
+        """Entry indices the session gained since it had ``before`` entries."""
+        with handle.read() as snapshot:
+            return list(range(before, snapshot.entry_count))
+
+    def _replan_after_growth(self, leaf: int | None = None) -> None:
+        """Plan again after the file grew: at the new file leaf when the plan was at the old
+        one, else at the same node. Shows the Plan tab."""
+        if leaf is None and self.session is not None:
+            leaf = self.session.leaf
+        report = self.plan_report or self.compaction_basis
+        if report is not None and self.plan_leaf == report.file_leaf and leaf is not None:
+            self.plan_leaf = leaf
+        if self.plan_leaf is None:
+            self.plan_leaf = leaf
+        self.plan_cut = None
+        self.action_show_tab("tab-plan")
+        self.request_plan()
+
+    def on_write_stale(self, message: WriteStale) -> None:
+        """The file grew before a write: nothing was written; show the new plan, ask again."""
+        self.after_growth(message.added, announce=False)
+        title = "the session grew: nothing written"
+        if message.kind == "compaction":
+            self.running_jobs = max(0, self.running_jobs - 1)
+            self._update_status()
+            host = self.query_one("#compaction-host", Vertical)
+            host.remove_children()
+            host.mount(Static(Text("the session grew before this compaction was written, so "
+                                   "it was not written. The plan was made again at the new "
+                                   "leaf (Plan tab): r summarizes it, a accepts.", style="bold"),
+                              id="compaction-empty"))
+            self.call_after_refresh(self.refresh_bindings)
+            self._replan_after_growth(message.leaf)
+            self.notify("planned again at the new leaf: check the plan, r runs it, a accepts",
+                        title=title, severity="warning", timeout=10)
+        elif message.kind == "navigate" and message.target is not None:
+            self.notify("planning the move again from the new leaf", title=title,
+                        severity="warning", timeout=8)
+            if self.handle is not None:
+                self.plan_move(self.handle, message.target, self.settings)
+        elif message.kind == "undo" and message.target is not None:
+            self.notify("asking again with the new entries", title=title, severity="warning",
+                        timeout=8)
+            self.ask_undo(message.target)
 
     def summarizer_for(self, *, compaction: bool) -> Any:
         """The summarizer of the configured profile (offline without a config)."""
@@ -910,18 +945,23 @@ class CompactorApp(App[None]):
         if message.entry_index in self.pending_targets:
             self.notify("a summary for this node is already running", timeout=3)
             return
-        self.plan_move(self.session, message.entry_index, self.settings)
+        assert self.handle is not None
+        self.plan_move(self.handle, message.entry_index, self.settings)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
-    def plan_move(self, session: Any, target: int, settings: Settings) -> None:
+    def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
         from tui_compactor.engine.settings import branch_summary_budget
 
         budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
-        nav_plan = plan_navigation(session, session.leaf, target, self.counter, budget,
-                                   rules=settings.rules, cache=self.token_cache)
-        self.post_message(NavigationPlanned(target, nav_plan))
+        cache = handle.token_cache(settings.counter())
+        with handle.read() as snapshot:
+            nav_plan = plan_navigation(snapshot.session, snapshot.leaf, target,
+                                       settings.counter(), budget, rules=settings.rules,
+                                       cache=cache)
+            generation = snapshot.generation
+        self.post_message(NavigationPlanned(target, nav_plan, generation))
 
     def on_navigation_planned(self, message: NavigationPlanned) -> None:
         """Open UI-B's navigation dialog; run what the user chooses."""
@@ -938,7 +978,7 @@ class CompactorApp(App[None]):
 
         def chosen(choice: Any) -> None:
             if choice is not None:
-                self.start_navigation(nav_plan, choice)
+                self.start_navigation(nav_plan, choice, message.generation)
 
         self.push_screen(
             NavigateDialog(nav_plan, self.session, summarizer_label=sanitize(label, max_len=60),
@@ -946,7 +986,7 @@ class CompactorApp(App[None]):
             chosen,
         )
 
-    def start_navigation(self, nav_plan: Any, choice: Any) -> None:
+    def start_navigation(self, nav_plan: Any, choice: Any, generation: int) -> None:
         """Run one navigation in the background (several may run at once)."""
         if self.session.append_refusal:
             self.notify(sanitize(self.session.append_refusal, max_len=300),
@@ -958,11 +998,14 @@ class CompactorApp(App[None]):
         self._update_status()
         tree = self.query_one(SessionTree)
         tree.set_progress(target, "⟳ summarizing…" if choice.summarize else "⟳ moving leaf…")
-        self.run_navigation(nav_plan, choice)
+        assert self.handle is not None
+        self.run_navigation(self.handle, nav_plan, choice, generation)
 
     @work(exclusive=False, exit_on_error=False, group="branch")
-    async def run_navigation(self, nav_plan: Any, choice: Any) -> None:
-        """Summarize the branch being left (if asked) and append at the new leaf."""
+    async def run_navigation(self, handle: SessionHandle, nav_plan: Any, choice: Any,
+                             generation: int) -> None:
+        """Summarize the branch being left (if asked), then apply the move (re-validated
+        against the generation it was planned at)."""
         import asyncio
 
         from tui_compactor.summarize.navigation import navigate
@@ -983,25 +1026,41 @@ class CompactorApp(App[None]):
 
         try:
             summarizer = self.summarizer_for(compaction=False) if choice.summarize else None
-            result = await navigate(
-                self.session, nav_plan, summarizer=summarizer,
+            prepared = await navigate(
+                handle.session, nav_plan, summarizer=summarizer,
                 instructions=choice.instructions, replace_instructions=choice.replace_prompt,
-                on_event=on_event, **self.append_options(),
+                on_event=on_event, append=False,
             )
+            before = handle.session.entries and len(handle.session.entries)
+
+            def write() -> None:
+                with handle.read() as snapshot:
+                    proposal = propose_navigation(snapshot, nav_plan, prepared.record,
+                                                  generation=generation)
+                apply(handle, proposal, **self.append_options())
+
+            await asyncio.to_thread(write)
         except asyncio.CancelledError:
             self.post_message(BranchSummaryProgress(target, None))
             self.post_message(WorkFailed("navigation cancelled", "nothing was written"))
             raise
+        except StaleProposal as stale:
+            self.post_message(BranchSummaryProgress(target, None))
+            self.post_message(WriteStale("navigate", str(stale), stale.leaf,
+                                         self._added_since(handle, int(before or 0)),
+                                         target=target))
+            return
         except Exception as error:
             self.post_message(BranchSummaryProgress(target, None))
             self.post_message(WorkFailed("navigation failed: nothing written",
                                          _error_text(error)))
             return
-        added = await asyncio.to_thread(self.refresh_after_append) if result.written else []
+        added = self._added_since(handle, int(before or 0))
         self.post_message(BranchSummaryProgress(target, None))
         new_node = added[-1] if added else None
         what = "branch summary attached" if choice.summarize else "leaf moved"
-        where = "before the first entry" if result.new_leaf is None else f"at #{result.new_leaf}"
+        new_leaf = nav_plan.new_leaf
+        where = "before the first entry" if new_leaf is None else f"at #{new_leaf}"
         self.post_message(EntryAppended("navigate", f"{what} {where}", added, new_node))
 
     def on_branch_summary_progress(self, message: BranchSummaryProgress) -> None:
@@ -1013,53 +1072,87 @@ class CompactorApp(App[None]):
             self._update_status()
 
     def action_undo(self) -> None:
-        """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted)."""
+        """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted).
+
+        The rules are ``undo``'s (``workbench.actions.propose_undo``): what the command
+        refuses is refused here with the same reason, and where the command needs ``--force``
+        (entries would leave the active path) the app asks first.
+        """
         if self.session is None or self.selected_entry is None:
             return
         entry = self.session.entries[self.selected_entry]
         if entry.type != "compaction":
             self.notify("select a compaction node to undo it", timeout=3)
             return
+        self.ask_undo(entry.index)
+
+    def ask_undo(self, compaction: int) -> None:
+        """Propose the undo of ``compaction``; ask when entries leave the active path."""
+        if self.handle is None:
+            return
         if self.session.append_refusal:
             self.notify(sanitize(self.session.append_refusal, max_len=300),
                         title="read-only: nothing written", severity="error", timeout=8)
             return
-        self.undo_compaction(entry.index)
+        with self.handle.read() as snapshot:
+            try:
+                proposal = propose_undo(snapshot, compaction)
+            except ActionRefused as refused:
+                if not refused.needs_force:
+                    self.notify(sanitize(refused.reason, max_len=300), title="cannot undo",
+                                severity="warning", timeout=8)
+                    return
+                proposal = propose_undo(snapshot, compaction, force=True)
+        if not proposal.leaving:
+            self.undo_compaction(self.handle, proposal, compaction)
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmWrite
+
+        count = len(proposal.leaving)
+        noun = "entry leaves" if count == 1 else "entries leave"
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.handle is not None:
+                self.undo_compaction(self.handle, proposal, compaction)
+            else:
+                self.notify("undo declined: nothing written", timeout=3)
+
+        self.push_screen(ConfirmWrite(f"Undo? {count} {noun} the active path",
+                                      proposal.description + "\n\nUndo anyway?",
+                                      yes="Undo"), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
-    def undo_compaction(self, compaction_index: int) -> None:
-        """Append the writer's leaf marker under the compaction's parent (thread)."""
-        from tui_compactor.session.writer import append_entry, make_leaf_marker
-
-        session = self.session
-        compaction = session.entries[compaction_index]
-        leaf = session.leaf
-        record = make_leaf_marker(
-            reason="undo", undone_entry_id=compaction.id,
-            previous_leaf_id=session.entries[leaf].id if leaf is not None else None,
-        )
+    def undo_compaction(self, handle: SessionHandle, proposal: Proposal,
+                        compaction: int) -> None:
+        """Apply the undo proposal: a leaf marker under the compaction's parent (thread)."""
+        with handle.read() as snapshot:
+            before = snapshot.entry_count
         try:
-            append_entry(session, record, parent_index=compaction.parent, **self.append_options())
+            apply(handle, proposal, **self.append_options())
+        except StaleProposal as stale:
+            self.post_message(WriteStale("undo", str(stale), stale.leaf,
+                                         self._added_since(handle, before), target=compaction))
+            return
         except Exception as error:
             self.post_message(WorkFailed("undo failed: nothing written", _error_text(error)))
             return
-        added = self.refresh_after_append()
-        where = "the start" if compaction.parent is None else f"#{compaction.parent}"
+        added = self._added_since(handle, before)
+        parent = proposal.parent
+        where = "the start" if parent is None else f"#{parent}"
         self.post_message(EntryAppended("undo", f"compaction undone: leaf moved back to {where}",
-                                        added, compaction.parent))
+                                        added, parent))
 
     # ----- live follow -------------------------------------------------------------------
 
     def _follow_tick(self) -> None:
         """Start a refresh check unless one is running."""
-        if self.session is not None and self.session.complete:
-            self.refresh_session(self.session)
+        if self.handle is not None and self.session.complete:
+            self.refresh_session(self.handle)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="follow")
-    def refresh_session(self, session: Any) -> None:
-        """Re-stat the file and parse only what was appended."""
-        with self.refresh_lock:
-            result = session.refresh()
+    def refresh_session(self, handle: SessionHandle) -> None:
+        """Re-stat the file and parse only what was appended (readers never see it half-way)."""
+        result = handle.refresh()
         if result.status != "unchanged":
             self.post_message(SessionRefreshed(result.status, list(result.added)))
 
@@ -1079,7 +1172,7 @@ class CompactorApp(App[None]):
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry)
         self.token_count_pending = True  # started once the rows (and what is visible) exist
-        self.measure_chart(self.session)
+        self.measure_chart(self.handle, self.settings)
         if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
 
@@ -1173,21 +1266,29 @@ class CompactorApp(App[None]):
         if result is not None:
             diff.show(panel.plan.previous_summary or "", result.summary)
             return
-        if self.session is None or self.selected_entry is None:
+        if self.handle is None or self.selected_entry is None:
             return
-        entry = self.session.entries[self.selected_entry]
-        if entry.type != "compaction":
+        self.load_summary_diff(self.handle, self.selected_entry)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="diff")
+    def load_summary_diff(self, handle: SessionHandle, entry_index: int) -> None:
+        """Read a compaction's summary and the previous one (thread)."""
+        with handle.read() as snapshot:
+            pair = previous_summary(snapshot, entry_index)
+        self.post_message(SummaryDiffReady(entry_index, pair))
+
+    def on_summary_diff_ready(self, message: SummaryDiffReady) -> None:
+        """Show the diff (or say what to select)."""
+        if message.entry_index != self.selected_entry:
+            return
+        diff = self.query_one(SummaryDiff)
+        if message.pair is None:
             diff.show("", "")
             diff.query_one(Static).update(Text(
                 "select a compaction node (or run a compaction) to see what its summary "
                 "changed against the previous one", style="dim"))
             return
-        previous = entry.parent
-        while previous is not None and self.session.entries[previous].type != "compaction":
-            previous = self.session.entries[previous].parent
-        old = self.session.entries[previous].data.get("summary") if previous is not None else ""
-        new = entry.data.get("summary")
-        diff.show(old if isinstance(old, str) else "", new if isinstance(new, str) else "")
+        diff.show(*message.pair)
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
