@@ -183,6 +183,25 @@ async def test_escape_cancels_a_running_compaction(tmp_path: Path,
     assert path.read_bytes() == before
 
 
+async def test_candidates_with_only_offline_say_what_they_would_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``R`` without a second profile runs nothing that looks like ``r``: it explains."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(path, config=Config())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        assert not app.query(CompactionPanel)
+        messages = [n.message for n in app._notifications]
+        said = next(m for m in messages if "nothing to compare" in m)
+        assert "anchors kept by the audit" in said
+        assert str(tmp_path / "xdg" / "tui-compactor" / "config.toml") in said
+        assert "[profiles.local]" in said
+
+
 async def test_candidates_run_side_by_side_and_the_chosen_one_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

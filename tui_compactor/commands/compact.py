@@ -38,8 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="summarizer provider, overriding the profile")
     parser.add_argument("--base-url", default=None, help="summarizer base URL")
     parser.add_argument("--model", default=None, help="summarizer model name")
+    parser.add_argument("--method", choices=("soft", "handoff", "shake"), default="soft",
+                        help="soft: summaries (default); handoff: a handoff document for the "
+                        "next model instance (oh-my-pi's handoff method); shake: refused, "
+                        "oh-my-pi writes shakes by rewriting the file")
     parser.add_argument("--instructions", default=None, metavar="TEXT",
-                        help="custom instructions for the history summary")
+                        help="custom instructions for the history summary (or the handoff)")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="use --instructions instead of the default prompt, not in addition")
     parser.add_argument("--dry-run", action="store_true",
@@ -82,6 +86,8 @@ class _StreamPrinter:
                 note = f", window {event.window}/{event.windows}"
             if event.attempt > 1:
                 note += f", restarted (attempt {event.attempt})"
+            if event.note:
+                note += f"; warning: {event.note}"
             if part not in self.order:
                 self.order.append(part)
             if self.live is None:
@@ -138,6 +144,11 @@ def run(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
+    if args.method == "shake":
+        from tui_compactor.engine.methods import method_info
+
+        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}")
+        return EXIT_USAGE
     try:
         settings = common.settings_from_args(args)
         profile = profile_from_flags(
@@ -195,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         job = CompactionJob(
             plan, session, summarizer, settings.compaction(), instructions=args.instructions,
             replace_instructions=args.replace_instructions, files_format=settings.files_format,
+            method=args.method,
         )
         printer = _StreamPrinter(sys.stderr)
 
@@ -216,7 +228,9 @@ def run(args: argparse.Namespace) -> int:
 
         report.update({
             "summarizer": result.label, "offline": result.offline, "summary": result.summary,
-            "shortSummary": result.short_summary, "audit": result.audit.to_json(),
+            "method": result.method,
+            "shortSummary": result.entry.get("shortSummary"), "audit": result.audit.to_json(),
+            "preserveData": result.entry.get("preserveData"),
             "warnings": result.warnings,
             "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
         })

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from tui_compactor.commands import session_args as common
+from tui_compactor.engine.methods import compaction_preview
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
@@ -79,7 +80,9 @@ def entry_preview(session: Any, index: int) -> str:
             ]
             text = "calls " + ", ".join(str(c) for c in calls) if calls else ""
         return text or "(empty)"
-    if kind in ("compaction", "branch_summary"):
+    if kind == "compaction":
+        return compaction_preview(data)
+    if kind == "branch_summary":
         return str(data.get("summary") or "(empty summary)")
     if kind == "custom_message":
         text = text_of(data.get("content"), " ", images="[image]")

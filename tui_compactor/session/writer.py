@@ -289,8 +289,14 @@ def make_compaction_entry(
     read_files: Iterable[str] = (),
     modified_files: Iterable[str] = (),
     summarizer: str | None = "offline",
+    method: str | None = None,
+    preserve_data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A ``compaction`` record (without id/parentId/timestamp; the writer adds them)."""
+    """A ``compaction`` record (without id/parentId/timestamp; the writer adds them).
+
+    ``method`` and ``preserve_data`` are oh-my-pi's ``method`` and ``preserveData`` (pi
+    ignores both); an empty ``preserve_data`` is left out, as oh-my-pi does.
+    """
     record: dict[str, Any] = {
         "type": "compaction",
         "summary": summary,
@@ -301,7 +307,11 @@ def make_compaction_entry(
         record["shortSummary"] = short_summary
     if tokens_after is not None:
         record["tokensAfter"] = int(tokens_after)
+    if method is not None:
+        record["method"] = method
     record["details"] = {"readFiles": list(read_files), "modifiedFiles": list(modified_files)}
+    if preserve_data:
+        record["preserveData"] = preserve_data
     record["generator"] = _generator(summarizer)
     return record
 

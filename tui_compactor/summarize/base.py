@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 __all__ = ["PromptKind", "SummaryRequest", "Summarizer"]
 
-PromptKind = Literal["summary", "update", "turn_prefix", "short", "branch"]
+PromptKind = Literal["summary", "update", "turn_prefix", "short", "branch", "handoff"]
 """Which template a request was built from (the offline summarizer builds the same shape)."""
 
 

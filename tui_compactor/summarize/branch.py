@@ -1,7 +1,8 @@
 """Branch summaries: summarize the branch being left when the user navigates the tree.
 
 From an engine ``NavigationPlan``: the selected messages are summarized with the branch prompt
-(custom instructions appended as ``Additional focus`` or replacing it), ``max_tokens`` 2048; the
+(custom instructions appended as ``Additional focus`` or replacing it; under oh-my-pi's rules
+they always replace it, as oh-my-pi does), ``max_tokens`` 2048; the
 text gets the branch preamble in front and the file list after it. An empty branch gives the
 plain ``"No content to summarize"`` (no preamble, no files). Each call is independent, so
 several branch summaries may run at once (one per navigation).
@@ -18,6 +19,7 @@ from tui_compactor.engine.serialize import escape_boundary_tags, find_boundary_t
 from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.compaction import finish_summary
 from tui_compactor.summarize.errors import SummarizeError
+from tui_compactor.summarize.family import transcript_rules
 from tui_compactor.summarize.prompts import load_prompt
 from tui_compactor.summarize.runner import EventCallback, PartFailed, run_part
 
@@ -72,6 +74,9 @@ async def run_branch_summary(
                 pass
 
     started = time.monotonic()
+    drop_thinking, escape_harmony = transcript_rules(summarizer)
+    rules = getattr(nav_plan, "rules", "pi") or "pi"
+    notes: list[str] = []
     messages = list(nav_plan.messages)
     if not messages:
         entry = make_branch_summary_entry(summary=NO_CONTENT, summarizer=summarizer.label)
@@ -82,8 +87,8 @@ async def run_branch_summary(
         text = await run_part(
             summarizer, "branch", messages, kind="branch",
             max_tokens=BRANCH_SUMMARY_MAX_TOKENS, emit=emit, instructions=instructions,
-            replace_instructions=replace_instructions,
-            drop_thinking=getattr(summarizer, "provider", "") == "anthropic",
+            replace_instructions=replace_instructions or rules == "omp",
+            drop_thinking=drop_thinking, escape_harmony=escape_harmony, notes=notes,
         )
     except asyncio.CancelledError:
         emit(PartFailed("branch", "cancelled", cancelled=True))
@@ -91,12 +96,11 @@ async def run_branch_summary(
     except SummarizeError as error:
         emit(PartFailed("branch", str(error)))
         raise
-    warnings: list[str] = []
+    warnings: list[str] = list(notes)
     tags = find_boundary_tags(text)
     if tags:
         text = escape_boundary_tags(text)
         warnings.append("the summary contained boundary tags; they were escaped before writing")
-    rules = getattr(nav_plan, "rules", "pi") or "pi"
     read_files, modified_files = compute_file_lists(nav_plan.file_ops, rules)
     summary = finish_summary(
         load_prompt("branch-preamble") + text, read_files, modified_files,

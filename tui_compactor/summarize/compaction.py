@@ -16,6 +16,18 @@ Which summaries are made (oh-my-pi's ``compact``):
 
 Then the file list (``<files>`` or pi's legacy tags), a boundary-tag check, the fidelity audit
 and the entry dict. Nothing is written until ``accept()``; ``cancel()`` stops every request.
+
+Methods (the entry's ``method``):
+
+* ``soft``: the summaries above (``method`` written under oh-my-pi's rules only; pi writes
+  none). ``preserveData`` is carried on from the previous compaction
+  the plan continues from (oh-my-pi's rule: without provider-native payloads and without a
+  snapcompact archive, whose source text is merged into the previous summary instead).
+* ``handoff``: the summarizer reads the whole context at the leaf (what the agent's model
+  sees) and writes a handoff document for its successor (``prompts/handoff.md``, custom
+  instructions appended or replacing it). oh-my-pi commits it with the plan's
+  ``firstKeptEntryId`` and ``tokensBefore``, the ``<files>`` block appended, no
+  ``shortSummary`` and no ``preserveData``.
 """
 
 from __future__ import annotations
@@ -25,12 +37,21 @@ import math
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from tui_compactor.engine.methods import (
+    PRODUCIBLE_METHODS,
+    archive_source_text,
+    carried_preserve_data,
+    method_info,
+    snapcompact_archive,
+)
 from tui_compactor.engine.serialize import escape_boundary_tags, find_boundary_tags
 from tui_compactor.summarize.audit import Audit, audit_summary
 from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.errors import SummarizeError
+from tui_compactor.summarize.family import transcript_rules
+from tui_compactor.summarize.prompts import load_prompt
 from tui_compactor.summarize.runner import (
     MAX_SUMMARY_TOKENS,
     Event,
@@ -119,6 +140,8 @@ class CompactionResult:
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time per part and ``total``."""
     instructions: str | None = None
+    method: str = "soft"
+    """The entry's ``method``: ``soft`` or ``handoff`` (no short summary)."""
 
 
 class CompactionJob:
@@ -133,6 +156,7 @@ class CompactionJob:
         replace_instructions: replace the default prompt instead of appending ``Additional
             focus``.
         files_format: ``files`` (``<files>`` block) or ``legacy`` (pi's tags).
+        method: ``soft`` (summaries) or ``handoff`` (a handoff document).
     """
 
     def __init__(
@@ -146,7 +170,10 @@ class CompactionJob:
         replace_instructions: bool = False,
         files_format: Literal["files", "legacy"] = "files",
         extra_context: list[str] | None = None,
+        method: Literal["soft", "handoff"] = "soft",
     ) -> None:
+        if method not in PRODUCIBLE_METHODS:
+            raise ValueError(f"cannot write a {method!r} compaction: {method_info(method).note}")
         if not getattr(plan, "prepared", False):
             reason = getattr(plan, "reason", None) or "the plan is not prepared"
             raise ValueError(f"cannot compact: {reason}")
@@ -158,6 +185,7 @@ class CompactionJob:
         self.replace_instructions = replace_instructions
         self.files_format = files_format
         self.extra_context = extra_context
+        self.method = method
         reserve = getattr(settings, "reserve_tokens", None) if settings is not None else None
         self.budgets = compaction_budgets(reserve)
         self.rules = getattr(plan, "rules", None) or getattr(settings, "rules", "pi") or "pi"
@@ -243,33 +271,78 @@ class CompactionJob:
             emit(PartFailed(part, f"{type(error).__name__}: {error}"))
             raise
 
+    def _previous_compaction(self) -> dict[str, Any] | None:
+        """The record of the compaction this plan continues from (None if there is none)."""
+        plan = self.plan
+        position = getattr(plan, "previous_compaction_index", -1)
+        branch = getattr(plan, "branch", None)
+        if not isinstance(position, int) or position < 0 or not branch or position >= len(branch):
+            return None
+        entry = self.session.entries[branch[position]]
+        return entry.data if entry.type == "compaction" else None
+
+    def _previous_summary(self, previous: dict[str, Any] | None) -> str | None:
+        """The plan's previous summary, with a snapcompact archive's source text merged in."""
+        summary = self.plan.previous_summary
+        archive = snapcompact_archive(previous) if previous is not None else None
+        text = archive_source_text(archive) if archive is not None else None
+        if not text:
+            return cast("str | None", summary)
+        block = f"{load_prompt('archive-context')}\n\n{text}"
+        return f"{summary}\n\n{block}" if summary else block
+
     async def _run(self, emit: Callable[[Event], None]) -> CompactionResult:
         plan = self.plan
         started = time.monotonic()
         seconds: dict[str, float] = {}
-        drop_thinking = getattr(self.summarizer, "provider", "") == "anthropic"
+        notes: list[str] = []
+        drop_thinking, escape_harmony = transcript_rules(self.summarizer)
         history_messages = [item.message for item in plan.messages_to_summarize]
         prefix_messages = [item.message for item in plan.turn_prefix_messages]
         recent_messages = [item.message for item in plan.recent_messages]
-        previous = plan.previous_summary
+        previous_record = self._previous_compaction()
+        previous = self._previous_summary(previous_record)
+        common: dict[str, Any] = {
+            "emit": emit, "drop_thinking": drop_thinking, "escape_harmony": escape_harmony,
+            "notes": notes,
+        }
 
         def history_job() -> Any:
             return run_part(
                 self.summarizer, "history", history_messages, kind="summary",
-                max_tokens=self.budgets["history"], emit=emit, previous_summary=previous,
+                max_tokens=self.budgets["history"], previous_summary=previous,
                 instructions=self.instructions, replace_instructions=self.replace_instructions,
-                extra_context=self.extra_context, drop_thinking=drop_thinking,
+                extra_context=self.extra_context, **common,
             )
 
         def prefix_job() -> Any:
             return run_part(
                 self.summarizer, "turn_prefix", prefix_messages, kind="turn_prefix",
-                max_tokens=self.budgets["turn_prefix"], emit=emit, drop_thinking=drop_thinking,
+                max_tokens=self.budgets["turn_prefix"],
+                # The turn-prefix prompt takes no instructions; the offline summarizer uses
+                # them (as ``SummaryRequest.focus``) to keep what matches.
+                instructions=self.instructions, **common,
+            )
+
+        def handoff_job() -> Any:
+            from tui_compactor.engine.context import build_context
+
+            context = build_context(self.session, plan.leaf, rules=self.rules)
+            live = [item.message for item in context.items if not item.excluded]
+            return run_part(
+                self.summarizer, "history", live, kind="handoff",
+                max_tokens=self.budgets["history"], instructions=self.instructions,
+                replace_instructions=self.replace_instructions, **common,
             )
 
         history_text: str | None = None
         prefix_text: str | None = None
-        if plan.is_split_turn and prefix_messages:
+        if self.method == "handoff":
+            history_text = await self._timed(
+                seconds, "history", self._part(emit, "history", handoff_job)
+            )
+            body = history_text
+        elif plan.is_split_turn and prefix_messages:
             tasks: dict[str, asyncio.Task[Any]] = {}
             if history_messages or previous:
                 tasks["history"] = self._spawn(self._timed(seconds, "history", self._part(
@@ -290,7 +363,7 @@ class CompactionJob:
         else:
             body = NO_PRIOR_HISTORY
 
-        warnings: list[str] = []
+        warnings: list[str] = list(notes)
         tags = find_boundary_tags(body)
         if tags:
             body = escape_boundary_tags(body)
@@ -302,12 +375,14 @@ class CompactionJob:
         def short_job() -> Any:
             return run_part(
                 self.summarizer, "short", recent_messages, kind="short",
-                max_tokens=max(1, self.budgets["short"]), emit=emit, previous_summary=body,
-                drop_thinking=drop_thinking,
+                max_tokens=max(1, self.budgets["short"]), previous_summary=body, **common,
             )
 
-        short = await self._timed(seconds, "short", self._part(emit, "short", short_job))
-        short = escape_boundary_tags(" ".join(short.split()))
+        short: str | None = None
+        if self.method == "soft":
+            short = await self._timed(seconds, "short", self._part(emit, "short", short_job))
+            short = escape_boundary_tags(" ".join(short.split()))
+            warnings.extend(note for note in notes if note not in warnings)
 
         from tui_compactor.engine.fileops import compute_file_lists
 
@@ -316,11 +391,12 @@ class CompactionJob:
             body, read_files, modified_files, plan.file_ops.read, self.files_format
         )
         audit = audit_summary(history_messages + prefix_messages, summary)
-        entry = self._entry(summary, short, read_files, modified_files)
+        preserve = carried_preserve_data(previous_record) if self.method == "soft" else None
+        entry = self._entry(summary, short, read_files, modified_files, preserve)
         seconds["total"] = time.monotonic() - started
         return CompactionResult(
             summary=summary,
-            short_summary=short,
+            short_summary=short or "",
             history_summary=history_text,
             turn_prefix_summary=prefix_text,
             audit=audit,
@@ -332,6 +408,7 @@ class CompactionJob:
             warnings=warnings,
             seconds=seconds,
             instructions=self.instructions,
+            method=self.method,
         )
 
     @staticmethod
@@ -343,7 +420,12 @@ class CompactionJob:
             seconds[part] = time.monotonic() - started
 
     def _entry(
-        self, summary: str, short: str, read_files: list[str], modified_files: list[str]
+        self,
+        summary: str,
+        short: str | None,
+        read_files: list[str],
+        modified_files: list[str],
+        preserve_data: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         from tui_compactor.session.writer import make_compaction_entry
 
@@ -361,6 +443,10 @@ class CompactionJob:
             read_files=read_files,
             modified_files=modified_files,
             summarizer=self.summarizer.label,
+            # pi writes no method: a pi session stays a pi session (its rules are detected
+            # from what is in it).
+            method=None if self.method == "soft" and self.rules != "omp" else self.method,
+            preserve_data=preserve_data,
         )
 
     # -- writing -----------------------------------------------------------------------------
@@ -428,10 +514,11 @@ async def run_compaction(
     instructions: str | None = None,
     replace_instructions: bool = False,
     files_format: Literal["files", "legacy"] = "files",
+    method: Literal["soft", "handoff"] = "soft",
 ) -> CompactionResult:
     """Convenience: build a ``CompactionJob`` and run it."""
     job = CompactionJob(
         plan, session, summarizer, settings, instructions=instructions,
-        replace_instructions=replace_instructions, files_format=files_format,
+        replace_instructions=replace_instructions, files_format=files_format, method=method,
     )
     return await job.run(on_event)

@@ -21,6 +21,7 @@ __all__ = [
     "Transcript",
     "code_names",
     "defined_names",
+    "error_lines",
     "extract_anchors",
     "first_line",
     "mentioned_paths",
@@ -49,6 +50,8 @@ class ToolCall:
     arguments: dict[str, Any]
     result: str | None = None
     is_error: bool = False
+    note: str | None = None
+    """The text of the assistant message that made the call (what it said it was doing)."""
 
     @property
     def path(self) -> str | None:
@@ -95,7 +98,7 @@ _ERROR_LINE = re.compile(
 )
 
 
-def _error_lines(text: str, limit: int = 3) -> list[str]:
+def error_lines(text: str, limit: int = 3) -> list[str]:
     """The most telling lines of an error output (e.g. ``TypeError: ...``)."""
     found = []
     for line in text.splitlines():
@@ -144,6 +147,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                     call_id=str(block.get("id", "")),
                     name=str(block.get("name", "tool")),
                     arguments=arguments if isinstance(arguments, dict) else {},
+                    note=text or None,
                 )
                 transcript.tool_calls.append(call)
                 calls_by_id[call.call_id] = call
@@ -165,7 +169,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
             found.result = text
             found.is_error = is_error
             if is_error:
-                for line in _error_lines(text):
+                for line in error_lines(text):
                     _add_unique(transcript.errors, line)
         elif role == "bashExecution":
             command = str(message.get("command", "")).strip()
@@ -176,7 +180,7 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
                             is_error=isinstance(exit_code, int) and exit_code != 0)
             transcript.tool_calls.append(call)
             if call.is_error:
-                for line in _error_lines(output):
+                for line in error_lines(output):
                     _add_unique(transcript.errors, line)
         elif role in ("branchSummary", "compactionSummary"):
             text = message_text(message).strip()

@@ -12,9 +12,26 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 from tui_compactor.summarize.base import Summarizer, SummaryRequest
-from tui_compactor.summarize.extract import Transcript, first_line, read_transcript
+from tui_compactor.summarize.extract import (
+    Transcript,
+    code_names,
+    error_lines,
+    first_line,
+    mentioned_paths,
+    read_transcript,
+    request_names,
+    user_numbers,
+)
+from tui_compactor.summarize.outcomes import (
+    Outcomes,
+    command_core,
+    command_kind,
+    command_title,
+    read_outcomes,
+)
 
 __all__ = ["OFFLINE_LABEL", "OfflineSummarizer", "offline_text", "parse_sections"]
 
@@ -71,7 +88,8 @@ _PROCEDURAL = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
-MAX_DONE = 25
+MAX_FILES = 16
+MAX_ACTIONS = 16
 MAX_LIST = 8
 
 
@@ -166,7 +184,7 @@ def _constraints(transcript: Transcript) -> list[str]:
                 if key not in seen:
                     seen.add(key)
                     found.append(clipped)
-    return found[:MAX_LIST]
+    return found
 
 
 def _decisions(transcript: Transcript) -> list[str]:
@@ -182,37 +200,122 @@ def _decisions(transcript: Transcript) -> list[str]:
                 clipped = _clip(sentence, 200)
                 if clipped not in found:
                     found.append(clipped)
-    return found[-MAX_LIST:]
+    return found
 
 
 def _progress(
-    transcript: Transcript, *, note_open_request: bool = True
+    transcript: Transcript, outcomes: Outcomes, focus: Focus | None = None,
+    *, note_open_request: bool = True,
 ) -> tuple[list[str], list[str], list[str]]:
-    """(done, in progress, blocked) bullet texts."""
-    done: list[str] = []
-    in_progress: list[str] = []
-    blocked: list[str] = []
-    for call in transcript.tool_calls:
-        if call.result is None:
-            in_progress.append(call.describe() + " (no result yet)")
-        elif call.is_error:
-            error = first_line(call.result, 160) or "failed"
-            blocked.append(f"{call.describe()} failed: {error}")
-        else:
-            outcome = first_line(call.result, 100)
-            done.append(call.describe() + (f" → {outcome}" if outcome else ""))
-    if len(done) > MAX_DONE:
-        hidden = len(done) - MAX_DONE
-        done = [f"({hidden} earlier steps not listed)"] + done[-MAX_DONE:]
+    """(done, in progress, blocked) bullet texts: outcomes, not a log of tool calls.
+
+    Done: each changed file once (how, and what the assistant said it was for), each check
+    with its final status, commits, other commands that changed something. Blocked: only the
+    failures no later run fixed. Items matching ``focus`` come first and are never cut.
+    """
+    files = [f for f in sorted(outcomes.files.values(), key=lambda f: f.order)
+             if f.edits or f.writes]
+    base = _common_dir([f.path for f in files])
+    changed: list[str] = []
+    for change in files:
+        text = f"`{change.path[len(base):]}`: {change.describe()}"
+        details = [*change.changes[-1:]]
+        if change.names:
+            details.append("defines " + ", ".join(f"`{n}`" for n in change.names[:4]))
+        if details:
+            text += " (" + "; ".join(details) + ")"
+        if change.note:
+            text += f" — {change.note}"
+        changed.append(text)
+    checks: list[str] = []
+    for check in outcomes.checks():
+        if not check.passes:
+            continue
+        text = f"`{check.core}` passes: {check.last.line}"
+        failures = [(check.core, run) for run in check.failures] + check.fixed
+        if failures:
+            first_core, first = failures[0]
+            of = f" of `{first_core}`" if first_core != check.core else ""
+            text += (f" (after {len(failures)} failed run{'s' if len(failures) > 1 else ''};"
+                     f" first{of}: {first.line})")
+        if check.last.command.strip() != check.core:
+            text += f" — ran as `{command_title(check.last.command)}`"
+        checks.append(text)
+    actions = [
+        f"Ran `{command_title(action.last.command)}`"
+        + (f" → {action.last.line}" if action.last.line != "(no output)" else "")
+        for action in outcomes.actions() if action.passes
+    ]
+    # Changed files and checks matter most; commits and other commands are the newest few.
+    done = [
+        *_rank(changed, focus, keep=MAX_FILES),
+        *_rank(checks, focus, keep=MAX_LIST),
+        *_rank([f"Committed: “{m}”" for m in outcomes.commits], focus, keep=MAX_LIST),
+        *_rank(actions, focus, keep=MAX_ACTIONS),
+    ]
+    in_progress = [f"{call.describe()} (no result yet)" for call in outcomes.pending]
     if note_open_request and transcript.last_unanswered_request and not in_progress:
         in_progress.append("Answering the last request (quoted under Critical Context)")
+    blocked: list[str] = []
+    for failure in outcomes.open_failures:
+        what = _clip_code(failure.what)
+        if failure.kind == "command":
+            blocked.append(f"{what} still fails: {failure.error}")
+        else:
+            blocked.append(f"{what} failed: {failure.error}")
+    blocked = _rank(_dedupe(blocked), focus, keep=MAX_LIST)
     return done, in_progress, blocked
+
+
+def _common_dir(paths: list[str]) -> str:
+    """The directory all ``paths`` share (with its trailing ``/``), when there are two or more
+    (the full paths stay in Critical Context and the file list)."""
+    if len(paths) < 2:
+        return ""
+    parts = [p.split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for names in zip(*parts, strict=False):
+        if len(set(names)) != 1:
+            break
+        common.append(names[0])
+    return "/".join(common) + "/" if len(common) > 1 else ""
+
+
+def _clip_code(text: str, limit: int = 100) -> str:
+    """A backticked command shortened to ``limit`` characters, still in backticks."""
+    if text.startswith("`") and text.endswith("`") and len(text) > limit + 2:
+        return text[: limit + 1] + "…`"
+    return text
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _rank(
+    items: list[str], focus: Focus | None, *, keep: int, newest: bool = True
+) -> list[str]:
+    """Items matching ``focus`` first (all kept), then others up to ``keep`` (the newest, or
+    the first ones with ``newest=False``), with a count of those left out."""
+    matching = [item for item in items if focus is not None and focus.matches(item)]
+    others = [item for item in items if item not in matching]
+    room = max(0, keep - len(matching))
+    hidden = len(others) - room
+    if hidden <= 0:
+        return [*matching, *others]
+    if newest:
+        return [*matching, f"({hidden} earlier items not listed)", *others[len(others) - room:]]
+    return [*matching, *others[:room], f"({hidden} more not listed)"]
 
 
 def _bullets(items: list[str], empty: str | None = None, prefix: str = "- ") -> list[str]:
     if not items:
         return [f"- {empty}"] if empty else []
-    return [prefix + item for item in items]
+    return [("- " if item.startswith("(") else prefix) + item for item in items]
 
 
 def parse_sections(text: str) -> dict[str, list[str]]:
@@ -289,51 +392,281 @@ def _merge_lines(previous: list[str], new: list[str]) -> list[str]:
     return merged
 
 
-def _handoff(transcript: Transcript, focus: str | None) -> dict[str, list[str]]:
+_STOPWORDS = frozenset("""
+a about above after again all also an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has
+have having he her here hers him his how i if in into is it its itself just me more most my no
+nor not now of off on once only or other our ours out over own same she should so some such
+than that the their them then there these they this those through to too under until up very
+was we were what when where which while who whom why will with would you your yours
+focus focusing keep keeping mention mentions mentioned include including summary summarize
+summarise please make sure details detail especially particular particularly important
+regarding around things stuff everything anything something exactly written write
+""".split())
+_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|(?<!\w)'([^'\n]+)'(?!\w)")
+_LABELLED = re.compile(r"^\s*[-*]\s+[\w ()]+:\s+(.+?)\s*$")
+_WORD = re.compile(r"[A-Za-z][\w-]{3,}")
+_BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?(?![\w.])")
+MAX_FOCUS_EXCERPTS = 16
+
+
+@dataclass
+class Focus:
+    """Custom instructions as the offline summarizer can honour them: terms to match.
+
+    The offline summarizer cannot follow an instruction; it can find what the instruction
+    names (quoted text, numbers, paths, code names, other words) in the region, rank the
+    matching items first, never cut them, and quote where each term appears.
+    """
+
+    instruction: str
+    terms: list[str]
+    _patterns: list[re.Pattern[str]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._patterns = [_term_pattern(term) for term in self.terms]
+
+    def matches(self, text: str) -> bool:
+        """Whether ``text`` contains any of the terms."""
+        return any(p.search(text) for p in self._patterns)
+
+    def found(self, term: str, text: str) -> re.Match[str] | None:
+        """Where ``term`` (one of ``terms``) occurs in ``text``."""
+        return self._patterns[self.terms.index(term)].search(text)
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    """Numbers match as whole numbers (``37`` not in ``137``); words at a word start."""
+    escaped = re.escape(term)
+    if _BARE_NUMBER.fullmatch(term):
+        return re.compile(r"(?<![\d.])" + escaped + r"(?![\d])")
+    if re.fullmatch(r"[A-Za-z][\w-]*", term):
+        return re.compile(r"(?<![\w])" + escaped, re.IGNORECASE)
+    return re.compile(escaped, re.IGNORECASE)
+
+
+def read_focus(instruction: str | None) -> Focus | None:
+    """The terms of custom instructions (None without instructions)."""
+    if not instruction or not instruction.strip():
+        return None
+    terms: list[str] = []
+
+    def add(term: str) -> None:
+        term = term.strip().strip(".,;:")
+        if term and term.lower() not in {t.lower() for t in terms}:
+            terms.append(term)
+
+    rest: list[str] = []
+    for line in instruction.splitlines():
+        labelled = _LABELLED.match(line)
+        if labelled:  # "- file path: src/a.py" (the audit's regenerate instructions)
+            add(first_line(labelled.group(1), 200))
+        else:
+            rest.append(line)
+    text = "\n".join(rest)
+    for match in _QUOTED.finditer(text):
+        add(next(g for g in match.groups() if g))
+    text = _QUOTED.sub(" ", text)
+    for term in [*mentioned_paths(text), *code_names(text), *request_names(text)]:
+        add(term)
+    for match in _BARE_NUMBER.finditer(text):
+        add(match.group(0))
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if word.lower() not in _STOPWORDS and not any(word in t for t in terms):
+            add(word)
+    return Focus(instruction.strip(), terms)
+
+
+def _region_lines(transcript: Transcript) -> list[tuple[str, str]]:
+    """(where, line) for every line of the region the focus can be found in."""
+    lines: list[tuple[str, str]] = []
+    for text in transcript.user_requests:
+        lines += [("user", line) for line in text.splitlines()]
+    for text in transcript.assistant_texts:
+        lines += [("assistant", line) for line in text.splitlines()]
+    for call in transcript.tool_calls:
+        lines.append(("call", call.describe()))
+        for value in call.arguments.values():
+            if isinstance(value, str) and value != call.path and value != call.command:
+                lines += [(call.describe(), line) for line in value.splitlines()]
+        if call.result:
+            where = f"result of {call.describe()}"
+            lines += [(where, line) for line in call.result.splitlines()]
+    return lines
+
+
+def _excerpt(line: str, start: int, end: int, width: int = 160) -> str:
+    """``line`` cut to about ``width`` characters around ``start:end`` (the match kept whole)."""
+    line = line.strip()
+    if len(line) <= width:
+        return line
+    room = max(20, (width - (end - start)) // 2)
+    left = max(0, start - room)
+    right = min(len(line), end + room)
+    return ("…" if left else "") + line[left:right] + ("…" if right < len(line) else "")
+
+
+def _focus_context(focus: Focus, transcript: Transcript) -> list[str]:
+    """Critical Context lines for a focus: what was found where, what was not, and the limit."""
+    out = [f"- Focus requested: {_clip(focus.instruction, 400)}"]
+    if not focus.terms:
+        out.append("- This instruction cannot be followed offline: it names nothing to look "
+                   "for (no quoted text, names, numbers or words). Use a model profile to "
+                   "apply it.")
+        return out
+    out.append("- Offline, instructions are not followed, only matched: items mentioning "
+               + ", ".join(f"“{_clip(t, 60)}”" for t in focus.terms[:12])
+               + " are listed first and kept whole; a model profile can apply the rest.")
+    region = _region_lines(transcript)
+    missing: list[str] = []
+    shown = 0
+    per_term = max(1, min(3, MAX_FOCUS_EXCERPTS // max(1, len(focus.terms))))
+    for term in focus.terms:
+        hits = 0
+        for where, line in region:
+            match = focus.found(term, line)
+            if match is None:
+                continue
+            excerpt = _excerpt(line, match.start(), match.end())
+            item = f"- “{_clip(term, 60)}” in {where}: {excerpt}"
+            if item not in out:
+                out.append(item)
+                hits += 1
+                shown += 1
+            if hits >= per_term or (shown >= MAX_FOCUS_EXCERPTS and hits):
+                break
+        if not hits:
+            missing.append(term)
+    if missing:
+        out.append("- Not found in this part of the session: "
+                   + ", ".join(f"“{_clip(t, 60)}”" for t in missing))
+    return out
+
+
+def _reported_errors(transcript: Transcript) -> list[str]:
+    """Error lines the user pasted into requests (``Error: ENOENT ...``), each once."""
+    found: list[str] = []
+    for request in transcript.user_requests:
+        if _prose(request) == request:
+            continue  # nothing pasted
+        for line in error_lines(request, 2):
+            if _ERROR_START.match(line) or "Error" in line or "error" in line:
+                clipped = _clip(line, 160)
+                if clipped not in found:
+                    found.append(clipped)
+    return found[-MAX_LIST:]
+
+
+def _gist(text: str, limit: int) -> str:
+    """A request in about ``limit`` characters: its first sentence, then the sentences that
+    carry names, paths or numbers (the details a handoff needs), in order."""
+    prose = _prose(text)
+    whole = " ".join(prose.split())
+    if len(whole) <= limit:
+        return whole
+    sentences = _sentences(prose)
+    kept = [sentences[0]]
+    for sentence in sentences[1:]:
+        if mentioned_paths(sentence) or request_names(sentence) or code_names(sentence) or (
+            user_numbers(sentence)
+        ):
+            kept.append(sentence)
+    return _clip(" … ".join(kept), limit)
+
+
+def _trivial(request: str) -> bool:
+    """A request too short to be a goal (``ok``, ``yo``, ``ls``)."""
+    prose = _prose(request)
+    return len(prose.split()) < 3 and not (mentioned_paths(prose) or request_names(prose))
+
+
+def _names_by_file(outcomes: Outcomes, transcript: Transcript, focus: Focus | None) -> list[str]:
+    """``- Names by file: `a.py`: `load`, `Loader`; ...`` (modified files first)."""
+    order = [*transcript.modified_files, *transcript.read_files]
+    parts: list[str] = []
+    for path in order:
+        names = outcomes.defined.get(path)
+        if not names:
+            continue
+        ranked = [n for n in names if focus is not None and focus.matches(n)]
+        ranked += [n for n in names if n not in ranked]
+        parts.append(f"`{path.rsplit('/', 1)[-1]}`: " + ", ".join(f"`{n}`" for n in ranked[:8]))
+        if len(parts) >= MAX_LIST:
+            break
+    return ["- Names by file: " + "; ".join(parts)] if parts else []
+
+
+def _handoff(transcript: Transcript, focus_text: str | None) -> dict[str, list[str]]:
     """The compaction-summary sections as ``{heading: lines}`` (ordered)."""
+    focus = read_focus(focus_text)
+    outcomes = read_outcomes(transcript)
     requests = transcript.user_requests
-    goal = [_clip(_prose(requests[0]), 400)] if requests else ["(no user request in this part)"]
-    goal += [f"- Later: {_clip(_prose(r), 200)}" for r in requests[1:][-MAX_LIST:]]
-    done, in_progress, blocked = _progress(transcript)
+    goal = [_gist(requests[0], 400)] if requests else ["(no user request in this part)"]
+    later = [f"- Later: {_gist(r, 240)}" for r in requests[1:] if not _trivial(r)]
+    goal += _rank(later, focus, keep=MAX_LIST)
+    done, in_progress, blocked = _progress(transcript, outcomes, focus)
     next_steps: list[str] = []
     if transcript.last_unanswered_request:
-        next_steps.append("1. Answer the user's last request (verbatim under Critical Context).")
-    elif in_progress:
-        next_steps.append(f"1. Finish: {in_progress[0]}")
-    elif transcript.assistant_texts:
-        next_steps.append(f"1. Continue from: {first_line(transcript.assistant_texts[-1], 200)}")
-    else:
-        next_steps.append("1. Continue with the goal above.")
+        next_steps.append("Answer the user's last request (verbatim under Critical Context).")
+    next_steps += [f"Fix: {item.split(' still fails:')[0].split(' failed:')[0]} (under Blocked)"
+                   for item in blocked if not item.startswith("(")][:3]
+    next_steps += [f"Finish: {item}" for item in in_progress
+                   if not item.startswith("Answering")][:2]
+    if not next_steps:
+        if transcript.assistant_texts:
+            next_steps.append(
+                f"Continue from: {first_line(transcript.assistant_texts[-1], 200)}")
+        else:
+            next_steps.append("Continue with the goal above.")
     critical: list[str] = []
+    if focus is not None:
+        critical += _focus_context(focus, transcript)
     if transcript.modified_files:
         modified = ", ".join(f"`{p}`" for p in transcript.modified_files)
         critical.append("- Modified files: " + modified)
     if transcript.read_files:
         critical.append("- Read files: " + ", ".join(f"`{p}`" for p in transcript.read_files))
-    for command in transcript.commands[-MAX_LIST:]:
-        critical.append(f"- Ran: `{first_line(command, 200)}`")
-    for error in transcript.errors[-MAX_LIST:]:
-        critical.append(f"- Error seen: {error}")
-    if focus:
-        critical.append(f"- Focus requested: {_clip(focus, 2000)}")
+    critical += _names_by_file(outcomes, transcript, focus)
+    reported = _reported_errors(transcript)
+    if reported:
+        critical.append("- Errors the user reported: " + " · ".join(reported))
+    looked = [_count(outcomes.reads, "file read")] if outcomes.reads else []
+    if outcomes.looked:
+        looked.append(_count(outcomes.looked, "search or listing", "searches or listings"))
+    if looked:
+        critical.append(f"- Looked around: {', '.join(looked)} (not listed).")
     if transcript.last_unanswered_request:
         critical.append("- Last user request, not yet answered (verbatim):")
         critical.append(_quote(transcript.last_unanswered_request))
     notes = [f"- {OFFLINE_NOTE}"]
     if transcript.summaries:
         notes.append(f"- The region held {len(transcript.summaries)} earlier summary block(s).")
+    resolved = outcomes.resolved_failures
+    for failure in resolved[-MAX_LIST:]:
+        notes.append(f"- Failed, then fixed: {_clip_code(failure.what)}: {failure.error} "
+                     f"({failure.resolved_by})")
+    if len(resolved) > MAX_LIST:
+        notes.append(f"- ({len(resolved) - MAX_LIST} earlier fixed failures not listed)")
     return {
         "Goal": goal,
-        "Constraints & Preferences": _bullets(_constraints(transcript), "(none)"),
+        "Constraints & Preferences": _bullets(_rank(_constraints(transcript), focus,
+                                                    keep=MAX_LIST, newest=False), "(none)"),
         "Progress": [],
         "Done": _bullets(done, prefix="- [x] "),
         "In Progress": _bullets(in_progress, prefix="- [ ] "),
         "Blocked": _bullets(blocked),
-        "Key Decisions": _bullets([f"**{d}**" for d in _decisions(transcript)]),
-        "Next Steps": next_steps,
+        "Key Decisions": _bullets([f"**{d}**" for d in _rank(_decisions(transcript), focus,
+                                                             keep=MAX_LIST)]),
+        "Next Steps": [f"{i}. {step}" for i, step in enumerate(next_steps, 1)],
         "Critical Context": critical,
         "Additional Notes": notes,
     }
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``1 file read`` / ``3 file reads``."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 _SUBSECTIONS = ("Done", "In Progress", "Blocked")
@@ -489,20 +822,27 @@ def _merge_file_lines(lines: list[str]) -> list[str]:
     return [line for line in out if line]
 
 
-def _update(previous: str, new: dict[str, list[str]]) -> dict[str, list[str]]:
+def _update(
+    previous: str, new: dict[str, list[str]], outcomes: Outcomes | None = None
+) -> dict[str, list[str]]:
     """Merge freshly extracted sections into a previous summary's sections.
 
     Every heading of the result appears once: the previous summary's sections are filed under
     the matching heading of this layout (``User Preferences`` under Constraints & Preferences,
-    ``Key Files`` under Critical Context...) and duplicates are dropped.
+    ``Key Files`` under Critical Context...) and duplicates are dropped. A failure the previous
+    summary lists as blocked is dropped when ``outcomes`` (of the new part)
+    fixed it.
     """
     old = _previous_items(previous, new)
+    if outcomes is not None and old.get("Blocked"):
+        old["Blocked"] = [line for line in old["Blocked"] if not outcomes.fixes(line)]
     merged: dict[str, list[str]] = {}
     for heading, lines in new.items():
         before = old.get(heading, [])
         if heading == "Next Steps":
             merged[heading] = lines or before
         elif heading == "Goal":
+            lines = [line for line in lines if not line.startswith("(no user request")]
             later = [
                 line if line.startswith("- ") else f"- Then: {line}" for line in lines
             ] if before else lines
@@ -525,14 +865,17 @@ def offline_text(request: SummaryRequest) -> str:
     """The whole offline summary for ``request`` (deterministic)."""
     transcript = read_transcript(request.messages)
     if request.kind == "turn_prefix":
-        done, in_progress, blocked = _progress(transcript, note_open_request=False)
+        outcomes = read_outcomes(transcript)
+        focus = read_focus(request.focus)
+        done, in_progress, blocked = _progress(transcript, outcomes, focus,
+                                               note_open_request=False)
         original = transcript.user_requests[0] if transcript.user_requests else "(not in this part)"
-        context: list[str] = []
+        context: list[str] = _focus_context(focus, transcript) if focus is not None else []
         if transcript.modified_files:
             context.append("- Modified: " + ", ".join(f"`{p}`" for p in transcript.modified_files))
         if transcript.read_files:
             context.append("- Read: " + ", ".join(f"`{p}`" for p in transcript.read_files))
-        context += [f"- Error seen: {e}" for e in transcript.errors[-MAX_LIST:]]
+        context += _names_by_file(outcomes, transcript, focus)
         context += [f"- Pending: {item}" for item in in_progress]
         if transcript.assistant_texts:
             context.append(f"- Last note: {first_line(transcript.assistant_texts[-1], 200)}")
@@ -557,13 +900,19 @@ def offline_text(request: SummaryRequest) -> str:
             "Next Steps": sections["Next Steps"] + [
                 line for line in sections["Critical Context"] if line.startswith(">")
             ],
+            "Additional Notes": [
+                line for line in sections["Critical Context"]
+                if line.startswith(("- Focus requested", "- Offline, instructions", "- “",
+                                    "- Not found in this part", "- This instruction"))
+            ],
         }
         text = _render(branch, keep_empty=("Constraints & Preferences",))
     else:
         sections = _handoff(transcript, request.focus)
         if request.previous_summary:
-            sections = _update(request.previous_summary, sections)
-        text = _render(_shrink(sections, _byte_limit(request.max_tokens)))
+            sections = _update(request.previous_summary, sections, read_outcomes(transcript))
+        text = _render(_shrink(sections, _byte_limit(request.max_tokens),
+                               read_focus(request.focus)))
     return _fit(text, request.max_tokens)
 
 
@@ -576,8 +925,17 @@ def _byte_limit(max_tokens: int) -> int:
     return max(256, max_tokens * 4)
 
 
-def _shrink(sections: dict[str, list[str]], limit: int) -> dict[str, list[str]]:
-    """Drop the oldest list items of the least important sections until the text fits."""
+_FOCUS_LINES = ("- Focus requested", "- Offline, instructions", "- “", "- Not found in this",
+                "- This instruction")
+
+
+def _shrink(
+    sections: dict[str, list[str]], limit: int, focus: Focus | None = None
+) -> dict[str, list[str]]:
+    """Drop the oldest list items of the least important sections until the text fits.
+
+    Lines that match ``focus``, and the focus report itself, are never dropped.
+    """
     sections = {heading: list(lines) for heading, lines in sections.items()}
     dropped: dict[str, int] = {}
     for heading in _SHRINKABLE:
@@ -587,8 +945,9 @@ def _shrink(sections: dict[str, list[str]], limit: int) -> dict[str, list[str]]:
             start = 1 if heading == "Goal" else 0
             removable = [
                 i for i in range(start, len(lines))
-                if lines[i].startswith("- ") and not lines[i].startswith("- (")
+                if lines[i].startswith("- ") and not lines[i].startswith(("- (", *_FOCUS_LINES))
                 and "verbatim" not in lines[i]
+                and not (focus is not None and focus.matches(lines[i]))
             ]
             if len(removable) <= 2:
                 break
@@ -601,29 +960,54 @@ def _shrink(sections: dict[str, list[str]], limit: int) -> dict[str, list[str]]:
     return sections
 
 
+_PASSES = re.compile(r"`([^`]+)` passes\b")
+_STILL_FAILS = re.compile(r"^- `([^`]+)` still fails: (.*)")
+
+
 def _short(transcript: Transcript, previous_summary: str | None) -> str:
-    """Two or three first-person sentences about what changed."""
-    goal = None
-    if previous_summary:
-        goal_lines = parse_sections(previous_summary).get("Goal", [])
-        if goal_lines:
-            goal = goal_lines[0].lstrip("-> ").strip()
-    if not goal and transcript.user_requests:
-        goal = transcript.user_requests[0]
-    sentences = [f"I worked on: {_clip(goal or 'the session', 160).rstrip('.')}."]
+    """Two or three sentences on what the work achieved, PR-description style: what changed,
+    whether the checks pass, what is still open. Not a restatement of the request."""
+    outcomes = read_outcomes(transcript)
     modified = list(transcript.modified_files)
-    if previous_summary:
-        for line in parse_sections(previous_summary).get("Critical Context", []):
-            if line.startswith("- Modified files:"):
-                for path in re.findall(r"`([^`]+)`", line):
-                    if path not in modified:
-                        modified.append(path)
+    previous = parse_sections(previous_summary) if previous_summary else {}
+    for line in previous.get("Critical Context", []):
+        if line.startswith("- Modified files:"):
+            modified += [p for p in re.findall(r"`([^`]+)`", line) if p not in modified]
+    sentences: list[str] = []
     if modified:
-        shown = ", ".join(modified[:4])
-        more = f" and {len(modified) - 4} more" if len(modified) > 4 else ""
-        sentences.append(f"I changed {shown}{more}.")
-    elif transcript.commands:
-        sentences.append(f"I ran {len(transcript.commands)} command(s) without changing files.")
+        names = [path.rsplit("/", 1)[-1] for path in modified]
+        shown = ", ".join(names[:3])
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        sentences.append(f"Changed {_count(len(names), 'file')}: {shown}{more}.")
+    passing: list[str] = []
+    failing: dict[str, str] = {}
+    for line in previous.get("Done", []):
+        passing += [match.group(1) for match in _PASSES.finditer(line)]
+    for line in previous.get("Blocked", []):
+        found = _STILL_FAILS.search(line)
+        if found and command_kind(found.group(1)) == "check":
+            failing[command_core(found.group(1))] = found.group(2)
+    for check in outcomes.checks():  # the kept messages are newer than the summary
+        if check.still_fails:
+            failing[check.core] = check.last.line
+            passing = [p for p in passing if p != check.core]
+        elif check.passes:
+            passing.append(check.core)
+            failing.pop(check.core, None)
+    if failing:
+        core, error = next(reversed(failing.items()))
+        others = f" ({len(failing) - 1} more failing)" if len(failing) > 1 else ""
+        sentences.append(f"`{core}` still fails: {_clip(error, 100).rstrip('.')}{others}.")
+    elif passing:
+        unique = list(dict.fromkeys(passing))
+        sentences.append(", ".join(f"`{c}`" for c in unique[-2:])
+                         + (" passes." if len(unique[-2:]) == 1 else " pass."))
+    if transcript.last_unanswered_request:
+        sentences.append(f"Open: “{_clip(_prose(transcript.last_unanswered_request), 120)}”.")
+    elif not sentences:
+        commands = len(outcomes.commands)
+        sentences.append("No files changed" + (f"; ran {_count(commands, 'command')}."
+                                                if commands else " and no checks ran."))
     sentences.append("(Offline summary.)")
     return " ".join(sentences) + "\n"
 
@@ -644,12 +1028,17 @@ def _fit(text: str, max_tokens: int) -> str:
     return "".join(kept).rstrip() + "\n[… offline summary cut to its token budget …]\n"
 
 
+OFFLINE_INPUT_WINDOW = 1 << 40
+"""The offline summarizer reads a region of any size at once: it is never folded into windows
+(folding would split an outcome, such as a failure and the run that fixed it, across them)."""
+
+
 class OfflineSummarizer(Summarizer):
     """Extractive summarizer that needs no model; streams its text in small pieces."""
 
-    def __init__(self, *, context_window: int = 128000, chunk_chars: int = 96) -> None:
+    def __init__(self, *, chunk_chars: int = 96) -> None:
         self.label = OFFLINE_LABEL
-        self.context_window = context_window
+        self.context_window = OFFLINE_INPUT_WINDOW
         self.offline = True
         self.chunk_chars = chunk_chars
 

@@ -40,6 +40,9 @@ PROMPT_NAMES = (
     "short-summary",
     "branch-summary",
     "branch-preamble",
+    "handoff",
+    "turn-prefix-update",
+    "archive-context",
 )
 """Every template this package uses (file ``prompts/NAME.md``)."""
 

@@ -457,7 +457,7 @@ def make_summarizer(
     if profile is None or profile.provider == "offline":
         from tui_compactor.summarize.offline import OfflineSummarizer
 
-        return OfflineSummarizer(context_window=profile.context_window if profile else 128000)
+        return OfflineSummarizer()
     if not profile.model:
         raise ConfigError(
             f"profile {profile.name!r} ({profile.provider}) names no model: set model = \"...\" "

@@ -8,9 +8,15 @@ Folding (oh-my-pi's multi-window plan): with ``window`` the summarizer's context
 ``min_input = min(16384, max(1024, window // 8))`` and
 ``budget = max(min_input, floor(0.8 * window) - max_tokens - 16384)`` tokens of conversation per
 request. A region over budget is split greedily on message boundaries; every window after the
-first uses the update prompt with the running summary as ``<previous-summary>``. A
-context-overflow error halves the window (``min(budget, sent) // 2``) and re-plans it; below
-``min_input`` the error is final.
+first uses the update prompt with the running summary as ``<previous-summary>``. A split
+turn's prefix folds the same way (its later windows merge into the running prefix summary), so
+it is never cut to fit. A context-overflow error halves the window (``min(budget, sent) // 2``)
+and re-plans it; below ``min_input`` the error is final.
+
+A single message larger than a window is cut to fit: the history keeps its start (oh-my-pi's
+rule); the turn prefix, a branch and a handoff keep their end, which is what the kept messages
+and the next step depend on. Every cut is reported: in ``PartStarted.note`` (the stream panes)
+and in the caller's ``notes`` list (the result's warnings and the JSON).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any, Literal
 
 from tui_compactor.summarize.base import PromptKind, Summarizer, SummaryRequest
 from tui_compactor.summarize.errors import ContextOverflow, StreamDropped, SummarizeError
+from tui_compactor.summarize.family import escape_harmony_tokens
 from tui_compactor.summarize.prompts import (
     assemble_prompt,
     load_prompt,
@@ -50,6 +57,10 @@ __all__ = [
 ]
 
 Part = Literal["history", "turn_prefix", "short", "branch"]
+FOLDING_KINDS = ("summary", "turn_prefix")
+"""Prompt kinds whose regions are split into windows instead of being cut."""
+KEEP_END_KINDS = ("turn_prefix", "branch", "handoff")
+"""Prompt kinds whose oversized text keeps its end (the newest part) when cut."""
 
 MAX_SUMMARY_TOKENS = 16384
 DEFAULT_SUMMARY_INPUT_WINDOW = 200_000
@@ -67,6 +78,8 @@ class PartStarted:
     window: int = 1
     windows: int = 1
     attempt: int = 1
+    note: str | None = None
+    """Something the user must know about this window, e.g. that its text was cut to fit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,11 +198,12 @@ async def _stream_request(
     *,
     window: int,
     windows: int,
+    note: str | None = None,
 ) -> str:
     """One request, streamed as events; restarted once if the stream breaks midway."""
     attempt = 1
     while True:
-        emit(PartStarted(part, summarizer.label, window, windows, attempt))
+        emit(PartStarted(part, summarizer.label, window, windows, attempt, note))
         pieces: list[str] = []
         try:
             async for piece in summarizer.stream(request):
@@ -221,20 +235,29 @@ async def run_part(
     fold: bool = True,
     drop_thinking: bool = False,
     count: Callable[[str], int] = approx_tokens,
+    notes: list[str] | None = None,
+    escape_harmony: bool = False,
 ) -> str:
     """Summarize ``messages`` as ``part`` and return the text; see the module doc for folding.
 
     ``kind`` is ``summary`` (becoming ``update`` when a summary is carried), ``turn_prefix``,
-    ``short`` or ``branch``. Only ``summary`` folds; the others are one window, clamped to the
-    budget (the branch keeps its newest text) and, on overflow, retried at half the size.
-    Emits ``PartFinished`` on success; the caller emits ``PartFailed``.
+    ``short``, ``branch`` or ``handoff``. ``summary`` and ``turn_prefix`` fold; the others are
+    one window, clamped to the budget and, on overflow, retried at half the size. Every cut
+    is appended to ``notes``. ``escape_harmony`` escapes Harmony control tokens in the
+    transcript (gpt-oss-style summarizers). Emits ``PartFinished`` on success; the caller
+    emits ``PartFailed``.
     """
     started = time.monotonic()
     system = load_prompt("system")
     budget, min_input = fold_budget(summarizer.context_window, max_tokens)
-    whole = serialize_messages(messages, drop_thinking=drop_thinking)
+
+    def serialize(part_messages: list[dict[str, Any]]) -> str:
+        text = serialize_messages(part_messages, drop_thinking=drop_thinking)
+        return escape_harmony_tokens(text) if escape_harmony else text
+
+    whole = serialize(messages)
     queue: deque[SummaryWindow]
-    if count(whole) <= budget or not fold or kind != "summary":
+    if count(whole) <= budget or not fold or kind not in FOLDING_KINDS:
         queue = deque([SummaryWindow(messages, budget, whole)])
     else:
         queue = deque(plan_windows(messages, budget, drop_thinking=drop_thinking, count=count))
@@ -243,10 +266,16 @@ async def run_part(
     requests = 0
     while queue:
         window = queue.popleft()
-        text = window.text if window.text is not None else serialize_messages(
-            window.messages, drop_thinking=drop_thinking
-        )
-        text = clamp_text(text, window.budget, count, keep_end=kind == "branch")
+        text = window.text if window.text is not None else serialize(window.messages)
+        full_length = len(text)
+        text = clamp_text(text, window.budget, count, keep_end=kind in KEEP_END_KINDS)
+        note = None
+        if len(text) < full_length:
+            kept = "end" if kind in KEEP_END_KINDS else "start"
+            note = (f"{part}: {full_length:,} characters are over the summarizer's "
+                    f"{window.budget:,}-token budget for one request; only the {kept} was sent")
+            if notes is not None:
+                notes.append(note)
         window_kind: PromptKind = kind
         if kind == "summary":
             window_kind = "update" if carried is not None else "summary"
@@ -258,10 +287,24 @@ async def run_part(
                 text, prompt_instructions, previous_summary=carried, extra_context=extra_context
             )
         elif kind == "turn_prefix":
-            prompt = assemble_prompt(text, load_prompt("turn-prefix"))
+            if carried is None:
+                prompt = assemble_prompt(text, load_prompt("turn-prefix"))
+            else:
+                prompt = assemble_prompt(
+                    text,
+                    load_prompt("turn-prefix") + "\n\n" + load_prompt("turn-prefix-update"),
+                    previous_summary=carried,
+                )
         elif kind == "short":
             prompt = assemble_prompt(
                 text, load_prompt("short-summary"), previous_summary=previous_summary
+            )
+        elif kind == "handoff":
+            prompt = assemble_prompt(
+                text,
+                with_custom_instructions(
+                    load_prompt("handoff"), instructions, replace=replace_instructions
+                ),
             )
         else:  # branch
             prompt = assemble_prompt(
@@ -276,21 +319,21 @@ async def run_part(
             prompt=prompt,
             max_tokens=max_tokens,
             messages=window.messages,
-            previous_summary=carried if kind == "summary" else previous_summary,
-            focus=instructions if kind in ("summary", "branch") else None,
+            previous_summary=carried if kind in FOLDING_KINDS else previous_summary,
+            focus=instructions if kind != "short" else None,
         )
         requests += 1
         try:
             result = await _stream_request(
                 summarizer, request, part, emit,
-                window=done_windows + 1, windows=done_windows + 1 + len(queue),
+                window=done_windows + 1, windows=done_windows + 1 + len(queue), note=note,
             )
         except ContextOverflow:
             sent = count(text)
             halved = min(window.budget, sent) // 2
             if halved < min_input:
                 raise
-            if kind != "summary":
+            if kind not in FOLDING_KINDS:
                 # One window only: retry it cut to half the size.
                 queue.appendleft(SummaryWindow(window.messages, halved))
                 continue

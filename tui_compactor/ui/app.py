@@ -52,7 +52,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
-from tui_compactor.ui.widgets.context_view import ContextView
+from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
@@ -211,6 +211,8 @@ class CompactorApp(App[None]):
         """Binding id -> keys from the config (shown in help)."""
         self.run_after_plan = ""
         """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
+        self.compaction_options: tuple[str, str, bool] = ("soft", "", False)
+        """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
         self.token_count_pending = False
         """Count tokens once the next rows are shown (what is visible is counted first)."""
         self.pending_targets: set[int] = set()
@@ -561,7 +563,7 @@ class CompactorApp(App[None]):
                      cache: TokenCache) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread."""
         with handle.read() as snapshot:
-            data = gauge_at(snapshot, entry_index, settings, cache)
+            data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block)
         self.post_message(GaugeReady(data))
 
     def on_gauge_ready(self, message: GaugeReady) -> None:
@@ -694,6 +696,11 @@ class CompactorApp(App[None]):
         else:
             self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
 
+    @on(PlanView.OptionsEdited)
+    def _options_edited(self, message: PlanView.OptionsEdited) -> None:
+        """Method and focus of the next compaction (``--method`` / ``--instructions``)."""
+        self.compaction_options = (message.method, message.focus, message.replace)
+
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
         self.plan_cut = None
@@ -782,8 +789,15 @@ class CompactorApp(App[None]):
             self.notify(sanitize(str(error), max_len=300), title="no summarizer",
                         severity="error")
             return
+        if candidates and len(summarizers) < 2:
+            self.notify(sanitize(no_candidates_text(), max_len=600),
+                        title="nothing to compare", severity="warning", timeout=15)
+            return
+        method, focus, replace = self.compaction_options
         jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings.compaction(),
-                              files_format=self.settings.files_format)
+                              files_format=self.settings.files_format,
+                              method=method,  # type: ignore[arg-type]
+                              instructions=focus.strip() or None, replace_instructions=replace)
                 for summarizer in summarizers]
         self.compaction_basis = self.plan_report
         host = self.query_one("#compaction-host", Vertical)
@@ -1445,6 +1459,11 @@ class CompactorApp(App[None]):
             self.query_one(LoadingBar).stop()
 
 
+def _describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:
+    """Label and one-line preview of a context block (the Context tab's wording)."""
+    return block_label(item, message, entry), block_preview(message, entry)
+
+
 def _error_text(error: BaseException) -> str:
     """A failure as the user reads it (the writer's refusals carry a reason and a hint)."""
     reason = getattr(error, "reason", None)
@@ -1454,19 +1473,15 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _block_label(item: Any, message: dict[str, Any]) -> str:
-    """Short name of one context block."""
-    role: Any = message.get("role")
-    return {
-        "compactionSummary": "summary",
-        "branchSummary": "branch",
-        "toolResult": "tool",
-        "bashExecution": "bash",
-    }.get(role, str(role or getattr(item, "kind", "?")))
+def no_candidates_text() -> str:
+    """What ``R`` compares, and how to get a second candidate, when only offline is set up."""
+    from tui_compactor.config import config_path
 
-
-def _block_preview(message: dict[str, Any]) -> str:
-    """One sanitized line of a context block."""
-    from tui_compactor.engine.messages import message_text
-
-    return sanitize(message_text(message, brief=True), single_line=True, max_len=200)
+    return (
+        "R runs the plan with up to three summarizer profiles side by side and compares their "
+        "summaries: length, anchors kept by the audit, time. Only the offline summarizer is "
+        f"configured, so there is nothing to compare (r runs it). Add a profile to "
+        f"{config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
+        "base_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen2.5-coder-14b\"\n"
+        "then R runs it beside offline."
+    )

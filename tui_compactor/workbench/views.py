@@ -9,6 +9,7 @@ plain data the front-end only draws (no lazy work left for the UI thread).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -97,9 +98,24 @@ class PlanReport:
     cut_entry: int | None = None
 
 
-def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings,
-             cache: TokenCache) -> GaugeData:
-    """Measure the context the model would receive at ``entry_index``."""
+BlockDescriber = Callable[[Any, dict[str, Any], Any], tuple[str, str]]
+"""(context item, its message, its entry) -> (short label, one sanitized preview line)."""
+
+
+def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:
+    """The plain label (role) and preview of a context block."""
+    role = message.get("role")
+    label = BLOCK_LABELS.get(str(role), str(role or item.kind or "?"))
+    preview = sanitize(message_text(message, brief=True), single_line=True, max_len=200)
+    return label, preview
+
+
+def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
+             *, describe: BlockDescriber = describe_block) -> GaugeData:
+    """Measure the context the model would receive at ``entry_index``.
+
+    ``describe`` names and previews each block (the app passes its richer wording).
+    """
     session = snapshot.session
     context = build_context(session, entry_index, rules=settings.rules)
     estimate = estimate_context_tokens(context, cache.counter, cache)
@@ -110,9 +126,7 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings,
         if item.excluded:
             continue
         message = item.message if isinstance(item.message, dict) else {}
-        role = message.get("role")
-        label = BLOCK_LABELS.get(str(role), str(role or item.kind or "?"))
-        preview = sanitize(message_text(message, brief=True), single_line=True, max_len=200)
+        label, preview = describe(item, message, session.entries[item.entry_index])
         blocks.append((label, preview, cache.message_tokens(item.entry_index), item.entry_index))
     local = estimate.local_estimate
     return GaugeData(

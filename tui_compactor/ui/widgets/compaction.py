@@ -234,6 +234,8 @@ class CandidateView(Vertical):
                 heading.append(f" · window {event.window}/{event.windows}", style="dim")
             if event.attempt > 1:
                 heading.append(f" · restart {event.attempt}", style="yellow")
+            if event.note:
+                heading.append(" · ⚠ cut to fit (see warnings)", style="bold yellow")
             title.update(heading, layout=False)  # one fixed row
         elif isinstance(event, PartDelta):
             pane.append(event.text)

@@ -2,18 +2,49 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tui_compactor.engine.messages import message_text
+from tui_compactor.engine.methods import compaction_method, remote_info, shaken_result
+from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
 
 MAX_CONTEXT_ROWS = 400
 """Longest context listed row by row; beyond that the middle is summarized in one line (a
 Rich table is measured whole, so it must stay small to keep the cursor snappy)."""
+
+
+def block_label(item: Any, message: dict[str, Any], entry: Any = None) -> str:
+    """Short name of one context block; a compaction summary names its method."""
+    role: Any = message.get("role")
+    if role == "compactionSummary":
+        method = compaction_method(entry.data) if entry is not None else "legacy"
+        return "summary" if method in ("soft", "legacy") else f"summary:{method}"
+    if role == "toolResult" and shaken_result(message):
+        return "tool:shaken"
+    return {
+        "branchSummary": "branch",
+        "toolResult": "tool",
+        "bashExecution": "bash",
+    }.get(role, str(role or getattr(item, "kind", "?")))
+
+
+def block_preview(message: dict[str, Any], entry: Any = None) -> str:
+    """One sanitized line of a context block (a remote compaction says what replaces it)."""
+    text = message_text(message, brief=True)
+    if message.get("role") == "compactionSummary" and entry is not None:
+        remote = remote_info(entry.data) if entry.type == "compaction" else None
+        if remote is not None:
+            text = (f"[{len(remote.items)} provider item(s) replace the kept history for "
+                    f"{remote.provider}] {text}")
+    return sanitize(text, single_line=True, max_len=200)
 
 
 def context_table(data: GaugeData) -> Table:
@@ -32,7 +63,9 @@ def context_table(data: GaugeData) -> Table:
     else:
         shown = blocks
     for label, preview, tokens, entry_index in shown:
-        style = {"summary": "bold yellow", "branch": "bold green", "user": "bold"}.get(label, "")
+        style = {"branch": "bold green", "user": "bold", "tool:shaken": "yellow"}.get(label, "")
+        if label.startswith("summary"):
+            style = "bold yellow"
         table.add_row(
             Text("" if entry_index is None else str(entry_index)),
             Text(label, style=style),

@@ -17,6 +17,14 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tui_compactor.engine.methods import (
+    SNAPCOMPACT_FRAME_TOKENS,
+    compaction_method,
+    method_info,
+    remote_info,
+    shaken_result,
+    snapcompact_archive,
+)
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 
@@ -102,6 +110,13 @@ def entry_renderable(entry: Any, tokens: int | None, label: str | None) -> Rende
             name = sanitize(str(message.get("toolName", "tool")), single_line=True, max_len=80)
             status = " (error)" if message.get("isError") else ""
             parts.append(Text(f"result of {name}{status}", style="bold"))
+            if shaken_result(message):
+                when = sanitize(str(message.get("prunedAt")), single_line=True, max_len=40)
+                parts.append(Text(
+                    f"shaken ({when}): oh-my-pi replaced this output with the placeholder "
+                    "below; the model receives the placeholder, not the original",
+                    style="bold yellow",
+                ))
             parts.extend(content_renderables(message.get("content"), markdown=False))
         elif role == "bashExecution":
             parts.append(Text(f"$ {_safe(message.get('command', ''))}", style="bold"))
@@ -114,28 +129,95 @@ def entry_renderable(entry: Any, tokens: int | None, label: str | None) -> Rende
                 f"{key} {value:,}" for key, value in usage.items() if isinstance(value, int)
             )
             parts.append(Text(f"usage: {numbers}", style="dim"))
-    elif entry.type in ("compaction", "branch_summary"):
-        if entry.type == "compaction":
-            kept = sanitize(str(data.get("firstKeptEntryId", "?")), single_line=True, max_len=60)
-            before = data.get("tokensBefore")
-            before_text = f"{before:,}" if isinstance(before, int) else "?"
-            parts.append(Text(f"first kept entry {kept} · {before_text} tokens before",
-                              style="bold"))
-        else:
-            source = sanitize(str(data.get("fromId", "?")), single_line=True, max_len=60)
-            parts.append(Text(f"summary of the branch left at {source}", style="bold"))
+    elif entry.type == "compaction":
+        parts.extend(compaction_renderables(data))
+    elif entry.type == "branch_summary":
+        source = sanitize(str(data.get("fromId", "?")), single_line=True, max_len=60)
+        parts.append(Text(f"summary of the branch left at {source}", style="bold"))
         summary = data.get("summary")
         parts.append(_markdown(_safe(summary)) if isinstance(summary, str)
                      else Text("(no summary text)", style="dim"))
-        if data.get("details") is not None:
-            parts.append(Text("details", style="bold dim"))
-            parts.append(Text(_safe(json.dumps(data.get("details"), indent=2, default=str))))
+        _append_details(parts, data)
     elif entry.type == "custom_message":
         parts.extend(content_renderables(data.get("content"), markdown=True))
     else:
         shown = {key: value for key, value in data.items() if key not in ("id", "parentId")}
         parts.append(Text(_safe(json.dumps(shown, indent=2, ensure_ascii=False, default=str))))
     return Group(*parts)
+
+
+def _append_details(parts: list[RenderableType], data: dict[str, Any]) -> None:
+    if data.get("details") is not None:
+        parts.append(Text("details", style="bold dim"))
+        parts.append(Text(_safe(json.dumps(data.get("details"), indent=2, default=str))))
+
+
+def compaction_renderables(data: dict[str, Any]) -> list[RenderableType]:
+    """A compaction by its method: warning first, method and whether we can write it, the
+    divider text, the summary, and what snapcompact and remote compactions hand the model."""
+    parts: list[RenderableType] = []
+    warning = data.get("warning")
+    if isinstance(warning, str) and warning.strip():
+        parts.append(Text(f"⚠ warning: {_safe(warning)}", style="bold white on red"))
+    method = compaction_method(data)
+    info = method_info(method)
+    line = Text()
+    line.append(f"method {sanitize(method, single_line=True, max_len=40)}", style="bold")
+    line.append(f" — {info.title}")
+    parts.append(line)
+    if info.produces != "yes":
+        parts.append(Text(info.note, style="italic yellow"))
+    kept = sanitize(str(data.get("firstKeptEntryId", "?")), single_line=True, max_len=60)
+    before = data.get("tokensBefore")
+    after = data.get("tokensAfter")
+    numbers = f"first kept entry {kept} · "
+    numbers += f"{before:,} tokens before" if isinstance(before, int) else "? tokens before"
+    if isinstance(after, int) and not isinstance(after, bool):
+        numbers += f" · {after:,} after"
+    parts.append(Text(numbers, style="bold"))
+    short = data.get("shortSummary")
+    if isinstance(short, str) and short.strip():
+        parts.append(Text("divider text (shortSummary, never sent to the model)", style="bold dim"))
+        parts.append(Text(_safe(short), style="italic"))
+    summary = data.get("summary")
+    remote = remote_info(data)
+    if remote is not None:
+        parts.append(Text("placeholder summary (what the file holds)", style="bold dim"))
+    elif method == "handoff":
+        parts.append(Text("handoff document (the model gets it inside oh-my-pi's handoff "
+                          "wrapper)", style="bold dim"))
+    parts.append(_markdown(_safe(summary)) if isinstance(summary, str)
+                 else Text("(no summary text)", style="dim"))
+    archive = snapcompact_archive(data)
+    if archive is not None:
+        parts.append(Rule("snapcompact archive", style="dim"))
+        facts = f"{archive.frames} image frame(s) (~{archive.frame_tokens:,} tokens, " \
+                f"{SNAPCOMPACT_FRAME_TOKENS:,} per frame)"
+        if archive.total_chars is not None:
+            facts += f" · {archive.total_chars:,} characters archived"
+        if archive.truncated_chars:
+            facts += f" · {archive.truncated_chars:,} dropped to fit"
+        parts.append(Text(facts, style="bold"))
+        parts.append(Text("after the summary the model receives the archive's verbatim text "
+                          "edges (below) and the frames as images", style="dim"))
+        for title, text in (("text head", archive.text_head), ("text tail", archive.text_tail)):
+            if text:
+                parts.append(Text(f"{title} ({len(text):,} characters)", style="bold dim"))
+                parts.append(Text(_safe(text)))
+    if remote is not None:
+        parts.append(Rule("remote compaction payload", style="dim"))
+        parts.append(Text(
+            f"provider {sanitize(remote.provider, single_line=True, max_len=40)}: instead of the "
+            f"kept messages, {len(remote.items)} replacement item(s) are sent to this provider",
+            style="bold"))
+        for item_line in remote.item_lines():
+            parts.append(Text("• " + _safe(item_line, 2000)))
+    _append_details(parts, data)
+    preserve = data.get("preserveData")
+    if isinstance(preserve, dict) and preserve:
+        keys = ", ".join(sanitize(str(key), single_line=True, max_len=40) for key in preserve)
+        parts.append(Text(f"preserveData: {keys}", style="dim"))
+    return parts
 
 
 class EntryDetails(VerticalScroll):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from tui_compactor.engine.messages import text_of
+from tui_compactor.engine.methods import compaction_preview, shaken_result
 from tui_compactor.textsafe import sanitize
 
 PREVIEW_CHARS = 200
@@ -57,16 +58,14 @@ def _raw_preview(entry: Any, data: dict[str, Any]) -> str:
         if role == "toolResult":
             name = message.get("toolName") or "tool"
             error = " error" if message.get("isError") else ""
-            return f"{name}{error}: {content_text(message.get('content'))}"
+            shaken = " shaken" if shaken_result(message) else ""
+            return f"{name}{error}{shaken}: {content_text(message.get('content'))}"
         if role == "bashExecution":
             return f"$ {message.get('command', '')}"
         text = content_text(message.get("content"))
         return text or "(empty)"
     if kind == "compaction":
-        before = data.get("tokensBefore")
-        summary = cast(str, data.get("summary")) if isinstance(data.get("summary"), str) else ""
-        head = f"{before:,} tokens before · " if isinstance(before, int) else ""
-        return head + summary
+        return compaction_preview(data)
     if kind == "branch_summary":
         summary = cast(str, data.get("summary")) if isinstance(data.get("summary"), str) else ""
         return summary

@@ -3,7 +3,10 @@
 The tree colours each entry by region (summarize / turn prefix / keep / metadata); this pane
 gives the legend, the tokens per region, the split-turn flag, the tokens after, the cut point's
 place among the valid ones, and three inputs (keep-recent, reserve, window) that re-plan as the
-user types (debounced by the app, planned in a worker).
+user types (debounced by the app, planned in a worker). A second row sets how the compaction is
+written: the method (``soft`` summaries or a ``handoff`` document) and a free-text focus, added
+to the default prompt or replacing it (the CLI's ``--instructions`` /
+``--replace-instructions``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Input, Label, Static
+from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
@@ -103,7 +106,8 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append("cannot run: ", style="bold red")
         out.append(sanitize(refusal, max_len=400))
     else:
-        out.append("r runs the compaction (offline or the configured profile)", style="dim")
+        out.append("r runs the compaction (offline or the configured profile); below: method "
+                   "and focus", style="dim")
     return out
 
 
@@ -118,7 +122,25 @@ class PlanView(VerticalScroll):
     PlanView #plan-inputs > Input { width: 10; height: 1; border: none; padding: 0 1;
                                     margin-right: 2; background: $boost; }
     PlanView #plan-inputs > Input:focus { background: $accent 30%; }
+    PlanView > #plan-options { height: auto; margin-top: 1; }
+    PlanView #plan-options > Label { width: auto; padding: 0 1 0 0; }
+    PlanView #plan-options > Select { width: 14; margin-right: 2; }
+    PlanView #plan-options > Checkbox { width: auto; height: 1; border: none; padding: 0 1; }
+    PlanView > #plan-focus-row { height: auto; margin-top: 1; }
+    PlanView #plan-focus-row > Label { width: auto; padding: 0 1 0 0; }
+    PlanView #plan-focus-row > Input { width: 1fr; height: 1; border: none; padding: 0 1;
+                                       background: $boost; }
+    PlanView #plan-focus-row > Input:focus { background: $accent 30%; }
     """
+
+    class OptionsEdited(Message):
+        """The user changed the method or the focus of the next compaction."""
+
+        def __init__(self, method: str, focus: str, replace: bool) -> None:
+            super().__init__()
+            self.method = method
+            self.focus = focus
+            self.replace = replace
 
     class SettingsEdited(Message):
         """The user changed keep-recent / reserve / window (already parsed)."""
@@ -140,6 +162,14 @@ class PlanView(VerticalScroll):
             yield Input(id="plan-reserve", restrict=r"[0-9kKmM.,_]*", placeholder="default")
             yield Label("window")
             yield Input(id="plan-window", restrict=r"[0-9kKmM.,_]*")
+        with Horizontal(id="plan-options"):
+            yield Label("method")
+            yield Select([("soft", "soft"), ("handoff", "handoff")], value="soft",
+                         allow_blank=False, id="plan-method", compact=True)
+            yield Checkbox("focus replaces the prompt", id="plan-replace", compact=True)
+        with Horizontal(id="plan-focus-row"):
+            yield Label("focus")
+            yield Input(id="plan-focus", placeholder="what the summary must keep (optional)")
 
     def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
         """Show the current figures in the inputs (without firing an edit)."""
@@ -165,10 +195,26 @@ class PlanView(VerticalScroll):
         field.focus()
         field.select_all()  # typing replaces the figure
 
+    def options(self) -> tuple[str, str, bool]:
+        """The method, focus text and replace flag shown now."""
+        method = self.query_one("#plan-method", Select).value
+        focus = self.query_one("#plan-focus", Input).value
+        replace = self.query_one("#plan-replace", Checkbox).value
+        return (method if isinstance(method, str) else "soft"), focus, bool(replace)
+
+    @on(Select.Changed, "#plan-method")
+    @on(Checkbox.Changed, "#plan-replace")
+    def _options_changed(self, event: Select.Changed | Checkbox.Changed) -> None:
+        event.stop()
+        self.post_message(self.OptionsEdited(*self.options()))
+
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
         """Parse all three inputs; post an edit when they make sense."""
         event.stop()
+        if event.input.id == "plan-focus":
+            self.post_message(self.OptionsEdited(*self.options()))
+            return
         try:
             keep = _int_or_none(self.query_one("#plan-keep", Input).value)
             reserve = _int_or_none(self.query_one("#plan-reserve", Input).value)

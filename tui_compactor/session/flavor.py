@@ -1,0 +1,85 @@
+"""Which agent wrote a session: pi or oh-my-pi, from where the file lives and what is in it.
+
+The rules a session is planned under follow the agent that will continue it. Location decides
+first: files under ``~/.omp/`` belong to oh-my-pi, files under ``~/.pi/`` to pi. Elsewhere the
+content decides: oh-my-pi's title slot on line 1, entry types only oh-my-pi writes, and
+compaction fields only oh-my-pi writes (``method``, ``shortSummary``, ``preserveData``,
+``warning``). Nothing found means pi. A flag or the config file always overrides the guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["OMP_ONLY_COMPACTION_FIELDS", "OMP_ONLY_TYPES", "SessionFlavor", "detect_flavor"]
+
+OMP_ONLY_TYPES = frozenset({
+    "reset_boundary", "title_change", "ttsr_injection", "session_init", "mode_change",
+    "persona_change", "credential_pin", "model_usage", "archive", "service_tier_change",
+})
+"""Entry types oh-my-pi writes and pi does not."""
+
+OMP_ONLY_COMPACTION_FIELDS = ("method", "shortSummary", "preserveData", "warning",
+                              "providerReplayThroughEntryId")
+"""Fields of a ``compaction`` record only oh-my-pi writes."""
+
+MAX_COMPACTIONS_READ = 50
+"""Compaction records read for their fields (the newest ones; a session has few)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFlavor:
+    """The rules a session calls for, and why (shown in the app header)."""
+
+    rules: Literal["pi", "omp"]
+    reason: str
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def detect_flavor(session: Any, home: Path | None = None) -> SessionFlavor:
+    """pi or oh-my-pi rules for ``session`` (see the module doc); never raises."""
+    home = home if home is not None else Path.home()
+    path = getattr(session, "path", None)
+    if isinstance(path, Path):
+        for candidate in {path.absolute(), _resolved(path)}:
+            if _under(candidate, home / ".omp"):
+                return SessionFlavor("omp", "the file lives under ~/.omp")
+            if _under(candidate, home / ".pi"):
+                return SessionFlavor("pi", "the file lives under ~/.pi")
+    if getattr(session, "title_slot", None) is not None:
+        return SessionFlavor("omp", "oh-my-pi's title slot on line 1")
+    entries = list(getattr(session, "entries", []) or [])
+    compactions = []
+    for entry in entries:
+        kind = getattr(entry, "type", None)
+        if kind in OMP_ONLY_TYPES:
+            return SessionFlavor("omp", f"oh-my-pi's {kind} entries")
+        if kind == "compaction":
+            compactions.append(entry)
+    for entry in compactions[-MAX_COMPACTIONS_READ:]:
+        try:
+            data = entry.data
+        except Exception:  # noqa: BLE001 - an unreadable record tells us nothing
+            continue
+        for name in OMP_ONLY_COMPACTION_FIELDS:
+            if data.get(name) is not None:
+                value = data.get(name)
+                detail = f" {value}" if name == "method" and isinstance(value, str) else ""
+                return SessionFlavor("omp", f"oh-my-pi's compaction {name}{detail}")
+    return SessionFlavor("pi", "nothing oh-my-pi-specific in it")
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path.absolute()
