@@ -8,26 +8,35 @@ from ``ui.messages`` and only the handlers below touch widgets.
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.config import Config
-from tui_compactor.engine.tokens import TokenCache
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.session.reader import LoadProgress
+    from tui_compactor.summarize.base import Summarizer
+    from tui_compactor.summarize.compaction import CompactionJob, CompactionResult
+    from tui_compactor.summarize.runner import Event
+    from tui_compactor.ui.screens.navigate import NavigationChoice
+from tui_compactor.engine.plan import CompactionPlan
+from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
@@ -50,6 +59,7 @@ from tui_compactor.ui.messages import (
     WorkFailed,
     WriteStale,
 )
+from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -102,54 +112,24 @@ REGION_STYLES = {
 """Legend swatches in the plan pane (the tree uses the theme's matching colours)."""
 
 
-AppT = TypeVar("AppT", bound=type)
+HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-def _quiet_during_teardown(cls: AppT) -> AppT:
-    """Let message handlers ignore missing widgets while the app is shutting down.
+def _while_running(handler: HandlerT) -> HandlerT:
+    """Ignore a worker's result that is handled while the app shuts down.
 
-    Thread workers may post a result after the user quit; by the time it is handled the main
-    screen's widgets are gone. That is not an error worth a traceback. At any other time a
-    missing widget is a bug and still raises.
+    A thread worker may post a result after the user quit; by then the screen's widgets are
+    gone. Handled while the app runs, a missing widget is still a bug and raises.
     """
 
-    def wrap(handler: Callable[..., Any]) -> Callable[..., Any]:
-        if inspect.iscoroutinefunction(handler):
+    @functools.wraps(handler)
+    def guarded(self: CompactorApp, *args: object) -> None:
+        if self.is_running:
+            handler(self, *args)
 
-            @functools.wraps(handler)
-            async def async_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-                try:
-                    return await handler(self, *args, **kwargs)
-                except NoMatches:
-                    if self._exit or not self.is_running:
-                        return None
-                    raise
-
-            return async_wrapper
-
-        @functools.wraps(handler)
-        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return handler(self, *args, **kwargs)
-            except NoMatches:
-                if self._exit or not self.is_running:
-                    return None
-                raise
-
-        return wrapper
-
-    wrapped: dict[Any, Any] = {}
-    for name, value in list(vars(cls).items()):
-        if inspect.isfunction(value) and (name.startswith("on_") or hasattr(value, "_textual_on")):
-            wrapped[value] = wrap(value)
-            setattr(cls, name, wrapped[value])
-    # ``@on`` handlers were collected when the class was created: point them at the wrappers.
-    for handlers in vars(cls).get("_decorated_handlers", {}).values():
-        handlers[:] = [(wrapped.get(method, method), selectors) for method, selectors in handlers]
-    return cls
+    return cast("HandlerT", guarded)
 
 
-@_quiet_during_teardown
 class CompactorApp(App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
@@ -173,57 +153,87 @@ class CompactorApp(App[None]):
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
     ) -> None:
+        """Open ``path`` (None: the session picker) with ``settings`` (default: those of
+        ``config``, else the defaults)."""
         super().__init__()
-        self.session_path = Path(path) if path is not None else None
-        self.sessions_dirs = list(sessions_dirs or [])
         if settings is None:
             settings = Settings.from_config(config or Config.model_validate({}))
-        self.settings: Settings = settings
-        """The resolved settings (``workbench.settings``); edits make a new copy."""
-        self.config = settings.config
-        self.profile_name = profile_name
-        self.follow_enabled = follow
-        self.append_quiet_seconds = append_quiet_seconds
-        """Passed to the writer's live-writer check (None: the writer's default)."""
-        self.session: Any = None
-        self.handle: SessionHandle | None = None
-        """The loaded session shared with the workers (snapshots, refresh, generation)."""
-        self.counter = settings.counter()
-        self.token_cache: TokenCache | None = None
-        self.folded: set[int] = set()
-        self.selected_entry: int | None = None
-        self.outline_generation = 0
-        self.load_cancel = threading.Event()
-        self.load_seconds: float | None = None
-        self.search_query = ""
-        self.plan: Any = None
-        self.plan_report: PlanReport | None = None
-        """The shown plan with the session generation it was made at."""
-        self.compaction_basis: PlanReport | None = None
-        """The plan report the running compaction was started from (re-checked at accept)."""
-        self.plan_cut: int | None = None
-        self.plan_generation = 0
-        self.plan_leaf: int | None = None
-        self._settings_timer: Any = None
-        self.config_problems: list[str] = []
-        """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""
-        self.user_keymap: dict[str, str] = {}
-        """Binding id -> keys from the config (shown in help)."""
-        self.run_after_plan = ""
-        """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
-        self.compaction_options: tuple[str, str, bool] = ("soft", "", False)
-        """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
-        self.token_count_pending = False
-        """Count tokens once the next rows are shown (what is visible is counted first)."""
-        self.pending_targets: set[int] = set()
-        """Targets of navigations still running."""
-        self.gauge_data: GaugeData | None = None
-        self.running_jobs = 0
-        self._gauge_timer: Any = None
+        self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
+                                  append_quiet_seconds)
+        self.state = AppState(settings, Path(path) if path is not None else None)
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
         self.settings_debounce = SETTINGS_DEBOUNCE
-        self._follow_timer: Any = None
+        """Seconds after the last keystroke in a budget input before re-planning."""
+        self._debounce: dict[str, Timer] = {}
+        """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
+
+    # ----- read-only views of the state ---------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use (the app's edits included)."""
+        return self.state.settings
+
+    @property
+    def config(self) -> Config:
+        """The configuration the settings were resolved from (profiles, ``[ui]``)."""
+        return self.state.settings.config
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter the settings name."""
+        return self.state.settings.counter()
+
+    @property
+    def handle(self) -> SessionHandle | None:
+        """The loaded session's handle, once a session is loaded."""
+        return self.state.handle
+
+    @property
+    def session(self) -> Session | None:
+        """The loaded session (read it through ``handle.read()`` off the UI thread)."""
+        return self.state.handle.session if self.state.handle is not None else None
+
+    def _loaded(self) -> Session:
+        """The loaded session; handlers that run only after loading use it."""
+        assert self.state.handle is not None, "no session loaded"
+        return self.state.handle.session
+
+    @property
+    def token_cache(self) -> TokenCache | None:
+        """Token counts of the loaded session under the settings' counter."""
+        return self.state.token_cache
+
+    @property
+    def plan(self) -> CompactionPlan | None:
+        """The compaction plan shown in the Plan tab, if any."""
+        return self.state.plan_report.plan if self.state.plan_report is not None else None
+
+    @property
+    def selected_entry(self) -> int | None:
+        """The entry under the tree cursor."""
+        return self.state.selected_entry
+
+    @property
+    def gauge_data(self) -> GaugeData | None:
+        """What the gauge shows for the selected entry."""
+        return self.state.gauge_data
+
+    @property
+    def pending_targets(self) -> set[int]:
+        """Targets of navigations still running."""
+        return self.state.pending_targets
+
+    @property
+    def compaction_options(self) -> tuple[str, str, bool]:
+        """Method, focus and replace-the-prompt flag for the next compaction."""
+        return self.state.compaction_options
+
+    @property
+    def config_problems(self) -> list[str]:
+        """Problems found in ``[ui]`` of the config."""
+        return self.state.config_problems
 
     # ----- layout ------------------------------------------------------------------------
 
@@ -259,10 +269,10 @@ class CompactorApp(App[None]):
         self._apply_config()
         self.query_one("#search", Input).display = False
         self.query_one(SessionTree).focus()
-        if self.session_path is not None:
+        if self.state.session_path is not None:
             # Paint the (empty) window first, then start indexing: the indexer holds the GIL
             # in slices and would otherwise delay the first frame.
-            self.call_after_refresh(self.open_session, self.session_path)
+            self.call_after_refresh(self.open_session, self.state.session_path)
         else:
             self.pick_session()
 
@@ -276,10 +286,10 @@ class CompactorApp(App[None]):
                 if self.session is None:
                     self.exit()
                 return
-            self.session_path = Path(path)
-            self.open_session(self.session_path)
+            self.state.session_path = Path(path)
+            self.open_session(self.state.session_path)
 
-        roots = default_session_roots(extra=self.sessions_dirs)
+        roots = default_session_roots(extra=self.options.sessions_dirs)
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
@@ -293,8 +303,8 @@ class CompactorApp(App[None]):
                 ui.keymap, known_binding_ids(APP_BINDINGS, tree_bindings)  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
-            self.user_keymap = keymap
-            self.config_problems = problems
+            self.state.user_keymap = keymap
+            self.state.config_problems = problems
             for problem in problems:
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
@@ -314,9 +324,9 @@ class CompactorApp(App[None]):
 
     def open_session(self, path: Path) -> None:
         """Start indexing ``path``; the window is already up and shows progress."""
-        self.load_cancel = threading.Event()
+        self.state.load_cancel = threading.Event()
         self.query_one(LoadingBar).start(path.name)
-        self.load_session_file(path, self.load_cancel)
+        self.load_session_file(path, self.state.load_cancel)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def load_session_file(self, path: Path, cancel: threading.Event) -> None:
@@ -326,7 +336,7 @@ class CompactorApp(App[None]):
         started = time.perf_counter()
         last_post = 0.0
 
-        def progress(report: Any) -> None:
+        def progress(report: LoadProgress) -> None:
             nonlocal last_post
             now = time.perf_counter()
             if now - last_post >= 0.1:
@@ -342,44 +352,47 @@ class CompactorApp(App[None]):
             return
         self.post_message(SessionLoaded(session, time.perf_counter() - started))
 
+    @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
         """Move the progress bar."""
         self.query_one(LoadingBar).advance(message.bytes_done, message.bytes_total,
                                            message.entries)
 
+    @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
         self.query_one(LoadingBar).stop()
         self.notify(sanitize(f"{message.path}: {message.error}"), title="cannot open",
                     severity="error", timeout=10)
 
+    @_while_running
     def on_session_loaded(self, message: SessionLoaded) -> None:
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
         previous = self.session
-        self.session = message.session
-        self.handle = SessionHandle(message.session)
-        self.load_seconds = message.seconds
-        self.token_cache = self.handle.token_cache(self.counter)
-        self.plan = None
-        self.plan_cut = None
+        self.state.handle = handle = SessionHandle(message.session)
+        self.state.load_seconds = message.seconds
+        self.state.token_cache = handle.token_cache(self.counter)
+        self.state.plan_report = None
+        self.state.plan_cut = None
         if not self.settings.window_configured:
             self._adopt_model_window()
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
         tree.set_plan({}, None)
-        self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
+        session = message.session
+        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
-        self._report_diagnostics()
-        if not self.session.complete:
-            self.notify(f"stopped after {len(self.session.entries):,} entries: showing what was "
+        self._report_diagnostics(session)
+        if not session.complete:
+            self.notify(f"stopped after {len(session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
-        keep = self.selected_entry if previous is not None else self.session.leaf
+        keep = self.selected_entry if previous is not None else session.leaf
         self.rebuild_outline(keep_entry=keep)
-        self.token_count_pending = True  # started once the rows (and what is visible) exist
+        self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(self.handle, self.settings)
-        if self.follow_enabled and self.session.complete and self._follow_timer is None:
-            self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
+        if self.options.follow and message.session.complete and "follow" not in self._debounce:
+            self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
     def _adopt_model_window(self) -> None:
         """Use the window of the session's own model (at the file's leaf) when it is known."""
@@ -390,11 +403,12 @@ class CompactorApp(App[None]):
         if self.session is not None and self.session.leaf is not None:
             context = build_context(self.session, self.session.leaf, rules=self.settings.rules)
             model_id = (context.model or {}).get("modelId")
-        self.settings = self.settings.with_model_window(known_context_window(model_id), model_id)
+        window = known_context_window(model_id)
+        self.state.settings = self.settings.with_model_window(window, model_id)
 
-    def _report_diagnostics(self) -> None:
+    def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
-        diagnostics = self.session.diagnostics
+        diagnostics = session.diagnostics
         if not diagnostics:
             return
         first_problem = diagnostics[0]
@@ -402,7 +416,7 @@ class CompactorApp(App[None]):
             f":{first_problem.line}" if first_problem.line is not None else "")
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
         more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
-        verdict = str(self.session.verdict)
+        verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
@@ -415,8 +429,8 @@ class CompactorApp(App[None]):
             self.session,
             filter_name=self.filter_name,
             counter_name=getattr(self.counter, "name", "?"),
-            jobs=self.running_jobs,
-            following=self._follow_timer is not None,
+            jobs=self.state.running_jobs,
+            following="follow" in self._debounce,
         )
 
     # ----- outline -----------------------------------------------------------------------
@@ -425,12 +439,12 @@ class CompactorApp(App[None]):
         """Rebuild the tree rows off the UI thread (fold, filter, refresh)."""
         if self.session is None:
             return
-        self.outline_generation += 1
+        self.state.outline_request += 1
         if keep_entry is None:
             keep_entry = self.selected_entry
         assert self.handle is not None
-        self.build_rows(self.handle, set(self.folded), self.filter_index, keep_entry,
-                        self.outline_generation)
+        self.build_rows(self.handle, set(self.state.folded), self.filter_index, keep_entry,
+                        self.state.outline_request)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="outline")
     def build_rows(
@@ -445,14 +459,15 @@ class CompactorApp(App[None]):
             rows = build_outline(snapshot.session, folded=folded, view=view)
         self.post_message(OutlineReady(rows, keep_entry, generation))
 
+    @_while_running
     def on_outline_ready(self, message: OutlineReady) -> None:
         """Show the rows (stale generations are dropped)."""
-        if message.generation != self.outline_generation:
+        if message.generation != self.state.outline_request:
             return
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, message.rows, message.keep_entry)
-        if self.token_count_pending:
-            self.token_count_pending = False
+        if self.state.token_count_pending:
+            self.state.token_count_pending = False
             self.start_token_count()
         if not message.rows:
             self.query_one(ContextGauge).show(None, "no entries to show with this filter")
@@ -460,11 +475,12 @@ class CompactorApp(App[None]):
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        self.selected_entry = message.entry_index
-        entry = self.session.entries[message.entry_index]
+        session = self._loaded()
+        self.state.selected_entry = message.entry_index
+        entry = session.entries[message.entry_index]
         tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
         self.query_one(EntryDetails).show_entry(entry, tokens,
-                                                self.session.label_of(message.entry_index))
+                                                session.label_of(message.entry_index))
         tree = self.query_one(SessionTree)
         row = tree.rows[tree.row_of_entry[message.entry_index]] \
             if message.entry_index in tree.row_of_entry else None
@@ -473,12 +489,18 @@ class CompactorApp(App[None]):
         self.query_one(ContextChart).select(message.entry_index if on_path else None)
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
-        if self._gauge_timer is not None:
-            self._gauge_timer.stop()
-        if self.gauge_debounce <= 0:
-            self._measure_selected()
+        self._restart_timer("gauge", self.gauge_debounce, self._measure_selected)
+
+    def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
+        """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
+        (at once when ``delay`` is 0)."""
+        timer = self._debounce.pop(name, None)
+        if timer is not None:
+            timer.stop()
+        if delay <= 0:
+            callback()
         else:
-            self._gauge_timer = self.set_timer(self.gauge_debounce, self._measure_selected)
+            self._debounce[name] = self.set_timer(delay, callback)
 
     def _measure_selected(self) -> None:
         """Start measuring the context at the selected entry (and count what is on screen)."""
@@ -494,21 +516,21 @@ class CompactorApp(App[None]):
 
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
-        entries = self.session.entries
+        entries = self._loaded().entries
         missing = any(
             row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
             for row in tree.rows[top: top + tree.size.height]
         )
-        if missing and not self.token_count_pending:
+        if missing and not self.state.token_count_pending:
             self.start_token_count()
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
         """Fold or unfold a branch point and rebuild the rows."""
-        if message.entry_index in self.folded:
-            self.folded.discard(message.entry_index)
+        if message.entry_index in self.state.folded:
+            self.state.folded.discard(message.entry_index)
         else:
-            self.folded.add(message.entry_index)
+            self.state.folded.add(message.entry_index)
         self.rebuild_outline(keep_entry=message.entry_index)
 
     # ----- tokens, gauge, chart ----------------------------------------------------------
@@ -554,6 +576,7 @@ class CompactorApp(App[None]):
         if batch:
             self.post_message(TokensCounted(batch))
 
+    @_while_running
     def on_tokens_counted(self, message: TokensCounted) -> None:
         """Show a batch of counts in the tree."""
         self.query_one(SessionTree).add_token_counts(message.counts)
@@ -566,11 +589,12 @@ class CompactorApp(App[None]):
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block)
         self.post_message(GaugeReady(data))
 
+    @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
         if message.data.entry_index != self.selected_entry:
             return
-        self.gauge_data = message.data
+        self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         self.query_one(ContextView).show(message.data)
 
@@ -581,6 +605,7 @@ class CompactorApp(App[None]):
             chart = chart_points(snapshot, settings)
         self.post_message(ChartReady(chart))
 
+    @_while_running
     def on_chart_ready(self, message: ChartReady) -> None:
         """Draw the chart."""
         chart = message.chart
@@ -593,8 +618,8 @@ class CompactorApp(App[None]):
         """Plan a compaction with the selected node as the leaf (no LLM involved)."""
         if self.session is None or self.selected_entry is None:
             return
-        self.plan_leaf = self.selected_entry
-        self.plan_cut = None
+        self.state.plan_leaf = self.selected_entry
+        self.state.plan_cut = None
         self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
                                               self.settings.reserve_tokens,
                                               self.settings.context_window)
@@ -603,13 +628,13 @@ class CompactorApp(App[None]):
 
     def request_plan(self) -> None:
         """(Re)start planning for the current leaf, cut and settings."""
-        if self.session is None or self.plan_leaf is None:
+        if self.session is None or self.state.plan_leaf is None:
             return
-        self.plan_generation += 1
-        self.query_one(PlanView).show_message(f"planning at #{self.plan_leaf}…")
+        self.state.plan_request += 1
+        self.query_one(PlanView).show_message(f"planning at #{self.state.plan_leaf}…")
         assert self.handle is not None
-        self.make_plan(self.handle, self.plan_leaf, self.settings, self.plan_cut,
-                       self.plan_generation, self.token_cache)
+        self.make_plan(self.handle, self.state.plan_leaf, self.settings, self.state.plan_cut,
+                       self.state.plan_request, self.token_cache)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
     def make_plan(self, handle: SessionHandle, leaf: int, settings: Settings, cut: int | None,
@@ -619,19 +644,19 @@ class CompactorApp(App[None]):
             report = plan_report(snapshot, leaf, settings, cut, cache)
         self.post_message(PlanReady(report, request))
 
+    @_while_running
     def on_plan_ready(self, message: PlanReady) -> None:
         """Colour the tree by region and describe the plan."""
-        if message.request != self.plan_generation:
+        if message.request != self.state.plan_request:
             return
         plan = message.plan
-        self.plan = plan
-        self.plan_report = message.report
+        self.state.plan_report = message.report
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
-        if self.run_after_plan:
-            mode, self.run_after_plan = self.run_after_plan, ""
+        if self.state.run_after_plan:
+            mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
-        if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
+        if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
 
@@ -653,7 +678,7 @@ class CompactorApp(App[None]):
             self.notify("no valid cut point further " + ("back" if step < 0 else "on"),
                         timeout=2)
             return
-        self.plan_cut = plan.branch[chosen]
+        self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
 
     def action_cut_earlier(self) -> None:
@@ -685,25 +710,20 @@ class CompactorApp(App[None]):
         if message.window is not None and message.window != self.settings.context_window:
             changes["context_window"] = message.window  # the user's figure now, not the model's
         try:
-            self.settings = self.settings.edited("app", **changes)
+            self.state.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
             return
-        if self._settings_timer is not None:
-            self._settings_timer.stop()
-        if self.settings_debounce <= 0:
-            self._apply_settings()
-        else:
-            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
+        self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
     @on(PlanView.OptionsEdited)
     def _options_edited(self, message: PlanView.OptionsEdited) -> None:
         """Method and focus of the next compaction (``--method`` / ``--instructions``)."""
-        self.compaction_options = (message.method, message.focus, message.replace)
+        self.state.compaction_options = (message.method, message.focus, message.replace)
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
-        self.plan_cut = None
+        self.state.plan_cut = None
         self.request_plan()
         self._measure_selected()
         if self.session is not None:
@@ -711,11 +731,10 @@ class CompactorApp(App[None]):
 
     def clear_plan(self) -> None:
         """Remove the plan marks from the tree."""
-        self.plan = None
-        self.plan_report = None
-        self.plan_leaf = None
-        self.plan_cut = None
-        self.plan_generation += 1
+        self.state.plan_report = None
+        self.state.plan_leaf = None
+        self.state.plan_cut = None
+        self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
         self.query_one(PlanView).show_message("press c for the compaction plan of the "
                                               "selected node")
@@ -723,7 +742,7 @@ class CompactorApp(App[None]):
     # ----- compaction --------------------------------------------------------------------
 
     @property
-    def compaction_panel(self) -> Any:
+    def compaction_panel(self) -> CompactionPanel | None:
         """UI-B's panel of the current compaction, if one is shown."""
         panels = self.query(CompactionPanel)
         return panels.first() if panels else None
@@ -736,7 +755,7 @@ class CompactorApp(App[None]):
         """Run the plan with several profiles side by side, to compare before accepting."""
         self._start_compaction(candidates=True)
 
-    def candidate_summarizers(self) -> list[Any]:
+    def candidate_summarizers(self) -> list[Summarizer]:
         """The compaction profile first, then the other configured ones and offline (max 3)."""
         from tui_compactor.config import OFFLINE_PROFILE
         from tui_compactor.summarize.providers import make_summarizer
@@ -754,10 +773,10 @@ class CompactorApp(App[None]):
         """Checks, then UI-B's panel with one job per summarizer."""
         if self.session is None:
             return
-        stale = (self.plan_report is not None and self.handle is not None
-                 and self.plan_report.generation != self.handle.generation)
+        stale = (self.state.plan_report is not None and self.handle is not None
+                 and self.state.plan_report.generation != self.handle.generation)
         if self.plan is None or stale:
-            self.run_after_plan = "candidates" if candidates else "single"
+            self.state.run_after_plan = "candidates" if candidates else "single"
             if self.plan is None:
                 self.action_plan()
             else:
@@ -799,7 +818,7 @@ class CompactorApp(App[None]):
                               method=method,  # type: ignore[arg-type]
                               instructions=focus.strip() or None, replace_instructions=replace)
                 for summarizer in summarizers]
-        self.compaction_basis = self.plan_report
+        self.state.compaction_basis = self.state.plan_report
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
         host.mount(CompactionPanel(jobs))
@@ -841,17 +860,18 @@ class CompactorApp(App[None]):
     def _compaction_accepted(self, message: CompactionPanel.Accepted) -> None:
         """Append the accepted compaction in a thread (re-validated against the plan's
         generation: if the file grew, nothing is written and the plan is made again)."""
-        basis = self.compaction_basis
+        basis = self.state.compaction_basis
         if self.handle is None or basis is None:
             return
         self.refresh_bindings()
-        self.running_jobs += 1
+        self.state.running_jobs += 1
         self._update_status()
         self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
-    def append_compaction(self, handle: SessionHandle, panel: CompactionPanel, job: Any,
-                          result: Any, basis: PlanReport) -> None:
+    def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
+                          job: CompactionJob, result: CompactionResult,
+                          basis: PlanReport) -> None:
         """Propose the compaction entry at the plan's leaf and apply it (thread)."""
         with handle.read() as snapshot:
             before = snapshot.entry_count
@@ -876,9 +896,10 @@ class CompactorApp(App[None]):
                                         "resume from its summary", added,
                                         added[-1] if added else None))
 
+    @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
         """Say why nothing was written; the panel may accept again."""
-        self.running_jobs = max(0, self.running_jobs - 1)
+        self.state.running_jobs = max(0, self.state.running_jobs - 1)
         self._update_status()
         message.panel.reopen()
         self.refresh_bindings()
@@ -890,8 +911,8 @@ class CompactorApp(App[None]):
     def append_options(self) -> dict[str, Any]:
         """Options for the writer's gate (the live-writer quiet window, when set)."""
         options: dict[str, Any] = {}
-        if self.append_quiet_seconds is not None:
-            options["quiet_seconds"] = self.append_quiet_seconds
+        if self.options.append_quiet_seconds is not None:
+            options["quiet_seconds"] = self.options.append_quiet_seconds
         return options
 
     @staticmethod
@@ -905,21 +926,22 @@ class CompactorApp(App[None]):
         one, else at the same node. Shows the Plan tab."""
         if leaf is None and self.session is not None:
             leaf = self.session.leaf
-        report = self.plan_report or self.compaction_basis
-        if report is not None and self.plan_leaf == report.file_leaf and leaf is not None:
-            self.plan_leaf = leaf
-        if self.plan_leaf is None:
-            self.plan_leaf = leaf
-        self.plan_cut = None
+        report = self.state.plan_report or self.state.compaction_basis
+        if report is not None and self.state.plan_leaf == report.file_leaf and leaf is not None:
+            self.state.plan_leaf = leaf
+        if self.state.plan_leaf is None:
+            self.state.plan_leaf = leaf
+        self.state.plan_cut = None
         self.action_show_tab("tab-plan")
         self.request_plan()
 
+    @_while_running
     def on_write_stale(self, message: WriteStale) -> None:
         """The file grew before a write: nothing was written; show the new plan, ask again."""
         self.after_growth(message.added, announce=False)
         title = "the session grew: nothing written"
         if message.kind == "compaction":
-            self.running_jobs = max(0, self.running_jobs - 1)
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self._update_status()
             host = self.query_one("#compaction-host", Vertical)
             host.remove_children()
@@ -941,14 +963,14 @@ class CompactorApp(App[None]):
                         timeout=8)
             self.ask_undo(message.target)
 
-    def summarizer_for(self, *, compaction: bool) -> Any:
+    def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
         from tui_compactor.summarize.providers import make_summarizer
 
         if compaction:
-            profile = self.config.summarizer_profile(self.profile_name)
+            profile = self.config.summarizer_profile(self.options.profile_name)
         else:
-            profile = self.config.profile(self.profile_name)
+            profile = self.config.profile(self.options.profile_name)
         return make_summarizer(profile)
 
     @on(SessionTree.Selected)
@@ -977,6 +999,7 @@ class CompactorApp(App[None]):
             generation = snapshot.generation
         self.post_message(NavigationPlanned(target, nav_plan, generation))
 
+    @_while_running
     def on_navigation_planned(self, message: NavigationPlanned) -> None:
         """Open UI-B's navigation dialog; run what the user chooses."""
         from tui_compactor.ui.screens.navigate import NavigateDialog
@@ -990,25 +1013,28 @@ class CompactorApp(App[None]):
         except Exception as error:
             label = f"unavailable ({error})"
 
-        def chosen(choice: Any) -> None:
+        def chosen(choice: NavigationChoice | None) -> None:
             if choice is not None:
                 self.start_navigation(nav_plan, choice, message.generation)
 
+        session = self._loaded()
         self.push_screen(
-            NavigateDialog(nav_plan, self.session, summarizer_label=sanitize(label, max_len=60),
-                           append_refusal=self.session.append_refusal),
+            NavigateDialog(nav_plan, session, summarizer_label=sanitize(label, max_len=60),
+                           append_refusal=session.append_refusal),
             chosen,
         )
 
-    def start_navigation(self, nav_plan: Any, choice: Any, generation: int) -> None:
+    def start_navigation(self, nav_plan: NavigationPlan, choice: NavigationChoice,
+                         generation: int) -> None:
         """Run one navigation in the background (several may run at once)."""
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
+        refusal = self._loaded().append_refusal
+        if refusal:
+            self.notify(sanitize(refusal, max_len=300),
                         title="read-only: nothing written", severity="error", timeout=8)
             return
         target = nav_plan.target
         self.pending_targets.add(target)
-        self.running_jobs += 1
+        self.state.running_jobs += 1
         self._update_status()
         tree = self.query_one(SessionTree)
         tree.set_progress(target, "⟳ summarizing…" if choice.summarize else "⟳ moving leaf…")
@@ -1016,8 +1042,8 @@ class CompactorApp(App[None]):
         self.run_navigation(self.handle, nav_plan, choice, generation)
 
     @work(exclusive=False, exit_on_error=False, group="branch")
-    async def run_navigation(self, handle: SessionHandle, nav_plan: Any, choice: Any,
-                             generation: int) -> None:
+    async def run_navigation(self, handle: SessionHandle, nav_plan: NavigationPlan,
+                             choice: NavigationChoice, generation: int) -> None:
         """Summarize the branch being left (if asked), then apply the move (re-validated
         against the generation it was planned at)."""
         import asyncio
@@ -1029,7 +1055,7 @@ class CompactorApp(App[None]):
         streamed = 0
         last_report = 0.0
 
-        def on_event(event: Any) -> None:
+        def on_event(event: Event) -> None:
             nonlocal streamed, last_report
             if isinstance(event, PartDelta):
                 streamed += len(event.text)
@@ -1077,12 +1103,13 @@ class CompactorApp(App[None]):
         where = "before the first entry" if new_leaf is None else f"at #{new_leaf}"
         self.post_message(EntryAppended("navigate", f"{what} {where}", added, new_node))
 
+    @_while_running
     def on_branch_summary_progress(self, message: BranchSummaryProgress) -> None:
         """Show a background summary's progress on its target row (None: it ended)."""
         self.query_one(SessionTree).set_progress(message.target, message.text)
         if message.text is None:
             self.pending_targets.discard(message.target)
-            self.running_jobs = max(0, self.running_jobs - 1)
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self._update_status()
 
     def action_undo(self) -> None:
@@ -1102,13 +1129,14 @@ class CompactorApp(App[None]):
 
     def ask_undo(self, compaction: int) -> None:
         """Propose the undo of ``compaction``; ask when entries leave the active path."""
-        if self.handle is None:
+        handle = self.handle
+        if handle is None:
             return
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
+        if handle.session.append_refusal:
+            self.notify(sanitize(handle.session.append_refusal, max_len=300),
                         title="read-only: nothing written", severity="error", timeout=8)
             return
-        with self.handle.read() as snapshot:
+        with handle.read() as snapshot:
             try:
                 proposal = propose_undo(snapshot, compaction)
             except ActionRefused as refused:
@@ -1160,7 +1188,7 @@ class CompactorApp(App[None]):
 
     def _follow_tick(self) -> None:
         """Start a refresh check unless one is running."""
-        if self.handle is not None and self.session.complete:
+        if self.handle is not None and self.handle.session.complete:
             self.refresh_session(self.handle)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="follow")
@@ -1170,23 +1198,26 @@ class CompactorApp(App[None]):
         if result.status != "unchanged":
             self.post_message(SessionRefreshed(result.status, list(result.added)))
 
+    @_while_running
     def on_session_refreshed(self, message: SessionRefreshed) -> None:
         """New entries appear without losing the cursor; a rewritten file is reloaded."""
         if message.status == "rewritten":
             self.notify("the file was rewritten on disk: reloading", severity="warning")
-            self.open_session(self.session.path)
+            self.open_session(self._loaded().path)
             return
         self.after_growth(message.added)
 
     def after_growth(self, added: list[int], *, announce: bool = True) -> None:
         """Show entries the file gained (live follow or our own append)."""
+        handle = self.handle
+        assert handle is not None
         tree = self.query_one(SessionTree)
-        tree.file_leaf = self.session.leaf
-        self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
+        tree.file_leaf = handle.session.leaf
+        self.query_one(ReadOnlyBanner).show_reason(handle.session.append_refusal)
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry)
-        self.token_count_pending = True  # started once the rows (and what is visible) exist
-        self.measure_chart(self.handle, self.settings)
+        self.state.token_count_pending = True  # started once the rows (and what is visible) exist
+        self.measure_chart(handle, self.settings)
         if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
 
@@ -1256,7 +1287,7 @@ class CompactorApp(App[None]):
 
     def action_unfold_all(self) -> None:
         """Unfold every folded branch point."""
-        self.folded.clear()
+        self.state.folded.clear()
         self.rebuild_outline()
 
     def action_select_node(self) -> None:
@@ -1277,7 +1308,7 @@ class CompactorApp(App[None]):
         diff = self.query_one(SummaryDiff)
         panel = self.compaction_panel
         result = panel.selected_result if panel is not None else None
-        if result is not None:
+        if panel is not None and result is not None:
             diff.show(panel.plan.previous_summary or "", result.summary)
             return
         if self.handle is None or self.selected_entry is None:
@@ -1291,6 +1322,7 @@ class CompactorApp(App[None]):
             pair = previous_summary(snapshot, entry_index)
         self.post_message(SummaryDiffReady(entry_index, pair))
 
+    @_while_running
     def on_summary_diff_ready(self, message: SummaryDiffReady) -> None:
         """Show the diff (or say what to select)."""
         if message.entry_index != self.selected_entry:
@@ -1316,36 +1348,39 @@ class CompactorApp(App[None]):
         """Open the search box."""
         search = self.query_one("#search", Input)
         search.display = True
-        search.value = self.search_query
+        search.value = self.state.search_query
         search.focus()
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         """Find the query in every entry (worker), then jump to the first match after the cursor."""
-        self.search_query = event.value.strip()
+        self.state.search_query = event.value.strip()
         event.input.display = False
         self.query_one(SessionTree).focus()
-        if self.search_query and self.session is not None:
-            self.find_matches(self.session, self.search_query)
+        if self.state.search_query and self.handle is not None:
+            self.find_matches(self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).search_matches = set()
             self.query_one(SessionTree).invalidate()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def find_matches(self, session: Any, query: str) -> None:
+    def find_matches(self, handle: SessionHandle, query: str) -> None:
         """Every entry whose preview or id contains ``query`` (case-insensitive)."""
         from tui_compactor.ui.widgets.labels import entry_preview
 
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
-        for entry in list(session.entries):
+        with handle.read() as snapshot:
+            entries = snapshot.session.entries[: snapshot.entry_count]
+        for entry in entries:
             if worker.is_cancelled:
                 return
             if needle in entry.id.casefold() or needle in entry_preview(entry).casefold():
                 matches.add(entry.index)
         self.call_from_thread(self._show_matches, query, matches)
 
+    @_while_running
     def _show_matches(self, query: str, matches: set[int]) -> None:
         """Mark matches and jump to the first one after the cursor."""
         tree = self.query_one(SessionTree)
@@ -1360,7 +1395,7 @@ class CompactorApp(App[None]):
         """Move to the next/previous visible match."""
         tree = self.query_one(SessionTree)
         if not tree.search_matches or not tree.rows:
-            if self.search_query:
+            if self.state.search_query:
                 self.notify("no matches", timeout=2)
             return
         count = len(tree.rows)
@@ -1391,7 +1426,7 @@ class CompactorApp(App[None]):
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():
-            self.load_cancel.set()
+            self.state.load_cancel.set()
             return
         if not self.cancel_work() and self.plan is not None:
             self.clear_plan()
@@ -1429,21 +1464,23 @@ class CompactorApp(App[None]):
             ("Tree", list(SessionTree.BINDINGS)),
             ("Compaction panel (when focused)", list(CompactionPanel.BINDINGS)),
         ]
-        self.push_screen(HelpScreen(groups, dict(self.user_keymap)))
+        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap)))
 
+    @_while_running
     def on_work_failed(self, message: WorkFailed) -> None:
         """A worker reported a failure the user must know about."""
         self.notify(sanitize(message.error, max_len=400), title=message.what, severity="error",
                     timeout=10)
 
+    @_while_running
     def on_entry_appended(self, message: EntryAppended) -> None:
         """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
         if message.kind == "compaction":
-            self.running_jobs = max(0, self.running_jobs - 1)
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self.clear_plan()
         if message.select_entry is not None:
-            self.selected_entry = message.select_entry
+            self.state.selected_entry = message.select_entry
         self.after_growth(message.added, announce=False)
 
     @on(Worker.StateChanged)
