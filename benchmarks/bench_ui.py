@@ -13,6 +13,9 @@ Cases (the app runs headless through Textual's ``run_test`` at 120x36 unless not
   candidate summaries stream at the same time from the loopback test server (fast chunks, so
   many deltas). Target p99 <= 30 ms.
 * **cut move** — keypress (``[``) to the new plan drawn, on the 100k session, median and max.
+* **event-loop lag while working** — p99 / max lateness of a 5 ms timer on the app's loop while
+  the 100k session shows a plan (``G``, ``c``), moves the cut (``[`` three times) and opens the
+  Context tab (``2``), token counting running in the background. Target max < 50 ms.
 """
 
 from __future__ import annotations
@@ -255,6 +258,49 @@ async def _cut_moves(path: Path, moves: int) -> list[float]:
     return timings
 
 
+async def _lag_while_working(path: Path) -> dict[str, list[float]]:
+    """Timer lateness samples (s) per phase: showing a plan, moving the cut, the Context tab."""
+    from tui_compactor.ui.widgets.context_view import ContextView
+
+    app = _make_app(path)
+    phases: dict[str, list[float]] = {"plan": [], "cut": [], "context": []}
+    current: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: app.session is not None and app.session.complete,
+                     "the session", 300)  # fmt: skip
+        await _until(pilot, lambda: _tree_rows(app) > 0, "the tree", 300)
+        running = True
+
+        async def sample() -> None:
+            while running:
+                before = time.perf_counter()
+                await asyncio.sleep(LAG_TICK_S)
+                if current:
+                    phases[current[0]].append(time.perf_counter() - before - LAG_TICK_S)
+
+        sampler = asyncio.get_running_loop().create_task(sample())
+        current[:] = ["plan"]
+        await pilot.press("G", "c")
+        await _until(pilot, lambda: app.plan is not None, "the plan", 120)
+        await pilot.pause(0.2)
+        current[:] = ["cut"]
+        for _ in range(3):
+            previous = app.plan
+            if not any(cut < previous.first_kept_index for cut in previous.valid_cut_points):
+                break
+            await pilot.press("left_square_bracket")
+            await _until(pilot, lambda p=previous: app.plan is not p, "the moved cut", 120)
+        await pilot.pause(0.2)
+        current[:] = ["context"]
+        await pilot.press("2")
+        view = app.query_one(ContextView)
+        await _until(pilot, lambda: app.gauge_data is not None and view.display, "the context", 60)
+        await pilot.pause(0.3)
+        running = False
+        await sampler
+    return phases
+
+
 def run(ctx: Any) -> list[dict[str, Any]]:
     """All UI cases (``--quick``: the 10k session instead of 100k)."""
     from gen_session import generate
@@ -328,8 +374,24 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             "notes": f"max {max(moves):.3f}s",
         }]  # fmt: skip
 
+    def lag_working() -> list[dict[str, Any]]:
+        phases = asyncio.run(_lag_while_working(big))
+        rows = []
+        for phase, what in (("plan", "showing a plan"), ("cut", "moving the cut x3"),
+                            ("context", "opening the Context tab")):
+            samples = phases[phase] or [0.0]
+            rows.append({
+                "case": f"{entries:>6} lag p99, {what}",
+                "median_s": _percentile(samples, 0.99), "runs": len(samples),
+                "size_mb": size_mb, "target": "max <50 ms",
+                "notes": f"max {max(samples) * 1000:.1f} ms, p50 "
+                f"{_percentile(samples, 0.5) * 1000:.1f} ms (token counting in the background)",
+            })  # fmt: skip
+        return rows
+
     case(f"{entries:>6} open", opening)
     case(f"{entries:>6} first paint (tmux)", terminal)
     case("lag while streaming", lag)
     case(f"{entries:>6} cut move", cut_moves)
+    case(f"{entries:>6} lag while working", lag_working)
     return rows

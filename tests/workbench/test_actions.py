@@ -133,3 +133,15 @@ def test_undo_refusals_match_the_command(tmp_path: Path) -> None:
         text=True, check=False,
     )
     assert refused.value.reason in result.stderr
+
+
+@pytest.mark.parametrize(("files_format", "tag"), [("legacy", "<read-files>"), ("files", "<files>")])
+def test_files_format_applies_to_branch_summaries(
+    compacted: Path, files_format: str, tag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["navigate", str(compacted), "--to", "#3", "--summarize", "--provider",
+                   "offline", "--yes", "--quiet-window", "0", "--files-format", files_format])
+    assert status == 0, capsys.readouterr().err
+    with load_session(compacted) as session:
+        entry = session.entries[-1]
+        assert entry.type == "branch_summary" and tag in entry.data["summary"]

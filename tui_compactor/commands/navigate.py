@@ -187,6 +187,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
                     session, nav, summarizer=summarizer, instructions=args.instructions,
                     replace_instructions=args.replace_instructions,
                     on_event=_StreamPrinter(sys.stderr), append=False,
+                    files_format=settings.files_format,
                 )
             finally:
                 await aclose_shared_clients()

@@ -43,7 +43,6 @@ from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
 
-REGIONS = ("before", "summarize", "turn_prefix", "keep", "metadata")
 
 
 class PlanMessage(LazyMessage):

@@ -40,6 +40,7 @@ from tui_compactor.session.migrate import (
     v1_entry_id,
 )
 from tui_compactor.session.model import (
+    TITLE_SLOT_BYTES,
     Entry,
     FileSnapshot,
     LoadProgress,
@@ -78,7 +79,6 @@ DEEP_KEEP_DEPTH = 256
 """A line nested deeper than the recursive decoders allow is parsed iteratively; containers
 below this depth are kept as their raw JSON text (``OpaqueJSON``) so no later walk recurses."""
 PROGRESS_INTERVAL = 0.1
-TITLE_SLOT_BYTES = 256
 BOM = b"\xef\xbb\xbf"
 
 KNOWN_ENTRY_TYPES = frozenset(

@@ -277,7 +277,7 @@ class CompactorApp(App[None]):
             self.pick_session()
 
     def pick_session(self) -> None:
-        """Show UI-B's session picker; open what the user picks, quit if they close it."""
+        """Show the session picker; open what the user picks, quit if they close it."""
         from tui_compactor.session.discover import default_session_roots
         from tui_compactor.ui.screens.picker import SessionPicker
 
@@ -743,7 +743,7 @@ class CompactorApp(App[None]):
 
     @property
     def compaction_panel(self) -> CompactionPanel | None:
-        """UI-B's panel of the current compaction, if one is shown."""
+        """The panel of the current compaction, if one is shown."""
         panels = self.query(CompactionPanel)
         return panels.first() if panels else None
 
@@ -770,7 +770,7 @@ class CompactorApp(App[None]):
         return chosen
 
     def _start_compaction(self, *, candidates: bool) -> None:
-        """Checks, then UI-B's panel with one job per summarizer."""
+        """Checks, then the compaction panel with one job per summarizer."""
         if self.session is None:
             return
         stale = (self.state.plan_report is not None and self.handle is not None
@@ -1001,7 +1001,7 @@ class CompactorApp(App[None]):
 
     @_while_running
     def on_navigation_planned(self, message: NavigationPlanned) -> None:
-        """Open UI-B's navigation dialog; run what the user chooses."""
+        """Open the navigation dialog; run what the user chooses."""
         from tui_compactor.ui.screens.navigate import NavigateDialog
 
         nav_plan = message.nav_plan
@@ -1069,7 +1069,7 @@ class CompactorApp(App[None]):
             prepared = await navigate(
                 handle.session, nav_plan, summarizer=summarizer,
                 instructions=choice.instructions, replace_instructions=choice.replace_prompt,
-                on_event=on_event, append=False,
+                on_event=on_event, append=False, files_format=self.settings.files_format,
             )
             before = handle.session.entries and len(handle.session.entries)
 
