@@ -8,15 +8,21 @@ Runs the app headless (Textual's ``run_test``) at a fixed size and saves SVG scr
   down so the capture lands mid-stream);
 * ``navigate.svg`` — the navigation dialog on a node of another branch.
 
-PNG copies are written too when ``cairosvg`` (and the system's cairo library) is importable;
-otherwise only SVG. Usage: ``python scripts/screenshots.py [--out DIR] [--size 140x40]``.
+PNG copies are written too, by ``rsvg-convert`` (Debian ``librsvg2-bin``; with ``fonts-dejavu``
+and ``fonts-symbola`` every glyph is drawn; this librsvg draws ``fonts-noto-color-emoji`` glyphs
+a few pixels tall, so leave that font out) or else ``cairosvg`` (the ``screenshots`` extra; emoji
+come out as boxes); with neither, only SVG.
+Usage: ``python scripts/screenshots.py [--out DIR] [--size 140x40]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import html
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,17 +119,71 @@ async def _settle(pilot: Any) -> None:
             return
 
 
-def _save(app: Any, out_dir: Path, name: str, pngs: list[Path]) -> Path:
-    """Save an SVG screenshot (and a PNG when cairosvg works)."""
-    svg = out_dir / f"{name}.svg"
-    app.save_screenshot(filename=svg.name, path=str(out_dir))
+PNG_WIDTH = 1600
+PNG_FONT = "DejaVu Sans Mono"
+"""An installed monospace font for the PNGs (Rich's SVG asks for Fira Code from a CDN, which
+an SVG renderer outside a browser cannot fetch: it then falls back to a proportional font)."""
+
+
+def svg_for_png(svg_text: str) -> str:
+    """Rich's SVG made to render outside a browser exactly as the terminal showed it.
+
+    * The web font is replaced by an installed monospace one (``PNG_FONT``): with a proportional
+      fallback, bold digits overflow their cells and glue ``#1005`` to ``assistant``.
+    * ``xml:space="preserve"``: each text run starts or ends with no-break spaces that renderers
+      otherwise drop (``432of``, ``183ktokens``).
+    * Runs with wide characters get a ``textLength`` of their cells (see ``_cell_length``).
+    """
+    text = re.sub(r"font-family:\s*Fira Code,\s*monospace;",
+                  f'font-family: "{PNG_FONT}", monospace;', svg_text)
+    text = text.replace('<svg class="rich-terminal"',
+                        '<svg xml:space="preserve" class="rich-terminal"', 1)
+    return _TEXT_RUN.sub(_cell_length, text)
+
+
+_TEXT_RUN = re.compile(r'(<text [^>]*?textLength=")([\d.]+)("[^>]*>)([^<]*)(</text>)')
+
+
+def _cell_length(match: re.Match[str]) -> str:
+    """A text run's ``textLength`` in terminal cells: Rich counts characters, so a run with a
+    wide character (an emoji takes two cells) was squeezed into too little room."""
+    from rich.cells import cell_len
+
+    content = html.unescape(match.group(4))
+    if cell_len(content) <= len(content):
+        return match.group(0)
+    width = float(match.group(2)) / len(content) * cell_len(content)
+    return f"{match.group(1)}{width:g}{match.group(3)}{match.group(4)}{match.group(5)}"
+
+
+def svg_to_png(svg: Path, png: Path, width: int = PNG_WIDTH) -> str | None:
+    """Render ``svg`` to ``png``; returns the renderer used, or None when none is installed.
+
+    ``rsvg-convert`` (librsvg, Debian ``librsvg2-bin``) is preferred: through Pango it falls
+    back per glyph, so an emoji (with ``fonts-symbola``) is drawn instead of a box. ``cairosvg``
+    (the ``screenshots`` extra) has no glyph fallback.
+    """
+    prepared = svg_for_png(svg.read_text(encoding="utf-8")).encode("utf-8")
+    rsvg = shutil.which("rsvg-convert")
+    if rsvg:
+        subprocess.run([rsvg, "-w", str(width), "-o", str(png)], input=prepared, check=True)
+        return "rsvg-convert"
     try:
         import cairosvg  # type: ignore[import-untyped]
     except (ImportError, OSError):
-        return svg
+        return None
+    cairosvg.svg2png(bytestring=prepared, write_to=str(png), output_width=width)
+    return "cairosvg"
+
+
+def _save(app: Any, out_dir: Path, name: str, pngs: list[Path]) -> Path:
+    """Save an SVG screenshot and its PNG (when a renderer is installed)."""
+    svg = out_dir / f"{name}.svg"
+    app.save_screenshot(filename=svg.name, path=str(out_dir))
     png = svg.with_suffix(".png")
-    cairosvg.svg2png(url=str(svg), write_to=str(png), output_width=1600)
-    pngs.append(png)
+    renderer = svg_to_png(svg, png)
+    if renderer is not None:
+        pngs.append(png)
     return svg
 
 

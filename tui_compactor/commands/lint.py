@@ -79,7 +79,8 @@ def _print_text(report: dict[str, Any]) -> None:
     safe = common.safe
     out = sys.stdout
     out.write(f"{safe(report['file'])}: {report['verdict'].upper()}\n")
-    if report["error"]:
+    if report["error"] and not any(d["severity"] == "error" for d in report["diagnostics"]):
+        # A refusal that is not one of the diagnostics below (each is printed once).
         out.write(f"  error: {safe(report['error'])}\n")
     for diag in report["diagnostics"]:
         where = f"line {diag['line']}" if diag["line"] is not None else "file"

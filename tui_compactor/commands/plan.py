@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.wording import count_of, more_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,23 +148,54 @@ def _print_text(
         if note:
             print(f"  turn         {note}")
         tokens = plan.region_tokens
-        print(f"  tokens       before {plan.tokens_before}, kept ~{plan.tokens_after}")
+        local = f"by local {plan.counter_name} count"
+        print(f"  tokens       before {plan.tokens_before} ({_before_source(plan)})")
         print(
-            f"  summarize    {len(plan.messages_to_summarize)} messages "
-            f"(~{tokens['summarize']} tok)"
+            f"  summarize    {count_of(len(plan.messages_to_summarize), 'message')}, "
+            f"~{tokens['summarize']} tokens {local}"
             + (" + previous summary" if plan.previous_summary is not None else "")
         )
         if plan.has_turn_prefix:
             print(
-                f"  turn prefix  {len(plan.turn_prefix_messages)} messages "
-                f"(~{tokens['turn_prefix']} tok)"
+                f"  turn prefix  {count_of(len(plan.turn_prefix_messages), 'message')}, "
+                f"~{tokens['turn_prefix']} tokens {local}"
             )
-        print(f"  keep         {len(plan.recent_messages)} messages (~{tokens['keep']} tok)")
+        print(
+            f"  keep         {count_of(len(plan.recent_messages), 'message')}, "
+            f"~{tokens['keep']} tokens {local} (the context right after, plus the summary)"
+        )
+        counted = tokens["summarize"] + tokens["turn_prefix"] + tokens["keep"]
+        if counted > plan.tokens_before:
+            print(
+                f"  note         the local counts add up to ~{counted}, more than the "
+                f"usage-based {plan.tokens_before}: the usage report is older than the branch "
+                "or from another tokenizer"
+            )
         ops = plan.file_ops.to_json(plan.rules)
         if ops["readFiles"] or ops["modifiedFiles"]:
-            read = ", ".join(sanitize(p, single_line=True) for p in ops["readFiles"][:8])
-            modified = ", ".join(sanitize(p, single_line=True) for p in ops["modifiedFiles"][:8])
-            print(f"  files read   {len(ops['readFiles'])}: {read}")
-            print(f"  modified     {len(ops['modifiedFiles'])}: {modified}")
+            print(f"  files read   {_file_list(ops['readFiles'])}")
+            print(f"  modified     {_file_list(ops['modifiedFiles'])}")
         if row["notRunnableReason"]:
             print(f"  cannot run   {sanitize(row['notRunnableReason'], single_line=True)}")
+
+
+FILES_SHOWN = 8
+"""Paths listed per file list; the rest are counted."""
+
+
+def _file_list(paths: list[str]) -> str:
+    """``3: a, b, c`` / ``9: a, …, h and 1 more`` (sanitized)."""
+    from tui_compactor.textsafe import sanitize
+
+    shown = ", ".join(sanitize(p, single_line=True) for p in paths[:FILES_SHOWN])
+    return f"{len(paths)}" + (f": {shown}{more_of(FILES_SHOWN, len(paths))}" if paths else "")
+
+
+def _before_source(plan: Any) -> str:
+    """Where ``tokensBefore`` comes from: the rules' usage-based figure, said plainly."""
+    context = plan.context_tokens
+    if context is not None and context.last_usage_index is None:
+        return f"no usage report on the branch: local {plan.counter_name} estimate"
+    if plan.rules == "pi":
+        return "usage-based: the last assistant usage report + an estimate of what follows it"
+    return "usage-based: the last assistant usage report"

@@ -3,7 +3,8 @@
 Prints the outline of the session tree: linear runs flat; at a branch point the side branches
 hang below it on ``├─`` / ``└─`` glyphs (with ``│`` rails while more side branches follow)
 and the main line continues at the branch point's indent. A one-line legend explains the
-markers: ``*`` on the active path, ``◆`` the leaf, labels in brackets, folded counts. Each row
+markers: ``*`` on the active path, ``◆`` the leaf, labels in brackets, folded counts. A file
+with several roots prints each further tree after a ``── root 2 of 2 ──`` line. Each row
 ends with a one-line preview of the entry. All session text is sanitized before it reaches
 the terminal. ``--json`` prints one object per row instead. Exit status 2 for a refused file
 or an unknown ``--leaf``.
@@ -27,6 +28,8 @@ LEAF_MARK = "◆"
 BRANCH_GLYPH = "├─ "
 LAST_BRANCH_GLYPH = "└─ "
 RAIL = "│  "
+ROOT_RULE = "──"
+"""Brackets the line that separates the trees of a file with several roots."""
 NO_RAIL = "   "
 LEGEND = (
     f"legend: {ACTIVE_MARK} active path  {LEAF_MARK} leaf  {BRANCH_GLYPH.strip()} "
@@ -189,6 +192,27 @@ def branch_prefixes(rows: list[Any]) -> list[str]:
     return prefixes
 
 
+def root_starts(session: Any, rows: list[Any]) -> set[int]:
+    """Positions of the rows that begin another root's tree (every root after the first).
+
+    A main-line row continues the rows above when its nearest shown ancestor was printed
+    before it; a row with no shown ancestor starts a separate tree (a second root, or an entry
+    whose parent is missing).
+    """
+    entries = session.entries
+    shown: set[int] = set()
+    starts: set[int] = set()
+    for position, row in enumerate(rows):
+        if position and row.indent == 0:
+            node = entries[row.index].parent
+            while node is not None and node not in shown:
+                node = entries[node].parent
+            if node is None:
+                starts.add(position)
+        shown.add(row.index)
+    return starts
+
+
 def _print_text(session: Any, rows: list[Any], width: int) -> None:
     safe = common.safe
     out = sys.stdout
@@ -198,7 +222,12 @@ def _print_text(session: Any, rows: list[Any], width: int) -> None:
         out.write(f"name: {safe(session.name, 100)}\n")
     if rows:
         out.write(LEGEND + "\n")
-    for row, prefix in zip(rows, branch_prefixes(rows), strict=True):
+    starts = root_starts(session, rows)
+    roots = len(starts) + 1
+    for position, (row, prefix) in enumerate(zip(rows, branch_prefixes(rows), strict=True)):
+        if position in starts:
+            out.write(f"{ROOT_RULE} root {sorted(starts).index(position) + 2} of {roots}: "
+                      f"a separate tree, not connected to the rows above {ROOT_RULE}\n")
         entry = session.entries[row.index]
         kind = entry.role if entry.type == "message" and entry.role else entry.type or "?"
         if row.is_leaf:

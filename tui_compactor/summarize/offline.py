@@ -32,6 +32,7 @@ from tui_compactor.summarize.outcomes import (
     command_title,
     read_outcomes,
 )
+from tui_compactor.wording import count_of
 
 __all__ = ["OFFLINE_LABEL", "OfflineSummarizer", "offline_text", "parse_sections"]
 
@@ -236,7 +237,7 @@ def _progress(
         if failures:
             first_core, first = failures[0]
             of = f" of `{first_core}`" if first_core != check.core else ""
-            text += (f" (after {len(failures)} failed run{'s' if len(failures) > 1 else ''};"
+            text += (f" (after {count_of(len(failures), 'failed run')};"
                      f" first{of}: {first.line})")
         if check.last.command.strip() != check.core:
             text += f" — ran as `{command_title(check.last.command)}`"
@@ -631,9 +632,9 @@ def _handoff(transcript: Transcript, focus_text: str | None) -> dict[str, list[s
     reported = _reported_errors(transcript)
     if reported:
         critical.append("- Errors the user reported: " + " · ".join(reported))
-    looked = [_count(outcomes.reads, "file read")] if outcomes.reads else []
+    looked = [count_of(outcomes.reads, "file read")] if outcomes.reads else []
     if outcomes.looked:
-        looked.append(_count(outcomes.looked, "search or listing", "searches or listings"))
+        looked.append(count_of(outcomes.looked, "search or listing", "searches or listings"))
     if looked:
         critical.append(f"- Looked around: {', '.join(looked)} (not listed).")
     if transcript.last_unanswered_request:
@@ -662,11 +663,6 @@ def _handoff(transcript: Transcript, focus_text: str | None) -> dict[str, list[s
         "Critical Context": critical,
         "Additional Notes": notes,
     }
-
-
-def _count(n: int, one: str, many: str | None = None) -> str:
-    """``1 file read`` / ``3 file reads``."""
-    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 _SUBSECTIONS = ("Done", "In Progress", "Blocked")
@@ -978,7 +974,7 @@ def _short(transcript: Transcript, previous_summary: str | None) -> str:
         names = [path.rsplit("/", 1)[-1] for path in modified]
         shown = ", ".join(names[:3])
         more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-        sentences.append(f"Changed {_count(len(names), 'file')}: {shown}{more}.")
+        sentences.append(f"Changed {count_of(len(names), 'file')}: {shown}{more}.")
     passing: list[str] = []
     failing: dict[str, str] = {}
     for line in previous.get("Done", []):
@@ -1006,7 +1002,7 @@ def _short(transcript: Transcript, previous_summary: str | None) -> str:
         sentences.append(f"Open: “{_clip(_prose(transcript.last_unanswered_request), 120)}”.")
     elif not sentences:
         commands = len(outcomes.commands)
-        sentences.append("No files changed" + (f"; ran {_count(commands, 'command')}."
+        sentences.append("No files changed" + (f"; ran {count_of(commands, 'command')}."
                                                 if commands else " and no checks ran."))
     sentences.append("(Offline summary.)")
     return " ".join(sentences) + "\n"

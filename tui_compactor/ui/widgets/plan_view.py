@@ -22,6 +22,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.wording import count_of
 
 REGION_LEGEND: list[tuple[str, str, str]] = [
     ("summarize", "S", "summarized"),
@@ -74,7 +75,8 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append(f" {mark} ", style=region_styles.get(key, ""))
         out.append(f" {meaning}")
         if key in regions:
-            out.append(f": {counts.get(key, 0)} msgs, {format_tokens(regions[key])} tokens",
+            out.append(f": {count_of(counts.get(key, 0), 'msg')}, "
+                       f"{format_tokens(regions[key])} tokens",
                        style="bold")
         out.append("\n")
     out.append(f"tokens {format_tokens(plan.tokens_before)} → ~{format_tokens(plan.tokens_after)}"

@@ -1,0 +1,110 @@
+"""The commands' text output says what it counts: lists that are cut say so, figures say where
+they come from, one error is printed once, separate trees are separated, counts have plurals."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.summarize.helpers import SessionBuilder
+from tui_compactor.cli import main
+from tui_compactor.wording import count_of
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def many_files_session(path: Path) -> Path:
+    """Nine files read and one changed, with usage reports far below the local counts."""
+    builder = SessionBuilder()
+    builder.user("Survey the parsers and fix the one that fails. " + "context " * 400)
+    for i in range(9):
+        builder.assistant(f"Reading parser {i}.", tool="read",
+                          arguments={"path": f"src/parsers/p{i}.py"})
+        builder.result(f"def parse_{i}(text):\n" + "    pass\n" * 300, tool="read")
+    builder.assistant("Fixing p3.", tool="edit", arguments={"path": "src/parsers/p3.py"})
+    builder.result("Successfully replaced text.", tool="edit")
+    builder.user("Now run the tests.")
+    builder.assistant("Done.")
+    return builder.write(path)
+
+
+def test_plan_says_how_many_files_it_did_not_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = many_files_session(tmp_path / "s.jsonl")
+    code, out, err = run(capsys, "plan", str(session), "--keep-recent", "50")
+    assert code == 0, err
+    line = next(line for line in out.splitlines() if line.strip().startswith("files read"))
+    assert line.strip().startswith("files read   9: src/parsers/p0.py, ")
+    assert line.count("src/parsers/") == 8 and line.endswith(" and 1 more")
+
+
+def test_plan_labels_usage_based_and_local_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = many_files_session(tmp_path / "s.jsonl")
+    code, out, _ = run(capsys, "plan", str(session), "--keep-recent", "50")
+    assert code == 0
+    before = re.search(r"tokens       before (\d+) \(usage-based: the last assistant usage", out)
+    assert before is not None
+    prefix = re.search(r"turn prefix  (\d+) messages, ~(\d+) tokens by local cl100k count", out)
+    assert prefix is not None
+    # The local count of the turn prefix alone exceeds the stale usage-based figure: the
+    # output says why instead of leaving a part that looks bigger than the whole.
+    assert int(prefix.group(2)) > int(before.group(1))
+    assert "the local counts add up to" in out and "more than the usage-based" in out
+    assert " 1 messages" not in out and "msgs" not in out
+
+
+def test_lint_prints_a_refused_files_error_once(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "lint", str(FIXTURES / "bad" / "empty-file.jsonl"))
+    assert code == 2
+    assert out.count("empty file (0 bytes), not a pi session") == 1
+
+
+def test_tree_separates_a_second_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = shutil.copyfile(FIXTURES / "bad" / "two-roots.jsonl", tmp_path / "two.jsonl")
+    code, out, _ = run(capsys, "tree", str(session))
+    assert code == 0
+    lines = out.splitlines()
+    rule = lines.index("── root 2 of 2: a separate tree, not connected to the rows above ──")
+    assert "e0000006" in lines[rule - 1] and "e0000007" in lines[rule + 1]
+    # A branch point's main line continuing below its side branches is not a new root.
+    _, branched, _ = run(capsys, "tree", str(FIXTURES / "oracle" / "sessions" /
+                                             "tree-branches.jsonl"))
+    assert "root 2 of" not in branched
+
+
+def test_missing_parent_starts_a_separate_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "tree", str(FIXTURES / "bad" / "missing-parent.jsonl"))
+    lines = out.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("── root 2 of 2"))
+    assert "(missing deadbeef) e0000004" in lines[rule + 1]
+
+
+@pytest.mark.parametrize(("n", "one", "text"), [
+    (1, "message", "1 message"), (2, "message", "2 messages"), (0, "entry", "0 entries"),
+    (1, "entry", "1 entry"), (3, "msg", "3 msgs"),
+])
+def test_count_of(n: int, one: str, text: str) -> None:
+    assert count_of(n, one) == text
+
+
+def test_plan_pane_counts_one_message_in_the_singular() -> None:
+    from tests.summarize.helpers import plan_for
+    from tui_compactor.ui.widgets.plan_view import plan_summary
+
+    session, plan, _ = plan_for(FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl",
+                                keep_recent=300, rules="omp")
+    assert len(plan.recent_messages) == 1
+    text = plan_summary(plan, session, {}).plain
+    assert "kept verbatim: 1 msg," in text and "1 msgs" not in text
