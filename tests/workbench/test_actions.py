@@ -135,7 +135,8 @@ def test_undo_refusals_match_the_command(tmp_path: Path) -> None:
     assert refused.value.reason in result.stderr
 
 
-@pytest.mark.parametrize(("files_format", "tag"), [("legacy", "<read-files>"), ("files", "<files>")])
+@pytest.mark.parametrize(("files_format", "tag"),
+                         [("legacy", "<read-files>"), ("files", "<files>")])
 def test_files_format_applies_to_branch_summaries(
     compacted: Path, files_format: str, tag: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -52,6 +52,7 @@ from tui_compactor.ui.messages import (
     NavigationPlanned,
     OutlineReady,
     PlanReady,
+    SearchDone,
     SessionLoaded,
     SessionRefreshed,
     SummaryDiffReady,
@@ -1378,11 +1379,12 @@ class CompactorApp(App[None]):
                 return
             if needle in entry.id.casefold() or needle in entry_preview(entry).casefold():
                 matches.add(entry.index)
-        self.call_from_thread(self._show_matches, query, matches)
+        self.post_message(SearchDone(query, matches))
 
     @_while_running
-    def _show_matches(self, query: str, matches: set[int]) -> None:
+    def on_search_done(self, message: SearchDone) -> None:
         """Mark matches and jump to the first one after the cursor."""
+        query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
         tree.search_matches = matches
         tree.invalidate()

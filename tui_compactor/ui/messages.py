@@ -204,3 +204,12 @@ class SummaryDiffReady(Message):
         self.entry_index = entry_index
         self.pair = pair
         """(previous summary, this summary); None when the entry is not a compaction."""
+
+
+class SearchDone(Message):
+    """The entries whose id or preview contain ``query``."""
+
+    def __init__(self, query: str, matches: set[int]) -> None:
+        super().__init__()
+        self.query = query
+        self.matches = matches
