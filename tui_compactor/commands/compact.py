@@ -256,7 +256,6 @@ def run(args: argparse.Namespace) -> int:
             # Never onto the old leaf: plan again at the new leaf and ask again (--yes: say so).
             if leaf == file_leaf:
                 leaf = stale.leaf if stale.leaf is not None else leaf
-            cut = None
             report["replanned"] = attempt + 1
             say(f"tui-compactor: {stale}")
             say("planning again at the new leaf" + (" (--yes: it will be written without "
