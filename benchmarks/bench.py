@@ -138,8 +138,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only bench_NAME.py (repeatable)")  # fmt: skip
     parser.add_argument("--runs", type=int, default=None, help="timed runs per case")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--entries", type=int, action="append", default=[], metavar="N",
+                        help="also measure a generated N-entry session in bench_scale.py "
+                        "(e.g. 1000000; not in CI)")  # fmt: skip
+    parser.add_argument("--huge", action="store_true",
+                        help="bench_scale.py: also the hostile files of gen_huge.py")  # fmt: skip
     args = parser.parse_args(argv)
     ctx = BenchContext(quick=args.quick, runs=args.runs or (3 if args.quick else 5))
+    ctx.extra.update(entries=args.entries, huge=args.huge)
+    loads = [os.getloadavg()]
     rows: list[dict[str, Any]] = []
     for name, module in discover(args.only):
         started = time.perf_counter()
@@ -151,8 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         for row in produced:
             row.setdefault("bench", name)
         rows.extend(produced)
+        loads.append(os.getloadavg())
         print(f"# {name} done in {time.perf_counter() - started:.1f}s", file=sys.stderr)
     print(format_table(rows))
+    one_minute = [load[0] for load in loads]
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs; load average (1 min) at start and after each module: "
+        + " ".join(f"{value:.1f}" for value in one_minute)
+    )
+    for chart in ctx.extra.get("charts", []):
+        print("\n" + chart)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, default=str))
     return 0

@@ -297,6 +297,74 @@ def _process_rows(runs: int) -> list[dict[str, Any]]:
         return rows
 
 
+ANALYSIS_RATIO_TARGET = 2.0
+"""Issue 11: breakdown, sweep and audit each within 2x the time of ``plan`` on the same file."""
+
+
+def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
+    """The analysis views against ``plan`` on the 100k session: whole processes (what a user
+    waits for: start, load, compute, print JSON) and, for scale, the computation after load."""
+    from tui_compactor.engine.breakdown import token_breakdown
+    from tui_compactor.engine.deps import cut_sweep
+    from tui_compactor.engine.hindsight import audit_compactions
+    from tui_compactor.engine.plan import prepare_compaction
+    from tui_compactor.engine.settings import CompactionSettings
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.session.reader import load_session
+
+    rows: list[dict[str, Any]] = []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory(prefix="bench-analysis-") as scratch:
+        env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
+        commands = {
+            "plan": ["plan", str(big)],
+            "context --breakdown": ["context", str(big), "--breakdown"],
+            "plan --sweep": ["plan", str(big), "--sweep"],
+            "audit": ["audit", str(big)],
+        }
+        medians: dict[str, tuple[float, float]] = {}
+        for name, args in commands.items():
+            median, best, _ = _median(
+                lambda args=args: subprocess.run(
+                    [sys.executable, "-m", "tui_compactor", *args, "--json"],
+                    cwd=ROOT, capture_output=True, check=True, env=env,
+                ),
+                runs,
+            )  # fmt: skip
+            medians[name] = (median, best)
+    base = medians["plan"][0]
+    for name, (median, best) in medians.items():
+        extra: dict[str, Any] = {"notes": "whole process, --json, 100k session"}
+        if name != "plan":
+            ratio = median / base
+            extra.update(
+                ratio=ratio, target=f"<={ANALYSIS_RATIO_TARGET:.0f}x plan",
+                ok=ratio <= ANALYSIS_RATIO_TARGET,
+            )  # fmt: skip
+        rows.append(_row(f"{name} process 100k", median, best, runs, **extra))
+
+    session = load_session(big)
+    counter = get_counter("cl100k")
+    settings = CompactionSettings(context_window=200_000)
+    computations: dict[str, Callable[[], Any]] = {
+        "plan": lambda: prepare_compaction(
+            session, None, settings, counter, cache=TokenCache(session, counter)
+        ),
+        "breakdown": lambda: token_breakdown(
+            session, session.leaf, counter, settings, TokenCache(session, counter)
+        ),
+        "sweep": lambda: cut_sweep(session, None, settings, counter, TokenCache(session, counter)),
+        "audit": lambda: audit_compactions(session),
+    }
+    for name, compute in computations.items():
+        median, best, result = _median(compute, runs)
+        note = "after load, cold token cache"
+        if name == "audit":
+            note += f"; {len(result)} compactions, every record of the conversation read"
+        rows.append(_row(f"{name} 100k after load [cl100k]", median, best, runs, notes=note))
+    return rows
+
+
 def _big_session(ctx: Any) -> Path:
     """The generated 100k-entry session of ``gen_session.py``, else our own generator's."""
     given = _get(ctx, "big_session", None)
@@ -348,6 +416,7 @@ def run(ctx: Any = None) -> list[dict[str, Any]]:
     quick = bool(_get(ctx, "quick", False))
     runs = 3 if quick else int(_get(ctx, "runs", 5) or 5)
     rows = _engine_rows(_big_session(ctx), runs)
+    rows += _analysis_rows(_big_session(ctx), 3 if quick else max(3, runs // 2 + 1))
     if not quick:
         rows += _long_region_rows(ctx, runs)
     return rows + _process_rows(runs)

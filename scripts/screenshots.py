@@ -6,7 +6,10 @@ Runs the app headless (Textual's ``run_test``) at a fixed size and saves SVG scr
 * ``plan.svg`` — the compaction plan for the leaf (regions marked, tokens per region);
 * ``compaction.svg`` — summaries streaming side by side (from the loopback test server, slowed
   down so the capture lands mid-stream);
-* ``navigate.svg`` — the navigation dialog on a node of another branch.
+* ``navigate.svg`` — the navigation dialog on a node of another branch;
+* ``sweep.svg`` — the plan pane's sweep over every valid cut (kept tokens, dependencies);
+* ``breakdown.svg`` — the Window tab: what fills the context window at the leaf;
+* ``timeline.svg`` — every compaction and branch summary with its hindsight score.
 
 PNG copies are written too, by ``rsvg-convert`` (Debian ``librsvg2-bin``; with ``fonts-dejavu``
 and ``fonts-symbola`` every glyph is drawn; this librsvg draws ``fonts-noto-color-emoji`` glyphs
@@ -246,6 +249,7 @@ async def _shoot(session_path: Path, out_dir: Path, size: tuple[int, int]) -> li
             await _settle(pilot)
             await _until(pilot, lambda: getattr(app, "plan", None) is not None, "the plan")
             saved.append(_save(app, out_dir, "plan", pngs))
+            saved.extend(await _analysis_shots(app, pilot, out_dir, pngs))
             # Move the cut earlier until it splits a turn, so both summaries stream.
             for _ in range(60):
                 plan = app.plan
@@ -270,6 +274,29 @@ async def _shoot(session_path: Path, out_dir: Path, size: tuple[int, int]) -> li
             saved.append(_save(app, out_dir, "navigate", pngs))
             await pilot.press("escape")
     return saved + pngs
+
+
+async def _analysis_shots(app: Any, pilot: Any, out_dir: Path, pngs: list[Path]) -> list[Path]:
+    """The analysis views: the sweep under the plan (scrolled into view), what fills the
+    window at the leaf (tab 6), and the compaction timeline (T). Leaves the plan tab showing."""
+    from tui_compactor.ui.widgets.plan_view import PlanView
+
+    saved = []
+    for _ in range(10):  # back to a cut that facts cross, so the list below the chart shows
+        await pilot.press("left_square_bracket")
+        await _settle(pilot)
+    app.query_one(PlanView).scroll_to_widget(app.query_one("#plan-sweep"), animate=False)
+    await _settle(pilot)
+    saved.append(_save(app, out_dir, "sweep", pngs))
+    await pilot.press("6")
+    await _settle(pilot)
+    saved.append(_save(app, out_dir, "breakdown", pngs))
+    await pilot.press("T")
+    await _settle(pilot)
+    saved.append(_save(app, out_dir, "timeline", pngs))
+    await pilot.press("escape", "3")
+    await _settle(pilot)
+    return saved
 
 
 async def _start_compaction(app: Any, pilot: Any) -> Any:

@@ -108,3 +108,16 @@ def test_plan_pane_counts_one_message_in_the_singular() -> None:
     assert len(plan.recent_messages) == 1
     text = plan_summary(plan, session, {}).plain
     assert "kept verbatim: 1 msg," in text and "1 msgs" not in text
+
+
+def test_navigate_dry_run_says_what_each_entry_is(capsys: pytest.CaptureFixture[str]) -> None:
+    session = FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl"
+    code, out, err = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run",
+                         "--budget", "300")
+    assert code == 0, err
+    assert ("target           2afc4f95 (#26) user: Actually, try a token bucket instead of a "
+            "fixed window.") in out
+    assert "old leaf         20aec973 (#42) assistant: Added a Fixed entry to CHANGELOG.md." in out
+    assert "    c2cbc958 assistant: Fixed: the window now starts at the first hit per key" in out
+    assert "    … 2 more" in out
+    assert "(8 entries not sent: tool results, and what did not fit the budget)" in out

@@ -40,9 +40,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "end a torn last line with a newline (keeps its bytes)",
     ),
     "export": ("tui_compactor.commands.export", "export the context at a node as Markdown or JSON"),
+    "audit": (
+        "tui_compactor.commands.audit",
+        "hindsight audit: what each compaction lost that the session needed later",
+    ),
+    "timeline": (
+        "tui_compactor.commands.timeline",
+        "every compaction and branch summary in order, with scores",
+    ),
+    "stats": (
+        "tui_compactor.commands.stats",
+        "every session under some directories: size, compactions, peak context, worst score",
+    ),
+    "shake": (
+        "tui_compactor.commands.shake",
+        "preview oh-my-pi's shake: the regions it would elide (never writes)",
+    ),
 }
 """Command name -> (module, one-line help)."""
-
 
 
 def _load_command(name: str):  # type: ignore[no-untyped-def]

@@ -261,23 +261,23 @@ def test_at_and_leaf_are_the_same_switch(branches: Path) -> None:
         assert ids == {other}, command
 
 
-def test_navigate_dry_run_text_lists_the_selected_ids(branches: Path) -> None:
+def test_navigate_dry_run_text_lists_the_selected_entries(branches: Path) -> None:
     row = golden("tree-branches")["branchSummary"][0]
     args = ("navigate", str(branches), "--to", row["targetId"], "--dry-run",
             "--budget", "0,40", "--tokens", "pi")
     data = json.loads(cli(*args, "--json").stdout)
     text = cli(*args).stdout.decode()
-    lines = [line.strip() for line in text.splitlines() if line.strip().startswith("selected")]
-    assert len(lines) == len(data["prepared"]) == 2
-    for line, prepared in zip(lines, data["prepared"], strict=True):
+    blocks = text.split("\n  budget ")[1:]
+    assert len(blocks) == len(data["prepared"]) == 2
+    for block, prepared in zip(blocks, data["prepared"], strict=True):
         ids = prepared["entryIds"]
-        if not ids:
-            assert line == "selected (none)"
-        elif len(ids) <= 6:
-            assert line == "selected " + ", ".join(ids)
+        listed = [line.split()[0] for line in block.splitlines()[1:]
+                  if line.startswith("    ") and not line.strip().startswith(("…", "(", "files"))]
+        if len(ids) <= 7:
+            assert listed == ids
         else:
-            assert line.startswith("selected " + ", ".join(ids[:3]) + ", …, ")
-            assert line.endswith(", ".join(ids[-2:]) + f" ({len(ids)} entries)")
+            assert listed == ids[:3] + ids[-3:]
+            assert f"    … {len(ids) - 6} more" in block
     assert any(p["entryIds"] for p in data["prepared"])
 
 

@@ -30,27 +30,29 @@ def compacted():
     return load_session(ORACLE / "tree-compacted.jsonl")
 
 
-def test_omp_boundary_starts_after_the_previous_compaction(compacted) -> None:
-    """pi re-summarizes what the last compaction kept; oh-my-pi starts after the compaction."""
+def test_omp_boundary_starts_at_the_previous_first_kept_entry(compacted) -> None:
+    """oh-my-pi 18.2.3, like pi, summarizes what the last compaction kept again."""
     pi = prepare_compaction(compacted, None, PI_RULES.with_changes(keep_recent_tokens=5000), PI)
     omp = prepare_compaction(compacted, None, OMP_RULES.with_changes(keep_recent_tokens=5000), PI)
     assert pi.previous_compaction_index == omp.previous_compaction_index == 92
-    assert pi.boundary_start == 84 and omp.boundary_start == 93
-    kept_last_time = set(range(84, 92))
-    pi_summarized = {item.branch_index for item in pi.messages_to_summarize}
-    omp_summarized = {item.branch_index for item in omp.messages_to_summarize}
-    assert kept_last_time <= pi_summarized
-    assert not kept_last_time & omp_summarized
+    assert pi.boundary_start == omp.boundary_start == 84
+    kept_last_time = {position for position in range(84, 92)} & {
+        item.branch_index for item in pi.messages_to_summarize
+    }
+    assert kept_last_time
+    assert kept_last_time <= {item.branch_index for item in omp.messages_to_summarize}
     assert omp.prepared and omp.previous_summary == pi.previous_summary
-    # the previous compaction is an extension's (fromHook): its details never count
-    assert "SHOULD_NOT_APPEAR.py" not in json.dumps(omp.file_ops.to_json("omp"))
+    # the previous compaction is marked fromHook: pi skips its details, oh-my-pi only honours
+    # fromExtension, so they feed its file lists
+    assert "SHOULD_NOT_APPEAR.py" not in json.dumps(pi.file_ops.to_json("pi"))
+    assert "SHOULD_NOT_APPEAR.py" in json.dumps(omp.file_ops.to_json("omp"))
     # tokensBefore: pi = usage + trailing estimate; omp = the last valid usage alone
     assert omp.tokens_before == 23605
 
 
-def test_omp_calibration_divides_keep_recent_by_the_usage_ratio(compacted) -> None:
-    plain = prepare_compaction(compacted, None, OMP_RULES, PI)
-    calibrated = prepare_compaction(compacted, None, OMP_RULES.with_changes(calibrate=True), PI)
+def test_omp_calibration_is_on_by_default_and_can_be_switched_off(compacted) -> None:
+    plain = prepare_compaction(compacted, None, OMP_RULES.with_changes(calibrate=False), PI)
+    calibrated = prepare_compaction(compacted, None, OMP_RULES, PI)
     assert plain.effective_keep_recent_tokens == 20000
     # usage prompt tokens (3 + 20054 + 3536 = 23593) over the local estimate after the boundary
     estimate = sum(
@@ -59,7 +61,7 @@ def test_omp_calibration_divides_keep_recent_by_the_usage_ratio(compacted) -> No
         if (entry := compacted.entries[index]).type == "message"
     )
     ratio = 23593 / estimate
-    assert ratio > 1
+    assert ratio > 1 and calibrated.calibration == (23593, estimate, ratio)
     assert calibrated.effective_keep_recent_tokens == int(20000 / ratio)
     assert calibrated.first_kept_index >= plain.first_kept_index
     # pi rules ignore the switch
@@ -72,7 +74,8 @@ def test_omp_refuses_when_nothing_to_summarize_pi_does_not(compacted) -> None:
     pi = prepare_compaction(compacted, None, PI_RULES.with_changes(keep_recent_tokens=huge), PI)
     omp = prepare_compaction(compacted, None, OMP_RULES.with_changes(keep_recent_tokens=huge), PI)
     assert pi.prepared and pi.is_empty  # pi still prepares (and would call the model)
-    assert omp.prepared is False and omp.reason == "nothing to summarize before the cut"
+    assert omp.prepared is False
+    assert omp.reason == "nothing to summarize (the cut is at the start of the region)"
 
 
 def test_omp_file_ops_strip_selectors_and_skip_urls() -> None:
@@ -207,7 +210,7 @@ def test_engine_never_raises_on_the_bad_corpus(path: Path, tmp_path: Path) -> No
             ctx = build_context(session, leaf)
             estimate_context_tokens(ctx, counter)
             build_context(session, leaf, rules="omp")
-            for settings in (PI_RULES, OMP_RULES.with_changes(calibrate=True)):
+            for settings in (PI_RULES, OMP_RULES):
                 plan = prepare_compaction(session, leaf, settings, counter)
                 plan.to_json()
                 for position in range(len(plan.branch)):

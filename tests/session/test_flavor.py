@@ -26,9 +26,9 @@ def test_location_decides_first(tmp_path: Path) -> None:
     pi_dir = home / ".pi" / "agent" / "sessions" / "--work--"
     # A pi file under ~/.omp is continued by oh-my-pi, and the other way round.
     in_omp = detect_flavor(load_session(place(PI / "tree-branches.jsonl", omp_dir)), home)
-    assert (in_omp.rules, in_omp.reason) == ("omp", "the file lives under ~/.omp")
+    assert (in_omp.rules, in_omp.reason) == ("omp", "under ~/.omp")
     in_pi = detect_flavor(load_session(place(OMP / "omp-methods.jsonl", pi_dir)), home)
-    assert (in_pi.rules, in_pi.reason) == ("pi", "the file lives under ~/.pi")
+    assert (in_pi.rules, in_pi.reason) == ("pi", "under ~/.pi")
 
 
 def test_a_symlink_into_omp_counts_as_omp(tmp_path: Path) -> None:
@@ -42,13 +42,13 @@ def test_a_symlink_into_omp_counts_as_omp(tmp_path: Path) -> None:
 def test_content_decides_elsewhere(tmp_path: Path) -> None:
     home = tmp_path / "home"
     titled = detect_flavor(load_session(OMP / "omp-methods.jsonl"), home)
-    assert titled.rules == "omp" and "title slot" in titled.reason
+    assert titled.rules == "omp" and titled.reason == "omp title slot"
     assert detect_flavor(load_session(OMP / "omp-tree.jsonl"), home).rules == "omp"
     pi = detect_flavor(load_session(PI / "tree-compacted.jsonl"), home)
-    assert (pi.rules, pi.reason) == ("pi", "nothing oh-my-pi-specific in it")
+    assert (pi.rules, pi.reason) == ("pi", "no omp content")
     # No title slot: an oh-my-pi compaction field is enough.
     lines = (OMP / "omp-methods.jsonl").read_text(encoding="utf-8").splitlines()[1:]
     untitled = tmp_path / "untitled.jsonl"
     untitled.write_text("\n".join(lines) + "\n", encoding="utf-8")
     found = detect_flavor(load_session(untitled), home)
-    assert found.rules == "omp" and found.reason.startswith("oh-my-pi's")
+    assert found.rules == "omp" and found.reason.startswith("omp compaction")

@@ -396,3 +396,31 @@ def test_a_line_over_the_cap_is_skipped_unread_and_named(
                 assert len(long) == 2 and session.needs_seal
             else:
                 assert len(long) == 1 and not session.needs_seal
+
+
+def test_an_index_that_would_outgrow_the_memory_limit_is_refused_before_it_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_compactor.session import reader
+
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    lines = [header] + [_line(f"t{n:07d}", f"t{n - 1:07d}" if n else None, 1) for n in range(3000)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines))
+    # A limit that holds 1,000 entries: refused from the sample, nothing indexed.
+    monkeypatch.setattr(reader, "BASE_MEMORY", 0)
+    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", str(1000 * 600 / 1024 / 1024))
+    session = load_session(path)
+    assert session.verdict.value == "refuse" and not session.entries
+    error = session.diagnostics[0]
+    assert error.code == "memory-limit" and "about 3,00" in error.message
+    assert "TUI_COMPACTOR_MEMORY_LIMIT_MB" in error.message
+    # Small lines after a big first one fool the sample: the scan stops at the limit.
+    big_first = lines[:2] + [lines[2][:-2] + b',"pad":"' + b"x" * 8_000_000 + b'"}\n'] + lines[3:]
+    path.write_bytes(b"".join(big_first))
+    session = load_session(path)
+    assert session.verdict.value == "refuse" and session.diagnostics[0].code == "memory-limit"
+    assert "over " in session.diagnostics[0].message and not session.entries  # checked per chunk
+    # 0 lifts the limit.
+    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", "0")
+    assert len(load_session(path).entries) == 3000

@@ -297,3 +297,44 @@ async def test_picker_with_no_sessions_says_where_it_looked(tmp_path: Path) -> N
         picker = await _scanned(pilot, app)
         status = str(picker.query_one("#picker-status", Static).render())
         assert "No session directories found" in status
+
+
+@pytest.mark.asyncio
+async def test_picker_shows_and_sorts_by_the_stats_columns(tmp_path: Path) -> None:
+    """The columns of ``stats`` fill in as a worker measures each file; ``c`` and ``w``
+    sort by compactions and by the worst hindsight score."""
+    from tui_compactor.engine.stats import file_stats
+
+    home = tmp_path / "home"
+    project = home / ".pi" / "agent" / "sessions" / "--home-dev-delta--"
+    project.mkdir(parents=True)
+    oracle = FIXTURES / "oracle" / "sessions"
+    for name in ("tree-compacted.jsonl", "tree-branches.jsonl"):
+        (project / name).write_bytes((oracle / name).read_bytes())
+    app = PickerHost(home)
+    async with app.run_test(size=(160, 30)) as pilot:
+        picker = await _scanned(pilot, app)
+        for _ in range(600):
+            if len(picker.stats) == 2:
+                break
+            await pilot.pause(0.05)
+        assert len(picker.stats) == 2
+        await pilot.pause()
+        table = picker.query_one(DataTable)
+        table.focus()
+        await pilot.press("c")
+        assert picker.sort_column == "compactions" and picker.sort_descending
+        first = picker.visible_sessions[0].path
+        assert first.name == "tree-compacted.jsonl"
+        expected = file_stats(first)
+        cells = [str(cell) for cell in table.get_row_at(0)]
+        assert cells[5:9] == [
+            str(expected.branches),
+            str(expected.compactions),
+            f"{expected.peak_context:,}",
+            f"{expected.worst_score:.2f}",
+        ]
+        await pilot.press("w")
+        assert picker.sort_column == "worst" and not picker.sort_descending
+        # No compactions (no score) sorts before any score.
+        assert picker.visible_sessions[0].path.name == "tree-branches.jsonl"

@@ -98,3 +98,25 @@ def test_model_window_only_when_the_user_set_none() -> None:
     mine = Settings().edited("--window", context_window=32_000)
     assert mine.with_model_window(200_000, "claude-opus-4-5") is mine
     assert mine.window_configured
+
+
+def test_omp_rules_imply_oh_my_pis_counter_and_calibration(tmp_path: Path) -> None:
+    """``--rules omp`` alone means oh-my-pi's byte counter and keep-recent calibration
+    (``engine.settings.rules_defaults``); a typed counter or ``--no-calibrate`` wins, and rules
+    that follow the session bring the same defaults."""
+    from tui_compactor.session.reader import load_session
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    omp = resolve_settings({"rules": "omp"}, environ=env)
+    assert (omp.tokens, omp.calibrate, omp.source_of("tokens")) == ("bytes", True, "rules omp")
+    assert omp.compaction().calibrate is True and omp.counter().name == "bytes"
+    chosen = resolve_settings({"rules": "omp", "tokens": "cl100k", "calibrate": False}, environ=env)
+    assert (chosen.tokens, chosen.calibrate) == ("cl100k", False)
+    pi = resolve_settings({}, environ=env)
+    assert (pi.tokens, pi.calibrate) == ("cl100k", False)
+    back = omp.edited("app", rules="pi")
+    assert (back.tokens, back.calibrate) == ("cl100k", False)
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    session = load_session(fixtures / "oracle-omp" / "sessions" / "omp-basic.jsonl")
+    followed = pi.for_session(session, home=tmp_path)
+    assert (followed.rules, followed.tokens, followed.calibrate) == ("omp", "bytes", True)

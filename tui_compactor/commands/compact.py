@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use --instructions instead of the default prompt, not in addition")
     parser.add_argument("--dry-run", action="store_true",
                         help="generate and show the summaries, write nothing")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="with --dry-run: print the exact requests each part would send "
+                        "(prompts, max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (summaries still stream to stderr)")
@@ -144,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
+    if args.show_requests and not args.dry_run:
+        say("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)")
+        return EXIT_USAGE
     if args.method == "shake":
         from tui_compactor.engine.methods import method_info
 
@@ -163,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     try:
         session = common.load(args.session)
+        settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
@@ -203,6 +210,17 @@ def run(args: argparse.Namespace) -> int:
             report["refused"] = refusal
             return finish(EXIT_REFUSED)
 
+        if args.show_requests:
+            from tui_compactor.commands.analysis import show_requests
+            from tui_compactor.summarize.requests import compaction_requests
+
+            requests = asyncio.run(compaction_requests(
+                plan, session, summarizer, settings.compaction(), instructions=args.instructions,
+                replace_instructions=args.replace_instructions,
+                files_format=settings.files_format, method=args.method,
+            ))  # fmt: skip
+            show_requests(requests, report if args.json else None)
+            return finish(EXIT_OK)
         job = CompactionJob(
             plan, session, summarizer, settings.compaction(), instructions=args.instructions,
             replace_instructions=args.replace_instructions, files_format=settings.files_format,

@@ -18,13 +18,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_session(parser)
     common.add_leaf(parser, at=True)
     common.add_settings(parser)
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="what fills the window: tokens per kind (per tool), the largest entries, and what "
+        "a compaction here would free",
+    )
     common.add_json(parser)
 
 
 def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
     """The context at ``leaf`` as a JSON-ready object."""
-    from tui_compactor.engine.context import build_context, estimate_context_tokens
-    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.context import (
+        build_context,
+        estimate_context_tokens,
+        item_llm,
+        item_tokens,
+    )
     from tui_compactor.engine.tokens import TokenCache
 
     ctx = build_context(session, leaf, rules=rules)
@@ -32,20 +42,30 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
     tokens = estimate_context_tokens(ctx, counter, cache)
     entries = session.entries
     items = []
+    sent = 0
     for item in ctx.items:
         row: dict[str, Any] = {
             "role": item.role,
             "entryId": entries[item.entry_index].id,
             "entryIndex": item.entry_index,
             "kind": item.kind,
-            "tokens": cache.message_tokens(item.entry_index),
+            "tokens": item_tokens(item, counter, cache),
         }
         if item.excluded:
             row["excludeFromContext"] = True
         if item.role == "custom":
             row["customType"] = item.message.get("customType")
+        if item.rewritten:
+            row["rewritten"] = True
+        if item.role == "toolResult" and rules == "omp" and "prunedAt" in item.message:
+            row["pruned"] = True
+        if item.role == "compactionSummary" and item.message.get("method") is not None:
+            row["method"] = item.message.get("method")
+        row["llm"] = item_llm(item, rules)
+        sent += len(row["llm"])
         items.append(row)
     compaction = ctx.compaction_index
+    extra: dict[str, Any] = {"models": ctx.models, "mode": ctx.mode} if rules == "omp" else {}
     return {
         "session": str(session.path),
         "leafId": entries[leaf].id,
@@ -53,12 +73,13 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
         "rules": rules,
         "tokens": counter.name,
         "length": len(items),
-        "llmMessageCount": len(convert_to_llm(ctx.messages)),
+        "llmMessageCount": sent,
         "thinkingLevel": ctx.thinking_level,
         "model": ctx.model,
         "compactionId": entries[compaction].id if compaction is not None else None,
         "warnings": ctx.warnings,
         "contextTokens": tokens.to_json(),
+        **extra,
         "items": items,
     }
 
@@ -72,10 +93,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()
+    if args.breakdown:
+        from tui_compactor.commands.analysis import run_breakdown
+
+        return run_breakdown(args, session, leaf, settings)
     data = context_json(session, leaf, counter, settings.rules)
     if settings.context_window is not None:
         data["threshold"] = threshold_json(

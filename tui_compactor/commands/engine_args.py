@@ -76,11 +76,13 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
     parser.add_argument("--window", type=positive, default=None, metavar="N",
                         help="the agent model's context window: adds the compaction threshold")
     parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"), default=None,
-                        help="token counter: cl100k (default), pi (chars/4), bytes (oh-my-pi's)")
+                        help="token counter: cl100k (default under pi rules), pi (chars/4), "
+                        "bytes (oh-my-pi's; the default under --rules omp)")
     parser.add_argument("--rules", choices=("pi", "omp"), default=None,
                         help="pi 0.73.1 (default; loses nothing) or oh-my-pi; see docs/rules.md")
-    parser.add_argument("--calibrate", action="store_true", default=None,
-                        help="oh-my-pi keep-recent calibration by the usage/estimate ratio")
+    parser.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=None,
+                        help="oh-my-pi keep-recent calibration by the usage/estimate ratio "
+                        "(on by default under --rules omp; pi rules never calibrate)")
     parser.add_argument("--files-format", choices=("files", "legacy"), default=None,
                         help="file list in summaries: <files> block (default) or pi's tags")
 

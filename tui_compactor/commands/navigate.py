@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
 from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
                         help="the instructions replace the default prompt instead of adding focus")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="with --dry-run: print the exact branch-summary request (prompts, "
+                        "max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
     add_quiet_window(parser)
     common.add_settings(parser)
@@ -65,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         old_leaf = common.leaf_or_default(session, args.leaf)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
@@ -98,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    if args.show_requests and not args.dry_run:
+        print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
+              file=sys.stderr)
+        return common.EXIT_USAGE
+    if args.dry_run and args.show_requests:
+        return _show_requests(args, nav, settings, data)
     if args.dry_run:
         if args.json:
             common.dump_json(data)
@@ -107,13 +118,57 @@ def run(args: argparse.Namespace) -> int:
     return _perform(args, session, nav, settings, plan_from)
 
 
+PREVIEW_WIDTH = 64
+"""Characters of each entry's preview in the text form."""
+SHOWN_ENTRIES = 6
+"""Selected entries listed per budget (the first and last half); the rest are counted."""
+
+
+def _show_requests(
+    args: argparse.Namespace, nav: Any, settings: Settings, data: dict[str, Any]
+) -> int:
+    """``--dry-run --show-requests``: the branch-summary request, built and never sent."""
+    import asyncio
+
+    from tui_compactor.commands.analysis import show_requests
+    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.summarize.requests import branch_requests
+
+    try:
+        profile = profile_from_flags(
+            settings.config, profile=args.profile, provider=args.provider,
+            base_url=args.base_url, model=args.model, for_compaction=False,
+        )
+        summarizer = make_summarizer(profile)
+    except ConfigError as error:
+        print(f"tui-compactor: {error}", file=sys.stderr)
+        return common.EXIT_USAGE
+    requests = asyncio.run(branch_requests(
+        nav, summarizer, instructions=args.instructions,
+        replace_instructions=args.replace_instructions,
+    ))  # fmt: skip
+    show_requests(requests, data if args.json else None)
+    if args.json:
+        common.dump_json(data)
+    return common.EXIT_OK
+
+
 def _print_text(session: Any, data: dict[str, Any]) -> None:
+    from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
 
+    def says(index: int) -> str:
+        entry = session.entries[index]
+        kind = entry.role if entry.type == "message" and entry.role else entry.type
+        preview = sanitize(entry_preview(session, index), single_line=True,
+                           max_len=PREVIEW_WIDTH)
+        return f"{sanitize(kind or '?', single_line=True)}: {preview}" if preview else str(kind)
+
     def show(ident: str | None, index: int | None) -> str:
-        if ident is None:
+        if ident is None or index is None:
             return "(before the first entry)"
-        return f"{sanitize(ident, single_line=True)} (#{index})"
+        return f"{sanitize(ident, single_line=True)} (#{index}) {says(index)}"
 
     print(f"old leaf         {show(data['oldLeafId'], data['oldLeafIndex'])}")
     print(f"target           {show(data['targetId'], data['targetIndex'])}")
@@ -121,14 +176,28 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
     print(f"common ancestor  {show(data['commonAncestorId'], data['commonAncestorIndex'])}")
     if data["noop"]:
         print("nothing to do: the target is the current leaf")
-    print(f"branch to summarize: {data['entryCount']} entries")
+    print(f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
+          "the common ancestor)")
     for row in data["prepared"]:
         budget = row["tokenBudget"] or "no limit"
         print(
-            f"  budget {budget}: {row['messageCount']} messages, {row['totalTokens']} tokens"
-            f" [{data['tokens']}]"
+            f"  budget {budget}: {count_of(row['messageCount'], 'message')}, "
+            f"{row['totalTokens']} tokens [{data['tokens']}], chosen newest first"
         )
-        print(f"    selected {common.format_ids(row['entryIds'])}")
+        indices = row["entryIndices"]
+        half = SHOWN_ENTRIES // 2
+        hidden = len(indices) - SHOWN_ENTRIES
+        shown = indices if hidden <= 1 else [*indices[:half], None, *indices[-half:]]
+        for index in shown:
+            if index is None:
+                print(f"    … {hidden} more")
+            else:
+                print(f"    {sanitize(session.entries[index].id, single_line=True)} "
+                      f"{says(index)}")
+        left_out = data["entryCount"] - len(indices)
+        if left_out > 0:
+            print(f"    ({count_of(left_out, 'entry', 'entries')} not sent: tool results, "
+                  "and what did not fit the budget)")
         ops = row["fileOps"]
         if ops["readFiles"] or ops["modifiedFiles"]:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")

@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cut", metavar="ID", default=None, help="plan a manual cut at this entry instead"
     )
     common.add_settings(parser, keep_list=True)
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="every valid cut point: tokens kept and summarized, dependencies crossing it",
+    )
     common.add_json(parser)
 
 
@@ -55,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
@@ -73,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
     context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
     threshold = threshold_json(context_tokens, settings.context_window, settings.compaction())
     refused = cut is not None and not first.prepared
+    if args.sweep:
+        from tui_compactor.commands.analysis import print_sweep
+
+        print_sweep(args, session, first, settings.counter(), cache)
+        return common.EXIT_REFUSED if refused else common.EXIT_OK
     rows = []
     for plan, variant in zip(plans, variants, strict=True):
         row = plan.to_json()
@@ -87,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 "leafId": session.entries[leaf].id,
                 "leafIndex": leaf,
                 "rules": settings.rules,
+                "rulesSource": settings.source_of("rules"),
                 "tokens": settings.tokens,
                 "contextTokens": first.context_tokens.to_json() if first.context_tokens else None,
                 "threshold": threshold,

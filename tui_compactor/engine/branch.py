@@ -117,17 +117,28 @@ def selection_json(session: Any, selection: BranchSelection, rules: str) -> dict
         "messageCount": len(selection.messages),
         "totalTokens": selection.total_tokens,
         "entryIds": ids,
+        "entryIndices": list(selection.selected),
         "firstEntryId": ids[0] if ids else None,
         "lastEntryId": ids[-1] if ids else None,
         "fileOps": selection.file_ops.to_json(rules),
     }
 
 
-def new_leaf_for(session: Any, target: int) -> int | None:
-    """Where navigation to ``target`` puts the leaf."""
+def new_leaf_for(session: Any, target: int, rules: str = "pi") -> int | None:
+    """Where navigation to ``target`` puts the leaf: on the parent of a user message or a
+    custom message (oh-my-pi keeps an agent-injected skill prompt as the leaf), else on it."""
     entry = session.entries[target]
-    if entry.type == "custom_message" or (entry.type == "message" and entry.role == "user"):
-        parent: int | None = entry.parent
+    parent: int | None = entry.parent
+    if entry.type == "message" and entry.role == "user":
+        return parent
+    if entry.type == "custom_message":
+        data = entry.data
+        if (
+            rules == "omp"
+            and data.get("customType") == "skill-prompt"
+            and data.get("attribution") != "user"
+        ):
+            return target
         return parent
     return target
 
@@ -238,7 +249,7 @@ def plan_navigation(
     return NavigationPlan(
         old_leaf=old_leaf,
         target=target,
-        new_leaf=new_leaf_for(session, target),
+        new_leaf=new_leaf_for(session, target, rules),
         common_ancestor=ancestor,
         entries=collected,
         budget=budget,

@@ -8,9 +8,15 @@ bash executions excluded from context stay in the list (marked ``excluded``) and
 later by ``convert_to_llm``. The model is the last ``model_change`` or assistant message on
 the path, the thinking level the last ``thinking_level_change`` (default ``"off"``).
 
-Under ``rules="omp"`` two oh-my-pi behaviours are added: a ``reset_boundary`` after the
-latest compaction restarts the context after it, and assistant turns that ended ``aborted``
-or ``error`` are dropped together with their tool results.
+Under ``rules="omp"`` the context is oh-my-pi 18.2.3's ``buildSessionContext``: a
+``reset_boundary`` after the latest compaction drops the summary and everything before it;
+a remote compaction's kept messages are replaced by its provider payload (entries after
+``providerReplayThroughEntryId`` are re-emitted); snapcompact archives come back as blocks of
+the summary message; ``retryRecovery`` and empty error turns are skipped; custom messages of
+the ``prewalk-plan`` and ``vibe-mode-context`` types never enter; tool calls without a result
+are stripped from every assistant turn (with that turn's redacted thinking and signatures,
+the turn dropped when empty); aborted and error turns are dropped with their tool results.
+What the agent then sends for each item is ``item_llm`` (``omp_messages`` for oh-my-pi).
 """
 
 from __future__ import annotations
@@ -19,6 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_compactor.engine.messages import LazyMessage
+from tui_compactor.engine.omp_messages import (
+    omp_branch_summary_message,
+    omp_compaction_message,
+    omp_custom_message,
+)
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 __all__ = [
@@ -29,6 +40,10 @@ __all__ = [
     "estimate_context_tokens",
     "usage_tokens",
     "last_assistant_usage",
+    "item_llm",
+    "item_tokens",
+    "estimate_context_tokens_omp",
+    "is_empty_error_turn",
 ]
 
 
@@ -39,7 +54,7 @@ class ContextItem(LazyMessage):
     loaded session costs nothing for the messages nobody looks at.
     """
 
-    __slots__ = ("role", "entry_index", "kind", "excluded")
+    __slots__ = ("role", "entry_index", "kind", "excluded", "rewritten")
 
     def __init__(
         self,
@@ -60,6 +75,9 @@ class ContextItem(LazyMessage):
         ``compaction`` (the summary of the compaction that wins)."""
         self.excluded = excluded
         """A bash execution the user ran with ``!!``: listed, but never sent to the model."""
+        self.rewritten = False
+        """oh-my-pi rules: the message differs from its entry's (dangling tool calls, and that
+        turn's redacted thinking and signatures, stripped)."""
         LazyMessage.__init__(self, message, entry)
 
     def __repr__(self) -> str:
@@ -78,6 +96,12 @@ class SessionContext:
     model: dict[str, Any] | None = None
     compaction_index: int | None = None
     """Entry index of the compaction that shaped this context, if any."""
+    models: dict[str, str] = field(default_factory=dict)
+    """oh-my-pi rules: model per role (``default``, ...) as ``provider/id``."""
+    mode: str = "none"
+    """oh-my-pi rules: the active mode from the last ``mode_change``."""
+    rules: str = "pi"
+    """The rules the context was built under (``estimate_context_tokens`` follows them)."""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -137,6 +161,8 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
     """The context the agent would send at ``leaf_index`` (None = before the first entry)."""
     if leaf_index is None:
         return SessionContext(leaf=None, path=[])
+    if rules == "omp":
+        return _build_context_omp(session, leaf_index)
     path = session.path_to(leaf_index)
     ctx = SessionContext(leaf=leaf_index, path=path)
     entries = session.entries
@@ -179,17 +205,286 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
             for pos in range(kept_from, compaction_pos):
                 _append(ctx, entries[path[pos]], path[pos])
         start = compaction_pos + 1
-    if rules == "omp":
-        for pos in range(len(path) - 1, start - 1, -1):
-            if entries[path[pos]].type == "reset_boundary":
-                ctx.items = ctx.items[:1] if compaction_pos >= 0 else []
-                start = pos + 1
-                break
     for pos in range(start, len(path)):
         _append(ctx, entries[path[pos]], path[pos])
-    if rules == "omp":
-        ctx.items = _drop_failed_turns(ctx.items)
     return ctx
+
+
+_SKIPPED_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
+"""oh-my-pi custom messages that never enter the model context."""
+
+
+def is_empty_error_turn(message: dict[str, Any]) -> bool:
+    """oh-my-pi's ``isEmptyErrorTurn``: an ``error`` turn with no text, thinking or tool call."""
+    if message.get("stopReason") != "error":
+        return False
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            return False
+        kind = block.get("type")
+        if kind == "text":
+            if str(block.get("text") or "").strip():
+                return False
+        elif kind == "thinking":
+            if (
+                str(block.get("thinking") or "").strip()
+                or str(block.get("thinkingSignature") or "").strip()
+            ):
+                return False
+        elif kind == "redactedThinking":
+            if str(block.get("data") or "").strip():
+                return False
+        elif kind != "fallback":
+            return False
+    return True
+
+
+def _omp_append(items: list[ContextItem], entry: Any) -> None:
+    """oh-my-pi's ``appendMessage`` for one path entry."""
+    kind = entry.type
+    if kind == "message":
+        message = entry.message
+        if not isinstance(message, dict):
+            return
+        role = message.get("role")
+        if role == "assistant" and (message.get("retryRecovery") or is_empty_error_turn(message)):
+            return
+        excluded = role == "bashExecution" and bool(message.get("excludeFromContext"))
+        items.append(ContextItem(str(role), entry.index, kind, message, excluded, entry=entry))
+    elif kind == "custom_message":
+        data = entry.data
+        if data.get("customType") in _SKIPPED_CUSTOM_TYPES:
+            return
+        custom = omp_custom_message(data)
+        if custom is not None:
+            items.append(ContextItem("custom", entry.index, kind, custom, entry=entry))
+    elif kind == "branch_summary":
+        data = entry.data
+        if data.get("summary"):
+            message = omp_branch_summary_message(data)
+            items.append(ContextItem("branchSummary", entry.index, kind, message, entry=entry))
+
+
+def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
+    """oh-my-pi 18.2.3's ``buildSessionContext`` (model context, not the display transcript)."""
+    path = session.path_to(leaf_index)
+    ctx = SessionContext(leaf=leaf_index, path=path, rules="omp")
+    entries = session.entries
+    nodes = [entries[index] for index in path]
+    compaction_pos = reset_pos = -1
+    explicit_default = False
+    for position, entry in enumerate(nodes):
+        kind = entry.type
+        if kind == "thinking_level_change":
+            level = entry.data.get("thinkingLevel")
+            ctx.thinking_level = level if level is not None else "off"
+        elif kind == "model_change":
+            data = entry.data
+            model = data.get("model")
+            if model:
+                role = data.get("role") or "default"
+                ctx.models[str(role)] = str(model)
+                explicit_default = explicit_default or role == "default"
+        elif kind == "message" and entry.role == "assistant":
+            if not explicit_default:
+                message = entry.message or {}
+                ctx.models["default"] = (
+                    f"{_js(message.get('provider'))}/{_js(message.get('model'))}"
+                )
+        elif kind == "compaction":
+            compaction_pos = position
+        elif kind == "mode_change":
+            ctx.mode = str(entry.data.get("mode"))
+        elif kind == "reset_boundary":
+            reset_pos = position
+    items: list[ContextItem] = []
+    if reset_pos >= 0 and reset_pos > compaction_pos:
+        for entry in nodes[reset_pos + 1 :]:
+            _omp_append(items, entry)
+    elif compaction_pos >= 0:
+        compaction = nodes[compaction_pos]
+        data = compaction.data
+        ctx.compaction_index = compaction.index
+        remote = omp_remote_payload(data)
+        payload = "openaiResponsesHistory" if remote else None
+        if payload is None and _anthropic_payload(data):
+            payload = "anthropicCompaction"
+        summary = omp_compaction_message(data, provider_payload=payload)
+        items.append(
+            ContextItem(
+                "compactionSummary", compaction.index, "compaction", summary, entry=compaction
+            )
+        )
+        if not remote:
+            first_kept = data.get("firstKeptEntryId")
+            kept_from = next(
+                (pos for pos in range(compaction_pos) if nodes[pos].id == first_kept), -1
+            )
+            if kept_from < 0:
+                ctx.warnings.append(
+                    f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the "
+                    "path before it; nothing before the compaction is kept"
+                )
+            else:
+                for entry in nodes[kept_from:compaction_pos]:
+                    _omp_append(items, entry)
+        elif data.get("providerReplayThroughEntryId"):
+            through = data.get("providerReplayThroughEntryId")
+            for pos in range(compaction_pos):
+                if nodes[pos].id == through:
+                    for entry in nodes[pos + 1 : compaction_pos]:
+                        _omp_append(items, entry)
+                    break
+        for entry in nodes[compaction_pos + 1 :]:
+            _omp_append(items, entry)
+    else:
+        for entry in nodes:
+            _omp_append(items, entry)
+    ctx.items = _strip_failed_omp(_strip_dangling_calls(items))
+    default = ctx.models.get("default")
+    if default is not None:
+        provider, _, model_id = default.partition("/")
+        ctx.model = {"provider": provider, "modelId": model_id}
+    return ctx
+
+
+def item_llm(item: ContextItem, rules: str = "pi") -> list[dict[str, str]]:
+    """What the agent sends for one context item: ``[{role, text}]`` (empty when nothing).
+
+    ``text`` is the concatenated text blocks (summaries inside their wrappers, bash runs as
+    the user text the agent writes, shaken results joined under omp rules); images and tool
+    calls are not text.
+    """
+    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.omp_messages import convert_to_llm_omp, llm_text
+
+    convert = convert_to_llm_omp if rules == "omp" else convert_to_llm
+    return [
+        {"role": str(message.get("role")), "text": llm_text(message)}
+        for message in convert([item.message])
+    ]
+
+
+def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> int:
+    """Tokens of an item's message: the entry's cached count, or a fresh count when the
+    context rewrote or synthesized the message (omp rules)."""
+    if cache is not None and cache.counter is counter and not item.rewritten:
+        if item.kind != "compaction" or item.role != "compactionSummary":
+            return cache.message_tokens(item.entry_index)
+    return counter.count_message(item.message)
+
+
+def _js(value: Any) -> str:
+    """``${value}`` for a JSON value (``undefined`` when missing)."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def omp_remote_payload(data: dict[str, Any]) -> list[Any] | None:
+    """The OpenAI replacement history that replaces the kept messages, or None."""
+    preserve = data.get("preserveData")
+    remote = preserve.get("openaiRemoteCompaction") if isinstance(preserve, dict) else None
+    if not isinstance(remote, dict):
+        return None
+    provider = remote.get("provider")
+    history = remote.get("replacementHistory")
+    if not isinstance(provider, str) or not provider or not isinstance(history, list):
+        return None
+    if not all(isinstance(item, dict) for item in history):
+        return None
+    return history
+
+
+def _anthropic_payload(data: dict[str, Any]) -> bool:
+    preserve = data.get("preserveData")
+    slot = preserve.get("anthropicCompaction") if isinstance(preserve, dict) else None
+    return (
+        isinstance(slot, dict)
+        and isinstance(slot.get("provider"), str)
+        and bool(slot.get("provider"))
+        and isinstance(slot.get("content"), str)
+        and bool(slot.get("content"))
+    )
+
+
+def _strip_dangling_calls(items: list[ContextItem]) -> list[ContextItem]:
+    """Tool calls without a result in the context are removed from every assistant turn; such a
+    turn also loses its redacted thinking and thinking signatures, and vanishes when empty."""
+    paired = {item.message.get("toolCallId") for item in items if item.role == "toolResult"}
+    out: list[ContextItem] = []
+    for item in items:
+        if item.role != "assistant":
+            out.append(item)
+            continue
+        message = item.message
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        dangling = any(
+            isinstance(block, dict)
+            and block.get("type") == "toolCall"
+            and block.get("id") not in paired
+            for block in blocks
+        )
+        if not dangling:
+            out.append(item)
+            continue
+        kept = []
+        for block in blocks:
+            if not isinstance(block, dict):
+                kept.append(block)
+                continue
+            kind = block.get("type")
+            if (kind == "toolCall" and block.get("id") not in paired) or kind == "redactedThinking":
+                continue
+            if kind == "thinking" and block.get("thinkingSignature"):
+                block = {key: value for key, value in block.items() if key != "thinkingSignature"}
+            kept.append(block)
+        if not kept:
+            continue
+        rewritten = ContextItem(
+            item.role, item.entry_index, item.kind, {**message, "content": kept}
+        )
+        rewritten.rewritten = True
+        out.append(rewritten)
+    return out
+
+
+def _strip_failed_omp(items: list[ContextItem]) -> list[ContextItem]:
+    """Aborted and error assistant turns are dropped with the tool results paired with them
+    (kept when an interrupted-thinking note follows the turn)."""
+    out = list(items)
+    position = len(out) - 1
+    while position >= 0:
+        item = out[position]
+        message = item.message
+        if item.role != "assistant" or message.get("stopReason") not in ("aborted", "error"):
+            position -= 1
+            continue
+        following = out[position + 1] if position + 1 < len(out) else None
+        if (
+            following is not None
+            and following.role == "custom"
+            and following.message.get("customType") == "interrupted-thinking"
+        ):
+            position -= 1
+            continue
+        calls = {
+            block.get("id")
+            for block in message.get("content") or []
+            if isinstance(block, dict) and block.get("type") == "toolCall"
+        }
+        del out[position]
+        if calls:
+            out[position:] = [
+                later
+                for later in out[position:]
+                if not (later.role == "toolResult" and later.message.get("toolCallId") in calls)
+            ]
+        position -= 1
+    return out
 
 
 def _find_before(entries: Any, path: list[int], stop: int, entry_id: Any) -> int | None:
@@ -270,28 +565,6 @@ def context_tokens_at(
     return ContextTokens(trailing, 0, trailing, None, trailing)
 
 
-def _drop_failed_turns(items: list[ContextItem]) -> list[ContextItem]:
-    """oh-my-pi drops aborted/error assistant turns and the tool results paired with them."""
-    dropped_calls: set[str] = set()
-    kept: list[ContextItem] = []
-    for item in items:
-        if item.role not in ("assistant", "toolResult"):
-            kept.append(item)
-            continue
-        message = item.message
-        if item.role == "assistant" and message.get("stopReason") in ("aborted", "error"):
-            for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    call_id = block.get("id")
-                    if isinstance(call_id, str):
-                        dropped_calls.add(call_id)
-            continue
-        if item.role == "toolResult" and message.get("toolCallId") in dropped_calls:
-            continue
-        kept.append(item)
-    return kept
-
-
 def _number(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
@@ -334,8 +607,11 @@ def estimate_context_tokens(
     """Context size: last valid usage + local estimates of what follows (and the pure estimate).
 
     ``local=False`` skips the pure estimate (``local_estimate`` None) when a usage exists, so
-    only the messages after the last usage are counted: fast on huge sessions.
+    only the messages after the last usage are counted: fast on huge sessions. A context built
+    under omp rules is measured as oh-my-pi measures it (``estimate_context_tokens_omp``).
     """
+    if ctx.rules == "omp":
+        return estimate_context_tokens_omp(ctx, counter)
     if cache is not None and cache.counter is not counter:
         cache = None
     items = ctx.items
@@ -361,3 +637,41 @@ def estimate_context_tokens(
     trailing = sum(count(position) for position in range(index + 1, len(items)))
     everything = sum(count(position) for position in range(len(items))) if local else None
     return ContextTokens(used + trailing, used, trailing, index, everything)
+
+
+def _has_context_usage(usage: dict[str, Any]) -> bool:
+    """oh-my-pi's ``hasContextTokenUsage``."""
+    from tui_compactor.engine.plan import omp_usage_tokens
+
+    context = usage.get("contextTokens")
+    if isinstance(context, (int, float)) and not isinstance(context, bool) and context > 0:
+        return True
+    parts = [usage.get(key) for key in ("input", "cacheRead", "cacheWrite")]
+    if all(isinstance(part, (int, float)) and not isinstance(part, bool) for part in parts):
+        if sum(parts) > 0:  # type: ignore[arg-type]
+            return True
+    output = usage.get("output")
+    return isinstance(output, (int, float)) and omp_usage_tokens(usage) > output
+
+
+def estimate_context_tokens_omp(ctx: SessionContext, counter: TokenCounter) -> ContextTokens:
+    """oh-my-pi's ``estimateTranscriptTokens``: the newest usable usage plus a local count of
+    the messages after it (and the pure local estimate of everything)."""
+    from tui_compactor.engine.plan import omp_usage_tokens
+
+    counts = [counter.count_message(item.message) for item in ctx.items]
+    anchor = None
+    for position in range(len(ctx.items) - 1, -1, -1):
+        item = ctx.items[position]
+        if item.role != "assistant":
+            continue
+        usage = _valid_usage(item.message)
+        if usage is not None and _has_context_usage(usage):
+            anchor = (position, omp_usage_tokens(usage))
+            break
+    local = sum(counts)
+    if anchor is None:
+        return ContextTokens(local, 0, local, None, local)
+    position, used = anchor
+    trailing = sum(counts[position + 1 :])
+    return ContextTokens(used + trailing, used, trailing, position, local)

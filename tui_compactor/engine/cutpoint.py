@@ -13,6 +13,13 @@ All positions here are **branch indices**: positions in the root..leaf list of e
   custom messages, branch summaries), stopping at a message or a compaction.
 * A cut that is not at a user message splits a turn when a turn start (user message, bash
   execution, custom message or branch summary) precedes it.
+
+oh-my-pi 18.2.3 (``find_cut_point_omp``) works on the list of message-bearing entries after the
+boundary (``message``, ``custom_message``, ``branch_summary``; all of their tokens count). It
+walks back from the newest, adding every entry's tokens, and checks the budget only at valid
+cut points: the newest cut point is kept even when its group alone is over budget, and an
+older one is taken only while the total stays within it. A cut on any turn start (user, bash
+execution, custom message, branch summary) is not a split turn.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ __all__ = [
     "find_turn_start",
     "find_cut_point",
     "cut_point_at",
+    "find_cut_point_omp",
+    "is_turn_start",
 ]
 
 _PI_CUT_ROLES = frozenset(
@@ -85,6 +94,11 @@ def valid_cut_points(branch: Sequence[Any], start: int, end: int, rules: str = "
     return points
 
 
+def is_turn_start(entry: Any) -> bool:
+    """User message, bash execution, custom message or branch summary (both agents agree)."""
+    return _is_turn_start(entry)
+
+
 def _is_turn_start(entry: Any) -> bool:
     kind = entry.type
     if kind == "branch_summary" or kind == "custom_message":
@@ -100,12 +114,18 @@ def find_turn_start(branch: Sequence[Any], position: int, start: int) -> int:
     return -1
 
 
-def cut_point_at(branch: Sequence[Any], position: int, start: int) -> CutPoint:
-    """Turn start and split flag for a cut at ``position``."""
+def cut_point_at(branch: Sequence[Any], position: int, start: int, rules: str = "pi") -> CutPoint:
+    """Turn start and split flag for a cut at ``position``.
+
+    pi splits unless the cut is a user message; oh-my-pi unless it is any turn start.
+    """
     entry = branch[position]
-    at_user = entry.type == "message" and _role(entry) == "user"
-    turn_start = -1 if at_user else find_turn_start(branch, position, start)
-    return CutPoint(position, turn_start, not at_user and turn_start != -1)
+    if rules == "omp":
+        starts = _is_turn_start(entry)
+    else:
+        starts = entry.type == "message" and _role(entry) == "user"
+    turn_start = -1 if starts else find_turn_start(branch, position, start)
+    return CutPoint(position, turn_start, not starts and turn_start != -1)
 
 
 def find_cut_point(
@@ -142,3 +162,47 @@ def find_cut_point(
             break
         cut -= 1
     return cut_point_at(branch, cut, start)
+
+
+def find_cut_point_omp(
+    path: Sequence[Any],
+    region: Sequence[int],
+    keep_recent: int,
+    tokens_at: Callable[[int], int],
+) -> CutPoint:
+    """oh-my-pi's ``findCutPoint`` over ``region``: branch indices of the message-bearing
+    entries after the boundary, ascending. Returns branch indices (``first_kept_index`` is
+    ``region[0]`` when nothing can be cut, -1 when the region is empty)."""
+    if not region:
+        return CutPoint(-1, -1, False)
+    roles = _OMP_CUT_ROLES
+    points = []
+    for position in region:
+        entry = path[position]
+        kind = entry.type
+        if kind == "message":
+            if _role(entry) in roles:
+                points.append(position)
+        elif kind == "branch_summary" or kind == "custom_message":
+            points.append(position)
+    if not points:
+        return CutPoint(region[0], -1, False)
+    at = len(points) - 1
+    cut = points[at]
+    accumulated = 0
+    for slot in range(len(region) - 1, -1, -1):
+        position = region[slot]
+        accumulated += tokens_at(position)
+        if at < 0 or position != points[at]:
+            continue
+        if accumulated > keep_recent:
+            break
+        cut = position
+        at -= 1
+    if _is_turn_start(path[cut]):
+        return CutPoint(cut, -1, False)
+    slot = bisect.bisect_left(region, cut)
+    for back in range(slot, -1, -1):
+        if _is_turn_start(path[region[back]]):
+            return CutPoint(cut, region[back], True)
+    return CutPoint(cut, -1, False)

@@ -243,6 +243,26 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return converted
 
 
+def is_remote_compaction(data: dict[str, Any]) -> bool:
+    """oh-my-pi: the compaction carries a provider replay (``preserveData.openaiRemoteCompaction``
+    with a ``replacementHistory`` list and a provider or a compaction item), so its summary is
+    a placeholder and the history it replaced stays with the provider."""
+    preserve = data.get("preserveData")
+    if not isinstance(preserve, dict):
+        return False
+    remote = preserve.get("openaiRemoteCompaction")
+    if not isinstance(remote, dict) or not isinstance(remote.get("replacementHistory"), list):
+        return False
+    if isinstance(remote.get("provider"), str):
+        return True
+    item = remote.get("compactionItem")
+    if not isinstance(item, dict):
+        return False
+    return (
+        item.get("type") == "compaction" and isinstance(item.get("encrypted_content"), str)
+    ) or (item.get("type") == "compaction_summary")
+
+
 class LazyMessage:
     """An agent message derived from its entry on first use (plans and contexts hold many)."""
 

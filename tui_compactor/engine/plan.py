@@ -7,11 +7,15 @@ Rules (``settings.rules``):
   the messages the previous compaction kept are summarized again together with the previous
   summary. ``tokensBefore`` is pi's ``estimateContextTokens`` of the context at the leaf.
   A plan with nothing to summarize is still a plan (pi would still call the model).
-* ``omp`` (oh-my-pi): the region starts right after the previous compaction (or after a
-  ``reset_boundary``), so the previous compaction's kept messages are neither summarized nor
-  kept; ``tokensBefore`` is the last valid assistant usage only; optionally
-  (``settings.calibrate``) keep-recent is divided by the usage/estimate ratio; read selectors
-  are stripped and URL paths skipped in file lists; nothing to summarize is refused.
+* ``omp`` (oh-my-pi 18.2.3, ``_prepare_omp``): the region also starts at the previous local
+  compaction's ``firstKeptEntryId`` (right after a remote one, or after a newer
+  ``reset_boundary``, which also drops the previous summary); the cut is
+  ``find_cut_point_omp`` over the message-bearing entries of the region; ``tokensBefore`` is
+  the newest usable assistant usage alone; keep-recent is calibrated by the usage/estimate
+  ratio unless ``settings.calibrate`` is False; read selectors are stripped and URL paths
+  skipped in file lists; only ``fromExtension`` keeps a previous compaction's details out; a
+  plan with neither history nor turn prefix to summarize, or on a branch ending in a
+  compaction, is refused.
 
 ``cut=entry_index`` plans a manual cut instead of the computed one. A cut that is off the
 branch, before the region, at a tool result or at an entry that cannot start the kept part is
@@ -34,15 +38,18 @@ from tui_compactor.engine.cutpoint import (
     CutPoint,
     cut_point_at,
     find_cut_point,
+    find_cut_point_omp,
     valid_cut_points,
 )
 from tui_compactor.engine.fileops import FileOps, add_details, extract_file_ops
-from tui_compactor.engine.messages import LazyMessage
+from tui_compactor.engine.messages import LazyMessage, is_remote_compaction
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
 
+NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the region)"
+"""Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
 
 
 class PlanMessage(LazyMessage):
@@ -84,6 +91,13 @@ class CompactionPlan:
     boundary_start: int = 0
     boundary_end: int = 0
     previous_compaction_index: int = -1
+    reset_boundary_index: int = -1
+    """The latest ``reset_boundary`` on the branch (omp rules), -1 for none."""
+    region_message_count: int = 0
+    """Message-bearing entries from the boundary to the leaf (the list the cut walks, omp)."""
+    calibration: tuple[int, int, float] | None = None
+    """(prompt tokens of the newest usage, estimate of the region, ratio) when calibrated."""
+    previous_preserve_data_keys: list[str] = field(default_factory=list)
     first_kept_index: int = -1
     first_kept_entry_id: str | None = None
     turn_start_index: int = -1
@@ -304,6 +318,16 @@ class CompactionPlan:
             "manualCut": self.manual_cut,
             "warnings": list(self.warnings),
         }
+        if self.rules == "omp":
+            calibration = self.calibration
+            row["resetBoundaryIndex"] = self.reset_boundary_index
+            row["regionMessageCount"] = self.region_message_count
+            row["calibration"] = {
+                "promptTokens": calibration[0] if calibration else None,
+                "estimatedTokens": calibration[1] if calibration else None,
+                "ratio": calibration[2] if calibration else None,
+            }
+            row["previousPreserveDataKeys"] = list(self.previous_preserve_data_keys)
         if not self.prepared:
             row["nearestCutPoints"] = self._cut_rows(self.nearest_cut_points)
             return row
@@ -430,6 +454,8 @@ def prepare_compaction(
 ) -> CompactionPlan:
     """Plan a compaction of the branch ending at ``leaf_index`` (default: the file's leaf)."""
     rules = settings.rules
+    if rules == "omp" and cut is None:
+        return _prepare_omp(session, leaf_index, settings, counter, cache)
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     leaf = session.leaf if leaf_index is None else leaf_index
@@ -465,15 +491,8 @@ def prepare_compaction(
             break
     plan.previous_compaction_index = previous
     if rules == "omp":
-        reset = -1
-        for position in range(end - 1, previous, -1):
-            if path[position].type == "reset_boundary":
-                reset = position
-                break
-        if reset >= 0:
-            previous = -1
-            plan.previous_compaction_index = -1
-        plan.boundary_start = max(previous, reset) + 1
+        plan.boundary_start, previous, plan.reset_boundary_index = omp_boundary(path)
+        plan.previous_compaction_index = previous
     else:
         plan.boundary_start = 0
         if previous >= 0:
@@ -502,7 +521,7 @@ def prepare_compaction(
         summary = data.get("summary")
         plan.previous_summary = summary if isinstance(summary, str) else None
         if rules == "omp":
-            plan.previous_from_extension = bool(data.get("fromExtension") or data.get("fromHook"))
+            plan.previous_from_extension = bool(data.get("fromExtension"))
         else:
             plan.previous_from_extension = bool(data.get("fromHook"))
 
@@ -549,13 +568,160 @@ def prepare_compaction(
         if refused is not None:
             plan.reason = refused
             return plan
-        point = cut_point_at(path, plan.branch.index(cut), start)
+        point = cut_point_at(path, plan.branch.index(cut), start, rules)
     _fill(plan, path, point, rules)
     if rules == "omp" and plan.is_empty:
-        plan.reason = "nothing to summarize before the cut"
+        plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
     return plan
+
+
+def _prepare_omp(
+    session: Any,
+    leaf_index: int | None,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    cache: TokenCache | None,
+) -> CompactionPlan:
+    """oh-my-pi 18.2.3's ``prepareCompaction`` (no active model), in branch indices."""
+    if cache is None or cache.counter is not counter or cache.session is not session:
+        cache = TokenCache(session, counter)
+    leaf = session.leaf if leaf_index is None else leaf_index
+    keep = settings.keep_recent_tokens
+    plan = CompactionPlan(
+        prepared=False,
+        reason=None,
+        leaf=leaf,
+        branch=[],
+        rules="omp",
+        counter_name=counter.name,
+        keep_recent_tokens=keep,
+        effective_keep_recent_tokens=keep,
+        _cache=cache,
+    )
+    if leaf is None:
+        plan.reason = "the session has no entries"
+        return plan
+    plan.branch = branch = session.path_to(leaf)
+    entries = session.entries
+    path = [entries[index] for index in branch]
+    end = plan.boundary_end = len(path)
+    plan._path = path
+    if not path:
+        plan.reason = "the branch is empty"
+        return plan
+    start, previous, reset = omp_boundary(path)
+    plan.boundary_start = start
+    plan.previous_compaction_index = previous
+    plan.reset_boundary_index = reset
+    if previous >= 0:
+        data = path[previous].data
+        summary = data.get("summary")
+        plan.previous_summary = summary if isinstance(summary, str) else None
+        plan.previous_from_extension = bool(data.get("fromExtension"))
+        plan._previous_details = data.get("details")
+        preserve = data.get("preserveData")
+        if isinstance(preserve, dict):
+            plan.previous_preserve_data_keys = sorted(preserve)
+    region = [position for position in range(start, end) if _omp_carries_message(path[position])]
+    plan.region_message_count = len(region)
+
+    def tokens_at(position: int) -> int:
+        return cache.message_tokens(branch[position])
+
+    usage = omp_last_usage(path)
+    plan.tokens_before = omp_usage_tokens(usage) if usage is not None else 0
+    calibrate = settings.calibrate if settings.calibrate is not None else True
+    if usage is not None:
+        estimate = sum(tokens_at(position) for position in region)
+        prompt = _omp_prompt_tokens(usage)
+        ratio = prompt / estimate if estimate > 0 else 0.0
+        plan.calibration = (prompt, estimate, ratio)
+        if calibrate and math.isfinite(ratio) and ratio > 1:
+            plan.effective_keep_recent_tokens = max(1, math.floor(keep / ratio))
+    point = find_cut_point_omp(path, region, plan.effective_keep_recent_tokens, tokens_at)
+    plan.valid_cut_points = valid_cut_points(path, start, end, "omp")
+    last = path[-1]
+    if last.type == "compaction" and not last.data.get("providerReplayThroughEntryId"):
+        _fill_cut(plan, path, point)
+        plan.reason = "last entry on branch is a compaction"
+        return plan
+    if point.first_kept_index < 0:
+        plan.reason = "no message-bearing entries after the boundary"
+        return plan
+    _fill_cut(plan, path, point)
+    if not plan.messages_to_summarize and not plan.turn_prefix_messages:
+        plan.reason = NOTHING_TO_SUMMARIZE
+        return plan
+    plan.prepared = True
+    return plan
+
+
+def _fill_cut(plan: CompactionPlan, path: list[Any], point: CutPoint) -> None:
+    if point.first_kept_index < 0:
+        return
+    plan.first_kept_index = point.first_kept_index
+    plan.first_kept_entry_id = path[point.first_kept_index].id
+    plan.turn_start_index = point.turn_start_index
+    plan.is_split_turn = point.is_split_turn
+
+
+def _omp_carries_message(entry: Any) -> bool:
+    """oh-my-pi's ``getMessageFromEntry`` gives a message (compactions give none)."""
+    kind = entry.type
+    if kind == "message":
+        return bool(entry.role is not None or entry.message is not None)
+    return bool(kind == "custom_message" or kind == "branch_summary")
+
+
+def omp_boundary(path: list[Any]) -> tuple[int, int, int]:
+    """(boundary start, previous compaction, latest reset_boundary) as oh-my-pi computes them.
+
+    The latest compaction counts unless a later ``reset_boundary`` clears it. After a local
+    compaction the region starts at its ``firstKeptEntryId`` (searched between the reset and
+    the compaction), so the kept messages are summarized again; after a remote one right
+    after it, or after its ``providerReplayThroughEntryId``.
+    """
+    previous = reset = -1
+    for position in range(len(path) - 1, -1, -1):
+        kind = path[position].type
+        if kind == "compaction" and previous < 0:
+            previous = position
+        elif kind == "reset_boundary" and reset < 0:
+            reset = position
+        if previous >= 0 and reset >= 0:
+            break
+    if reset > previous:
+        previous = -1
+    start = max(previous, reset) + 1
+    if previous >= 0:
+        data = path[previous].data
+        if is_remote_compaction(data):
+            through = data.get("providerReplayThroughEntryId")
+            if through:
+                for position in range(previous):
+                    if path[position].id == through:
+                        start = max(position, reset) + 1
+                        break
+        else:
+            first_kept = data.get("firstKeptEntryId")
+            for position in range(reset + 1, previous):
+                if path[position].id == first_kept:
+                    start = position
+                    break
+    return start, previous, reset
+
+
+def omp_last_usage(path: list[Any]) -> dict[str, Any] | None:
+    """``getLastAssistantUsage``: the newest assistant on the path that did not abort or fail."""
+    for position in range(len(path) - 1, -1, -1):
+        entry = path[position]
+        if entry.type == "message" and entry.role == "assistant":
+            hit = last_assistant_usage([entry.message or {}])
+            if hit is not None:
+                return hit[0]
+    return None
 
 
 def _check_manual_cut(

@@ -25,6 +25,7 @@ __all__ = [
     "escape_boundary_tags",
     "find_boundary_tags",
     "serialize_pi",
+    "serialize_omp",
     "serialize_native",
 ]
 
@@ -125,6 +126,71 @@ def serialize_pi(messages: list[dict[str, Any]], *, converted: bool = False) -> 
             if text:
                 parts.append(f"[Tool result]: {truncate_for_summary(text)}")
     return "\n\n".join(parts)
+
+
+def serialize_omp(llm_messages: list[dict[str, Any]]) -> str:
+    """oh-my-pi's ``serializeConversation`` (no dialect) of already converted messages:
+    ``[User]:``, ``[Think]:``, ``[Assistant]:``, ``[Tool Call]:``, ``[Tool Result]:``; tool
+    calls whose result is ``useless`` (and not an error) are left out with their results;
+    developer messages (custom messages) are not part of the transcript."""
+    useless = _useless_call_ids(llm_messages)
+    parts: list[str] = []
+    for message in llm_messages:
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            if isinstance(content, str):
+                text = content
+            else:
+                text = "".join(
+                    _join_text(block.get("text"))
+                    for block in content_blocks(content)
+                    if block.get("type") == "text"
+                )
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            texts: list[str] = []
+            thinking: list[str] = []
+            calls: list[str] = []
+            for block in content_blocks(content):
+                kind = block.get("type")
+                if kind == "text":
+                    texts.append(_join_text(block.get("text")))
+                elif kind == "thinking":
+                    thinking.append(_join_text(block.get("thinking")))
+                elif kind == "toolCall":
+                    if block.get("id") in useless:
+                        continue
+                    calls.append(
+                        f"{_join_text(block.get('name'))}({_omp_args(block.get('arguments'))})"
+                    )
+            if thinking:
+                parts.append("[Think]: " + "\n".join(thinking))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                parts.append("[Tool Call]: " + "; ".join(calls))
+        elif role == "toolResult":
+            if message.get("toolCallId") in useless:
+                continue
+            text = "".join(
+                _join_text(block.get("text"))
+                for block in content_blocks(content)
+                if block.get("type") == "text"
+            )
+            if text:
+                parts.append(f"[Tool Result]: {truncate_for_summary(text)}")
+    return "\n\n".join(parts)
+
+
+def _omp_args(args: Any) -> str:
+    """``k=JSON(v), …`` (``Object.entries``; a value JSON cannot render is ``null``)."""
+    if isinstance(args, list):
+        args = {str(index): value for index, value in enumerate(args)}
+    if not isinstance(args, dict):
+        return ""
+    return ", ".join(f"{key}={js_stringify(args[key]) or 'null'}" for key in js_keys(args))
 
 
 def _useless_call_ids(messages: list[dict[str, Any]]) -> set[str]:

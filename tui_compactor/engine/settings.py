@@ -22,6 +22,8 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "BRANCH_SUMMARY_RESERVE_TOKENS",
     "Rules",
+    "RulesDefaults",
+    "rules_defaults",
     "CompactionSettings",
     "effective_reserve",
     "budget_reserve",
@@ -42,6 +44,28 @@ Rules = Literal["pi", "omp"]
 
 
 @dataclass(frozen=True, slots=True)
+class RulesDefaults:
+    """What a rule set means when the user sets nothing else."""
+
+    tokens: str
+    """Token counter: pi's own estimate is opt-in; oh-my-pi counts with its byte heuristic."""
+    calibrate: bool
+    """Keep-recent calibration by the usage/estimate ratio (oh-my-pi always calibrates)."""
+
+
+_RULES_DEFAULTS = {
+    "pi": RulesDefaults(tokens="cl100k", calibrate=False),
+    "omp": RulesDefaults(tokens="bytes", calibrate=True),
+}
+
+
+def rules_defaults(rules: str) -> RulesDefaults:
+    """The counter and calibration ``rules`` implies unless overridden (``--tokens``,
+    ``--calibrate`` / ``--no-calibrate``)."""
+    return _RULES_DEFAULTS["omp" if rules == "omp" else "pi"]
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionSettings:
     """What the user chose (or the defaults). ``None`` reserve means "not set"."""
 
@@ -51,8 +75,9 @@ class CompactionSettings:
     threshold_percent: float = -1
     threshold_tokens: float = -1
     rules: Rules = "pi"
-    calibrate: bool = False
-    """oh-my-pi's keep-recent calibration by the usage/estimate ratio (omp rules only)."""
+    calibrate: bool | None = None
+    """oh-my-pi's keep-recent calibration by the usage/estimate ratio (omp rules only; None =
+    the rules' default: on, as oh-my-pi always calibrates)."""
     enabled: bool = True
 
     def with_changes(self, **changes: object) -> CompactionSettings:

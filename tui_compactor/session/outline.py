@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tui_compactor.session.session import Session, gc_paused
+from tui_compactor.session.session import NO_CHILDREN, Session, gc_paused
 
 __all__ = ["OutlineFilter", "OutlineRow", "build_outline", "BOOKKEEPING_TYPES"]
 
@@ -145,8 +145,8 @@ def _build(
         visible_children: list[list[int]] = children
         visible_roots = list(roots)
     else:
-        visible_children = [[] for _ in range(count)]
-        lifted: list[list[int]] = [[] for _ in range(count)]
+        visible_children = [NO_CHILDREN] * count
+        lifted: list[list[int]] = [NO_CHILDREN] * count
         for node in range(count - 1, -1, -1):
             kids = children[node]
             if not kids:

@@ -49,6 +49,7 @@ from tui_compactor.session.model import (
     seal_command,
 )
 from tui_compactor.session.session import (
+    NO_CHILDREN,
     Refresh,
     Session,
     _LazyRecords,
@@ -71,6 +72,8 @@ last ``SAMPLE_BYTES`` are compared (the writer re-hashes everything under its lo
 SAMPLE_BYTES = 64 * 1024
 BACKGROUND_HASH_MIN = 8 * 1024 * 1024
 """Scans larger than this compute the sha256 on a helper thread."""
+HASH_QUEUE_CHUNKS = 8
+"""At most this many chunks wait for the hashing thread."""
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """A longer line is skipped with a warning without being read into memory: parsing it would
 take several times its size (bytes, text, objects), past the memory a session may use
@@ -78,6 +81,13 @@ take several times its size (bytes, text, objects), past the memory a session ma
 DEEP_KEEP_DEPTH = 256
 """A line nested deeper than the recursive decoders allow is parsed iteratively; containers
 below this depth are kept as their raw JSON text (``OpaqueJSON``) so no later walk recurses."""
+INDEX_BYTES_PER_ENTRY = 600
+"""Memory the in-memory index takes per entry (measured on a million tiny entries: ~590 B)."""
+BASE_MEMORY = 50 * 1024 * 1024
+"""The interpreter and the libraries a command loads, before any session."""
+MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
+"""Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
+MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
 PROGRESS_INTERVAL = 0.1
 BOM = b"\xef\xbb\xbf"
 
@@ -111,6 +121,11 @@ _decode = _DECODER.decode
 _scan_once = _DECODER.scan_once  # type: ignore[attr-defined]  # C scanner, not in typeshed
 """The C scanner behind ``_decode``: parses one value at an index (fast path)."""
 _SKIP = object()
+_ROLES = {role: role for role in ("user", "assistant", "toolResult", "bashExecution", "custom",
+                                  "branchSummary", "compactionSummary")}  # fmt: skip
+
+
+_FLOAT_MAX = 1.7976931348623157e308
 
 
 def _finite_float(text: str) -> float:
@@ -120,7 +135,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
-_STDLIB_FAST = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+def _finite_int(text: str) -> int:
+    if len(text) > 300:  # 1e308 is the largest double: JSON.parse reads longer ones as Infinity
+        value = int(text)
+        if value > _FLOAT_MAX or value < -_FLOAT_MAX:
+            raise ValueError("number out of range")
+        return value
+    return int(text)
+
+
+_STDLIB_FAST = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_finite_int
+)
 _stdlib_scan_once = _STDLIB_FAST.scan_once  # type: ignore[attr-defined]
 
 
@@ -302,9 +328,6 @@ def _text_depth(text: str) -> int:
     return deepest
 
 
-_FLOAT_MAX = 1.7976931348623157e308
-
-
 def non_finite_path(value: Any) -> str | None:
     """Where ``value`` holds a number ``JSON.parse`` reads as ±Infinity (``a.b[2]``), or None.
 
@@ -442,6 +465,9 @@ class _Scanner:
         if session._oddities is None:
             session._oddities = Oddities()
         self.odd: Oddities = session._oddities
+        self.max_entries: int | None = None
+        """Stop (``over_limit``) when the index would outgrow the memory limit."""
+        self.over_limit = False
 
     # -- reading ---------------------------------------------------------------------
 
@@ -464,8 +490,12 @@ class _Scanner:
         def hash_work(update: Callable[[bytes], None], data: bytes) -> None:
             if hashing is None:
                 update(data)
-            else:
-                pending.append(hashing.submit(update, data))
+                return
+            # Reading can outrun hashing (skipped long lines are not parsed): wait for the
+            # oldest chunk so the queued bytes stay bounded.
+            while len(pending) >= HASH_QUEUE_CHUNKS:
+                pending.pop(0).result()
+            pending.append(hashing.submit(update, data))
 
         try:
             return self._scan(parse_from, hash_from, end, progress, cancel, hash_work)
@@ -495,6 +525,9 @@ class _Scanner:
         position = parse_from
         last_report = time.monotonic()
         while position < end:
+            if self.max_entries is not None and len(s.entries) > self.max_entries:
+                self.over_limit = True
+                return False
             if cancel is not None and cancel.is_set():
                 s._end_offset = line_start
                 s._hashed_to = position
@@ -614,6 +647,7 @@ class _Scanner:
         entries = s.entries
         latest = s._latest
         children = s._children
+        no_children = NO_CHILDREN
         depths = s._depth
         ts_keys = s._ts_key
         roots = s._roots
@@ -623,6 +657,7 @@ class _Scanner:
         quiet = s._quiet_assistants
         odd = self.odd
         switches = odd.tip_switches
+        roles = _ROLES
         keep = self.keep
         source = None if keep else self.source
         line_no = s.line_count
@@ -651,6 +686,7 @@ class _Scanner:
                         and type(message.get("role")) is str
                     ):
                         role = message["role"]
+                        role = roles.get(role, role)  # one string object per role
                         if role == "assistant":
                             content = message.get("content")
                             has_text = False
@@ -686,6 +722,8 @@ class _Scanner:
                             parent = latest.get(parent_id)
                             if parent is None:
                                 unresolved.append((index, parent_id))
+                            else:
+                                parent_id = entries[parent].id  # one string object per id
                         timestamp = obj.get("timestamp")
                         if type(timestamp) is not str:
                             timestamp = ""
@@ -703,7 +741,7 @@ class _Scanner:
                             Entry(index, entry_id, parent_id, "message", timestamp, line_no,
                                   offset, size, role, parent, obj if keep else None, source)
                         )  # fmt: skip
-                        children.append([])
+                        children.append(no_children)
                         ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
@@ -711,9 +749,11 @@ class _Scanner:
                         else:
                             depths.append(depths[parent] + 1)
                             siblings = children[parent]
-                            if not siblings and parent != index - 1:
-                                switches.append(index)
-                            if not siblings or ts_keys[siblings[-1]] <= key:
+                            if not siblings:
+                                children[parent] = [index]
+                                if parent != index - 1:
+                                    switches.append(index)
+                            elif ts_keys[siblings[-1]] <= key:
                                 siblings.append(index)
                             else:
                                 at = bisect.bisect_right(siblings, key, key=ts_keys.__getitem__)
@@ -1623,6 +1663,53 @@ def _samples(s: Session, fd: int, size: int) -> None:
     s._tail_sample = os.pread(fd, size - tail_start, tail_start) if size > tail_start else b""
 
 
+# ---------------------------------------------------------------------- memory limit
+
+
+def memory_limit(size: int) -> int | None:
+    """Bytes a session of ``size`` bytes may use: half its size + 150 MB, unless
+    ``TUI_COMPACTOR_MEMORY_LIMIT_MB`` says otherwise (0: no limit)."""
+    override = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if override:
+        try:
+            megabytes = float(override)
+        except ValueError:
+            megabytes = -1.0
+        if megabytes == 0:
+            return None
+        if megabytes > 0:
+            return int(megabytes * 1024 * 1024)
+    return size // 2 + 150 * 1024 * 1024
+
+
+def _entry_limit(limit: int | None) -> int | None:
+    """How many entries fit in ``limit`` bytes of memory."""
+    if limit is None:
+        return None
+    return max(0, (limit - BASE_MEMORY) // INDEX_BYTES_PER_ENTRY)
+
+
+def _too_many_entries(entries: int, size: int, limit: int, estimated: bool) -> str:
+    mb = 1024 * 1024
+    about = "about " if estimated else "over "
+    return (
+        f"too many entries for the memory limit: {about}{entries:,} entries in "
+        f"{size / 1e6:,.0f} MB need about {(BASE_MEMORY + entries * INDEX_BYTES_PER_ENTRY) // mb:,}"
+        f" MB to index, the limit is {limit / mb:,.0f} MB ("
+        + ("set by " + MEMORY_LIMIT_ENV if os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+           else "half the file size + 150 MB")
+        + f"). Set {MEMORY_LIMIT_ENV}=<MB> (0: no limit) to open it anyway"
+    )
+
+
+def _estimate_entries(fd: int, size: int) -> int:
+    """Lines in the file, estimated from the newlines in its first ``MEMORY_SAMPLE_BYTES``."""
+    sample = os.pread(fd, min(size, MEMORY_SAMPLE_BYTES), 0)
+    if not sample:
+        return 0
+    return int(sample.count(b"\n") * size / len(sample))
+
+
 # ---------------------------------------------------------------------- public API
 
 
@@ -1668,6 +1755,15 @@ def _load(
             _io_failure(session, "not a regular file")
             return session
         size = st.st_size
+        limit = memory_limit(size)
+        max_entries = _entry_limit(limit)
+        if max_entries is not None and limit is not None:
+            estimated = _estimate_entries(fd, size)
+            if estimated > max_entries:
+                # Refuse before the index grows (the scan re-checks as it goes).
+                refusal = _too_many_entries(estimated, size, limit, True)
+                _io_failure(session, refusal, "memory-limit")
+                return session
         use_lazy = size > LAZY_THRESHOLD if lazy is None else lazy
         if use_lazy:
             session._lazy = _LazyRecords(session, fd)
@@ -1675,7 +1771,13 @@ def _load(
         session._keep_records = not use_lazy
         session._scan_fd = fd
         scanner = _Scanner(session, fd, keep_records=not use_lazy)
+        scanner.max_entries = max_entries
         finished = scanner.scan(0, 0, size, progress, cancel)
+        if scanner.over_limit and limit is not None:
+            message = _too_many_entries(len(session.entries), size, limit, False)
+            session.entries.clear()  # the partial index goes; the refusal stays
+            _io_failure(session, message, "memory-limit")
+            return session
         session.complete = finished
         session._cancelled = not finished
         if not finished:
@@ -1703,9 +1805,9 @@ def _load(
             os.close(fd)
 
 
-def _io_failure(s: Session, reason: str) -> None:
+def _io_failure(s: Session, reason: str, code: str = "io-error") -> None:
     s._io_error = reason
-    s._diag(ERROR, "io-error", s._io_error, None, None)
+    s._diag(ERROR, code, s._io_error, None, None)
     s.verdict = Verdict.REFUSE
     s.append_refusal = s._io_error
     s.complete = False

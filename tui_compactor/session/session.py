@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tui_compactor.session.migrate import migrate_record
 from tui_compactor.session.model import (
@@ -51,6 +51,10 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+NO_CHILDREN: list[int] = cast(list[int], ())
+"""The shared (immutable) child list of every entry without children: a million-entry
+session saves a list object per entry. A first child replaces it with a real list."""
 
 CACHE_MAX_RECORDS = 4096
 """Lazy mode: at most this many re-read records are cached."""
@@ -492,7 +496,7 @@ class Session:
         """Append a fully resolved entry to the tree structures."""
         index = entry.index
         self.entries.append(entry)
-        self._children.append([])
+        self._children.append(NO_CHILDREN)
         key = timestamp_key(entry.timestamp)
         self._ts_key.append(key)
         parent = entry.parent
@@ -503,7 +507,9 @@ class Session:
             self._depth.append(self._depth[parent] + 1)
             siblings = self._children[parent]
             keys = self._ts_key
-            if not siblings or keys[siblings[-1]] <= key:
+            if not siblings:
+                self._children[parent] = [index]
+            elif keys[siblings[-1]] <= key:
                 siblings.append(index)
             else:
                 position = bisect.bisect_right(siblings, key, key=keys.__getitem__)

@@ -10,11 +10,11 @@ regenerate.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.summarize.extract import AnchorKind, extract_anchors
+from tui_compactor.engine.anchors import AnchorKind, anchor_present, normalize
+from tui_compactor.summarize.extract import extract_anchors
 
 __all__ = ["Anchor", "Audit", "AnchorKind", "audit_summary", "extract_anchors"]
 
@@ -70,32 +70,11 @@ class Audit:
         }
 
 
-def _normalize(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _present(kind: AnchorKind, text: str, summary_norm: str, summary_raw: str) -> bool:
-    """Whether the summary carries an anchor (exactly, or recognisably for long ones)."""
-    norm = _normalize(text)
-    if norm in summary_norm:
-        return True
-    if kind == "path":
-        return text.rsplit("/", 1)[-1].lower() in summary_norm and "/" in text and any(
-            part.lower() in summary_norm for part in text.split("/")[-2:-1]
-        )
-    if kind == "number":
-        return re.search(r"(?<![\d.])" + re.escape(text) + r"(?![\d])", summary_raw) is not None
-    if kind in ("error", "request", "command"):
-        # Long anchors: the first 60 characters kept verbatim count as kept.
-        return len(norm) > 60 and norm[:60] in summary_norm
-    return False
-
-
 def audit_summary(messages: list[dict[str, Any]], summary: str) -> Audit:
     """Audit ``summary`` against the ``messages`` it summarizes."""
-    summary_norm = _normalize(summary)
+    summary_norm = normalize(summary)
     anchors = [
-        Anchor(kind, text, _present(kind, text, summary_norm, summary))
+        Anchor(kind, text, anchor_present(kind, text, summary_norm, summary))
         for kind, text in extract_anchors(messages)
     ]
     return Audit(anchors)

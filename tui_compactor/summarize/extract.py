@@ -2,7 +2,9 @@
 
 Shared by the offline summarizer and the fidelity audit: the user's requests, tool calls paired
 with their results, errors, files touched, commands run and the last unanswered request; and the
-one anchor extractor (``extract_anchors``): the details a handoff must carry over exactly.
+region's anchors for the audit (``extract_anchors``). What counts as an anchor (and the text,
+error and command rules) is ``engine.anchors``'s, the one extractor the audits and the
+analysis views share; its helpers are re-exported here.
 """
 
 from __future__ import annotations
@@ -10,8 +12,22 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from tui_compactor.engine.anchors import (
+    AUDIT_KINDS,
+    MAX_PER_KIND,
+    AnchorKind,
+    call_command,
+    code_names,
+    defined_names,
+    error_lines,
+    first_line,
+    mentioned_paths,
+    message_anchors,
+    request_names,
+    user_numbers,
+)
 from tui_compactor.engine.messages import message_text
 
 __all__ = [
@@ -30,15 +46,6 @@ __all__ = [
     "request_names",
     "user_numbers",
 ]
-
-
-def first_line(text: str, limit: int = 160) -> str:
-    """The first non-blank line of ``text``, shortened to ``limit`` characters."""
-    for line in text.splitlines():
-        stripped = " ".join(line.split())
-        if stripped:
-            return stripped if len(stripped) <= limit else stripped[: limit - 1] + "…"
-    return ""
 
 
 @dataclass
@@ -62,8 +69,7 @@ class ToolCall:
     @property
     def command(self) -> str | None:
         """The shell command of a bash-like call."""
-        value = self.arguments.get("command") or self.arguments.get("cmd")
-        return value if isinstance(value, str) and value else None
+        return call_command(self.arguments)
 
     def describe(self) -> str:
         """Short one-line form: ``edit src/a.py`` or ``bash: make test``."""
@@ -90,28 +96,6 @@ class Transcript:
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
     last_unanswered_request: str | None = None
-
-
-_ERROR_LINE = re.compile(
-    r"(?:^|\b)(?:[A-Z][A-Za-z]*(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
-    r"Traceback|panic|ERR!)\b",
-)
-
-
-def error_lines(text: str, limit: int = 3) -> list[str]:
-    """The most telling lines of an error output (e.g. ``TypeError: ...``)."""
-    found = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped and _ERROR_LINE.search(stripped) and not stripped.startswith("Traceback"):
-            found.append(stripped[:200])
-            if len(found) >= limit:
-                break
-    if not found:
-        line = first_line(text, 200)
-        if line:
-            found.append(line)
-    return found
 
 
 def _add_unique(target: list[str], value: str) -> None:
@@ -197,71 +181,6 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
 
 # -- anchors ---------------------------------------------------------------------------------
 
-AnchorKind = Literal["path", "identifier", "error", "command", "number", "request"]
-
-MAX_PER_KIND = 12
-"""Anchors kept per kind (the first ones in region order)."""
-
-_PATH = re.compile(
-    r"(?<![\w/.-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}|[\w-]+\.(?:py|ts|tsx|js|"
-    r"jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|html|sql|txt|lock))(?![\w/])"
-)
-_DEFINITION = re.compile(
-    r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
-)
-_CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*(?:\(\))?)`")
-_BARE_IDENTIFIER = re.compile(
-    r"(?<![\w./-])([a-z_][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)"
-    r"(?![\w/-])"
-)
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
-
-
-def mentioned_paths(text: str) -> list[str]:
-    """File paths written in ``text`` (URLs left out), in order, each once."""
-    found: list[str] = []
-    for match in _PATH.finditer(text):
-        if "://" not in match.group(1):
-            _add_unique(found, match.group(1))
-    return found
-
-
-def defined_names(text: str) -> list[str]:
-    """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
-    found: list[str] = []
-    for match in _DEFINITION.finditer(text):
-        _add_unique(found, match.group(1))
-    return found
-
-
-def code_names(text: str) -> list[str]:
-    """Names in backticks that look like code (``snake_case``, ``camelCase``, ``a.b``)."""
-    found: list[str] = []
-    for match in _CODE_SPAN.finditer(text):
-        name = match.group(1).removesuffix("()")
-        looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
-        if looks_like_code and "/" not in name:
-            _add_unique(found, name)
-    return found
-
-
-def request_names(text: str) -> list[str]:
-    """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
-    found: list[str] = []
-    for match in _BARE_IDENTIFIER.finditer(text):
-        _add_unique(found, match.group(1))
-    return found
-
-
-def user_numbers(text: str) -> list[str]:
-    """Numbers a user gave (two digits or more, units kept: ``45s``, ``200``, ``80%``)."""
-    found: list[str] = []
-    for match in _NUMBER.finditer(text):
-        value = match.group(1)
-        if len(value.rstrip("%msKBGk")) >= 2:
-            _add_unique(found, value)
-    return found
-
 
 def _add(found: list[tuple[AnchorKind, str]], kind: AnchorKind, text: str) -> None:
     text = text.strip()
@@ -272,36 +191,24 @@ def _add(found: list[tuple[AnchorKind, str]], kind: AnchorKind, text: str) -> No
 def extract_anchors(
     messages: list[dict[str, Any]], transcript: Transcript | None = None
 ) -> list[tuple[AnchorKind, str]]:
-    """The anchors of a region, in a stable order: (kind, text).
+    """The anchors of a region for the fidelity audit, in a stable order: (kind, text).
 
-    ``transcript`` is ``read_transcript(messages)`` when the caller already has it.
+    Files the tools changed or read come first, then every message's anchors
+    (``engine.anchors.message_anchors``) kind by kind in ``AUDIT_KINDS`` order, at most
+    ``MAX_PER_KIND`` each, then the last unanswered request. ``transcript`` is
+    ``read_transcript(messages)`` when the caller already has it.
     """
     if transcript is None:
         transcript = read_transcript(messages)
     found: list[tuple[AnchorKind, str]] = []
-    texts = [message_text(m) for m in messages if isinstance(m, dict)]
-    spoken = transcript.user_requests + transcript.assistant_texts
     for path in transcript.modified_files + transcript.read_files:
         _add(found, "path", path)
-    for text in spoken:
-        for path in mentioned_paths(text):
-            _add(found, "path", path)
-    for text in texts:
-        for name in defined_names(text):
-            _add(found, "identifier", name)
-    for text in spoken:
-        for name in code_names(text):
-            _add(found, "identifier", name)
-    for request in transcript.user_requests:
-        for name in request_names(request):
-            _add(found, "identifier", name)
-    for error in transcript.errors:
-        _add(found, "error", error[:120])
-    for command in transcript.commands:
-        _add(found, "command", first_line(command, 120))
-    for request in transcript.user_requests:
-        for number in user_numbers(request):
-            _add(found, "number", number)
+    per_message = [message_anchors(m) for m in messages if isinstance(m, dict)]
+    for kind in AUDIT_KINDS:
+        for anchors in per_message:
+            for anchor_kind, text in anchors:
+                if anchor_kind == kind:
+                    _add(found, kind, text)
     if transcript.last_unanswered_request:
         found.append(("request", transcript.last_unanswered_request.strip()))
     return found

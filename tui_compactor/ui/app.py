@@ -38,6 +38,7 @@ from tui_compactor.engine.plan import CompactionPlan
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.messages import (
@@ -61,6 +62,7 @@ from tui_compactor.ui.messages import (
     WriteStale,
 )
 from tui_compactor.ui.state import AppOptions, AppState
+from tui_compactor.ui.widgets.analysis import BreakdownView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -131,7 +133,7 @@ def _while_running(handler: HandlerT) -> HandlerT:
     return cast("HandlerT", guarded)
 
 
-class CompactorApp(App[None]):
+class CompactorApp(AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -212,6 +214,11 @@ class CompactorApp(App[None]):
         return self.state.plan_report.plan if self.state.plan_report is not None else None
 
     @property
+    def plan_generation(self) -> int:
+        """The latest plan request (a result for an older one is dropped)."""
+        return self.state.plan_request
+
+    @property
     def selected_entry(self) -> int | None:
         """The entry under the tree cursor."""
         return self.state.selected_entry
@@ -251,12 +258,15 @@ class CompactorApp(App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
+                        yield Static(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
                         yield PlanView(id="plan")
                     with TabPane("Diff", id="tab-diff"):
                         yield SummaryDiff(id="summary-diff")
+                    with TabPane("Window", id="tab-breakdown"):
+                        yield BreakdownView(id="breakdown")
                     with TabPane("Compaction", id="tab-compaction"):
                         with Vertical(id="compaction-host"):
                             yield Static(Text("plan with c, then r runs the compaction here "
@@ -373,6 +383,8 @@ class CompactorApp(App[None]):
         previous = self.session
         self.state.handle = handle = SessionHandle(message.session)
         self.state.load_seconds = message.seconds
+        # Rules follow the session unless the user chose them.
+        self.state.settings = self.settings.for_session(message.session)
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.plan_report = None
         self.state.plan_cut = None
@@ -395,17 +407,27 @@ class CompactorApp(App[None]):
         if self.options.follow and message.session.complete and "follow" not in self._debounce:
             self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
+    def action_toggle_rules(self) -> None:
+        """Plan, count and rebuild the context under the other rule set (pi <-> oh-my-pi)."""
+        if self.session is None:
+            return
+        other = "pi" if self.settings.rules == "omp" else "omp"
+        self.state.settings = self.settings.edited("app", rules=other)
+        assert self.handle is not None
+        self.state.token_cache = self.handle.token_cache(self.counter)
+        self.query_one(SessionTree).token_counts.clear()
+        self.state.token_count_pending = True
+        self._update_status()
+        self.rebuild_outline()
+        self._apply_settings()
+        self.notify(f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
+                    f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
+
     def _adopt_model_window(self) -> None:
         """Use the window of the session's own model (at the file's leaf) when it is known."""
-        from tui_compactor.engine.context import build_context
-        from tui_compactor.engine.models import known_context_window
+        from tui_compactor.workbench.settings import with_session_window
 
-        model_id = None
-        if self.session is not None and self.session.leaf is not None:
-            context = build_context(self.session, self.session.leaf, rules=self.settings.rules)
-            model_id = (context.model or {}).get("modelId")
-        window = known_context_window(model_id)
-        self.state.settings = self.settings.with_model_window(window, model_id)
+        self.state.settings = with_session_window(self.settings, self.session)
 
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
@@ -432,6 +454,8 @@ class CompactorApp(App[None]):
             counter_name=getattr(self.counter, "name", "?"),
             jobs=self.state.running_jobs,
             following="follow" in self._debounce,
+            rules=self.settings.rules,
+            rules_source=self.settings.source_of("rules"),
         )
 
     # ----- outline -----------------------------------------------------------------------
@@ -509,6 +533,7 @@ class CompactorApp(App[None]):
                 self.selected_entry is not None):
             self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache)
             self._count_visible_first()
+            self.analysis_node_measured()
 
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
@@ -660,6 +685,7 @@ class CompactorApp(App[None]):
         if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
+        self.request_sweep(plan, message.request)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -1300,6 +1326,8 @@ class CompactorApp(App[None]):
         """The Context tab draws lazily: only when it is shown."""
         if event.pane.id == "tab-context":
             self.query_one(ContextView).show_pending()
+        elif event.pane.id == "tab-breakdown":
+            self.request_breakdown()
         elif event.pane.id == "tab-diff":
             self.show_summary_diff()
 

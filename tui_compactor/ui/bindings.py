@@ -44,7 +44,12 @@ APP_BINDINGS: list[Binding] = [
     Binding("4", "show_tab('tab-diff')", "Summary diff tab", show=False, id="tab_diff"),
     Binding("5", "show_tab('tab-compaction')", "Compaction tab", show=False,
             id="tab_compaction"),
+    Binding("6", "show_tab('tab-breakdown')", "Window tab (what fills it)", show=False,
+            id="tab_breakdown"),
+    Binding("T", "timeline", "Compaction timeline", show=False, id="timeline"),
+    Binding("i", "inspect_requests", "Inspect requests", show=False, id="inspect_requests"),
     Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
+    Binding("o", "toggle_rules", "Switch pi / oh-my-pi rules", show=False, id="toggle_rules"),
 ]
 """App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""
 

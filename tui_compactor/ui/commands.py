@@ -64,6 +64,9 @@ class CompactorCommands(Provider):
                               ("tab-plan", "Plan"), ("tab-diff", "Diff"),
                               ("tab-compaction", "Compaction")):
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
+        other = "pi" if app.settings.rules == "omp" else "omp"
+        yield (f"Plan with {other} rules", app.action_toggle_rules,
+               f"now {app.settings.rules} ({app.settings.source_of('rules')})")
         yield ("Reload the file", app.action_reload, "re-read it from disk")
 
     async def discover(self) -> Hits:

@@ -28,6 +28,7 @@ from tui_compactor.engine.settings import (
     Rules,
     effective_reserve,
     reserve_window_warning,
+    rules_defaults,
 )
 from tui_compactor.engine.tokens import TokenCounter, get_counter
 
@@ -38,6 +39,7 @@ __all__ = [
     "Settings",
     "SettingsProblem",
     "resolve_settings",
+    "with_session_window",
 ]
 
 CounterName = Literal["cl100k", "pi", "bytes"]
@@ -143,7 +145,23 @@ class Settings:
             _check_value(name, value)
         sources = dict(self.sources)
         sources.update(dict.fromkeys(changes, source))
-        return dataclasses.replace(self, sources=sources, **changes)
+        changed = dataclasses.replace(self, sources=sources, **changes)
+        return changed._with_rules_defaults() if "rules" in changes else changed
+
+    def _with_rules_defaults(self) -> Settings:
+        """Fill the counter and calibration the rules imply where nobody chose them
+        (``engine.settings.rules_defaults``: oh-my-pi's byte counter and calibration)."""
+        defaults = rules_defaults(self.rules)
+        implied: dict[str, Any] = {}
+        for name in ("tokens", "calibrate"):
+            source = self.source_of(name)
+            if source == "default" or source.startswith("rules "):
+                implied[name] = getattr(defaults, name)
+        if not implied:
+            return self
+        sources = dict(self.sources)
+        sources.update(dict.fromkeys(implied, f"rules {self.rules}"))
+        return dataclasses.replace(self, sources=sources, **implied)
 
     def with_model_window(self, window: int | None, model: str | None) -> Settings:
         """Use the session model's known ``window`` when the user set none; else unchanged.
@@ -156,6 +174,20 @@ class Settings:
         if window is None or model is None:
             return self.edited("assumed", context_window=DEFAULT_CONTEXT_WINDOW)
         return self.edited(f"model {model}", context_window=window)
+
+    def for_session(self, session: Any, home: Path | None = None) -> Settings:
+        """Rules that follow ``session`` when nobody chose them (flag, variable, config, app).
+
+        The guess (``session.flavor.detect_flavor``: where the file lives, then what is in it)
+        is recorded as the source, ``session: <reason>``, which the app's header shows.
+        """
+        source = self.source_of("rules")
+        if source != "default" and not source.startswith("session: "):
+            return self
+        from tui_compactor.session.flavor import detect_flavor
+
+        flavor = detect_flavor(session, home)
+        return self.edited(f"session: {flavor.reason}", rules=flavor.rules)
 
     @classmethod
     def from_config(cls, config: Config, sources: Mapping[str, str] | None = None) -> Settings:
@@ -173,7 +205,7 @@ class Settings:
             files_format=section.files_format,
             config=config,
             sources=sources,
-        )
+        )._with_rules_defaults()
 
     def problems(self) -> list[SettingsProblem]:
         """Everything wrong with these settings; empty when they make sense."""
@@ -274,4 +306,17 @@ def resolve_settings(
     settings = Settings.from_config(config, sources)
     for name, value in typed.items():
         settings = settings.edited(FLAGS.get(name, name), **{name: value})
-    return settings
+    return settings._with_rules_defaults()
+
+
+def with_session_window(settings: Settings, session: Any) -> Settings:
+    """``settings`` with the window of the session's own model (at the file's leaf) when the
+    user set none (``Settings.with_model_window``): what the app and the analysis commands use."""
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.models import known_context_window
+
+    model_id = None
+    if session is not None and session.leaf is not None:
+        context = build_context(session, session.leaf, rules=settings.rules)
+        model_id = (context.model or {}).get("modelId")
+    return settings.with_model_window(known_context_window(model_id), model_id)

@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from tui_compactor.engine.stats import STATS_COLUMNS, SessionStats
 from tui_compactor.session.discover import SessionRoot, SessionSummary, discover_sessions
 from tui_compactor.textsafe import sanitize
 
@@ -34,8 +35,13 @@ SORT_COLUMNS: dict[str, str] = {
     "date": "Modified",
     "size": "Size",
     "entries": "Entries",
+    **{key: STATS_COLUMNS[key] for key in ("branches", "compactions", "peak", "worst")},
 }
-"""Column key -> header label, in display order."""
+"""Column key -> header label, in display order (the last four are ``stats``'s columns,
+measured by a worker after the scan)."""
+
+ASCENDING_FIRST = frozenset({"project", "title", "worst"})
+"""Columns whose first sort is ascending (text A to Z, the worst hindsight score first)."""
 
 TITLE_WIDTH = 60
 """Characters of a session's name or first message shown in its row."""
@@ -79,8 +85,13 @@ def matches_query(summary: SessionSummary, query: str) -> bool:
     return all(term in haystack for term in terms)
 
 
-def _sort_key(column: str, summary: SessionSummary) -> tuple[object, ...]:
-    """Key for sorting rows by ``column``; ties fall back to the newest file first."""
+def _sort_key(
+    column: str, summary: SessionSummary, stats: SessionStats | None = None
+) -> tuple[object, ...]:
+    """Key for sorting rows by ``column``; ties fall back to the newest file first. The
+    ``stats`` columns sort by ``SessionStats.sort_key`` (rows still being measured first)."""
+    if column in ("branches", "compactions", "peak", "worst"):
+        return stats.sort_key(column) if stats is not None else (False, 0, str(summary.path))
     if column == "project":
         return (summary.project.casefold(), -summary.modified.timestamp())
     if column == "title":
@@ -105,8 +116,10 @@ class SessionPicker(Screen[Path | None]):
 
     Type to search (every word must match project, name, first message or file name); ``enter``
     opens the highlighted session; ``escape`` clears the search, then closes the picker. In the
-    table, ``p`` / ``n`` / ``d`` / ``s`` / ``e`` sort by project / name / date / size / entries
-    (again: reverse), as does clicking a column header.
+    table, ``p`` / ``n`` / ``d`` / ``s`` / ``e`` sort by project / name / date / size / entries,
+    ``b`` / ``c`` / ``k`` / ``w`` by branches / compactions / peak context / worst hindsight score
+    (``stats``'s columns, filled in as a worker measures each file) — again: reverse —
+    as does clicking a column header.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -118,6 +131,13 @@ class SessionPicker(Screen[Path | None]):
         Binding("d", "sort('date')", "Sort date", id="picker.sort_date"),
         Binding("s", "sort('size')", "Sort size", id="picker.sort_size", show=False),
         Binding("e", "sort('entries')", "Sort entries", id="picker.sort_entries", show=False),
+        Binding("b", "sort('branches')", "Sort branches", id="picker.sort_branches",
+                show=False),
+        Binding("c", "sort('compactions')", "Sort compactions", id="picker.sort_compactions",
+                show=False),
+        Binding("k", "sort('peak')", "Sort peak context", id="picker.sort_peak", show=False),
+        Binding("w", "sort('worst')", "Sort worst hindsight", id="picker.sort_worst",
+                show=False),
     ]
 
     DEFAULT_CSS = """
@@ -150,6 +170,13 @@ class SessionPicker(Screen[Path | None]):
             super().__init__()
             self.summaries = summaries
 
+    class Measured(Message):
+        """Figures of some sessions from the stats worker (``engine.stats``)."""
+
+        def __init__(self, stats: list[SessionStats]) -> None:
+            super().__init__()
+            self.stats = stats
+
     class ScanFinished(Message):
         """The scan worker has described every session file."""
 
@@ -179,6 +206,8 @@ class SessionPicker(Screen[Path | None]):
         self._sort = _SortState()
         self._home = str(Path.home() if home is None else home)
         self._cancel_scan = threading.Event()
+        self.stats: dict[str, SessionStats] = {}
+        """Path -> figures of the sessions measured so far."""
 
     @property
     def sort_column(self) -> str:
@@ -234,8 +263,36 @@ class SessionPicker(Screen[Path | None]):
         self._refresh_rows()
 
     def on_session_picker_scan_finished(self, message: ScanFinished) -> None:
-        """Note the end of the scan in the status line."""
+        """Note the end of the scan in the status line; measure the sessions found."""
         self.scan_finished = True
+        self._refresh_rows()
+        self.measure_sessions([summary.path for summary in self.sessions])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
+    def measure_sessions(self, paths: list[Path]) -> None:
+        """``stats``'s figures of every session (thread worker; smallest files first, so most
+        rows fill in quickly); batches are posted as files are measured."""
+        from tui_compactor.engine.stats import file_stats
+
+        ordered = sorted(paths, key=lambda path: path.stat().st_size if path.exists() else 0)
+        batch: list[SessionStats] = []
+        last_post = time.perf_counter()
+        for path in ordered:
+            if self._cancel_scan.is_set():
+                return
+            batch.append(file_stats(path))
+            time.sleep(0)  # let the UI thread take the GIL between files
+            now = time.perf_counter()
+            if now - last_post >= BATCH_SECONDS:
+                self.post_message(self.Measured(batch))
+                batch, last_post = [], now
+        if batch:
+            self.post_message(self.Measured(batch))
+
+    def on_session_picker_measured(self, message: Measured) -> None:
+        """Fill in the figures of the sessions measured."""
+        for row in message.stats:
+            self.stats[row.path] = row
         self._refresh_rows()
 
     @on(Input.Changed, "#picker-search")
@@ -293,7 +350,7 @@ class SessionPicker(Screen[Path | None]):
             self._sort.descending = not self._sort.descending
         else:
             # Dates, sizes and counts read best largest first; text A to Z.
-            self._sort = _SortState(column, descending=column in ("date", "size", "entries"))
+            self._sort = _SortState(column, descending=column not in ASCENDING_FIRST)
         self._refresh_rows()
 
     @property
@@ -320,12 +377,30 @@ class SessionPicker(Screen[Path | None]):
             title = Text(sanitize(summary.path.name, single_line=True, max_len=TITLE_WIDTH))
             title.append(f"  ({summary.problem})", style="yellow")
         entries = "?" if summary.entries is None else f"{summary.entries:,}"
+        figures = self._stats_cells(self.stats.get(str(summary.path)))
         return [
             Text(_short_project(summary.project, self._home) or "—", style="cyan"),
             title,
             Text(summary.modified.astimezone().strftime("%Y-%m-%d %H:%M")),
             Text(format_size(summary.size), justify="right"),
             Text(entries, justify="right"),
+            *figures,
+        ]
+
+    def _stats_cells(self, stats: SessionStats | None) -> list[Text]:
+        """Branches, compactions, peak context, worst hindsight score (``…`` while measuring)."""
+        if stats is None:
+            return [Text("…", style="dim", justify="right") for _ in range(4)]
+        if stats.problem:
+            return [Text("-", style="dim", justify="right") for _ in range(4)]
+        worst = stats.worst_score
+        style = "" if worst is None else "green" if worst >= 0.9 else "yellow" if worst >= 0.6 \
+            else "red"
+        return [
+            Text(str(stats.branches), justify="right"),
+            Text(str(stats.compactions), justify="right"),
+            Text(f"{stats.peak_context:,}" if stats.peak_context else "-", justify="right"),
+            Text(f"{worst:.2f}" if worst is not None else "-", style=style, justify="right"),
         ]
 
     def _refresh_rows(self) -> None:
@@ -337,7 +412,7 @@ class SessionPicker(Screen[Path | None]):
         column = self._sort.column
         self.visible_sessions = sorted(
             (summary for summary in self.sessions if matches_query(summary, query)),
-            key=lambda summary: _sort_key(column, summary),
+            key=lambda summary: _sort_key(column, summary, self.stats.get(str(summary.path))),
             reverse=self._sort.descending,
         )
         table.clear(columns=True)

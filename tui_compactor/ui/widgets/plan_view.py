@@ -109,7 +109,7 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append(sanitize(refusal, max_len=400))
     else:
         out.append("r runs the compaction (offline or the configured profile); below: method "
-                   "and focus", style="dim")
+                   "and focus; i shows its requests", style="dim")
     return out
 
 
@@ -119,6 +119,7 @@ class PlanView(VerticalScroll):
     DEFAULT_CSS = """
     PlanView { padding: 0 1; }
     PlanView > #plan-text { height: auto; }
+    PlanView > #plan-sweep { height: auto; margin-top: 1; }
     PlanView > #plan-inputs { height: auto; margin-top: 1; }
     PlanView #plan-inputs > Label { width: auto; padding: 0 1 0 0; }
     PlanView #plan-inputs > Input { width: 10; height: 1; border: none; padding: 0 1;
@@ -157,6 +158,7 @@ class PlanView(VerticalScroll):
         """Summary text and the three inputs."""
         yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
                      id="plan-text")
+        yield Static(id="plan-sweep")
         with Horizontal(id="plan-inputs"):
             yield Label("keep")
             yield Input(id="plan-keep", restrict=r"[0-9kKmM.,_]*")
@@ -190,6 +192,7 @@ class PlanView(VerticalScroll):
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (planning, or an error)."""
         self.query_one("#plan-text", Static).update(Text(text, style="dim"))
+        self.query_one("#plan-sweep", Static).update("")
 
     def focus_inputs(self) -> None:
         """Put the focus on the first input."""

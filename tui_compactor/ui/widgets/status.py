@@ -27,6 +27,8 @@ class SessionStatus(Static):
         counter_name: str,
         jobs: int,
         following: bool,
+        rules: str | None = None,
+        rules_source: str = "",
     ) -> None:
         """Describe ``session`` (only its file name: full paths are noise and unstable)."""
         line = Text(no_wrap=True, overflow="ellipsis")
@@ -43,6 +45,13 @@ class SessionStatus(Static):
             line.append(f" ({len(session.diagnostics)} issues)", style="yellow")
         if not session.complete:
             line.append("  partial", style="bold red")
+        if rules is not None:
+            # Which agent's rules plan this session, and why (``o`` switches).
+            line.append(f"  {rules} rules", style="bold cyan")
+            why = rules_source.removeprefix("session: ")
+            if why.startswith("config file"):
+                why = "config"
+            line.append(f" ({sanitize(why, single_line=True, max_len=30)})", style="dim")
         line.append(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
         if jobs:
             line.append(f"  ⟳ {jobs} running", style="bold yellow")

@@ -1,0 +1,185 @@
+"""The hindsight audit (``audit``) and the compaction timeline (``timeline``) on copies of real
+session files, with facts planted before a compaction and used after it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+SESSIONS = TESTS / "fixtures" / "sessions"
+ORACLE_SESSIONS = TESTS / "fixtures" / "oracle" / "sessions"
+
+FACT = "frobnicate_widget_cache"
+PATH = "src/planted/widget_cache.py"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui_compactor", *args],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def cli_json(*args: str) -> Any:
+    result = cli(*args, "--json")
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines[1:] if line.strip()]
+
+
+def text(role: str, words: str) -> dict[str, Any]:
+    return {"role": role, "content": [{"type": "text", "text": words}]}
+
+
+def call(call_id: str, name: str, path: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": call_id, "name": name, "arguments": {"path": path}}],
+    }
+
+
+def result(call_id: str, name: str, output: str) -> dict[str, Any]:
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": [{"type": "text", "text": output}],
+        "isError": False,
+    }
+
+
+def plant(target: Path, summary: str) -> dict[str, str]:
+    """Append to a copy of the real session: the fact and a read, unrelated turns, a compaction
+    with ``summary`` keeping only the last of them, then a turn using the fact and the file."""
+    last = records(target)[-1]["id"]
+    ids: dict[str, str] = {}
+    lines = []
+
+    def add(name: str, record: dict[str, Any]) -> None:
+        nonlocal last
+        ident = f"h{len(lines):04d}"
+        record.update({"id": ident, "parentId": last, "timestamp": "2025-12-09T03:00:00.000Z"})
+        lines.append(json.dumps(record))
+        ids[name] = ident
+        last = ident
+
+    def message(name: str, body: dict[str, Any]) -> None:
+        add(name, {"type": "message", "message": body})
+
+    message("ask", text("user", f"rename {FACT} before the release"))
+    message("read", call("hcall1", "read", PATH))
+    message("read_result", result("hcall1", "read", "CACHE = {}\n"))
+    message("answer", text("assistant", "Found the cache module."))
+    for number in range(4):
+        message(f"filler_user{number}", text("user", f"unrelated question {number}"))
+        message(f"filler_answer{number}", text("assistant", f"unrelated answer {number}"))
+    add(
+        "compaction",
+        {
+            "type": "compaction",
+            "summary": summary,
+            "firstKeptEntryId": ids["filler_user3"],
+            "tokensBefore": 123456,
+        },
+    )
+    message("use", text("user", f"so did you rename {FACT}? check it again"))
+    message("reread", call("hcall2", "read", PATH))
+    message("reread_result", result("hcall2", "read", "CACHE = {}\n"))
+    with target.open("a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    return ids
+
+
+@pytest.fixture
+def session_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "hindsight.jsonl"
+    shutil.copyfile(SESSIONS / "refactor-session-v3.jsonl", target)
+    return target
+
+
+def _planted_audit(path: Path, ids: dict[str, str]) -> dict[str, Any]:
+    data = cli_json("audit", str(path))
+    rows = [row for row in data["compactions"] if row["entryId"] == ids["compaction"]]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_fact_missing_from_the_summary_is_reported(session_copy: Path) -> None:
+    ids = plant(session_copy, "## Goal\nAnswer unrelated questions.\n")
+    row = _planted_audit(session_copy, ids)
+    lost = {(fact["kind"], fact["text"]): fact for fact in row["lost"]}
+    assert ("identifier", FACT) in lost
+    fact = lost[("identifier", FACT)]
+    assert fact["lostAtId"] == ids["ask"] and fact["neededAtId"] == ids["use"]
+    assert ("path", PATH) in lost
+    assert lost[("path", PATH)]["lostAtId"] == ids["read"]
+    assert lost[("path", PATH)]["neededAtId"] == ids["reread"]
+    rereads = [item for item in row["rereads"] if item["path"] == PATH]
+    assert rereads and rereads[0]["readAtId"] == ids["read"]
+    assert rereads[0]["rereadAtId"] == ids["reread"]
+    assert row["used"] >= 2 and row["lostCount"] == len(row["lost"])
+    assert row["score"] == round((row["used"] - row["lostCount"]) / row["used"], 3) < 1
+
+
+def test_fact_the_summary_carries_is_not_reported(session_copy: Path) -> None:
+    ids = plant(session_copy, f"## Goal\nRename `{FACT}` in {PATH} before the release.\n")
+    row = _planted_audit(session_copy, ids)
+    assert not [fact for fact in row["lost"] if fact["text"] in (FACT, PATH)]
+    assert row["score"] == 1.0
+    # The re-read is still a re-read: the agent read the file again.
+    assert [item for item in row["rereads"] if item["path"] == PATH]
+
+
+def test_audit_text_and_exit_status(session_copy: Path) -> None:
+    plant(session_copy, "nothing useful")
+    done = cli("audit", str(session_copy))
+    assert done.returncode == 0
+    out = done.stdout.decode()
+    assert FACT in out and "re-read" in out and "worst score" in out
+
+
+@pytest.mark.parametrize(
+    "session",
+    [SESSIONS / "refactor-session-v3.jsonl", *sorted(ORACLE_SESSIONS.glob("tree-*.jsonl"))],
+    ids=lambda p: p.name,
+)
+def test_timeline_lists_every_summary_in_file_order(session: Path) -> None:
+    data = cli_json("timeline", str(session))
+    expected = [
+        (n, record)
+        for n, record in enumerate(records(session))
+        if record.get("type") in ("compaction", "branch_summary")
+    ]
+    assert [row["entryIndex"] for row in data["rows"]] == [n for n, _ in expected]
+    audit = {row["entryId"]: row for row in cli_json("audit", str(session))["compactions"]}
+    for row, (_, record) in zip(data["rows"], expected, strict=True):
+        assert row["entryId"] == record["id"] and row["type"] == record["type"]
+        assert row["summaryChars"] == len(record.get("summary") or "")
+        if record["type"] == "compaction":
+            assert row["tokensBefore"] == record["tokensBefore"]
+            assert row["score"] == audit[record["id"]]["score"]
+            assert row["rereads"] == len(audit[record["id"]]["rereads"])
+        else:
+            assert row["score"] is None
+
+
+def test_timeline_tokens_after_is_the_context_at_the_compaction(session_copy: Path) -> None:
+    """After = the local count of what the model sees right after it (``context --json``)."""
+    ids = plant(session_copy, "short summary")
+    rows = {row["entryId"]: row for row in cli_json("timeline", str(session_copy))["rows"]}
+    context = cli_json("context", str(session_copy), "--at", ids["compaction"])
+    assert rows[ids["compaction"]]["tokensAfter"] == context["contextTokens"]["localEstimate"]

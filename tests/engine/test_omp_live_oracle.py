@@ -1,0 +1,172 @@
+"""Differential tests against oh-my-pi 18.2.3 itself, run live on sessions the tests write.
+
+The shared oracle kit (``shared/oracle-omp/omp_oracle.ts``, found next to the repository or
+through ``OMP_ORACLE_DIR``) runs oh-my-pi's own ``SessionManager``, ``buildSessionContext``,
+``prepareCompaction``, branch collection and shake detection under Bun on a session file.
+Its answer is compared field by field with the engine under ``--rules omp`` (the same diff as
+``test_omp_oracle.py``). Sessions:
+
+* ``rebuild_rules_session``: the context rules the shipped goldens do not exercise (shaken
+  results, reset boundary, retry-recovered and empty error turns, aborted turn with a result,
+  dangling calls with redacted thinking, handoff and warned compactions, an image-bearing
+  custom message, an excluded bash run);
+* a session written through oh-my-pi's own ``SessionManager`` API by ``omp_api_writer.ts``
+  (soft/handoff compactions, ``preserveData``, a dead-end ``warning``, a reset boundary,
+  failed and retry-recovered turns, and a shake applied by oh-my-pi's own shake code);
+* a copy of oh-my-pi's own ``omp-basic`` session after ``tui-compactor compact`` appended a
+  compaction to it: oh-my-pi loads what we wrote, and its cut, context and budgets after our
+  compaction are ours.
+
+Skips with the reason when Bun or the installed reference is missing (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.omp_golden import compare
+from tests.engine.omp_sessions import rebuild_rules_session
+from tui_compactor.session.reader import load_session
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def _oracle_dir() -> Path | None:
+    configured = os.environ.get("OMP_ORACLE_DIR")
+    if configured:
+        return Path(configured)
+    for parent in REPO.parents:
+        candidate = parent / "shared" / "oracle-omp"
+        if (candidate / "omp_oracle.ts").is_file():
+            return candidate
+    return None
+
+
+def _reference_dir() -> Path:
+    configured = os.environ.get("OMP_REF")
+    if configured:
+        return Path(configured)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "tuic-bars" / "ompref"
+
+
+def _skip_reason() -> str | None:
+    oracle = _oracle_dir()
+    if oracle is None:
+        return "the oh-my-pi oracle kit (shared/oracle-omp) is not next to the repository"
+    bun = _reference_dir() / "node_modules" / ".bin" / "bun"
+    if not bun.exists():
+        return f"Bun and the oh-my-pi reference are not installed ({bun}); run .ci/run"
+    return None
+
+
+SKIP = _skip_reason()
+pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+
+
+def run_oracle(session: Path) -> dict[str, Any]:
+    """oh-my-pi's golden for ``session`` (the file is never touched: the kit works on a copy)."""
+    oracle = _oracle_dir()
+    assert oracle is not None
+    reference = _reference_dir()
+    before = session.read_bytes()
+    done = subprocess.run(
+        [
+            str(reference / "node_modules" / ".bin" / "bun"),
+            str(oracle / "omp_oracle.ts"),
+            str(session),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_REF": str(reference)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert session.read_bytes() == before
+    golden: dict[str, Any] = json.loads(done.stdout)
+    assert golden["load"]["accepted"], golden["load"]
+    assert golden["notes"] == []
+    return golden
+
+
+def _assert_matches(session_path: Path, golden: dict[str, Any]) -> int:
+    checks, mismatches = compare(load_session(session_path), golden)
+    shown = "\n".join(
+        f"{where}: expected {exp!r}, got {got!r}" for where, exp, got in mismatches[:20]
+    )
+    assert not mismatches, f"{len(mismatches)} of {checks} differ:\n{shown}"
+    return checks
+
+
+def test_rebuild_rules_match_oh_my_pi_live(tmp_path: Path) -> None:
+    path = rebuild_rules_session(tmp_path / "rules.jsonl")
+    golden = run_oracle(path)
+    checks = _assert_matches(path, golden)
+    print(f"rebuild-rules session: {checks} of {checks} values match oh-my-pi")
+    contexts = {row["why"]: row for row in golden["contexts"]}
+    # the session really exercises the rules (oh-my-pi's own answer says so)
+    leaf = contexts["leaf"]
+    assert leaf["roles"] == ["user", "assistant", "toolResult"]  # reset boundary: only after it
+    assert leaf["items"][1]["rewritten"]  # c9 dangles: stripped with the redacted thinking
+    half = contexts["path 50%"]
+    assert any(item.get("pruned") for item in half["items"])
+    assert "developer" in half["llmRoles"]
+    recovered = [row for why, row in contexts.items() if why.startswith("after failed")]
+    assert recovered and all("aborted" not in json.dumps(row["roles"]) for row in recovered)
+
+
+def test_a_session_written_through_oh_my_pis_api_matches(tmp_path: Path) -> None:
+    oracle = _oracle_dir()
+    assert oracle is not None
+    reference = _reference_dir()
+    written = subprocess.run(
+        [
+            str(reference / "node_modules" / ".bin" / "bun"),
+            str(Path(__file__).with_name("omp_api_writer.ts")),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_REF": str(reference), "OMP_ORACLE_DIR": str(oracle)},
+        check=False,
+    )
+    assert written.returncode == 0, written.stderr[-2000:]
+    path = Path(written.stdout.strip())
+    text = path.read_text(encoding="utf-8")
+    # what oh-my-pi persisted by rewriting the file is there
+    assert "prunedAt" in text and "retryRecovery" in text and '"warning"' in text
+    golden = run_oracle(path)
+    checks = _assert_matches(path, golden)
+    print(f"session written through oh-my-pi's API: {checks} of {checks} values match")
+    quarter = next(row for row in golden["contexts"] if row["why"] == "path 25%")
+    assert sum(1 for item in quarter["items"] if item.get("pruned")) == 2
+
+
+def test_oh_my_pi_reloads_our_compaction_and_agrees(tmp_path: Path) -> None:
+    from tui_compactor.cli import main
+
+    path = tmp_path / "omp-basic.jsonl"
+    shutil.copyfile(FIXTURES / "oracle-omp" / "sessions" / "omp-basic.jsonl", path)
+    before = path.stat().st_size
+    command = ["compact", str(path), "--rules", "omp", "--yes", "--provider", "offline"]
+    assert main([*command, "--keep-recent", "2000", "--quiet-window", "0"]) == 0
+    assert path.stat().st_size > before
+    golden = run_oracle(path)
+    ours = load_session(path)
+    appended = ours.entries[-1]
+    assert appended.type == "compaction"
+    assert golden["entries"][-1]["type"] == "compaction"
+    assert golden["entries"][-1]["id"] == appended.id
+    assert golden["misc"]["latestCompactionOnBranch"]["id"] == appended.id
+    checks = _assert_matches(path, golden)
+    print(f"omp-basic + our compaction: {checks} of {checks} values match oh-my-pi")

@@ -1,0 +1,99 @@
+"""``stats`` across sessions: every figure checked against the files read here with plain json,
+and the worst score against ``audit``; worker processes, progress, bad files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_compactor.commands.stats import measure
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+SOURCES = [
+    TESTS / "fixtures" / "sessions" / "refactor-session-v3.jsonl",
+    TESTS / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl",
+    TESTS / "fixtures" / "oracle" / "sessions" / "tree-branches.jsonl",
+]
+
+
+def cli_json(*args: str) -> Any:
+    result = subprocess.run(
+        [sys.executable, "-m", "tui_compactor", *args, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)
+
+
+def expected_figures(path: Path) -> dict[str, Any]:
+    records = [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+    parents = {r.get("parentId") for r in records}
+    peak = 0
+    for record in records:
+        message = record.get("message") or {}
+        usage = message.get("usage") if message.get("role") == "assistant" else None
+        if isinstance(usage, dict) and message.get("stopReason") not in ("aborted", "error"):
+            total = usage.get("totalTokens") or sum(
+                usage.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")
+            )
+            peak = max(peak, total)
+    return {
+        "size": path.stat().st_size,
+        "entries": len(records),
+        "branches": sum(1 for r in records if r["id"] not in parents),
+        "compactions": sum(1 for r in records if r["type"] == "compaction"),
+        "branchSummaries": sum(1 for r in records if r["type"] == "branch_summary"),
+        "peakContext": peak or None,
+    }
+
+
+@pytest.fixture
+def sessions_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    (root / "--home-dev-project--").mkdir(parents=True)
+    for source in SOURCES:
+        shutil.copyfile(source, root / "--home-dev-project--" / source.name)
+    (root / "notes.txt").write_text("not a session")
+    (root / "empty.jsonl").write_text("")
+    return root
+
+
+def test_stats_figures_match_the_files(sessions_dir: Path) -> None:
+    data = cli_json("stats", str(sessions_dir), "--jobs", "2")
+    rows = {Path(row["path"]).name: row for row in data["sessions"]}
+    assert set(rows) == {source.name for source in SOURCES} | {"empty.jsonl"}
+    assert rows["empty.jsonl"]["problem"]
+    for source in SOURCES:
+        row = rows[source.name]
+        assert row["problem"] is None
+        for key, value in expected_figures(source).items():
+            assert row[key] == value, (source.name, key)
+        audits = cli_json("audit", str(source))["compactions"]
+        worst = min((a["score"] for a in audits), default=None)
+        assert row["worstScore"] == worst
+    # Sorted by size, largest first (the default); --sort worst puts the lowest score last.
+    sizes = [row["size"] for row in data["sessions"]]
+    assert sizes == sorted(sizes, reverse=True)
+    by_worst = cli_json("stats", str(sessions_dir), "--sort", "worst")["sessions"]
+    scored = [row["worstScore"] for row in by_worst if row["worstScore"] is not None]
+    assert scored == sorted(scored, reverse=True)
+
+
+def test_parallel_and_serial_agree_and_progress_is_drawn(
+    sessions_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = sorted(sessions_dir.rglob("*.jsonl"))
+    parallel = {row.path: row for row in measure(paths, "pi", 2, show_progress=True)}
+    err = capsys.readouterr().err
+    assert f"{len(paths)}/{len(paths)} files" in err and "stats [" in err
+    serial = {row.path: row for row in measure(paths, "pi", 1, show_progress=False)}
+    assert parallel == serial

@@ -1,0 +1,173 @@
+"""Pilot tests of the analysis views: the Window tab, the sweep in the plan pane, the hindsight
+audit under a compaction's details, and the timeline screen with enter-to-jump."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.app_helpers import SIZE, TREE_COMPACTED, busy, make_app, settle
+from tui_compactor.engine.context import build_context, estimate_context_tokens
+from tui_compactor.engine.deps import cut_sweep
+from tui_compactor.engine.hindsight import audit_compaction
+from tui_compactor.ui.screens.timeline import TimelineScreen
+from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
+
+
+def screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_window_tab_shows_the_breakdown_and_jumps_to_a_large_entry() -> None:
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        session = app.session
+        view = app.query_one(BreakdownView)
+        assert view.shown_leaf == session.leaf
+        local = estimate_context_tokens(
+            build_context(session, session.leaf), app.counter
+        ).local_estimate
+        assert local is not None
+        text = screen_text(app)
+        assert "What fills the window" in text
+        assert f"{format_tokens(local)} tokens in messages" in text
+        assert "tool results: read" in text
+        # Enter on the first of the largest entries moves the tree cursor there.
+        options = app.query_one("#breakdown-largest")
+        options.focus()
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        first = int(options.get_option_at_index(0).id)
+        assert app.query_one(SessionTree).cursor_entry == first
+        assert app.selected_entry == first
+
+
+async def test_plan_pane_sweeps_every_valid_cut_and_follows_the_cut() -> None:
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        plan = app.plan
+        expected = cut_sweep(app.session, plan.leaf, app.settings, app.counter, plan=plan)
+        text = screen_text(app)
+        assert f"sweep over {len(plan.valid_cut_points)} valid cuts" in text
+        row = expected.row_at(plan.first_kept_index)
+        assert f"this cut: {row.dependencies} dependencies cross it" in text
+        # Move the cut back a few valid cuts: the sweep follows the new cut.
+        await pilot.press("left_square_bracket", "left_square_bracket", "left_square_bracket")
+        await settle(pilot)
+        moved = app.plan
+        assert moved.first_kept_index != plan.first_kept_index
+        row = expected.row_at(moved.first_kept_index)
+        assert f"this cut: {row.dependencies} dependencies cross it" in screen_text(app)
+
+
+async def test_compaction_node_shows_its_hindsight_audit() -> None:
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        compaction = next(e.index for e in session.entries if e.type == "compaction")
+        assert app.query_one(SessionTree).move_to_entry(compaction)
+        await settle(pilot)
+        audit = audit_compaction(session, compaction)
+        area = app.query_one("#hindsight")
+        assert area.display
+        text = screen_text(app)
+        assert f"score {audit.score:.2f}" in text
+        assert audit.lost and audit.lost[0].text in text
+        # Not a compaction: the audit goes away.
+        await pilot.press("j")
+        await settle(pilot)
+        assert not area.display
+
+
+async def test_timeline_lists_summaries_and_enter_jumps() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        expected = [e.index for e in session.entries if e.type in ("compaction", "branch_summary")]
+        await pilot.press("T")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        assert [row.entry_index for row in screen.rows] == expected
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, TimelineScreen)
+        assert app.selected_entry == expected[1]
+        assert app.query_one(SessionTree).cursor_entry == expected[1]
+
+
+async def test_keys_are_handled_while_an_analysis_computes(monkeypatch: Any) -> None:
+    """The analyses run in thread workers: the tree answers keys while one is still running."""
+    import tui_compactor.engine.breakdown as breakdown_module
+
+    release = threading.Event()
+    started = threading.Event()
+    real = breakdown_module.token_breakdown
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(breakdown_module, "token_breakdown", slow)
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("6")
+        for _ in range(200):
+            if started.is_set():
+                break
+            await pilot.pause(0.01)
+        assert started.is_set()
+        before = tree.cursor
+        await pilot.press("k", "k")
+        await pilot.pause()
+        assert tree.cursor == before - 2  # moved while the breakdown is still computing
+        assert busy(app)
+        release.set()
+        await settle(pilot)
+        assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
+
+
+async def test_request_inspector_shows_the_plans_requests() -> None:
+    from tui_compactor.ui.screens.requests import RequestsScreen
+
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")  # no plan yet: nothing opens
+        await settle(pilot)
+        assert not isinstance(app.screen, RequestsScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen)
+        parts = [item.part for item in screen.requests]
+        assert parts[0] == "history" and "short" in parts
+        text = screen_text(app)
+        assert "nothing was sent" in text and "history · request 1" in text
+        assert "── system prompt" in text
+        assert "<conversation>" in screen.requests[0].prompt
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, RequestsScreen)

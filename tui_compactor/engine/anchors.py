@@ -1,0 +1,278 @@
+"""Anchors: the exact facts a handoff must carry over, pulled out of agent messages.
+
+One extractor for everything that asks "which facts does this region hold": the fidelity audit
+of a new summary (``summarize.audit``), the dependencies crossing a cut point
+(``engine.deps``) and the hindsight audit of compactions already in a file
+(``engine.hindsight``).
+
+An anchor is ``(kind, text)``: a file path, a name (identifier), an error line, a shell
+command, a URL, a tool-call id, a number the user gave, or the last unanswered request. What
+counts as each, and which part of which message is searched for it, is decided here and nowhere
+else: ``message_anchors`` reads one message; ``summarize.extract.extract_anchors`` lists a
+region's anchors for the fidelity audit from it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from tui_compactor.engine.messages import message_text
+
+__all__ = [
+    "AnchorKind",
+    "code_names",
+    "defined_names",
+    "mentioned_paths",
+    "mentioned_urls",
+    "request_names",
+    "user_numbers",
+    "AUDIT_KINDS",
+    "MAX_PER_KIND",
+    "anchor_present",
+    "error_lines",
+    "first_line",
+    "message_anchors",
+    "message_text",
+    "normalize",
+    "tool_calls",
+]
+
+AnchorKind = Literal[
+    "path", "identifier", "error", "command", "url", "tool_call", "number", "request"
+]
+
+AUDIT_KINDS: tuple[AnchorKind, ...] = ("path", "identifier", "error", "command", "number")
+"""Kinds the fidelity audit checks a summary for, in the order it lists them (then the last
+unanswered request). URLs and tool-call ids are for dependencies and hindsight only."""
+
+MAX_PER_KIND = 12
+"""The fidelity audit lists at most this many anchors of one kind."""
+
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}|[\w-]+\.(?:py|ts|tsx|js|"
+    r"jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|html|sql|txt|lock))(?![\w/])"
+)
+_DOT_ALNUM = re.compile(r"\.[A-Za-z0-9]")
+"""Cheap test a text must pass before ``_PATH`` (both of its forms end in ``.`` + extension)."""
+_URL = re.compile(r"\b(?:https?|ftp|file)://[^\s<>\"'`)\]]+")
+_DEFINITION = re.compile(
+    r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
+)
+_CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*(?:\(\))?)`")
+_BARE_IDENTIFIER = re.compile(
+    r"(?<![\w./-])([a-z_][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)"
+    r"(?![\w/-])"
+)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
+_URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
+_ERROR_LINE = re.compile(
+    r"(?:^|\b)(?:[A-Z][A-Za-z]*(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
+    r"Traceback|panic|ERR!)\b",
+)
+
+READ_TOOLS = frozenset({"read"})
+"""Tool names whose ``path`` argument is a file the agent read."""
+WRITE_TOOLS = frozenset({"write", "edit"})
+"""Tool names whose ``path`` argument is a file the agent changed."""
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    """The first non-blank line of ``text``, shortened to ``limit`` characters."""
+    for line in text.splitlines():
+        stripped = " ".join(line.split())
+        if stripped:
+            return stripped if len(stripped) <= limit else stripped[: limit - 1] + "…"
+    return ""
+
+
+def error_lines(text: str, limit: int = 3) -> list[str]:
+    """The most telling lines of an error output (e.g. ``TypeError: ...``)."""
+    found = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and _ERROR_LINE.search(stripped) and not stripped.startswith("Traceback"):
+            found.append(stripped[:200])
+            if len(found) >= limit:
+                break
+    if not found:
+        line = first_line(text, 200)
+        if line:
+            found.append(line)
+    return found
+
+
+def tool_calls(message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(call id, tool name, arguments)`` of every tool call in an assistant message."""
+    content = message.get("content")
+    calls = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            arguments = block.get("arguments")
+            calls.append((
+                str(block.get("id", "")),
+                str(block.get("name", "tool")),
+                arguments if isinstance(arguments, dict) else {},
+            ))  # fmt: skip
+    return calls
+
+
+def call_path(arguments: dict[str, Any]) -> str | None:
+    """A tool call's ``path`` (or ``file_path``) argument when it is a local path."""
+    value = arguments.get("path") or arguments.get("file_path")
+    if isinstance(value, str) and value and not _URL_SCHEME.match(value):
+        return value
+    return None
+
+
+def call_command(arguments: dict[str, Any]) -> str | None:
+    """A bash-like tool call's shell command."""
+    value = arguments.get("command") or arguments.get("cmd")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _add_unique(found: list[str], value: str) -> None:
+    if value and value not in found:
+        found.append(value)
+
+
+def mentioned_paths(text: str) -> list[str]:
+    """File paths written in ``text`` (URLs left out), in order, each once."""
+    found: list[str] = []
+    if _DOT_ALNUM.search(text) is None:  # every path ends in ".ext": skip prose without one
+        return found
+    for match in _PATH.finditer(text):
+        if "://" not in match.group(1):
+            _add_unique(found, match.group(1))
+    return found
+
+
+def mentioned_urls(text: str) -> list[str]:
+    """URLs written in ``text``, in order, each once."""
+    found: list[str] = []
+    if "://" in text:
+        for match in _URL.finditer(text):
+            _add_unique(found, match.group(0).rstrip(".,;:"))
+    return found
+
+
+def defined_names(text: str) -> list[str]:
+    """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
+    found: list[str] = []
+    for match in _DEFINITION.finditer(text):
+        _add_unique(found, match.group(1))
+    return found
+
+
+def code_names(text: str) -> list[str]:
+    """Names in backticks that look like code (``snake_case``, ``camelCase``, ``a.b``; a file
+    name in backticks is a path, not a name), each once."""
+    found: list[str] = []
+    if "`" not in text:
+        return found
+    for match in _CODE_SPAN.finditer(text):
+        name = match.group(1).removesuffix("()")
+        looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
+        if looks_like_code and "/" not in name and not _PATH.fullmatch(name):
+            _add_unique(found, name)
+    return found
+
+
+def request_names(text: str) -> list[str]:
+    """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
+    found: list[str] = []
+    for match in _BARE_IDENTIFIER.finditer(text):
+        _add_unique(found, match.group(1))
+    return found
+
+
+def user_numbers(text: str) -> list[str]:
+    """Numbers a user gave (two digits or more, units kept: ``45s``, ``200``, ``80%``)."""
+    found: list[str] = []
+    for match in _NUMBER.finditer(text):
+        value = match.group(1)
+        if len(value.rstrip("%msKBGk")) >= 2:
+            _add_unique(found, value)
+    return found
+
+
+def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None:
+    """The anchors of words the user or the agent wrote (not tool output)."""
+    out.extend(("url", url) for url in mentioned_urls(text))
+    out.extend(("path", path) for path in mentioned_paths(text))
+    out.extend(("identifier", name) for name in defined_names(text))
+    out.extend(("identifier", name) for name in code_names(text))
+    if user:
+        out.extend(("identifier", name) for name in request_names(text))
+        out.extend(("number", number) for number in user_numbers(text))
+
+
+def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[AnchorKind, str]]:
+    """The anchors one message carries, in reading order (repeats kept).
+
+    ``uses_only`` keeps only what the agent or the user *did* with a fact: the user's and the
+    assistant's words and the assistant's tool calls, not what tools returned.
+    """
+    out: list[tuple[AnchorKind, str]] = []
+    if not isinstance(message, dict):
+        return out
+    role = message.get("role")
+    if role == "user":
+        _spoken(message_text(message), out, user=True)
+    elif role == "assistant" or (role == "custom" and message.get("display", True)):
+        _spoken(message_text(message), out, user=False)
+        for call_id, _name, arguments in tool_calls(message) if role == "assistant" else []:
+            if call_id:
+                out.append(("tool_call", call_id))
+            path = call_path(arguments)
+            if path:
+                out.append(("path", path))
+            command = call_command(arguments)
+            if command:
+                out.append(("command", first_line(command.strip(), 120)))
+    elif uses_only:
+        return out
+    elif role == "toolResult":
+        result_id = message.get("toolCallId")
+        if isinstance(result_id, str) and result_id:
+            out.append(("tool_call", result_id))
+        text = message_text(message)
+        out.extend(("identifier", name) for name in defined_names(text))
+        if message.get("isError"):
+            out.extend(("error", line[:120]) for line in error_lines(text))
+    elif role == "bashExecution":
+        command = str(message.get("command", "")).strip()
+        if command:
+            out.append(("command", first_line(command, 120)))
+        out.extend(("identifier", name) for name in defined_names(message_text(message)))
+        exit_code = message.get("exitCode")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+            output = str(message.get("output", ""))
+            out.extend(("error", line[:120]) for line in error_lines(output))
+    elif role in ("branchSummary", "compactionSummary"):
+        out.extend(("identifier", name) for name in defined_names(message_text(message)))
+    return out
+
+
+def normalize(text: str) -> str:
+    """Lower case, whitespace runs collapsed: the form anchors are looked up in."""
+    return " ".join(text.lower().split())
+
+
+def anchor_present(kind: AnchorKind, text: str, haystack_norm: str, haystack_raw: str) -> bool:
+    """Whether a text (given raw and ``normalize``d) carries an anchor, exactly or recognisably
+    (a path by its last two parts, a long error, command or request by its first 60 chars)."""
+    norm = normalize(text)
+    if norm in haystack_norm:
+        return True
+    if kind == "path":
+        return (
+            text.rsplit("/", 1)[-1].lower() in haystack_norm
+            and "/" in text
+            and any(part.lower() in haystack_norm for part in text.split("/")[-2:-1])
+        )
+    if kind == "number":
+        return re.search(r"(?<![\d.])" + re.escape(text) + r"(?![\d])", haystack_raw) is not None
+    if kind in ("error", "request", "command"):
+        return len(norm) > 60 and norm[:60] in haystack_norm
+    return False

@@ -1,0 +1,142 @@
+"""The compaction timeline: every compaction and branch summary of the tree, in order.
+
+One row each: where (entry, on the active path or not), what (compaction or branch summary,
+method), tokens before → after, summary length, who wrote it, the hindsight score and the
+files re-read after it. ``enter`` closes the screen and jumps to the row's entry (the screen
+returns its entry index through ``dismiss``); ``escape`` closes it. The rows are computed by
+``engine.hindsight.compaction_timeline`` in a thread worker while the screen says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.labels import format_tokens
+
+__all__ = ["TimelineScreen"]
+
+
+class TimelineScreen(Screen[int | None]):
+    """Compactions and branch summaries in file order; enter jumps to one."""
+
+    DEFAULT_CSS = """
+    TimelineScreen > #timeline-head { height: auto; padding: 0 1; }
+    TimelineScreen > DataTable { height: 1fr; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close", id="timeline.close"),
+        Binding("enter", "jump", "Jump to it", id="timeline.jump"),
+    ]
+
+    class Computed(Message):
+        """The timeline rows are ready (posted by the worker)."""
+
+        def __init__(self, rows: list[Any], error: str | None = None) -> None:
+            super().__init__()
+            self.rows = rows
+            self.error = error
+
+    def __init__(self, session: Any, counter: Any, rules: str = "pi") -> None:
+        super().__init__()
+        self.session = session
+        self.counter = counter
+        self.rules = rules
+        self.rows: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        """Headline, table, footer."""
+        yield Static(Text("computing the timeline and the hindsight audit of every "
+                          "compaction…", style="dim"), id="timeline-head")
+        table: DataTable[Text] = DataTable(cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Set the columns and start computing."""
+        table = self.query_one(DataTable)
+        for label in ("entry", "id", "what", "before", "after", "summary", "score", "lost",
+                      "re-reads", "written by"):
+            table.add_column(label, key=label)
+        table.focus()
+        self.compute_rows(self.session, self.counter, self.rules)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
+    def compute_rows(self, session: Any, counter: Any, rules: str) -> None:
+        """The timeline in a thread (it audits every compaction)."""
+        from tui_compactor.engine.hindsight import compaction_timeline
+
+        try:
+            rows = compaction_timeline(session, counter, rules=rules)
+        except Exception as error:  # shown on the screen; the app keeps running
+            self.post_message(self.Computed([], f"{type(error).__name__}: {error}"))
+            return
+        self.post_message(self.Computed(rows))
+
+    def on_timeline_screen_computed(self, message: Computed) -> None:
+        """Fill the table."""
+        head = self.query_one("#timeline-head", Static)
+        if message.error:
+            head.update(Text(sanitize(message.error, max_len=300), style="bold red"))
+            return
+        self.rows = message.rows
+        compactions = [row for row in self.rows if row.audit is not None]
+        branch = len(self.rows) - len(compactions)
+        line = Text(f"{len(compactions)} compactions, {branch} branch summaries", style="bold")
+        if compactions:
+            worst = min(compactions, key=lambda row: row.audit.score)
+            line.append(f" · worst hindsight score {worst.audit.score:.2f} at "
+                        f"#{worst.entry_index}", style="yellow")
+        line.append("  (enter jumps, esc closes; * on the active path)", style="dim")
+        head.update(line)
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in self.rows:
+            entry = self.session.entries[row.entry_index]
+            what = "compaction" if row.kind == "compaction" else "branch summary"
+            if row.method:
+                what += f" ({sanitize(row.method, single_line=True, max_len=10)})"
+            audit = row.audit
+            score = Text("")
+            if audit is not None:
+                style = "green" if audit.score >= 0.9 else "yellow" if audit.score >= 0.6 else "red"
+                score = Text(f"{audit.score:.2f}", style=style)
+            table.add_row(
+                Text(f"{row.entry_index}{'*' if row.on_active_path else ' '}"),
+                Text(sanitize(str(entry.id), single_line=True, max_len=12)),
+                Text(what, style="yellow" if row.kind == "compaction" else "green"),
+                Text(format_tokens(row.tokens_before) if row.tokens_before is not None else "-"),
+                Text(format_tokens(row.tokens_after)),
+                Text(f"{row.summary_chars:,} ch"),
+                score,
+                Text(str(len(audit.lost)) if audit is not None else ""),
+                Text(str(len(audit.rereads)) if audit is not None else ""),
+                Text(sanitize(row.model or "", single_line=True, max_len=30), style="dim"),
+                key=str(row.entry_index),
+            )
+
+    def action_jump(self) -> None:
+        """Close and jump to the highlighted row's entry."""
+        table = self.query_one(DataTable)
+        if not self.rows or table.cursor_row < 0:
+            return
+        self.dismiss(self.rows[table.cursor_row].entry_index)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter (or a click) on a row jumps to it."""
+        event.stop()
+        if event.row_key.value is not None:
+            self.dismiss(int(event.row_key.value))
+
+    def action_close(self) -> None:
+        """Close without moving."""
+        self.dismiss(None)

@@ -1,0 +1,243 @@
+"""Analysis views: what fills the window at a node, the cut sweep in the plan pane, and the
+hindsight audit of a compaction node.
+
+These widgets only render what the engine computed (``engine.breakdown``, ``engine.deps``,
+``engine.hindsight``) in the app's thread workers; all session text is sanitized.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.labels import format_tokens
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+KIND_STYLES = {
+    "user": "bold",
+    "assistant": "",
+    "thinking": "magenta",
+    "tool_call": "cyan",
+    "tool_result": "blue",
+    "image": "yellow",
+    "bash": "green",
+    "bash_excluded": "dim",
+    "compaction_summary": "bold yellow",
+    "branch_summary": "bold green",
+    "custom": "italic",
+}
+"""Bar colour per breakdown kind."""
+
+
+def sparkline(
+    values: list[int], width: int, marks: dict[int, str] | None = None, style: str = ""
+) -> Text:
+    """``values`` as block characters bucketed to ``width`` columns (each column shows the
+    largest value of its bucket); ``marks`` styles the columns holding the given indices."""
+    out = Text()
+    if not values:
+        return out
+    columns = max(1, min(width, len(values)))
+    top = max(values) or 1
+    styled: dict[int, str] = {}
+    for index, mark in (marks or {}).items():
+        styled[index * columns // len(values)] = mark
+    for column in range(columns):
+        lo = column * len(values) // columns
+        hi = max(lo + 1, (column + 1) * len(values) // columns)
+        value = max(values[lo:hi])
+        glyph = SPARK[min(len(SPARK) - 1, value * (len(SPARK) - 1) // top)] if value else " "
+        out.append(glyph, style=styled.get(column, style))
+    return out
+
+
+def breakdown_table(breakdown: Any) -> Table:
+    """Tokens per kind with a bar and the share of the window."""
+    table = Table(expand=True, box=None, show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("what", no_wrap=True, min_width=24)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("window", justify="right", no_wrap=True)
+    table.add_column("", ratio=1, no_wrap=True)
+    total = breakdown.total or 1
+    window = breakdown.window
+    for part in breakdown.parts:
+        width = max(1, round(16 * part.tokens / total))
+        table.add_row(
+            Text(sanitize(part.label, single_line=True, max_len=32)),
+            Text(format_tokens(part.tokens)),
+            Text(f"{part.tokens / window:.1%}" if window else "", style="dim"),
+            Text("█" * width, style=KIND_STYLES.get(part.kind, "")),
+        )
+    return table
+
+
+def breakdown_summary(breakdown: Any, session: Any) -> Text:
+    """The headline: total, share of the window, usage, what a compaction would free."""
+    out = Text()
+    leaf_id = sanitize(str(session.entries[breakdown.leaf].id), single_line=True, max_len=24)
+    out.append(f"What fills the window at #{breakdown.leaf} ({leaf_id})\n", style="bold")
+    out.append(f"{format_tokens(breakdown.total)} tokens in messages [{breakdown.counter_name}]")
+    if breakdown.window:
+        share = breakdown.total / breakdown.window
+        out.append(f" = {share:.1%} of {format_tokens(breakdown.window)}")
+    out.append("\n")
+    if breakdown.usage_tokens is not None:
+        gap = breakdown.context_tokens - breakdown.total
+        out.append(
+            f"provider-counted context {format_tokens(breakdown.context_tokens)} "
+            f"({'+' if gap >= 0 else ''}{format_tokens(gap)} system prompt, tools, counting)\n",
+            style="dim",
+        )
+    if breakdown.compaction_prepared:
+        out.append(
+            f"a compaction here would free ~{format_tokens(breakdown.tokens_freed)} and keep "
+            f"~{format_tokens(breakdown.tokens_kept)} (+ its summary)\n",
+            style="bold green",
+        )
+    else:
+        reason = sanitize(str(breakdown.compaction_reason or ""), single_line=True, max_len=120)
+        out.append(f"no compaction here: {reason}\n", style="dim")
+    return out
+
+
+class BreakdownView(VerticalScroll):
+    """Tokens per kind at the selected node and its largest entries (enter jumps to one)."""
+
+    DEFAULT_CSS = """
+    BreakdownView { padding: 0 1; }
+    BreakdownView > Static { height: auto; }
+    BreakdownView > #breakdown-largest { height: auto; max-height: 12; border: none;
+                                          padding: 0; }
+    """
+
+    class JumpRequested(Message):
+        """The user chose one of the largest entries."""
+
+        def __init__(self, entry_index: int) -> None:
+            super().__init__()
+            self.entry_index = entry_index
+
+    shown_leaf: int | None = None
+
+    def compose(self) -> ComposeResult:
+        """Headline, table, and the largest entries as a list."""
+        yield Static(Text("move the cursor: what fills the window at that node", style="dim"),
+                     id="breakdown-head")
+        yield Static(id="breakdown-parts")
+        yield Static(Text("largest entries (enter jumps to one)", style="bold"),
+                     id="breakdown-largest-title")
+        yield OptionList(id="breakdown-largest")
+
+    def show_pending(self, leaf: int) -> None:
+        """Say a breakdown is being computed."""
+        self.query_one("#breakdown-head", Static).update(
+            Text(f"measuring the context at #{leaf}…", style="dim"))
+
+    def show(self, breakdown: Any, session: Any) -> None:
+        """Draw ``breakdown``."""
+        self.shown_leaf = breakdown.leaf
+        self.query_one("#breakdown-head", Static).update(breakdown_summary(breakdown, session))
+        self.query_one("#breakdown-parts", Static).update(breakdown_table(breakdown))
+        options = self.query_one("#breakdown-largest", OptionList)
+        options.clear_options()
+        for item in breakdown.largest:
+            entry = session.entries[item.entry_index]
+            what = item.role + (f" {item.tool}" if item.tool else "")
+            line = Text()
+            line.append(f"#{item.entry_index:<7}", style="dim")
+            line.append(f"{format_tokens(item.tokens):>7} ", style="bold")
+            line.append(sanitize(what, single_line=True, max_len=30))
+            line.append(f"  {sanitize(str(entry.id), single_line=True, max_len=12)}", style="dim")
+            options.add_option(Option(line, id=str(item.entry_index)))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a largest entry: ask the app to jump there."""
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.JumpRequested(int(event.option.id)))
+
+
+def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableType:
+    """The sweep over every valid cut: kept tokens and crossing dependencies as sparklines with
+    the planned cut marked, the crossings at it, and the best cuts."""
+    plan = sweep.plan
+    rows = sweep.rows
+    out = Text()
+    if not rows:
+        return Text("no valid cut point to sweep", style="dim")
+    planned = plan.first_kept_index if plan.prepared else None
+    marks = {}
+    for number, row in enumerate(rows):
+        if row.branch_index == planned:
+            marks[number] = "bold yellow reverse"
+    out.append(f"sweep over {len(rows)} valid cuts (left: keep most)\n", style="bold")
+    out.append("kept   ", style="dim")
+    out.append_text(sparkline([row.tokens_kept for row in rows], width, marks, "green"))
+    out.append("\ndeps   ", style="dim")
+    out.append_text(sparkline([row.dependencies for row in rows], width, marks, "red"))
+    out.append("\n")
+    current = sweep.row_at(planned) if planned is not None else None
+    if current is not None:
+        out.append(f"this cut: {current.dependencies} dependencies cross it, keeps "
+                   f"{format_tokens(current.tokens_kept)}\n", style="bold")
+    best = [row for row in sweep.best_rows() if row.branch_index != planned][:3]
+    if best:
+        shown = ", ".join(f"#{row.entry_index} ({format_tokens(row.tokens_kept)} kept, "
+                          f"{row.dependencies} deps)" for row in best)
+        out.append(f"fewer crossings: {shown}\n", style="green")
+    parts: list[RenderableType] = [out]
+    if planned is not None:
+        deps = sweep.dependencies_at(planned)
+        if deps:
+            table = Table(box=None, show_edge=False, pad_edge=False, show_header=False,
+                          expand=True)
+            table.add_column("kind", style="dim", no_wrap=True)
+            table.add_column("fact", ratio=1, no_wrap=True, overflow="ellipsis")
+            table.add_column("where", style="dim", no_wrap=True)
+            for dep in deps[:8]:
+                fact = Text(sanitize(dep.text, single_line=True, max_len=80))
+                table.add_row(Text(dep.kind), fact,
+                              Text(f"#{dep.summarized_entry}→#{dep.kept_entry}"))
+            parts.append(table)
+            if len(deps) > 8:
+                parts.append(Text(f"… {len(deps) - 8} more (plan --sweep --json)", style="dim"))
+    return Group(*parts)
+
+
+def hindsight_renderable(audit: Any, session: Any) -> RenderableType:
+    """The hindsight audit of one compaction, for the details pane."""
+    out = Text()
+    style = "green" if audit.score >= 0.9 else "yellow" if audit.score >= 0.6 else "red"
+    out.append("Hindsight: ", style="bold")
+    out.append(f"score {audit.score:.2f}", style=f"bold {style}")
+    out.append(f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
+               f"carried; {len(audit.rereads)} files re-read after it\n")
+    if audit.warning:
+        out.append(sanitize(audit.warning, single_line=True) + "\n", style="yellow")
+    table = Table(box=None, show_edge=False, pad_edge=False, show_header=False, expand=True)
+    table.add_column("what", no_wrap=True)
+    table.add_column("fact", ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column("where", style="dim", no_wrap=True)
+    for fact in audit.lost[:10]:
+        table.add_row(Text(f"lost {fact.kind}", style="red"),
+                      Text(sanitize(fact.text, single_line=True, max_len=80)),
+                      f"#{fact.lost_at}→#{fact.needed_at}")
+    for item in audit.rereads[:5]:
+        table.add_row(Text("re-read", style="yellow"),
+                      Text(sanitize(item.path, single_line=True, max_len=80)),
+                      f"#{item.read_at}→#{item.reread_at}")
+    parts: list[RenderableType] = [out, table]
+    if len(audit.lost) > 10:
+        parts.append(Text(f"… {len(audit.lost) - 10} more lost (tui-compactor audit)",
+                          style="dim"))
+    return Group(*parts)
