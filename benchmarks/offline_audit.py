@@ -3,6 +3,9 @@
     python benchmarks/offline_audit.py            # table on stdout
     python benchmarks/offline_audit.py --json out.json
     python benchmarks/offline_audit.py --show     # also print each summary
+    git show REV:tui_compactor/summarize/offline.py > /tmp/old.py
+    python benchmarks/offline_audit.py --offline-module /tmp/old.py   # an older summarizer,
+                                                                      # the current audit
 
 For every distinct session file (same bytes counted once) among the shared fixtures
 (``/work/shared/fixtures/sessions`` when present), ``tests/fixtures/sessions``,
@@ -63,7 +66,9 @@ def session_files() -> list[Path]:
     return files
 
 
-def audit_rows(path: Path, show: bool = False) -> list[dict[str, Any]]:
+def audit_rows(
+    path: Path, show: bool = False, summarizer: type = OfflineSummarizer
+) -> list[dict[str, Any]]:
     """One row per keep-recent value that gives a plan with something to summarize."""
     session = load_session(path)
     counter = get_counter("cl100k")
@@ -83,7 +88,7 @@ def audit_rows(path: Path, show: bool = False) -> list[dict[str, Any]]:
         if region in seen:
             continue
         seen.add(region)
-        job = CompactionJob(plan, session, OfflineSummarizer(), settings)
+        job = CompactionJob(plan, session, summarizer(), settings)
         result = asyncio.run(job.run())
         audit = result.audit
         per_kind = {
@@ -112,8 +117,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--show", action="store_true", help="print every summary")
+    parser.add_argument("--offline-module", type=Path, metavar="FILE",
+                        help="take OfflineSummarizer from this file (e.g. an older offline.py)")
     args = parser.parse_args(argv)
-    rows = [row for path in session_files() for row in audit_rows(path, args.show)]
+    summarizer: type = OfflineSummarizer
+    if args.offline_module:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("offline_under_test", args.offline_module)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        summarizer = module.OfflineSummarizer
+    rows = [row for path in session_files() for row in audit_rows(path, args.show, summarizer)]
     header = f"{'session':<26} {'leaf':>6} {'keep':>6} {'pfx':>3} {'kept/all':>9} {'cov':>5} "
     header += " ".join(f"{k[:5]:>6}" for k in KINDS) + f" {'bytes':>7}"
     print(header)

@@ -121,3 +121,43 @@ def test_navigate_dry_run_says_what_each_entry_is(capsys: pytest.CaptureFixture[
     assert "    c2cbc958 assistant: Fixed: the window now starts at the first hit per key" in out
     assert "    … 2 more" in out
     assert "(8 entries not sent: tool results, and what did not fit the budget)" in out
+
+
+def test_one_entry_and_one_message_are_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builder = SessionBuilder()
+    builder.user("hello")
+    session = str(builder.write(tmp_path / "one.jsonl"))
+    _, lint, _ = run(capsys, "lint", session)
+    assert "version 3, 1 entry: message 1" in lint and "active path 1 entry" in lint
+    _, context, _ = run(capsys, "context", session)
+    assert "; 1 message, 1 sent" in context
+
+
+@pytest.mark.parametrize("command", ["plan", "context"])
+def test_threshold_uses_the_window_of_the_sessions_model(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No --window: the window of the session's own model, as the app's gauge uses, said so."""
+    session = str(FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl")
+    code, out, err = run(capsys, command, session)
+    assert code == 0, err
+    assert "200000 (the window of claude-opus-4-5, the session's model)" in out
+    assert "threshold 183616 = window − reserve 16384" in out
+    _, data, _ = run(capsys, command, session, "--json")
+    import json
+
+    threshold = json.loads(data)["threshold"]
+    assert threshold["window"] == 200000 and threshold["thresholdTokens"] == 183616
+    assert threshold["windowSource"] == "model claude-opus-4-5"
+    _, flagged, _ = run(capsys, command, session, "--window", "32000")
+    assert "32000 (from --window)" in flagged
+
+
+def test_an_unknown_model_says_the_window_is_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = many_files_session(tmp_path / "s.jsonl")  # model "test-model": no known window
+    _, out, _ = run(capsys, "plan", str(session))
+    assert "(assumed: the session's model has no known window; pass --window N)" in out

@@ -59,6 +59,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Command name -> (module, one-line help)."""
 
+APP_COMMANDS = frozenset({"open", "demo"})
+"""Commands that hand the terminal to the app (Textual draws with escape sequences)."""
 
 def _load_command(name: str):  # type: ignore[no-untyped-def]
     """Import a command module, or None if it is not available in this build."""
@@ -101,6 +103,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         parser.print_help()
         return EXIT_USAGE
+    if args.command in APP_COMMANDS:
+        return _run(module, args)
+    from tui_compactor.textsafe import TerminalSafeStream
+
+    # Every headless command prints through the one sanitizer (see TerminalSafeStream).
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeStream(saved[0]), TerminalSafeStream(saved[1])
+    try:
+        return _run(module, args)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:

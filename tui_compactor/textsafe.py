@@ -4,16 +4,36 @@ Session files hold text written by models, tools and users. Printed raw, that te
 move the cursor, change the window title, write the clipboard (OSC 52), ask the terminal to
 answer on stdin (``ESC[6n``) or reorder what the user reads (bidi overrides). ``sanitize``
 removes every terminal escape sequence and control character except ``\\n`` and ``\\t``,
-makes bidi controls visible, replaces lone surrogates and can cap the length on a grapheme
-boundary. Pure Python; Rich markup is escaped separately with ``escape_markup``.
+makes bidi controls and stray zero-width characters visible, replaces lone surrogates and can
+cap the length on a grapheme boundary. Pure Python; Rich markup is escaped separately with
+``escape_markup``.
+
+The same module decides the other two ways session text leaves the process: ``well_formed``
+(lone surrogates, which pi produces when it cuts an emoji in half, become U+FFFD before text
+is encoded, counted in bytes or sent over HTTP) and ``json_for_terminal`` (JSON output whose
+unsafe code points are ``\\uXXXX`` escapes and whose non-finite numbers are ``null``, as
+JavaScript's ``JSON.stringify`` writes them).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import unicodedata
+from typing import Any
 
-__all__ = ["sanitize", "escape_markup", "BIDI_CONTROLS"]
+__all__ = [
+    "BIDI_CONTROLS",
+    "TerminalSafeStream",
+    "ZERO_WIDTH",
+    "escape_markup",
+    "json_for_terminal",
+    "sanitize",
+    "utf8_length",
+    "well_formed",
+    "well_formed_value",
+]
 
 ESC = "\x1b"
 
@@ -37,10 +57,15 @@ BIDI_CONTROLS = frozenset(
 )
 """Characters that change display order; shown as visible marks like ``⟨U+202E⟩``."""
 
+ZERO_WIDTH = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
+"""Invisible characters that can hide text (``pass\u200bword``); shown as ``⟨U+200B⟩``. A
+zero-width joiner inside an emoji sequence and a non-joiner between letters stay as they are."""
+
 # Everything that survives escape removal but must still not reach the terminal: C0 except
-# \t and \n, DEL, C1, bidi controls, lone surrogates.
+# \t and \n, DEL, C1, bidi controls, zero-width characters, lone surrogates.
 _CONTROL_CLASS = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff"
 )
 _CONTROL_RE = re.compile(f"[{_CONTROL_CLASS}]")
 _NEEDS_WORK_RE = re.compile(f"[{_CONTROL_CLASS}\u2028\u2029]")
@@ -50,10 +75,38 @@ _SINGLE_LINE_MARKS = {"\n": "⏎", "\r": "⏎", "\t": " ", "\u2028": "⏎", "\u2
 """single_line: line breaks become a visible return mark, tabs a space."""
 
 
+def _joins_legitimately(text: str, at: int) -> bool:
+    """A ZWJ between emoji (👩‍💻) or a ZWNJ between letters (Persian, Indic) is real text."""
+    char = text[at]
+    before = text[at - 1] if at > 0 else ""
+    after = text[at + 1] if at + 1 < len(text) else ""
+    if not before or not after:
+        return False
+    if char == "\u200d":
+        return _emoji_like(before) and _emoji_like(after)
+    if char == "\u200c":
+        return unicodedata.category(before)[0] in "LM" and unicodedata.category(after)[0] == "L"
+    return False
+
+
+def _emoji_like(char: str) -> bool:
+    code = ord(char)
+    return (
+        unicodedata.category(char) == "So"
+        or 0x1F000 <= code <= 0x1FAFF
+        or 0xFE00 <= code <= 0xFE0F
+        or 0x1F3FB <= code <= 0x1F3FF
+    )
+
+
 def _replace_control(match: re.Match[str], single_line: bool) -> str:
     char = match.group()
     if single_line and char in _SINGLE_LINE_MARKS:
         return _SINGLE_LINE_MARKS[char]
+    if char in ZERO_WIDTH:
+        if _joins_legitimately(match.string, match.start()):
+            return char
+        return f"⟨U+{ord(char):04X}⟩"
     if char in BIDI_CONTROLS:
         return f"⟨U+{ord(char):04X}⟩"
     if "\ud800" <= char <= "\udfff":
@@ -117,7 +170,8 @@ def sanitize(text: str, *, single_line: bool = False, max_len: int | None = None
       newline, which is kept, so the lines after it stay visible;
     - every other C0/C1 control except ``\\n`` and ``\\t`` is removed (a bare ``\\r`` shows
       as ``␍``);
-    - bidi overrides/isolates/marks are shown as ``⟨U+202E⟩``-style marks;
+    - bidi overrides/isolates/marks and zero-width characters are shown as ``⟨U+202E⟩``-style
+      marks (except a joiner that is part of an emoji sequence or a word);
     - lone surrogates become U+FFFD;
     - ``single_line=True`` also turns line breaks into ``⏎`` and tabs into spaces;
     - ``max_len`` caps the length (code points) on a grapheme boundary, ending with ``…``.
@@ -158,3 +212,95 @@ def escape_markup(text: str) -> str:
     if trailing:
         escaped += "\\" * trailing
     return escaped
+
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it can be encoded as UTF-8.
+
+    Python strings decoded from JSON keep unpaired ``\\ud800`` escapes as surrogate code
+    points; ``str.encode("utf-8")`` then raises. This is what ``TextEncoder`` does in
+    JavaScript, so byte counts stay the same as pi's.
+    """
+    if _SURROGATE_RE.search(text) is None:
+        return text
+    return _SURROGATE_RE.sub("\ufffd", text)
+
+
+def well_formed_value(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with ``well_formed`` applied to every string
+    and key; other values are returned as they are."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {well_formed(str(key)): well_formed_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [well_formed_value(item) for item in value]
+    return value
+
+
+def utf8_length(text: str) -> int:
+    """Bytes of ``text`` in UTF-8, a lone surrogate counting as U+FFFD (3 bytes)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+# Code points JSON may carry raw but a terminal must not see: C1, bidi, zero-width, surrogates,
+# line/paragraph separators (C0 controls, DEL aside, are always escaped by ``json.dumps``).
+_JSON_UNSAFE_RE = re.compile(f"[{_CONTROL_CLASS}\u2028\u2029]")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity replaced by None (``JSON.stringify`` writes null)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def json_for_terminal(value: Any, *, indent: int | None = 2, ensure_ascii: bool = False) -> str:
+    """``value`` as strict JSON that is safe to print: non-finite numbers become ``null``, and
+    every code point ``sanitize`` would touch is written as a ``\\uXXXX`` escape (the data is
+    unchanged for a JSON reader, the terminal sees only ASCII for them)."""
+    try:
+        text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(value), ensure_ascii=ensure_ascii, indent=indent, allow_nan=False)
+    if ensure_ascii:
+        return text
+    return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class TerminalSafeStream:
+    """A text stream that passes everything written through ``sanitize`` (line breaks and
+    tabs kept) before it reaches the wrapped stream.
+
+    The headless commands print through it, so no field of any entry can reach the terminal
+    raw, whichever command prints it and however it was formatted. JSON output built with
+    ``json_for_terminal`` passes unchanged. Other attributes (``buffer``, ``isatty``,
+    ``fileno``, ``encoding``) are the wrapped stream's.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.wrapped = stream
+
+    def write(self, text: str) -> int:
+        """Write ``sanitize(text)``; returns ``len(text)`` as callers expect."""
+        self.wrapped.write(sanitize(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        """Write each line through ``write``."""
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        """Flush the wrapped stream."""
+        self.wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)

@@ -3,8 +3,10 @@
 ``ours(session, golden)`` runs the engine under ``--rules omp`` with nothing else set (the
 rules' own counter and calibration, as ``settings.rules_defaults`` gives them) at the same
 nodes, keep-recent values, budgets and windows the golden used, and returns the compared
-sections with the golden's field names. ``diff`` walks the golden and reports every leaf
-value that differs. Ids are compared by entry index (v1 files get fresh ids on every load).
+sections with the golden's field names: every section but ``oracle``, ``input`` and
+``notes`` (the run's own facts), and of ``load`` all but what oh-my-pi's loader writes back to
+a file. ``diff`` walks the golden and reports every leaf value that differs. Ids are compared
+by entry index (v1 files get fresh ids on every load).
 """
 
 from __future__ import annotations
@@ -31,7 +33,24 @@ from tui_compactor.engine.settings import (
 )
 from tui_compactor.engine.tokens import TokenCache, get_counter
 
+LOAD_KEYS = (
+    "accepted",
+    "titleSlot",
+    "originalVersion",
+    "versionAfterLoad",
+    "migrated",
+    "sessionId",
+    "cwd",
+    "entries",
+)
+"""Compared ``load`` fields; the rest record what oh-my-pi's own loader writes to a file
+(``copyChanged*``), its malformed-line count and its merged header keys."""
 SECTIONS = (
+    "load",
+    "leafIndex",
+    "roots",
+    "leaves",
+    "branch",
     "entries",
     "contexts",
     "cutPoints",
@@ -41,17 +60,29 @@ SECTIONS = (
     "shake",
     "misc",
 )
-ENTRY_KEYS = (
-    "index",
-    "type",
-    "role",
-    "parentId",
-    "tokens",
-    "derivedMessageTokens",
-    "usageContextTokens",
-    "usagePromptTokens",
-    "emptyErrorTurn",
-)
+OMP_DEFAULT_COMPACTION_SETTINGS = {
+    "enabled": True,
+    "strategy": "context-full",
+    "thresholdPercent": -1,
+    "thresholdTokens": -1,
+    "midTurnEnabled": True,
+    "keepRecentTokens": 20000,
+    "autoContinue": True,
+    "remoteEnabled": True,
+    "remoteStreamingV2Enabled": True,
+    "v2RetainedMessageBudget": 64000,
+}
+"""oh-my-pi's ``DEFAULT_COMPACTION_SETTINGS`` (data, restated for the comparison)."""
+
+
+def session_name(session: Any) -> str | None:
+    """oh-my-pi's ``getSessionName`` after loading: the title slot's title (else the header's);
+    pi's ``session_info`` names are not read."""
+    for holder in (getattr(session, "title_slot", None), getattr(session, "header", None)):
+        title = holder.get("title") if isinstance(holder, dict) else None
+        if isinstance(title, str) and title:
+            return title
+    return None
 
 
 def sha(text: str) -> str:
@@ -71,6 +102,8 @@ class Ours:
         self.counter = get_counter(defaults.tokens)
         self.cache = TokenCache(session, self.counter)
         self.settings = CompactionSettings(rules="omp")
+        leaf = session.leaf
+        self.on_path = set(session.path_to(leaf)) if leaf is not None else set()
 
     def id_at(self, index: int | None) -> str | None:
         return None if index is None or index < 0 else self.session.entries[index].id
@@ -78,32 +111,145 @@ class Ours:
     # -- entries ---------------------------------------------------------------------------
 
     def entry(self, index: int) -> dict[str, Any]:
-        entry = self.session.entries[index]
+        """Every field the oracle records for an entry."""
+        session = self.session
+        entry = session.entries[index]
+        data = entry.data
         message = entry.message if entry.type == "message" else None
+        message = message if isinstance(message, dict) else None
+        on_path = self.on_path
         row: dict[str, Any] = {
             "index": index,
-            "type": entry.type,
-            "role": message.get("role") if isinstance(message, dict) else None,
+            "id": entry.id,
             "parentId": entry.parent_id,
+            "type": entry.type,
+            "role": message.get("role") if message else None,
             "tokens": self.counter.count_message(message) if entry.type == "message" else None,
+            "timestamp": data.get("timestamp"),
+            "depth": session.depth(index),
+            "childIds": [session.entries[child].id for child in session.children(index)],
+            "onCurrentBranch": index in on_path,
+            "label": session.label_of(index),
         }
         if entry.type == "custom_message":
-            custom = omp_custom_message(entry.data)
+            custom = omp_custom_message(data)
             row["derivedMessageTokens"] = (
                 self.counter.count_message(custom) if custom is not None else None
             )
         elif entry.type == "branch_summary":
-            derived = message_from_entry(entry)
-            row["derivedMessageTokens"] = self.counter.count_message(derived)
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            from tui_compactor.engine.context import is_empty_error_turn
-            from tui_compactor.engine.plan import _omp_prompt_tokens
+            row["derivedMessageTokens"] = self.counter.count_message(message_from_entry(entry))
+        kind = entry.type
+        if kind == "message" and message is not None:
+            role = message.get("role")
+            if role == "assistant":
+                from tui_compactor.engine.context import is_empty_error_turn
+                from tui_compactor.engine.plan import _omp_prompt_tokens
 
-            row["emptyErrorTurn"] = is_empty_error_turn(message)
-            usage = message.get("usage")
-            if isinstance(usage, dict) and usage:
-                row["usageContextTokens"] = omp_usage_tokens(usage)
-                row["usagePromptTokens"] = _omp_prompt_tokens(usage)
+                content = message.get("content") if isinstance(message.get("content"), list) else []
+                row["stopReason"] = message.get("stopReason")
+                row["provider"] = message.get("provider")
+                row["model"] = message.get("model")
+                row["contentTypes"] = [block.get("type") for block in content]
+                calls = [block for block in content if block.get("type") == "toolCall"]
+                if calls:
+                    row["toolCalls"] = [
+                        {
+                            "id": call.get("id"),
+                            "name": call.get("name"),
+                            "path": path
+                            if isinstance(path := (call.get("arguments") or {}).get("path"), str)
+                            else None,
+                        }
+                        for call in calls
+                    ]
+                recovery = message.get("retryRecovery")
+                if recovery:
+                    row["retryRecovery"] = {
+                        "kind": recovery.get("kind"),
+                        "status": recovery.get("status"),
+                    }
+                row["emptyErrorTurn"] = is_empty_error_turn(message)
+                usage = message.get("usage")
+                if isinstance(usage, dict) and usage:
+                    row["usage"] = {
+                        key: usage.get(key)
+                        for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+                    }
+                    row["usageContextTokens"] = omp_usage_tokens(usage)
+                    row["usagePromptTokens"] = _omp_prompt_tokens(usage)
+            elif role == "toolResult":
+                content = message.get("content") if isinstance(message.get("content"), list) else []
+                row["toolName"] = message.get("toolName")
+                row["toolCallId"] = message.get("toolCallId")
+                row["isError"] = bool(message.get("isError"))
+                row["hasImage"] = any(block.get("type") == "image" for block in content)
+                row["prunedAt"] = message.get("prunedAt")
+                row["useless"] = message.get("useless") is True
+            elif role == "bashExecution":
+                row["command"] = message.get("command")
+                row["exitCode"] = message.get("exitCode")
+                row["cancelled"] = bool(message.get("cancelled"))
+                row["excludeFromContext"] = bool(message.get("excludeFromContext"))
+        elif kind == "compaction":
+            summary = data.get("summary")
+            preserve = data.get("preserveData")
+            through = data.get("providerReplayThroughEntryId")
+            row.update(
+                {
+                    "method": data.get("method"),
+                    "firstKeptEntryId": data.get("firstKeptEntryId"),
+                    "firstKeptEntryIndex": session.index_of(data.get("firstKeptEntryId") or ""),
+                    "tokensBefore": data.get("tokensBefore"),
+                    "tokensAfter": data.get("tokensAfter"),
+                    "summaryLength": utf16_len(summary) if isinstance(summary, str) else None,
+                    "summaryTokens": self.counter.count_text(summary)
+                    if isinstance(summary, str)
+                    else None,
+                    "shortSummary": data.get("shortSummary"),
+                    "warning": data.get("warning"),
+                    "details": data.get("details"),
+                    "fromExtension": data.get("fromExtension"),
+                    "fromHook": data.get("fromHook"),
+                    "preserveDataKeys": sorted(preserve) if isinstance(preserve, dict) else [],
+                    "providerReplayThroughEntryId": through,
+                    "providerReplayThroughEntryIndex": session.index_of(through or ""),
+                }
+            )
+        elif kind == "branch_summary":
+            summary = data.get("summary")
+            row.update(
+                {
+                    "fromId": data.get("fromId"),
+                    "summaryLength": utf16_len(summary) if isinstance(summary, str) else None,
+                    "details": data.get("details"),
+                    "fromExtension": data.get("fromExtension"),
+                }
+            )
+        elif kind == "label":
+            row.update({"targetId": data.get("targetId"), "labelValue": data.get("label")})
+        elif kind == "model_change":
+            row.update(
+                {
+                    "modelRef": data.get("model"),
+                    "modelRole": data.get("role"),
+                    "provider": data.get("provider"),
+                    "modelId": data.get("modelId"),
+                }
+            )
+        elif kind == "thinking_level_change":
+            row.update(
+                {"thinkingLevel": data.get("thinkingLevel"), "configured": data.get("configured")}
+            )
+        elif kind == "custom_message":
+            row.update(
+                {
+                    "customType": data.get("customType"),
+                    "display": data.get("display"),
+                    "attribution": data.get("attribution"),
+                }
+            )
+        elif kind == "custom":
+            row["customType"] = data.get("customType")
         return row
 
     # -- contexts --------------------------------------------------------------------------
@@ -424,6 +570,59 @@ class Ours:
 
     # -- misc ------------------------------------------------------------------------------
 
+    def load(self) -> dict[str, Any]:
+        """What loading found (the oracle's ``load`` minus oh-my-pi's own file rewriting)."""
+        session = self.session
+        slot = session.title_slot
+        header = session.header or {}
+        version = session.version or 1
+        title_slot: dict[str, Any] = {"present": False}
+        if isinstance(slot, dict):
+            title_slot = {"present": True, "title": slot.get("title"), "source": slot.get("source")}
+        return {
+            "accepted": True,
+            "titleSlot": title_slot,
+            "originalVersion": version,
+            "versionAfterLoad": 3,
+            "migrated": version < 3,
+            "sessionId": header.get("id"),
+            "cwd": header.get("cwd"),
+            "entries": len(session.entries),
+        }
+
+    def misc(self, windows: list[int], context_tokens: int) -> dict[str, Any]:
+        """The oracle's ``misc``: latest compaction, usage figures, defaults, windows, labels."""
+        from tui_compactor.engine.plan import _omp_prompt_tokens, omp_last_usage
+
+        session = self.session
+        path = [session.entries[index] for index in session.path_to(session.leaf)]
+        latest = next((entry for entry in reversed(path) if entry.type == "compaction"), None)
+        usage = omp_last_usage(path)
+        latest_row = None
+        if latest is not None:
+            kept = latest.data.get("firstKeptEntryId")
+            latest_row = {
+                "id": latest.id,
+                "index": latest.index,
+                "method": latest.data.get("method"),
+                "firstKeptEntryId": kept,
+                "firstKeptEntryIndex": session.index_of(kept or ""),
+                "tokensBefore": latest.data.get("tokensBefore"),
+            }
+        return {
+            "latestCompactionOnBranch": latest_row,
+            "lastAssistantUsageOnBranch": usage,
+            "calculateContextTokens": omp_usage_tokens(usage) if usage else None,
+            "calculatePromptTokens": _omp_prompt_tokens(usage) if usage else None,
+            "defaultCompactionSettings": OMP_DEFAULT_COMPACTION_SETTINGS,
+            "windows": self.windows(windows, context_tokens),
+            "sessionName": session_name(session),
+            "labels": [
+                {"id": self.id_at(index), "index": index, "label": label}
+                for index, label in sorted(session.labels.items())
+            ],
+        }
+
     def windows(self, windows: list[int], context_tokens: int) -> list[dict[str, Any]]:
         settings = self.settings
         return [
@@ -462,7 +661,16 @@ def ours(session: Any, golden: dict[str, Any]) -> dict[str, Any]:
             engine.other_leaf(row["leafIndex"], keeps) for row in golden["otherLeaves"]
         ],
         "shake": engine.shake(leaf),
-        "misc": {"windows": engine.windows(golden["oracle"]["contextWindows"], main_tokens)},
+        "misc": engine.misc(golden["oracle"]["contextWindows"], main_tokens),
+        "load": engine.load(),
+        "leafIndex": session.leaf,
+        "roots": [engine.id_at(index) for index in session.roots],
+        "leaves": [engine.id_at(index) for index in session.leaves],
+        "branch": {
+            "length": len(session.path_to(session.leaf)),
+            "ids": cap([engine.id_at(index) for index in session.path_to(session.leaf)]),
+            "entryIndices": cap(session.path_to(session.leaf)),
+        },
     }
 
 
@@ -531,14 +739,10 @@ def compare(session: Any, golden: dict[str, Any]) -> tuple[int, list[tuple[str, 
     my_ids = {entry.id: entry.index for entry in session.entries}
     checks = 0
     bad: list[tuple[str, Any, Any]] = []
-    selected = {
-        "entries": [
-            {key: row[key] for key in ENTRY_KEYS if key in row} for row in golden["entries"]
-        ],
-        "misc": {"windows": golden["misc"]["windows"]},
-    }
     for section in SECTIONS:
-        expected = selected.get(section, golden[section])
+        expected = golden[section]
+        if section == "load":
+            expected = {key: expected[key] for key in LOAD_KEYS}
         for result in diff(expected, mine[section], golden_ids, my_ids, section):
             checks += 1
             if result is not None:

@@ -179,3 +179,20 @@ def test_formatter_rules() -> None:
     assert omp_format("<x>\nbody\n\n</x>\n") == "<x>\nbody\n</x>"
     assert omp_format("```\n| a |  b |\n\n\n```") == "```\n| a |  b |\n\n\n```"
     assert omp_format("| a |  b |") == "|a|b|"
+
+
+def test_item_tokens_count_what_is_sent_not_the_entry() -> None:
+    """The app's gauge and ``context --json`` count a rewritten turn and a snapcompact summary
+    as oh-my-pi does (the golden: 2587 for the summary with its archive)."""
+    from tui_compactor.engine.context import item_tokens
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+
+    counter = get_counter("bytes")
+    methods = load_session(OMP / "omp-methods.jsonl")
+    cache = TokenCache(methods, counter)
+    summary = build_context(methods, 107, rules="omp").items[0]
+    assert item_tokens(summary, counter, cache) == 2587 > cache.message_tokens(107)
+    tree = load_session(OMP / "omp-tree.jsonl")
+    cache = TokenCache(tree, counter)
+    rewritten = next(item for item in build_context(tree, 27, rules="omp").items if item.rewritten)
+    assert item_tokens(rewritten, counter, cache) < cache.message_tokens(rewritten.entry_index)

@@ -3,11 +3,13 @@
 The goldens in ``tests/fixtures/oracle-omp/golden`` were made by the shared oracle kit running
 oh-my-pi's code under Bun on the sessions in ``tests/fixtures/oracle-omp/sessions`` (written
 through oh-my-pi's API) and on the pi oracle's sessions (``golden/pi-<name>.json`` for
-``tests/fixtures/oracle/sessions/<name>.jsonl``). Every value of the compared sections is
-checked: entry tokens, contexts (items, roles, the messages oh-my-pi sends for each item with
-their text hashes, context tokens), cut points at eight keep-recent values, the keep-recent
+``tests/fixtures/oracle/sessions/<name>.jsonl``). Every value is checked (see
+``omp_golden``): the load facts, the tree, every entry field and token count, contexts (items,
+roles, the messages oh-my-pi sends for each item with their text hashes, context tokens), cut
+points at eight keep-recent values, the keep-recent
 sweep, branch-summary collection at six budgets, other leaves' cut rows, the three shake
-previews and the threshold per window. Ids are compared by entry index.
+previews and ``misc`` (latest compaction, usage figures, thresholds per window, labels, the
+session name). Ids are compared by entry index.
 """
 
 from __future__ import annotations

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tui_compactor.session.agents import find_agents
 from tui_compactor.session.lock import (
     LockBusy,
     SessionLock,
     detect_live_writer,
     gate_lock_path,
     pid_alive,
-    processes_writing,
     publish_lock_path,
     read_publish_lock,
     session_lock,
@@ -189,7 +189,7 @@ def test_growing_file_is_a_live_writer(session_file: Path) -> None:
     writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
         assert writer.stdout is not None and writer.stdout.readline() == b"started\n"
-        live = detect_live_writer(session_file, quiet_seconds=0.2, scan_proc=False)
+        live = detect_live_writer(session_file, quiet_seconds=0.2)
         assert live is not None and "quiet window" in live.reason
     finally:
         writer.kill()
@@ -212,13 +212,12 @@ def test_process_holding_file_open_for_writing_is_seen(session_file: Path) -> No
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
-        assert holder.pid in processes_writing(session_file)
-        live = detect_live_writer(session_file, quiet_seconds=0)
-        assert live is not None and live.pid == holder.pid
+        [found] = find_agents(session_file)
+        assert found.pid == holder.pid and "open for writing" in found.evidence
     finally:
         holder.kill()
         holder.wait()
-    assert processes_writing(session_file) == []
+    assert find_agents(session_file) == []
 
 
 def test_omp_style_exclusive_create_fails_while_we_hold_the_lock(session_file: Path) -> None:

@@ -102,6 +102,10 @@ class ServerBehaviour:
     hang_seconds: float = 30.0
     reject_max_tokens: bool = False
     """Answer ``max_tokens`` like OpenAI's reasoning models: 400, use max_completion_tokens."""
+    endless: bool = False
+    """Ignore ``max_tokens``: repeat the reply for ever until the client hangs up (OpenAI route)."""
+    error_message: str | None = None
+    """Message of every fault's error body instead of the usual one (a hostile server)."""
 
 
 class LLMServer:
@@ -306,6 +310,14 @@ class LLMServer:
                 "content_block": {"type": "text", "text": ""},
             })
             await self._send_event(writer, "ping", {"type": "ping"})
+        while behaviour.endless:
+            for chunk in chunks:
+                await self._send_event(writer, None, {
+                    "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
+                    "choices": [{"index": 0, "delta": {"content": chunk}, "finish_reason": None}],
+                })
+            # Raises _ClientGone once the client has hung up.
+            await self._pause(reader, max(behaviour.chunk_delay, 0.001))
         for number, chunk in enumerate(chunks):
             if fault is not None and fault.name == "stall" and number == max(1, len(chunks) // 2):
                 # Stop sending halfway, keep the connection open: the client must time out.
@@ -374,6 +386,8 @@ class LLMServer:
             code = {"429": "rate_limit_exceeded", "401": "invalid_api_key",
                     "404": "model_not_found", "500": "server_error",
                     "400": "invalid_request_error"}[fault.name]
+        if self.behaviour.error_message is not None:
+            message = self.behaviour.error_message
         if anthropic:
             payload = {"type": "error", "error": {"type": code, "message": message}}
         else:

@@ -19,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_quiet_window, confirm
+from tui_compactor.commands.confirm import add_append_options, append_options, confirm
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 MAX_REPLANS = 3
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="append without asking")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (summaries still stream to stderr)")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 class _StreamPrinter:
@@ -191,9 +191,7 @@ def run(args: argparse.Namespace) -> int:
         return finish(EXIT_REFUSED)
 
     handle = SessionHandle(session)
-    append_options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        append_options["quiet_seconds"] = args.quiet_window
+    gate_options: dict[str, Any] = append_options(args)
     for attempt in range(MAX_REPLANS + 1):
         with handle.read() as snapshot:
             plan = make_plan(session, leaf, settings, cut,
@@ -269,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
             with handle.read() as snapshot:
                 proposal = propose_compaction(snapshot, plan, result.entry,
                                               generation=planned_at, file_leaf=file_leaf)
-            appended = apply(handle, proposal, **append_options)
+            appended = apply(handle, proposal, **gate_options)
         except StaleProposal as stale:
             # Never onto the old leaf: plan again at the new leaf and ask again (--yes: say so).
             if leaf == file_leaf:

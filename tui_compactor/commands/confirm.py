@@ -1,9 +1,10 @@
-"""What every writing command shares: the question it asks and its live-writer option."""
+"""What every writing command shares: the question it asks and its append-gate options."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def confirm(question: str, expected: str = "yes") -> bool:
@@ -20,8 +21,8 @@ def confirm(question: str, expected: str = "yes") -> bool:
     return answer.strip().lower() == expected
 
 
-def add_quiet_window(parser: argparse.ArgumentParser) -> None:
-    """``--quiet-window SECONDS``: how long the file must stay unchanged before appending."""
+def add_append_options(parser: argparse.ArgumentParser) -> None:
+    """``--quiet-window SECONDS`` and ``--ignore-agent``: the append gate's two user choices."""
     parser.add_argument(
         "--quiet-window",
         type=float,
@@ -29,3 +30,19 @@ def add_quiet_window(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long the file must stay unchanged before appending (live-writer check)",
     )
+    parser.add_argument(
+        "--ignore-agent",
+        action="store_true",
+        help="append even though a running pi / oh-my-pi agent works on this session (its "
+        "next entry may leave ours on a side branch; `lint` then offers the fix)",
+    )
+
+
+def append_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The writer's keyword options from the flags of ``add_append_options``."""
+    options: dict[str, Any] = {}
+    if getattr(args, "quiet_window", None) is not None:
+        options["quiet_seconds"] = args.quiet_window
+    if getattr(args, "ignore_agent", False):
+        options["ignore_agents"] = True
+    return options

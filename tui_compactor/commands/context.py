@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.wording import count_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
 
 def run(args: argparse.Namespace) -> int:
     """Print the context."""
-    from tui_compactor.commands.plan import threshold_json
+    from tui_compactor.commands.plan import session_threshold, threshold_text, window_text
     from tui_compactor.engine.context import build_context
     from tui_compactor.textsafe import sanitize
 
@@ -103,10 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_breakdown(args, session, leaf, settings)
     data = context_json(session, leaf, counter, settings.rules)
-    if settings.context_window is not None:
-        data["threshold"] = threshold_json(
-            data["contextTokens"]["tokens"], settings.context_window, settings.compaction()
-        )
+    data["threshold"] = session_threshold(data["contextTokens"]["tokens"], settings, session)
     if args.json:
         common.dump_json(data)
         return common.EXIT_OK
@@ -128,13 +126,12 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"context tokens {tokens['tokens']} (usage {tokens['usageTokens']} + trailing "
         f"{tokens['trailingTokens']}); local estimate {tokens['localEstimate']} "
-        f"[{counter.name}]; {data['length']} messages, {data['llmMessageCount']} sent"
+        f"[{counter.name}]; {count_of(data['length'], 'message')}, "
+        f"{data['llmMessageCount']} sent"
     )
     threshold = data.get("threshold")
     if threshold:
         crossed = "yes" if threshold["shouldCompact"] else "no"
-        print(
-            f"window {threshold['window']}: threshold {threshold['thresholdTokens']} "
-            f"(reserve {threshold['budgetReserve']}), compact now: {crossed}"
-        )
+        print(f"window {window_text(threshold)}")
+        print(f"{threshold_text(threshold)}: compact now: {crossed}")
     return common.EXIT_OK

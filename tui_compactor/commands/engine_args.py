@@ -6,7 +6,6 @@ Nothing heavy is imported at module level: the CLI builds every parser on start-
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -196,8 +195,10 @@ def leaf_or_default(session: Any, ident: str | None) -> int:
 
 
 def dump_json(value: Any) -> None:
-    """Print JSON (UTF-8, stable key order as built) to stdout."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    """Print JSON (UTF-8, stable key order as built) to stdout; see ``json_for_terminal``."""
+    from tui_compactor.textsafe import json_for_terminal
+
+    sys.stdout.write(json_for_terminal(value) + "\n")
 
 
 def fail(error: CommandError) -> int:

@@ -9,13 +9,13 @@ calls and results in code fences long enough never to be closed by the content. 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.textsafe import json_for_terminal, well_formed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,10 +103,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         for row, message in zip(data["items"], messages, strict=True):
             row["message"] = message
-        text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        text = json_for_terminal(data) + "\n"
     else:
         text = to_markdown(session, data, messages)
-    encoded = text.encode("utf-8", "surrogatepass")
+    encoded = well_formed(text).encode("utf-8")
     if args.output:
         target = Path(args.output)
         if target.exists() and not args.force:

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from tui_compactor.commands import session_args as common
+from tui_compactor.wording import count_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def lint_report(session: Any) -> dict[str, Any]:
     """The ``lint --json`` object for a loaded session."""
+    from tui_compactor.session.agents import orphaned_appends
     from tui_compactor.session.model import Verdict
 
     entries = session.entries
@@ -56,6 +58,16 @@ def lint_report(session: Any) -> dict[str, Any]:
         "pathLength": len(session.path_to(leaf)) if leaf is not None else 0,
         "tornIds": sorted(session.torn_ids),
         "diagnostics": [common.diagnostic_json(d) for d in session.diagnostics],
+        "orphanedAppends": [
+            {
+                "entryId": entries[orphan.index].id,
+                "line": entries[orphan.index].line,
+                "bypassedBy": entries[orphan.bypassed_by].id,
+                "message": orphan.message(session),
+                "fix": ["navigate", str(session.path), "--to", entries[orphan.index].id],
+            }
+            for orphan in orphaned_appends(session)
+        ],
     }
 
 
@@ -87,11 +99,14 @@ def _print_text(report: dict[str, Any]) -> None:
         if diag["offset"] is not None:
             where += f" (byte {diag['offset']})"
         out.write(f"  {diag['severity']:<7} {where}: {safe(diag['message'])} [{diag['code']}]\n")
+    for orphan in report.get("orphanedAppends", []):
+        out.write(f"  {'warning':<7} line {orphan['line']}: {safe(orphan['message'])} "
+                  "[orphaned-append]\n")
     if report["verdict"] == "refuse":
         return
     counts = ", ".join(f"{safe(k) or '(no type)'} {v}" for k, v in sorted(report["counts"].items()))
     version = report["version"] if report["version"] is not None else "none"
-    out.write(f"  version {version}, {report['entries']} entries: {counts or 'none'}\n")
+    out.write(f"  version {version}, {count_of(report['entries'], 'entry')}: {counts or 'none'}\n")
     if report["title"]:
         out.write(f"  title: {safe(report['title'], 120)}\n")
     if report["name"]:
@@ -100,7 +115,7 @@ def _print_text(report: dict[str, Any]) -> None:
     more = f" (+{len(report['roots']) - 10})" if len(report["roots"]) > 10 else ""
     out.write(f"  roots: {roots or 'none'}{more}; leaves: {len(report['leaves'])}\n")
     leaf = safe(report["leaf"], 40) if report["leaf"] else "none"
-    out.write(f"  leaf: {leaf}, active path {report['pathLength']} entries\n")
+    out.write(f"  leaf: {leaf}, active path {count_of(report['pathLength'], 'entry')}\n")
     if report["appendAllowed"]:
         out.write("  append: allowed\n")
     else:

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --dry-run: print the exact branch-summary request (prompts, "
                         "max_tokens, model, options; never the key) and call no model")
     parser.add_argument("--yes", action="store_true", help="append without asking")
-    add_quiet_window(parser)
+    add_append_options(parser)
     common.add_settings(parser)
     common.add_json(parser)
 
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_text(session, data)
         return common.EXIT_OK
-    return _perform(args, session, nav, settings, plan_from)
+    return _perform(args, session, nav, settings, plan_from, data)
 
 
 PREVIEW_WIDTH = 64
@@ -204,8 +204,13 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
 
 
 def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
-             settings: Settings, plan_from: Callable[[int | None], NavigationPlan]) -> int:
-    """Summarize (if asked), confirm, then apply the move (re-planned if the file grew)."""
+             settings: Settings, plan_from: Callable[[int | None], NavigationPlan],
+             plan: dict[str, Any]) -> int:
+    """Summarize (if asked), confirm, then apply the move (re-planned if the file grew).
+
+    With ``--json`` one report object is printed at the end whatever happens (like
+    ``compact --json``): the plan, ``written``, and ``entryId``/``newLeafId``/``summary`` or
+    ``refused``/``error``; messages go to stderr."""
     import asyncio
     import sys
 
@@ -221,10 +226,20 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
 
+    report: dict[str, Any] = {"session": str(session.path), "plan": plan, "written": False}
+
+    def finish(status: int, text: str | None = None) -> int:
+        if args.json:
+            common.dump_json(report)
+        elif text is not None:
+            print(text)
+        return status
+
     if session.append_refusal:
         say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
         say("Nothing was written. Use --dry-run to see the plan.")
-        return common.EXIT_REFUSED
+        report["refused"] = session.append_refusal
+        return finish(common.EXIT_REFUSED)
     summarizer = None
     if args.summarize:
         try:
@@ -235,20 +250,20 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             summarizer = make_summarizer(profile)
         except ConfigError as error:
             say(f"tui-compactor: {error}")
-            return common.EXIT_USAGE
-    append_options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        append_options["quiet_seconds"] = args.quiet_window
+            report["error"] = str(error)
+            return finish(common.EXIT_USAGE)
+    gate_options: dict[str, Any] = append_options(args)
     handle = SessionHandle(session)
     what = "a branch summary" if summarizer is not None else "a leaf marker"
-    for _attempt in range(3):
+    for attempt in range(3):
         if nav.noop:
-            print("nothing to do: the target is the current leaf")
-            return common.EXIT_OK
+            report["noop"] = True
+            return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
         planned_at = handle.generation
         if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
             say("not confirmed: nothing written (pass --yes to append without asking)")
-            return common.EXIT_REFUSED
+            report["refused"] = "not confirmed"
+            return finish(common.EXIT_REFUSED)
 
         async def summarize(nav: NavigationPlan = nav) -> Any:
             try:
@@ -266,11 +281,12 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             with handle.read() as snapshot:
                 proposal = propose_navigation(snapshot, nav, prepared.record,
                                               generation=planned_at)
-            appended = apply(handle, proposal, **append_options)
+            appended = apply(handle, proposal, **gate_options)
         except StaleProposal as stale:
             say(f"tui-compactor: {stale}")
             say("planning the move again from the new leaf" + (
                 " (--yes: it will be written without asking)" if args.yes else ""))
+            report["replanned"] = attempt + 1
             nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
             continue
         except Exception as error:  # the summaries/writer layers raise user-facing errors
@@ -279,12 +295,17 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             hint = getattr(error, "hint", None)
             if hint:
                 say(hint)
-            return common.EXIT_REFUSED
-        new_leaf = common.entry_id(session, nav.new_leaf) or "(before the first entry)"
-        print(
-            f"leaf moved to {sanitize(new_leaf, single_line=True)}; "
-            f"appended entry {sanitize(appended.ids[0], single_line=True)}"
-        )
-        return common.EXIT_OK
+            report["refused" if hasattr(error, "reason") else "error"] = reason
+            return finish(common.EXIT_REFUSED)
+        new_leaf = common.entry_id(session, nav.new_leaf)
+        report.update({"written": True, "entryId": appended.ids[0], "newLeafId": new_leaf})
+        if prepared.summary is not None:
+            report["summary"] = prepared.summary.summary
+            report["summarizer"] = prepared.summary.label
+        return finish(common.EXIT_OK, (
+            f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
+            f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
+        ))
     say("tui-compactor: the session kept growing; nothing written")
-    return common.EXIT_REFUSED
+    report["refused"] = "the session kept growing"
+    return finish(common.EXIT_REFUSED)

@@ -19,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", help="summarizer profile for compactions and summaries")
     parser.add_argument("--no-follow", action="store_true",
                         help="do not watch the file for new entries")
+    parser.add_argument("--ignore-agent", action="store_true",
+                        help="let the app append even though a running pi / oh-my-pi agent "
+                        "works on the session (see the writing commands' --ignore-agent)")
     common.add_settings(parser)
 
 
@@ -41,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         profile_name=args.profile,
         follow=not args.no_follow,
         sessions_dirs=list(args.sessions_dir),
+        ignore_agents=args.ignore_agent,
     )
     app.run()
     return EXIT_OK

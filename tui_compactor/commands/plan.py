@@ -52,6 +52,48 @@ def threshold_json(tokens: int, window: int | None, settings: Any) -> dict[str, 
     }
 
 
+def session_threshold(tokens: int, settings: Any, session: Any) -> dict[str, Any]:
+    """``threshold_json`` for the window the user set, else the session model's known window
+    (``workbench.settings.with_session_window``, as the app's gauge), else the assumed default;
+    ``windowSource`` says which (``--window``, ``model claude-…``, ``assumed``…)."""
+    from tui_compactor.workbench.settings import with_session_window
+
+    shown = with_session_window(settings, session)
+    threshold = threshold_json(tokens, shown.context_window, shown.compaction())
+    assert threshold is not None  # with_session_window always sets a window
+    threshold["windowSource"] = shown.source_of("context_window")
+    return threshold
+
+
+def window_text(threshold: dict[str, Any]) -> str:
+    """The text line's window part: ``200000 (the window of claude-opus-4-5, the session's
+    model)`` / ``128000 (assumed: ...)``."""
+    source = threshold["windowSource"]
+    if source.startswith("model "):
+        origin = f"the window of {source.removeprefix('model ')}, the session's model"
+    elif source.startswith("assumed"):
+        origin = "assumed: the session's model has no known window; pass --window N"
+    else:
+        origin = f"from {source}"
+    return f"{threshold['window']} ({sanitize_line(origin)})"
+
+
+def threshold_text(threshold: dict[str, Any]) -> str:
+    """``threshold 183616 = window − reserve 16384`` (or the reserve beside a threshold that a
+    threshold setting decided)."""
+    tokens, reserve = threshold["thresholdTokens"], threshold["budgetReserve"]
+    if tokens == threshold["window"] - reserve:
+        return f"threshold {tokens} = window − reserve {reserve}"
+    return f"threshold {tokens} (reserve {reserve})"
+
+
+def sanitize_line(text: str) -> str:
+    """One terminal-safe line."""
+    from tui_compactor.textsafe import sanitize
+
+    return sanitize(text, single_line=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Build and print the plans."""
     from tui_compactor.engine.tokens import TokenCache
@@ -77,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     plans = [make_plan(session, leaf, variant, cut, cache=cache) for variant in variants]
     first = plans[0]
     context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
-    threshold = threshold_json(context_tokens, settings.context_window, settings.compaction())
+    threshold = session_threshold(context_tokens, settings, session)
     refused = cut is not None and not first.prepared
     if args.sweep:
         from tui_compactor.commands.analysis import print_sweep
@@ -119,13 +161,14 @@ def _print_text(
     first = plans[0]
     leaf_id = sanitize(entries[first.leaf].id, single_line=True)
     print(f"session  {sanitize(str(session.path), single_line=True)}")
-    print(f"leaf     {leaf_id} (entry #{first.leaf}, branch of {len(first.branch)} entries)")
+    branch = count_of(len(first.branch), "entry")
+    print(f"leaf     {leaf_id} (entry #{first.leaf}, branch of {branch})")
     print(f"rules    {first.rules}   tokens: {first.counter_name}")
     if threshold:
         crossed = "yes" if threshold["shouldCompact"] else "no"
+        print(f"window   {window_text(threshold)}")
         print(
-            f"window   {threshold['window']}: threshold {threshold['thresholdTokens']} "
-            f"(reserve {threshold['budgetReserve']}), context {threshold['contextTokens']}, "
+            f"         {threshold_text(threshold)}; context {threshold['contextTokens']}: "
             f"compact now: {crossed}"
         )
     for plan, row in zip(plans, rows, strict=True):

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 FRAGMENT_PEEK_BYTES = 4096
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION", help="session .jsonl file")
     parser.add_argument("--yes", action="store_true", help="append the newline without asking")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 def describe_tail(session: Any) -> dict[str, Any] | None:
@@ -139,9 +139,7 @@ def run(args: argparse.Namespace) -> int:
         return status
 
     handle = SessionHandle(session)
-    options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        options["quiet_seconds"] = args.quiet_window
+    options: dict[str, Any] = append_options(args)
     try:
         if session.header is None and not session.entries:
             report["error"] = f"{name}: not a usable session"

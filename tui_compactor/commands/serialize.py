@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.engine.context import build_context
     from tui_compactor.engine.messages import message_from_entry
     from tui_compactor.engine.serialize import serialize_native, serialize_pi
-    from tui_compactor.textsafe import sanitize
+    from tui_compactor.textsafe import sanitize, well_formed
 
     try:
         settings = common.settings_from_args(args)
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if sys.stdout.isatty():
         sys.stdout.write(sanitize(text) + "\n")
     else:
-        data = text.encode("utf-8", "surrogatepass")
+        data = well_formed(text).encode("utf-8")  # as Node writes a lone surrogate
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

@@ -5,7 +5,6 @@ Nothing heavy is imported at module level: the CLI builds every parser on start-
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -16,8 +15,11 @@ __all__ = ["EXIT_OK", "EXIT_USAGE"]
 
 def print_json(value: Any) -> None:
     """Print ``value`` as JSON. ``ensure_ascii`` escapes every control character and every
-    non-ASCII code point, so no session text can reach the terminal raw."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=True, indent=2, allow_nan=False) + "\n")
+    non-ASCII code point, so no session text can reach the terminal raw; a non-finite number
+    is written as ``null``."""
+    from tui_compactor.textsafe import json_for_terminal
+
+    sys.stdout.write(json_for_terminal(value, ensure_ascii=True) + "\n")
 
 
 def safe(text: Any, max_len: int | None = None, *, single_line: bool = True) -> str:

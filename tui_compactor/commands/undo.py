@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from tui_compactor.commands.confirm import add_quiet_window
+from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="show what would happen")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_quiet_window(parser)
+    add_append_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if session.header is None and not session.entries:
         report["error"] = f"{session.path}: not a usable session"
         return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
-    options: dict[str, Any] = {}
-    if args.quiet_window is not None:
-        options["quiet_seconds"] = args.quiet_window
+    options: dict[str, Any] = append_options(args)
     asked = False
     for _attempt in range(3):
         with handle.read() as snapshot:

@@ -21,6 +21,7 @@ What the agent then sends for each item is ``item_llm`` (``omp_messages`` for oh
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -566,7 +567,11 @@ def context_tokens_at(
 
 
 def _number(value: Any) -> int:
+    """A usage count as an int; anything else (text, bool, NaN, an overflowing ``1e400``) is 0,
+    so a corrupt number is ignored like a missing one instead of crashing every view."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
         return 0
     return int(value)
 

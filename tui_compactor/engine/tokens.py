@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
+from tui_compactor.textsafe import utf8_length
 
 __all__ = [
     "TokenCounter",
@@ -183,7 +184,7 @@ class BytesCounter:
 
     def count_text(self, text: str) -> int:
         """``(utf8 bytes + 3) >> 2``."""
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        size = len(text) if text.isascii() else utf8_length(text)
         return (size + 3) >> 2
 
     def count_message(self, message: Any) -> int:

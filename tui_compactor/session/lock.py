@@ -367,71 +367,21 @@ def file_changes_during(path: str | os.PathLike[str], quiet_seconds: float) -> b
     return _stat_signature(target) != before
 
 
-def processes_writing(path: str | os.PathLike[str]) -> list[int]:
-    """Other pids holding the file open for writing (Linux ``/proc``; empty elsewhere).
-
-    Only processes we may inspect (usually our own user's) are seen. pi opens the file per
-    append, so this mostly catches oh-my-pi, which holds its descriptor for the session.
-    """
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    try:
-        target = os.stat(path)
-    except OSError:
-        return []
-    me = os.getpid()
-    found: list[int] = []
-    for pid_dir in proc.iterdir():
-        if not pid_dir.name.isdigit() or int(pid_dir.name) == me:
-            continue
-        fd_dir = pid_dir / "fd"
-        try:
-            fds = list(fd_dir.iterdir())
-        except OSError:
-            continue
-        for fd_link in fds:
-            try:
-                info = os.stat(fd_link)
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) != (target.st_dev, target.st_ino):
-                continue
-            try:
-                fdinfo = (pid_dir / "fdinfo" / fd_link.name).read_text()
-            except OSError:
-                continue
-            flags = 0
-            for line in fdinfo.splitlines():
-                if line.startswith("flags:"):
-                    flags = int(line.split()[1], 8)
-                    break
-            if flags & (os.O_WRONLY | os.O_RDWR):
-                found.append(int(pid_dir.name))
-                break
-    return found
-
-
 def detect_live_writer(
     session_path: str | os.PathLike[str],
     *,
     quiet_seconds: float = DEFAULT_QUIET_SECONDS,
-    scan_proc: bool = True,
 ) -> LiveWriter | None:
-    """Evidence that an agent is writing the session now, or None.
+    """Evidence that someone is writing the session now, or None.
 
-    Checks, cheapest first: an oh-my-pi publish lock with a live pid (not ours), another
-    process holding the file open for writing (``/proc``, Linux), and the file changing
-    during a quiet window of ``quiet_seconds``.
+    Checks an oh-my-pi publish lock with a live pid (not ours) and the file changing during a
+    quiet window of ``quiet_seconds``. Processes that work on the session (open files, command
+    lines, an agent in its directory) are found by ``session.agents``.
     """
     lock = read_publish_lock(session_path)
     if lock is not None and lock.alive and lock.pid != os.getpid():
         who = f"pid {lock.pid}" if lock.pid is not None else "another process"
         return LiveWriter(f"oh-my-pi's lock {lock.path.name} is held by {who}", lock.pid)
-    if scan_proc:
-        writers = processes_writing(session_path)
-        if writers:
-            return LiveWriter(f"process {writers[0]} has the file open for writing", writers[0])
     if quiet_seconds > 0 and file_changes_during(session_path, quiet_seconds):
         return LiveWriter(f"the file changed during a {quiet_seconds:g} s quiet window")
     return None

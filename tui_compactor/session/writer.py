@@ -33,6 +33,7 @@ from typing import Any
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
 from tui_compactor.session.model import TITLE_SLOT_BYTES, seal_command
+from tui_compactor.textsafe import well_formed
 
 GENERATOR_NAME = "tui-compactor"
 """``generator.name`` in every entry we write."""
@@ -190,9 +191,7 @@ def new_entry_id(taken: set[str], *, token: Callable[[], str] | None = None) -> 
 def _clean_strings(value: Any) -> Any:
     """Replace lone surrogates so the record is valid Unicode everywhere."""
     if isinstance(value, str):
-        if any("\ud800" <= ch <= "\udfff" for ch in value):
-            return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
-        return value
+        return well_formed(value)
     if isinstance(value, Mapping):
         return {str(key): _clean_strings(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -455,8 +454,31 @@ def check_cut_point(session: Any, path: Sequence[int], first_kept_id: Any) -> No
                 )
 
 
+def check_live_agents(session: Any) -> None:
+    """A6: no running pi / oh-my-pi process works on this session (see ``session.agents``).
+
+    pi keeps its leaf in memory: whatever we append while it runs, even idle at its prompt,
+    is left on a dead side branch by its next entry. The user may override this explicitly
+    (``ignore_agents=True``, the ``--ignore-agent`` flag)."""
+    from tui_compactor.session.agents import describe_agents, find_agents
+
+    header = getattr(session, "header", None)
+    header = header if isinstance(header, dict) else {}
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+    session_id = header.get("id") if isinstance(header.get("id"), str) else None
+    agents = find_agents(session.path, session_cwd=cwd, session_id=session_id)
+    if agents:
+        raise AppendRefused(
+            f"{_name(session)}: an agent is working on this session: {describe_agents(agents)}.",
+            "pi keeps its place in memory, so its next entry would leave what we append on a "
+            "dead side branch. Quit the agent (or finish with it), then try again; to append "
+            "anyway, pass --ignore-agent.",
+            code="live-agent",
+        )
+
+
 def check_live_writer(session: Any, quiet_seconds: float) -> None:
-    """A6: no live writer (oh-my-pi lock with a live pid, a writer process, a growing file)."""
+    """A6: no live writer (oh-my-pi lock with a live pid, a growing file)."""
     live = detect_live_writer(session.path, quiet_seconds=quiet_seconds)
     if live is not None:
         raise AppendRefused(
@@ -515,7 +537,8 @@ def _verify_unchanged(session: Any, ops: OsOps, fd: int) -> None:
         if tail == b"\n":
             raise SessionChanged(
                 f"{name}: {added} bytes of new entries were appended since it was loaded.",
-                "Reload the session, check the plan again and confirm.",
+                "Nothing was written: load it again (run the command again, or reload in the "
+                "app), check the plan and confirm.",
                 added_bytes=added,
             )
         raise AppendRefused(
@@ -793,6 +816,7 @@ def append_entries(
     lock_wait_seconds: float = session_lock_module.DEFAULT_WAIT_SECONDS,
     ops: OsOps = DEFAULT_OPS,
     refresh: bool = True,
+    ignore_agents: bool = False,
 ) -> AppendResult:
     """Append ``records`` as new entries after the gate (A1-A8) allows it.
 
@@ -808,6 +832,8 @@ def append_entries(
         lock_wait_seconds: bounded wait for the locks.
         ops: the OS wrapper (tests inject faults here).
         refresh: call ``session.refresh()`` afterwards so the session shows the new entries.
+        ignore_agents: append even though a running agent works on the session (the user
+            said so explicitly); see ``check_live_agents``.
 
     Raises:
         AppendRefused: the gate refused (nothing written); ``SessionChanged`` when the file
@@ -827,7 +853,8 @@ def append_entries(
     payload = b"".join(encode_record(record) for record in prepared.records)
     prefix_newline = session.snapshot.size > 0 and not session.snapshot.ends_with_newline
     offset, size_after, stale = _gated_write(
-        session, ops, prefix_newline, payload, prepared.ids, quiet_seconds, lock_wait_seconds
+        session, ops, prefix_newline, payload, prepared.ids, quiet_seconds, lock_wait_seconds,
+        ignore_agents,
     )
     refreshed = False
     if refresh and hasattr(session, "refresh"):
@@ -844,8 +871,11 @@ def _gated_write(
     expected_ids: Sequence[str],
     quiet_seconds: float,
     lock_wait_seconds: float,
+    ignore_agents: bool = False,
 ) -> tuple[int, int, str | None]:
-    """A6 (live writer), then the locks, then the locked write."""
+    """A6 (a running agent, a live writer), then the locks, then the locked write."""
+    if not ignore_agents:
+        check_live_agents(session)
     check_live_writer(session, quiet_seconds)
     try:
         held = ops.lock(str(session.path), lock_wait_seconds)
@@ -893,6 +923,7 @@ def seal_tail(
     lock_wait_seconds: float = session_lock_module.DEFAULT_WAIT_SECONDS,
     ops: OsOps = DEFAULT_OPS,
     refresh: bool = True,
+    ignore_agents: bool = False,
 ) -> AppendResult:
     """Append a single ``\\n`` after a torn or unterminated last line (only when the user asks).
 
@@ -908,7 +939,7 @@ def seal_tail(
             code="A2",
         )
     offset, size_after, stale = _gated_write(
-        session, ops, False, b"\n", [], quiet_seconds, lock_wait_seconds
+        session, ops, False, b"\n", [], quiet_seconds, lock_wait_seconds, ignore_agents
     )
     if refresh and hasattr(session, "refresh"):
         session.refresh()

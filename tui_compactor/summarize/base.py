@@ -52,5 +52,9 @@ class Summarizer:
         pieces = [piece async for piece in self.stream(request)]
         return "".join(pieces)
 
+    def secrets(self) -> list[str]:
+        """Values that must never be stored or shown (the API key), for ``redact``."""
+        return []
+
     async def aclose(self) -> None:
         """Release resources this summarizer owns (not the shared HTTP client)."""

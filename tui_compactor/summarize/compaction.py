@@ -61,6 +61,7 @@ from tui_compactor.summarize.runner import (
     PartFailed,
     PartFinished,
     PartStarted,
+    approx_tokens,
     run_part,
 )
 
@@ -433,7 +434,7 @@ class CompactionJob:
         tokens_after = getattr(plan, "tokens_after", None)
         if isinstance(tokens_after, int):
             # The kept messages plus the new summary message itself.
-            tokens_after += (len(summary.encode("utf-8")) + 3) // 4
+            tokens_after += approx_tokens(summary)
         return make_compaction_entry(
             summary=summary,
             first_kept_entry_id=plan.first_kept_entry_id,
@@ -482,12 +483,15 @@ async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    for task in done:
-        if task.exception() is not None:
-            for other in pending:
-                other.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            raise task.exception()  # type: ignore[misc]
+    # Ask every finished task for its exception, so a second failure is not reported later
+    # as "Task exception was never retrieved"; the first one (in task order) is raised.
+    failures = [task.exception() for task in tasks if task in done]
+    first = next((failure for failure in failures if failure is not None), None)
+    if first is not None:
+        for other in pending:
+            other.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        raise first
 
 
 def _safe_emit(on_event: EventCallback | None) -> Callable[[Event], None]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from tui_compactor.textsafe import sanitize
+
 __all__ = [
     "AuthError",
     "BadRequest",
@@ -12,6 +14,7 @@ __all__ = [
     "MalformedStream",
     "ModelNotFound",
     "ProviderTimeout",
+    "ReplyTooLong",
     "RateLimited",
     "ServerError",
     "StreamDropped",
@@ -20,6 +23,10 @@ __all__ = [
     "is_context_overflow",
     "redact",
 ]
+
+
+MAX_MESSAGE_CHARS = 600
+"""Longest error message shown; a hostile server's body is cut here."""
 
 
 class SummarizeError(Exception):
@@ -31,7 +38,8 @@ class SummarizeError(Exception):
     """Seconds the server asked us to wait (``Retry-After``), for 429 / 5xx."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+        # Messages quote servers' error bodies: no escape sequence reaches the user's terminal.
+        super().__init__(sanitize(message, single_line=True, max_len=MAX_MESSAGE_CHARS))
         self.status = status
 
 
@@ -77,6 +85,10 @@ class ProviderTimeout(SummarizeError):
 
 class MalformedStream(SummarizeError):
     """The server's event stream could not be understood."""
+
+
+class ReplyTooLong(SummarizeError):
+    """The streamed reply passed its size cap (the server ignored ``max_tokens``)."""
 
 
 class StreamDropped(SummarizeError):

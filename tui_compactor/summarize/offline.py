@@ -32,6 +32,7 @@ from tui_compactor.summarize.outcomes import (
     command_title,
     read_outcomes,
 )
+from tui_compactor.textsafe import utf8_length
 from tui_compactor.wording import count_of
 
 __all__ = ["OFFLINE_LABEL", "OfflineSummarizer", "offline_text", "parse_sections"]
@@ -840,7 +841,8 @@ def _update(
         elif heading == "Goal":
             lines = [line for line in lines if not line.startswith("(no user request")]
             later = [
-                line if line.startswith("- ") else f"- Then: {line}" for line in lines
+                line if line.startswith("- ") else f"- {line}" if line.startswith("(")
+                else f"- Then: {line}" for line in lines
             ] if before else lines
             merged[heading] = _merge_lines(before, later)
         elif heading == "Constraints & Preferences":
@@ -935,7 +937,7 @@ def _shrink(
     sections = {heading: list(lines) for heading, lines in sections.items()}
     dropped: dict[str, int] = {}
     for heading in _SHRINKABLE:
-        while len(_render(sections).encode("utf-8")) > limit:
+        while utf8_length(_render(sections)) > limit:
             lines = sections.get(heading, [])
             # Keep the first line of Goal (the main goal) and quoted request lines.
             start = 1 if heading == "Goal" else 0
@@ -1011,12 +1013,12 @@ def _short(transcript: Transcript, previous_summary: str | None) -> str:
 def _fit(text: str, max_tokens: int) -> str:
     """Cut ``text`` at a line boundary to about ``max_tokens`` (4 bytes per token)."""
     limit = max(256, max_tokens * 4)
-    if len(text.encode("utf-8")) <= limit:
+    if utf8_length(text) <= limit:
         return text
     kept: list[str] = []
     used = 0
     for line in text.splitlines(keepends=True):
-        size = len(line.encode("utf-8"))
+        size = utf8_length(line)
         if used + size > limit - 40:
             break
         kept.append(line)

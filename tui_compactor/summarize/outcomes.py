@@ -68,7 +68,8 @@ _PROCEDURAL = re.compile(
 )
 _FLUFF = re.compile(
     r"^(?:yes|yeah|yep|no|ok(?:ay)?|good|great|perfect|excellent|nice|right|sure|done|got it|"
-    r"you'?re right|good (?:catch|point|idea)|makes sense|that makes sense)\b",
+    r"you'?re (?:absolutely |totally |completely )?right|good (?:catch|point|idea)|"
+    r"(?:that )?makes sense)\b",
     re.IGNORECASE,
 )
 _NOT_NAMES = frozenset({

@@ -45,6 +45,7 @@ from tui_compactor.summarize.errors import (
     classify_http_error,
     redact,
 )
+from tui_compactor.textsafe import well_formed_value
 
 __all__ = [
     "AnthropicSummarizer",
@@ -170,6 +171,11 @@ class HttpSummarizer(Summarizer):
             return max(1, min(request.max_tokens, self.profile.max_output_tokens))
         return max(1, request.max_tokens)
 
+    def secrets(self) -> list[str]:
+        """The API key, so a server that echoes it cannot get it stored."""
+        key = self._key()
+        return [key] if key else []
+
     def _key(self) -> str | None:
         secret = self.profile.api_key(self._environ)
         return secret.get_secret_value() if secret is not None else None
@@ -230,7 +236,7 @@ class HttpSummarizer(Summarizer):
 
     async def _stream_once(self, request: SummaryRequest, key: str | None) -> AsyncIterator[str]:
         client = self._client or shared_client()
-        body = self._body(request)
+        body = well_formed_value(self._body(request))  # UTF-8 encodable, whatever the session held
         async with aconnect_sse(
             client, "POST", self._url(), json=body, headers=self._headers(key),
             timeout=self._timeout(),

@@ -29,13 +29,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tui_compactor.summarize.base import PromptKind, Summarizer, SummaryRequest
-from tui_compactor.summarize.errors import ContextOverflow, StreamDropped, SummarizeError
+from tui_compactor.summarize.errors import (
+    ContextOverflow,
+    ReplyTooLong,
+    StreamDropped,
+    SummarizeError,
+    redact,
+)
 from tui_compactor.summarize.family import escape_harmony_tokens
 from tui_compactor.summarize.prompts import (
     assemble_prompt,
     load_prompt,
     with_custom_instructions,
 )
+from tui_compactor.textsafe import sanitize, utf8_length, well_formed
 
 __all__ = [
     "DEFAULT_SUMMARY_INPUT_WINDOW",
@@ -65,6 +72,10 @@ KEEP_END_KINDS = ("turn_prefix", "branch", "handoff")
 MAX_SUMMARY_TOKENS = 16384
 DEFAULT_SUMMARY_INPUT_WINDOW = 200_000
 MIN_SUMMARY_INPUT_TOKENS = 16_384
+REPLY_CAP_FACTOR = 4
+"""A streamed reply longer than this many times its ``max_tokens`` is stopped (a server that
+ignores ``max_tokens`` must not fill memory)."""
+MIN_REPLY_CAP_TOKENS = 4096
 MAX_STREAM_RESTARTS = 1
 """A part whose stream breaks after text arrived is started over this many times."""
 
@@ -115,14 +126,15 @@ EventCallback = Callable[[Event], Any]
 
 def approx_tokens(text: str) -> int:
     """oh-my-pi's approximate count: ceil(UTF-8 bytes / 4)."""
-    return (len(text.encode("utf-8")) + 3) // 4
+    return (utf8_length(text) + 3) // 4
 
 
 def serialize_messages(messages: list[dict[str, Any]], *, drop_thinking: bool = False) -> str:
-    """The transcript sent to the model (boundary tags escaped by the engine's serializer)."""
+    """The transcript sent to the model (boundary tags escaped by the engine's serializer; lone
+    surrogates replaced, so it can be encoded and sent)."""
     from tui_compactor.engine.serialize import serialize_native
 
-    return serialize_native(messages, drop_thinking=drop_thinking)
+    return well_formed(serialize_native(messages, drop_thinking=drop_thinking))
 
 
 def fold_budget(context_window: int | None, max_tokens: int) -> tuple[int, int]:
@@ -202,22 +214,51 @@ async def _stream_request(
 ) -> str:
     """One request, streamed as events; restarted once if the stream breaks midway."""
     attempt = 1
+    cap = reply_cap_bytes(request.max_tokens)
     while True:
         emit(PartStarted(part, summarizer.label, window, windows, attempt, note))
         pieces: list[str] = []
+        received = 0
         try:
-            async for piece in summarizer.stream(request):
-                pieces.append(piece)
-                emit(PartDelta(part, piece))
+            stream = summarizer.stream(request)
+            try:
+                async for piece in stream:
+                    received += utf8_length(piece)
+                    if received > cap:
+                        raise ReplyTooLong(
+                            f"{summarizer.label}: the reply passed {cap // 4} tokens, "
+                            f"{REPLY_CAP_FACTOR}× its budget of {request.max_tokens} (the "
+                            "server ignores max_tokens); stopped, nothing was written"
+                        )
+                    pieces.append(piece)
+                    emit(PartDelta(part, piece))
+            finally:
+                # Close the response now (not when the generator is collected).
+                close = getattr(stream, "aclose", None)
+                if close is not None:
+                    await close()
         except StreamDropped:
             if attempt > MAX_STREAM_RESTARTS:
                 raise
             attempt += 1
             continue
-        text = "".join(pieces).strip()
+        text = clean_summary("".join(pieces), summarizer.secrets())
         if not text:
             raise SummarizeError(f"{summarizer.label} returned an empty summary")
         return text
+
+
+def reply_cap_bytes(max_tokens: int) -> int:
+    """Most UTF-8 bytes one streamed reply may carry: ``REPLY_CAP_FACTOR`` times its token
+    budget at 4 bytes a token (at least ``MIN_REPLY_CAP_TOKENS`` tokens)."""
+    return max(MIN_REPLY_CAP_TOKENS, REPLY_CAP_FACTOR * max(0, max_tokens)) * 4
+
+
+def clean_summary(text: str, secrets: list[str]) -> str:
+    """A model's reply as it may be stored: no terminal escapes or controls (line breaks and
+    tabs kept, ``\\r\\n`` read as a line break), no lone surrogates, no secret it echoed."""
+    text = text.replace("\r\n", "\n")
+    return redact(sanitize(text), secrets).strip()
 
 
 async def run_part(

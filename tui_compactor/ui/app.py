@@ -155,6 +155,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         follow: bool = True,
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
+        ignore_agents: bool = False,
     ) -> None:
         """Open ``path`` (None: the session picker) with ``settings`` (default: those of
         ``config``, else the defaults)."""
@@ -162,7 +163,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         if settings is None:
             settings = Settings.from_config(config or Config.model_validate({}))
         self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
-                                  append_quiet_seconds)
+                                  append_quiet_seconds, ignore_agents)
         self.state = AppState(settings, Path(path) if path is not None else None)
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
@@ -397,6 +398,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
         self._report_diagnostics(session)
+        self._report_orphaned_appends()
         if not session.complete:
             self.notify(f"stopped after {len(session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
@@ -443,6 +445,15 @@ class CompactorApp(AnalysisMixin, App[None]):
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
+
+    def _report_orphaned_appends(self) -> None:
+        """Say so when an agent's later entry left one of our appends off the active path, and
+        how to put it back (the same finding and fix as `tui-compactor lint`)."""
+        from tui_compactor.session.agents import orphaned_appends
+
+        for orphan in orphaned_appends(self.session):
+            self.notify(sanitize(orphan.message(self.session), max_len=600),
+                        title="an agent left our entry behind", severity="warning", timeout=15)
 
     def _update_status(self) -> None:
         """Refresh the status line."""
@@ -940,6 +951,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         options: dict[str, Any] = {}
         if self.options.append_quiet_seconds is not None:
             options["quiet_seconds"] = self.options.append_quiet_seconds
+        if self.options.ignore_agents:
+            options["ignore_agents"] = True
         return options
 
     @staticmethod
@@ -1245,6 +1258,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.rebuild_outline(keep_entry=self.selected_entry)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(handle, self.settings)
+        if added:
+            self._report_orphaned_appends()
         if added and announce:
             self.notify(f"{len(added)} new entries", timeout=2)
 

@@ -33,6 +33,8 @@ class AppOptions:
     """Watch the file for new entries (live follow)."""
     append_quiet_seconds: float | None = None
     """Passed to the writer's live-writer check (None: the writer's default)."""
+    ignore_agents: bool = False
+    """The user's explicit override of the writer's running-agent refusal."""
 
 
 @dataclass(slots=True)

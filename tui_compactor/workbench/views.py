@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tui_compactor.engine.context import build_context, estimate_context_tokens, usage_tokens
+from tui_compactor.engine.context import (
+    build_context,
+    estimate_context_tokens,
+    item_tokens,
+    usage_tokens,
+)
 from tui_compactor.engine.messages import message_text
 from tui_compactor.engine.settings import effective_reserve, should_compact, threshold_tokens
 from tui_compactor.textsafe import sanitize
@@ -127,7 +132,7 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
             continue
         message = item.message if isinstance(item.message, dict) else {}
         label, preview = describe(item, message, session.entries[item.entry_index])
-        blocks.append((label, preview, cache.message_tokens(item.entry_index), item.entry_index))
+        blocks.append((label, preview, item_tokens(item, cache.counter, cache), item.entry_index))
     local = estimate.local_estimate
     return GaugeData(
         entry_index=entry_index,
