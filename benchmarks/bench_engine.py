@@ -322,16 +322,21 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
             "plan --sweep": ["plan", str(big), "--sweep"],
             "audit": ["audit", str(big)],
         }
-        medians: dict[str, tuple[float, float]] = {}
-        for name, args in commands.items():
-            median, best, _ = _median(
-                lambda args=args: subprocess.run(
+        # Interleaved (plan, breakdown, sweep, audit, plan, ...) after one warm-up round, so
+        # a busy machine slows every command alike and the ratios stay fair.
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for round_number in range(runs + 1):
+            for name, args in commands.items():
+                started = time.perf_counter()
+                subprocess.run(
                     [sys.executable, "-m", "tui_compactor", *args, "--json"],
                     cwd=ROOT, capture_output=True, check=True, env=env,
-                ),
-                runs,
-            )  # fmt: skip
-            medians[name] = (median, best)
+                )  # fmt: skip
+                if round_number:
+                    samples[name].append(time.perf_counter() - started)
+        medians = {
+            name: (statistics.median(times), min(times)) for name, times in samples.items()
+        }
     base = medians["plan"][0]
     for name, (median, best) in medians.items():
         extra: dict[str, Any] = {"notes": "whole process, --json, 100k session"}

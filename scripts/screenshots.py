@@ -1,11 +1,12 @@
-"""Regenerate ``screenshots/``: the real app on the bundled sample session.
+"""Regenerate ``screenshots/``: the real app on the bundled sample session, as the demo runs.
 
-Runs the app headless (Textual's ``run_test``) at a fixed size and saves SVG screenshots of:
+Runs the app headless (Textual's ``run_test``) with the demo's configuration (the offline
+summarizer) at a fixed size, pressing the keys a user would, and saves SVG screenshots of:
 
 * ``main.svg`` — tree, gauge, chart and entry details;
 * ``plan.svg`` — the compaction plan for the leaf (regions marked, tokens per region);
-* ``compaction.svg`` — summaries streaming side by side (from the loopback test server, slowed
-  down so the capture lands mid-stream);
+* ``compaction.svg`` — the review of a finished compaction at the default cut: summaries, short
+  summary, fidelity audit (the offline summarizer, as the demo runs it: no model anywhere);
 * ``navigate.svg`` — the navigation dialog on a node of another branch;
 * ``sweep.svg`` — the plan pane's sweep over every valid cut (kept tokens, dependencies);
 * ``breakdown.svg`` — the Window tab: what fills the context window at the leaf;
@@ -37,53 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 FALLBACK_SAMPLE = ROOT / "tests" / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
-
-
-HISTORY_REPLY = """## Goal
-Refactor the coding agent's run modes so print, JSON, RPC and interactive share one core.
-
-## Constraints & Preferences
-- Keep `main.ts` small; no behaviour change for existing flags.
-- Interactive mode must not import agent internals directly.
-
-## Progress
-### Done
-- [x] Read `src/main.ts` and `src/tui/tui-renderer.ts` in full
-- [x] Split `tui-renderer.ts` into `interactive-mode.ts`, `rpc-mode.ts`, `print-mode.ts`
-### In Progress
-- [ ] Move pending bash components into the chat container on submit
-### Blocked
-- (none)
-
-## Key Decisions
-- **AgentSession owns the loop**: modes only render events.
-
-## Next Steps
-1. Flush pending bash components before a user message is submitted.
-2. Run `npm run check` and fix lint errors.
-"""
-
-PREFIX_REPLY = """## Original Request
-Show `!` bash executions in the chat only after the agent's turn ends.
-
-## Early Progress
-- Added `pendingBashComponents` and a flush method.
-
-## Context for Suffix
-- `handleBashCommand` now queues components while streaming.
-"""
-
-SHORT_REPLY = "Split the renderer into run modes around AgentSession; bash output is queued."
-
-
-def _screenshot_reply(request: Any) -> str:
-    """Realistic summary text per prompt kind, for the streaming screenshot."""
-    prompt = request.prompt
-    if "pull-request" in prompt.lower() or "2-3 sentences" in prompt:
-        return SHORT_REPLY
-    if "## Original Request" in prompt:
-        return PREFIX_REPLY
-    return HISTORY_REPLY
 
 
 def sample_session() -> Path:
@@ -208,33 +162,20 @@ def _other_branch_node(session: Any) -> int | None:
 
 
 async def _shoot(session_path: Path, out_dir: Path, size: tuple[int, int]) -> list[Path]:
-    """Drive the app through the four views and save each."""
-    from tests.support.llm_server import LLMServer
-    from tui_compactor.config import Config, Profile
+    """Drive the app as a user runs the demo and save each view.
+
+    The demo's configuration (the offline summarizer, no model anywhere), the default cut: what
+    ``tui-compactor demo`` shows on a fresh machine.
+    """
+    from tui_compactor.commands.demo import demo_config
     from tui_compactor.ui.app import CompactorApp
 
     saved: list[Path] = []
     pngs: list[Path] = []
-    with LLMServer() as server, tempfile.TemporaryDirectory(prefix="tuic-shots-") as tmp:
-        server.behaviour.chunk_delay = 0.03
-        server.behaviour.chunk_chars = 4
-        server.behaviour.reply = _screenshot_reply
+    with tempfile.TemporaryDirectory(prefix="tuic-shots-") as tmp:
         copy = Path(tmp) / session_path.name
         shutil.copyfile(session_path, copy)
-        local = Profile(
-            name="local",
-            provider="openai",
-            base_url=server.openai_base_url,
-            model="local-test-model",
-            api_key_env="TUIC_SCREENSHOT_KEY",
-        )
-        import os
-
-        os.environ["TUIC_SCREENSHOT_KEY"] = "not-a-real-key"
-        config = Config(
-            profiles={"local": local}, default_profile="local", compaction_profile="local"
-        )
-        app = CompactorApp(copy, config=config, profile_name="local", follow=False)
+        app = CompactorApp(copy, config=demo_config(), profile_name="offline", follow=False)
         app.gauge_debounce = 0
         app.settings_debounce = 0
         async with app.run_test(size=size) as pilot:
@@ -244,30 +185,28 @@ async def _shoot(session_path: Path, out_dir: Path, size: tuple[int, int]) -> li
             await pilot.press("k", "k", "k")
             await _settle(pilot)
             saved.append(_save(app, out_dir, "main", pngs))
-            # Plan for the leaf.
+            # Plan for the leaf, at the default cut.
             await pilot.press("G", "c")
             await _settle(pilot)
             await _until(pilot, lambda: getattr(app, "plan", None) is not None, "the plan")
             saved.append(_save(app, out_dir, "plan", pngs))
             saved.extend(await _analysis_shots(app, pilot, out_dir, pngs))
-            # Move the cut earlier until it splits a turn, so both summaries stream.
-            for _ in range(60):
-                plan = app.plan
-                if plan is not None and plan.is_split_turn and plan.turn_prefix_messages:
-                    break
-                await pilot.press("left_square_bracket")
-                await _settle(pilot)
-            # Compaction streaming.
+            # Back to the default cut (the analysis shots moved it), then compact with the
+            # offline summarizer and show the finished review: summaries, short summary, audit.
+            await pilot.press("escape")
+            await _settle(pilot)
+            await pilot.press("G", "c")
+            await _settle(pilot)
+            await _until(pilot, lambda: getattr(app, "plan", None) is not None, "the plan")
             panel = await _start_compaction(app, pilot)
-            panes = [pane for view in panel.candidates for pane in view.panes.values()]
-            streaming = panes[:-1]  # history (and turn prefix); the short pane comes last
-            await _until(
-                pilot,
-                lambda: all(p.visible_text.count("\n") >= 8 for p in streaming),
-                "summaries to stream",
-            )
+            await _until(pilot, lambda: not panel.running, "the offline compaction")
+            await _settle(pilot)
+            for view in panel.candidates:  # read from the top, as a reviewer scrolls back up
+                for pane in view.panes.values():
+                    pane.scroll_home(animate=False)
+            await _settle(pilot)
             saved.append(_save(app, out_dir, "compaction", pngs))
-            panel.cancel()
+            await pilot.press("d")  # discard: nothing is written
             await _settle(pilot)
             # Navigation dialog on another branch.
             await _open_navigation(app, pilot, session)
@@ -300,59 +239,25 @@ async def _analysis_shots(app: Any, pilot: Any, out_dir: Path, pngs: list[Path])
 
 
 async def _start_compaction(app: Any, pilot: Any) -> Any:
-    """Press the app's compact key; if the app shows no panel, mount one in the preview."""
+    """Press the app's compact key and return the compaction panel it shows."""
     from tui_compactor.ui.widgets.compaction import CompactionPanel
 
     await pilot.press("r")
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        found = app.screen.query(CompactionPanel)
-        if found:
-            return found.first()
-        await pilot.pause(0.05)
-    # The app does not host the panel (yet): show it where the plan is.
-    from tui_compactor.summarize.compaction import CompactionJob
-    from tui_compactor.summarize.providers import make_summarizer
-
-    print(
-        "note: the app showed no CompactionPanel on 'r'; mounting one in the plan tab",
-        file=sys.stderr,
-    )
-    profile = app.config.profiles["local"]
-    job = CompactionJob(app.plan, app.session, make_summarizer(profile), app.settings)
-    panel = CompactionPanel(job)
-    container = app.query_one("#tab-plan")
-    for child in list(container.children):
-        child.display = False
-    await container.mount(panel)
-    return panel
+    await _until(pilot, lambda: bool(app.screen.query(CompactionPanel)), "the compaction panel")
+    return app.screen.query(CompactionPanel).first()
 
 
 async def _open_navigation(app: Any, pilot: Any, session: Any) -> None:
-    """Select a node on another branch and press enter; push the dialog if the app does not."""
+    """Select a node on another branch and press enter: the app's navigation dialog."""
     from tui_compactor.ui.screens.navigate import NavigateDialog
 
     target = _other_branch_node(session)
     if target is None:
         target = max(0, (session.leaf or 0) - 5)
-    tree = app.query_one("#tree")
-    if hasattr(tree, "select_entry"):
-        tree.select_entry(target)
-    elif hasattr(tree, "move_to_entry"):
-        tree.move_to_entry(target)
+    app.query_one("#tree").move_to_entry(target)
     await _settle(pilot)
     await pilot.press("enter")
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        if isinstance(app.screen, NavigateDialog):
-            return
-        await pilot.pause(0.05)
-    from tui_compactor.engine.branch import plan_navigation
-
-    print("note: the app opened no NavigateDialog on enter; pushing it directly", file=sys.stderr)
-    plan = plan_navigation(session, session.leaf, target, app.counter)
-    await app.push_screen(NavigateDialog(plan, session, summarizer_label="local:local-test-model"))
-    await pilot.pause()
+    await _until(pilot, lambda: isinstance(app.screen, NavigateDialog), "the navigation dialog")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 ProviderName = Literal["openai", "anthropic", "offline"]
+ReasoningEffort = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+"""Reasoning effort for summary calls (``off``: none requested)."""
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -99,6 +101,27 @@ class CompactionConfig(_Strict):
     files_format: Literal["files", "legacy"] = Field(
         "files", description="File list block: <files> or pi's <read-files>/<modified-files>."
     )
+    threshold_percent: float = Field(
+        -1, description="Compact above this percent of the window (-1: window - reserve)."
+    )
+    threshold_tokens: int = Field(
+        -1, description="Compact above this many tokens (-1: unset; wins over the percent)."
+    )
+    split_turns: bool = Field(
+        True, description="Allow a cut inside a turn (false: the cut moves to the turn start)."
+    )
+    branch_summary_enabled: bool = Field(
+        True, description="Ask how to leave a branch when navigating (false: just move)."
+    )
+    branch_summary_reserve_tokens: int = Field(
+        16384, ge=0, description="Branch summaries read at most the window minus this."
+    )
+    summary_reasoning_effort: ReasoningEffort | None = Field(
+        None, description="Reasoning effort for summary calls, overriding the profile's."
+    )
+    summary_window: int | None = Field(
+        None, gt=0, description="The summarizer's window, overriding the profile's."
+    )
 
 
 class Profile(_Strict):
@@ -110,6 +133,9 @@ class Profile(_Strict):
     model: str | None = None
     context_window: int = Field(128000, gt=0, description="The summarizer model's window.")
     max_output_tokens: int | None = Field(None, gt=0, description="Cap on any max_tokens sent.")
+    reasoning_effort: ReasoningEffort | None = Field(
+        None, description="Reasoning effort for summary calls (unset: the model's default)."
+    )
     api_key_env: str | None = Field(None, description="Variable holding the API key.")
     timeout: float = Field(120.0, gt=0, description="Seconds without progress before giving up.")
     max_retries: int = Field(3, ge=0, description="Retries on 429, 5xx and connection errors.")
@@ -192,6 +218,11 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "TUI_COMPACTOR_RULES": ("compaction", "rules"),
     "TUI_COMPACTOR_TOKENS": ("compaction", "tokens"),
     "TUI_COMPACTOR_FILES_FORMAT": ("compaction", "files_format"),
+    "TUI_COMPACTOR_THRESHOLD_PERCENT": ("compaction", "threshold_percent"),
+    "TUI_COMPACTOR_THRESHOLD_TOKENS": ("compaction", "threshold_tokens"),
+    "TUI_COMPACTOR_SPLIT_TURNS": ("compaction", "split_turns"),
+    "TUI_COMPACTOR_SUMMARY_REASONING_EFFORT": ("compaction", "summary_reasoning_effort"),
+    "TUI_COMPACTOR_SUMMARY_WINDOW": ("compaction", "summary_window"),
     "TUI_COMPACTOR_PROFILE": ("default_profile",),
     "TUI_COMPACTOR_COMPACTION_PROFILE": ("compaction_profile",),
     "TUI_COMPACTOR_THEME": ("ui", "theme"),

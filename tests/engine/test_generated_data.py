@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +14,14 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "oracle"
 ROOT = HERE.parents[1]
 PI_HOME = Path("/tmp/pi-oracle")
+
+
+def _pi_package() -> Path | None:
+    """The pi 0.73.1 package: $PI_CODING_AGENT_DIR (as .ci/run sets it), else /tmp/pi-oracle."""
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    candidates = [Path(env)] if env else []
+    candidates.append(PI_HOME / "node_modules" / "@mariozechner" / "pi-coding-agent")
+    return next((path for path in candidates if (path / "package.json").is_file()), None)
 
 
 def test_generator_reproduces_the_committed_sessions(tmp_path: Path) -> None:
@@ -27,8 +36,7 @@ def test_generator_reproduces_the_committed_sessions(tmp_path: Path) -> None:
 
 @pytest.mark.node
 @pytest.mark.skipif(
-    shutil.which("node") is None
-    or not (PI_HOME / "node_modules" / "@mariozechner" / "pi-coding-agent").is_dir(),
+    shutil.which("node") is None or _pi_package() is None,
     reason="node or the pi 0.73.1 package is not installed",
 )
 def test_one_golden_regenerates_identically() -> None:
@@ -36,7 +44,7 @@ def test_one_golden_regenerates_identically() -> None:
     session = DATA / "sessions" / "gen-setting-changes.jsonl"
     result = subprocess.run(
         ["node", str(ROOT / "tools" / "oracle" / "pi_oracle.mjs"), str(session)],
-        cwd=PI_HOME,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(_pi_package())},
         capture_output=True,
         timeout=300,
         check=True,

@@ -183,3 +183,39 @@ def test_timeline_tokens_after_is_the_context_at_the_compaction(session_copy: Pa
     rows = {row["entryId"]: row for row in cli_json("timeline", str(session_copy))["rows"]}
     context = cli_json("context", str(session_copy), "--at", ids["compaction"])
     assert rows[ids["compaction"]]["tokensAfter"] == context["contextTokens"]["localEstimate"]
+
+
+def test_a_command_the_user_ran_is_a_use(session_copy: Path) -> None:
+    """A shell command the user ran (``!cmd``) before and after a compaction that dropped it."""
+    last = records(session_copy)[-1]["id"]
+    command = "make check-widget-cache"
+    bash = {"role": "bashExecution", "command": command, "output": "ok", "exitCode": 0}
+    lines = []
+    bodies = [("b1", {"type": "message", "message": bash}),
+              ("b2", {"type": "message", "message": text("user", "thanks")}),
+              ("b3", {"type": "message", "message": text("assistant", "ok")}),
+              ("c", {"type": "compaction", "summary": "nothing", "firstKeptEntryId": "b3",
+                     "tokensBefore": 1}),
+              ("b4", {"type": "message", "message": dict(bash)})]  # fmt: skip
+    for ident, record in bodies:
+        record.update({"id": ident, "parentId": last, "timestamp": "2025-12-09T04:00:00.000Z"})
+        lines.append(json.dumps(record))
+        last = ident
+    with session_copy.open("a", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    rows = {row["entryId"]: row for row in cli_json("audit", str(session_copy))["compactions"]}
+    lost = [(fact["kind"], fact["text"], fact["lostAtId"]) for fact in rows["c"]["lost"]]
+    assert ("command", command, "b1") in lost
+
+
+def test_forked_workers_give_the_same_audit(tmp_path: Path) -> None:
+    """``audit --jobs 2`` (forked workers sharing the loaded file) equals the serial audit, on
+    a generated branchy session with many compactions."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    serial = cli_json("audit", str(path), "--jobs", "1")
+    forked = cli_json("audit", str(path), "--jobs", "2")
+    assert len(serial["compactions"]) >= 4
+    assert forked == serial

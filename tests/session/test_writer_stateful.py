@@ -97,6 +97,7 @@ class AppendMachine(RuleBasedStateMachine):
         grew = not same_file and before.startswith(self.loaded_bytes) and before.endswith(b"\n")
         appendable = (
             session.header is not None
+            and isinstance(session.header.get("id"), str)  # A1: a header with a string id
             and session.version == 3
             and not session.snapshot.torn_tail
             and session.leaf is not None

@@ -198,3 +198,17 @@ def test_offline_reads_a_large_region_in_one_window(keep_recent: int) -> None:
 def test_command_core_and_kind(command: str, core: str, kind: str) -> None:
     assert command_core(command) == core
     assert command_kind(command) == kind
+
+
+def test_a_pasted_log_is_reported_by_its_error_not_quoted_as_a_goal() -> None:
+    paste = ("~/work/app (main)\n➜  app git:(main) npx tsx src/cli.ts -c\nnode:fs:443\n"
+             "    return binding.readFileUtf8(path);\n\n"
+             "Error: ENOENT: no such file or directory, open '/work/app/src/package.json'\n"
+             "    at readFileSync (node:fs:443:20)\n\nNode.js v23.4.0")
+    sections = parse_sections(summarize([user("Make the CLI start."), say("On it."),
+                                         user(paste)]))
+    assert sections["Goal"][1] == ("- Later: (pasted output) Error: ENOENT: no such file or "
+                                   "directory, open '/work/app/src/package.json'")
+    assert ("- Errors the user reported: Error: ENOENT: no such file or directory, open "
+            "'/work/app/src/package.json'") in sections["Critical Context"]
+    assert not any("➜" in line for line in sections["Goal"])

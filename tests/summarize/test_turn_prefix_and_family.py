@@ -14,6 +14,7 @@ import pytest
 from tests.summarize.helpers import SessionBuilder, plan_for
 from tests.support.llm_server import LLMServer
 from tui_compactor.config import Profile
+from tui_compactor.summarize.base import SummaryRequest
 from tui_compactor.summarize.compaction import CompactionJob
 from tui_compactor.summarize.family import (
     drops_thinking,
@@ -175,3 +176,22 @@ async def test_omp_branch_instructions_replace_the_prompt(
         prompts[rules] = llm_server.requests[0].prompt
     assert "Additional focus: ONLY list the files" in prompts["pi"]
     assert prompts["omp"].endswith("</conversation>\n\nONLY list the files")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("provider", "effort"), [("openai", "low"), ("anthropic", "high"),
+                                                  ("openai", "off")])
+async def test_reasoning_effort_is_sent_per_profile(
+    llm_server: LLMServer, fake_key: str, provider: str, effort: str
+) -> None:
+    base = llm_server.openai_base_url if provider == "openai" else llm_server.anthropic_base_url
+    summarizer = make_summarizer(Profile(provider=provider, base_url=base, model="m",  # type: ignore[arg-type]
+                                         reasoning_effort=effort, timeout=10))
+    request = SummaryRequest(kind="summary", system="s", prompt="p", max_tokens=4000)
+    await summarizer.complete(request)
+    body: dict[str, Any] = llm_server.requests[-1].body
+    if provider == "openai":
+        assert body.get("reasoning_effort") == (None if effort == "off" else effort)
+    else:
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": 16384}
+        assert body["max_tokens"] == 4000 + 16384  # the summary keeps its own budget

@@ -89,6 +89,14 @@ async def test_compaction_node_shows_its_hindsight_audit() -> None:
         text = screen_text(app)
         assert f"score {audit.score:.2f}" in text
         assert audit.lost and audit.lost[0].text in text
+        # Enter on the first lost fact jumps to where the session needed it.
+        rows = app.query_one("#hindsight-rows")
+        rows.focus()
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert app.selected_entry == audit.lost[0].needed_at
+        assert app.query_one(SessionTree).move_to_entry(compaction)
+        await settle(pilot)
         # Not a compaction: the audit goes away.
         await pilot.press("j")
         await settle(pilot)
@@ -171,3 +179,21 @@ async def test_request_inspector_shows_the_plans_requests() -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, RequestsScreen)
+
+
+async def test_palette_offers_the_analysis_views() -> None:
+    from tui_compactor.ui.commands import CompactorCommands
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        def titles() -> list[str]:
+            return [title for title, _, _ in CompactorCommands(app.screen)._commands()]
+
+        assert "Compaction timeline" in titles()
+        assert "Show Window (what fills it) tab" in titles()
+        assert "Inspect the compaction's requests" not in titles()  # no plan yet
+        await pilot.press("c")
+        await settle(pilot)
+        assert "Inspect the compaction's requests" in titles()

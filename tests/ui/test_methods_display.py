@@ -185,3 +185,39 @@ async def test_app_writes_a_handoff_with_the_focus_typed_in_the_plan_pane(
     records = added_records(before, path.read_bytes())
     assert len(records) == 1 and records[0]["method"] == "handoff"
     assert "shortSummary" not in records[0]
+
+
+@pytest.mark.asyncio
+async def test_app_previews_a_shake_and_never_writes_it(tmp_path: Path) -> None:
+    from textual.widgets import Select
+
+    from tests.ui.app_helpers import TREE_COMPACTED, copy_fixture
+    from tui_compactor.engine.shake import shake_preview
+    from tui_compactor.ui.widgets.shake_view import ShakeView
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)  # oh-my-pi's aggressive shake elides 9
+    before = path.read_bytes()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        app.query_one("#plan-method", Select).value = "shake"
+        await settle(pilot)
+        app.query_one(SessionTree).focus()
+        await pilot.press("r")
+        await settle(pilot)
+        view = app.query_one(ShakeView)
+        leaf = app.session.leaf
+        expected = shake_preview(app.session, leaf, "aggressive", app.settings.counter())
+        shown = {preview.config.name: preview for preview in view.previews}
+        assert set(shown) == {"default", "aggressive", "rescue"}
+        assert [(r.entry_index, r.tokens) for r in shown["aggressive"].regions] == [
+            (r.entry_index, r.tokens) for r in expected.regions]
+        assert expected.regions, "the fixture has something to shake"
+        text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "cannot be written: oh-my-pi saves a shake by rewriting" in text
+        assert "the whole session file" in text
+        assert "[shaken ~" in text
+        assert app.compaction_panel is None  # nothing to accept
+    assert path.read_bytes() == before

@@ -17,6 +17,8 @@ from tui_compactor.commands import engine_args as common
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
+    parser.add_argument("--jobs", type=common.positive, default=None, metavar="N",
+                        help="worker processes sharing the loaded file (default: the CPU count)")
     common.add_settings(parser)
     common.add_json(parser)
 
@@ -31,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
         settings = settings.for_session(session)
     except common.CommandError as error:
         return common.fail(error)
-    audits = audit_compactions(session, settings.rules)
+    import os
+
+    jobs = args.jobs or os.cpu_count() or 1
+    audits = audit_compactions(session, settings.rules, jobs=jobs)
     if args.json:
         common.dump_json(
             {

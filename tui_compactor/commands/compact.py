@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "shake":
         from tui_compactor.engine.methods import method_info
 
-        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}")
+        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}; "
+            "`tui-compactor shake SESSION` shows what it would elide")
         return EXIT_USAGE
     try:
         settings = common.settings_from_args(args)
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             settings.config, profile=args.profile, provider=args.provider,
             base_url=args.base_url, model=args.model,
         )
-        summarizer = make_summarizer(profile)
+        summarizer = make_summarizer(settings.summarizer_profile(profile))
     except ConfigError as error:
         say(f"tui-compactor: {error}")
         return EXIT_USAGE

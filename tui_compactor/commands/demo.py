@@ -11,6 +11,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
 
@@ -29,6 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="copy the sample into DIR (kept afterwards) instead of a temp dir")
 
 
+def demo_config() -> Any:
+    """The demo's configuration: the offline summarizer only, whatever the user's config says
+    (also what ``scripts/screenshots.py`` runs the app with)."""
+    from tui_compactor.config import OFFLINE_PROFILE, Config
+
+    return Config(profiles={"offline": OFFLINE_PROFILE}, default_profile="offline",
+                  compaction_profile="offline", source=None)
+
+
 def copy_sample(directory: Path) -> Path:
     """Copy the sample into ``directory``; returns the copy's path."""
     source = sample_path()
@@ -43,11 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if not sample_path().is_file():
         print(f"tui-compactor: the bundled sample is missing ({sample_path()})", file=sys.stderr)
         return EXIT_USAGE
-    from tui_compactor.config import OFFLINE_PROFILE, Config
     from tui_compactor.ui.app import CompactorApp
 
-    config = Config(profiles={"offline": OFFLINE_PROFILE}, default_profile="offline",
-                    compaction_profile="offline", source=None)
+    config = demo_config()
     if args.keep is not None:
         session = copy_sample(args.keep)
         CompactorApp(session, config=config, profile_name="offline").run()

@@ -84,6 +84,24 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
                         "(on by default under --rules omp; pi rules never calibrate)")
     parser.add_argument("--files-format", choices=("files", "legacy"), default=None,
                         help="file list in summaries: <files> block (default) or pi's tags")
+    parser.add_argument("--threshold-percent", type=float, default=None, metavar="P",
+                        help="compact above P%% of the window (-1: window - reserve, default)")
+    parser.add_argument("--threshold-tokens", type=int, default=None, metavar="N",
+                        help="compact above N tokens (-1: unset; wins over the percent)")
+    parser.add_argument("--no-split-turns", dest="split_turns", action="store_const",
+                        const=False, default=None,
+                        help="never cut inside a turn: the cut moves back to the turn's start")
+    parser.add_argument("--no-branch-ask", dest="branch_summary_enabled", action="store_const",
+                        const=False, default=None,
+                        help="navigating in the app moves without asking about a branch summary")
+    parser.add_argument("--branch-reserve", type=non_negative, default=None, metavar="N",
+                        help="a branch summary reads at most window - N tokens (default 16384)")
+    parser.add_argument("--reasoning-effort", default=None,
+                        choices=("off", "minimal", "low", "medium", "high", "xhigh"),
+                        help="reasoning effort of summary calls (default: the profile's)")
+    parser.add_argument("--summary-window", type=positive, default=None, metavar="N",
+                        help="the summarizer's own window (default: the profile's); larger "
+                        "regions are summarized in windows")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -103,6 +121,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "tokens": getattr(args, "tokens", None),
         "files_format": getattr(args, "files_format", None),
         "calibrate": getattr(args, "calibrate", None),
+        "threshold_percent": getattr(args, "threshold_percent", None),
+        "threshold_tokens": getattr(args, "threshold_tokens", None),
+        "split_turns": getattr(args, "split_turns", None),
+        "branch_summary_enabled": getattr(args, "branch_summary_enabled", None),
+        "branch_summary_reserve_tokens": getattr(args, "branch_reserve", None),
+        "summary_reasoning_effort": getattr(args, "reasoning_effort", None),
+        "summary_window": getattr(args, "summary_window", None),
     }
     try:
         settings = resolve_settings(flags, config_file=getattr(args, "config", None))

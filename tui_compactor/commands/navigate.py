@@ -63,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Plan (and unless --dry-run, perform) the navigation."""
     from tui_compactor.engine.branch import plan_navigation, select_branch_entries, selection_json
-    from tui_compactor.engine.settings import branch_summary_budget
     from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.settings import with_session_window
 
     try:
         settings = common.settings_from_args(args)
@@ -75,15 +75,17 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     assert target is not None
+    # The branch budget follows the session's own model (unless --window), as in the agent.
+    settings = with_session_window(settings, session)
     counter = settings.counter()
     cache = TokenCache(session, counter)
     if args.budget:
         budgets = args.budget
     else:
-        default_budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
+        default_budget = settings.branch_budget()
         if default_budget <= 0:
             print(
-                f"warning: branch-summary budget window - reserve = {default_budget} is not "
+                f"warning: branch-summary budget window - branch reserve = {default_budget} is not "
                 "positive: no token limit applies (the whole branch is summarized)",
                 file=sys.stderr,
             )
@@ -247,7 +249,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
                 settings.config, profile=args.profile, provider=args.provider,
                 base_url=args.base_url, model=args.model, for_compaction=False,
             )
-            summarizer = make_summarizer(profile)
+            summarizer = make_summarizer(settings.summarizer_profile(profile))
         except ConfigError as error:
             say(f"tui-compactor: {error}")
             report["error"] = str(error)

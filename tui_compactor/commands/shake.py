@@ -14,11 +14,10 @@ import argparse
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.engine.methods import method_info
 
-WHY_READ_ONLY = (
-    "oh-my-pi writes a shake by rewriting the whole session file; tui-compactor only appends, "
-    "so a shake is a preview here"
-)
+WHY_READ_ONLY = method_info("shake").note
+"""Why a shake is never written (``engine.methods``, the one list of methods)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = common.settings_from_args(args)
         session = common.load(args.session)
+        settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:
         return common.fail(error)

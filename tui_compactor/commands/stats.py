@@ -4,7 +4,7 @@ in one table: size, entries, branches, compactions, peak context, worst hindsigh
 
 Files are measured in parallel worker processes (``--jobs``, default: the CPU count), with a
 progress bar on a terminal's stderr. A file that cannot be used gets a row with its problem.
-Exit status 0; 2 for wrong arguments.
+Exit status 0; 2 for wrong arguments or a directory that does not exist.
 """
 
 from __future__ import annotations
@@ -81,6 +81,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = common.settings_from_args(args)
+        missing = [d for d in args.dirs if not Path(d).expanduser().exists()]
+        if missing:
+            raise common.CommandError(
+                "no such directory or file: "
+                + ", ".join(sanitize(d, single_line=True) for d in missing)
+            )
     except common.CommandError as error:
         return common.fail(error)
     missing = [d for d in args.dirs or [] if not Path(d).expanduser().exists()]
@@ -89,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
             sanitize(f"{missing[0]}: no such file or directory", single_line=True)))
     if args.dirs:
         roots = [SessionRoot(Path(d).expanduser(), "dir") for d in args.dirs]
+        missing = [root.path for root in roots if not root.path.exists()]
+        if missing:
+            named = ", ".join(sanitize(str(path), single_line=True) for path in missing)
+            return common.fail(common.CommandError(f"no such file or directory: {named}"))
     else:
         roots = default_session_roots()
     paths = [path for _, path in find_session_files(roots)]

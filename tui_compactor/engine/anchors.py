@@ -67,7 +67,7 @@ _BARE_IDENTIFIER = re.compile(
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
 _URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
 _ERROR_LINE = re.compile(
-    r"(?:^|\b)(?:[A-Z][A-Za-z]*(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
+    r"(?:^|\b)(?:(?:[A-Z][A-Za-z]*)?(?:Error|Exception)|error(?:\[[A-Z0-9]+\])?|fatal|FAIL(?:ED)?|"
     r"Traceback|panic|ERR!)\b",
 )
 
@@ -230,6 +230,16 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
             command = call_command(arguments)
             if command:
                 out.append(("command", first_line(command.strip(), 120)))
+    elif role == "bashExecution":  # a command the user ran: a use; its output is not
+        command = str(message.get("command", "")).strip()
+        if command:
+            out.append(("command", first_line(command, 120)))
+        if not uses_only:
+            out.extend(("identifier", name) for name in defined_names(message_text(message)))
+            exit_code = message.get("exitCode")
+            if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+                output = str(message.get("output", ""))
+                out.extend(("error", line[:120]) for line in error_lines(output))
     elif uses_only:
         return out
     elif role == "toolResult":
@@ -240,15 +250,6 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
         out.extend(("identifier", name) for name in defined_names(text))
         if message.get("isError"):
             out.extend(("error", line[:120]) for line in error_lines(text))
-    elif role == "bashExecution":
-        command = str(message.get("command", "")).strip()
-        if command:
-            out.append(("command", first_line(command, 120)))
-        out.extend(("identifier", name) for name in defined_names(message_text(message)))
-        exit_code = message.get("exitCode")
-        if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
-            output = str(message.get("output", ""))
-            out.extend(("error", line[:120]) for line in error_lines(output))
     elif role in ("branchSummary", "compactionSummary"):
         out.extend(("identifier", name) for name in defined_names(message_text(message)))
     return out

@@ -322,14 +322,54 @@ def audit_compaction(
     return audit
 
 
-def audit_compactions(session: Any, rules: str = "pi") -> list[CompactionAudit]:
-    """The hindsight audit of every compaction in the file, in file order."""
+def audit_compactions(session: Any, rules: str = "pi", *, jobs: int = 1) -> list[CompactionAudit]:
+    """The hindsight audit of every compaction in the file, in file order.
+
+    ``jobs`` > 1 splits the compactions among that many forked worker processes, which share
+    the loaded session with this one (only for single-threaded callers such as the ``audit``
+    command: forking a process that runs other threads is not safe). Each compaction's audit
+    is the same whichever process computes it.
+    """
+    indices = [entry.index for entry in session.entries if entry.type == "compaction"]
+    if jobs > 1 and len(indices) >= 2 * jobs and _can_fork():
+        return _audit_in_workers(session, indices, rules, jobs)
     facts = _Facts(session)
-    return [
-        audit_compaction(session, entry.index, rules, facts)
-        for entry in session.entries
-        if entry.type == "compaction"
-    ]
+    return [audit_compaction(session, index, rules, facts) for index in indices]
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+_FORKED_SESSION: Any = None
+"""The session a forked audit worker inherited from its parent."""
+
+
+def _audit_chunk(chunk: tuple[list[int], str]) -> list[CompactionAudit]:
+    indices, rules = chunk
+    facts = _Facts(_FORKED_SESSION)
+    return [audit_compaction(_FORKED_SESSION, index, rules, facts) for index in indices]
+
+
+def _audit_in_workers(
+    session: Any, indices: list[int], rules: str, jobs: int
+) -> list[CompactionAudit]:
+    """``audit_compactions`` over ``jobs`` forked processes (contiguous chunks, so each
+    worker's regions and lives overlap little)."""
+    import multiprocessing
+
+    global _FORKED_SESSION
+    size = -(-len(indices) // jobs)
+    chunks = [(indices[start : start + size], rules) for start in range(0, len(indices), size)]
+    _FORKED_SESSION = session
+    try:
+        with multiprocessing.get_context("fork").Pool(len(chunks)) as pool:
+            parts = pool.map(_audit_chunk, chunks)
+    finally:
+        _FORKED_SESSION = None
+    return [audit for part in parts for audit in part]
 
 
 @dataclass(slots=True)

@@ -121,7 +121,10 @@ def _looks_pasted(line: str) -> bool:
         '{"' in stripped
         or '":' in stripped
         or "\\n" in stripped
-        or stripped.startswith((">", "$ ", "{", "[", "at ", "File \"", "Traceback"))
+        or stripped.startswith((">", "$ ", "{", "[", "at ", "File \"", "Traceback", "~/", "➜",
+                                "❯"))
+        or line.startswith(("    ", "\t"))  # indented: code or a wrapped log line
+        or (" " not in stripped and re.search(r"[:/\\]\w", stripped) is not None)  # node:fs:443
         or _ERROR_START.match(stripped) is not None
         or (len(stripped) > 400 and stripped.count(" ") < len(stripped) / 20)
     )
@@ -299,7 +302,8 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 def _rank(
-    items: list[str], focus: Focus | None, *, keep: int, newest: bool = True
+    items: list[str], focus: Focus | None, *, keep: int, newest: bool = True,
+    what: str = "items",
 ) -> list[str]:
     """Items matching ``focus`` first (all kept), then others up to ``keep`` (the newest, or
     the first ones with ``newest=False``), with a count of those left out."""
@@ -310,8 +314,9 @@ def _rank(
     if hidden <= 0:
         return [*matching, *others]
     if newest:
-        return [*matching, f"({hidden} earlier items not listed)", *others[len(others) - room:]]
-    return [*matching, *others[:room], f"({hidden} more not listed)"]
+        return [*matching, f"({hidden} earlier {what} not listed)",
+                *others[len(others) - room:]]
+    return [*matching, *others[:room], f"({hidden} more {what} not listed)"]
 
 
 def _bullets(items: list[str], empty: str | None = None, prefix: str = "- ") -> list[str]:
@@ -563,6 +568,11 @@ def _reported_errors(transcript: Transcript) -> list[str]:
 def _gist(text: str, limit: int) -> str:
     """A request in about ``limit`` characters: its first sentence, then the sentences that
     carry names, paths or numbers (the details a handoff needs), in order."""
+    own = " ".join(_prose_lines(text))
+    if not own or (len(own.split()) <= 4 and text.count("\n") >= 3):
+        # Nothing (or a stray word) but pasted output: say what it shows.
+        shown = next(iter(error_lines(text, 1)), None) or first_line(text, limit)
+        return _clip(f"(pasted output) {shown}", limit)
     prose = _prose(text)
     whole = " ".join(prose.split())
     if len(whole) <= limit:
@@ -578,9 +588,13 @@ def _gist(text: str, limit: int) -> str:
 
 
 def _trivial(request: str) -> bool:
-    """A request too short to be a goal (``ok``, ``yo``, ``ls``)."""
+    """A request too short to be a goal (``ok``, ``yo``, ``ls``, ``can leave it``)."""
     prose = _prose(request)
-    return len(prose.split()) < 3 and not (mentioned_paths(prose) or request_names(prose))
+    return len(prose.split()) <= 3 and not (
+        mentioned_paths(prose) or request_names(prose) or code_names(prose)
+        or user_numbers(prose) or prose.rstrip().endswith("?")
+        or _IMPERATIVE_START.match(prose.strip())
+    )
 
 
 def _names_by_file(outcomes: Outcomes, transcript: Transcript, focus: Focus | None) -> list[str]:
@@ -604,9 +618,10 @@ def _handoff(transcript: Transcript, focus_text: str | None) -> dict[str, list[s
     focus = read_focus(focus_text)
     outcomes = read_outcomes(transcript)
     requests = transcript.user_requests
-    goal = [_gist(requests[0], 400)] if requests else ["(no user request in this part)"]
-    later = [f"- Later: {_gist(r, 240)}" for r in requests[1:] if not _trivial(r)]
-    goal += _rank(later, focus, keep=MAX_LIST)
+    real = [r for r in requests if not _trivial(r)] or requests[:1]
+    goal = [_gist(real[0], 400)] if real else ["(no user request in this part)"]
+    later = [f"- Later: {_gist(r, 240)}" for r in real[1:]]
+    goal += _rank(later, focus, keep=MAX_LIST, what="requests")
     done, in_progress, blocked = _progress(transcript, outcomes, focus)
     next_steps: list[str] = []
     if transcript.last_unanswered_request:

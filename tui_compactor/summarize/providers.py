@@ -332,7 +332,7 @@ class OpenAIChatSummarizer(HttpSummarizer):
         return headers
 
     def _body(self, request: SummaryRequest) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": request.system},
@@ -342,6 +342,10 @@ class OpenAIChatSummarizer(HttpSummarizer):
                 self._max_tokens(request),
             "stream": True,
         }
+        effort = self.profile.reasoning_effort
+        if effort is not None and effort != "off":
+            body["reasoning_effort"] = effort
+        return body
 
     async def _parse_events(self, events: AsyncIterator[Any]) -> AsyncIterator[str]:
         finished = False
@@ -381,6 +385,17 @@ class OpenAIChatSummarizer(HttpSummarizer):
             raise MalformedStream(f"{self.label}: stream ended without any completion")
 
 
+ANTHROPIC_THINKING_BUDGETS: dict[str, int] = {
+    "minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768,
+}
+"""Thinking tokens per reasoning effort on the Messages API (its minimum is 1024)."""
+
+
+def anthropic_thinking_budget(effort: str | None) -> int | None:
+    """``budget_tokens`` for ``effort``; None when no thinking is asked for (``off``/unset)."""
+    return ANTHROPIC_THINKING_BUDGETS.get(effort or "")
+
+
 class AnthropicSummarizer(HttpSummarizer):
     """Anthropic Messages API, streamed."""
 
@@ -397,13 +412,20 @@ class AnthropicSummarizer(HttpSummarizer):
         return headers
 
     def _body(self, request: SummaryRequest) -> dict[str, Any]:
-        return {
+        max_tokens = self._max_tokens(request)
+        body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self._max_tokens(request),
+            "max_tokens": max_tokens,
             "system": request.system,
             "messages": [{"role": "user", "content": request.prompt}],
             "stream": True,
         }
+        budget = anthropic_thinking_budget(self.profile.reasoning_effort)
+        if budget is not None:
+            # Thinking counts against max_tokens: add it, so the summary keeps its budget.
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            body["max_tokens"] = max_tokens + budget
+        return body
 
     async def _parse_events(self, events: AsyncIterator[Any]) -> AsyncIterator[str]:
         started = False

@@ -19,7 +19,7 @@ from textual.widgets import Static, TabbedContent
 
 from tui_compactor.ui.widgets.analysis import (
     BreakdownView,
-    hindsight_renderable,
+    HindsightView,
     sweep_renderable,
 )
 
@@ -112,7 +112,7 @@ class AnalysisMixin:
 
     def on_breakdown_view_jump_requested(self, message: BreakdownView.JumpRequested) -> None:
         """Enter on one of the largest entries: move the tree cursor to it."""
-        self._jump_to(message.entry_index, "entry")  # type: ignore[attr-defined]
+        self._jump_into_tree(message.entry_index)
 
     # ----- plan pane: the sweep ----------------------------------------------------------
 
@@ -152,7 +152,7 @@ class AnalysisMixin:
         if not self._analysis_ok():
             return
         try:
-            area = self.query_one("#hindsight", Static)  # type: ignore[attr-defined]
+            area = self.query_one(HindsightView)  # type: ignore[attr-defined]
         except NoMatches:
             return
         index = self.selected_entry
@@ -160,7 +160,7 @@ class AnalysisMixin:
             area.display = False
             return
         area.display = True
-        area.update(Text("auditing this compaction in hindsight…", style="dim"))
+        area.show_pending()
         self.compute_hindsight(self.session, index, self.settings.rules)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="hindsight")
@@ -175,8 +175,18 @@ class AnalysisMixin:
         """Show the audit under the entry's details."""
         if not self._analysis_ok() or message.entry_index != self.selected_entry:
             return
-        self.query_one("#hindsight", Static).update(  # type: ignore[attr-defined]
-            hindsight_renderable(message.audit, self.session))
+        self.query_one(HindsightView).show(message.audit)  # type: ignore[attr-defined]
+
+    def on_hindsight_view_jump_requested(self, message: HindsightView.JumpRequested) -> None:
+        """Enter on a lost fact or a re-read: move the tree cursor to where it was needed."""
+        self._jump_into_tree(message.entry_index)
+
+    def _jump_into_tree(self, entry_index: int) -> None:
+        """Move the tree cursor to ``entry_index`` and give the tree the keys again."""
+        from tui_compactor.ui.widgets.tree import SessionTree
+
+        self._jump_to(entry_index, "entry")  # type: ignore[attr-defined]
+        self.query_one(SessionTree).focus()  # type: ignore[attr-defined]
 
     # ----- the timeline screen -----------------------------------------------------------
 

@@ -62,7 +62,7 @@ from tui_compactor.ui.messages import (
     WriteStale,
 )
 from tui_compactor.ui.state import AppOptions, AppState
-from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
@@ -259,7 +259,7 @@ class CompactorApp(AnalysisMixin, App[None]):
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
                         yield EntryDetails(id="details")
-                        yield Static(id="hindsight")
+                        yield HindsightView(id="hindsight")
                     with TabPane("Context", id="tab-context"):
                         yield ContextView(id="context")
                     with TabPane("Plan", id="tab-plan"):
@@ -452,7 +452,8 @@ class CompactorApp(AnalysisMixin, App[None]):
         from tui_compactor.session.agents import orphaned_appends
 
         for orphan in orphaned_appends(self.session):
-            self.notify(sanitize(orphan.message(self.session), max_len=600),
+            text = orphan.message(self.session) + " Here: select it and press enter (navigate)."
+            self.notify(sanitize(text, max_len=700),
                         title="an agent left our entry behind", severity="warning", timeout=15)
 
     def _update_status(self) -> None:
@@ -660,6 +661,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
                                               self.settings.reserve_tokens,
                                               self.settings.context_window)
+        self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -733,6 +735,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         plan_view = self.query_one(PlanView)
         plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
                                self.settings.context_window)
+        plan_view.show_more_settings(self.settings)
         plan_view.focus_inputs()
 
     @on(PlanView.SettingsEdited)
@@ -751,6 +754,17 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.state.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
+            return
+        self._restart_timer("settings", self.settings_debounce, self._apply_settings)
+
+    @on(PlanView.MoreSettingsEdited)
+    def _more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
+        """Thresholds, split turns, branch summaries, summarizer effort and window."""
+        try:
+            self.state.settings = self.settings.edited("app", **message.changes)
+        except ValueError as error:
+            self.notify(sanitize(str(error), max_len=200), title="setting not changed",
+                        severity="warning", timeout=5)
             return
         self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
@@ -804,12 +818,17 @@ class CompactorApp(AnalysisMixin, App[None]):
             if len(chosen) >= 3:
                 break
             if all(profile.label != summarizer.label for summarizer in chosen):
-                chosen.append(make_summarizer(profile))
+                chosen.append(make_summarizer(self.settings.summarizer_profile(profile)))
         return chosen
 
     def _start_compaction(self, *, candidates: bool) -> None:
         """Checks, then the compaction panel with one job per summarizer."""
         if self.session is None:
+            return
+        if self.compaction_options[0] == "shake":  # a preview: no plan, summarizer or write
+            leaf = self.plan.leaf if self.plan is not None else self.selected_entry
+            if leaf is not None and self.handle is not None:
+                self.preview_shake(self.handle, leaf, self.settings)
             return
         stale = (self.state.plan_report is not None and self.handle is not None
                  and self.state.plan_report.generation != self.handle.generation)
@@ -865,6 +884,32 @@ class CompactorApp(AnalysisMixin, App[None]):
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
         self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
                     "esc cancels", timeout=4)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
+    def preview_shake(self, handle: SessionHandle, leaf: int, settings: Settings) -> None:
+        """oh-my-pi's three shake configs at ``leaf``, and the context size now (thread)."""
+        from tui_compactor.engine.context import build_context, estimate_context_tokens
+        from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview
+
+        counter = settings.counter()
+        with handle.read() as snapshot:
+            session = snapshot.session
+            previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
+            context = build_context(session, leaf, rules=settings.rules)
+            tokens = estimate_context_tokens(context, counter).tokens
+        self.call_from_thread(self._show_shake, previews, tokens, leaf)
+
+    def _show_shake(self, previews: list[Any], tokens: int, leaf: int) -> None:
+        """Show a shake preview in the Compaction tab (nothing can be accepted)."""
+        from tui_compactor.ui.widgets.shake_view import ShakeView
+
+        host = self.query_one("#compaction-host", Vertical)
+        host.remove_children()
+        host.mount(ShakeView(previews, tokens, leaf))
+        self.call_after_refresh(self.refresh_bindings)
+        self.action_show_tab("tab-compaction")
+        self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this is "
+                    "shown only", timeout=4)
 
     def action_accept_compaction(self) -> None:
         """Accept the finished compaction (the panel posts Accepted)."""
@@ -1011,7 +1056,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             profile = self.config.summarizer_profile(self.options.profile_name)
         else:
             profile = self.config.profile(self.options.profile_name)
-        return make_summarizer(profile)
+        return make_summarizer(self.settings.summarizer_profile(profile))
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -1028,14 +1073,12 @@ class CompactorApp(AnalysisMixin, App[None]):
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
-        from tui_compactor.engine.settings import branch_summary_budget
 
-        budget = branch_summary_budget(settings.context_window, settings.reserve_tokens)
         cache = handle.token_cache(settings.counter())
         with handle.read() as snapshot:
             nav_plan = plan_navigation(snapshot.session, snapshot.leaf, target,
-                                       settings.counter(), budget, rules=settings.rules,
-                                       cache=cache)
+                                       settings.counter(), settings.branch_budget(),
+                                       rules=settings.rules, cache=cache)
             generation = snapshot.generation
         self.post_message(NavigationPlanned(target, nav_plan, generation))
 
@@ -1047,6 +1090,13 @@ class CompactorApp(AnalysisMixin, App[None]):
         nav_plan = message.nav_plan
         if getattr(nav_plan, "noop", False):
             self.notify("already at this node", timeout=2)
+            return
+        if not self.settings.branch_summary_enabled:
+            # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
+            from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
+
+            self.start_navigation(nav_plan, NavigationChoice(
+                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE), message.generation)
             return
         try:
             label = self.summarizer_for(compaction=False).label

@@ -52,6 +52,8 @@ class CompactorCommands(Provider):
             yield ("Move cut later", app.action_cut_later, "next valid cut point")
             yield ("Edit keep-recent / reserve / window", app.action_edit_settings,
                    "the plan follows as you type")
+            yield ("Inspect the compaction's requests", app.action_inspect_requests,
+                   "the exact prompts, max_tokens and options it would send (none is sent)")
         if plan is not None:
             yield ("Clear the plan", app.clear_plan, "remove the plan marks from the tree")
         panel = app.compaction_panel
@@ -60,8 +62,11 @@ class CompactorCommands(Provider):
             yield ("Discard compaction", app.action_discard_compaction, "nothing is written")
         if panel is not None and panel.running:
             yield ("Cancel compaction", app.action_discard_compaction, "nothing is written")
+        yield ("Compaction timeline", app.action_timeline,
+               "every compaction and branch summary, hindsight scores; enter jumps")
         for tab_id, title in (("tab-details", "Details"), ("tab-context", "Context"),
                               ("tab-plan", "Plan"), ("tab-diff", "Diff"),
+                              ("tab-breakdown", "Window (what fills it)"),
                               ("tab-compaction", "Compaction")):
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
         other = "pi" if app.settings.rules == "omp" else "omp"

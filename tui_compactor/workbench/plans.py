@@ -40,7 +40,17 @@ def make_plan(
     counter = settings.counter()
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
-    return prepare_compaction(session, leaf, settings.compaction(), counter, cut, cache=cache)
+    plan = prepare_compaction(session, leaf, settings.compaction(), counter, cut, cache=cache)
+    if cut is None and not settings.split_turns and plan.prepared and plan.is_split_turn:
+        # "Don't split turns": cut where the split turn starts instead, so the whole turn is
+        # kept and no turn-prefix summary is needed.
+        turn_start = plan.branch[plan.turn_start_index]
+        plan = prepare_compaction(session, leaf, settings.compaction(), counter, turn_start,
+                                  cache=cache)
+        plan.warnings.append(
+            f"split turns are off: the cut moved back to the turn start #{turn_start}"
+        )
+    return plan
 
 
 def run_refusal(plan: CompactionPlan | None, settings: Settings) -> str | None:

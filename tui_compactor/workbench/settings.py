@@ -14,18 +14,28 @@ means nothing may be run or accepted with these settings (``workbench.plans.run_
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from tui_compactor.config import ENV_VARS, Config, ConfigError, load_config
+from tui_compactor.config import (
+    ENV_VARS,
+    Config,
+    ConfigError,
+    Profile,
+    ReasoningEffort,
+    load_config,
+)
 from tui_compactor.engine.settings import (
+    BRANCH_SUMMARY_RESERVE_TOKENS,
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_KEEP_RECENT_TOKENS,
     CompactionSettings,
     Rules,
+    branch_summary_budget,
     effective_reserve,
     reserve_window_warning,
     rules_defaults,
@@ -53,6 +63,13 @@ FLAGS: dict[str, str] = {
     "tokens": "--tokens",
     "files_format": "--files-format",
     "calibrate": "--calibrate",
+    "threshold_percent": "--threshold-percent",
+    "threshold_tokens": "--threshold-tokens",
+    "split_turns": "--no-split-turns",
+    "branch_summary_enabled": "--no-branch-ask",
+    "branch_summary_reserve_tokens": "--branch-reserve",
+    "summary_reasoning_effort": "--reasoning-effort",
+    "summary_window": "--summary-window",
 }
 """Settings field -> the command-line flag that sets it (the same name in every command)."""
 
@@ -94,6 +111,20 @@ class Settings:
     tokens: CounterName = "cl100k"
     files_format: FilesFormat = "files"
     calibrate: bool = False
+    threshold_percent: float = -1
+    """Compact above this percent of the window; -1: the window minus the reserve."""
+    threshold_tokens: int = -1
+    """Compact above this many tokens; -1: unset (wins over the percent when set)."""
+    split_turns: bool = True
+    """False: a cut inside a turn moves back to the turn's start (no turn-prefix summary)."""
+    branch_summary_enabled: bool = True
+    """Ask how to leave a branch when navigating; False: move without a summary."""
+    branch_summary_reserve_tokens: int = BRANCH_SUMMARY_RESERVE_TOKENS
+    """A branch summary reads at most ``window - branch_summary_reserve_tokens`` tokens."""
+    summary_reasoning_effort: ReasoningEffort | None = None
+    """Reasoning effort for summary calls; None: the profile's own ``reasoning_effort``."""
+    summary_window: int | None = None
+    """The summarizer's input window; None: the profile's own ``context_window``."""
     config: Config = field(
         default_factory=lambda: Config.model_validate({}), compare=False, repr=False
     )
@@ -125,7 +156,22 @@ class Settings:
             context_window=self.context_window,
             rules=self.rules,
             calibrate=self.calibrate,
+            threshold_percent=self.threshold_percent,
+            threshold_tokens=self.threshold_tokens,
         )
+
+    def branch_budget(self) -> int:
+        """Tokens a branch summary may read: the window minus the branch reserve."""
+        return branch_summary_budget(self.context_window, self.branch_summary_reserve_tokens)
+
+    def summarizer_profile(self, profile: Profile) -> Profile:
+        """``profile`` with these settings' summarizer overrides (effort, window) applied."""
+        changes: dict[str, Any] = {}
+        if self.summary_reasoning_effort is not None:
+            changes["reasoning_effort"] = self.summary_reasoning_effort
+        if self.summary_window is not None:
+            changes["context_window"] = self.summary_window
+        return profile.model_copy(update=changes) if changes else profile
 
     def counter(self) -> TokenCounter:
         """The token counter named by ``tokens`` (one shared instance per name)."""
@@ -203,6 +249,13 @@ class Settings:
             rules=section.rules,
             tokens=section.tokens,
             files_format=section.files_format,
+            threshold_percent=section.threshold_percent,
+            threshold_tokens=section.threshold_tokens,
+            split_turns=section.split_turns,
+            branch_summary_enabled=section.branch_summary_enabled,
+            branch_summary_reserve_tokens=section.branch_summary_reserve_tokens,
+            summary_reasoning_effort=section.summary_reasoning_effort,
+            summary_window=section.summary_window,
             config=config,
             sources=sources,
         )._with_rules_defaults()
@@ -210,6 +263,12 @@ class Settings:
     def problems(self) -> list[SettingsProblem]:
         """Everything wrong with these settings; empty when they make sense."""
         found: list[SettingsProblem] = []
+        if self.rules == "pi":
+            for name in ("threshold_percent", "threshold_tokens"):
+                if getattr(self, name) > 0:
+                    found.append(SettingsProblem(
+                        name, "oh-my-pi's setting: pi rules compact at window - reserve, so it "
+                        "is ignored (use --rules omp)", self.source_of(name), blocking=False))
         window = self.context_window
         if window is None:
             return found
@@ -238,30 +297,45 @@ class Settings:
         return next((problem for problem in self.problems() if problem.blocking), None)
 
 
-_CHOICES: dict[str, tuple[str, ...]] = {
+_CHOICES: dict[str, tuple[str | None, ...]] = {
     "rules": get_args(Rules),
     "tokens": get_args(CounterName),
     "files_format": get_args(FilesFormat),
+    "summary_reasoning_effort": (*get_args(ReasoningEffort), None),
 }
+_BOOLEANS = ("calibrate", "split_turns", "branch_summary_enabled")
+_TOKEN_COUNTS = ("keep_recent_tokens", "reserve_tokens", "context_window",
+                 "branch_summary_reserve_tokens", "summary_window")
+_UNSET_ALLOWED = ("reserve_tokens", "context_window", "summary_window")
 
 
 def _check_value(name: str, value: Any) -> None:
     """Raise ValueError naming ``name`` when ``value`` is not a valid value for it."""
     if name in _CHOICES:
         if value not in _CHOICES[name]:
-            raise ValueError(f"{name}: {value!r} is not one of {', '.join(_CHOICES[name])}")
+            choices = ", ".join(str(choice) for choice in _CHOICES[name] if choice is not None)
+            raise ValueError(f"{name}: {value!r} is not one of {choices}")
         return
-    if name == "calibrate":
+    if name in _BOOLEANS:
         if not isinstance(value, bool):
-            raise ValueError(f"calibrate: {value!r} is not true or false")
+            raise ValueError(f"{name}: {value!r} is not true or false")
         return
-    if name not in ("keep_recent_tokens", "reserve_tokens", "context_window"):
+    if name in ("threshold_percent", "threshold_tokens"):
+        # -1 (or any value <= 0) means unset, as in oh-my-pi's settings.
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name}: {value!r} is not a number")
+        if not math.isfinite(value):
+            raise ValueError(f"{name}: {value!r} is not a finite number")
+        if name == "threshold_percent" and value > 100:
+            raise ValueError(f"{name}: {value} is over 100")
+        return
+    if name not in _TOKEN_COUNTS:
         raise ValueError(f"{name}: not a setting")
-    if value is None and name != "keep_recent_tokens":
+    if value is None and name in _UNSET_ALLOWED:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name}: {value!r} is not a whole number of tokens")
-    if name == "context_window" and value <= 0:
+    if name in ("context_window", "summary_window") and value <= 0:
         raise ValueError(f"{name}: must be greater than 0 (got {value})")
     if value < 0:
         raise ValueError(f"{name}: must not be negative (got {value})")

@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -214,30 +214,80 @@ def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableTyp
     return Group(*parts)
 
 
-def hindsight_renderable(audit: Any, session: Any) -> RenderableType:
-    """The hindsight audit of one compaction, for the details pane."""
+def hindsight_head(audit: Any) -> Text:
+    """The headline of a compaction's hindsight audit."""
     out = Text()
     style = "green" if audit.score >= 0.9 else "yellow" if audit.score >= 0.6 else "red"
     out.append("Hindsight: ", style="bold")
     out.append(f"score {audit.score:.2f}", style=f"bold {style}")
     out.append(f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
-               f"carried; {len(audit.rereads)} files re-read after it\n")
+               f"carried; {len(audit.rereads)} files re-read after it")
     if audit.warning:
-        out.append(sanitize(audit.warning, single_line=True) + "\n", style="yellow")
-    table = Table(box=None, show_edge=False, pad_edge=False, show_header=False, expand=True)
-    table.add_column("what", no_wrap=True)
-    table.add_column("fact", ratio=1, no_wrap=True, overflow="ellipsis")
-    table.add_column("where", style="dim", no_wrap=True)
-    for fact in audit.lost[:10]:
-        table.add_row(Text(f"lost {fact.kind}", style="red"),
-                      Text(sanitize(fact.text, single_line=True, max_len=80)),
-                      f"#{fact.lost_at}→#{fact.needed_at}")
-    for item in audit.rereads[:5]:
-        table.add_row(Text("re-read", style="yellow"),
-                      Text(sanitize(item.path, single_line=True, max_len=80)),
-                      f"#{item.read_at}→#{item.reread_at}")
-    parts: list[RenderableType] = [out, table]
-    if len(audit.lost) > 10:
-        parts.append(Text(f"… {len(audit.lost) - 10} more lost (tui-compactor audit)",
-                          style="dim"))
-    return Group(*parts)
+        out.append("\n" + sanitize(audit.warning, single_line=True), style="yellow")
+    if audit.lost or audit.rereads:
+        out.append("\nenter on a row jumps to where it was needed", style="dim")
+    return out
+
+
+def hindsight_row(what: str, style: str, text: str, start: int, end: int) -> Text:
+    """One lost fact or re-read: what, the fact, where lost → where needed (entry indices)."""
+    line = Text()
+    line.append(f"{what:<17}", style=style)
+    line.append(sanitize(text, single_line=True, max_len=70))
+    line.append(f"  #{start} → #{end}", style="dim")
+    return line
+
+
+class HindsightView(Vertical):
+    """The hindsight audit under a compaction's details; enter on a row jumps to the entry
+    where the fact was needed (or the file re-read)."""
+
+    DEFAULT_CSS = """
+    HindsightView { height: auto; }
+    HindsightView > Static { height: auto; }
+    HindsightView > OptionList { height: auto; max-height: 12; border: none; padding: 0; }
+    """
+
+    class JumpRequested(Message):
+        """The user chose a lost fact or a re-read."""
+
+        def __init__(self, entry_index: int) -> None:
+            super().__init__()
+            self.entry_index = entry_index
+
+    MAX_ROWS = 40
+    """Rows listed (the CLI lists every one)."""
+
+    def compose(self) -> ComposeResult:
+        """Headline and the rows."""
+        yield Static(id="hindsight-head")
+        yield OptionList(id="hindsight-rows")
+
+    def show_pending(self) -> None:
+        """Say the audit is being computed."""
+        self.query_one("#hindsight-head", Static).update(
+            Text("auditing this compaction in hindsight…", style="dim"))
+        self.query_one("#hindsight-rows", OptionList).clear_options()
+
+    def show(self, audit: Any) -> None:
+        """Draw ``audit``."""
+        self.query_one("#hindsight-head", Static).update(hindsight_head(audit))
+        rows = self.query_one("#hindsight-rows", OptionList)
+        rows.clear_options()
+        options = [
+            Option(hindsight_row(f"lost {fact.kind}", "red", fact.text, fact.lost_at,
+                                 fact.needed_at), id=f"{number}:{fact.needed_at}")
+            for number, fact in enumerate(audit.lost)
+        ] + [
+            Option(hindsight_row("re-read", "yellow", item.path, item.read_at, item.reread_at),
+                   id=f"r{number}:{item.reread_at}")
+            for number, item in enumerate(audit.rereads)
+        ]
+        rows.add_options(options[: self.MAX_ROWS])
+        rows.display = bool(options)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a row: ask the app to jump to where it was needed."""
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.JumpRequested(int(event.option.id.rsplit(":", 1)[1])))

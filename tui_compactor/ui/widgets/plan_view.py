@@ -2,11 +2,13 @@
 
 The tree colours each entry by region (summarize / turn prefix / keep / metadata); this pane
 gives the legend, the tokens per region, the split-turn flag, the tokens after, the cut point's
-place among the valid ones, and three inputs (keep-recent, reserve, window) that re-plan as the
-user types (debounced by the app, planned in a worker). A second row sets how the compaction is
-written: the method (``soft`` summaries or a ``handoff`` document) and a free-text focus, added
-to the default prompt or replacing it (the CLI's ``--instructions`` /
-``--replace-instructions``).
+place among the valid ones, and the budget editor: keep-recent, reserve and window, then the
+rest of the seeds' settings (compaction threshold as percent or tokens, whether a cut may
+split a turn, branch summaries: ask when navigating and their reserve, the summarizer's
+reasoning effort and its own window). Edits re-plan as the user types (debounced by the app,
+planned in a worker). The last rows set how the next compaction is written: the method
+(``soft`` summaries or a ``handoff`` document) and a free-text focus, added to the default
+prompt or replacing it (the CLI's ``--instructions`` / ``--replace-instructions``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ REGION_LEGEND: list[tuple[str, str, str]] = [
     ("metadata", "·", "metadata (not sent)"),
 ]
 """Region key -> mark in the tree's plan column -> what it means."""
+
+
+EFFORTS = ("profile", "off", "minimal", "low", "medium", "high", "xhigh")
+"""Reasoning effort choices for summary calls (``profile``: the profile's own setting)."""
+
+MORE_INPUTS = ("plan-threshold-percent", "plan-threshold-tokens", "plan-branch-reserve",
+               "plan-summary-window")
 
 
 def _int_or_none(text: str) -> int | None:
@@ -125,6 +134,14 @@ class PlanView(VerticalScroll):
     PlanView #plan-inputs > Input { width: 10; height: 1; border: none; padding: 0 1;
                                     margin-right: 2; background: $boost; }
     PlanView #plan-inputs > Input:focus { background: $accent 30%; }
+    PlanView > .plan-row { height: auto; }
+    PlanView > #plan-thresholds { margin-top: 1; }
+    PlanView .plan-row > Label { width: auto; padding: 0 1 0 0; }
+    PlanView .plan-row > Input { width: 10; height: 1; border: none; padding: 0 1;
+                                 margin-right: 2; background: $boost; }
+    PlanView .plan-row > Input:focus { background: $accent 30%; }
+    PlanView .plan-row > Checkbox { width: auto; height: 1; border: none; padding: 0 1; }
+    PlanView .plan-row > Select { width: 14; margin-right: 2; }
     PlanView > #plan-options { height: auto; margin-top: 1; }
     PlanView #plan-options > Label { width: auto; padding: 0 1 0 0; }
     PlanView #plan-options > Select { width: 14; margin-right: 2; }
@@ -135,6 +152,13 @@ class PlanView(VerticalScroll):
                                        background: $boost; }
     PlanView #plan-focus-row > Input:focus { background: $accent 30%; }
     """
+
+    class MoreSettingsEdited(Message):
+        """The user changed one of the further settings (``changes``: field -> value)."""
+
+        def __init__(self, changes: dict[str, Any]) -> None:
+            super().__init__()
+            self.changes = changes
 
     class OptionsEdited(Message):
         """The user changed the method or the focus of the next compaction."""
@@ -166,9 +190,29 @@ class PlanView(VerticalScroll):
             yield Input(id="plan-reserve", restrict=r"[0-9kKmM.,_]*", placeholder="default")
             yield Label("window")
             yield Input(id="plan-window", restrict=r"[0-9kKmM.,_]*")
+        with Horizontal(id="plan-thresholds", classes="plan-row"):
+            yield Label("threshold %")
+            yield Input(id="plan-threshold-percent", restrict=r"[0-9.]*", placeholder="auto")
+            yield Label("or tokens")
+            yield Input(id="plan-threshold-tokens", restrict=r"[0-9kKmM.,_]*",
+                        placeholder="auto")
+        with Horizontal(id="plan-flags", classes="plan-row"):
+            yield Checkbox("cut may split a turn", True, id="plan-split-turns", compact=True)
+            yield Checkbox("ask on navigate", True, id="plan-branch-ask", compact=True)
+        with Horizontal(id="plan-branch", classes="plan-row"):
+            yield Label("branch reserve")
+            yield Input(id="plan-branch-reserve", restrict=r"[0-9kKmM.,_]*")
+            yield Label("summary window")
+            yield Input(id="plan-summary-window", restrict=r"[0-9kKmM.,_]*",
+                        placeholder="profile")
+        with Horizontal(id="plan-summarizer", classes="plan-row"):
+            yield Label("summary effort")
+            yield Select([(name, name) for name in EFFORTS], value="profile",
+                         allow_blank=False, id="plan-effort", compact=True)
         with Horizontal(id="plan-options"):
             yield Label("method")
-            yield Select([("soft", "soft"), ("handoff", "handoff")], value="soft",
+            yield Select([("soft", "soft"), ("handoff", "handoff"),
+                          ("shake (preview)", "shake")], value="soft",
                          allow_blank=False, id="plan-method", compact=True)
             yield Checkbox("focus replaces the prompt", id="plan-replace", compact=True)
         with Horizontal(id="plan-focus-row"):
@@ -182,6 +226,29 @@ class PlanView(VerticalScroll):
             field = self.query_one(widget_id, Input)
             with field.prevent(Input.Changed):
                 field.value = "" if value is None else str(value)
+
+    def show_more_settings(self, settings: Any) -> None:
+        """Show the further settings' values (without firing an edit)."""
+        def number(value: Any) -> str:
+            return "" if value is None or value <= 0 else f"{value:g}"
+
+        for widget_id, text in (
+            ("#plan-threshold-percent", number(settings.threshold_percent)),
+            ("#plan-threshold-tokens", number(settings.threshold_tokens)),
+            ("#plan-branch-reserve", str(settings.branch_summary_reserve_tokens)),
+            ("#plan-summary-window", number(settings.summary_window)),
+        ):
+            field = self.query_one(widget_id, Input)
+            with field.prevent(Input.Changed):
+                field.value = text
+        for widget_id, flag in (("#plan-split-turns", settings.split_turns),
+                                ("#plan-branch-ask", settings.branch_summary_enabled)):
+            box = self.query_one(widget_id, Checkbox)
+            with box.prevent(Checkbox.Changed):
+                box.value = bool(flag)
+        select = self.query_one("#plan-effort", Select)
+        with select.prevent(Select.Changed):
+            select.value = settings.summary_reasoning_effort or "profile"
 
     def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str],
                   refusal: str | None = None) -> None:
@@ -207,6 +274,41 @@ class PlanView(VerticalScroll):
         replace = self.query_one("#plan-replace", Checkbox).value
         return (method if isinstance(method, str) else "soft"), focus, bool(replace)
 
+    @on(Checkbox.Changed, "#plan-split-turns")
+    @on(Checkbox.Changed, "#plan-branch-ask")
+    def _flag_changed(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        name = {"plan-split-turns": "split_turns",
+                "plan-branch-ask": "branch_summary_enabled"}[event.checkbox.id or ""]
+        self.post_message(self.MoreSettingsEdited({name: bool(event.value)}))
+
+    @on(Select.Changed, "#plan-effort")
+    def _effort_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        value = event.value if isinstance(event.value, str) else "profile"
+        self.post_message(self.MoreSettingsEdited(
+            {"summary_reasoning_effort": None if value == "profile" else value}))
+
+    def _more_input_changed(self, field_id: str, text: str) -> None:
+        """Parse one of the further number inputs and post the change (blank = unset)."""
+        try:
+            if field_id == "plan-threshold-percent":
+                percent = float(text) if text.strip() else -1.0
+                self.post_message(self.MoreSettingsEdited({"threshold_percent": percent}))
+                return
+            value = _int_or_none(text)
+        except ValueError:
+            return
+        if field_id == "plan-threshold-tokens":
+            changes: dict[str, Any] = {"threshold_tokens": value if value else -1}
+        elif field_id == "plan-branch-reserve":
+            if value is None:
+                return
+            changes = {"branch_summary_reserve_tokens": value}
+        else:
+            changes = {"summary_window": value or None}
+        self.post_message(self.MoreSettingsEdited(changes))
+
     @on(Select.Changed, "#plan-method")
     @on(Checkbox.Changed, "#plan-replace")
     def _options_changed(self, event: Select.Changed | Checkbox.Changed) -> None:
@@ -219,6 +321,9 @@ class PlanView(VerticalScroll):
         event.stop()
         if event.input.id == "plan-focus":
             self.post_message(self.OptionsEdited(*self.options()))
+            return
+        if event.input.id in MORE_INPUTS:
+            self._more_input_changed(event.input.id, event.value)
             return
         try:
             keep = _int_or_none(self.query_one("#plan-keep", Input).value)

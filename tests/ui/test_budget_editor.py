@@ -1,0 +1,67 @@
+"""The app's budget editor reaches every setting the seeds name, and the settings act."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Checkbox, Input, Select
+
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
+from tests.ui.test_app_write import OTHER_BRANCH_TIP, added_records
+from tui_compactor.ui.screens.navigate import NavigateDialog
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_budget_editor_edits_every_seed_setting() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.plan is not None and app.plan.is_split_turn
+        split_first_kept = app.plan.first_kept_index
+        for widget_id, text in (("#plan-threshold-percent", "60"),
+                                ("#plan-threshold-tokens", "150k"),
+                                ("#plan-branch-reserve", "20000"),
+                                ("#plan-summary-window", "32k")):
+            field = app.query_one(widget_id, Input)
+            field.focus()
+            field.value = text
+            await settle(pilot)
+        app.query_one("#plan-effort", Select).value = "low"
+        app.query_one("#plan-branch-ask", Checkbox).value = False
+        app.query_one("#plan-split-turns", Checkbox).value = False
+        await settle(pilot)
+        settings = app.settings
+        assert (settings.threshold_percent, settings.threshold_tokens,
+                settings.branch_summary_reserve_tokens, settings.summary_window,
+                settings.summary_reasoning_effort, settings.branch_summary_enabled,
+                settings.split_turns) == (60.0, 150000, 20000, 32000, "low", False, False)
+        assert all(settings.source_of(name) == "app" for name in (
+            "threshold_percent", "summary_window", "split_turns", "branch_summary_enabled"))
+        # Re-planned without a split turn: the cut moved back to the turn's start.
+        assert app.plan is not None and not app.plan.is_split_turn
+        assert app.plan.first_kept_index < split_first_kept
+        # The summarizer gets the effort and window.
+        profile = settings.summarizer_profile(app.config.summarizer_profile(None))
+        assert (profile.reasoning_effort, profile.context_window) == ("low", 32000)
+
+
+async def test_branch_summaries_off_moves_without_asking(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.settings = app.settings.edited("app", branch_summary_enabled=False)
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, NavigateDialog)
+    records = added_records(before, path.read_bytes())
+    assert len(records) == 1 and records[0]["type"] == "custom"  # the leaf moved, no summary
