@@ -195,3 +195,26 @@ async def test_reasoning_effort_is_sent_per_profile(
     else:
         assert body["thinking"] == {"type": "enabled", "budget_tokens": 16384}
         assert body["max_tokens"] == 4000 + 16384  # the summary keeps its own budget
+
+
+def test_the_plan_and_json_say_a_long_prefix_is_folded_for_a_small_summarizer(
+    llm_server: LLMServer, fake_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from tui_compactor.cli import main
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = long_turn(tmp_path / "s.jsonl")
+    status = main(["compact", str(path), "--keep-recent", "400", "--reserve", "8192",
+                   "--tokens", "bytes", "--provider", "openai", "--base-url",
+                   llm_server.openai_base_url, "--model", "m", "--summary-window",
+                   str(SMALL_WINDOW), "--dry-run", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    report = json.loads(out)
+    notes = report["plan"]["summarizerNotes"]
+    assert any(note.startswith("turn prefix:") and "nothing is cut" in note for note in notes)
+    assert "note: turn prefix:" in err
+    assert len(prefix_requests(llm_server)) > 1  # and it was folded

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
-from tui_compactor.ui.screens.confirm import ConfirmWrite
+from tui_compactor.ui.screens.confirm import ConfirmDialog
 from tui_compactor.ui.screens.navigate import NavigateDialog
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -136,8 +136,8 @@ async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
         # writes nothing.
         await pilot.press("u")
         await settle(pilot)
-        assert isinstance(app.screen, ConfirmWrite)
-        assert "25 entries" in app.screen.title_text
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "25 entries" in app.screen.question.plain
         await pilot.press("n")
         await settle(pilot)
         assert path.read_bytes() == before
@@ -170,7 +170,7 @@ async def test_undo_refuses_what_the_command_refuses_with_its_reason(tmp_path: P
         await settle(pilot)
         await pilot.press("u")
         await settle(pilot)
-        assert not isinstance(app.screen, ConfirmWrite)
+        assert not isinstance(app.screen, ConfirmDialog)
         shown = [n.message for n in app._notifications]
         assert app.handle is not None
         with app.handle.read() as snapshot, pytest.raises(ActionRefused) as refused:

@@ -65,3 +65,29 @@ async def test_branch_summaries_off_moves_without_asking(tmp_path: Path) -> None
         assert not isinstance(app.screen, NavigateDialog)
     records = added_records(before, path.read_bytes())
     assert len(records) == 1 and records[0]["type"] == "custom"  # the leaf moved, no summary
+
+
+async def test_plan_pane_says_a_long_prefix_is_folded_for_a_small_summarizer(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Static
+
+    from tests.summarize.test_turn_prefix_and_family import long_turn
+    from tui_compactor.config import Config
+    from tui_compactor.workbench.settings import Settings
+
+    path = long_turn(tmp_path / "s.jsonl")
+    config = Config.model_validate({
+        "compaction": {"keep_recent_tokens": 400, "reserve_tokens": 8192, "tokens": "bytes"},
+        "profiles": {"small": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+                               "model": "m", "context_window": 8192}},
+        "compaction_profile": "small",
+    })
+    app = make_app(path, settings=Settings.from_config(config))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.plan is not None and app.plan.is_split_turn
+        text = str(app.query_one("#plan-text", Static).render())
+        assert "turn prefix: ~" in text and "nothing is cut" in text

@@ -101,3 +101,28 @@ def test_commands_follow_the_session_unless_told(tmp_path: Path) -> None:
     assert (followed["rules"], followed["rulesSource"]) == ("omp", "session: under ~/.omp")
     told = plan("--rules", "pi")
     assert (told["rules"], told["rulesSource"]) == ("pi", "--rules")
+
+
+@pytest.mark.asyncio
+async def test_omp_navigation_dialog_says_instructions_replace_the_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import RadioButton
+
+    from tui_compactor.ui.screens.navigate import NavigateDialog
+    from tui_compactor.ui.widgets.tree import SessionTree
+
+    home, path = home_with(tmp_path, ".omp", PI_SESSION)
+    monkeypatch.setenv("HOME", str(home))
+    app = make_app(path, settings=resolve_settings({}, environ=no_config(tmp_path)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(tree.rows[3].index)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, NavigateDialog)
+        assert dialog.query_one("#navigate-replace", RadioButton).value
+        assert dialog.query_one("#navigate-append", RadioButton).disabled

@@ -67,6 +67,7 @@ from tui_compactor.summarize.runner import (
 
 __all__ = [
     "DEFAULT_RESERVE_TOKENS",
+    "fold_notes",
     "NO_PRIOR_HISTORY",
     "SPLIT_TURN_SEPARATOR",
     "CompactionCancelled",
@@ -99,6 +100,31 @@ def compaction_budgets(reserve_tokens: int | None) -> dict[str, int]:
         "turn_prefix": min(math.floor(0.5 * reserve), MAX_SUMMARY_TOKENS),
         "short": min(512, math.floor(0.2 * reserve)),
     }
+
+
+def fold_notes(plan: Any, summarizer_window: int | None, reserve_tokens: int | None) -> list[str]:
+    """What the plan tells the user before running: regions larger than the summarizer reads in
+    one request are folded over several (never cut). Token figures are the plan's counter, so
+    the request count is an estimate."""
+    if not getattr(plan, "prepared", False) or not summarizer_window:
+        return []
+    from tui_compactor.summarize.runner import fold_budget
+
+    budgets = compaction_budgets(reserve_tokens)
+    regions = plan.region_tokens
+    notes: list[str] = []
+    for key, part, name in (("summarize", "history", "history"),
+                            ("turn_prefix", "turn_prefix", "turn prefix")):
+        tokens = regions.get(key, 0)
+        budget, _ = fold_budget(summarizer_window, budgets[part])
+        if tokens > budget:
+            requests = math.ceil(tokens / budget)
+            notes.append(
+                f"{name}: ~{tokens:,} tokens is more than the summarizer reads at once "
+                f"({budget:,}); it is summarized in about {requests} requests, each updating "
+                "the last (nothing is cut)"
+            )
+    return notes
 
 
 def finish_summary(

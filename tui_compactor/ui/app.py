@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.config import Config
@@ -41,6 +41,7 @@ from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
+from tui_compactor.ui.extras import SessionExtras, entry_search_text
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
@@ -61,12 +62,14 @@ from tui_compactor.ui.messages import (
     WorkFailed,
     WriteStale,
 )
+from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
 from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
@@ -133,7 +136,7 @@ def _while_running(handler: HandlerT) -> HandlerT:
     return cast("HandlerT", guarded)
 
 
-class CompactorApp(AnalysisMixin, App[None]):
+class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -155,6 +158,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         follow: bool = True,
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
+        picker_dirs_only: bool = False,
         ignore_agents: bool = False,
     ) -> None:
         """Open ``path`` (None: the session picker) with ``settings`` (default: those of
@@ -163,7 +167,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         if settings is None:
             settings = Settings.from_config(config or Config.model_validate({}))
         self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
-                                  append_quiet_seconds, ignore_agents)
+                                  append_quiet_seconds, ignore_agents, picker_dirs_only)
         self.state = AppState(settings, Path(path) if path is not None else None)
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
@@ -274,7 +278,7 @@ class CompactorApp(AnalysisMixin, App[None]):
                                               "(history and turn prefix side by side)",
                                               style="dim"), id="compaction-empty")
         yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
-        yield Footer()
+        yield StateFooter()
 
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
@@ -290,7 +294,7 @@ class CompactorApp(AnalysisMixin, App[None]):
 
     def pick_session(self) -> None:
         """Show the session picker; open what the user picks, quit if they close it."""
-        from tui_compactor.session.discover import default_session_roots
+        from tui_compactor.session.discover import SessionRoot, default_session_roots
         from tui_compactor.ui.screens.picker import SessionPicker
 
         def chosen(path: Path | None) -> None:
@@ -301,7 +305,11 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.state.session_path = Path(path)
             self.open_session(self.state.session_path)
 
-        roots = default_session_roots(extra=self.options.sessions_dirs)
+        if self.options.picker_dirs_only:
+            roots = [SessionRoot(Path(path).expanduser(), "dir")
+                     for path in self.options.sessions_dirs]
+        else:
+            roots = default_session_roots(extra=list(self.options.sessions_dirs))
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
@@ -321,10 +329,9 @@ class CompactorApp(AnalysisMixin, App[None]):
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Accept / discard exist only while a compaction is shown (footer stays short)."""
-        if action in ("accept_compaction", "discard_compaction"):
-            panel = self.compaction_panel if self.is_running else None
-            return panel is not None and panel.state in ("running", "ready")
+        """The review's keys exist only while a compaction is shown (footer stays short)."""
+        if action in REVIEW_ACTIONS:
+            return self.check_review_action(action, parameters)
         return True
 
     @property
@@ -440,7 +447,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         where = Path(first_problem.path).name + (
             f":{first_problem.line}" if first_problem.line is not None else "")
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
-        more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
+        more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
         verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
@@ -658,9 +665,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             return
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
-        self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
-                                              self.settings.reserve_tokens,
-                                              self.settings.context_window)
+        self.query_one(PlanView).show_settings(self.settings)
         self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
@@ -697,8 +702,21 @@ class CompactorApp(AnalysisMixin, App[None]):
             self._start_compaction(candidates=mode == "candidates")
         if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
-        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal)
+        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal,
+                                           self._fold_notes(plan))
         self.request_sweep(plan, message.request)
+
+    def _fold_notes(self, plan: Any) -> list[str]:
+        """Regions the compaction summarizer must fold (its window is smaller than them)."""
+        from tui_compactor.summarize.compaction import fold_notes
+
+        try:
+            summarizer = self.summarizer_for(compaction=True)
+        except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
+            return []
+        if getattr(summarizer, "offline", False):
+            return []  # the offline summarizer reads any size at once
+        return fold_notes(plan, summarizer.context_window, self.settings.reserve_tokens)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -733,8 +751,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         """Edit keep-recent / reserve / window in place."""
         self.action_show_tab("tab-plan")
         plan_view = self.query_one(PlanView)
-        plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
-                               self.settings.context_window)
+        plan_view.show_settings(self.settings)
         plan_view.show_more_settings(self.settings)
         plan_view.focus_inputs()
 
@@ -847,11 +864,6 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.notify(sanitize(refusal, max_len=300), title="cannot compact",
                         severity="warning", timeout=8)
             return
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
-                        title="read-only: a compaction could not be saved", severity="error",
-                        timeout=8)
-            return
         panel = self.compaction_panel
         if panel is not None and panel.running:
             self.notify("a compaction is already running (esc cancels it)", timeout=3)
@@ -878,12 +890,15 @@ class CompactorApp(AnalysisMixin, App[None]):
         self.state.compaction_basis = self.state.plan_report
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
-        host.mount(CompactionPanel(jobs))
-        self.call_after_refresh(self.refresh_bindings)
+        # A file the append gate refuses can still be summarized and reviewed (as
+        # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
+        panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
+        host.mount(panel)
         self.action_show_tab("tab-compaction")
+        self.open_review(panel)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
-        self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
-                    "esc cancels", timeout=4)
+        self.notify(f"compacting with {names}: a accepts, d discards, esc cancels, "
+                    "z zooms in and out", timeout=4)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
     def preview_shake(self, handle: SessionHandle, leaf: int, settings: Settings) -> None:
@@ -928,9 +943,10 @@ class CompactorApp(AnalysisMixin, App[None]):
     @on(CompactionPanel.Discarded)
     def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
-        self.refresh_bindings()
-        self.notify("compaction cancelled: nothing written" if message.cancelled
-                    else "compaction discarded: nothing written", timeout=3)
+        outcome = ("compaction cancelled: nothing written" if message.cancelled
+                   else "compaction discarded: nothing written")
+        self.close_review(outcome)
+        self.notify(outcome, timeout=3)
 
     @on(CompactionPanel.Failed)
     def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
@@ -1028,13 +1044,9 @@ class CompactorApp(AnalysisMixin, App[None]):
         if message.kind == "compaction":
             self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self._update_status()
-            host = self.query_one("#compaction-host", Vertical)
-            host.remove_children()
-            host.mount(Static(Text("the session grew before this compaction was written, so "
-                                   "it was not written. The plan was made again at the new "
-                                   "leaf (Plan tab): r summarizes it, a accepts.", style="bold"),
-                              id="compaction-empty"))
-            self.call_after_refresh(self.refresh_bindings)
+            self.close_review("the session grew before this compaction was written, so it was "
+                              "not written. The plan was made again at the new leaf (Plan "
+                              "tab): r summarizes it, a accepts.")
             self._replan_after_growth(message.leaf)
             self.notify("planned again at the new leaf: check the plan, r runs it, a accepts",
                         title=title, severity="warning", timeout=10)
@@ -1238,7 +1250,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         if not proposal.leaving:
             self.undo_compaction(self.handle, proposal, compaction)
             return
-        from tui_compactor.ui.screens.confirm import ConfirmWrite
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
 
         count = len(proposal.leaving)
         noun = "entry leaves" if count == 1 else "entries leave"
@@ -1249,9 +1261,10 @@ class CompactorApp(AnalysisMixin, App[None]):
             else:
                 self.notify("undo declined: nothing written", timeout=3)
 
-        self.push_screen(ConfirmWrite(f"Undo? {count} {noun} the active path",
-                                      proposal.description + "\n\nUndo anyway?",
-                                      yes="Undo"), answered)
+        question = Text(f"Undo? {count} {noun} the active path\n\n", style="bold")
+        question.append(sanitize(proposal.description, max_len=2000) + "\n\nUndo anyway?",
+                        style="")
+        self.push_screen(ConfirmDialog(question, yes="Undo"), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
     def undo_compaction(self, handle: SessionHandle, proposal: Proposal,
@@ -1459,18 +1472,17 @@ class CompactorApp(AnalysisMixin, App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
     def find_matches(self, handle: SessionHandle, query: str) -> None:
-        """Every entry whose preview or id contains ``query`` (case-insensitive)."""
-        from tui_compactor.ui.widgets.labels import entry_preview
-
+        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive)."""
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
         with handle.read() as snapshot:
-            entries = snapshot.session.entries[: snapshot.entry_count]
+            session = snapshot.session
+            entries = session.entries[: snapshot.entry_count]
         for entry in entries:
             if worker.is_cancelled:
                 return
-            if needle in entry.id.casefold() or needle in entry_preview(entry).casefold():
+            if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
         self.post_message(SearchDone(query, matches))
 
@@ -1497,7 +1509,9 @@ class CompactorApp(AnalysisMixin, App[None]):
         for offset in range(1, count + 1):
             position = (tree.cursor + step * offset) % count
             if tree.rows[position].index in tree.search_matches:
+                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
                 tree.move_cursor(position, center=True)
+                self.report_search_position(position, wrapped, step)
                 return
 
     def action_search_next(self) -> None:
@@ -1554,11 +1568,10 @@ class CompactorApp(AnalysisMixin, App[None]):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        groups: list[tuple[str, list[Any]]] = [
-            ("App", list(APP_BINDINGS)),
-            ("Tree", list(SessionTree.BINDINGS)),
-            ("Compaction panel (when focused)", list(CompactionPanel.BINDINGS)),
-        ]
+        from tui_compactor.ui.screens.navigate import NavigateDialog
+        from tui_compactor.ui.widgets.help import help_groups
+
+        groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
         self.push_screen(HelpScreen(groups, dict(self.state.user_keymap)))
 
     @_while_running
@@ -1574,6 +1587,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         if message.kind == "compaction":
             self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self.clear_plan()
+            self.close_review(message.description)
         if message.select_entry is not None:
             self.state.selected_entry = message.select_entry
         self.after_growth(message.added, announce=False)

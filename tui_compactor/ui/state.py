@@ -35,6 +35,8 @@ class AppOptions:
     """Passed to the writer's live-writer check (None: the writer's default)."""
     ignore_agents: bool = False
     """The user's explicit override of the writer's running-agent refusal."""
+    picker_dirs_only: bool = False
+    """The picker lists ``sessions_dirs`` only (``tui-compactor DIR``), not pi's and omp's."""
 
 
 @dataclass(slots=True)

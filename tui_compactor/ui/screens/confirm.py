@@ -1,9 +1,4 @@
-"""A yes/no question before a write that takes entries off the active path.
-
-The question shows the workbench proposal's own words (what is appended, where, what leaves the
-active path); ``y`` or the Yes button confirms, ``n``, ``escape`` or No declines. The screen
-returns True or False through ``dismiss``.
-"""
+"""A yes/no question in a small dialog (``y`` / ``n``, ``escape`` is no)."""
 
 from __future__ import annotations
 
@@ -17,53 +12,52 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_compactor.textsafe import sanitize
-
-__all__ = ["ConfirmWrite"]
+__all__ = ["ConfirmDialog"]
 
 
-class ConfirmWrite(ModalScreen[bool]):
-    """Ask before a write; dismisses with True (write) or False (write nothing)."""
-
-    DEFAULT_CSS = """
-    ConfirmWrite { align: center middle; }
-    ConfirmWrite > Vertical { width: 80; height: auto; max-height: 80%; border: thick $warning;
-                              background: $surface; padding: 1 2; }
-    ConfirmWrite #confirm-title { text-style: bold; margin-bottom: 1; }
-    ConfirmWrite #confirm-buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    ConfirmWrite Button { margin-left: 2; }
-    """
+class ConfirmDialog(ModalScreen[bool]):
+    """Ask one question; dismisses with True (yes) or False (no, escape)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes", show=False),
-        Binding("n", "answer(False)", "No", show=False),
-        Binding("escape", "answer(False)", "No", show=False),
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
 
-    def __init__(self, title: str, body: str, *, yes: str = "Yes") -> None:
+    DEFAULT_CSS = """
+    ConfirmDialog { align: center middle; }
+    ConfirmDialog > Vertical { width: 64; max-width: 100%; height: auto;
+                               border: thick $warning; background: $panel; padding: 0 1; }
+    ConfirmDialog #confirm-question { height: auto; margin-bottom: 1; }
+    ConfirmDialog Horizontal { height: auto; }
+    ConfirmDialog Button { margin-right: 2; min-width: 0; width: auto; }
+    """
+
+    def __init__(self, question: Text | str, *, yes: str = "Yes", no: str = "No") -> None:
         super().__init__()
-        self.title_text = title
-        self.body = body
+        self.question = question if isinstance(question, Text) else Text(question)
         self.yes_label = yes
+        self.no_label = no
 
     def compose(self) -> ComposeResult:
-        """Title, the proposal's description, and the two buttons."""
+        """The question and two buttons."""
         with Vertical():
-            yield Static(Text(sanitize(self.title_text, single_line=True, max_len=76)),
-                         id="confirm-title")
-            yield Static(Text(sanitize(self.body, max_len=2000)), id="confirm-body")
-            with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self.yes_label} (y)", id="confirm-yes", variant="warning")
-                yield Button("No (n)", id="confirm-no", variant="primary")
+            yield Static(self.question, id="confirm-question")
+            with Horizontal():
+                yield Button(f"{self.yes_label} y", id="confirm-yes", variant="error", compact=True)
+                yield Button(f"{self.no_label} n", id="confirm-no", variant="primary", compact=True)
 
     def on_mount(self) -> None:
-        """No is focused: enter alone never writes."""
+        """No is the default."""
         self.query_one("#confirm-no", Button).focus()
 
     def action_answer(self, answer: bool) -> None:
-        """Close with ``answer``."""
+        """Key: answer and close."""
         self.dismiss(answer)
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "confirm-yes")
+    @on(Button.Pressed, "#confirm-yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#confirm-no")
+    def _no(self) -> None:
+        self.dismiss(False)

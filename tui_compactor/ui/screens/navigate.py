@@ -200,11 +200,18 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
             with Vertical(id="navigate-custom"):
                 yield Label(Text("Custom instructions for the summarizer:"))
                 yield TextArea(id="navigate-instructions", tab_behavior="focus")
+                # oh-my-pi has no "add to": its custom instructions replace the prompt.
+                omp = getattr(self.plan, "rules", "pi") == "omp"
                 with RadioSet(id="navigate-prompt-mode"):
                     yield RadioButton(
-                        Text("Add to the default prompt"), value=True, id="navigate-append"
+                        Text("Add to the default prompt"), value=not omp, id="navigate-append",
+                        disabled=omp,
                     )
-                    yield RadioButton(Text("Replace the default prompt"), id="navigate-replace")
+                    yield RadioButton(
+                        Text("Replace the default prompt"
+                             + (" (oh-my-pi rules always replace)" if omp else "")),
+                        value=omp, id="navigate-replace",
+                    )
             with Horizontal(id="navigate-buttons"):
                 yield Button("Navigate", variant="primary", id="navigate-go")
                 yield Button("Cancel", id="navigate-cancel")

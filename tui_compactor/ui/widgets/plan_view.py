@@ -59,7 +59,7 @@ def _int_or_none(text: str) -> int | None:
 
 
 def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
-                 refusal: str | None = None) -> Text:
+                 refusal: str | None = None, notes: list[str] | None = None) -> Text:
     """The plan in a few readable lines; ``refusal`` says why it cannot be run, if so."""
     out = Text()
     leaf_entry = session.entries[plan.leaf] if plan.leaf is not None else None
@@ -107,6 +107,8 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append("no split turn: the cut falls on a turn boundary\n", style="dim")
     if plan.previous_summary:
         out.append("updates the previous compaction's summary\n", style="dim")
+    for note in notes or []:
+        out.append(f"{sanitize(note, max_len=300)}\n", style="yellow")
     try:
         files = plan.file_ops.to_json()
         read, edited = len(files["readFiles"]), len(files["modifiedFiles"])
@@ -219,6 +221,18 @@ class PlanView(VerticalScroll):
             yield Label("focus")
             yield Input(id="plan-focus", placeholder="what the summary must keep (optional)")
 
+    def show_settings(self, settings: Any) -> None:
+        """Show the settings' figures (a ``workbench.Settings``); a reserve left to its default
+        shows the number it stands for (the gauge's figure) in the empty input."""
+        from tui_compactor.engine.settings import effective_reserve
+
+        window = settings.context_window
+        self.set_settings(settings.keep_recent_tokens, settings.reserve_tokens, window)
+        if window:
+            compaction = settings.compaction().with_changes(reserve_tokens=None)
+            default = effective_reserve(window, compaction)
+            self.query_one("#plan-reserve", Input).placeholder = str(default)
+
     def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
         """Show the current figures in the inputs (without firing an edit)."""
         for widget_id, value in (("#plan-keep", keep_recent), ("#plan-reserve", reserve),
@@ -251,10 +265,10 @@ class PlanView(VerticalScroll):
             select.value = settings.summary_reasoning_effort or "profile"
 
     def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str],
-                  refusal: str | None = None) -> None:
+                  refusal: str | None = None, notes: list[str] | None = None) -> None:
         """Describe ``plan`` (and why it cannot be run, when ``refusal`` is given)."""
         self.query_one("#plan-text", Static).update(
-            plan_summary(plan, session, region_styles, refusal))
+            plan_summary(plan, session, region_styles, refusal, notes))
 
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (planning, or an error)."""
