@@ -183,6 +183,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """The settings in use (the app's edits included)."""
         return self.state.settings
 
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.state.settings = settings
+
     @property
     def config(self) -> Config:
         """The configuration the settings were resolved from (profiles, ``[ui]``)."""
