@@ -161,3 +161,15 @@ def test_an_unknown_model_says_the_window_is_assumed(
     session = many_files_session(tmp_path / "s.jsonl")  # model "test-model": no known window
     _, out, _ = run(capsys, "plan", str(session))
     assert "(assumed: the session's model has no known window; pass --window N)" in out
+
+
+def test_navigate_dry_run_explains_its_default_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    """window − reserve, with the window the app uses (the session model's, here gpt-5.1)."""
+    session = FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl"
+    _, out, _ = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run")
+    assert ("budget 383616 = window 400000 (the window of gpt-5.1-codex, the session's model) "
+            "− reserve 16384: the most of the branch a summary reads") in out
+    assert "  budget 383616: " in out
+    _, explicit, _ = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run",
+                         "--budget", "300")
+    assert "window − reserve" not in explicit and "= window" not in explicit

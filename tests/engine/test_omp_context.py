@@ -196,3 +196,25 @@ def test_item_tokens_count_what_is_sent_not_the_entry() -> None:
     cache = TokenCache(tree, counter)
     rewritten = next(item for item in build_context(tree, 27, rules="omp").items if item.rewritten)
     assert item_tokens(rewritten, counter, cache) < cache.message_tokens(rewritten.entry_index)
+
+
+def test_shake_preview_shows_what_the_model_would_see_after_it(rules_session):
+    """Shaking the fenced block of a user message and the tool results: the placeholder takes
+    their place, the rest of the text stays, and the context shrinks by the tokens freed."""
+    from tui_compactor.engine.shake import apply_regions, context_after_shake, shake_preview
+    from tui_compactor.engine.tokens import get_counter
+
+    counter = get_counter("bytes")
+    leaf = _index_of_call(rules_session, "c5", "toolResult")
+    preview = shake_preview(rules_session, leaf, "rescue", counter)
+    block = next(region for region in preview.regions if region.kind == "block")
+    message = rules_session.entries[block.entry_index].message
+    after = apply_regions(message, [block])
+    text = after["content"][0]["text"]
+    assert text.startswith("Tidy the ledger totals. Current code:\n[shaken ~")
+    assert text.endswith("tokens]\nKeep it fast.")
+    result = next(region for region in preview.regions if region.kind == "toolResult")
+    shaken = apply_regions(rules_session.entries[result.entry_index].message, [result])
+    assert shaken["content"] == [{"type": "text", "text": f"[shaken ~{result.tokens} tokens]"}]
+    before, after_tokens = context_after_shake(rules_session, leaf, preview, counter)
+    assert before - after_tokens == preview.tokens_freed > 0

@@ -137,3 +137,65 @@ def test_shake_command_matches_oh_my_pis_preview(name: str, capsys) -> None:
             (ids[r["entryId"]], r["tokens"], r["kind"]) for r in theirs["regions"]
         ]
     assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["omp-basic", "omp-methods", "omp-tree"])
+def test_context_json_llm_is_what_oh_my_pi_sends(name: str, capsys) -> None:
+    """``context --rules omp --json``: each item's ``llm`` is the list of messages oh-my-pi
+    sends for it (roles and the text's hash as in the golden), tokens and totals match."""
+    from tests.engine.omp_golden import sha
+    from tui_compactor.cli import main
+
+    session, golden = _loaded(name)
+    expected = golden["contexts"][0]
+    assert main(["context", str(session.path), "--rules", "omp", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tokens"] == "bytes"
+    assert [item["entryIndex"] for item in data["items"]] == expected["entryIndices"]
+    assert [item["tokens"] for item in data["items"]] == [i["tokens"] for i in expected["items"]]
+    for ours, theirs in zip(data["items"], expected["items"], strict=True):
+        assert [(row["role"], sha(row["text"])) for row in ours["llm"]] == [
+            (row["role"], row["textSha256"]) for row in theirs["llm"]
+        ]
+    assert data["llmMessageCount"] == expected["llmMessageCount"]
+    assert data["contextTokens"]["tokens"] == expected["contextTokens"]["tokens"]
+
+
+def test_context_json_llm_under_pi_rules_uses_pis_wrappers(capsys) -> None:
+    from tui_compactor.cli import main
+    from tui_compactor.engine.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
+
+    path = FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl"
+    assert main(["context", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    first = data["items"][0]
+    summary = load_session(path).entries[first["entryIndex"]].data["summary"]
+    assert first["llm"] == [
+        {"role": "user", "text": COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX}
+    ]
+    assert all(isinstance(item["llm"], list) for item in data["items"])
+    assert data["llmMessageCount"] == sum(len(item["llm"]) for item in data["items"])
+
+
+def test_serialize_format_omp_is_oh_my_pis_transcript() -> None:
+    """``serialize --format omp`` is oh-my-pi's ``serializeConversation`` (golden hash): on
+    tree-branches at keep-recent 0 oh-my-pi summarizes exactly the context at the last
+    summarized entry, so serializing that context gives its text."""
+    import subprocess
+    import sys
+
+    from tests.engine.omp_golden import sha
+    from tui_compactor.engine.context import build_context
+
+    session, golden = _loaded("pi-tree-branches")
+    summarized = golden["cutPoints"][0]["messagesToSummarize"]
+    indices = summarized["entryIndices"]["items"]
+    context = build_context(session, indices[-1], rules="omp").items
+    assert [item.entry_index for item in context] == indices
+    command = [sys.executable, "-m", "tui_compactor", "serialize", str(session.path)]
+    done = subprocess.run(
+        [*command, "--at", f"#{indices[-1]}", "--rules", "omp", "--format", "omp"],
+        capture_output=True,
+        check=True,
+    )
+    assert sha(done.stdout.decode("utf-8")) == summarized["serialized"]["sha256"]

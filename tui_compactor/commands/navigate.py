@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=common.int_list,
         default=None,
         metavar="N[,N...]",
-        help="branch-summary token budgets (0 = no limit; default window - reserve = 111616)",
+        help="branch-summary token budgets (0 = no limit; default window - reserve)",
     )
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
@@ -98,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
+    data["defaultBudget"] = None if args.budget else {
+        "budget": budgets[0], "window": settings.context_window,
+        "windowSource": settings.source_of("context_window"),
+        "reserve": settings.branch_summary_reserve_tokens,
+    }
     if args.show_requests and not args.dry_run:
         print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
               file=sys.stderr)
@@ -150,6 +155,7 @@ def _show_requests(
 
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
+    from tui_compactor.commands.plan import window_text
     from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
 
@@ -173,6 +179,11 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
         print("nothing to do: the target is the current leaf")
     print(f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
           "the common ancestor)")
+    rule = data.get("defaultBudget")
+    if rule:
+        window = window_text({"window": rule["window"], "windowSource": rule["windowSource"]})
+        print(f"budget {rule['budget']} = window {window} − reserve {rule['reserve']}: the "
+              "most of the branch a summary reads (--budget sets others)")
     for row in data["prepared"]:
         budget = row["tokenBudget"] or "no limit"
         print(

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the shake previews."""
-    from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview
+    from tui_compactor.engine.shake import SHAKE_CONFIGS, context_after_shake, shake_preview
     from tui_compactor.textsafe import sanitize
 
     try:
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     counter = settings.counter()
     names = list(SHAKE_CONFIGS) if args.shake_config == "all" else [args.shake_config]
     previews = [shake_preview(session, leaf, name, counter) for name in names]
+    sizes = [context_after_shake(session, leaf, preview, counter) for preview in previews]
     if args.json:
         data: dict[str, Any] = {
             "session": str(session.path),
@@ -58,19 +59,23 @@ def run(args: argparse.Namespace) -> int:
             "tokens": counter.name,
             "writable": False,
             "why": WHY_READ_ONLY,
-            "previews": [preview.to_json() for preview in previews],
+            "previews": [
+                {**preview.to_json(), "contextBefore": before, "contextAfter": after}
+                for preview, (before, after) in zip(previews, sizes, strict=True)
+            ],
         }
         common.dump_json(data)
         return common.EXIT_OK
     print(
         f"shake preview at {sanitize(session.entries[leaf].id, single_line=True)} (entry #{leaf})"
     )
-    for preview in previews:
+    for preview, (before, after) in zip(previews, sizes, strict=True):
         config = preview.config
         print(
             f"{config.name}: {len(preview.regions)} regions, {preview.tokens_freed} tokens freed "
             f"(protects the newest {config.protect_tokens}, needs {config.min_savings} saved, "
-            f"blocks from {config.fence_min_tokens} tokens)"
+            f"blocks from {config.fence_min_tokens} tokens); context {before} -> {after} "
+            f"tokens [{counter.name}]"
         )
         if not preview.regions and preview.ungated_regions:
             print(

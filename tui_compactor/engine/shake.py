@@ -31,6 +31,8 @@ __all__ = [
     "collect_shake_regions",
     "shake_preview",
     "shake_placeholder",
+    "apply_regions",
+    "context_after_shake",
 ]
 
 PLACEHOLDER_TOKENS = 16
@@ -394,3 +396,75 @@ def shake_preview(
         region.tokens - counter.count_text(shake_placeholder(region.tokens)) for region in regions
     )
     return ShakePreview(chosen, boundary_id, regions, ungated, freed)
+
+
+def apply_regions(message: dict[str, Any], regions: list[ShakeRegion]) -> dict[str, Any]:
+    """``message`` as it reads after the shake of ``regions`` (all of one entry): a tool result
+    keeps its non-text blocks and one placeholder text block and is marked ``prunedAt``; block
+    regions are replaced in their text, the latest first so offsets stay valid."""
+    if not regions:
+        return message
+    content = message.get("content")
+    if regions[0].kind == "toolResult":
+        items: list[Any] = content if isinstance(content, list) else []
+        first = next(
+            (
+                i
+                for i, block in enumerate(items)
+                if isinstance(block, dict) and block.get("type") == "text" and block.get("text")
+            ),
+            -1,
+        )
+        if first < 0:
+            return message
+        kept: list[Any] = []
+        for position, block in enumerate(items):
+            if not (isinstance(block, dict) and block.get("type") == "text"):
+                kept.append(block)
+            elif position == first:
+                kept.append({"type": "text", "text": shake_placeholder(regions[0].tokens)})
+        return {**message, "content": kept, "prunedAt": 0}
+    shaken = dict(message)
+    blocks: Any = list(content) if isinstance(content, list) else content
+    for region in sorted(regions, key=lambda item: item.start, reverse=True):
+        if region.block_index < 0:
+            text = blocks if isinstance(blocks, str) else None
+        else:
+            block = blocks[region.block_index] if isinstance(blocks, list) else None
+            text = block.get("text") if isinstance(block, dict) else None
+        if not isinstance(text, str):
+            continue
+        units = text.encode("utf-16-le", "surrogatepass")
+        replaced = (
+            units[: 2 * region.start].decode("utf-16-le", "surrogatepass")
+            + shake_placeholder(region.tokens)
+            + units[2 * region.end :].decode("utf-16-le", "surrogatepass")
+        )
+        if region.block_index < 0:
+            blocks = replaced
+        elif isinstance(blocks, list):
+            blocks[region.block_index] = {**blocks[region.block_index], "text": replaced}
+    shaken["content"] = blocks
+    return shaken
+
+
+def context_after_shake(
+    session: Any, leaf: int | None, preview: ShakePreview, counter: TokenCounter
+) -> tuple[int, int]:
+    """(local token estimate of the context at ``leaf`` before, after) the shake, under
+    oh-my-pi's context rules: what the model would be sent."""
+    from tui_compactor.engine.context import build_context
+
+    index = session.leaf if leaf is None else leaf
+    if index is None:
+        return 0, 0
+    by_entry: dict[int, list[ShakeRegion]] = {}
+    for region in preview.regions:
+        by_entry.setdefault(region.entry_index, []).append(region)
+    before = after = 0
+    for item in build_context(session, index, rules="omp").items:
+        message = item.message
+        before += counter.count_message(message)
+        regions = by_entry.get(item.entry_index)
+        after += counter.count_message(apply_regions(message, regions) if regions else message)
+    return before, after
