@@ -173,3 +173,23 @@ def test_navigate_dry_run_explains_its_default_budget(capsys: pytest.CaptureFixt
     _, explicit, _ = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run",
                          "--budget", "300")
     assert "window − reserve" not in explicit and "= window" not in explicit
+
+
+def test_compact_prints_the_plan_as_plan_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    session = str(many_files_session(tmp_path / "s.jsonl"))
+    _, planned, _ = run(capsys, "plan", session, "--keep-recent", "50")
+    code, compacted, err = run(capsys, "compact", session, "--keep-recent", "50", "--dry-run",
+                               "--provider", "offline")
+    assert code == 0, err
+    block = [line for line in planned.splitlines() if line[:2] == "  " and line[2] != " "
+             and not line.startswith("  cannot run")]
+    assert block and all(line in compacted.splitlines() for line in block)
+    assert "the local counts add up to" in compacted and "kept ~" not in compacted
+
+
+def test_one_compaction_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "audit", str(FIXTURES / "bad" / "compaction-firstKept-missing.jsonl"))
+    assert "1 compaction; worst score" in out

@@ -132,3 +132,24 @@ def test_navigate_json_reports_a_refusal(
     assert status != 0
     report = json.loads(out)
     assert report["written"] is False and report["refused"] == "not confirmed"
+
+
+
+FUZZ_FINDINGS = sorted((Path(__file__).parent / "fixtures" / "fuzz").glob("mutant-*.jsonl"))
+"""Mutants on which the 10,000-mutant run (benchmarks/fuzz_sessions.py) found a traceback: a
+tool call's ``content`` that is ``true`` or a number, a dict as a tool-call id, 1000-deep
+tool arguments."""
+
+
+@pytest.mark.parametrize("path", FUZZ_FINDINGS, ids=lambda path: path.stem)
+def test_fuzz_findings_crash_no_command(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    for argv in READ_COMMANDS:
+        status = main([*argv, str(copy)])
+        _, err = capsys.readouterr()
+        assert "Traceback" not in err, (argv, err)
+        assert status in (0, 2), (argv, err)
+    assert copy.read_bytes() == path.read_bytes()

@@ -91,11 +91,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+TOP_LEVEL_OPTIONS = ("-h", "--help", "--version")
+"""Options of ``tui-compactor`` itself; any other first option belongs to the app (``open``)."""
+
+
+def opens_the_app(args: Sequence[str]) -> bool:
+    """True when ``args`` start the app: nothing, a path, or an app option such as
+    ``--sessions-dir DIR`` (the README's ``tui-compactor --sessions-dir DIR``)."""
+    if not args:
+        return True
+    first = args[0]
+    if first in COMMANDS:
+        return False
+    if first.startswith("-"):
+        return first.split("=", 1)[0] not in TOP_LEVEL_OPTIONS
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen command; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    # A first argument that is not a command (or an option) is a session path for the app.
-    if not args_list or (args_list[0] not in COMMANDS and not args_list[0].startswith("-")):
+    if opens_the_app(args_list):
         args_list.insert(0, "open")
     parser = build_parser()
     args = parser.parse_args(args_list)

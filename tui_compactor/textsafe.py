@@ -267,12 +267,34 @@ def json_for_terminal(value: Any, *, indent: int | None = 2, ensure_ascii: bool 
     every code point ``sanitize`` would touch is written as a ``\\uXXXX`` escape (the data is
     unchanged for a JSON reader, the terminal sees only ASCII for them)."""
     try:
-        text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, allow_nan=False)
-    except ValueError:
-        text = json.dumps(_finite(value), ensure_ascii=ensure_ascii, indent=indent, allow_nan=False)
+        try:
+            text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, allow_nan=False)
+        except ValueError:
+            text = json.dumps(
+                _finite(value), ensure_ascii=ensure_ascii, indent=indent, allow_nan=False
+            )
+    except RecursionError:
+        # Nesting deeper than Python's recursion (a damaged or hostile file): JavaScript's
+        # rules, written without recursion and without indentation.
+        from tui_compactor.engine.jstext import js_stringify
+
+        text = js_stringify(value) or "null"
+        if ensure_ascii:
+            return _NON_ASCII_RE.sub(_ascii_escape, text)
     if ensure_ascii:
         return text
     return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_NON_ASCII_RE = re.compile("[^\x00-\x7f]")
+
+
+def _ascii_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 class TerminalSafeStream:

@@ -37,7 +37,7 @@ async def test_help_lists_every_binding_with_its_id() -> None:
         await pilot.press("question_mark")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
-        ids = {binding.id for _, group in app.screen.groups for binding in group}
+        ids = {getattr(row, "id", None) for _, group in app.screen.groups for row in group}
         assert {"plan", "compact", "accept", "discard", "undo", "tree.fold", "search"} <= ids
         await pilot.press("escape")
         await settle(pilot)

@@ -300,6 +300,30 @@ async def test_picker_with_no_sessions_says_where_it_looked(tmp_path: Path) -> N
 
 
 @pytest.mark.asyncio
+async def test_picker_columns_fit_their_cells_on_the_first_render(fake_home: Path) -> None:
+    app = PickerHost(fake_home)
+    async with app.run_test(size=(160, 30)) as pilot:
+        picker = await _scanned(pilot, app)
+        table = picker.query_one(DataTable)
+        screen_text = "\n".join(
+            strip.text for strip in table.render_lines(Region(0, 0, *table.size))
+        )
+        for summary in picker.visible_sessions:
+            cells = picker._row_cells(summary)
+            for cell in cells:  # every cell drawn whole: no "/home/d", no size cut off its unit
+                assert cell.plain in screen_text, cell.plain
+
+
+@pytest.mark.asyncio
+async def test_picker_with_nothing_to_list_suggests_sessions_dir_and_demo(tmp_path: Path) -> None:
+    app = PickerHost(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        picker = await _scanned(pilot, app)
+        status = str(picker.query_one("#picker-status", Static).render())
+        assert "--sessions-dir DIR" in status and "tui-compactor demo" in status
+
+
+@pytest.mark.asyncio
 async def test_picker_shows_and_sorts_by_the_stats_columns(tmp_path: Path) -> None:
     """The columns of ``stats`` fill in as a worker measures each file; ``c`` and ``w``
     sort by compactions and by the worst hindsight score."""

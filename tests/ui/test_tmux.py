@@ -226,3 +226,37 @@ def test_control_characters_cannot_damage_the_terminal(
     done = app.wait_for_text(EXIT_MARK)
     assert f"{EXIT_MARK} 0]" in done
     assert session.read_bytes() == original  # looking wrote nothing
+
+
+def _sessions_dir(tmp_path: Path) -> Path:
+    """A directory outside HOME with one session in it."""
+    directory = tmp_path / "elsewhere" / "sessions"
+    directory.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl",
+                    directory / "tree-branches.jsonl")
+    return directory
+
+
+@pytest.mark.parametrize("form", ["--sessions-dir", "positional"])
+def test_the_picker_opens_on_a_directory_as_the_readme_says(
+    tmux_app: Callable[[list[str]], TmuxApp], tmp_path: Path, form: str
+) -> None:
+    directory = _sessions_dir(tmp_path)
+    args = ["--sessions-dir", str(directory)] if form == "--sessions-dir" else [str(directory)]
+    app = tmux_app(args)
+    screen = app.wait_for_text("Open a session")
+    screen = app.wait_for(lambda s: "1 sessions" in s or "1 session " in s, "the scan")
+    assert "error" not in screen.lower() and "no such file" not in screen
+    app.send("Down", "Enter")
+    app.wait_for(lambda s: "tree-branches.jsonl" in s and "entries" in s.splitlines()[0],
+                 "the chosen session")
+    app.send("q")
+    assert f"{EXIT_MARK} 0]" in app.wait_for_text(EXIT_MARK)
+
+
+def test_with_no_session_directories_the_picker_suggests_what_to_do(
+    tmux_app: Callable[[list[str]], TmuxApp],
+) -> None:
+    app = tmux_app([])
+    screen = app.wait_for_text("No session directories found")
+    assert "--sessions-dir" in screen and "demo" in screen

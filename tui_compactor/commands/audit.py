@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.wording import count_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,4 +76,5 @@ def print_audits(session: Any, audits: list[Any]) -> None:
             path = sanitize(item.path, single_line=True, max_len=80)
             print(f"  re-read    {path:<80} #{item.read_at} → again #{item.reread_at}")
     worst = min(audits, key=lambda a: a.score)
-    print(f"{len(audits)} compactions; worst score {worst.score:.2f} (entry #{worst.entry_index})")
+    print(f"{count_of(len(audits), 'compaction')}; worst score {worst.score:.2f} "
+          f"(entry #{worst.entry_index})")

@@ -278,25 +278,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_plan(session: Any, plan: Any, label: str) -> None:
+    from tui_compactor.commands.plan import plan_lines
     from tui_compactor.textsafe import sanitize
 
     print(f"session     {sanitize(str(session.path), single_line=True)}")
-    print(f"summarizer  {label}")
-    if not plan.prepared:
-        return
-    kept = session.entries[plan.branch[plan.first_kept_index]]
-    tokens = plan.region_tokens
-    print(f"cut at      {sanitize(kept.id, single_line=True)} ({kept.role or kept.type})")
-    note = plan.split_turn_note
-    if note:
-        print(f"turn        {note}")
-    print(f"summarize   {len(plan.messages_to_summarize)} messages (~{tokens['summarize']} tok)"
-          + (" + previous summary" if plan.previous_summary is not None else ""))
-    if plan.has_turn_prefix:
-        print(f"turn prefix {len(plan.turn_prefix_messages)} messages "
-              f"(~{tokens['turn_prefix']} tok)")
-    print(f"keep        {len(plan.recent_messages)} messages (~{tokens['keep']} tok)")
-    print(f"tokens      before {plan.tokens_before}, kept ~{plan.tokens_after}")
+    print(f"summarizer  {sanitize(label, single_line=True)}")
+    if plan.prepared:
+        for line in plan_lines(session, plan):
+            print(line)
 
 
 def _print_result(result: Any) -> None:

@@ -13,7 +13,8 @@ from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of the app command (the parser is built fast: nothing heavy imported here)."""
     parser.add_argument("session", nargs="?", type=Path,
-                        help="session .jsonl file; without it a picker lists your sessions")
+                        help="session .jsonl file, or a directory to pick a session from; "
+                             "without it a picker lists your sessions")
     parser.add_argument("--sessions-dir", action="append", type=Path, default=[],
                         metavar="DIR", help="also list sessions under DIR (repeatable)")
     parser.add_argument("--profile", help="summarizer profile for compactions and summaries")
@@ -32,8 +33,14 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     session_path: Path | None = args.session
-    if session_path is not None and not session_path.is_file():
-        print(f"tui-compactor: {session_path}: no such file", file=sys.stderr)
+    sessions_dirs = list(args.sessions_dir)
+    picker_dirs_only = False
+    if session_path is not None and session_path.is_dir():
+        # A directory: the picker lists the sessions under it (and only those).
+        sessions_dirs.insert(0, session_path)
+        session_path, picker_dirs_only = None, True
+    elif session_path is not None and not session_path.is_file():
+        print(f"tui-compactor: {session_path}: no such file or directory", file=sys.stderr)
         return EXIT_USAGE
 
     from tui_compactor.ui.app import CompactorApp
@@ -43,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         settings=settings,
         profile_name=args.profile,
         follow=not args.no_follow,
-        sessions_dirs=list(args.sessions_dir),
+        sessions_dirs=sessions_dirs,
+        picker_dirs_only=picker_dirs_only,
         ignore_agents=args.ignore_agent,
     )
     app.run()

@@ -189,53 +189,63 @@ def _print_text(
                 ident = sanitize(entry.id, single_line=True)
                 print(f"  nearest valid cut: {ident} (branch index {pos}, {kind})")
             continue
-        kept = entries[plan.branch[plan.first_kept_index]]
-        kind = kept.role or kept.type
-        print(
-            f"  cut at       {sanitize(kept.id, single_line=True)} "
-            f"(branch index {plan.first_kept_index}, {kind})"
-        )
-        print(f"  region       branch [{plan.boundary_start}, {plan.boundary_end})", end="")
-        if plan.previous_compaction_index >= 0:
-            print(f", previous compaction at branch index {plan.previous_compaction_index}", end="")
-        print()
-        note = plan.split_turn_note
-        if note:
-            print(f"  turn         {note}")
-        tokens = plan.region_tokens
-        local = f"by local {plan.counter_name} count"
-        print(f"  tokens       before {plan.tokens_before} ({_before_source(plan)})")
-        print(
-            f"  summarize    {count_of(len(plan.messages_to_summarize), 'message')}, "
-            f"~{tokens['summarize']} tokens {local}"
-            + (" + previous summary" if plan.previous_summary is not None else "")
-        )
-        if plan.has_turn_prefix:
-            print(
-                f"  turn prefix  {count_of(len(plan.turn_prefix_messages), 'message')}, "
-                f"~{tokens['turn_prefix']} tokens {local}"
-            )
-        print(
-            f"  keep         {count_of(len(plan.recent_messages), 'message')}, "
-            f"~{tokens['keep']} tokens {local} (the context right after, plus the summary)"
-        )
-        counted = tokens["summarize"] + tokens["turn_prefix"] + tokens["keep"]
-        if counted > plan.tokens_before:
-            print(
-                f"  note         the local counts add up to ~{counted}, more than the "
-                f"usage-based {plan.tokens_before}: the usage report is older than the branch "
-                "or from another tokenizer"
-            )
-        ops = plan.file_ops.to_json(plan.rules)
-        if ops["readFiles"] or ops["modifiedFiles"]:
-            print(f"  files read   {_file_list(ops['readFiles'])}")
-            print(f"  modified     {_file_list(ops['modifiedFiles'])}")
+        for line in plan_lines(session, plan):
+            print(line)
         if row["notRunnableReason"]:
             print(f"  cannot run   {sanitize(row['notRunnableReason'], single_line=True)}")
 
 
 FILES_SHOWN = 8
 """Paths listed per file list; the rest are counted."""
+
+
+def plan_lines(session: Any, plan: Any) -> list[str]:
+    """The text form of a prepared plan (also printed by ``compact``): the cut, the region, the
+    turn, the figures labelled usage-based or local, the file lists."""
+    from tui_compactor.textsafe import sanitize
+
+    kept = session.entries[plan.branch[plan.first_kept_index]]
+    kind = kept.role or kept.type
+    region = f"  region       branch [{plan.boundary_start}, {plan.boundary_end})"
+    if plan.previous_compaction_index >= 0:
+        region += f", previous compaction at branch index {plan.previous_compaction_index}"
+    lines = [
+        f"  cut at       {sanitize(kept.id, single_line=True)} "
+        f"(branch index {plan.first_kept_index}, {kind})",
+        region,
+    ]
+    note = plan.split_turn_note
+    if note:
+        lines.append(f"  turn         {note}")
+    tokens = plan.region_tokens
+    local = f"by local {plan.counter_name} count"
+    lines.append(f"  tokens       before {plan.tokens_before} ({_before_source(plan)})")
+    lines.append(
+        f"  summarize    {count_of(len(plan.messages_to_summarize), 'message')}, "
+        f"~{tokens['summarize']} tokens {local}"
+        + (" + previous summary" if plan.previous_summary is not None else "")
+    )
+    if plan.has_turn_prefix:
+        lines.append(
+            f"  turn prefix  {count_of(len(plan.turn_prefix_messages), 'message')}, "
+            f"~{tokens['turn_prefix']} tokens {local}"
+        )
+    lines.append(
+        f"  keep         {count_of(len(plan.recent_messages), 'message')}, "
+        f"~{tokens['keep']} tokens {local} (the context right after, plus the summary)"
+    )
+    counted = tokens["summarize"] + tokens["turn_prefix"] + tokens["keep"]
+    if counted > plan.tokens_before:
+        lines.append(
+            f"  note         the local counts add up to ~{counted}, more than the "
+            f"usage-based {plan.tokens_before}: the usage report is older than the branch "
+            "or from another tokenizer"
+        )
+    ops = plan.file_ops.to_json(plan.rules)
+    if ops["readFiles"] or ops["modifiedFiles"]:
+        lines.append(f"  files read   {_file_list(ops['readFiles'])}")
+        lines.append(f"  modified     {_file_list(ops['modifiedFiles'])}")
+    return lines
 
 
 def _file_list(paths: list[str]) -> str:

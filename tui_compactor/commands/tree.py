@@ -76,9 +76,10 @@ def entry_preview(session: Any, index: int) -> str:
             return f"$ {message.get('command') or ''}"
         text = text_of(message.get("content"), " ", images="[image]")
         if not text and entry.role == "assistant":
+            content = message.get("content")
             calls = [
                 block.get("name")
-                for block in message.get("content") or []
+                for block in (content if isinstance(content, list) else [])
                 if isinstance(block, dict) and block.get("type") == "toolCall"
             ]
             text = "calls " + ", ".join(str(c) for c in calls) if calls else ""

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.messages import LazyMessage
+from tui_compactor.engine.messages import CallIds, LazyMessage
 from tui_compactor.engine.omp_messages import (
     omp_branch_summary_message,
     omp_compaction_message,
@@ -414,7 +414,7 @@ def _anthropic_payload(data: dict[str, Any]) -> bool:
 def _strip_dangling_calls(items: list[ContextItem]) -> list[ContextItem]:
     """Tool calls without a result in the context are removed from every assistant turn; such a
     turn also loses its redacted thinking and thinking signatures, and vanishes when empty."""
-    paired = {item.message.get("toolCallId") for item in items if item.role == "toolResult"}
+    paired = CallIds(item.message.get("toolCallId") for item in items if item.role == "toolResult")
     out: list[ContextItem] = []
     for item in items:
         if item.role != "assistant":
@@ -472,11 +472,12 @@ def _strip_failed_omp(items: list[ContextItem]) -> list[ContextItem]:
         ):
             position -= 1
             continue
-        calls = {
+        content = message.get("content")
+        calls = CallIds(
             block.get("id")
-            for block in message.get("content") or []
+            for block in (content if isinstance(content, list) else [])
             if isinstance(block, dict) and block.get("type") == "toolCall"
-        }
+        )
         del out[position]
         if calls:
             out[position:] = [

@@ -104,7 +104,57 @@ def _string(text: str) -> str:
 
 
 def js_stringify(value: Any) -> str | None:
-    """``JSON.stringify(value)`` (compact). Returns None where JavaScript returns ``undefined``."""
+    """``JSON.stringify(value)`` (compact). Returns None where JavaScript returns ``undefined``.
+
+    Nesting deeper than Python's recursion allows (a damaged or hostile file) is written by an
+    iterative walker with the same rules, so no value can crash a caller."""
+    try:
+        return _stringify(value)
+    except RecursionError:
+        return _stringify_deep(value)
+
+
+def _stringify_deep(value: Any) -> str | None:
+    """``_stringify`` without recursion: an explicit stack of pending pieces."""
+    if not isinstance(value, (list, dict)):
+        return _stringify(value)
+    out: list[str] = []
+    # Each stack item is either a value to write or a literal piece of text (a ``str`` marker).
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        literal, item = stack.pop()
+        if literal:
+            out.append(item)
+        elif isinstance(item, list):
+            pieces: list[tuple[bool, Any]] = [(True, "[")]
+            for position, element in enumerate(item):
+                if position:
+                    pieces.append((True, ","))
+                pieces.append((False, element) if _defined(element) else (True, "null"))
+            pieces.append((True, "]"))
+            stack.extend(reversed(pieces))
+        elif isinstance(item, dict):
+            pieces = [(True, "{")]
+            first = True
+            for key in js_keys(item):
+                if not _defined(item[key]):
+                    continue
+                pieces.append((True, ("" if first else ",") + _string(str(key)) + ":"))
+                pieces.append((False, item[key]))
+                first = False
+            pieces.append((True, "}"))
+            stack.extend(reversed(pieces))
+        else:
+            out.append(_stringify(item) or "null")
+    return "".join(out)
+
+
+def _defined(value: Any) -> bool:
+    """Whether ``JSON.stringify`` writes the value (not ``undefined``)."""
+    return value is None or isinstance(value, (str, bool, int, float, list, dict))
+
+
+def _stringify(value: Any) -> str | None:
     if value is None:
         return "null"
     if isinstance(value, str):
@@ -114,11 +164,11 @@ def js_stringify(value: Any) -> str | None:
     if isinstance(value, (int, float)):
         return js_number(value)
     if isinstance(value, list):
-        return "[" + ",".join(js_stringify(item) or "null" for item in value) + "]"
+        return "[" + ",".join(_stringify(item) or "null" for item in value) + "]"
     if isinstance(value, dict):
         parts = []
         for key in js_keys(value):
-            rendered = js_stringify(value[key])
+            rendered = _stringify(value[key])
             if rendered is not None:
                 parts.append(_string(str(key)) + ":" + rendered)
         return "{" + ",".join(parts) + "}"

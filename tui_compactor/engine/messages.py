@@ -279,3 +279,24 @@ class LazyMessage:
             derived = message_from_entry(self._entry) if self._entry is not None else None
             self._message = derived if derived is not None else {}
         return self._message
+
+
+def _usable_key(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
+class CallIds(set[Any]):
+    """Tool-call ids to match calls with results. A value that cannot be a key (a dict or a
+    list in a damaged file) is never a member and is not added, as a JavaScript ``Set`` never
+    finds a freshly parsed object."""
+
+    def __init__(self, values: Any = ()) -> None:
+        super().__init__(value for value in values if _usable_key(value))
+
+    def add(self, value: Any) -> None:
+        """Add ``value`` if it can be a key."""
+        if _usable_key(value):
+            super().add(value)
+
+    def __contains__(self, value: object) -> bool:
+        return _usable_key(value) and super().__contains__(value)

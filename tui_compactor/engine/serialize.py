@@ -16,7 +16,12 @@ import re
 from typing import Any
 
 from tui_compactor.engine.jstext import js_keys, js_slice, js_stringify, utf16_len
-from tui_compactor.engine.messages import bash_execution_text, content_blocks, convert_to_llm
+from tui_compactor.engine.messages import (
+    CallIds,
+    bash_execution_text,
+    content_blocks,
+    convert_to_llm,
+)
 
 __all__ = [
     "TOOL_RESULT_MAX_CHARS",
@@ -193,8 +198,8 @@ def _omp_args(args: Any) -> str:
     return ", ".join(f"{key}={js_stringify(args[key]) or 'null'}" for key in js_keys(args))
 
 
-def _useless_call_ids(messages: list[dict[str, Any]]) -> set[str]:
-    ids = set()
+def _useless_call_ids(messages: list[dict[str, Any]]) -> CallIds:
+    ids = CallIds()
     for message in messages:
         if (
             isinstance(message, dict)

@@ -332,6 +332,16 @@ def make_branch_summary_entry(
     }
 
 
+def make_label_entry(*, target_id: str, label: str | None) -> dict[str, Any]:
+    """A pi ``label`` record naming entry ``target_id``; an empty or None label clears it (the
+    key is left out, as pi writes a cleared label). pi appends it as a child of the leaf."""
+    record: dict[str, Any] = {"type": "label", "targetId": target_id}
+    if label:
+        record["label"] = label
+    record["generator"] = _generator(None)
+    return record
+
+
 def make_leaf_marker(
     *, reason: str = "undo", undone_entry_id: str | None = None, previous_leaf_id: str | None = None
 ) -> dict[str, Any]:

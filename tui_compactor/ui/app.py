@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.config import Config
@@ -32,6 +32,7 @@ from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
+from tui_compactor.ui.extras import SessionExtras, entry_search_text
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
@@ -49,11 +50,13 @@ from tui_compactor.ui.messages import (
     TokensCounted,
     WorkFailed,
 )
+from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
 from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
@@ -133,7 +136,7 @@ def _quiet_during_teardown(cls: AppT) -> AppT:
 
 
 @_quiet_during_teardown
-class CompactorApp(AnalysisMixin, App[None]):
+class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -155,11 +158,14 @@ class CompactorApp(AnalysisMixin, App[None]):
         follow: bool = True,
         append_quiet_seconds: float | None = None,
         sessions_dirs: list[Path] | None = None,
+        picker_dirs_only: bool = False,
         ignore_agents: bool = False,
     ) -> None:
         super().__init__()
         self.session_path = Path(path) if path is not None else None
         self.sessions_dirs = list(sessions_dirs or [])
+        self.picker_dirs_only = picker_dirs_only
+        """The picker lists ``sessions_dirs`` only (``tui-compactor DIR``), not pi's and omp's."""
         if settings is None:
             settings = Settings.from_config(config or Config.model_validate({}))
         self.settings: Settings = settings
@@ -237,7 +243,7 @@ class CompactorApp(AnalysisMixin, App[None]):
                                               "(history and turn prefix side by side)",
                                               style="dim"), id="compaction-empty")
         yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
-        yield Footer()
+        yield StateFooter()
 
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
@@ -253,7 +259,7 @@ class CompactorApp(AnalysisMixin, App[None]):
 
     def pick_session(self) -> None:
         """Show UI-B's session picker; open what the user picks, quit if they close it."""
-        from tui_compactor.session.discover import default_session_roots
+        from tui_compactor.session.discover import SessionRoot, default_session_roots
         from tui_compactor.ui.screens.picker import SessionPicker
 
         def chosen(path: Path | None) -> None:
@@ -264,7 +270,10 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.session_path = Path(path)
             self.open_session(self.session_path)
 
-        roots = default_session_roots(extra=self.sessions_dirs)
+        if self.picker_dirs_only:
+            roots = [SessionRoot(Path(path).expanduser(), "dir") for path in self.sessions_dirs]
+        else:
+            roots = default_session_roots(extra=self.sessions_dirs)
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
@@ -284,10 +293,9 @@ class CompactorApp(AnalysisMixin, App[None]):
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Accept / discard exist only while a compaction is shown (footer stays short)."""
-        if action in ("accept_compaction", "discard_compaction"):
-            panel = self.compaction_panel if self.is_running else None
-            return panel is not None and panel.state in ("running", "ready")
+        """The review's keys exist only while a compaction is shown (footer stays short)."""
+        if action in REVIEW_ACTIONS:
+            return self.check_review_action(action, parameters)
         return True
 
     @property
@@ -401,7 +409,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         where = Path(first_problem.path).name + (
             f":{first_problem.line}" if first_problem.line is not None else "")
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
-        more = f" (+{len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
+        more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
         verdict = str(self.session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
@@ -657,9 +665,7 @@ class CompactorApp(AnalysisMixin, App[None]):
             return
         self.plan_leaf = self.selected_entry
         self.plan_cut = None
-        self.query_one(PlanView).set_settings(self.settings.keep_recent_tokens,
-                                              self.settings.reserve_tokens,
-                                              self.settings.context_window)
+        self.query_one(PlanView).show_settings(self.settings)
         self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
@@ -753,8 +759,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         """Edit keep-recent / reserve / window in place."""
         self.action_show_tab("tab-plan")
         plan_view = self.query_one(PlanView)
-        plan_view.set_settings(self.settings.keep_recent_tokens, self.settings.reserve_tokens,
-                               self.settings.context_window)
+        plan_view.show_settings(self.settings)
         plan_view.show_more_settings(self.settings)
         plan_view.focus_inputs()
 
@@ -871,11 +876,6 @@ class CompactorApp(AnalysisMixin, App[None]):
             self.notify(sanitize(refusal, max_len=300), title="cannot compact",
                         severity="warning", timeout=8)
             return
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
-                        title="read-only: a compaction could not be saved", severity="error",
-                        timeout=8)
-            return
         panel = self.compaction_panel
         if panel is not None and panel.running:
             self.notify("a compaction is already running (esc cancels it)", timeout=3)
@@ -901,12 +901,15 @@ class CompactorApp(AnalysisMixin, App[None]):
                 for summarizer in summarizers]
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
-        host.mount(CompactionPanel(jobs))
-        self.call_after_refresh(self.refresh_bindings)
+        # A file the append gate refuses can still be summarized and reviewed (as
+        # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
+        panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
+        host.mount(panel)
         self.action_show_tab("tab-compaction")
+        self.open_review(panel)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
-        self.notify(f"compacting with {names}: keep browsing; a accepts, d discards, "
-                    "esc cancels", timeout=4)
+        self.notify(f"compacting with {names}: a accepts, d discards, esc cancels, "
+                    "z zooms in and out", timeout=4)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
     def preview_shake(self, session: Any, leaf: int, settings: Settings) -> None:
@@ -949,9 +952,10 @@ class CompactorApp(AnalysisMixin, App[None]):
     @on(CompactionPanel.Discarded)
     def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
-        self.refresh_bindings()
-        self.notify("compaction cancelled: nothing written" if message.cancelled
-                    else "compaction discarded: nothing written", timeout=3)
+        outcome = ("compaction cancelled: nothing written" if message.cancelled
+                   else "compaction discarded: nothing written")
+        self.close_review(outcome)
+        self.notify(outcome, timeout=3)
 
     @on(CompactionPanel.Failed)
     def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
@@ -1343,16 +1347,14 @@ class CompactorApp(AnalysisMixin, App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
     def find_matches(self, session: Any, query: str) -> None:
-        """Every entry whose preview or id contains ``query`` (case-insensitive)."""
-        from tui_compactor.ui.widgets.labels import entry_preview
-
+        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive)."""
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
         for entry in list(session.entries):
             if worker.is_cancelled:
                 return
-            if needle in entry.id.casefold() or needle in entry_preview(entry).casefold():
+            if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
         self.call_from_thread(self._show_matches, query, matches)
 
@@ -1377,7 +1379,9 @@ class CompactorApp(AnalysisMixin, App[None]):
         for offset in range(1, count + 1):
             position = (tree.cursor + step * offset) % count
             if tree.rows[position].index in tree.search_matches:
+                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
                 tree.move_cursor(position, center=True)
+                self.report_search_position(position, wrapped, step)
                 return
 
     def action_search_next(self) -> None:
@@ -1434,11 +1438,10 @@ class CompactorApp(AnalysisMixin, App[None]):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        groups: list[tuple[str, list[Any]]] = [
-            ("App", list(APP_BINDINGS)),
-            ("Tree", list(SessionTree.BINDINGS)),
-            ("Compaction panel (when focused)", list(CompactionPanel.BINDINGS)),
-        ]
+        from tui_compactor.ui.screens.navigate import NavigateDialog
+        from tui_compactor.ui.widgets.help import help_groups
+
+        groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
         self.push_screen(HelpScreen(groups, dict(self.user_keymap)))
 
     def on_work_failed(self, message: WorkFailed) -> None:
@@ -1452,6 +1455,7 @@ class CompactorApp(AnalysisMixin, App[None]):
         if message.kind == "compaction":
             self.running_jobs = max(0, self.running_jobs - 1)
             self.clear_plan()
+            self.close_review(message.description)
         if message.select_entry is not None:
             self.selected_entry = message.select_entry
         self.after_growth(message.added, announce=False)

@@ -35,9 +35,23 @@ APP_BINDINGS: list[Binding] = [
     Binding("e", "edit_settings", "Edit budget", show=False, id="edit_settings"),
     Binding("r", "run_compaction", "Compact", id="compact"),
     Binding("R", "run_candidates", "Compare candidates", show=False, id="compact_candidates"),
-    Binding("a", "accept_compaction", "Accept", id="accept"),
-    Binding("d", "discard_compaction", "Discard", id="discard"),
+    # The review's keys answer wherever focus is while a compaction is shown (ui/review.py).
+    Binding("a", "accept_compaction", "Accept", id="accept", priority=True),
+    Binding("d", "discard_compaction", "Discard", id="discard", priority=True),
+    Binding("g", "regenerate_compaction(False)", "Regenerate", id="regenerate", priority=True),
+    Binding("G", "regenerate_compaction(True)", "Keep missing", id="regenerate_missing",
+            priority=True),
+    Binding("v", "compaction_diff", "Diff vs previous summary", show=False,
+            id="compaction_diff", priority=True),
+    Binding("z", "zoom_compaction", "Zoom", id="zoom_compaction", priority=True),
+    *(
+        Binding(str(n), f"pick_candidate({n})", f"Pick candidate {n}", show=False,
+                id=f"candidate_{n}", priority=True)
+        for n in range(1, 10)
+    ),
     Binding("u", "undo", "Undo compaction", show=False, id="undo"),
+    Binding("L", "edit_label", "Label the entry", show=False, id="label"),
+    Binding("I", "show_issues", "Load issues", show=False, id="issues"),
     Binding("1", "show_tab('tab-details')", "Details tab", show=False, id="tab_details"),
     Binding("2", "show_tab('tab-context')", "Context tab", show=False, id="tab_context"),
     Binding("3", "show_tab('tab-plan')", "Plan tab", show=False, id="tab_plan"),

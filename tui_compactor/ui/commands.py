@@ -24,6 +24,10 @@ class CompactorCommands(Provider):
         selected = app.selected_entry
         yield ("Search entries", app.action_search, "find text or an id (n / N: next, previous)")
         yield ("Jump to the file's leaf", app.action_jump_leaf, "where the agent continues")
+        if session.diagnostics:
+            count = len(session.diagnostics)
+            yield (f"Show load issues ({count})", app.action_show_issues,
+                   "severity, line, byte and message of each; enter jumps to the entry")
         from tui_compactor.ui.app import FILTER_NAMES
 
         for position, name in enumerate(FILTER_NAMES):
@@ -36,6 +40,10 @@ class CompactorCommands(Provider):
         if selected is not None:
             yield (f"Plan compaction at #{selected}", app.action_plan,
                    "where compaction would cut, what it would summarize (no LLM)")
+            if not session.append_refusal:
+                verb = "Change or clear" if session.label_of(selected) else "Add"
+                yield (f"{verb} the label of #{selected}", app.action_edit_label,
+                       "appends a label entry, as pi's /tree does")
             if session.complete and selected != session.leaf:
                 yield (f"Navigate to #{selected}", app.action_select_node,
                        "move the leaf here, with or without a branch summary")

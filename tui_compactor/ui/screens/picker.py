@@ -47,6 +47,8 @@ TITLE_WIDTH = 60
 """Characters of a session's name or first message shown in its row."""
 PROJECT_WIDTH = 32
 """Characters of a project path shown (the end of the path is kept)."""
+SUGGESTION = "tui-compactor --sessions-dir DIR, or tui-compactor demo for a sample session"
+"""What the picker suggests when it finds nothing to list."""
 BATCH_SECONDS = 0.1
 """The scan posts found sessions at most this often."""
 
@@ -157,7 +159,8 @@ class SessionPicker(Screen[Path | None]):
         height: 1fr;
     }
     SessionPicker #picker-status {
-        height: 1;
+        height: auto;
+        max-height: 3;
         padding: 0 1;
         color: $text-muted;
     }
@@ -416,10 +419,15 @@ class SessionPicker(Screen[Path | None]):
             reverse=self._sort.descending,
         )
         table.clear(columns=True)
-        for key in SORT_COLUMNS:
-            table.add_column(self._header_label(key), key=key)
-        for summary in self.visible_sessions:
-            table.add_row(*self._row_cells(summary), key=str(summary.path))
+        rows = [self._row_cells(summary) for summary in self.visible_sessions]
+        for number, key in enumerate(SORT_COLUMNS):
+            header = self._header_label(key)
+            # Sized to the widest cell here: measured by the table itself, the columns of the
+            # first batch came out as wide as their headers (``/home/d``, a size cut off).
+            width = max([header.cell_len, *(row[number].cell_len for row in rows)])
+            table.add_column(header, key=key, width=width)
+        for summary, cells in zip(self.visible_sessions, rows, strict=True):
+            table.add_row(*cells, key=str(summary.path))
         if previous is not None and previous in self.visible_sessions:
             table.move_cursor(row=self.visible_sessions.index(previous), animate=False)
         self._update_status(query)
@@ -429,9 +437,12 @@ class SessionPicker(Screen[Path | None]):
         status = self.query_one("#picker-status", Static)
         where = ", ".join(str(root.path).replace(self._home, "~", 1) for root in self.roots)
         if not self.roots:
-            text = "No session directories found (~/.pi/agent/sessions, ~/.omp/agent/sessions)."
+            text = (
+                "No session directories found (~/.pi/agent/sessions, ~/.omp/agent/sessions). "
+                f"Try {SUGGESTION}."
+            )
         elif not self.sessions and self.scan_finished:
-            text = f"No sessions found in {where}."
+            text = f"No sessions found in {where}. Try {SUGGESTION}."
         else:
             shown = len(self.visible_sessions)
             total = len(self.sessions)

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.wording import count_of
 
 __all__ = ["TimelineScreen"]
 
@@ -91,7 +92,8 @@ class TimelineScreen(Screen[int | None]):
         self.rows = message.rows
         compactions = [row for row in self.rows if row.audit is not None]
         branch = len(self.rows) - len(compactions)
-        line = Text(f"{len(compactions)} compactions, {branch} branch summaries", style="bold")
+        line = Text(f"{count_of(len(compactions), 'compaction')}, "
+                    f"{count_of(branch, 'branch summary', 'branch summaries')}", style="bold")
         if compactions:
             worst = min(compactions, key=lambda row: row.audit.score)
             line.append(f" · worst hindsight score {worst.audit.score:.2f} at "

@@ -22,7 +22,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Static
@@ -49,6 +49,12 @@ PART_TITLES = {
     "short": "Short summary",
 }
 """Pane titles per summary part."""
+
+STACK_BELOW = 100
+"""A panel narrower than this puts the history and turn-prefix panes on top of each other."""
+
+SHORT_BELOW = 30
+"""A panel shorter than this gives the audit fewer rows (the summaries come first)."""
 
 MISSING_SHOWN = 12
 """Missing anchors listed in the audit line; the rest are counted."""
@@ -111,6 +117,10 @@ class CandidateView(Vertical):
     }
     CandidateView > .candidate-parts {
         height: 1fr;
+        layout: horizontal;
+    }
+    CandidateView.-stacked > .candidate-parts {
+        layout: vertical;
     }
     CandidateView .part {
         width: 1fr;
@@ -156,8 +166,8 @@ class CandidateView(Vertical):
     def compose(self) -> ComposeResult:
         """Title, part panes (history | turn prefix), short summary, audit."""
         yield Static(self._title_text(), classes="candidate-title")
-        parts_container = Vertical if self.stacked else Horizontal
-        with parts_container(classes="candidate-parts"):
+        self.set_class(self.stacked, "-stacked")
+        with Container(classes="candidate-parts"):
             parts = ["history", "turn_prefix"] if self.split else ["history"]
             for part in parts:
                 with Vertical(classes="part"):
@@ -292,6 +302,10 @@ class CompactionPanel(Vertical, can_focus=True):
         height: auto;
         padding: 0 1;
     }
+    CompactionPanel > #compaction-readonly {
+        height: auto;
+        padding: 0 1;
+    }
     CompactionPanel > #compaction-candidates {
         height: 1fr;
     }
@@ -305,6 +319,9 @@ class CompactionPanel(Vertical, can_focus=True):
     }
     CompactionPanel.-diff > #compaction-candidates {
         display: none;
+    }
+    CompactionPanel.-short .candidate-audit {
+        max-height: 3;
     }
     CompactionPanel > #compaction-buttons {
         height: auto;
@@ -369,6 +386,7 @@ class CompactionPanel(Vertical, can_focus=True):
         *,
         labels: Sequence[str] | None = None,
         autostart: bool = True,
+        accept_refusal: str | None = None,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - Textual's parameter name
         classes: str | None = None,
@@ -377,6 +395,8 @@ class CompactionPanel(Vertical, can_focus=True):
         jobs: one job, or several candidates built on the same plan.
         labels: a name per job (default: the summarizer label, plus ``+ instructions``).
         autostart: start the runs when mounted (else call ``start()``).
+        accept_refusal: why the result could not be written (the session's append gate
+            refuses the file); the runs and the review work, Accept stays disabled.
         """
         super().__init__(name=name, id=id, classes=classes)
         self.jobs: list[CompactionJob] = [jobs] if isinstance(jobs, CompactionJob) else list(jobs)
@@ -384,6 +404,7 @@ class CompactionPanel(Vertical, can_focus=True):
             raise ValueError("CompactionPanel needs at least one CompactionJob")
         self.labels = list(labels) if labels is not None else [_job_label(j) for j in self.jobs]
         self.autostart = autostart
+        self.accept_refusal = accept_refusal
         self.selected = 0
         """Index of the candidate ``accept`` takes."""
         self.candidates: list[CandidateView] = []
@@ -411,9 +432,13 @@ class CompactionPanel(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         """Header, candidate views, buttons."""
         plan = self.plan
-        split = bool(getattr(plan, "is_split_turn", False) and plan.turn_prefix_messages)
+        split = summarizes_turn_prefix(plan)
         stacked = len(self.jobs) > 1
         yield Static(self._header_text(), id="compaction-header")
+        if self.accept_refusal:
+            notice = Text("read-only: review only, Accept is disabled — ", style="bold yellow")
+            notice.append(sanitize(self.accept_refusal, single_line=True, max_len=200))
+            yield Static(notice, id="compaction-readonly")
         with Horizontal(id="compaction-candidates"):
             for number, (job, label) in enumerate(zip(self.jobs, self.labels, strict=True), 1):
                 view = CandidateView(job, label, number=number, stacked=stacked, split=split)
@@ -439,7 +464,7 @@ class CompactionPanel(Vertical, can_focus=True):
         text = Text("Compaction ", style="bold")
         text.append(f"{getattr(plan, 'tokens_before', 0):,} tokens before", style="")
         text.append(f" · summarize {regions.get('summarize', 0):,}", style="dim")
-        if getattr(plan, "is_split_turn", False):
+        if summarizes_turn_prefix(plan):
             text.append(f" · turn prefix {regions.get('turn_prefix', 0):,}", style="dim")
             text.append(" · split turn", style="yellow")
         text.append(f" · keep {regions.get('keep', 0):,}", style="dim")
@@ -449,6 +474,18 @@ class CompactionPanel(Vertical, can_focus=True):
         if len(self.jobs) > 1:
             text.append(f"  ·  {len(self.jobs)} candidates", style="bold magenta")
         return text
+
+    def on_resize(self) -> None:
+        """Side by side where there is room, stacked where there is not (or with candidates)."""
+        stacked = len(self.jobs) > 1 or self.size.width < STACK_BELOW
+        for view in self.candidates:
+            view.set_class(stacked, "-stacked")
+        self.set_class(self.size.height < SHORT_BELOW, "-short")
+
+    def watch_state(self) -> None:
+        """The keys that make sense changed (the app's footer follows the state)."""
+        if self.is_mounted:
+            self.app.refresh_bindings()
 
     def on_mount(self) -> None:
         """Start the shared flush timer and every candidate (unless ``autostart`` is off)."""
@@ -568,9 +605,11 @@ class CompactionPanel(Vertical, can_focus=True):
         """Enable what makes sense now."""
         if not self.is_mounted:
             return
-        has_result = self.selected_result is not None and self.state == "ready"
         finished = self.state in ("accepted", "discarded", "cancelled")
-        self.query_one("#compaction-accept", Button).disabled = not has_result
+        accept_button = self.query_one("#compaction-accept", Button)
+        refusal = self.why_not_accept()
+        accept_button.disabled = refusal is not None
+        accept_button.tooltip = refusal
         can_rerun = not self.running and not finished
         self.query_one("#compaction-regenerate", Button).disabled = not can_rerun
         missing = self.selected_result is not None and bool(self.selected_result.audit.missing)
@@ -582,11 +621,29 @@ class CompactionPanel(Vertical, can_focus=True):
         self.query_one("#compaction-discard", Button).disabled = finished
 
     # -- actions (also the app's API) -------------------------------------------------------
+    def why_not_accept(self) -> str | None:
+        """Why ``accept`` cannot take a result now, as the user reads it; None when it can."""
+        if self.accept_refusal:
+            return "read-only: " + sanitize(self.accept_refusal, single_line=True, max_len=200)
+        if self.running:
+            return "the summary is still streaming: a accepts once it is done (esc cancels)"
+        if self.state == "accepted":
+            return "already accepted"
+        if self.state in ("discarded", "cancelled"):
+            return f"this compaction was {self.state}: r runs it again"
+        if self.selected_result is None:
+            return "no summary to accept: g regenerates"
+        return None
+
     def accept(self) -> bool:
-        """Post ``Accepted`` for the selected candidate's result; False if there is none."""
+        """Post ``Accepted`` for the selected candidate's result; False (and say why) if the
+        result cannot be accepted now."""
         result = self.selected_result
-        if result is None or self.state != "ready":
+        reason = self.why_not_accept()
+        if result is None or reason is not None:
             self.app.bell()
+            self.notify(reason or "nothing to accept", title="cannot accept", timeout=4,
+                        severity="warning")
             return False
         self.state = "accepted"
         self._update_buttons()
@@ -610,12 +667,19 @@ class CompactionPanel(Vertical, can_focus=True):
     def regenerate(self, with_missing: bool = False) -> bool:
         """Run the selected candidate again; ``with_missing`` adds the audit's missing anchors
         to its instructions. False when it cannot run now."""
-        if self.running or self.state in ("accepted", "discarded", "cancelled"):
-            self.app.bell()
-            return False
+        reason = None
+        if self.running:
+            reason = "a summary is still streaming: esc cancels it first"
+        elif self.state in ("accepted", "discarded", "cancelled"):
+            reason = f"this compaction was {self.state}: r runs it again"
         view = self.candidates[self.selected]
-        if with_missing and (view.state.result is None or not view.state.result.audit.missing):
+        if reason is None and with_missing and (
+            view.state.result is None or not view.state.result.audit.missing
+        ):
+            reason = "the audit found nothing missing: g regenerates"
+        if reason is not None:
             self.app.bell()
+            self.notify(reason, title="cannot regenerate", timeout=4, severity="warning")
             return False
         self._run(self.selected, focus=with_missing, regenerate=True)
         return True
@@ -718,6 +782,15 @@ class CompactionPanel(Vertical, can_focus=True):
             widget = widget.parent
         if isinstance(widget, CandidateView) and widget in self.candidates:
             self.select(self.candidates.index(widget) + 1)
+
+
+def summarizes_turn_prefix(plan: Any) -> bool:
+    """The plan cuts a turn after its start, so the turn's prefix gets a summary (and a pane).
+
+    A cut that itself starts a turn is "split" in pi's terms but has no prefix: the header must
+    not call it a split turn (the plan pane says the same through ``has_turn_prefix``).
+    """
+    return bool(getattr(plan, "has_turn_prefix", False) and plan.turn_prefix_messages)
 
 
 def _job_label(job: CompactionJob) -> str:

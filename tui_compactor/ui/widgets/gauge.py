@@ -2,7 +2,10 @@
 
 One bar, window-wide: used tokens (coloured by state: fine / near the threshold / over it), the
 keep-recent band inside them, the threshold as a tick and the reserve as a hatched tail; one line
-of numbers above it and one of sources (usage-anchored vs purely local estimate) below.
+of numbers above it and one of sources below: which figure the headline trusts (usage-anchored,
+as pi compacts on it, or the local estimate when there is no usage), the other figure, and a
+flag when the two are ``DISAGREEMENT_RATIO`` times apart. Lines never wrap and are never cut in
+the middle of a word: the least important parts are left out first (``fit_parts``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from tui_compactor.engine.estimates import disagreement
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
@@ -28,6 +32,44 @@ def fit_lines(lines: list[Text], width: int) -> Text:
             joined.append("\n")
         joined.append_text(line)
     return joined
+
+
+Part = tuple[Text, int, Text | None]
+"""A piece of a gauge line: its text, its rank (0 is kept longest) and a shorter form."""
+
+
+def fit_parts(parts: list[Part], width: int, separator: str = "  ") -> Text:
+    """Join ``parts`` in order so the line fits ``width``: leave out parts ranked 2 and more,
+    then use short forms, then leave out the rest but the first — each step taking the highest
+    rank (the later part on a tie) first. Only a first part still too long is cut."""
+    kept = list(parts)
+
+    def joined() -> Text:
+        line = Text(no_wrap=True)
+        for number, (part, _rank, _brief) in enumerate(kept):
+            if number:
+                line.append(separator)
+            line.append_text(part)
+        return line
+
+    def worst(indices: list[int]) -> int | None:
+        return max(indices, key=lambda i: (kept[i][1], i)) if indices else None
+
+    line = joined()
+    while line.cell_len > width:
+        later = range(1, len(kept))
+        if (index := worst([i for i in later if kept[i][1] >= 2])) is not None:
+            del kept[index]
+        elif (index := worst([i for i in range(len(kept)) if kept[i][2] is not None])) is not None:
+            _part, rank, brief = kept[index]
+            kept[index] = (brief or _part, rank, None)
+        elif (index := worst(list(later))) is not None:
+            del kept[index]
+        else:
+            break
+        line = joined()
+    line.truncate(width, overflow="ellipsis")
+    return line
 
 
 def gauge_state(data: GaugeData) -> str:
@@ -87,42 +129,71 @@ class ContextGauge(Widget):
         if data is None:
             return Text(self.message_text, style=self._style("dim"))
         width = max(self.content_region.width, 10)
+        state_style = self._style(gauge_state(data))
+        numbers = fit_parts(self._number_parts(data, state_style), width)
+        sources = fit_parts(self._source_parts(data), width, separator=" · ")
+        return fit_lines([numbers, self._bar(data, width, state_style), sources], width)
+
+    def _number_parts(self, data: GaugeData, state_style: Style) -> list[Part]:
+        """The headline and the budget figures, ranked (the headline and a warning stay)."""
         state = gauge_state(data)
-        state_style = self._style(state)
-        out = Text()
-        window = data.window
-        out.append(f"{format_tokens(data.tokens)}", state_style + self._style("title"))
-        if window:
-            percent = 100 * data.tokens / window
+        headline = Text(format_tokens(data.tokens), state_style + self._style("title"))
+        if data.window:
+            percent = 100 * data.tokens / data.window
             assumed = "?" if data.window_assumed else ""
-            out.append(f" / {format_tokens(window)}{assumed} ({percent:.0f}%)", state_style)
+            headline.append(f" / {format_tokens(data.window)}{assumed} ({percent:.0f}%)",
+                            state_style)
         else:
-            out.append(" (window unknown)", self._style("dim"))
-        if data.threshold is not None:
-            out.append(f"  compact at {format_tokens(data.threshold)}", self._style("threshold"))
-        if data.reserve is not None:
-            out.append(f"  reserve {format_tokens(data.reserve)}", self._style("reserve"))
-        out.append(f"  keep {format_tokens(data.keep_recent)}", self._style("keep"))
+            headline.append(" (window unknown)", self._style("dim"))
+        parts: list[Part] = [(headline, 0, None)]
         if state == "over":
-            out.append("  ⚠ would compact", state_style + self._style("title"))
-        bar = self._bar(data, width, state_style)
-        sources = Text()
+            warning = Text("⚠ would compact", state_style + self._style("title"))
+            parts.append((warning, 0, None))
+        elif state == "near":
+            parts.append((Text("near the threshold", state_style), 2, None))
+        if data.threshold is not None:
+            figure = format_tokens(data.threshold)
+            parts.append((Text(f"compact at {figure}", self._style("threshold")), 1,
+                          Text(f"at {figure}", self._style("threshold"))))
+        if data.reserve is not None:
+            parts.append((Text(f"reserve {format_tokens(data.reserve)}",
+                               self._style("reserve")), 3, None))
+        parts.append((Text(f"keep {format_tokens(data.keep_recent)}", self._style("keep")), 4,
+                      None))
+        return parts
+
+    def _source_parts(self, data: GaugeData) -> list[Part]:
+        """Which figure the headline trusts, the other one, a disagreement flag, the window."""
+        dim = self._style("dim")
+        warn = self._style("near")
+        local = format_tokens(data.local_estimate)
+        parts: list[Part] = []
         if data.usage_tokens is not None:
-            sources.append(
-                f"usage {format_tokens(data.usage_tokens)} + est. "
-                f"{format_tokens(data.tokens - data.usage_tokens)}",
-                self._style("dim"),
-            )
+            usage = format_tokens(data.usage_tokens)
+            since = data.tokens - data.usage_tokens
+            trusted = Text(f"from usage {usage}", dim)
+            brief = Text(f"usage {usage}", dim)
+            if since:
+                trusted.append(f" + {format_tokens(since)} estimated since", dim)
+                brief.append(f" + {format_tokens(since)} est.", dim)
+            parts.append((trusted, 0, brief))
+            apart = disagreement(data.tokens, data.local_estimate)
+            if apart is not None:
+                flag = Text(f"⚠ local estimate {local} is {apart:.1f}× apart: usage may be "
+                            "stale or from another model", warn)
+                parts.append((flag, 1, Text(f"⚠ local {local}: {apart:.1f}× apart", warn)))
+            else:
+                parts.append((Text(f"local estimate {local}", dim), 3, None))
         else:
-            sources.append("no usage data: local estimate", self._style("dim"))
-        sources.append(f" · local estimate {format_tokens(data.local_estimate)}",
-                       self._style("dim"))
+            parts.append((Text("local estimate (no usage data on this path)", dim), 0,
+                          Text("local estimate (no usage)", dim)))
         if data.window_model:
             model = sanitize(data.window_model, single_line=True, max_len=40)
-            sources.append(f" · window of {model}", self._style("dim"))
+            parts.append((Text(f"window of {model}", dim), 2, None))
         elif data.window_assumed:
-            sources.append(" · window assumed: set --window", self._style("near"))
-        return fit_lines([out, bar, sources], width)
+            parts.append((Text("window assumed: set --window", warn), 1,
+                          Text("window assumed", warn)))
+        return parts
 
     def _bar(self, data: GaugeData, width: int, used_style: Style) -> Text:
         """The window as ``width`` cells: used ▮, keep band, free, threshold tick, reserve."""

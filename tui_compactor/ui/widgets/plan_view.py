@@ -221,6 +221,18 @@ class PlanView(VerticalScroll):
             yield Label("focus")
             yield Input(id="plan-focus", placeholder="what the summary must keep (optional)")
 
+    def show_settings(self, settings: Any) -> None:
+        """Show the settings' figures (a ``workbench.Settings``); a reserve left to its default
+        shows the number it stands for (the gauge's figure) in the empty input."""
+        from tui_compactor.engine.settings import effective_reserve
+
+        window = settings.context_window
+        self.set_settings(settings.keep_recent_tokens, settings.reserve_tokens, window)
+        if window:
+            compaction = settings.compaction().with_changes(reserve_tokens=None)
+            default = effective_reserve(window, compaction)
+            self.query_one("#plan-reserve", Input).placeholder = str(default)
+
     def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
         """Show the current figures in the inputs (without firing an edit)."""
         for widget_id, value in (("#plan-keep", keep_recent), ("#plan-reserve", reserve),

@@ -7,13 +7,22 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import Label, ProgressBar, Static
 
 from tui_compactor.textsafe import sanitize
 
 
 class SessionStatus(Static):
-    """One line: file name, session name, entries, version, verdict, filter, counter, jobs."""
+    """One line: file name, session name, entries, version, verdict, filter, counter, jobs.
+
+    A click on it while the file has load issues posts ``IssuesRequested`` (the app opens the
+    Issues view)."""
+
+    class IssuesRequested(Message):
+        """The user clicked the status line of a file with load issues."""
+
+    has_issues = False
 
     DEFAULT_CSS = """
     SessionStatus { height: 1; background: $panel; color: $text; padding: 0 1; }
@@ -41,8 +50,9 @@ class SessionStatus(Static):
         verdict = str(session.verdict)
         verdict_style = {"open": "green", "open+warn": "yellow"}.get(verdict, "bold red")
         line.append(f"  {verdict}", style=verdict_style)
+        self.has_issues = bool(session.diagnostics)
         if session.diagnostics:
-            line.append(f" ({len(session.diagnostics)} issues)", style="yellow")
+            line.append(f" ({len(session.diagnostics)} issues · I)", style="yellow underline")
         if not session.complete:
             line.append("  partial", style="bold red")
         if rules is not None:
@@ -58,6 +68,12 @@ class SessionStatus(Static):
         if following:
             line.append("  ● live", style="green")
         self.update(line)
+
+
+    def on_click(self) -> None:
+        """Clicking the issue count opens the Issues view."""
+        if self.has_issues:
+            self.post_message(self.IssuesRequested())
 
 
 class ReadOnlyBanner(Static):

@@ -6,10 +6,17 @@ sanitizes and wraps only the *new* complete lines and the unfinished last line, 
 draws with ``render_line`` from cached strips, so the cost of a flush does not grow with the
 length of the text. Text is always sanitized (``textsafe.sanitize``) and built as ``Text``:
 brackets and escape sequences in a summary are shown, never interpreted.
+
+Wrapping is ``wrap_cells``: the rows of a line joined give back the line exactly (no character
+lost or doubled at a break), and rows are always wrapped at the width they are drawn at — a
+scrollbar appearing or a resize re-wraps before the next row is drawn.
 """
 
 from __future__ import annotations
 
+import re
+
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
@@ -21,10 +28,56 @@ from textual.widget import Widget
 
 from tui_compactor.textsafe import sanitize
 
-__all__ = ["StreamText", "FLUSH_HZ"]
+__all__ = ["StreamText", "FLUSH_HZ", "wrap_cells"]
 
 FLUSH_HZ = 15
 """How often buffered deltas are drawn, at most."""
+
+
+_TOKEN_RE = re.compile(r"\S+\s*|\s+")
+"""A word with the whitespace after it, or a run of whitespace (leading indentation)."""
+
+
+def wrap_cells(line: str, width: int) -> list[str]:
+    """Split one line (no newlines) into rows at most ``width`` cells wide.
+
+    Breaks fall after whitespace where possible; a word longer than a row is folded by cells.
+    Whitespace at a break stays at the end of its row (drawn cropped, so it may hang past
+    ``width``); every other character is inside the row's width. ``"".join(rows) == line``
+    always holds. A single character wider than ``width`` gets a row of its own.
+    """
+    width = max(1, width)
+    rows: list[str] = []
+    current = ""
+    used = 0
+    for token in _TOKEN_RE.findall(line):
+        word = token.rstrip()
+        word_cells = cell_len(word)
+        if used + word_cells <= width:
+            current += token
+            used += cell_len(token)
+            continue
+        if current and word_cells <= width:
+            rows.append(current)
+            current, used = token, cell_len(token)
+            continue
+        # A word wider than a row: start it on a fresh row and fold it by cells.
+        if current:
+            rows.append(current)
+            current, used = "", 0
+        for character in word:
+            cells = get_character_cell_size(character)
+            if current and used + cells > width:
+                rows.append(current)
+                current, used = "", 0
+            current += character
+            used += cells
+        trailing = token[len(word):]
+        current += trailing
+        used += cell_len(trailing)
+    if current or not rows:
+        rows.append(current)
+    return rows
 
 
 def _line_style(line: str) -> str:
@@ -50,6 +103,7 @@ class StreamText(ScrollView, can_focus=True):
         background: $surface;
         padding: 0 1;
         scrollbar-size-vertical: 1;
+        scrollbar-gutter: stable;
     }
     StreamText:focus {
         background-tint: $foreground 3%;
@@ -174,23 +228,22 @@ class StreamText(ScrollView, can_focus=True):
             self.vertical_scrollbar.position = target
 
     def _content_width(self) -> int:
-        """Width available for text (at least 10 cells, so wrapping stays sane when hidden)."""
+        """Width available for text (10 cells while hidden, so wrapping stays sane)."""
         width = self.scrollable_content_region.width or self.size.width
-        return max(10, width)
+        return width if width > 0 else 10
 
     def _wrap(self, line: str, width: int) -> list[Strip]:
-        """One logical line as wrapped strips."""
+        """One logical line as wrapped strips (``wrap_cells``: nothing lost at a break)."""
         self._wrap_width = width
         if not line:
             return [Strip([], 0)]
         console: Console = self.app.console
-        text = Text(line, style=_line_style(line), no_wrap=False, end="")
-        text.expand_tabs(4)
+        style = _line_style(line)
         strips = []
-        for wrapped in text.wrap(console, width, overflow="fold"):
-            wrapped.end = ""
-            strips.append(Strip(list(wrapped.render(console)), wrapped.cell_len))
-        return strips or [Strip([], 0)]
+        for row in wrap_cells(line.expandtabs(4), width):
+            text = Text(row, style=style, no_wrap=True, end="")
+            strips.append(Strip(list(text.render(console)), text.cell_len))
+        return strips
 
     def _rewrap(self) -> None:
         """Wrap every line again (after a width change)."""
@@ -240,6 +293,10 @@ class StreamText(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         """One screen row: a cached wrapped strip, cropped to the view."""
+        if (self._lines or self._tail_raw) and self._content_width() != self._wrap_width:
+            # The text area changed width without a resize of the widget (a scrollbar came or
+            # went): wrap again before drawing, or the end of every row would be cut off.
+            self._rewrap()
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.scrollable_content_region.width

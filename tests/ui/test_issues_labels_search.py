@@ -1,0 +1,195 @@
+"""The Issues view, label editing and search feedback, on real files (copies of fixtures and the
+bundled demo); writes are checked on the file's bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from tests.ui.app_helpers import BAD, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
+from tests.ui.test_app_write import added_records
+from tui_compactor.commands.demo import copy_sample
+from tui_compactor.ui.commands import CompactorCommands
+from tui_compactor.ui.screens.issues import IssuesScreen
+from tui_compactor.ui.screens.label import LabelDialog
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+def notes(app: Any) -> list[str]:
+    return [str(notification.message) for notification in app._notifications]
+
+
+def palette_titles(app: Any) -> list[str]:
+    return [title for title, _, _ in CompactorCommands(app.screen)._commands()]
+
+
+async def test_issues_view_lists_every_diagnostic_and_jumps_to_its_entry(tmp_path: Path) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        diagnostics = app.session.diagnostics
+        assert len(diagnostics) == 4
+        assert f"Show load issues ({len(diagnostics)})" in palette_titles(app)
+        await pilot.press("I")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, IssuesScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 4
+        first = [str(cell) for cell in table.get_row_at(0)]
+        assert first[0] == "warning" and first[1] == str(diagnostics[0].line)
+        assert first[2] == f"{diagnostics[0].offset:,}" and first[3] == diagnostics[0].code
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, IssuesScreen)
+        target = app.session.index_of(diagnostics[1].entry_id)
+        assert app.query_one(SessionTree).cursor_entry == target
+        # The status line's issue count opens it too.
+        await pilot.click("#status")
+        await pilot.pause()
+        assert isinstance(app.screen, IssuesScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, IssuesScreen)
+
+
+async def test_a_clean_file_says_it_has_no_issues() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("I")
+        await pilot.pause()
+        assert not isinstance(app.screen, IssuesScreen)
+        assert "no issues: the file loaded cleanly" in notes(app)
+
+
+async def _label(pilot: Any, text: str) -> None:
+    await pilot.press("L")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, LabelDialog)
+    pilot.app.screen.query_one(Input).value = text
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_labels_are_added_changed_and_cleared_as_appended_label_entries(
+    tmp_path: Path,
+) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("k", "k")
+        await settle(pilot)
+        target = tree.cursor_entry
+        assert target is not None
+        target_id = app.session.entries[target].id
+        before = path.read_bytes()
+        leaf_id = app.session.entries[app.session.leaf].id
+        await _label(pilot, "first  try")
+        (added,) = added_records(before, path.read_bytes())
+        assert added["type"] == "label" and added["targetId"] == target_id
+        assert added["label"] == "first try" and added["parentId"] == leaf_id
+        assert app.session.label_of(target) == "first try"
+        assert tree.cursor_entry == target  # the cursor stays on the labeled entry
+        assert "first try" in tree.row_text(tree.cursor, 120).plain
+        before = path.read_bytes()
+        await _label(pilot, "milestone")
+        (changed,) = added_records(before, path.read_bytes())
+        assert changed["label"] == "milestone" and app.session.label_of(target) == "milestone"
+        before = path.read_bytes()
+        await _label(pilot, "")
+        (cleared,) = added_records(before, path.read_bytes())
+        assert cleared["type"] == "label" and "label" not in cleared
+        assert app.session.label_of(target) is None
+        before = path.read_bytes()
+        await pilot.press("L")  # escape writes nothing
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert path.read_bytes() == before
+
+
+async def test_a_read_only_file_refuses_labels_and_writes_nothing(tmp_path: Path) -> None:
+    path = copy_fixture(BAD / "v2-hookMessage.jsonl", tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert not any(title.endswith("label of #0") for title in palette_titles(app))
+        await pilot.press("L")
+        await pilot.pause()
+        assert not isinstance(app.screen, LabelDialog)
+        assert any("version 2" in note for note in notes(app))
+    assert path.read_bytes() == before
+
+
+async def _search(pilot: Any, query: str) -> None:
+    await pilot.press("slash")
+    await pilot.pause()
+    pilot.app.query_one("#search", Input).value = query
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_search_finds_entry_types_and_labels_and_says_where_it_is(tmp_path: Path) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        session = app.session
+        await _search(pilot, "branch summary")
+        assert {e.index for e in session.entries if e.type == "branch_summary"} <= (
+            tree.search_matches
+        )
+        await _search(pilot, "alt: measure")  # a label's text, not in the entry itself
+        assert 1002 in tree.search_matches
+        await _search(pilot, "compaction")
+        compactions = {e.index for e in session.entries if e.type == "compaction"}
+        assert compactions <= tree.search_matches
+        shown = sorted(tree.row_of_entry[i] for i in tree.search_matches if i in tree.row_of_entry)
+        total = len(shown)
+        assert total >= 3
+        positions = []
+        for _ in range(total):
+            await pilot.press("n")
+            await pilot.pause()
+            positions.append([n for n in notes(app) if n.startswith("match ")])
+        # One search note at a time, "k/total", and the step past the last match wraps.
+        assert all(len(found) == 1 for found in positions)
+        texts = [found[0] for found in positions]
+        assert all(f"/{total}" in text for text in texts)
+        assert sum("wrapped to the top" in text for text in texts) == 1
+        await pilot.press("N")
+        await pilot.pause()
+        assert any("wrapped to the bottom" in n or n.startswith("match ") for n in notes(app))
+
+
+async def test_search_matches_compaction_nodes_by_their_type() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await _search(pilot, "▣ compaction")
+        tree = app.query_one(SessionTree)
+        compactions = {e.index for e in app.session.entries if e.type == "compaction"}
+        assert tree.search_matches == compactions
+
+
+async def test_label_record_matches_pi() -> None:
+    from tui_compactor.session.writer import make_label_entry
+
+    record = make_label_entry(target_id="abc12345", label="x")
+    assert {k: record[k] for k in ("type", "targetId", "label")} == {
+        "type": "label",
+        "targetId": "abc12345",
+        "label": "x",
+    }
+    assert "label" not in make_label_entry(target_id="abc12345", label="")
+    json.dumps(record)

@@ -1,0 +1,277 @@
+"""The compaction review as a user meets it: keys that do what the buttons say wherever focus is,
+an honest header, buttons that go with a discarded review, reasons instead of silence, a quit
+that asks while a (possibly paid) summary runs, and read-only files reviewed with Accept off.
+
+Real parts: the bundled demo session and fixture files copied to a temp dir, the offline
+summarizer and the loopback LLM server; assertions on widgets, notifications and file bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button
+from textual.widgets._footer import FooterKey
+
+from tests.summarize.helpers import plan_for, split_turn_session
+from tests.support.llm_server import LLMServer
+from tests.ui.app_helpers import BAD, TREE_COMPACTED, copy_fixture, make_app, settle
+from tests.ui.test_app_compact import _server_config
+from tui_compactor.commands.demo import copy_sample
+from tui_compactor.summarize.compaction import CompactionJob
+from tui_compactor.summarize.providers import make_summarizer
+from tui_compactor.ui.screens.confirm import ConfirmDialog
+from tui_compactor.ui.widgets.compaction import CompactionPanel
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+def notes(app: Any) -> list[str]:
+    """The messages of every notification shown so far."""
+    return [str(notification.message) for notification in app._notifications]
+
+
+def footer_keys(app: Any) -> dict[str, FooterKey]:
+    """Footer keys that are fully on screen, by description."""
+    width = app.size.width
+    return {
+        key.description: key
+        for key in app.screen.query(FooterKey)
+        if key.region.width and key.region.right <= width
+    }
+
+
+def header(panel: CompactionPanel) -> str:
+    return str(panel.query_one("#compaction-header").render())
+
+
+async def run_review(pilot: Pilot[None], key: str = "r") -> CompactionPanel:
+    """Plan at the selected node and run the compaction; returns the panel once it is done."""
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    return pilot.app.query_one(CompactionPanel)
+
+
+async def test_review_keys_work_from_the_tree_and_the_footer_shows_them(tmp_path: Path) -> None:
+    app = make_app(copy_fixture(TREE_COMPACTED, tmp_path), append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        tree = app.query_one(SessionTree)
+        assert app.focused is tree and panel.state == "ready"
+        cursor = tree.cursor
+        keys = footer_keys(app)
+        assert {"Accept", "Discard", "Regenerate", "Keep missing"} <= set(keys)
+        await pilot.press("g")  # regenerate, not "first row of the tree"
+        await settle(pilot)
+        assert panel.candidates[0].state.runs == 2
+        assert tree.cursor == cursor
+        missing = panel.candidates[0].state.result.audit.missing  # type: ignore[union-attr]
+        await pilot.press("G")
+        await settle(pilot)
+        assert tree.cursor == cursor
+        if missing:
+            assert panel.candidates[0].state.runs == 3
+        else:
+            assert "the audit found nothing missing: g regenerates" in notes(app)
+        await pilot.press("d")
+        await settle(pilot)
+        # The review closed: g is the tree's again, and the footer no longer offers Accept.
+        await pilot.press("g")
+        await pilot.pause()
+        assert tree.cursor == 0
+        assert "Accept" not in footer_keys(app)
+
+
+async def test_digits_pick_candidates_wherever_focus_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    with LLMServer() as server:
+        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        async with app.run_test(size=(120, 36)) as pilot:
+            panel = await run_review(pilot, "R")
+            assert len(panel.candidates) == 2
+            assert app.focused is app.query_one(SessionTree)
+            await pilot.press("2")
+            await pilot.pause()
+            assert panel.selected == 1
+            assert app.query_one("#preview").active == "tab-compaction"
+            await pilot.press("1")
+            await pilot.pause()
+            assert panel.selected == 0
+            await pilot.press("3")  # not a candidate: the tab key it always was
+            await pilot.pause()
+            assert app.query_one("#preview").active == "tab-plan"
+
+
+async def test_header_says_split_turn_only_when_there_is_a_turn_prefix(tmp_path: Path) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = await run_review(pilot)
+        plan = panel.plan
+        assert plan.is_split_turn and not plan.has_turn_prefix  # pi's "split" at a turn start
+        assert "split turn" not in header(panel)
+        assert "turn prefix" not in header(panel)
+        assert "pane-turn_prefix" not in {pane.id for pane in panel.candidates[0].panes.values()}
+    # A plan that really cuts a turn says so.
+    session, plan, settings = plan_for(split_turn_session(tmp_path / "split.jsonl"))
+    assert plan.has_turn_prefix
+    split_panel = CompactionPanel([CompactionJob(plan, session, make_summarizer(None), settings)])
+    assert "split turn" in str(split_panel._header_text())
+
+
+async def test_discard_takes_the_buttons_away(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await run_review(pilot)
+        assert app.query("#compaction-accept")
+        await pilot.press("d")
+        await settle(pilot)
+        assert not app.query(CompactionPanel)
+        assert not app.query("#compaction-accept") and not app.query("#compaction-discard")
+        outcome = str(app.query_one("#compaction-outcome").render())
+        assert "discarded: nothing written" in outcome
+    assert path.read_bytes() == before
+
+
+async def test_accept_while_streaming_says_why_and_quit_asks_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        server.behaviour.latency = 30.0  # the reply would take far longer than the test
+        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            await pilot.press("r")
+            await pilot.pause()
+            panel = app.query_one(CompactionPanel)
+            assert panel.running
+            await pilot.press("a")
+            await pilot.pause()
+            assert any("still streaming" in note for note in notes(app))
+            assert panel.state == "running"
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDialog)
+            await pilot.press("n")
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmDialog) and panel.running
+            assert app.is_running
+            await pilot.press("q")
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.pause()
+            assert app._exit
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["v2-hookMessage.jsonl", "truncated-last-line.jsonl"])
+async def test_read_only_file_runs_and_reviews_with_accept_disabled(
+    tmp_path: Path, name: str
+) -> None:
+    path = copy_fixture(BAD / name, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        refusal = app.session.append_refusal
+        assert refusal
+        app.settings = app.settings.edited(keep_recent_tokens=10)
+        panel = await run_review(pilot)
+        assert panel.state == "ready" and panel.selected_result is not None
+        accept = app.query_one("#compaction-accept", Button)
+        assert accept.disabled
+        shown = str(app.query_one("#compaction-readonly").render())
+        assert "Accept is disabled" in shown and refusal[:30] in shown
+        await pilot.press("a")
+        await settle(pilot)
+        assert any(note.startswith("read-only: ") for note in notes(app))
+        assert panel.state == "ready"
+    assert path.read_bytes() == before
+
+
+async def test_review_at_80x24_fills_the_screen_and_the_footer_keeps_its_keys(
+    tmp_path: Path,
+) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert {"Plan", "Compact", "Help", "Quit"} <= set(footer_keys(app))
+        panel = await run_review(pilot)
+        assert app.screen.maximized is panel
+        history = panel.candidates[0].panes["history"]
+        assert history.size.height >= 5 and history.size.width >= 70
+        assert {"Accept", "Discard", "Regenerate", "Keep missing", "Zoom"} <= set(footer_keys(app))
+        await pilot.press("z")  # the tree comes back; z again zooms in
+        await pilot.pause()
+        assert app.screen.maximized is None
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen.maximized is panel
+        await pilot.press("d")
+        await settle(pilot)
+        assert app.screen.maximized is None
+        assert "Compact" in footer_keys(app)
+
+
+async def test_review_at_200x60_keeps_the_tree_and_gives_the_chart_rows_to_the_summaries(
+    tmp_path: Path,
+) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        chart = app.query_one("#chart")
+        assert chart.display and chart.size.height > 0
+        panel = await run_review(pilot)
+        assert app.screen.maximized is None
+        assert chart.size.height == 0 or not chart.region.height
+        history = panel.candidates[0].panes["history"]
+        assert history.size.height >= 20
+        await pilot.press("d")
+        await settle(pilot)
+        assert chart.region.height > 0
+
+
+@pytest.mark.parametrize("width", [80, 140, 200])
+async def test_gauge_lines_leave_parts_out_instead_of_cutting_words(
+    tmp_path: Path, width: int
+) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(pilot)
+        gauge = app.query_one("#gauge")
+        lines = str(gauge.render()).splitlines()
+        assert app.gauge_data is not None and app.gauge_data.should_compact
+        assert "⚠ would compact" in lines[0]
+        for line in (lines[0], lines[2]):
+            assert "…" not in line
+            assert len(line) <= gauge.content_region.width
+        if width >= 140:
+            assert "window of claude-opus-4-5" in lines[2]
+
+
+async def test_reserve_input_shows_the_number_the_gauge_uses(tmp_path: Path) -> None:
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        reserve = app.query_one("#plan-reserve")
+        assert reserve.value == ""  # left to its default, so a window change still moves it
+        assert app.gauge_data is not None and app.gauge_data.reserve is not None
+        assert reserve.placeholder == str(app.gauge_data.reserve)

@@ -1,0 +1,158 @@
+"""The app's Issues view, label editing and search feedback, as a mixin of the app.
+
+* ``I`` (or the palette, or a click on the status line's issue count) opens the Issues view of
+  the load diagnostics; ``enter`` there moves the cursor to the entry.
+* ``L`` adds, changes or clears the selected entry's label. The change is appended as a pi
+  ``label`` entry (child of the file's leaf, as pi's ``appendLabelChange`` does) through the
+  writer's append gate like every other write; a file the gate refuses says why.
+* Search matches entry types too (``compaction``, ``branch summary``, ``label``) and labels;
+  ``n``/``N`` say which match this is (``3/7``) and when they wrapped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import work
+
+from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.messages import EntryAppended, WorkFailed
+from tui_compactor.ui.widgets.labels import entry_kind, entry_preview
+from tui_compactor.ui.widgets.status import SessionStatus
+from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    _Base = App[None]
+else:
+    _Base = object
+
+__all__ = ["SessionExtras", "entry_search_text"]
+
+
+def entry_search_text(session: Any, entry: Any) -> str:
+    """What search looks in for one entry: its id, its kind as the tree names it (``▣
+    compaction``, ``⎇ branch summary``, ``label``...), its type, its label and its preview."""
+    kind = entry_kind(entry)
+    tag = KIND_TAGS.get(kind, (kind, ""))[0]
+    label = session.label_of(entry.index) or ""
+    return " ".join(
+        (entry.id, tag, kind, str(entry.type).replace("_", " "), label, entry_preview(entry))
+    )
+
+
+class SessionExtras(_Base):
+    """Issues view, label editing, search position."""
+
+    # ----- issues ---------------------------------------------------------------------------
+
+    def action_show_issues(self) -> None:
+        """Open the Issues view of the load diagnostics."""
+        from tui_compactor.ui.screens.issues import IssueJump, IssuesScreen
+
+        session = getattr(self, "session", None)
+        if session is None:
+            return
+        if not session.diagnostics:
+            self.notify("no issues: the file loaded cleanly", timeout=3)
+            return
+
+        def jump(choice: IssueJump | None) -> None:
+            if choice is None:
+                return
+            if not self.query_one(SessionTree).move_to_entry(choice.entry_index):
+                self.notify(
+                    f"#{choice.entry_index} is hidden by the filter or a fold "
+                    "(f: filter, u… space: unfold)",
+                    severity="warning",
+                    timeout=4,
+                )
+            elif choice.note:
+                self.notify(choice.note, timeout=4)
+
+        self.push_screen(IssuesScreen(session, session.diagnostics, str(session.verdict)), jump)
+
+    def on_session_status_issues_requested(self, _message: SessionStatus.IssuesRequested) -> None:
+        """The status line's issue count was clicked."""
+        self.action_show_issues()
+
+    # ----- labels ---------------------------------------------------------------------------
+
+    def action_edit_label(self) -> None:
+        """Add, change or clear the selected entry's label (appends a ``label`` entry)."""
+        from tui_compactor.ui.screens.label import LabelDialog
+        from tui_compactor.ui.screens.navigate import describe_node
+
+        session = getattr(self, "session", None)
+        # The row under the cursor now (a key typed right after a move arrives before the
+        # tree's Highlighted message would update ``selected_entry``).
+        selected = self.query_one(SessionTree).cursor_entry
+        if session is None or selected is None:
+            return
+        if session.append_refusal:
+            self.notify(
+                sanitize(session.append_refusal, max_len=300),
+                title="read-only: labels cannot be written",
+                severity="error",
+                timeout=8,
+            )
+            return
+        what = Text("Label of ", style="bold")
+        what.append_text(describe_node(session, selected))
+
+        def chosen(label: str | None) -> None:
+            if label is not None:
+                self.append_label(selected, label)
+
+        self.push_screen(LabelDialog(what, session.label_of(selected)), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="label")
+    def append_label(self, entry_index: int, label: str) -> None:
+        """Append the label change through the writer's gate (thread)."""
+        from tui_compactor.session.writer import append_entry, make_label_entry
+        from tui_compactor.ui.app import _error_text
+
+        app: Any = self
+        session = app.session
+        record = make_label_entry(target_id=session.entries[entry_index].id, label=label)
+        try:
+            append_entry(session, record, parent_index=session.leaf, **app.append_options())
+        except Exception as error:
+            self.post_message(WorkFailed("label not written", _error_text(error)))
+            return
+        added = app.refresh_after_append()
+        what = f"label “{label}” set" if label else "label cleared"
+        self.post_message(
+            EntryAppended(
+                "label",
+                sanitize(f"{what} on #{entry_index}", single_line=True, max_len=120),
+                added,
+                entry_index,
+            )
+        )
+
+    # ----- search ---------------------------------------------------------------------------
+
+    def report_search_position(self, position: int, wrapped: bool, step: int) -> None:
+        """Say which visible match the cursor is on (``3/7``) and whether the step wrapped."""
+        tree = self.query_one(SessionTree)
+        shown = sorted(
+            row for index, row in tree.row_of_entry.items() if index in tree.search_matches
+        )
+        if not shown or position not in shown:
+            return
+        text = f"match {shown.index(position) + 1}/{len(shown)}"
+        hidden = len(tree.search_matches) - len(shown)
+        if hidden:
+            text += f" ({hidden} more hidden by the filter or folds)"
+        if wrapped:
+            text += " · wrapped to the " + ("top" if step > 0 else "bottom")
+        # One search note at a time: the previous position goes, other notes stay.
+        for note in list(self._notifications):
+            if note.title == "search":
+                self._unnotify(note)
+        self.notify(
+            text, title="search", timeout=3, severity="warning" if wrapped else "information"
+        )

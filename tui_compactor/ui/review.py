@@ -1,0 +1,185 @@
+"""The compaction review's keys and life cycle, as a mixin of the app.
+
+While a compaction is shown (its panel exists: running, ready to accept, or failed), its keys
+— ``a`` accept, ``d`` discard, ``g`` regenerate, ``G`` regenerate keeping the audit's missing
+anchors, ``v`` diff, digits for candidates — work wherever focus is: they are app bindings with
+priority, so the tree's ``g``/``G`` (first/last row) and the tab digits yield to them until the
+review closes. A review closes when it is discarded, cancelled or appended; the panel goes and a
+line says what happened. Typing in an input or a dialog is never taken over.
+
+``q`` while a summary runs (a model request may be in flight and billed) asks first.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Input, Static, TextArea
+from textual.worker import WorkerState
+
+from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    _Base = App[None]
+else:
+    _Base = object
+
+__all__ = ["ReviewKeys", "REVIEW_ACTIONS"]
+
+REVIEW_ACTIONS = frozenset(
+    {
+        "regenerate_compaction",
+        "pick_candidate",
+        "compaction_diff",
+        "accept_compaction",
+        "discard_compaction",
+        "zoom_compaction",
+    }
+)
+"""App actions that exist only while a compaction review is shown."""
+
+SUMMARY_GROUPS = ("compaction", "branch", "accept")
+"""Worker groups whose work a quit would cut off (summaries and their appends)."""
+
+ZOOM_BELOW = (120, 30)
+"""A review opened on a terminal narrower or shorter than this fills the screen at once (the
+side pane is too small to read a summary in); ``z`` toggles it at any size."""
+
+
+class ReviewKeys(_Base):
+    """Review keys wherever focus is, closing the review, and a quit that asks first."""
+
+    ESCAPE_TO_MINIMIZE = False
+    """Escape cancels summaries in flight, as the footer says; ``z`` restores a zoomed review."""
+
+    @property
+    def review_panel(self) -> CompactionPanel | None:
+        """The compaction panel while a review is shown."""
+        panels = self.query(CompactionPanel)
+        return panels.first() if panels else None
+
+    def review_keys_active(self) -> bool:
+        """True when the review's keys should answer: a review is shown on the main screen
+        and the user is not typing into an input."""
+        if not self.is_running or len(self.screen_stack) > 1 or self.review_panel is None:
+            return False
+        return not isinstance(self.focused, (Input, TextArea))
+
+    def check_review_action(self, action: str, parameters: tuple[object, ...]) -> bool:
+        """Whether a review action answers now (False lets the key reach the tree or tabs)."""
+        if not self.review_keys_active():
+            return False
+        if action == "pick_candidate":
+            panel = self.review_panel
+            count = len(panel.candidates) if panel is not None else 0
+            number = parameters[0] if parameters else 0
+            return count > 1 and isinstance(number, int) and 1 <= number <= count
+        return True
+
+    def footer_actions(self) -> list[str]:
+        """The actions the footer shows now, most important first (``StateFooter``)."""
+        panel = self.review_panel if self.review_keys_active() else None
+        if panel is not None and panel.running:
+            return ["accept_compaction", "cancel", "zoom_compaction", "help", "quit"]
+        if panel is not None:
+            return [
+                "accept_compaction",
+                "discard_compaction",
+                "regenerate_compaction(False)",
+                "regenerate_compaction(True)",
+                "zoom_compaction",
+                "help",
+                "quit",
+            ]
+        return ["plan", "run_compaction", "search", "cycle_filter", "select", "help", "quit"]
+
+    def action_regenerate_compaction(self, with_missing: bool) -> None:
+        """Run the selected candidate again (optionally keeping the audit's missing anchors)."""
+        panel = self.review_panel
+        if panel is not None:
+            panel.regenerate(with_missing)
+
+    def action_pick_candidate(self, number: int) -> None:
+        """Select candidate ``number`` for accept."""
+        panel = self.review_panel
+        if panel is not None:
+            panel.select(number)
+
+    def action_compaction_diff(self) -> None:
+        """Show the selected summary against the previous one (and back)."""
+        panel = self.review_panel
+        if panel is not None:
+            panel.toggle_diff()
+
+    def open_review(self, panel: CompactionPanel) -> None:
+        """A review was mounted: the chart yields its rows; on a small terminal the review
+        fills the screen."""
+        self.screen.add_class("-reviewing")
+        width, height = self.size
+        if width < ZOOM_BELOW[0] or height < ZOOM_BELOW[1]:
+            self.call_after_refresh(self.screen.maximize, panel, False)
+        self.call_after_refresh(self.refresh_bindings)
+
+    def action_zoom_compaction(self) -> None:
+        """Key: let the review fill the screen, or give the tree back."""
+        panel = self.review_panel
+        if panel is None:
+            return
+        if self.screen.maximized is panel:
+            self.screen.minimize()
+        else:
+            self.screen.maximize(panel, container=False)
+
+    def close_review(self, outcome: str) -> None:
+        """Remove the panel (its buttons go with it) and say what happened in its place."""
+        panel = self.review_panel
+        if panel is None:
+            return
+        host = panel.parent
+        if self.screen.maximized is panel:
+            self.screen.minimize()
+        self.screen.remove_class("-reviewing")
+        panel.remove()
+        if isinstance(host, Widget):
+            line = Text(outcome, style="bold")
+            line.append("\nplan with c, then r runs a compaction here", style="dim")
+            host.mount(Static(line, id="compaction-outcome"))
+        self.call_after_refresh(self.refresh_bindings)
+
+    def summaries_running(self) -> int:
+        """How many summaries (or their appends) are in flight."""
+        panel = self.review_panel
+        running = 1 if panel is not None and panel.running else 0
+        running += sum(
+            1
+            for worker in self.workers
+            if worker.group in SUMMARY_GROUPS
+            and worker.group != "compaction"
+            and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        )
+        return running
+
+    async def action_quit(self) -> None:
+        """Quit; while a summary runs, ask first (it would be cancelled, nothing written)."""
+        running = self.summaries_running()
+        if not running or isinstance(self.screen, ModalScreen):
+            self.exit()
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        question = Text("Quit while a summary is running?\n", style="bold")
+        question.append(
+            f"{running} summary job(s) still running: a model request may be in flight (and "
+            "billed). Quitting cancels it; nothing is written to the session."
+        )
+
+        def answered(quit_now: bool | None) -> None:
+            if quit_now:
+                self.exit()
+
+        self.push_screen(ConfirmDialog(question, yes="Quit", no="Stay"), answered)

@@ -1,0 +1,63 @@
+"""A yes/no question in a small dialog (``y`` / ``n``, ``escape`` is no)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+__all__ = ["ConfirmDialog"]
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Ask one question; dismisses with True (yes) or False (no, escape)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    DEFAULT_CSS = """
+    ConfirmDialog { align: center middle; }
+    ConfirmDialog > Vertical { width: 64; max-width: 100%; height: auto;
+                               border: thick $warning; background: $panel; padding: 0 1; }
+    ConfirmDialog #confirm-question { height: auto; margin-bottom: 1; }
+    ConfirmDialog Horizontal { height: auto; }
+    ConfirmDialog Button { margin-right: 2; min-width: 0; width: auto; }
+    """
+
+    def __init__(self, question: Text | str, *, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.question = question if isinstance(question, Text) else Text(question)
+        self.yes_label = yes
+        self.no_label = no
+
+    def compose(self) -> ComposeResult:
+        """The question and two buttons."""
+        with Vertical():
+            yield Static(self.question, id="confirm-question")
+            with Horizontal():
+                yield Button(f"{self.yes_label} y", id="confirm-yes", variant="error", compact=True)
+                yield Button(f"{self.no_label} n", id="confirm-no", variant="primary", compact=True)
+
+    def on_mount(self) -> None:
+        """No is the default."""
+        self.query_one("#confirm-no", Button).focus()
+
+    def action_answer(self, answer: bool) -> None:
+        """Key: answer and close."""
+        self.dismiss(answer)
+
+    @on(Button.Pressed, "#confirm-yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#confirm-no")
+    def _no(self) -> None:
+        self.dismiss(False)
