@@ -218,3 +218,14 @@ def test_shake_preview_shows_what_the_model_would_see_after_it(rules_session):
     assert shaken["content"] == [{"type": "text", "text": f"[shaken ~{result.tokens} tokens]"}]
     before, after_tokens = context_after_shake(rules_session, leaf, preview, counter)
     assert before - after_tokens == preview.tokens_freed > 0
+
+
+def test_a_result_is_shaken_when_it_carries_prunedAt_whatever_its_value() -> None:
+    """oh-my-pi tests the key's presence (``"prunedAt" in message``): a ``null`` still counts,
+    so the details pane, the context view and what we send agree with the agent."""
+    from tui_compactor.engine.methods import shaken_result
+
+    assert shaken_result({"role": "toolResult", "prunedAt": None})
+    assert shaken_result({"role": "toolResult", "prunedAt": 1712345678})
+    assert not shaken_result({"role": "toolResult"})
+    assert not shaken_result({"role": "assistant", "prunedAt": 1})

@@ -36,6 +36,7 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
         item_llm,
         item_tokens,
     )
+    from tui_compactor.engine.methods import shaken_result
     from tui_compactor.engine.tokens import TokenCache
 
     ctx = build_context(session, leaf, rules=rules)
@@ -58,7 +59,7 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
             row["customType"] = item.message.get("customType")
         if item.rewritten:
             row["rewritten"] = True
-        if item.role == "toolResult" and rules == "omp" and "prunedAt" in item.message:
+        if rules == "omp" and shaken_result(item.message):
             row["pruned"] = True
         if item.role == "compactionSummary" and item.message.get("method") is not None:
             row["method"] = item.message.get("method")

@@ -81,12 +81,6 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = common.settings_from_args(args)
-        missing = [d for d in args.dirs if not Path(d).expanduser().exists()]
-        if missing:
-            raise common.CommandError(
-                "no such directory or file: "
-                + ", ".join(sanitize(d, single_line=True) for d in missing)
-            )
     except common.CommandError as error:
         return common.fail(error)
     if args.dirs:

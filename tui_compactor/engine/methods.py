@@ -280,4 +280,5 @@ def archive_source_text(archive: ArchiveInfo) -> str | None:
 
 def shaken_result(message: dict[str, Any]) -> bool:
     """Whether a tool result was shaken (its text replaced by a placeholder, ``prunedAt`` set)."""
-    return message.get("role") == "toolResult" and message.get("prunedAt") not in (None, False)
+    # oh-my-pi marks a shaken result by the key's presence, whatever its value.
+    return message.get("role") == "toolResult" and "prunedAt" in message

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from tui_compactor.engine.messages import timestamp_ms
-from tui_compactor.engine.methods import ARCHIVE_NEWLINE
+from tui_compactor.engine.methods import ARCHIVE_NEWLINE, shaken_result
 
 __all__ = [
     "OMP_COMPACTION_TEMPLATE",
@@ -404,7 +404,7 @@ def convert_to_llm_omp(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(converted)
         elif role == "toolResult":
             converted = dict(message)
-            if "prunedAt" in message:
+            if shaken_result(message):
                 converted["content"] = _pruned_content(message.get("content"))
             out.append(converted)
         elif role in ("user", "developer", "assistant"):

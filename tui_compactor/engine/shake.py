@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_compactor.engine.jstext import utf16_len
+from tui_compactor.engine.methods import shaken_result
 from tui_compactor.engine.tokens import TokenCounter
 
 __all__ = [
@@ -329,7 +330,7 @@ def collect_shake_regions(
         if not useless and after[position] < config.protect_tokens:
             continue
         if result is not None:
-            if "prunedAt" in result:
+            if shaken_result(result):
                 continue
             if _protected(result, calls.get(result.get("toolCallId")), config):
                 continue
