@@ -135,6 +135,10 @@ async def test_app_tree_details_and_context_view_on_the_methods_session(tmp_path
         assert app.gauge_data.blocks[0][1].startswith(
             "[4 provider item(s) replace the kept history for openai]"
         )
+        # After the soft compaction with its dead-end warning, the summary block says so.
+        assert tree.move_to_entry(SOFT + 1)
+        await settle(pilot)
+        assert app.gauge_data is not None and app.gauge_data.blocks[0][0] == "summary ⚠"
         assert tree.move_to_entry(REMOTE)
         await settle(pilot)
         await pilot.press("2")  # the context tab: drawn from the same blocks

@@ -45,7 +45,9 @@ def app_command() -> list[str]:
 class TmuxApp:
     """The app running in a detached tmux session on a private tmux server."""
 
-    def __init__(self, args: list[str], home: Path) -> None:
+    def __init__(
+        self, args: list[str], home: Path, size: tuple[int, int] = (WIDTH, HEIGHT)
+    ) -> None:
         self.socket = f"tuic-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.target = "app"
         command = shlex.join(app_command() + args)
@@ -67,9 +69,9 @@ class TmuxApp:
             "-s",
             self.target,
             "-x",
-            str(WIDTH),
+            str(size[0]),
             "-y",
-            str(HEIGHT),
+            str(size[1]),
             "sh",
             "-c",
             shell_line,
@@ -128,14 +130,14 @@ class TmuxApp:
 
 
 @pytest.fixture
-def tmux_app(tmp_path: Path) -> Iterator[Callable[[list[str]], TmuxApp]]:
+def tmux_app(tmp_path: Path) -> Iterator[Callable[..., TmuxApp]]:
     """Start the app with some arguments in tmux; every started app is killed afterwards."""
     started: list[TmuxApp] = []
     home = tmp_path / "home"
     home.mkdir()
 
-    def start(args: list[str]) -> TmuxApp:
-        app = TmuxApp(args, home)
+    def start(args: list[str], size: tuple[int, int] = (WIDTH, HEIGHT)) -> TmuxApp:
+        app = TmuxApp(args, home, size)
         started.append(app)
         return app
 
@@ -260,3 +262,38 @@ def test_with_no_session_directories_the_picker_suggests_what_to_do(
     app = tmux_app([])
     screen = app.wait_for_text("No session directories found")
     assert "--sessions-dir" in screen and "demo" in screen
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+def test_the_review_is_readable_at_80x24_and_200x60(
+    tmux_app: Callable[..., TmuxApp], size: tuple[int, int]
+) -> None:
+    app = tmux_app(["demo"], size)
+    app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
+    browsing = app.wait_for_text("r Compact")  # the footer keeps the key that matters
+    assert "c Plan" in browsing.splitlines()[-1]
+    app.send("c")
+    app.wait_for_text("Plan for leaf")
+    app.send("r")
+    review = app.wait_for(
+        lambda s: "d Discard" in s.splitlines()[-1] and "Short summary · done" in s, "the review"
+    )
+    footer = review.splitlines()[-1]
+    for key in ("a Accept", "d Discard", "g Regenerate", "G Keep missing", "z Zoom"):
+        assert key in footer
+    lines = review.splitlines()
+    top = next(n for n, line in enumerate(lines) if "History summary" in line)
+    bottom = next(n for n, line in enumerate(lines) if "Short summary" in line)
+    assert bottom - top - 1 >= (5 if size[1] < 30 else 20)  # rows of the history summary
+    if size[0] < 120:  # the review fills a small screen: no tree column beside it
+        assert "◆ leaf" not in review
+    else:
+        assert "◆ leaf" in review or "┃" in review
+    assert "ile-processor.ts" not in review.replace("file-processor.ts", "")  # no lost "f"
+    app.send("d")
+    after = app.wait_for(
+        lambda s: "Accept a" not in s and "r Compact" in s.splitlines()[-1], "the review to close"
+    )
+    assert "discarded: nothing written" in after
+    app.send("q")
+    assert f"{EXIT_MARK} 0]" in app.wait_for_text(EXIT_MARK)

@@ -84,7 +84,9 @@ class ReviewKeys(_Base):
     def footer_actions(self) -> list[str]:
         """The actions the footer shows now, most important first (``StateFooter``)."""
         panel = self.review_panel if self.review_keys_active() else None
-        if panel is not None and panel.running:
+        # The panel's state, not its workers: it is "running" from the moment it is mounted
+        # (before its workers start), so the footer never shows a ready review too early.
+        if panel is not None and panel.state == "running":
             return ["accept_compaction", "cancel", "zoom_compaction", "help", "quit"]
         if panel is not None:
             return [
