@@ -223,5 +223,10 @@ async def test_app_previews_a_shake_and_never_writes_it(tmp_path: Path) -> None:
         assert "cannot be written: oh-my-pi saves a shake by rewriting" in text
         assert "the whole session file" in text
         assert "[shaken ~" in text
+        from tui_compactor.engine.shake import context_after_shake
+
+        size = context_after_shake(app.session, leaf, expected, app.settings.counter())
+        assert view.sizes[[p.config.name for p in view.previews].index("aggressive")] == size
+        assert size[1] < size[0]  # the model would see less after it
         assert app.compaction_panel is None  # nothing to accept
     assert path.read_bytes() == before

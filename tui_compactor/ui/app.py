@@ -907,24 +907,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
     def preview_shake(self, handle: SessionHandle, leaf: int, settings: Settings) -> None:
         """oh-my-pi's three shake configs at ``leaf``, and the context size now (thread)."""
-        from tui_compactor.engine.context import build_context, estimate_context_tokens
-        from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview
+        from tui_compactor.engine.shake import SHAKE_CONFIGS, context_after_shake, shake_preview
 
         counter = settings.counter()
         with handle.read() as snapshot:
             session = snapshot.session
             previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
-            context = build_context(session, leaf, rules=settings.rules)
-            tokens = estimate_context_tokens(context, counter).tokens
-        self.call_from_thread(self._show_shake, previews, tokens, leaf)
+            sizes = [context_after_shake(session, leaf, preview, counter)
+                     for preview in previews]
+        self.call_from_thread(self._show_shake, previews, sizes, leaf)
 
-    def _show_shake(self, previews: list[Any], tokens: int, leaf: int) -> None:
+    def _show_shake(self, previews: list[Any], sizes: list[tuple[int, int]], leaf: int) -> None:
         """Show a shake preview in the Compaction tab (nothing can be accepted)."""
         from tui_compactor.ui.widgets.shake_view import ShakeView
 
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
-        host.mount(ShakeView(previews, tokens, leaf))
+        host.mount(ShakeView(previews, sizes, leaf))
         self.call_after_refresh(self.refresh_bindings)
         self.action_show_tab("tab-compaction")
         self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this is "
