@@ -108,7 +108,7 @@ def _tmux_first_paint(path: Path) -> float | None:
         return None
     command = [sys.executable, "-m", "tui_compactor"]  # this checkout (PYTHONPATH below)
     socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    line = " ".join([*command, "--no-follow", str(path)])
+    line = " ".join([*command, str(path), "--no-follow"])  # a leading option hides the path
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "TERM": "xterm-256color",
                "PYTHONPATH": str(ROOT)}  # fmt: skip

@@ -12,7 +12,7 @@ SCRIPT = r"""
 import importlib, pkgutil, sys
 import tui_compactor
 names = []
-for package in ("session", "engine", "summarize"):
+for package in ("session", "engine", "summarize", "workbench"):
     module = importlib.import_module(f"tui_compactor.{package}")
     names.append(module.__name__)
     for info in pkgutil.walk_packages(module.__path__, prefix=module.__name__ + "."):
@@ -24,7 +24,7 @@ print(",".join(bad))
 """
 
 
-def test_session_engine_summarize_import_no_textual_or_rich() -> None:
+def test_headless_packages_import_no_textual_or_rich() -> None:
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         cwd=ROOT,

@@ -115,6 +115,7 @@ CASES: dict[str, Case] = {
     "interleaved-writers.jsonl": Case(
         WARN, 10, "b0000007", [*E6[:4], "b0000005", "b0000006", "b0000007"], {8}
     ),
+    "non-finite-numbers.jsonl": Case(WARN, E6, "e0000006", E6, {3, 5, 7}),
     "deep-nested-custom-data-50k.jsonl": Case(
         OPEN, [*E6[:3], "e00000c1", *E6[3:]], "e0000006", [*E6[:3], "e00000c1", *E6[3:]]
     ),

@@ -224,3 +224,27 @@ async def test_candidates_run_side_by_side_and_the_chosen_one_is_written(
     records = added_records(before, path.read_bytes())
     assert [r["type"] for r in records] == ["compaction"]
     assert records[0]["generator"]["summarizer"] == "offline"
+
+
+async def test_settings_that_summarize_nothing_cannot_be_run(tmp_path: Path) -> None:
+    """keep-recent 300000 with a 200k window: the pane says why, r starts nothing."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.press(*"300000")
+        await settle(pilot)
+        assert app.settings.keep_recent_tokens == 300000
+        assert app.settings.context_window == 200000  # the session model's window
+        pane = str(app.query_one("#plan-text").render())
+        assert "cannot run" in pane and "nothing would be summarized" in pane
+        await pilot.press("escape")
+        await pilot.press("r")
+        await settle(pilot)
+        assert not app.query(CompactionPanel)
+        assert any("keep_recent_tokens (app)" in n.message for n in app._notifications)
+    assert path.read_bytes() == before

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
+from tui_compactor.ui.screens.confirm import ConfirmDialog
 from tui_compactor.ui.screens.navigate import NavigateDialog
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -131,7 +132,18 @@ async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
         tree = app.query_one(SessionTree)
         assert tree.move_to_entry(compaction)
         await settle(pilot)
+        # 25 entries after the compaction would leave the active path: asked first; "no"
+        # writes nothing.
         await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "25 entries" in app.screen.question.plain
+        await pilot.press("n")
+        await settle(pilot)
+        assert path.read_bytes() == before
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.press("y")
         await settle(pilot)
         records = added_records(before, path.read_bytes())
         assert len(records) == 1
@@ -139,6 +151,33 @@ async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
         assert records[0]["parentId"] == session.entries[parent].id
         assert compaction not in session.path_to(session.leaf)
         assert tree.rows[tree.row_of_entry[parent]].on_active_path
+
+
+async def test_undo_refuses_what_the_command_refuses_with_its_reason(tmp_path: Path) -> None:
+    """A compaction that is not the last one on the active path: the app refuses, with the
+    workbench's reason (the rule ``undo`` applies), and writes nothing."""
+    from tui_compactor.workbench.actions import ActionRefused, propose_undo
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        active = session.path_to(session.leaf)
+        older = min(i for i in active if session.entries[i].type == "compaction")
+        assert app.query_one(SessionTree).move_to_entry(older)
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog)
+        shown = [n.message for n in app._notifications]
+        assert app.handle is not None
+        with app.handle.read() as snapshot, pytest.raises(ActionRefused) as refused:
+            propose_undo(snapshot, older)
+        assert "is not the last compaction on the active path" in refused.value.reason
+        assert any(refused.value.reason in message for message in shown)
+    assert path.read_bytes() == before
 
 
 async def test_undo_refuses_on_a_non_compaction_node(tmp_path: Path) -> None:

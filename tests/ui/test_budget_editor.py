@@ -56,7 +56,7 @@ async def test_branch_summaries_off_moves_without_asking(tmp_path: Path) -> None
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.settings = app.settings.edited("app", branch_summary_enabled=False)
+        app.state.settings = app.settings.edited("app", branch_summary_enabled=False)
         tree = app.query_one(SessionTree)
         assert tree.move_to_entry(OTHER_BRANCH_TIP)
         await settle(pilot)

@@ -135,6 +135,10 @@ async def test_app_tree_details_and_context_view_on_the_methods_session(tmp_path
         assert app.gauge_data.blocks[0][1].startswith(
             "[4 provider item(s) replace the kept history for openai]"
         )
+        # After the soft compaction with its dead-end warning, the summary block says so.
+        assert tree.move_to_entry(SOFT + 1)
+        await settle(pilot)
+        assert app.gauge_data is not None and app.gauge_data.blocks[0][0] == "summary ⚠"
         assert tree.move_to_entry(REMOTE)
         await settle(pilot)
         await pilot.press("2")  # the context tab: drawn from the same blocks
@@ -219,5 +223,10 @@ async def test_app_previews_a_shake_and_never_writes_it(tmp_path: Path) -> None:
         assert "cannot be written: oh-my-pi saves a shake by rewriting" in text
         assert "the whole session file" in text
         assert "[shaken ~" in text
+        from tui_compactor.engine.shake import context_after_shake
+
+        size = context_after_shake(app.session, leaf, expected, app.settings.counter())
+        assert view.sizes[[p.config.name for p in view.previews].index("aggressive")] == size
+        assert size[1] < size[0]  # the model would see less after it
         assert app.compaction_panel is None  # nothing to accept
     assert path.read_bytes() == before

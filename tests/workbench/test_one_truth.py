@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.ui.app_helpers import settle
 from tui_compactor import cli as cli_module
 from tui_compactor.commands import engine_args
 from tui_compactor.ui.app import CompactorApp
@@ -99,18 +100,9 @@ async def test_plan_compact_and_app_agree(
     app = CompactorApp(session, settings=engine_args.settings_from_args(args), follow=False)
     app.gauge_debounce = 0
     async with app.run_test(size=(120, 36)) as pilot:
-        for _ in range(100):
-            await pilot.pause()
-            if app.session is not None and app.selected_entry is not None:
-                break
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("c")
-        for _ in range(100):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            if app.plan is not None:
-                break
+        await settle(pilot)
         plan = app.plan
         assert plan is not None and plan.prepared
         end = plan.turn_start_index if plan.is_split_turn else plan.first_kept_index

@@ -22,6 +22,9 @@ from tui_compactor.commands import engine_args as common
 from tui_compactor.commands.confirm import add_append_options, append_options, confirm
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
+MAX_REPLANS = 3
+"""How often the file may grow between planning and writing before we give up."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches (every ``plan`` option plus the summarizer's)."""
@@ -137,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.summarize.errors import SummarizeError
     from tui_compactor.summarize.providers import make_summarizer
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.actions import StaleProposal, apply, propose_compaction
+    from tui_compactor.workbench.handle import SessionHandle
     from tui_compactor.workbench.plans import make_plan, run_refusal
 
     def say(message: str) -> None:
@@ -186,95 +191,115 @@ def run(args: argparse.Namespace) -> int:
         report["refused"] = session.append_refusal
         return finish(EXIT_REFUSED)
 
-    plan = make_plan(session, leaf, settings, cut)
-    report["plan"] = plan.to_json()
-    from tui_compactor.summarize.compaction import fold_notes
+    handle = SessionHandle(session)
+    gate_options: dict[str, Any] = append_options(args)
+    for attempt in range(MAX_REPLANS + 1):
+        with handle.read() as snapshot:
+            plan = make_plan(session, leaf, settings, cut,
+                             cache=handle.token_cache(settings.counter()))
+            planned_at, file_leaf = snapshot.generation, snapshot.leaf
+        report["plan"] = plan.to_json()
+        from tui_compactor.summarize.compaction import fold_notes
 
-    notes = [] if summarizer.offline else fold_notes(
-        plan, summarizer.context_window, settings.reserve_tokens)
-    report["plan"]["summarizerNotes"] = notes
-    for note in notes:
-        say(f"note: {note}")
-    if not args.json:
-        _print_plan(session, plan, profile.label)
-    refusal = run_refusal(plan, settings)
-    if refusal is not None:
-        say(f"tui-compactor: cannot compact here: {refusal}")
-        for position in plan.nearest_cut_points:
-            say(f"  nearest valid cut: {session.entries[plan.branch[position]].id}")
-        report["refused"] = refusal
-        return finish(EXIT_REFUSED)
+        notes = [] if summarizer.offline else fold_notes(
+            plan, summarizer.context_window, settings.reserve_tokens)
+        report["plan"]["summarizerNotes"] = notes
+        for note in notes:
+            say(f"note: {note}")
+        if not args.json:
+            _print_plan(session, plan, profile.label)
+        refusal = run_refusal(plan, settings)
+        if refusal is not None:
+            say(f"tui-compactor: cannot compact here: {refusal}")
+            for position in plan.nearest_cut_points:
+                say(f"  nearest valid cut: {session.entries[plan.branch[position]].id}")
+            report["refused"] = refusal
+            return finish(EXIT_REFUSED)
 
-    if args.show_requests:
-        from tui_compactor.commands.analysis import show_requests
-        from tui_compactor.summarize.requests import compaction_requests
+        if args.show_requests:
+            from tui_compactor.commands.analysis import show_requests
+            from tui_compactor.summarize.requests import compaction_requests
 
-        requests = asyncio.run(compaction_requests(
+            requests = asyncio.run(compaction_requests(
+                plan, session, summarizer, settings.compaction(), instructions=args.instructions,
+                replace_instructions=args.replace_instructions,
+                files_format=settings.files_format, method=args.method,
+            ))  # fmt: skip
+            show_requests(requests, report if args.json else None)
+            return finish(EXIT_OK)
+        job = CompactionJob(
             plan, session, summarizer, settings.compaction(), instructions=args.instructions,
             replace_instructions=args.replace_instructions, files_format=settings.files_format,
             method=args.method,
-        ))  # fmt: skip
-        show_requests(requests, report if args.json else None)
-        return finish(EXIT_OK)
-    job = CompactionJob(
-        plan, session, summarizer, settings.compaction(), instructions=args.instructions,
-        replace_instructions=args.replace_instructions, files_format=settings.files_format,
-        method=args.method,
-    )
-    printer = _StreamPrinter(sys.stderr)
+        )
+        printer = _StreamPrinter(sys.stderr)
 
-    async def generate() -> Any:
-        from tui_compactor.summarize.providers import aclose_shared_clients
+        async def generate(job: CompactionJob = job, printer: _StreamPrinter = printer) -> Any:
+            from tui_compactor.summarize.providers import aclose_shared_clients
+
+            try:
+                return await job.run(printer)
+            finally:
+                await aclose_shared_clients()
 
         try:
-            return await job.run(printer)
-        finally:
-            await aclose_shared_clients()
+            result = asyncio.run(generate())
+        except SummarizeError as error:
+            say(f"tui-compactor: summarizing failed: {error}")
+            say("Nothing was written.")
+            report["error"] = str(error)
+            return finish(EXIT_REFUSED)
 
-    try:
-        result = asyncio.run(generate())
-    except SummarizeError as error:
-        say(f"tui-compactor: summarizing failed: {error}")
-        say("Nothing was written.")
-        report["error"] = str(error)
-        return finish(EXIT_REFUSED)
-
-    report.update({
-        "summarizer": result.label, "offline": result.offline, "summary": result.summary,
-        "method": result.method,
-        "shortSummary": result.entry.get("shortSummary"), "audit": result.audit.to_json(),
-        "preserveData": result.entry.get("preserveData"),
-        "warnings": result.warnings,
-        "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
-    })
-    if not args.json:
-        _print_result(result)
-    for warning in result.warnings:
-        say(f"warning: {warning}")
-
-    if args.dry_run:
+        report.update({
+            "summarizer": result.label, "offline": result.offline, "summary": result.summary,
+            "method": result.method,
+            "shortSummary": result.entry.get("shortSummary"), "audit": result.audit.to_json(),
+            "preserveData": result.entry.get("preserveData"),
+            "warnings": result.warnings,
+            "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
+        })
         if not args.json:
-            print("dry run: nothing written")
+            _print_result(result)
+        for warning in result.warnings:
+            say(f"warning: {warning}")
+
+        if args.dry_run:
+            if not args.json:
+                print("dry run: nothing written")
+            return finish(EXIT_OK)
+        if not args.yes and not confirm(f"Append this compaction to {session.path}?"):
+            say("not confirmed: nothing written (pass --yes to append without asking)")
+            report["refused"] = "not confirmed"
+            return finish(EXIT_REFUSED)
+        try:
+            with handle.read() as snapshot:
+                proposal = propose_compaction(snapshot, plan, result.entry,
+                                              generation=planned_at, file_leaf=file_leaf)
+            appended = apply(handle, proposal, **gate_options)
+        except StaleProposal as stale:
+            # Never onto the old leaf: plan again at the new leaf and ask again (--yes: say so).
+            if leaf == file_leaf:
+                leaf = stale.leaf if stale.leaf is not None else leaf
+            report["replanned"] = attempt + 1
+            say(f"tui-compactor: {stale}")
+            say("planning again at the new leaf" + (" (--yes: it will be written without "
+                                                   "asking)" if args.yes else ""))
+            continue
+        except AppendRefused as refused:
+            say(f"tui-compactor: append refused: {refused.reason}")
+            if refused.hint:
+                say(refused.hint)
+            report["refused"] = refused.reason
+            return finish(EXIT_REFUSED)
+        report["written"] = True
+        report["entryId"] = appended.ids[0]
+        if not args.json:
+            print(f"appended compaction {sanitize(appended.ids[0], single_line=True)} "
+                  f"(summarizer: {result.label})")
         return finish(EXIT_OK)
-    if not args.yes and not confirm(f"Append this compaction to {session.path}?"):
-        say("not confirmed: nothing written (pass --yes to append without asking)")
-        report["refused"] = "not confirmed"
-        return finish(EXIT_REFUSED)
-    gate_options: dict[str, Any] = append_options(args)
-    try:
-        appended = job.accept(result, **gate_options)
-    except AppendRefused as refused:
-        say(f"tui-compactor: append refused: {refused.reason}")
-        if refused.hint:
-            say(refused.hint)
-        report["refused"] = refused.reason
-        return finish(EXIT_REFUSED)
-    report["written"] = True
-    report["entryId"] = appended.ids[0]
-    if not args.json:
-        print(f"appended compaction {sanitize(appended.ids[0], single_line=True)} "
-              f"(summarizer: {result.label})")
-    return finish(EXIT_OK)
+    say(f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written")
+    report["refused"] = "the session kept growing"
+    return finish(EXIT_REFUSED)
 
 
 def _print_plan(session: Any, plan: Any, label: str) -> None:

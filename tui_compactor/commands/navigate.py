@@ -19,6 +19,10 @@ from tui_compactor.commands.confirm import add_append_options, append_options
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.session.session import Session
     from tui_compactor.workbench.settings import Settings
 
 
@@ -86,9 +90,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         budgets = [max(0, default_budget)]
-    nav = plan_navigation(
-        session, old_leaf, target, counter, budgets[0], rules=settings.rules, cache=cache
-    )
+    def plan_from(leaf: int | None) -> NavigationPlan:
+        return plan_navigation(
+            session, leaf, target, counter, budgets[0], rules=settings.rules, cache=cache
+        )
+
+    nav = plan_from(old_leaf)
     selections = [nav.selection()] + [
         select_branch_entries(
             session, nav.entries, counter, budget, rules=settings.rules, cache=cache
@@ -115,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_text(session, data)
         return common.EXIT_OK
-    return _perform(args, session, nav, settings, data)
+    return _perform(args, session, nav, settings, plan_from, data)
 
 
 PREVIEW_WIDTH = 64
@@ -209,10 +216,10 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")
 
 
-def _perform(
-    args: argparse.Namespace, session: Any, nav: Any, settings: Settings, plan: dict[str, Any]
-) -> int:
-    """Summarize (if asked), confirm, then hand the move to the summaries layer to append.
+def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
+             settings: Settings, plan_from: Callable[[int | None], NavigationPlan],
+             plan: dict[str, Any]) -> int:
+    """Summarize (if asked), confirm, then apply the move (re-planned if the file grew).
 
     With ``--json`` one report object is printed at the end whatever happens (like
     ``compact --json``): the plan, ``written``, and ``entryId``/``newLeafId``/``summary`` or
@@ -226,6 +233,8 @@ def _perform(
     from tui_compactor.summarize.navigation import navigate
     from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
+    from tui_compactor.workbench.handle import SessionHandle
 
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
@@ -239,9 +248,6 @@ def _perform(
             print(text)
         return status
 
-    if nav.noop:
-        report["noop"] = True
-        return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
     if session.append_refusal:
         say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
         say("Nothing was written. Use --dry-run to see the plan.")
@@ -259,45 +265,60 @@ def _perform(
             say(f"tui-compactor: {error}")
             report["error"] = str(error)
             return finish(common.EXIT_USAGE)
-    what = "a branch summary" if summarizer is not None else "a leaf marker"
-    if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
-        say("not confirmed: nothing written (pass --yes to append without asking)")
-        report["refused"] = "not confirmed"
-        return finish(common.EXIT_REFUSED)
     gate_options: dict[str, Any] = append_options(args)
+    handle = SessionHandle(session)
+    what = "a branch summary" if summarizer is not None else "a leaf marker"
+    for attempt in range(3):
+        if nav.noop:
+            report["noop"] = True
+            return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
+        planned_at = handle.generation
+        if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
+            say("not confirmed: nothing written (pass --yes to append without asking)")
+            report["refused"] = "not confirmed"
+            return finish(common.EXIT_REFUSED)
 
-    async def move() -> Any:
+        async def summarize(nav: NavigationPlan = nav) -> Any:
+            try:
+                return await navigate(
+                    session, nav, summarizer=summarizer, instructions=args.instructions,
+                    replace_instructions=args.replace_instructions,
+                    on_event=_StreamPrinter(sys.stderr), append=False,
+                    files_format=settings.files_format,
+                )
+            finally:
+                await aclose_shared_clients()
+
         try:
-            return await navigate(
-                session, nav, summarizer=summarizer, instructions=args.instructions,
-                replace_instructions=args.replace_instructions,
-                on_event=_StreamPrinter(sys.stderr), **gate_options,
-            )
-        finally:
-            await aclose_shared_clients()
-
-    try:
-        result = asyncio.run(move())
-    except Exception as error:  # the summaries/writer layers raise user-facing errors
-        reason = getattr(error, "reason", None) or str(error)
-        say(f"tui-compactor: navigate failed, nothing written: {reason}")
-        hint = getattr(error, "hint", None)
-        if hint:
-            say(hint)
-        report["refused" if hasattr(error, "reason") else "error"] = reason
-        return finish(common.EXIT_REFUSED)
-    if result.noop:
-        report["noop"] = True
-        return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
-    text = None
-    if result.written:
-        new_leaf = common.entry_id(session, result.new_leaf)
-        report.update({"written": True, "entryId": result.entry_id, "newLeafId": new_leaf})
-        if result.summary is not None:
-            report["summary"] = result.summary.summary
-            report["summarizer"] = result.summary.label
-        text = (
+            prepared = asyncio.run(summarize())
+            with handle.read() as snapshot:
+                proposal = propose_navigation(snapshot, nav, prepared.record,
+                                              generation=planned_at)
+            appended = apply(handle, proposal, **gate_options)
+        except StaleProposal as stale:
+            say(f"tui-compactor: {stale}")
+            say("planning the move again from the new leaf" + (
+                " (--yes: it will be written without asking)" if args.yes else ""))
+            report["replanned"] = attempt + 1
+            nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
+            continue
+        except Exception as error:  # the summaries/writer layers raise user-facing errors
+            reason = getattr(error, "reason", None) or str(error)
+            say(f"tui-compactor: navigate failed, nothing written: {reason}")
+            hint = getattr(error, "hint", None)
+            if hint:
+                say(hint)
+            report["refused" if hasattr(error, "reason") else "error"] = reason
+            return finish(common.EXIT_REFUSED)
+        new_leaf = common.entry_id(session, nav.new_leaf)
+        report.update({"written": True, "entryId": appended.ids[0], "newLeafId": new_leaf})
+        if prepared.summary is not None:
+            report["summary"] = prepared.summary.summary
+            report["summarizer"] = prepared.summary.label
+        return finish(common.EXIT_OK, (
             f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
-            f"; appended entry {sanitize(result.entry_id or '', single_line=True)}"
-        )
-    return finish(common.EXIT_OK, text)
+            f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
+        ))
+    say("tui-compactor: the session kept growing; nothing written")
+    report["refused"] = "the session kept growing"
+    return finish(common.EXIT_REFUSED)

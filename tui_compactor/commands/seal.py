@@ -123,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.commands.confirm import confirm
     from tui_compactor.commands.session_args import print_json, safe
     from tui_compactor.session.reader import load_session
-    from tui_compactor.session.writer import AppendRefused, seal_tail
+    from tui_compactor.session.writer import AppendRefused
+    from tui_compactor.workbench.actions import StaleProposal, apply, propose_seal
+    from tui_compactor.workbench.handle import SessionHandle
 
     session = load_session(args.session)
     name = os.fspath(session.path)
@@ -136,46 +138,56 @@ def run(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr if status else sys.stdout)
         return status
 
+    handle = SessionHandle(session)
+    options: dict[str, Any] = append_options(args)
     try:
         if session.header is None and not session.entries:
             report["error"] = f"{name}: not a usable session"
             return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
-        tail = describe_tail(session)
-        if tail is None:
-            report["error"] = f"{name}: the file ends with a newline; there is nothing to seal"
-            return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['error'])}")
-        report["tail"] = tail
-        explanation = explain(tail, name)
-        if not args.yes:
-            if not sys.stdin.isatty():
-                report["error"] = "not confirmed: pass --yes to append the newline"
-                return finish(EXIT_REFUSED, f"{explanation}\ntui-compactor: {report['error']}")
-            print(explanation)
-            if not confirm("Append one newline?"):
-                report["error"] = "not confirmed"
-                return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
-        gate_options: dict[str, Any] = append_options(args)
-        try:
-            result = seal_tail(session, **gate_options)
-        except AppendRefused as refused:
-            report["refused"] = {
-                "code": refused.code,
-                "reason": refused.reason,
-                "hint": refused.hint,
-            }
-            return finish(
-                EXIT_REFUSED,
-                f"tui-compactor: {safe(refused.reason)}\n  {safe(refused.hint)}",
-            )
-        report["written"] = True
-        report["offset"] = result.offset
-        report["sizeAfter"] = result.size_after
-        if result.took_over_stale_lock:
-            report["note"] = result.took_over_stale_lock
-        done = f"sealed: appended one newline at byte {result.offset}"
-        if args.yes:
-            done = f"{explanation}\n{done}"
-        return finish(EXIT_OK, done)
+        for _attempt in range(3):
+            with handle.read() as snapshot:
+                tail = describe_tail(session)
+                proposal = propose_seal(snapshot)
+            if tail is None:
+                report["error"] = f"{name}: the file ends with a newline; there is nothing to seal"
+                return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['error'])}")
+            report["tail"] = tail
+            explanation = explain(tail, name)
+            if not args.yes:
+                if not sys.stdin.isatty():
+                    report["error"] = "not confirmed: pass --yes to append the newline"
+                    return finish(EXIT_REFUSED,
+                                  f"{explanation}\ntui-compactor: {report['error']}")
+                print(explanation)
+                if not confirm("Append one newline?"):
+                    report["error"] = "not confirmed"
+                    return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
+            try:
+                result = apply(handle, proposal, **options)
+            except StaleProposal as stale:
+                print(f"tui-compactor: {stale}", file=sys.stderr)
+                continue
+            except AppendRefused as refused:
+                report["refused"] = {
+                    "code": refused.code,
+                    "reason": refused.reason,
+                    "hint": refused.hint,
+                }
+                return finish(
+                    EXIT_REFUSED,
+                    f"tui-compactor: {safe(refused.reason)}\n  {safe(refused.hint)}",
+                )
+            report["written"] = True
+            report["offset"] = result.offset
+            report["sizeAfter"] = result.size_after
+            if result.took_over_stale_lock:
+                report["note"] = result.took_over_stale_lock
+            done = f"sealed: appended one newline at byte {result.offset}"
+            if args.yes:
+                done = f"{explanation}\n{done}"
+            return finish(EXIT_OK, done)
+        report["error"] = "the file kept changing; nothing written"
+        return finish(EXIT_REFUSED, f"tui-compactor: {report['error']}")
     finally:
         close = getattr(session, "close", None)
         if close is not None:

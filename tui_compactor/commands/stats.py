@@ -83,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         settings = common.settings_from_args(args)
     except common.CommandError as error:
         return common.fail(error)
+    missing = [d for d in args.dirs or [] if not Path(d).expanduser().exists()]
+    if missing:
+        return common.fail(common.CommandError(
+            sanitize(f"{missing[0]}: no such file or directory", single_line=True)))
     if args.dirs:
         roots = [SessionRoot(Path(d).expanduser(), "dir") for d in args.dirs]
         missing = [root.path for root in roots if not root.path.exists()]

@@ -48,7 +48,6 @@ from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
 
-REGIONS = ("before", "summarize", "turn_prefix", "keep", "metadata")
 NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the region)"
 """Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
 

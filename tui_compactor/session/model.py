@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+TITLE_SLOT_BYTES = 256
+"""oh-my-pi's fixed-width title slot on line 1, rewritten in place by oh-my-pi."""
+
 
 def seal_command(path: Any) -> str:
     """The shell command that seals a torn last line of ``path`` (shown in refusals)."""

@@ -105,16 +105,25 @@ def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> li
     return mask
 
 
+class OutlineRows(list["OutlineRow"]):
+    """The rows, plus ``positions``: entry index -> row position (built with the rows, off the
+    UI thread)."""
+
+    positions: dict[int, int]
+
+
 def build_outline(
     session: Session,
     *,
     leaf: int | None = None,
     folded: set[int] | frozenset[int] = frozenset(),
     view: OutlineFilter = OutlineFilter.DEFAULT,
-) -> list[OutlineRow]:
+) -> OutlineRows:
     """Rows to show for ``session``, top to bottom (see the module docstring)."""
     with gc_paused():
-        return _build(session, leaf, folded, view)
+        rows = _build(session, leaf, folded, view)
+        rows.positions = {row.index: position for position, row in enumerate(rows)}
+        return rows
 
 
 def _build(
@@ -122,11 +131,11 @@ def _build(
     leaf: int | None,
     folded: set[int] | frozenset[int],
     view: OutlineFilter,
-) -> list[OutlineRow]:
+) -> OutlineRows:
     entries = session.entries
     count = len(entries)
     if count == 0:
-        return []
+        return OutlineRows()
     if leaf is None or not 0 <= leaf < count:
         leaf = session.leaf
     active = [False] * count
@@ -175,7 +184,7 @@ def _build(
     # Rows: depth-first over the visible tree. At a branch point, side branches come first
     # (one level deeper), then the main child continues at the same indent. Linear runs are
     # followed in a tight inner loop.
-    rows: list[OutlineRow] = []
+    rows = OutlineRows()
     append = rows.append
     # Work items: (node, indent, 0 = main line / 1 = side branch / 2 = last side branch).
     work: list[tuple[int, int, int]] = [(root, 0, 0) for root in reversed(visible_roots)]

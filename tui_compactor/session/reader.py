@@ -40,6 +40,7 @@ from tui_compactor.session.migrate import (
     v1_entry_id,
 )
 from tui_compactor.session.model import (
+    TITLE_SLOT_BYTES,
     Entry,
     FileSnapshot,
     LoadProgress,
@@ -88,7 +89,6 @@ MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
 """Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
 PROGRESS_INTERVAL = 0.1
-TITLE_SLOT_BYTES = 256
 BOM = b"\xef\xbb\xbf"
 
 KNOWN_ENTRY_TYPES = frozenset(

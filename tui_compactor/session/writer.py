@@ -24,7 +24,6 @@ import json
 import math
 import os
 import secrets
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,15 +32,13 @@ from typing import Any
 
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
-from tui_compactor.session.model import seal_command
+from tui_compactor.session.model import TITLE_SLOT_BYTES, seal_command
 from tui_compactor.textsafe import well_formed
 
 GENERATOR_NAME = "tui-compactor"
 """``generator.name`` in every entry we write."""
 LEAF_MARKER_TYPE = "tui-compactor/leaf"
 """``customType`` of the ``custom`` entry that moves the leaf (pi ignores it for context)."""
-TITLE_SLOT_BYTES = 256
-"""oh-my-pi's fixed-width title slot on line 1, rewritten in place by oh-my-pi."""
 HASH_CHUNK = 1 << 20
 
 
@@ -148,19 +145,6 @@ class AppendResult:
     """True when ``session.refresh()`` picked up the new entries."""
 
 
-@dataclass(slots=True)
-class _BaseFingerprint:
-    """Hashes of the loaded bytes, kept per session object."""
-
-    size: int
-    sha256: str
-    body_sha256: str | None
-    """Hash of bytes ``[256, size)`` for files with an oh-my-pi title slot."""
-
-
-_fingerprints: weakref.WeakKeyDictionary[Any, _BaseFingerprint] = weakref.WeakKeyDictionary()
-
-
 def _hash_range(ops: OsOps, fd: int, start: int, end: int) -> str:
     digest = hashlib.sha256()
     position = start
@@ -171,47 +155,6 @@ def _hash_range(ops: OsOps, fd: int, start: int, end: int) -> str:
         digest.update(chunk)
         position += len(chunk)
     return digest.hexdigest()
-
-
-def remember_base(session: Any, *, ops: OsOps = DEFAULT_OPS) -> bool:
-    """Record hashes of the loaded bytes while the file is still unchanged.
-
-    Call right after loading a session that may be appended to later. It lets a later append
-    accept oh-my-pi's in-place title-slot rewrite (bytes 0-255) while still proving the rest of
-    the file is unchanged. Returns False (and records nothing) if the file already differs
-    from ``session.snapshot``. Safe to call more than once.
-    """
-    snapshot = session.snapshot
-    cached = _fingerprints.get(session)
-    if cached is not None and cached.size == snapshot.size and cached.sha256 == snapshot.sha256:
-        return True
-    try:
-        fd = ops.open(str(session.path), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        info = ops.fstat(fd)
-        if (info.st_dev, info.st_ino, info.st_size) != (
-            snapshot.device,
-            snapshot.inode,
-            snapshot.size,
-        ):
-            return False
-        full = _hash_range(ops, fd, 0, snapshot.size)
-        if full != snapshot.sha256:
-            return False
-        body = None
-        if getattr(session, "title_slot", None) is not None and snapshot.size >= TITLE_SLOT_BYTES:
-            body = _hash_range(ops, fd, TITLE_SLOT_BYTES, snapshot.size)
-    except OSError:
-        return False  # best effort: without it only a title-slot rewrite is refused
-    finally:
-        try:
-            ops.close(fd)
-        except OSError:
-            pass
-    _fingerprints[session] = _BaseFingerprint(snapshot.size, full, body)
-    return True
 
 
 # -- ids, timestamps, JSON ------------------------------------------------------------------
@@ -421,21 +364,6 @@ def check_tail(session: Any) -> None:
         )
 
 
-def _ambiguous_ids(session: Any) -> dict[str, list[int]]:
-    """Ids defined by more than one loaded entry with different content."""
-    by_id: dict[str, list[int]] = {}
-    for entry in session.entries:
-        by_id.setdefault(entry.id, []).append(entry.index)
-    ambiguous: dict[str, list[int]] = {}
-    for entry_id, indices in by_id.items():
-        if len(indices) < 2:
-            continue
-        first = session.entries[indices[0]].data
-        if any(session.entries[i].data != first for i in indices[1:]):
-            ambiguous[entry_id] = indices
-    return ambiguous
-
-
 def check_parent_path(session: Any, parent_index: int | None) -> list[int]:
     """A3: the parent exists and its path to a root is whole; returns that path (indices)."""
     name = _name(session)
@@ -461,36 +389,13 @@ def check_parent_path(session: Any, parent_index: int | None) -> list[int]:
             "Pick another entry.",
             code="A3",
         )
-    path_problem = getattr(session, "path_problem", None)
-    if path_problem is not None:
-        problem = path_problem(parent_index)
-        if problem is not None:
-            raise AppendRefused(
-                f"{name}: cannot attach to {session.entries[parent_index].id}: {problem}.",
-                "Pick an entry on an unbroken branch (or repair a copy of the file by hand).",
-                code="A3",
-            )
-        return path
-    root = session.entries[path[0]]
-    if root.parent_id is not None:
+    problem = session.path_problem(parent_index)
+    if problem is not None:
         raise AppendRefused(
-            f"{name}: the path from {session.entries[parent_index].id} to the root is broken: "
-            f"{root.id} points to parent {root.parent_id!r}, which is missing or defined later "
-            "in the file.",
-            "A summary would not see the entries above the break, and pi would load a "
-            "different history. Pick an entry on an unbroken branch.",
+            f"{name}: cannot attach to {session.entries[parent_index].id}: {problem}.",
+            "Pick an entry on an unbroken branch (or repair a copy of the file by hand).",
             code="A3",
         )
-    ambiguous = _ambiguous_ids(session)
-    for index in path:
-        entry = session.entries[index]
-        if entry.id in ambiguous:
-            raise AppendRefused(
-                f"{name}: id {entry.id} on this path is defined more than once with different "
-                "content, so pi may follow a different (or endless) path than this tool.",
-                "Repair the duplicate ids by hand (in a copy) before appending.",
-                code="A3",
-            )
     return path
 
 
@@ -654,23 +559,6 @@ def _verify_unchanged(session: Any, ops: OsOps, fd: int) -> None:
         )
 
 
-def _loaded_body_hash(session: Any) -> str | None:
-    """Hash of the loaded bytes after the title slot: from the reader, or remember_base()."""
-    for holder, name in ((session.snapshot, "body_sha256"), (session, "body_sha256")):
-        value = getattr(holder, name, None)
-        if isinstance(value, str):
-            return value
-    # The reader hashes the bytes after the slot while loading (``Session._body_digest``).
-    if getattr(session, "_body_start", TITLE_SLOT_BYTES) == TITLE_SLOT_BYTES:
-        value = getattr(session, "_body_digest", None)
-        if isinstance(value, str):
-            return value
-    cached = _fingerprints.get(session)
-    if cached is not None and cached.sha256 == session.snapshot.sha256:
-        return cached.body_sha256
-    return None
-
-
 def _only_title_slot_changed(session: Any, ops: OsOps, fd: int) -> bool:
     """True when only oh-my-pi's title slot (bytes 0-255) differs from the loaded file.
 
@@ -680,7 +568,7 @@ def _only_title_slot_changed(session: Any, ops: OsOps, fd: int) -> bool:
     if getattr(session, "title_slot", None) is None:
         return False
     snapshot = session.snapshot
-    body_hash = _loaded_body_hash(session)
+    body_hash = session.body_digest
     if body_hash is None or snapshot.size < TITLE_SLOT_BYTES:
         return False
     slot = ops.pread(fd, TITLE_SLOT_BYTES, 0)
@@ -692,7 +580,7 @@ def _only_title_slot_changed(session: Any, ops: OsOps, fd: int) -> bool:
         return False
     if not isinstance(parsed, dict) or parsed.get("type") != "title":
         return False
-    return _hash_range(ops, fd, TITLE_SLOT_BYTES, snapshot.size) == body_hash
+    return bool(_hash_range(ops, fd, TITLE_SLOT_BYTES, snapshot.size) == body_hash)
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -996,8 +884,6 @@ def _gated_write(
     ignore_agents: bool = False,
 ) -> tuple[int, int, str | None]:
     """A6 (a running agent, a live writer), then the locks, then the locked write."""
-    if getattr(session, "title_slot", None) is not None and _loaded_body_hash(session) is None:
-        remember_base(session, ops=ops)
     if not ignore_agents:
         check_live_agents(session)
     check_live_writer(session, quiet_seconds)

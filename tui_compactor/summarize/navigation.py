@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.branch import BranchSummaryResult, run_branch_summary
@@ -44,6 +44,7 @@ async def navigate(
     replace_instructions: bool = False,
     on_event: EventCallback | None = None,
     append: bool = True,
+    files_format: Literal["files", "legacy"] = "files",
     **append_options: Any,
 ) -> NavigationResult:
     """Summarize (when ``summarizer`` is given) and append at ``nav_plan.new_leaf``.
@@ -61,6 +62,7 @@ async def navigate(
         summary = await run_branch_summary(
             nav_plan, summarizer, instructions=instructions,
             replace_instructions=replace_instructions, on_event=on_event,
+            files_format=files_format,
         )
         record = summary.entry
     else:

@@ -61,8 +61,16 @@ class AnalysisMixin:
     counter: Any
     token_cache: Any
     settings: Any
-    selected_entry: int | None
-    plan_generation: int
+
+    @property
+    def selected_entry(self) -> int | None:
+        """The entry under the tree cursor (the app's state)."""
+        raise NotImplementedError
+
+    @property
+    def plan_generation(self) -> int:
+        """The latest plan request (the app's state)."""
+        raise NotImplementedError
 
     def _analysis_ok(self) -> bool:
         return self.session is not None and getattr(self, "is_running", False)

@@ -8,26 +8,35 @@ from ``ui.messages`` and only the handlers below touch widgets.
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_compactor.config import Config
-from tui_compactor.engine.tokens import TokenCache
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.session.reader import LoadProgress
+    from tui_compactor.summarize.base import Summarizer
+    from tui_compactor.summarize.compaction import CompactionJob, CompactionResult
+    from tui_compactor.summarize.runner import Event
+    from tui_compactor.ui.screens.navigate import NavigationChoice
+from tui_compactor.engine.plan import CompactionPlan
+from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
@@ -45,12 +54,16 @@ from tui_compactor.ui.messages import (
     NavigationPlanned,
     OutlineReady,
     PlanReady,
+    SearchDone,
     SessionLoaded,
     SessionRefreshed,
+    SummaryDiffReady,
     TokensCounted,
     WorkFailed,
+    WriteStale,
 )
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
+from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
@@ -62,7 +75,24 @@ from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.workbench.actions import (
+    ActionRefused,
+    Proposal,
+    StaleProposal,
+    apply,
+    propose_compaction,
+    propose_navigation,
+    propose_undo,
+)
+from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
+from tui_compactor.workbench.views import (
+    PlanReport,
+    chart_points,
+    gauge_at,
+    plan_report,
+    previous_summary,
+)
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -88,54 +118,24 @@ REGION_STYLES = {
 """Legend swatches in the plan pane (the tree uses the theme's matching colours)."""
 
 
-AppT = TypeVar("AppT", bound=type)
+HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-def _quiet_during_teardown(cls: AppT) -> AppT:
-    """Let message handlers ignore missing widgets while the app is shutting down.
+def _while_running(handler: HandlerT) -> HandlerT:
+    """Ignore a worker's result that is handled while the app shuts down.
 
-    Thread workers may post a result after the user quit; by the time it is handled the main
-    screen's widgets are gone. That is not an error worth a traceback. At any other time a
-    missing widget is a bug and still raises.
+    A thread worker may post a result after the user quit; by then the screen's widgets are
+    gone. Handled while the app runs, a missing widget is still a bug and raises.
     """
 
-    def wrap(handler: Callable[..., Any]) -> Callable[..., Any]:
-        if inspect.iscoroutinefunction(handler):
+    @functools.wraps(handler)
+    def guarded(self: CompactorApp, *args: object) -> None:
+        if self.is_running:
+            handler(self, *args)
 
-            @functools.wraps(handler)
-            async def async_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-                try:
-                    return await handler(self, *args, **kwargs)
-                except NoMatches:
-                    if self._exit or not self.is_running:
-                        return None
-                    raise
-
-            return async_wrapper
-
-        @functools.wraps(handler)
-        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return handler(self, *args, **kwargs)
-            except NoMatches:
-                if self._exit or not self.is_running:
-                    return None
-                raise
-
-        return wrapper
-
-    wrapped: dict[Any, Any] = {}
-    for name, value in list(vars(cls).items()):
-        if inspect.isfunction(value) and (name.startswith("on_") or hasattr(value, "_textual_on")):
-            wrapped[value] = wrap(value)
-            setattr(cls, name, wrapped[value])
-    # ``@on`` handlers were collected when the class was created: point them at the wrappers.
-    for handlers in vars(cls).get("_decorated_handlers", {}).values():
-        handlers[:] = [(wrapped.get(method, method), selectors) for method, selectors in handlers]
-    return cls
+    return cast("HandlerT", guarded)
 
 
-@_quiet_during_teardown
 class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
@@ -161,57 +161,96 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         picker_dirs_only: bool = False,
         ignore_agents: bool = False,
     ) -> None:
+        """Open ``path`` (None: the session picker) with ``settings`` (default: those of
+        ``config``, else the defaults)."""
         super().__init__()
-        self.session_path = Path(path) if path is not None else None
-        self.sessions_dirs = list(sessions_dirs or [])
-        self.picker_dirs_only = picker_dirs_only
-        """The picker lists ``sessions_dirs`` only (``tui-compactor DIR``), not pi's and omp's."""
         if settings is None:
             settings = Settings.from_config(config or Config.model_validate({}))
-        self.settings: Settings = settings
-        """The resolved settings (``workbench.settings``); edits make a new copy."""
-        self.config = settings.config
-        self.profile_name = profile_name
-        self.follow_enabled = follow
-        self.append_quiet_seconds = append_quiet_seconds
-        """Passed to the writer's live-writer check (None: the writer's default)."""
-        self.ignore_agents = ignore_agents
-        """The user's explicit override of the writer's running-agent refusal."""
-        self.session: Any = None
-        self.counter = settings.counter()
-        self.token_cache: TokenCache | None = None
-        self.folded: set[int] = set()
-        self.selected_entry: int | None = None
-        self.outline_generation = 0
-        self.load_cancel = threading.Event()
-        self.load_seconds: float | None = None
-        self.search_query = ""
-        self.plan: Any = None
-        self.plan_cut: int | None = None
-        self.plan_generation = 0
-        self.plan_leaf: int | None = None
-        self._settings_timer: Any = None
-        self.config_problems: list[str] = []
-        """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""
-        self.user_keymap: dict[str, str] = {}
-        """Binding id -> keys from the config (shown in help)."""
-        self.refresh_lock = threading.Lock()
-        """Serializes ``session.refresh()`` between live follow and our own appends."""
-        self.run_after_plan = ""
-        """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
-        self.compaction_options: tuple[str, str, bool] = ("soft", "", False)
-        """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
-        self.token_count_pending = False
-        """Count tokens once the next rows are shown (what is visible is counted first)."""
-        self.pending_targets: set[int] = set()
-        """Targets of navigations still running."""
-        self.gauge_data: GaugeData | None = None
-        self.running_jobs = 0
-        self._gauge_timer: Any = None
+        self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
+                                  append_quiet_seconds, ignore_agents, picker_dirs_only)
+        self.state = AppState(settings, Path(path) if path is not None else None)
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
         self.settings_debounce = SETTINGS_DEBOUNCE
-        self._follow_timer: Any = None
+        """Seconds after the last keystroke in a budget input before re-planning."""
+        self._debounce: dict[str, Timer] = {}
+        """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
+
+    # ----- read-only views of the state ---------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in use (the app's edits included)."""
+        return self.state.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.state.settings = settings
+
+    @property
+    def config(self) -> Config:
+        """The configuration the settings were resolved from (profiles, ``[ui]``)."""
+        return self.state.settings.config
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter the settings name."""
+        return self.state.settings.counter()
+
+    @property
+    def handle(self) -> SessionHandle | None:
+        """The loaded session's handle, once a session is loaded."""
+        return self.state.handle
+
+    @property
+    def session(self) -> Session | None:
+        """The loaded session (read it through ``handle.read()`` off the UI thread)."""
+        return self.state.handle.session if self.state.handle is not None else None
+
+    def _loaded(self) -> Session:
+        """The loaded session; handlers that run only after loading use it."""
+        assert self.state.handle is not None, "no session loaded"
+        return self.state.handle.session
+
+    @property
+    def token_cache(self) -> TokenCache | None:
+        """Token counts of the loaded session under the settings' counter."""
+        return self.state.token_cache
+
+    @property
+    def plan(self) -> CompactionPlan | None:
+        """The compaction plan shown in the Plan tab, if any."""
+        return self.state.plan_report.plan if self.state.plan_report is not None else None
+
+    @property
+    def plan_generation(self) -> int:
+        """The latest plan request (a result for an older one is dropped)."""
+        return self.state.plan_request
+
+    @property
+    def selected_entry(self) -> int | None:
+        """The entry under the tree cursor."""
+        return self.state.selected_entry
+
+    @property
+    def gauge_data(self) -> GaugeData | None:
+        """What the gauge shows for the selected entry."""
+        return self.state.gauge_data
+
+    @property
+    def pending_targets(self) -> set[int]:
+        """Targets of navigations still running."""
+        return self.state.pending_targets
+
+    @property
+    def compaction_options(self) -> tuple[str, str, bool]:
+        """Method, focus and replace-the-prompt flag for the next compaction."""
+        return self.state.compaction_options
+
+    @property
+    def config_problems(self) -> list[str]:
+        """Problems found in ``[ui]`` of the config."""
+        return self.state.config_problems
 
     # ----- layout ------------------------------------------------------------------------
 
@@ -250,15 +289,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self._apply_config()
         self.query_one("#search", Input).display = False
         self.query_one(SessionTree).focus()
-        if self.session_path is not None:
+        if self.state.session_path is not None:
             # Paint the (empty) window first, then start indexing: the indexer holds the GIL
             # in slices and would otherwise delay the first frame.
-            self.call_after_refresh(self.open_session, self.session_path)
+            self.call_after_refresh(self.open_session, self.state.session_path)
         else:
             self.pick_session()
 
     def pick_session(self) -> None:
-        """Show UI-B's session picker; open what the user picks, quit if they close it."""
+        """Show the session picker; open what the user picks, quit if they close it."""
         from tui_compactor.session.discover import SessionRoot, default_session_roots
         from tui_compactor.ui.screens.picker import SessionPicker
 
@@ -267,13 +306,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 if self.session is None:
                     self.exit()
                 return
-            self.session_path = Path(path)
-            self.open_session(self.session_path)
+            self.state.session_path = Path(path)
+            self.open_session(self.state.session_path)
 
-        if self.picker_dirs_only:
-            roots = [SessionRoot(Path(path).expanduser(), "dir") for path in self.sessions_dirs]
+        if self.options.picker_dirs_only:
+            roots = [SessionRoot(Path(path).expanduser(), "dir")
+                     for path in self.options.sessions_dirs]
         else:
-            roots = default_session_roots(extra=self.sessions_dirs)
+            roots = default_session_roots(extra=list(self.options.sessions_dirs))
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
@@ -287,8 +327,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 ui.keymap, known_binding_ids(APP_BINDINGS, tree_bindings)  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
-            self.user_keymap = keymap
-            self.config_problems = problems
+            self.state.user_keymap = keymap
+            self.state.config_problems = problems
             for problem in problems:
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
@@ -307,9 +347,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def open_session(self, path: Path) -> None:
         """Start indexing ``path``; the window is already up and shows progress."""
-        self.load_cancel = threading.Event()
+        self.state.load_cancel = threading.Event()
         self.query_one(LoadingBar).start(path.name)
-        self.load_session_file(path, self.load_cancel)
+        self.load_session_file(path, self.state.load_cancel)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def load_session_file(self, path: Path, cancel: threading.Event) -> None:
@@ -319,7 +359,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         started = time.perf_counter()
         last_post = 0.0
 
-        def progress(report: Any) -> None:
+        def progress(report: LoadProgress) -> None:
             nonlocal last_post
             now = time.perf_counter()
             if now - last_post >= 0.1:
@@ -335,59 +375,61 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         self.post_message(SessionLoaded(session, time.perf_counter() - started))
 
+    @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
         """Move the progress bar."""
         self.query_one(LoadingBar).advance(message.bytes_done, message.bytes_total,
                                            message.entries)
 
+    @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
         self.query_one(LoadingBar).stop()
         self.notify(sanitize(f"{message.path}: {message.error}"), title="cannot open",
                     severity="error", timeout=10)
 
+    @_while_running
     def on_session_loaded(self, message: SessionLoaded) -> None:
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
         previous = self.session
-        self.session = message.session
-        self.load_seconds = message.seconds
-        self.settings = self.settings.for_session(self.session)  # rules follow the session
-        self.counter = self.settings.counter()
-        self.token_cache = TokenCache(self.session, self.counter)
-        self.plan = None
-        self.plan_cut = None
+        self.state.handle = handle = SessionHandle(message.session)
+        self.state.load_seconds = message.seconds
+        # Rules follow the session unless the user chose them.
+        self.state.settings = self.settings.for_session(message.session)
+        self.state.token_cache = handle.token_cache(self.counter)
+        self.state.plan_report = None
+        self.state.plan_cut = None
         if not self.settings.window_configured:
             self._adopt_model_window()
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
         tree.set_plan({}, None)
-        self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
+        session = message.session
+        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
-        self._report_diagnostics()
+        self._report_diagnostics(session)
         self._report_orphaned_appends()
-        if not self.session.complete:
-            self.notify(f"stopped after {len(self.session.entries):,} entries: showing what was "
+        if not session.complete:
+            self.notify(f"stopped after {len(session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
-        keep = self.selected_entry if previous is not None else self.session.leaf
+        keep = self.selected_entry if previous is not None else session.leaf
         self.rebuild_outline(keep_entry=keep)
-        self.token_count_pending = True  # started once the rows (and what is visible) exist
-        self.measure_chart(self.session)
-        if self.follow_enabled and self.session.complete and self._follow_timer is None:
-            self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
+        self.state.token_count_pending = True  # started once the rows (and what is visible) exist
+        self.measure_chart(self.handle, self.settings)
+        if self.options.follow and message.session.complete and "follow" not in self._debounce:
+            self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
     def action_toggle_rules(self) -> None:
         """Plan, count and rebuild the context under the other rule set (pi <-> oh-my-pi)."""
         if self.session is None:
             return
-        from tui_compactor.engine.tokens import TokenCache
-
         other = "pi" if self.settings.rules == "omp" else "omp"
-        self.settings = self.settings.edited("app", rules=other)
-        self.counter = self.settings.counter()
-        self.token_cache = TokenCache(self.session, self.counter)
+        self.state.settings = self.settings.edited("app", rules=other)
+        assert self.handle is not None
+        self.state.token_cache = self.handle.token_cache(self.counter)
         self.query_one(SessionTree).token_counts.clear()
-        self.token_count_pending = True
+        self.state.token_count_pending = True
         self._update_status()
         self.rebuild_outline()
         self._apply_settings()
@@ -398,11 +440,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Use the window of the session's own model (at the file's leaf) when it is known."""
         from tui_compactor.workbench.settings import with_session_window
 
-        self.settings = with_session_window(self.settings, self.session)
+        self.state.settings = with_session_window(self.settings, self.session)
 
-    def _report_diagnostics(self) -> None:
+    def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
-        diagnostics = self.session.diagnostics
+        diagnostics = session.diagnostics
         if not diagnostics:
             return
         first_problem = diagnostics[0]
@@ -410,7 +452,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             f":{first_problem.line}" if first_problem.line is not None else "")
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
         more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
-        verdict = str(self.session.verdict)
+        verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
@@ -433,8 +475,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.session,
             filter_name=self.filter_name,
             counter_name=getattr(self.counter, "name", "?"),
-            jobs=self.running_jobs,
-            following=self._follow_timer is not None,
+            jobs=self.state.running_jobs,
+            following="follow" in self._debounce,
             rules=self.settings.rules,
             rules_source=self.settings.source_of("rules"),
         )
@@ -445,32 +487,35 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Rebuild the tree rows off the UI thread (fold, filter, refresh)."""
         if self.session is None:
             return
-        self.outline_generation += 1
+        self.state.outline_request += 1
         if keep_entry is None:
             keep_entry = self.selected_entry
-        self.build_rows(self.session, set(self.folded), self.filter_index, keep_entry,
-                        self.outline_generation)
+        assert self.handle is not None
+        self.build_rows(self.handle, set(self.state.folded), self.filter_index, keep_entry,
+                        self.state.outline_request)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="outline")
     def build_rows(
-        self, session: Any, folded: set[int], filter_index: int, keep_entry: int | None,
-        generation: int,
+        self, handle: SessionHandle, folded: set[int], filter_index: int,
+        keep_entry: int | None, generation: int,
     ) -> None:
         """Flatten the session into rows in a thread."""
         from tui_compactor.session.outline import OutlineFilter, build_outline
 
         view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
-        rows = build_outline(session, folded=folded, view=view)
+        with handle.read() as snapshot:
+            rows = build_outline(snapshot.session, folded=folded, view=view)
         self.post_message(OutlineReady(rows, keep_entry, generation))
 
+    @_while_running
     def on_outline_ready(self, message: OutlineReady) -> None:
         """Show the rows (stale generations are dropped)."""
-        if message.generation != self.outline_generation:
+        if message.generation != self.state.outline_request:
             return
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, message.rows, message.keep_entry)
-        if self.token_count_pending:
-            self.token_count_pending = False
+        if self.state.token_count_pending:
+            self.state.token_count_pending = False
             self.start_token_count()
         if not message.rows:
             self.query_one(ContextGauge).show(None, "no entries to show with this filter")
@@ -478,11 +523,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        self.selected_entry = message.entry_index
-        entry = self.session.entries[message.entry_index]
+        session = self._loaded()
+        self.state.selected_entry = message.entry_index
+        entry = session.entries[message.entry_index]
         tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
         self.query_one(EntryDetails).show_entry(entry, tokens,
-                                                self.session.label_of(message.entry_index))
+                                                session.label_of(message.entry_index))
         tree = self.query_one(SessionTree)
         row = tree.rows[tree.row_of_entry[message.entry_index]] \
             if message.entry_index in tree.row_of_entry else None
@@ -491,17 +537,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.query_one(ContextChart).select(message.entry_index if on_path else None)
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
-        if self._gauge_timer is not None:
-            self._gauge_timer.stop()
-        if self.gauge_debounce <= 0:
-            self._measure_selected()
+        self._restart_timer("gauge", self.gauge_debounce, self._measure_selected)
+
+    def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
+        """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
+        (at once when ``delay`` is 0)."""
+        timer = self._debounce.pop(name, None)
+        if timer is not None:
+            timer.stop()
+        if delay <= 0:
+            callback()
         else:
-            self._gauge_timer = self.set_timer(self.gauge_debounce, self._measure_selected)
+            self._debounce[name] = self.set_timer(delay, callback)
 
     def _measure_selected(self) -> None:
         """Start measuring the context at the selected entry (and count what is on screen)."""
-        if self.session is not None and self.selected_entry is not None:
-            self.measure_node(self.session, self.selected_entry, self.settings)
+        if self.handle is not None and self.token_cache is not None and (
+                self.selected_entry is not None):
+            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -512,21 +565,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
-        entries = self.session.entries
+        entries = self._loaded().entries
         missing = any(
             row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
             for row in tree.rows[top: top + tree.size.height]
         )
-        if missing and not self.token_count_pending:
+        if missing and not self.state.token_count_pending:
             self.start_token_count()
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
         """Fold or unfold a branch point and rebuild the rows."""
-        if message.entry_index in self.folded:
-            self.folded.discard(message.entry_index)
+        if message.entry_index in self.state.folded:
+            self.state.folded.discard(message.entry_index)
         else:
-            self.folded.add(message.entry_index)
+            self.state.folded.add(message.entry_index)
         self.rebuild_outline(keep_entry=message.entry_index)
 
     # ----- tokens, gauge, chart ----------------------------------------------------------
@@ -536,19 +589,28 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
-        self.count_tokens(self.session, self.token_cache, visible)
+        if self.handle is not None and self.token_cache is not None:
+            self.count_tokens(self.handle, self.token_cache, visible)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
-    def count_tokens(self, session: Any, cache: Any, first: list[int] | None = None) -> None:
-        """Count tokens per entry (thread); posts batches at most ~10 times a second."""
+    def count_tokens(self, handle: SessionHandle, cache: TokenCache,
+                     first: list[int] | None = None) -> None:
+        """Count tokens per entry (thread); posts batches at most ~10 times a second.
+
+        The session is read in batches under the handle's shared lock, so a refresh can run
+        between batches but never in the middle of one.
+        """
         worker = get_current_worker()
         batch: dict[int, int] = {}
         last_post = time.monotonic()
-        order = list(first or []) + list(range(len(session.entries) - 1, -1, -1))
+        with handle.read() as snapshot:
+            count = snapshot.entry_count
+        order = list(first or []) + list(range(count - 1, -1, -1))
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            tokens = cache.entry_tokens(index)
+            with handle.read():
+                tokens = cache.entry_tokens(index)
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -563,99 +625,41 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if batch:
             self.post_message(TokensCounted(batch))
 
+    @_while_running
     def on_tokens_counted(self, message: TokensCounted) -> None:
         """Show a batch of counts in the tree."""
         self.query_one(SessionTree).add_token_counts(message.counts)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
-    def measure_node(self, session: Any, entry_index: int, settings: Settings) -> None:
-        """Build the context at a node and estimate its size (thread)."""
-
-        from tui_compactor.engine.context import build_context, estimate_context_tokens, item_tokens
-        from tui_compactor.engine.settings import (
-            effective_reserve,
-            should_compact,
-            threshold_tokens,
-        )
-
-        cache = self.token_cache
-        if cache is None:
-            return
-        context = build_context(session, entry_index, rules=settings.rules)
-        estimate = estimate_context_tokens(context, self.counter, cache)
-        window = settings.context_window
-        window_model = settings.window_model
-        engine_settings = settings.compaction()
-        blocks: list[tuple[str, str, int, int | None]] = []
-        for item in context.items:
-            if getattr(item, "excluded", False):
-                continue
-            message = item.message if isinstance(item.message, dict) else {}
-            tokens = item_tokens(item, self.counter, cache)
-            entry = session.entries[item.entry_index]
-            blocks.append((block_label(item, message, entry), block_preview(message, entry),
-                           tokens, item.entry_index))
-        data = GaugeData(
-            entry_index=entry_index,
-            tokens=estimate.tokens,
-            local_estimate=cast(int, estimate.local_estimate),  # local=True: always computed
-            usage_tokens=estimate.usage_tokens if estimate.last_usage_index is not None else None,
-            window=window,
-            reserve=effective_reserve(window, engine_settings) if window else None,
-            threshold=threshold_tokens(window, engine_settings) if window else None,
-            keep_recent=settings.keep_recent_tokens,
-            should_compact=window is not None
-            and should_compact(estimate.tokens, window, engine_settings),
-            blocks=blocks,
-            window_assumed=not settings.window_configured and window_model is None,
-            window_model=window_model,
-        )
+    def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
+                     cache: TokenCache) -> None:
+        """Measure the context at a node (``workbench.views.gauge_at``) in a thread."""
+        with handle.read() as snapshot:
+            data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block)
         self.post_message(GaugeReady(data))
 
+    @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
         if message.data.entry_index != self.selected_entry:
             return
-        self.gauge_data = message.data
+        self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         self.query_one(ContextView).show(message.data)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
-    def measure_chart(self, session: Any) -> None:
-        """Context size after every assistant turn on the active path (from usage data)."""
-        from tui_compactor.engine.context import usage_tokens
+    def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
+        """Context size after every assistant turn on the active path (thread)."""
+        with handle.read() as snapshot:
+            chart = chart_points(snapshot, settings)
+        self.post_message(ChartReady(chart))
 
-        points: list[tuple[int, int]] = []
-        compactions: list[int] = []
-        leaf = session.leaf
-        path = session.path_to(leaf) if leaf is not None else []
-        for index in path:
-            entry = session.entries[index]
-            if entry.type == "compaction":
-                if points:
-                    compactions.append(len(points) - 1)
-                continue
-            if entry.role != "assistant":  # known from the index: no record load
-                continue
-            message = entry.message
-            if not message:
-                continue
-            usage = message.get("usage")
-            if isinstance(usage, dict):
-                total = usage_tokens(usage)
-                if total:
-                    points.append((index, total))
-        self.post_message(ChartReady(points, compactions))
-
+    @_while_running
     def on_chart_ready(self, message: ChartReady) -> None:
         """Draw the chart."""
-        window = self.settings.context_window
-        threshold = None
-        if window:
-            from tui_compactor.engine.settings import threshold_tokens
-
-            threshold = threshold_tokens(window, self.settings.compaction())
-        self.query_one(ContextChart).show(message.points, message.compactions, window, threshold)
+        chart = message.chart
+        self.query_one(ContextChart).show(chart.points, chart.compactions, chart.window,
+                                          chart.threshold)
 
     # ----- plan --------------------------------------------------------------------------
 
@@ -663,8 +667,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Plan a compaction with the selected node as the leaf (no LLM involved)."""
         if self.session is None or self.selected_entry is None:
             return
-        self.plan_leaf = self.selected_entry
-        self.plan_cut = None
+        self.state.plan_leaf = self.selected_entry
+        self.state.plan_cut = None
         self.query_one(PlanView).show_settings(self.settings)
         self.query_one(PlanView).show_more_settings(self.settings)
         self.action_show_tab("tab-plan")
@@ -672,47 +676,39 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def request_plan(self) -> None:
         """(Re)start planning for the current leaf, cut and settings."""
-        if self.session is None or self.plan_leaf is None:
+        if self.session is None or self.state.plan_leaf is None:
             return
-        self.plan_generation += 1
-        self.query_one(PlanView).show_message(f"planning at #{self.plan_leaf}…")
-        self.make_plan(self.session, self.plan_leaf, self.settings, self.plan_cut,
-                       self.plan_generation)
+        self.state.plan_request += 1
+        self.query_one(PlanView).show_message(f"planning at #{self.state.plan_leaf}…")
+        assert self.handle is not None
+        self.make_plan(self.handle, self.state.plan_leaf, self.settings, self.state.plan_cut,
+                       self.state.plan_request, self.token_cache)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
-    def make_plan(self, session: Any, leaf: int, settings: Settings, cut: int | None,
-                  generation: int) -> None:
-        """Plan in a thread (``workbench.plans``), with everything the pane shows computed."""
-        from tui_compactor.workbench.plans import make_plan, run_refusal
+    def make_plan(self, handle: SessionHandle, leaf: int, settings: Settings, cut: int | None,
+                  request: int, cache: TokenCache | None) -> None:
+        """Plan in a thread with everything the pane shows computed (``views.plan_report``)."""
+        with handle.read() as snapshot:
+            report = plan_report(snapshot, leaf, settings, cut, cache)
+        self.post_message(PlanReady(report, request))
 
-        plan = make_plan(session, leaf, settings, cut, cache=self.token_cache)
-        refusal = run_refusal(plan, settings)
-        regions: dict[int, str] = {}
-        cut_entry = None
-        if plan.prepared:
-            # Computed here, off the UI thread (cached on the plan): the pane only reads them.
-            _ = plan.region_tokens, plan.file_ops
-            regions = {entry_index: plan.region_of(position)
-                       for position, entry_index in enumerate(plan.branch)}
-            cut_entry = plan.branch[plan.first_kept_index]
-        self.post_message(PlanReady(plan, generation, regions, cut_entry, refusal))
-
+    @_while_running
     def on_plan_ready(self, message: PlanReady) -> None:
         """Colour the tree by region and describe the plan."""
-        if message.generation != self.plan_generation:
+        if message.request != self.state.plan_request:
             return
         plan = message.plan
-        self.plan = plan
+        self.state.plan_report = message.report
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
-        if self.run_after_plan:
-            mode, self.run_after_plan = self.run_after_plan, ""
+        if self.state.run_after_plan:
+            mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
-        if self.plan_cut is not None and message.cut_entry in tree.row_of_entry:
+        if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
         self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal,
                                            self._fold_notes(plan))
-        self.request_sweep(plan, message.generation)
+        self.request_sweep(plan, message.request)
 
     def _fold_notes(self, plan: Any) -> list[str]:
         """Regions the compaction summarizer must fold (its window is smaller than them)."""
@@ -744,7 +740,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.notify("no valid cut point further " + ("back" if step < 0 else "on"),
                         timeout=2)
             return
-        self.plan_cut = plan.branch[chosen]
+        self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
 
     def action_cut_earlier(self) -> None:
@@ -776,52 +772,42 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if message.window is not None and message.window != self.settings.context_window:
             changes["context_window"] = message.window  # the user's figure now, not the model's
         try:
-            self.settings = self.settings.edited("app", **changes)
+            self.state.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
             return
-        if self._settings_timer is not None:
-            self._settings_timer.stop()
-        if self.settings_debounce <= 0:
-            self._apply_settings()
-        else:
-            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
+        self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
     @on(PlanView.MoreSettingsEdited)
     def _more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
         """Thresholds, split turns, branch summaries, summarizer effort and window."""
         try:
-            self.settings = self.settings.edited("app", **message.changes)
+            self.state.settings = self.settings.edited("app", **message.changes)
         except ValueError as error:
             self.notify(sanitize(str(error), max_len=200), title="setting not changed",
                         severity="warning", timeout=5)
             return
-        if self._settings_timer is not None:
-            self._settings_timer.stop()
-        if self.settings_debounce <= 0:
-            self._apply_settings()
-        else:
-            self._settings_timer = self.set_timer(self.settings_debounce, self._apply_settings)
+        self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
     @on(PlanView.OptionsEdited)
     def _options_edited(self, message: PlanView.OptionsEdited) -> None:
         """Method and focus of the next compaction (``--method`` / ``--instructions``)."""
-        self.compaction_options = (message.method, message.focus, message.replace)
+        self.state.compaction_options = (message.method, message.focus, message.replace)
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
-        self.plan_cut = None
+        self.state.plan_cut = None
         self.request_plan()
         self._measure_selected()
         if self.session is not None:
-            self.measure_chart(self.session)
+            self.measure_chart(self.handle, self.settings)
 
     def clear_plan(self) -> None:
         """Remove the plan marks from the tree."""
-        self.plan = None
-        self.plan_leaf = None
-        self.plan_cut = None
-        self.plan_generation += 1
+        self.state.plan_report = None
+        self.state.plan_leaf = None
+        self.state.plan_cut = None
+        self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
         self.query_one(PlanView).show_message("press c for the compaction plan of the "
                                               "selected node")
@@ -829,8 +815,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     # ----- compaction --------------------------------------------------------------------
 
     @property
-    def compaction_panel(self) -> Any:
-        """UI-B's panel of the current compaction, if one is shown."""
+    def compaction_panel(self) -> CompactionPanel | None:
+        """The panel of the current compaction, if one is shown."""
         panels = self.query(CompactionPanel)
         return panels.first() if panels else None
 
@@ -842,7 +828,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Run the plan with several profiles side by side, to compare before accepting."""
         self._start_compaction(candidates=True)
 
-    def candidate_summarizers(self) -> list[Any]:
+    def candidate_summarizers(self) -> list[Summarizer]:
         """The compaction profile first, then the other configured ones and offline (max 3)."""
         from tui_compactor.config import OFFLINE_PROFILE
         from tui_compactor.summarize.providers import make_summarizer
@@ -857,17 +843,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         return chosen
 
     def _start_compaction(self, *, candidates: bool) -> None:
-        """Checks, then UI-B's panel with one job per summarizer."""
+        """Checks, then the compaction panel with one job per summarizer."""
         if self.session is None:
             return
         if self.compaction_options[0] == "shake":  # a preview: no plan, summarizer or write
             leaf = self.plan.leaf if self.plan is not None else self.selected_entry
-            if leaf is not None:
-                self.preview_shake(self.session, leaf, self.settings)
+            if leaf is not None and self.handle is not None:
+                self.preview_shake(self.handle, leaf, self.settings)
             return
-        if self.plan is None:
-            self.run_after_plan = "candidates" if candidates else "single"
-            self.action_plan()
+        stale = (self.state.plan_report is not None and self.handle is not None
+                 and self.state.plan_report.generation != self.handle.generation)
+        if self.plan is None or stale:
+            self.state.run_after_plan = "candidates" if candidates else "single"
+            if self.plan is None:
+                self.action_plan()
+            else:
+                self.notify("the session grew since this plan: planning again first", timeout=4)
+                self._replan_after_growth()
             return
         from tui_compactor.workbench.plans import run_refusal
 
@@ -899,6 +891,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                               method=method,  # type: ignore[arg-type]
                               instructions=focus.strip() or None, replace_instructions=replace)
                 for summarizer in summarizers]
+        self.state.compaction_basis = self.state.plan_report
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
         # A file the append gate refuses can still be summarized and reviewed (as
@@ -912,24 +905,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     "z zooms in and out", timeout=4)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
-    def preview_shake(self, session: Any, leaf: int, settings: Settings) -> None:
+    def preview_shake(self, handle: SessionHandle, leaf: int, settings: Settings) -> None:
         """oh-my-pi's three shake configs at ``leaf``, and the context size now (thread)."""
-        from tui_compactor.engine.context import build_context, estimate_context_tokens
-        from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview
+        from tui_compactor.engine.shake import SHAKE_CONFIGS, context_after_shake, shake_preview
 
         counter = settings.counter()
-        previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
-        context = build_context(session, leaf, rules=settings.rules)
-        tokens = estimate_context_tokens(context, counter).tokens
-        self.call_from_thread(self._show_shake, previews, tokens, leaf)
+        with handle.read() as snapshot:
+            session = snapshot.session
+            previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
+            sizes = [context_after_shake(session, leaf, preview, counter)
+                     for preview in previews]
+        self.call_from_thread(self._show_shake, previews, sizes, leaf)
 
-    def _show_shake(self, previews: list[Any], tokens: int, leaf: int) -> None:
+    def _show_shake(self, previews: list[Any], sizes: list[tuple[int, int]], leaf: int) -> None:
         """Show a shake preview in the Compaction tab (nothing can be accepted)."""
         from tui_compactor.ui.widgets.shake_view import ShakeView
 
         host = self.query_one("#compaction-host", Vertical)
         host.remove_children()
-        host.mount(ShakeView(previews, tokens, leaf))
+        host.mount(ShakeView(previews, sizes, leaf))
         self.call_after_refresh(self.refresh_bindings)
         self.action_show_tab("tab-compaction")
         self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this is "
@@ -965,29 +959,49 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     title="compaction failed: nothing written", severity="error", timeout=10)
 
     @on(CompactionPanel.Accepted)
-    def _compaction_accepted(self, message: Any) -> None:
-        """Append the accepted compaction in a thread."""
+    def _compaction_accepted(self, message: CompactionPanel.Accepted) -> None:
+        """Append the accepted compaction in a thread (re-validated against the plan's
+        generation: if the file grew, nothing is written and the plan is made again)."""
+        basis = self.state.compaction_basis
+        if self.handle is None or basis is None:
+            return
         self.refresh_bindings()
-        self.running_jobs += 1
+        self.state.running_jobs += 1
         self._update_status()
-        self.append_compaction(message.panel, message.job, message.result)
+        self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
-    def append_compaction(self, panel: Any, job: Any, result: Any) -> None:
-        """The writer appends the compaction entry at the plan's leaf (thread)."""
+    def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
+                          job: CompactionJob, result: CompactionResult,
+                          basis: PlanReport) -> None:
+        """Propose the compaction entry at the plan's leaf and apply it (thread)."""
+        with handle.read() as snapshot:
+            before = snapshot.entry_count
+            try:
+                proposal = propose_compaction(snapshot, job.plan, result.entry,
+                                              generation=basis.generation,
+                                              file_leaf=basis.file_leaf)
+            except ActionRefused as refused:
+                self.post_message(CompactionAppendFailed(panel, refused.reason))
+                return
         try:
-            job.accept(result, **self.append_options())
+            apply(handle, proposal, **self.append_options())
+        except StaleProposal as stale:
+            self.post_message(WriteStale("compaction", str(stale), stale.leaf,
+                                         self._added_since(handle, before), panel=panel))
+            return
         except Exception as error:
             self.post_message(CompactionAppendFailed(panel, _error_text(error)))
             return
-        added = self.refresh_after_append()
+        added = self._added_since(handle, before)
         self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
                                         "resume from its summary", added,
                                         added[-1] if added else None))
 
+    @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
         """Say why nothing was written; the panel may accept again."""
-        self.running_jobs = max(0, self.running_jobs - 1)
+        self.state.running_jobs = max(0, self.state.running_jobs - 1)
         self._update_status()
         message.panel.reopen()
         self.refresh_bindings()
@@ -997,28 +1011,66 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     # ----- writing: navigate, undo --------------------------------------------------------
 
     def append_options(self) -> dict[str, Any]:
-        """Options for the writer: we refresh the session ourselves, under our lock."""
-        options: dict[str, Any] = {"refresh": False}
-        if self.append_quiet_seconds is not None:
-            options["quiet_seconds"] = self.append_quiet_seconds
-        if self.ignore_agents:
+        """Options for the writer's gate (the live-writer quiet window, when set)."""
+        options: dict[str, Any] = {}
+        if self.options.append_quiet_seconds is not None:
+            options["quiet_seconds"] = self.options.append_quiet_seconds
+        if self.options.ignore_agents:
             options["ignore_agents"] = True
         return options
 
-    def refresh_after_append(self) -> list[int]:
-        """Re-read what the writer appended (thread side); returns the new entry indices."""
-        with self.refresh_lock:
-            result = self.session.refresh()
-        return list(result.added)
+    @staticmethod
+    def _added_since(handle: SessionHandle, before: int) -> list[int]:
+        """Entry indices the session gained since it had ``before`` entries."""
+        with handle.read() as snapshot:
+            return list(range(before, snapshot.entry_count))
 
-    def summarizer_for(self, *, compaction: bool) -> Any:
+    def _replan_after_growth(self, leaf: int | None = None) -> None:
+        """Plan again after the file grew: at the new file leaf when the plan was at the old
+        one, else at the same node. Shows the Plan tab."""
+        if leaf is None and self.session is not None:
+            leaf = self.session.leaf
+        report = self.state.plan_report or self.state.compaction_basis
+        if report is not None and self.state.plan_leaf == report.file_leaf and leaf is not None:
+            self.state.plan_leaf = leaf
+        if self.state.plan_leaf is None:
+            self.state.plan_leaf = leaf
+        self.state.plan_cut = None
+        self.action_show_tab("tab-plan")
+        self.request_plan()
+
+    @_while_running
+    def on_write_stale(self, message: WriteStale) -> None:
+        """The file grew before a write: nothing was written; show the new plan, ask again."""
+        self.after_growth(message.added, announce=False)
+        title = "the session grew: nothing written"
+        if message.kind == "compaction":
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
+            self._update_status()
+            self.close_review("the session grew before this compaction was written, so it was "
+                              "not written. The plan was made again at the new leaf (Plan "
+                              "tab): r summarizes it, a accepts.")
+            self._replan_after_growth(message.leaf)
+            self.notify("planned again at the new leaf: check the plan, r runs it, a accepts",
+                        title=title, severity="warning", timeout=10)
+        elif message.kind == "navigate" and message.target is not None:
+            self.notify("planning the move again from the new leaf", title=title,
+                        severity="warning", timeout=8)
+            if self.handle is not None:
+                self.plan_move(self.handle, message.target, self.settings)
+        elif message.kind == "undo" and message.target is not None:
+            self.notify("asking again with the new entries", title=title, severity="warning",
+                        timeout=8)
+            self.ask_undo(message.target)
+
+    def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
         from tui_compactor.summarize.providers import make_summarizer
 
         if compaction:
-            profile = self.config.summarizer_profile(self.profile_name)
+            profile = self.config.summarizer_profile(self.options.profile_name)
         else:
-            profile = self.config.profile(self.profile_name)
+            profile = self.config.profile(self.options.profile_name)
         return make_summarizer(self.settings.summarizer_profile(profile))
 
     @on(SessionTree.Selected)
@@ -1029,20 +1081,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if message.entry_index in self.pending_targets:
             self.notify("a summary for this node is already running", timeout=3)
             return
-        self.plan_move(self.session, message.entry_index, self.settings)
+        assert self.handle is not None
+        self.plan_move(self.handle, message.entry_index, self.settings)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
-    def plan_move(self, session: Any, target: int, settings: Settings) -> None:
+    def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
         from tui_compactor.engine.branch import plan_navigation
 
-        nav_plan = plan_navigation(session, session.leaf, target, self.counter,
-                                   settings.branch_budget(),
-                                   rules=settings.rules, cache=self.token_cache)
-        self.post_message(NavigationPlanned(target, nav_plan))
+        cache = handle.token_cache(settings.counter())
+        with handle.read() as snapshot:
+            nav_plan = plan_navigation(snapshot.session, snapshot.leaf, target,
+                                       settings.counter(), settings.branch_budget(),
+                                       rules=settings.rules, cache=cache)
+            generation = snapshot.generation
+        self.post_message(NavigationPlanned(target, nav_plan, generation))
 
+    @_while_running
     def on_navigation_planned(self, message: NavigationPlanned) -> None:
-        """Open UI-B's navigation dialog; run what the user chooses."""
+        """Open the navigation dialog; run what the user chooses."""
         from tui_compactor.ui.screens.navigate import NavigateDialog
 
         nav_plan = message.nav_plan
@@ -1054,40 +1111,46 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
 
             self.start_navigation(nav_plan, NavigationChoice(
-                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE))
+                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE), message.generation)
             return
         try:
             label = self.summarizer_for(compaction=False).label
         except Exception as error:
             label = f"unavailable ({error})"
 
-        def chosen(choice: Any) -> None:
+        def chosen(choice: NavigationChoice | None) -> None:
             if choice is not None:
-                self.start_navigation(nav_plan, choice)
+                self.start_navigation(nav_plan, choice, message.generation)
 
+        session = self._loaded()
         self.push_screen(
-            NavigateDialog(nav_plan, self.session, summarizer_label=sanitize(label, max_len=60),
-                           append_refusal=self.session.append_refusal),
+            NavigateDialog(nav_plan, session, summarizer_label=sanitize(label, max_len=60),
+                           append_refusal=session.append_refusal),
             chosen,
         )
 
-    def start_navigation(self, nav_plan: Any, choice: Any) -> None:
+    def start_navigation(self, nav_plan: NavigationPlan, choice: NavigationChoice,
+                         generation: int) -> None:
         """Run one navigation in the background (several may run at once)."""
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
+        refusal = self._loaded().append_refusal
+        if refusal:
+            self.notify(sanitize(refusal, max_len=300),
                         title="read-only: nothing written", severity="error", timeout=8)
             return
         target = nav_plan.target
         self.pending_targets.add(target)
-        self.running_jobs += 1
+        self.state.running_jobs += 1
         self._update_status()
         tree = self.query_one(SessionTree)
         tree.set_progress(target, "⟳ summarizing…" if choice.summarize else "⟳ moving leaf…")
-        self.run_navigation(nav_plan, choice)
+        assert self.handle is not None
+        self.run_navigation(self.handle, nav_plan, choice, generation)
 
     @work(exclusive=False, exit_on_error=False, group="branch")
-    async def run_navigation(self, nav_plan: Any, choice: Any) -> None:
-        """Summarize the branch being left (if asked) and append at the new leaf."""
+    async def run_navigation(self, handle: SessionHandle, nav_plan: NavigationPlan,
+                             choice: NavigationChoice, generation: int) -> None:
+        """Summarize the branch being left (if asked), then apply the move (re-validated
+        against the generation it was planned at)."""
         import asyncio
 
         from tui_compactor.summarize.navigation import navigate
@@ -1097,7 +1160,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         streamed = 0
         last_report = 0.0
 
-        def on_event(event: Any) -> None:
+        def on_event(event: Event) -> None:
             nonlocal streamed, last_report
             if isinstance(event, PartDelta):
                 streamed += len(event.text)
@@ -1108,103 +1171,159 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
         try:
             summarizer = self.summarizer_for(compaction=False) if choice.summarize else None
-            result = await navigate(
-                self.session, nav_plan, summarizer=summarizer,
+            prepared = await navigate(
+                handle.session, nav_plan, summarizer=summarizer,
                 instructions=choice.instructions, replace_instructions=choice.replace_prompt,
-                on_event=on_event, **self.append_options(),
+                on_event=on_event, append=False, files_format=self.settings.files_format,
             )
+            before = handle.session.entries and len(handle.session.entries)
+
+            def write() -> None:
+                with handle.read() as snapshot:
+                    proposal = propose_navigation(snapshot, nav_plan, prepared.record,
+                                                  generation=generation)
+                apply(handle, proposal, **self.append_options())
+
+            await asyncio.to_thread(write)
         except asyncio.CancelledError:
             self.post_message(BranchSummaryProgress(target, None))
             self.post_message(WorkFailed("navigation cancelled", "nothing was written"))
             raise
+        except StaleProposal as stale:
+            self.post_message(BranchSummaryProgress(target, None))
+            self.post_message(WriteStale("navigate", str(stale), stale.leaf,
+                                         self._added_since(handle, int(before or 0)),
+                                         target=target))
+            return
         except Exception as error:
             self.post_message(BranchSummaryProgress(target, None))
             self.post_message(WorkFailed("navigation failed: nothing written",
                                          _error_text(error)))
             return
-        added = await asyncio.to_thread(self.refresh_after_append) if result.written else []
+        added = self._added_since(handle, int(before or 0))
         self.post_message(BranchSummaryProgress(target, None))
         new_node = added[-1] if added else None
         what = "branch summary attached" if choice.summarize else "leaf moved"
-        where = "before the first entry" if result.new_leaf is None else f"at #{result.new_leaf}"
+        new_leaf = nav_plan.new_leaf
+        where = "before the first entry" if new_leaf is None else f"at #{new_leaf}"
         self.post_message(EntryAppended("navigate", f"{what} {where}", added, new_node))
 
+    @_while_running
     def on_branch_summary_progress(self, message: BranchSummaryProgress) -> None:
         """Show a background summary's progress on its target row (None: it ended)."""
         self.query_one(SessionTree).set_progress(message.target, message.text)
         if message.text is None:
             self.pending_targets.discard(message.target)
-            self.running_jobs = max(0, self.running_jobs - 1)
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self._update_status()
 
     def action_undo(self) -> None:
-        """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted)."""
+        """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted).
+
+        The rules are ``undo``'s (``workbench.actions.propose_undo``): what the command
+        refuses is refused here with the same reason, and where the command needs ``--force``
+        (entries would leave the active path) the app asks first.
+        """
         if self.session is None or self.selected_entry is None:
             return
         entry = self.session.entries[self.selected_entry]
         if entry.type != "compaction":
             self.notify("select a compaction node to undo it", timeout=3)
             return
-        if self.session.append_refusal:
-            self.notify(sanitize(self.session.append_refusal, max_len=300),
+        self.ask_undo(entry.index)
+
+    def ask_undo(self, compaction: int) -> None:
+        """Propose the undo of ``compaction``; ask when entries leave the active path."""
+        handle = self.handle
+        if handle is None:
+            return
+        if handle.session.append_refusal:
+            self.notify(sanitize(handle.session.append_refusal, max_len=300),
                         title="read-only: nothing written", severity="error", timeout=8)
             return
-        self.undo_compaction(entry.index)
+        with handle.read() as snapshot:
+            try:
+                proposal = propose_undo(snapshot, compaction)
+            except ActionRefused as refused:
+                if not refused.needs_force:
+                    self.notify(sanitize(refused.reason, max_len=300), title="cannot undo",
+                                severity="warning", timeout=8)
+                    return
+                proposal = propose_undo(snapshot, compaction, force=True)
+        if not proposal.leaving:
+            self.undo_compaction(self.handle, proposal, compaction)
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        count = len(proposal.leaving)
+        noun = "entry leaves" if count == 1 else "entries leave"
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.handle is not None:
+                self.undo_compaction(self.handle, proposal, compaction)
+            else:
+                self.notify("undo declined: nothing written", timeout=3)
+
+        question = Text(f"Undo? {count} {noun} the active path\n\n", style="bold")
+        question.append(sanitize(proposal.description, max_len=2000) + "\n\nUndo anyway?",
+                        style="")
+        self.push_screen(ConfirmDialog(question, yes="Undo"), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
-    def undo_compaction(self, compaction_index: int) -> None:
-        """Append the writer's leaf marker under the compaction's parent (thread)."""
-        from tui_compactor.session.writer import append_entry, make_leaf_marker
-
-        session = self.session
-        compaction = session.entries[compaction_index]
-        leaf = session.leaf
-        record = make_leaf_marker(
-            reason="undo", undone_entry_id=compaction.id,
-            previous_leaf_id=session.entries[leaf].id if leaf is not None else None,
-        )
+    def undo_compaction(self, handle: SessionHandle, proposal: Proposal,
+                        compaction: int) -> None:
+        """Apply the undo proposal: a leaf marker under the compaction's parent (thread)."""
+        with handle.read() as snapshot:
+            before = snapshot.entry_count
         try:
-            append_entry(session, record, parent_index=compaction.parent, **self.append_options())
+            apply(handle, proposal, **self.append_options())
+        except StaleProposal as stale:
+            self.post_message(WriteStale("undo", str(stale), stale.leaf,
+                                         self._added_since(handle, before), target=compaction))
+            return
         except Exception as error:
             self.post_message(WorkFailed("undo failed: nothing written", _error_text(error)))
             return
-        added = self.refresh_after_append()
-        where = "the start" if compaction.parent is None else f"#{compaction.parent}"
+        added = self._added_since(handle, before)
+        parent = proposal.parent
+        where = "the start" if parent is None else f"#{parent}"
         self.post_message(EntryAppended("undo", f"compaction undone: leaf moved back to {where}",
-                                        added, compaction.parent))
+                                        added, parent))
 
     # ----- live follow -------------------------------------------------------------------
 
     def _follow_tick(self) -> None:
         """Start a refresh check unless one is running."""
-        if self.session is not None and self.session.complete:
-            self.refresh_session(self.session)
+        if self.handle is not None and self.handle.session.complete:
+            self.refresh_session(self.handle)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="follow")
-    def refresh_session(self, session: Any) -> None:
-        """Re-stat the file and parse only what was appended."""
-        with self.refresh_lock:
-            result = session.refresh()
+    def refresh_session(self, handle: SessionHandle) -> None:
+        """Re-stat the file and parse only what was appended (readers never see it half-way)."""
+        result = handle.refresh()
         if result.status != "unchanged":
             self.post_message(SessionRefreshed(result.status, list(result.added)))
 
+    @_while_running
     def on_session_refreshed(self, message: SessionRefreshed) -> None:
         """New entries appear without losing the cursor; a rewritten file is reloaded."""
         if message.status == "rewritten":
             self.notify("the file was rewritten on disk: reloading", severity="warning")
-            self.open_session(self.session.path)
+            self.open_session(self._loaded().path)
             return
         self.after_growth(message.added)
 
     def after_growth(self, added: list[int], *, announce: bool = True) -> None:
         """Show entries the file gained (live follow or our own append)."""
+        handle = self.handle
+        assert handle is not None
         tree = self.query_one(SessionTree)
-        tree.file_leaf = self.session.leaf
-        self.query_one(ReadOnlyBanner).show_reason(self.session.append_refusal)
+        tree.file_leaf = handle.session.leaf
+        self.query_one(ReadOnlyBanner).show_reason(handle.session.append_refusal)
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry)
-        self.token_count_pending = True  # started once the rows (and what is visible) exist
-        self.measure_chart(self.session)
+        self.state.token_count_pending = True  # started once the rows (and what is visible) exist
+        self.measure_chart(handle, self.settings)
         if added:
             self._report_orphaned_appends()
         if added and announce:
@@ -1276,7 +1395,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def action_unfold_all(self) -> None:
         """Unfold every folded branch point."""
-        self.folded.clear()
+        self.state.folded.clear()
         self.rebuild_outline()
 
     def action_select_node(self) -> None:
@@ -1299,24 +1418,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         diff = self.query_one(SummaryDiff)
         panel = self.compaction_panel
         result = panel.selected_result if panel is not None else None
-        if result is not None:
+        if panel is not None and result is not None:
             diff.show(panel.plan.previous_summary or "", result.summary)
             return
-        if self.session is None or self.selected_entry is None:
+        if self.handle is None or self.selected_entry is None:
             return
-        entry = self.session.entries[self.selected_entry]
-        if entry.type != "compaction":
+        self.load_summary_diff(self.handle, self.selected_entry)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="diff")
+    def load_summary_diff(self, handle: SessionHandle, entry_index: int) -> None:
+        """Read a compaction's summary and the previous one (thread)."""
+        with handle.read() as snapshot:
+            pair = previous_summary(snapshot, entry_index)
+        self.post_message(SummaryDiffReady(entry_index, pair))
+
+    @_while_running
+    def on_summary_diff_ready(self, message: SummaryDiffReady) -> None:
+        """Show the diff (or say what to select)."""
+        if message.entry_index != self.selected_entry:
+            return
+        diff = self.query_one(SummaryDiff)
+        if message.pair is None:
             diff.show("", "")
             diff.query_one(Static).update(Text(
                 "select a compaction node (or run a compaction) to see what its summary "
                 "changed against the previous one", style="dim"))
             return
-        previous = entry.parent
-        while previous is not None and self.session.entries[previous].type != "compaction":
-            previous = self.session.entries[previous].parent
-        old = self.session.entries[previous].data.get("summary") if previous is not None else ""
-        new = entry.data.get("summary")
-        diff.show(old if isinstance(old, str) else "", new if isinstance(new, str) else "")
+        diff.show(*message.pair)
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
@@ -1330,36 +1458,41 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Open the search box."""
         search = self.query_one("#search", Input)
         search.display = True
-        search.value = self.search_query
+        search.value = self.state.search_query
         search.focus()
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         """Find the query in every entry (worker), then jump to the first match after the cursor."""
-        self.search_query = event.value.strip()
+        self.state.search_query = event.value.strip()
         event.input.display = False
         self.query_one(SessionTree).focus()
-        if self.search_query and self.session is not None:
-            self.find_matches(self.session, self.search_query)
+        if self.state.search_query and self.handle is not None:
+            self.find_matches(self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).search_matches = set()
             self.query_one(SessionTree).invalidate()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def find_matches(self, session: Any, query: str) -> None:
+    def find_matches(self, handle: SessionHandle, query: str) -> None:
         """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive)."""
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
-        for entry in list(session.entries):
+        with handle.read() as snapshot:
+            session = snapshot.session
+            entries = session.entries[: snapshot.entry_count]
+        for entry in entries:
             if worker.is_cancelled:
                 return
             if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
-        self.call_from_thread(self._show_matches, query, matches)
+        self.post_message(SearchDone(query, matches))
 
-    def _show_matches(self, query: str, matches: set[int]) -> None:
+    @_while_running
+    def on_search_done(self, message: SearchDone) -> None:
         """Mark matches and jump to the first one after the cursor."""
+        query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
         tree.search_matches = matches
         tree.invalidate()
@@ -1372,7 +1505,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Move to the next/previous visible match."""
         tree = self.query_one(SessionTree)
         if not tree.search_matches or not tree.rows:
-            if self.search_query:
+            if self.state.search_query:
                 self.notify("no matches", timeout=2)
             return
         count = len(tree.rows)
@@ -1405,7 +1538,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():
-            self.load_cancel.set()
+            self.state.load_cancel.set()
             return
         if not self.cancel_work() and self.plan is not None:
             self.clear_plan()
@@ -1442,22 +1575,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         from tui_compactor.ui.widgets.help import help_groups
 
         groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
-        self.push_screen(HelpScreen(groups, dict(self.user_keymap)))
+        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap)))
 
+    @_while_running
     def on_work_failed(self, message: WorkFailed) -> None:
         """A worker reported a failure the user must know about."""
         self.notify(sanitize(message.error, max_len=400), title=message.what, severity="error",
                     timeout=10)
 
+    @_while_running
     def on_entry_appended(self, message: EntryAppended) -> None:
         """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
         if message.kind == "compaction":
-            self.running_jobs = max(0, self.running_jobs - 1)
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self.clear_plan()
             self.close_review(message.description)
         if message.select_entry is not None:
-            self.selected_entry = message.select_entry
+            self.state.selected_entry = message.select_entry
         self.after_growth(message.added, announce=False)
 
     @on(Worker.StateChanged)
@@ -1471,6 +1606,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     title=f"{what} failed", severity="error", timeout=10)
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+
+
+def _describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:
+    """Label and one-line preview of a context block (the Context tab's wording)."""
+    return block_label(item, message, entry), block_preview(message, entry)
 
 
 def _error_text(error: BaseException) -> str:

@@ -35,8 +35,8 @@ class CompactorCommands(Provider):
                 label = name.lower().replace("_", " ")
                 yield (f"Filter: {label}", partial(setattr, app, "filter_index", position),
                        "which entries the tree shows")
-        if app.folded:
-            yield ("Unfold every branch", app.action_unfold_all, f"{len(app.folded)} folded")
+        if app.state.folded:
+            yield ("Unfold every branch", app.action_unfold_all, f"{len(app.state.folded)} folded")
         if selected is not None:
             yield (f"Plan compaction at #{selected}", app.action_plan,
                    "where compaction would cut, what it would summarize (no LLM)")

@@ -7,10 +7,15 @@ other in the queue (``can_replace``) so a slow UI never falls behind a fast work
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+
+from tui_compactor.workbench.views import ChartData, GaugeData, PlanReport
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.engine.plan import CompactionPlan
 
 
 class LoadProgressed(Message):
@@ -64,29 +69,6 @@ class TokensCounted(Message):
         self.counts = counts
 
 
-@dataclass(slots=True)
-class GaugeData:
-    """Everything the gauge draws for one node."""
-
-    entry_index: int
-    tokens: int
-    """Estimated context tokens at the node (usage-based where the engine could anchor it)."""
-    local_estimate: int
-    """The purely local estimate, for comparison."""
-    usage_tokens: int | None
-    window: int | None
-    reserve: int | None
-    threshold: int | None
-    keep_recent: int
-    should_compact: bool
-    blocks: list[tuple[str, str, int, int | None]]
-    """What the model sees: (role/kind label, preview text, tokens, entry index) per block."""
-    window_assumed: bool = False
-    """The window is the default guess, not the user's setting (pi reads it from the model)."""
-    window_model: str | None = None
-    """The session's model id the window was looked up from (no ``--window`` given)."""
-
-
 class GaugeReady(Message):
     """The context at the selected node was measured."""
 
@@ -98,27 +80,39 @@ class GaugeReady(Message):
 class ChartReady(Message):
     """Context size along the active path, one point per assistant turn."""
 
-    def __init__(self, points: list[tuple[int, int]], compactions: list[int]) -> None:
+    def __init__(self, chart: ChartData) -> None:
         super().__init__()
-        self.points = points
-        """(entry index, context tokens) in path order."""
-        self.compactions = compactions
-        """Positions in ``points`` right after which a compaction happened."""
+        self.chart = chart
 
 
 class PlanReady(Message):
-    """A compaction plan for a leaf (``plan.prepared`` may be False with a reason)."""
+    """A compaction plan with everything the pane and tree show (``workbench.views``)."""
 
-    def __init__(self, plan: Any, generation: int, regions: dict[int, str],
-                 cut_entry: int | None, refusal: str | None = None) -> None:
+    def __init__(self, report: PlanReport, request: int) -> None:
         super().__init__()
-        self.plan = plan
-        self.generation = generation
-        self.regions = regions
+        self.report = report
+        self.request = request
+        """The app's plan request this answers (older requests are dropped)."""
+
+    @property
+    def plan(self) -> CompactionPlan:
+        """The plan (``plan.prepared`` may be False with a reason)."""
+        return self.report.plan
+
+    @property
+    def regions(self) -> dict[int, str]:
         """Entry index -> region, for colouring the tree (computed in the worker)."""
-        self.cut_entry = cut_entry
-        self.refusal = refusal
+        return self.report.regions
+
+    @property
+    def cut_entry(self) -> int | None:
+        """Entry index of the first kept entry, if prepared."""
+        return self.report.cut_entry
+
+    @property
+    def refusal(self) -> str | None:
         """Why the plan may not be run (``workbench.plans.run_refusal``); None when it may."""
+        return self.report.refusal
 
 
 class SessionRefreshed(Message):
@@ -147,10 +141,12 @@ class EntryAppended(Message):
 class NavigationPlanned(Message):
     """The engine planned a move of the leaf to ``target``; the dialog can open."""
 
-    def __init__(self, target: int, nav_plan: Any) -> None:
+    def __init__(self, target: int, nav_plan: NavigationPlan, generation: int) -> None:
         super().__init__()
         self.target = target
         self.nav_plan = nav_plan
+        self.generation = generation
+        """The session generation the move was planned at (re-checked when written)."""
 
 
 class WorkFailed(Message):
@@ -179,3 +175,41 @@ class CompactionAppendFailed(Message):
         super().__init__()
         self.panel = panel
         self.error = error
+
+
+class WriteStale(Message):
+    """A write was not made because the session grew since it was proposed.
+
+    ``kind`` is ``compaction``, ``navigate`` or ``undo``; ``leaf`` the file's leaf now;
+    ``added`` the entries the refresh found; ``panel`` the compaction panel (compaction only);
+    ``target`` the navigation target (navigate only).
+    """
+
+    def __init__(self, kind: str, reason: str, leaf: int | None, added: list[int], *,
+                 panel: Any = None, target: int | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.reason = reason
+        self.leaf = leaf
+        self.added = added
+        self.panel = panel
+        self.target = target
+
+
+class SummaryDiffReady(Message):
+    """The summary of a compaction node and the one it updated (``views.previous_summary``)."""
+
+    def __init__(self, entry_index: int, pair: tuple[str, str] | None) -> None:
+        super().__init__()
+        self.entry_index = entry_index
+        self.pair = pair
+        """(previous summary, this summary); None when the entry is not a compaction."""
+
+
+class SearchDone(Message):
+    """The entries whose id or preview contain ``query``."""
+
+    def __init__(self, query: str, matches: set[int]) -> None:
+        super().__init__()
+        self.query = query
+        self.matches = matches

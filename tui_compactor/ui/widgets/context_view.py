@@ -25,8 +25,11 @@ def block_label(item: Any, message: dict[str, Any], entry: Any = None) -> str:
     """Short name of one context block; a compaction summary names its method."""
     role: Any = message.get("role")
     if role == "compactionSummary":
-        method = compaction_method(entry.data) if entry is not None else "legacy"
-        return "summary" if method in ("soft", "legacy") else f"summary:{method}"
+        data = entry.data if entry is not None else {}
+        method = compaction_method(data)
+        label = "summary" if method in ("soft", "legacy") else f"summary:{method}"
+        warning = data.get("warning")
+        return f"{label} ⚠" if isinstance(warning, str) and warning.strip() else label
     if role == "toolResult" and shaken_result(message):
         return "tool:shaken"
     return {

@@ -21,22 +21,21 @@ MAX_REGION_ROWS = 200
 """Regions listed per config (the rest are counted)."""
 
 
-def shake_renderable(previews: list[Any], context_tokens: int | None) -> RenderableType:
-    """One section per config: regions, tokens saved each, and the context after."""
+def shake_renderable(previews: list[Any], sizes: list[tuple[int, int]]) -> RenderableType:
+    """One section per config: regions, tokens saved each, and the context before and after
+    (``sizes``, from ``engine.shake.context_after_shake``, one per preview)."""
     parts: list[RenderableType] = [
         Text("shake preview (no model involved)", style="bold"),
         Text(f"cannot be written: {method_info('shake').note}", style="bold yellow"),
     ]
-    for preview in previews:
+    for preview, (before, after) in zip(previews, sizes, strict=True):
         config = preview.config
         head = Text()
         head.append(f"\n{config.name}", style="bold cyan")
         head.append(f": {len(preview.regions)} region(s), {format_tokens(preview.tokens_freed)} "
                     "tokens freed")
-        if context_tokens is not None:
-            after = max(0, context_tokens - preview.tokens_freed)
-            head.append(f" · context {format_tokens(context_tokens)} → {format_tokens(after)}",
-                        style="bold")
+        head.append(f" · context {format_tokens(before)} → {format_tokens(after)}",
+                    style="bold")
         head.append(f"\nprotects the newest {config.protect_tokens:,} tokens, needs "
                     f"{config.min_savings:,} saved, blocks from {config.fence_min_tokens} tokens",
                     style="dim")
@@ -81,13 +80,13 @@ class ShakeView(VerticalScroll):
     ShakeView > Static { width: 1fr; }
     """
 
-    def __init__(self, previews: list[Any], context_tokens: int | None, leaf: int) -> None:
+    def __init__(self, previews: list[Any], sizes: list[tuple[int, int]], leaf: int) -> None:
         super().__init__()
         self.previews = previews
-        self.context_tokens = context_tokens
+        self.sizes = sizes
         self.leaf = leaf
 
     def compose(self):  # type: ignore[no-untyped-def]
         """One static body."""
         title = Text(f"at #{self.leaf}", style="dim")
-        yield Static(Group(title, shake_renderable(self.previews, self.context_tokens)))
+        yield Static(Group(title, shake_renderable(self.previews, self.sizes)))

@@ -175,7 +175,10 @@ class SessionTree(ScrollView, can_focus=True):
         """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible."""
         self.session = session
         self.rows = rows
-        self.row_of_entry = {row.index: position for position, row in enumerate(rows)}
+        positions = getattr(rows, "positions", None)  # outline.OutlineRows: built in a worker
+        if positions is None:
+            positions = {row.index: position for position, row in enumerate(rows)}
+        self.row_of_entry = positions
         self.file_leaf = getattr(session, "leaf", None)
         self._preview_cache.clear()
         self.invalidate()

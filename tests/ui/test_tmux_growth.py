@@ -1,0 +1,119 @@
+"""In a real terminal: a second process appends a valid child of the leaf while the app shows a
+finished compaction (or a proposed undo / navigation). Nothing is ever written onto the old
+leaf; the app says so, shows the new plan and asks again."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_tmux import TmuxApp, tmux_app  # noqa: F401 - the fixture is used by name
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl"
+AGENT = ROOT / "tests" / "workbench" / "agent.py"
+
+
+def agent_appends(path: Path) -> str:
+    """A second process appends a user message as a child of the file's leaf."""
+    result = subprocess.run([sys.executable, str(AGENT), str(path)], cwd=ROOT, check=True,
+                            capture_output=True, text=True, timeout=60)
+    return result.stdout.strip()
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "growing.jsonl"
+    shutil.copyfile(FIXTURE, target)
+    return target
+
+
+def _start(tmux_app: Callable[[list[str]], TmuxApp], session: Path) -> TmuxApp:  # noqa: F811
+    app = tmux_app([str(session), "--keep-recent", "2000"])
+    app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
+    app.wait_for_text("q Quit")
+    return app
+
+
+def test_accept_after_growth_replans_and_never_writes_on_the_old_leaf(
+    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+) -> None:
+    app = _start(tmux_app, session)
+    app.send("G", "c")
+    app.wait_for_text("cut before #")
+    app.send("r")
+    app.wait_for_text("anchors kept")  # the compaction finished and waits for the user
+    agent = agent_appends(session)
+    grown = session.read_bytes()
+    app.wait_for_text("1 new entries")  # live follow showed the agent's message
+    app.send("a")
+    screen = app.wait_for_text("nothing written")
+    assert "planned again at the new leaf" in screen or "was not written" in screen
+    assert session.read_bytes() == grown, "no compaction onto the old leaf"
+    app.wait_for(lambda s: f"Plan for leaf #{len(records(session)) - 2}" in s, "the new plan")
+    # The user decides again: run and accept the new plan; it hangs under the agent's entry.
+    app.send("r")
+    app.wait_for_text("anchors kept")
+    app.send("a")
+    app.wait_for_text("compaction appended")
+    last = records(session)[-1]
+    assert last["type"] == "compaction" and last["parentId"] == agent
+
+
+def _search(app: TmuxApp, needle: str) -> None:
+    app.send("/")
+    app.wait_for_text("search entries")
+    app.send(needle, "Enter")
+    app.wait_for_text("matches")
+
+
+def test_undo_proposed_before_growth_asks_again_and_no_writes_nothing(
+    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+) -> None:
+    app = _start(tmux_app, session)
+    compaction = [r for r in records(session) if r["type"] == "compaction"][-1]["id"]
+    _search(app, str(compaction))
+    app.send("u")
+    first = app.wait_for_text("Undo anyway?")
+    assert "25 entries" in first
+    agent_appends(session)
+    grown = session.read_bytes()
+    app.send("y")  # confirmed the old proposal: it must not be written
+    again = app.wait_for(lambda s: "26 entries" in s and "Undo anyway?" in s, "the new question")
+    assert "nothing written" in again or "Undo?" in again
+    assert session.read_bytes() == grown
+    app.send("n")
+    app.wait_for_text("undo declined")
+    assert session.read_bytes() == grown
+
+
+def test_navigation_proposed_before_growth_is_planned_again(
+    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+) -> None:
+    app = _start(tmux_app, session)
+    target = records(session)[3]["id"]
+    _search(app, str(target))
+    app.send("Enter")
+    app.wait_for_text("Navigate")
+    agent_appends(session)
+    grown = session.read_bytes()
+    app.send("1")  # no summary: a leaf marker at the target, proposed on the old leaf
+    app.wait_for_text("planning the move again")
+    app.wait_for_text("Navigate")  # asked again with the new plan
+    assert session.read_bytes() == grown
+    app.send("Escape")

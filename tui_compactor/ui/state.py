@@ -1,0 +1,85 @@
+"""The app's state: one typed object, changed only by handlers on the UI thread.
+
+Workers never read it: they receive what they need (the session handle, the settings, a token
+cache) as arguments and post messages; the handlers update this object and the widgets.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui_compactor.workbench.settings import Settings
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.handle import SessionHandle
+    from tui_compactor.workbench.views import GaugeData, PlanReport
+
+__all__ = ["AppOptions", "AppState"]
+
+
+@dataclass(frozen=True, slots=True)
+class AppOptions:
+    """What the app was started with (does not change while it runs)."""
+
+    sessions_dirs: tuple[Path, ...] = ()
+    """Extra directories the session picker lists."""
+    profile_name: str | None = None
+    """``--profile``: the summarizer profile for compactions and branch summaries."""
+    follow: bool = True
+    """Watch the file for new entries (live follow)."""
+    append_quiet_seconds: float | None = None
+    """Passed to the writer's live-writer check (None: the writer's default)."""
+    ignore_agents: bool = False
+    """The user's explicit override of the writer's running-agent refusal."""
+    picker_dirs_only: bool = False
+    """The picker lists ``sessions_dirs`` only (``tui-compactor DIR``), not pi's and omp's."""
+
+
+@dataclass(slots=True)
+class AppState:
+    """Everything the app knows that changes while it runs."""
+
+    settings: Settings
+    """The resolved settings (``workbench.settings``); an edit replaces the object."""
+    session_path: Path | None = None
+    handle: SessionHandle | None = None
+    """The loaded session shared with the workers (snapshots, refresh, generation)."""
+    token_cache: TokenCache | None = None
+    load_cancel: threading.Event = field(default_factory=threading.Event)
+    load_seconds: float | None = None
+
+    selected_entry: int | None = None
+    folded: set[int] = field(default_factory=set)
+    search_query: str = ""
+    outline_request: int = 0
+    """Bumped per outline rebuild; older results are dropped."""
+    token_count_pending: bool = False
+    """Count tokens once the next rows are shown (what is visible is counted first)."""
+    gauge_data: GaugeData | None = None
+
+    plan_report: PlanReport | None = None
+    """The shown plan with the session generation it was made at."""
+    plan_request: int = 0
+    """Bumped per plan request; older results are dropped."""
+    plan_leaf: int | None = None
+    plan_cut: int | None = None
+    run_after_plan: str = ""
+    """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
+    compaction_basis: PlanReport | None = None
+    """The plan report the running compaction was started from (re-checked at accept)."""
+    compaction_options: tuple[str, str, bool] = ("soft", "", False)
+    """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
+
+    pending_targets: set[int] = field(default_factory=set)
+    """Targets of navigations still running."""
+    running_jobs: int = 0
+    """Writes and summaries in flight (shown in the status line)."""
+
+    user_keymap: dict[str, str] = field(default_factory=dict)
+    """Binding id -> keys from the config (shown in help)."""
+    config_problems: list[str] = field(default_factory=list)
+    """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""

@@ -1,0 +1,301 @@
+"""Write actions in two steps: a *proposal* (exactly what would be appended, where, what leaves
+the active path, why it is allowed) and ``apply`` through the writer's append gate.
+
+A proposal remembers the generation of the session it was made against and the file's leaf at
+that time. ``apply`` re-validates both while holding the session alone: if the file grew (our
+refresh saw it, or the writer's gate found new complete lines), nothing is written and
+``StaleProposal`` asks the caller to plan again and ask the user again. A write therefore never
+lands on a leaf that is no longer the file's leaf.
+
+The same functions decide for the app and the commands (``undo``'s refusals are the app's ``u``
+refusals, with the same words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from tui_compactor.session.writer import (
+    AppendResult,
+    SessionChanged,
+    append_entry,
+    is_leaf_marker,
+    make_leaf_marker,
+    seal_tail,
+)
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.session.session import Session
+    from tui_compactor.workbench.handle import SessionHandle, Snapshot
+
+__all__ = [
+    "ActionRefused",
+    "Proposal",
+    "StaleProposal",
+    "apply",
+    "entries_after_on_path",
+    "find_last_compaction",
+    "propose_compaction",
+    "propose_navigation",
+    "propose_seal",
+    "propose_undo",
+]
+
+ActionKind = Literal["compaction", "navigate", "undo", "seal"]
+
+
+class ActionRefused(Exception):
+    """The action is not allowed; ``reason`` says why in the user's words.
+
+    ``needs_force`` marks the one refusal a user may override after being asked (entries would
+    leave the active path): ``undo --force`` on the command line, a confirmation in the app.
+    """
+
+    def __init__(self, reason: str, *, needs_force: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.needs_force = needs_force
+
+
+class StaleProposal(Exception):
+    """The file changed since the proposal was made: nothing was written; plan and ask again."""
+
+    def __init__(self, proposal: Proposal, generation: int, leaf: int | None) -> None:
+        self.proposal = proposal
+        self.generation = generation
+        self.leaf = leaf
+        super().__init__(
+            "the session grew since this was planned (new entries after the leaf it was "
+            "planned at): nothing was written; it has to be planned and confirmed again"
+        )
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Exactly what a write action would append, and under which conditions.
+
+    Attributes:
+        kind: ``compaction``, ``navigate``, ``undo`` or ``seal``.
+        record: the entry body to append (None for ``seal``, which appends one newline).
+        parent: entry index the new entry hangs from (None: a new root, or ``seal``).
+        parent_id: its id, for the user.
+        generation: the session generation the proposal was made against.
+        leaf: the file's leaf at that generation (re-checked at apply).
+        leaving: entry indices that leave the active path when this is written.
+        allowed: why the action is allowed (shown with the confirmation).
+        description: one line saying what will be appended.
+    """
+
+    kind: ActionKind
+    record: Mapping[str, Any] | None
+    parent: int | None
+    parent_id: str | None
+    generation: int
+    leaf: int | None
+    leaving: tuple[int, ...] = ()
+    allowed: str = ""
+    description: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Facts a front-end reports (the undone compaction's id, line numbers...)."""
+
+
+def _path_after(session: Session, ancestor: int | None, leaf: int | None) -> tuple[int, ...]:
+    """Entries on the path to ``leaf`` strictly after ``ancestor`` (all of it for None)."""
+    if leaf is None:
+        return ()
+    path = session.path_to(leaf)
+    if ancestor is None:
+        return tuple(path)
+    try:
+        position = path.index(ancestor)
+    except ValueError:
+        return tuple(path)
+    return tuple(path[position + 1 :])
+
+
+def find_last_compaction(session: Session) -> int | None:
+    """Index of the last ``compaction`` entry on the path to the file's leaf, or None."""
+    if session.leaf is None:
+        return None
+    for index in reversed(session.path_to(session.leaf)):
+        if session.entries[index].type == "compaction":
+            return index
+    return None
+
+
+def entries_after_on_path(session: Session, compaction: int) -> list[int]:
+    """Entries after ``compaction`` on the leaf's path that an undo takes off the active path.
+
+    Our own leaf markers (``tui-compactor/leaf``) are not counted: they only move the leaf.
+    """
+    return [
+        index
+        for index in _path_after(session, compaction, session.leaf)
+        if not (session.entries[index].type == "custom" and
+                is_leaf_marker(session.entries[index].data))
+    ]
+
+
+def propose_undo(snapshot: Snapshot, compaction: int | None = None, *,
+                 force: bool = False) -> Proposal:
+    """Undo the last compaction on the active path: a leaf marker under its parent.
+
+    Args:
+        snapshot: the session as read now.
+        compaction: the compaction the user pointed at (the app's selection); None = the last
+            one on the active path (the command).
+        force: allow entries written after the compaction to leave the active path (the user
+            confirmed, or ``--force``).
+
+    Raises:
+        ActionRefused: nothing to undo, not the last compaction on the active path, no parent
+            to resume at, or (without ``force``) later entries would leave the active path.
+    """
+    session = snapshot.session
+    last = find_last_compaction(session)
+    if last is None:
+        raise ActionRefused("no compaction on the active path; nothing to undo")
+    if compaction is not None and compaction != last:
+        chosen = session.entries[compaction]
+        what = "a compaction" if chosen.type == "compaction" else "an entry"
+        raise ActionRefused(
+            f"{chosen.id} is not the last compaction on the active path; undo moves the leaf "
+            f"back above the last one ({session.entries[last].id}) only"
+            if chosen.type == "compaction"
+            else f"{chosen.id} is not {what}; select the last compaction on the active path"
+        )
+    entry = session.entries[last]
+    if entry.parent is None:
+        raise ActionRefused(
+            f"compaction {entry.id} has no parent entry; there is nothing above it to resume at"
+        )
+    parent = session.entries[entry.parent]
+    leaving = entries_after_on_path(session, last)
+    count = len(leaving)
+    noun = "entry" if count == 1 else "entries"
+    if leaving and not force:
+        raise ActionRefused(
+            f"refusing to undo: {count} {noun} written after this compaction would leave the "
+            "active path; pass --force to undo anyway",
+            needs_force=True,
+        )
+    leaf = snapshot.leaf
+    record = make_leaf_marker(
+        reason="undo", undone_entry_id=entry.id,
+        previous_leaf_id=session.entries[leaf].id if leaf is not None else None,
+    )  # fmt: skip
+    return Proposal(
+        kind="undo", record=record, parent=entry.parent, parent_id=parent.id,
+        generation=snapshot.generation, leaf=leaf, leaving=tuple(leaving),
+        allowed=(f"compaction {entry.id} is the last one on the active path"
+                 + (f"; {count} later {noun} leave the active path (confirmed)" if count else "")),
+        description=(
+            f"undo compaction {entry.id} (line {entry.line}): the agent will resume at "
+            f"{parent.id} (line {parent.line}); the compaction stays in the file on a side "
+            f"branch\n{count} {noun} after it leave the active path (nothing is deleted)"
+        ),
+        extra={"compactionId": entry.id, "compactionLine": entry.line,
+               "previousLeafId": session.entries[leaf].id if leaf is not None else None,
+               "newLeafParentId": parent.id},
+    )  # fmt: skip
+
+
+def propose_compaction(snapshot: Snapshot, plan: CompactionPlan, record: Mapping[str, Any],
+                       *, generation: int, file_leaf: int | None) -> Proposal:
+    """Append the compaction entry ``record`` at the plan's leaf.
+
+    Args:
+        snapshot: the session as read now.
+        plan: the plan the summaries were made for.
+        record: the compaction entry (``CompactionResult.entry``).
+        generation: the session generation the plan was made at.
+        file_leaf: the file's leaf when the plan was made.
+
+    Raises:
+        ActionRefused: the plan cannot be accepted (not prepared, or summarizes nothing).
+    """
+    session = snapshot.session
+    if not plan.prepared:
+        raise ActionRefused(plan.reason or "the plan was not prepared")
+    if plan.is_empty:
+        raise ActionRefused("nothing would be summarized: the plan keeps every message")
+    leaf = plan.leaf
+    assert leaf is not None  # a prepared plan has a leaf
+    leaving = _path_after(session, leaf, file_leaf) if file_leaf != leaf else ()
+    return Proposal(
+        kind="compaction", record=record, parent=leaf, parent_id=session.entries[leaf].id,
+        generation=generation, leaf=file_leaf, leaving=leaving,
+        allowed="the plan summarizes something and was made at the current file state",
+        description=f"a compaction entry after {session.entries[leaf].id}",
+    )  # fmt: skip
+
+
+def propose_navigation(snapshot: Snapshot, nav_plan: NavigationPlan,
+                       record: Mapping[str, Any] | None = None, *,
+                       generation: int | None = None) -> Proposal:
+    """Move the leaf to ``nav_plan.new_leaf``: a branch summary ``record`` or a leaf marker.
+
+    ``generation`` is the session generation ``nav_plan`` was made at (default: now).
+    """
+    session = snapshot.session
+    old_leaf = nav_plan.old_leaf
+    if record is None:
+        record = make_leaf_marker(
+            reason="navigate",
+            previous_leaf_id=session.entries[old_leaf].id if old_leaf is not None else None,
+        )
+    new_leaf = nav_plan.new_leaf
+    ancestor = session.common_ancestor(old_leaf, new_leaf) if (
+        old_leaf is not None and new_leaf is not None) else None
+    return Proposal(
+        kind="navigate", record=record, parent=new_leaf,
+        parent_id=session.entries[new_leaf].id if new_leaf is not None else None,
+        generation=snapshot.generation if generation is None else generation, leaf=old_leaf,
+        leaving=_path_after(session, ancestor, old_leaf),
+        allowed="navigation keeps every entry in the file; only the leaf moves",
+        description=("a branch summary" if record.get("type") == "branch_summary"
+                     else "a leaf marker") + " at the new leaf",
+    )  # fmt: skip
+
+
+def propose_seal(snapshot: Snapshot) -> Proposal:
+    """End a torn last line with one newline (the fragment stays in the file)."""
+    return Proposal(
+        kind="seal", record=None, parent=None, parent_id=None,
+        generation=snapshot.generation, leaf=snapshot.leaf,
+        allowed="the last line is torn; a newline ends it so appends can proceed",
+        description="one newline after the torn last line",
+    )  # fmt: skip
+
+
+def apply(handle: SessionHandle, proposal: Proposal, **append_options: Any) -> AppendResult:
+    """Write ``proposal`` through the writer's append gate, if the session is unchanged.
+
+    Holds the session alone while it checks and writes, then refreshes it (a new generation).
+    ``append_options`` go to the writer (``quiet_seconds``, ``lock_wait_seconds``, ``ops``).
+
+    Raises:
+        StaleProposal: the session grew since the proposal (nothing written; the session is
+            refreshed, so planning again sees the new entries).
+        AppendRefused: the gate refused (nothing written).
+    """
+    options = {key: value for key, value in append_options.items() if key != "refresh"}
+    with handle.exclusive() as session:
+        if handle.generation != proposal.generation or session.leaf != proposal.leaf:
+            raise StaleProposal(proposal, handle.generation, session.leaf)
+        try:
+            if proposal.kind == "seal":
+                result = seal_tail(session, refresh=False, **options)
+            else:
+                assert proposal.record is not None
+                result = append_entry(session, proposal.record, parent_index=proposal.parent,
+                                      refresh=False, **options)
+        except SessionChanged:
+            handle.refresh_locked()
+            raise StaleProposal(proposal, handle.generation, session.leaf) from None
+        handle.refresh_locked()
+        return result

@@ -1,0 +1,210 @@
+"""Views computed completely off the UI thread: each function reads a ``Snapshot`` and returns
+plain data the front-end only draws (no lazy work left for the UI thread).
+
+* ``gauge_at``: the context at a node, its size against the window, and one row per block.
+* ``chart_points``: context size after every assistant turn on the active path.
+* ``plan_report``: a plan with its regions, region tokens and file lists already computed.
+* ``previous_summary``: a compaction's summary and the one it updated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tui_compactor.engine.context import (
+    build_context,
+    estimate_context_tokens,
+    item_tokens,
+    usage_tokens,
+)
+from tui_compactor.engine.messages import message_text
+from tui_compactor.engine.settings import effective_reserve, should_compact, threshold_tokens
+from tui_compactor.textsafe import sanitize
+from tui_compactor.workbench.plans import make_plan, run_refusal
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.handle import Snapshot
+    from tui_compactor.workbench.settings import Settings
+
+__all__ = [
+    "ChartData",
+    "GaugeData",
+    "PlanReport",
+    "chart_points",
+    "gauge_at",
+    "plan_report",
+    "previous_summary",
+]
+
+BLOCK_LABELS = {
+    "compactionSummary": "summary",
+    "branchSummary": "branch",
+    "toolResult": "tool",
+    "bashExecution": "bash",
+}
+"""Message role -> the short name of a context block."""
+
+
+@dataclass(slots=True)
+class GaugeData:
+    """Everything the gauge and the Context tab draw for one node."""
+
+    entry_index: int
+    tokens: int
+    """Estimated context tokens at the node (usage-based where the engine could anchor it)."""
+    local_estimate: int
+    """The purely local estimate, for comparison."""
+    usage_tokens: int | None
+    window: int | None
+    reserve: int | None
+    threshold: int | None
+    keep_recent: int
+    should_compact: bool
+    blocks: list[tuple[str, str, int, int | None]]
+    """What the model sees: (role/kind label, preview text, tokens, entry index) per block."""
+    window_assumed: bool = False
+    """The window is the default guess, not the user's setting (pi reads it from the model)."""
+    window_model: str | None = None
+    """The session's model id the window was looked up from (no ``--window`` given)."""
+    generation: int = 0
+    """The session generation this was measured at."""
+
+
+@dataclass(slots=True)
+class ChartData:
+    """Context size along the active path."""
+
+    points: list[tuple[int, int]]
+    """(entry index, context tokens) in path order."""
+    compactions: list[int]
+    """Positions in ``points`` right after which a compaction happened."""
+    window: int | None
+    threshold: int | None
+    generation: int = 0
+
+
+@dataclass(slots=True)
+class PlanReport:
+    """A compaction plan with everything a front-end shows already computed."""
+
+    plan: CompactionPlan
+    generation: int
+    """The session generation the plan was made at (a write re-validates against it)."""
+    file_leaf: int | None
+    """The file's leaf at that generation."""
+    refusal: str | None
+    """Why it may not be run or accepted (``plans.run_refusal``); None when it may."""
+    regions: dict[int, str] = field(default_factory=dict)
+    """Entry index -> region (summarize / turn_prefix / keep / metadata)."""
+    cut_entry: int | None = None
+
+
+BlockDescriber = Callable[[Any, dict[str, Any], Any], tuple[str, str]]
+"""(context item, its message, its entry) -> (short label, one sanitized preview line)."""
+
+
+def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:
+    """The plain label (role) and preview of a context block."""
+    role = message.get("role")
+    label = BLOCK_LABELS.get(str(role), str(role or item.kind or "?"))
+    preview = sanitize(message_text(message, brief=True), single_line=True, max_len=200)
+    return label, preview
+
+
+def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
+             *, describe: BlockDescriber = describe_block) -> GaugeData:
+    """Measure the context the model would receive at ``entry_index``.
+
+    ``describe`` names and previews each block (the app passes its richer wording).
+    """
+    session = snapshot.session
+    context = build_context(session, entry_index, rules=settings.rules)
+    estimate = estimate_context_tokens(context, cache.counter, cache)
+    window = settings.context_window
+    engine = settings.compaction()
+    blocks: list[tuple[str, str, int, int | None]] = []
+    for item in context.items:
+        if item.excluded:
+            continue
+        message = item.message if isinstance(item.message, dict) else {}
+        label, preview = describe(item, message, session.entries[item.entry_index])
+        blocks.append((label, preview, item_tokens(item, cache.counter, cache), item.entry_index))
+    local = estimate.local_estimate
+    return GaugeData(
+        entry_index=entry_index,
+        tokens=estimate.tokens,
+        local_estimate=local if local is not None else estimate.tokens,
+        usage_tokens=estimate.usage_tokens if estimate.last_usage_index is not None else None,
+        window=window,
+        reserve=effective_reserve(window, engine) if window else None,
+        threshold=threshold_tokens(window, engine) if window else None,
+        keep_recent=settings.keep_recent_tokens,
+        should_compact=window is not None and should_compact(estimate.tokens, window, engine),
+        blocks=blocks,
+        window_assumed=not settings.window_configured and settings.window_model is None,
+        window_model=settings.window_model,
+        generation=snapshot.generation,
+    )
+
+
+def chart_points(snapshot: Snapshot, settings: Settings) -> ChartData:
+    """Context size after every assistant turn on the active path (from usage data)."""
+    session = snapshot.session
+    points: list[tuple[int, int]] = []
+    compactions: list[int] = []
+    leaf = snapshot.leaf
+    for index in session.path_to(leaf) if leaf is not None else []:
+        entry = session.entries[index]
+        if entry.type == "compaction":
+            if points:
+                compactions.append(len(points) - 1)
+            continue
+        if entry.role != "assistant":  # known from the index: no record load
+            continue
+        message = entry.message
+        if not message:
+            continue
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            total = usage_tokens(usage)
+            if total:
+                points.append((index, total))
+    window = settings.context_window
+    threshold = threshold_tokens(window, settings.compaction()) if window else None
+    return ChartData(points, compactions, window, threshold, snapshot.generation)
+
+
+def plan_report(snapshot: Snapshot, leaf: int, settings: Settings, cut: int | None,
+                cache: TokenCache | None = None) -> PlanReport:
+    """Plan at ``leaf`` and compute what the plan pane and the tree show (regions, region
+    tokens, file lists), so nothing lazy is left for the UI thread."""
+    plan = make_plan(snapshot.session, leaf, settings, cut, cache=cache)
+    report = PlanReport(plan, snapshot.generation, snapshot.leaf, run_refusal(plan, settings))
+    if plan.prepared:
+        _ = plan.region_tokens, plan.file_ops, plan.messages_to_summarize
+        _ = plan.turn_prefix_messages, plan.recent_messages
+        report.regions = {entry_index: plan.region_of(position)
+                          for position, entry_index in enumerate(plan.branch)}
+        report.cut_entry = plan.branch[plan.first_kept_index]
+    return report
+
+
+def previous_summary(snapshot: Snapshot, compaction: int) -> tuple[str, str] | None:
+    """(previous summary, this summary) of compaction ``compaction``; None if it is not one.
+
+    The previous summary is that of the nearest compaction above it ("" when none).
+    """
+    session = snapshot.session
+    entry = session.entries[compaction]
+    if entry.type != "compaction":
+        return None
+    previous = entry.parent
+    while previous is not None and session.entries[previous].type != "compaction":
+        previous = session.entries[previous].parent
+    old: Any = session.entries[previous].data.get("summary") if previous is not None else ""
+    new: Any = entry.data.get("summary")
+    return (old if isinstance(old, str) else "", new if isinstance(new, str) else "")
