@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+
+import pytest
 
 from tui_compactor.session.flavor import detect_flavor
 from tui_compactor.session.reader import load_session
@@ -52,3 +55,31 @@ def test_content_decides_elsewhere(tmp_path: Path) -> None:
     untitled.write_text("\n".join(lines) + "\n", encoding="utf-8")
     found = detect_flavor(load_session(untitled), home)
     assert found.rules == "omp" and found.reason.startswith("omp compaction")
+
+
+# What oh-my-pi 18.2.3's loader reports for these corpus files (its golden `load` fields, run
+# with ../shared/oracle-omp/omp_oracle.ts): malformedRecords 4 / 1 / 0 / 0, migrated only v2.
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("invalid-json-middle.jsonl", "4 malformed lines"),
+        ("truncated-last-line.jsonl", "1 malformed line "),
+        ("v2-hookMessage.jsonl", "version 2 file"),
+        ("not-utf8.jsonl", None),
+        ("crlf-lines.jsonl", None),
+    ],
+)
+def test_lint_warns_when_oh_my_pis_next_append_rewrites_the_file(name, expected, capsys) -> None:
+    from tui_compactor.cli import main
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "bad" / name
+    before = path.read_bytes()
+    main(["lint", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    if expected is None:
+        assert report["ompRewritesOnAppend"] is None
+    else:
+        assert expected in report["ompRewritesOnAppend"]
+        main(["lint", str(path)])
+        assert "[omp-rewrite]" in capsys.readouterr().out
+    assert path.read_bytes() == before

@@ -193,3 +193,20 @@ async def test_label_record_matches_pi() -> None:
     }
     assert "label" not in make_label_entry(target_id="abc12345", label="")
     json.dumps(record)
+
+
+async def test_issues_view_warns_that_oh_my_pi_would_rewrite_a_file_with_malformed_lines(
+    tmp_path: Path,
+) -> None:
+    path = copy_fixture(BAD / "invalid-json-middle.jsonl", tmp_path)
+    app = make_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        count = len(app.session.diagnostics) + 1
+        assert f"Show load issues ({count})" in palette_titles(app)
+        await pilot.press("I")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == count
+        last = [str(cell) for cell in table.get_row_at(count - 1)]
+        assert last[0] == "warning" and last[3] == "omp-rewrite"

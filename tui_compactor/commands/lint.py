@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def lint_report(session: Any) -> dict[str, Any]:
     """The ``lint --json`` object for a loaded session."""
     from tui_compactor.session.agents import orphaned_appends
+    from tui_compactor.session.flavor import omp_rewrite_reason
     from tui_compactor.session.model import Verdict
 
     entries = session.entries
@@ -58,6 +59,7 @@ def lint_report(session: Any) -> dict[str, Any]:
         "pathLength": len(session.path_to(leaf)) if leaf is not None else 0,
         "tornIds": sorted(session.torn_ids),
         "diagnostics": [common.diagnostic_json(d) for d in session.diagnostics],
+        "ompRewritesOnAppend": omp_rewrite_reason(session),
         "orphanedAppends": [
             {
                 "entryId": entries[orphan.index].id,
@@ -104,6 +106,8 @@ def _print_text(report: dict[str, Any]) -> None:
                   "[orphaned-append]\n")
     if report["verdict"] == "refuse":
         return
+    if report.get("ompRewritesOnAppend"):
+        out.write(f"  {'warning':<7} file: {safe(report['ompRewritesOnAppend'])} [omp-rewrite]\n")
     counts = ", ".join(f"{safe(k) or '(no type)'} {v}" for k, v in sorted(report["counts"].items()))
     version = report["version"] if report["version"] is not None else "none"
     out.write(f"  version {version}, {count_of(report['entries'], 'entry')}: {counts or 'none'}\n")

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["OMP_ONLY_COMPACTION_FIELDS", "OMP_ONLY_TYPES", "SessionFlavor", "detect_flavor"]
+__all__ = [
+    "MALFORMED_CODES",
+    "OMP_ONLY_COMPACTION_FIELDS",
+    "OMP_ONLY_TYPES",
+    "SessionFlavor",
+    "detect_flavor",
+    "omp_rewrite_reason",
+    "session_issues",
+]
 
 OMP_ONLY_TYPES = frozenset({
     "reset_boundary", "title_change", "ttsr_injection", "session_init", "mode_change",
@@ -83,3 +91,42 @@ def _resolved(path: Path) -> Path:
         return path.resolve()
     except OSError:
         return path.absolute()
+
+
+MALFORMED_CODES = frozenset({"invalid-json", "torn-tail"})
+"""Diagnostics of lines oh-my-pi's loader also counts as malformed records (checked with
+oh-my-pi 18.2.3: each unparseable line and an unparseable last line count; invalid UTF-8 is
+decoded with replacement characters and does not)."""
+
+
+def omp_rewrite_reason(session: Any) -> str | None:
+    """Why oh-my-pi's next append would rewrite this whole file, or None.
+
+    oh-my-pi opens such a file without touching it but remembers that a rewrite is due when the
+    file was migrated from an older version or had malformed lines; its first append then
+    writes the file anew (new ids for v1 files, a title slot first, malformed lines dropped).
+    """
+    reasons = []
+    version = getattr(session, "version", None)
+    if isinstance(version, int) and version < 3:
+        reasons.append(f"it is a version {version} file (oh-my-pi migrates it to version 3)")
+    malformed = sum(1 for d in session.diagnostics if d.code in MALFORMED_CODES)
+    if malformed:
+        lines = "line" if malformed == 1 else "lines"
+        reasons.append(f"it has {malformed} malformed {lines} (oh-my-pi drops them)")
+    if not reasons:
+        return None
+    return ("oh-my-pi's next append will rewrite this whole file, because "
+            + " and ".join(reasons) + "; keep a copy if those bytes matter")
+
+
+def session_issues(session: Any) -> list[Any]:
+    """The load diagnostics plus the file-wide warning of ``omp_rewrite_reason`` (the list the
+    app's Issues view shows and counts)."""
+    from tui_compactor.session.model import Diagnostic, Severity
+
+    issues = list(session.diagnostics)
+    rewrite = omp_rewrite_reason(session)
+    if rewrite is not None:
+        issues.append(Diagnostic(Severity.WARNING, "omp-rewrite", rewrite, str(session.path)))
+    return issues

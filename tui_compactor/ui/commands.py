@@ -24,8 +24,11 @@ class CompactorCommands(Provider):
         selected = app.selected_entry
         yield ("Search entries", app.action_search, "find text or an id (n / N: next, previous)")
         yield ("Jump to the file's leaf", app.action_jump_leaf, "where the agent continues")
-        if session.diagnostics:
-            count = len(session.diagnostics)
+        from tui_compactor.session.flavor import session_issues
+
+        issues = session_issues(session)
+        if issues:
+            count = len(issues)
             yield (f"Show load issues ({count})", app.action_show_issues,
                    "severity, line, byte and message of each; enter jumps to the entry")
         from tui_compactor.ui.app import FILTER_NAMES

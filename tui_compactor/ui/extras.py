@@ -55,7 +55,10 @@ class SessionExtras(_Base):
         session = getattr(self, "session", None)
         if session is None:
             return
-        if not session.diagnostics:
+        from tui_compactor.session.flavor import session_issues
+
+        issues = session_issues(session)
+        if not issues:
             self.notify("no issues: the file loaded cleanly", timeout=3)
             return
 
@@ -72,7 +75,7 @@ class SessionExtras(_Base):
             elif choice.note:
                 self.notify(choice.note, timeout=4)
 
-        self.push_screen(IssuesScreen(session, session.diagnostics, str(session.verdict)), jump)
+        self.push_screen(IssuesScreen(session, issues, str(session.verdict)), jump)
 
     def on_session_status_issues_requested(self, _message: SessionStatus.IssuesRequested) -> None:
         """The status line's issue count was clicked."""
