@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from tui_compactor.engine.jstext import js_keys, js_slice, js_stringify, utf16_len
@@ -84,9 +86,24 @@ def _args_text(args: Any) -> str:
     return ", ".join(f"{key}={js_stringify(args[key])}" for key in js_keys(args))
 
 
-def serialize_pi(messages: list[dict[str, Any]], *, converted: bool = False) -> str:
-    """pi's transcript of agent messages (``convert_to_llm`` first unless ``converted``)."""
-    llm_messages = messages if converted else convert_to_llm(messages)
+@dataclass(frozen=True, slots=True)
+class _Dialect:
+    """The labels and argument style of one agent's summarizer transcript."""
+
+    user: str
+    thinking: str
+    assistant: str
+    calls: str
+    result: str
+    args: Callable[[Any], str]
+
+
+def _transcript(
+    llm_messages: list[dict[str, Any]], dialect: _Dialect, skip: CallIds | None = None
+) -> str:
+    """The role-labelled transcript of converted messages; tool calls whose id is in ``skip``
+    are left out with their results; other roles are not part of it."""
+    skip = skip if skip is not None else CallIds()
     parts: list[str] = []
     for message in llm_messages:
         role = message.get("role")
@@ -95,13 +112,9 @@ def serialize_pi(messages: list[dict[str, Any]], *, converted: bool = False) -> 
             if isinstance(content, str):
                 text = content
             else:
-                text = "".join(
-                    _join_text(block.get("text"))
-                    for block in content_blocks(content)
-                    if block.get("type") == "text"
-                )
+                text = _text_blocks(content)
             if text:
-                parts.append(f"[User]: {text}")
+                parts.append(f"{dialect.user}{text}")
         elif role == "assistant":
             texts: list[str] = []
             thinking: list[str] = []
@@ -112,25 +125,38 @@ def serialize_pi(messages: list[dict[str, Any]], *, converted: bool = False) -> 
                     texts.append(_join_text(block.get("text")))
                 elif kind == "thinking":
                     thinking.append(_join_text(block.get("thinking")))
-                elif kind == "toolCall":
+                elif kind == "toolCall" and block.get("id") not in skip:
                     calls.append(
-                        f"{_join_text(block.get('name'))}({_args_text(block.get('arguments'))})"
+                        f"{_join_text(block.get('name'))}({dialect.args(block.get('arguments'))})"
                     )
             if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
+                parts.append(dialect.thinking + "\n".join(thinking))
             if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
+                parts.append(dialect.assistant + "\n".join(texts))
             if calls:
-                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+                parts.append(dialect.calls + "; ".join(calls))
         elif role == "toolResult":
-            text = "".join(
-                _join_text(block.get("text"))
-                for block in content_blocks(content)
-                if block.get("type") == "text"
-            )
+            if message.get("toolCallId") in skip:
+                continue
+            text = _text_blocks(content)
             if text:
-                parts.append(f"[Tool result]: {truncate_for_summary(text)}")
+                parts.append(f"{dialect.result}{truncate_for_summary(text)}")
     return "\n\n".join(parts)
+
+
+def _text_blocks(content: Any) -> str:
+    """The text blocks of a content list, joined."""
+    return "".join(
+        _join_text(block.get("text"))
+        for block in content_blocks(content)
+        if block.get("type") == "text"
+    )
+
+
+def serialize_pi(messages: list[dict[str, Any]], *, converted: bool = False) -> str:
+    """pi's transcript of agent messages (``convert_to_llm`` first unless ``converted``)."""
+    llm_messages = messages if converted else convert_to_llm(messages)
+    return _transcript(llm_messages, _PI)
 
 
 def serialize_omp(llm_messages: list[dict[str, Any]]) -> str:
@@ -138,55 +164,7 @@ def serialize_omp(llm_messages: list[dict[str, Any]]) -> str:
     ``[User]:``, ``[Think]:``, ``[Assistant]:``, ``[Tool Call]:``, ``[Tool Result]:``; tool
     calls whose result is ``useless`` (and not an error) are left out with their results;
     developer messages (custom messages) are not part of the transcript."""
-    useless = _useless_call_ids(llm_messages)
-    parts: list[str] = []
-    for message in llm_messages:
-        role = message.get("role")
-        content = message.get("content")
-        if role == "user":
-            if isinstance(content, str):
-                text = content
-            else:
-                text = "".join(
-                    _join_text(block.get("text"))
-                    for block in content_blocks(content)
-                    if block.get("type") == "text"
-                )
-            if text:
-                parts.append(f"[User]: {text}")
-        elif role == "assistant":
-            texts: list[str] = []
-            thinking: list[str] = []
-            calls: list[str] = []
-            for block in content_blocks(content):
-                kind = block.get("type")
-                if kind == "text":
-                    texts.append(_join_text(block.get("text")))
-                elif kind == "thinking":
-                    thinking.append(_join_text(block.get("thinking")))
-                elif kind == "toolCall":
-                    if block.get("id") in useless:
-                        continue
-                    calls.append(
-                        f"{_join_text(block.get('name'))}({_omp_args(block.get('arguments'))})"
-                    )
-            if thinking:
-                parts.append("[Think]: " + "\n".join(thinking))
-            if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
-            if calls:
-                parts.append("[Tool Call]: " + "; ".join(calls))
-        elif role == "toolResult":
-            if message.get("toolCallId") in useless:
-                continue
-            text = "".join(
-                _join_text(block.get("text"))
-                for block in content_blocks(content)
-                if block.get("type") == "text"
-            )
-            if text:
-                parts.append(f"[Tool Result]: {truncate_for_summary(text)}")
-    return "\n\n".join(parts)
+    return _transcript(llm_messages, _OMP, _useless_call_ids(llm_messages))
 
 
 def _omp_args(args: Any) -> str:
@@ -290,3 +268,9 @@ def serialize_native(messages: list[dict[str, Any]], *, drop_thinking: bool = Fa
             if summary:
                 parts.append(f"## Summary of an abandoned branch\n{esc(summary)}")
     return "\n\n".join(parts)
+
+
+_PI = _Dialect("[User]: ", "[Assistant thinking]: ", "[Assistant]: ",
+               "[Assistant tool calls]: ", "[Tool result]: ", lambda args: _args_text(args))
+_OMP = _Dialect("[User]: ", "[Think]: ", "[Assistant]: ", "[Tool Call]: ", "[Tool Result]: ",
+                lambda args: _omp_args(args))
