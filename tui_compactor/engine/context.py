@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_compactor.engine.messages import CallIds, LazyMessage
+from tui_compactor.engine.methods import remote_info
 from tui_compactor.engine.omp_messages import (
     omp_branch_summary_message,
     omp_compaction_message,
@@ -386,17 +387,8 @@ def _js(value: Any) -> str:
 
 def omp_remote_payload(data: dict[str, Any]) -> list[Any] | None:
     """The OpenAI replacement history that replaces the kept messages, or None."""
-    preserve = data.get("preserveData")
-    remote = preserve.get("openaiRemoteCompaction") if isinstance(preserve, dict) else None
-    if not isinstance(remote, dict):
-        return None
-    provider = remote.get("provider")
-    history = remote.get("replacementHistory")
-    if not isinstance(provider, str) or not provider or not isinstance(history, list):
-        return None
-    if not all(isinstance(item, dict) for item in history):
-        return None
-    return history
+    remote = remote_info(data)
+    return list(remote.items) if remote is not None else None
 
 
 def _anthropic_payload(data: dict[str, Any]) -> bool:
