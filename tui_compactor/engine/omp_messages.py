@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tui_compactor.engine.messages import timestamp_ms
+from tui_compactor.engine.messages import content_blocks, timestamp_ms
 from tui_compactor.engine.methods import ARCHIVE_NEWLINE, shaken_result
 
 __all__ = [
@@ -304,16 +304,8 @@ def omp_compaction_message(
     return message
 
 
-def _text_blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [block for block in content if isinstance(block, dict)]
-    return []
-
-
 def _pruned_content(content: Any) -> list[dict[str, Any]]:
-    blocks = _text_blocks(content)
+    blocks = content_blocks(content)
     texts = [_str(block.get("text")) for block in blocks if block.get("type") == "text"]
     joined = "".join(texts) or "[Output truncated]"
     first = next((i for i, block in enumerate(blocks) if block.get("type") == "text"), -1)
@@ -365,9 +357,9 @@ def convert_to_llm_omp(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 and message.get("customType") == "skill-prompt"
                 and message.get("attribution") == "user"
             ):
-                out.append({"role": "user", "content": _text_blocks(content), "timestamp": stamp})
+                out.append({"role": "user", "content": content_blocks(content), "timestamp": stamp})
                 continue
-            blocks = _text_blocks(content)
+            blocks = content_blocks(content)
             images = [block for block in blocks if block.get("type") == "image"]
             if isinstance(content, list) and images:
                 texts = [block for block in blocks if block.get("type") == "text"]
@@ -419,6 +411,6 @@ def llm_text(message: dict[str, Any]) -> str:
         return content
     return "".join(
         block["text"]
-        for block in _text_blocks(content)
+        for block in content_blocks(content)
         if block.get("type") == "text" and isinstance(block.get("text"), str)
     )
