@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import work
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import Static, TabbedContent
+from textual.widgets import TabbedContent
 
 from tui_compactor.ui.widgets.analysis import (
     BreakdownView,
     HindsightView,
     sweep_renderable,
 )
+from tui_compactor.ui.widgets.plan_view import PlanView
 
 __all__ = ["AnalysisMixin", "BreakdownReady", "SweepReady", "HindsightReady"]
 
@@ -120,7 +120,7 @@ class AnalysisMixin:
         """Sweep every valid cut of ``plan`` (after the plan itself is drawn)."""
         if not self._analysis_ok() or not plan.valid_cut_points:
             return
-        self.show_sweep(Text("sweeping every valid cut…", style="dim"))
+        self.show_sweep("sweeping every valid cut…", pending=True)
         self.compute_sweep(self.session, plan, self.settings.compaction(), generation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
@@ -138,12 +138,17 @@ class AnalysisMixin:
             return
         self.show_sweep(sweep_renderable(message.sweep, self.session))
 
-    def show_sweep(self, renderable: Any) -> None:
-        """Put ``renderable`` in the plan pane's sweep area."""
+    def show_sweep(self, renderable: Any, *, pending: bool = False) -> None:
+        """Put ``renderable`` in the plan pane's sweep area (``pending``: a message while the
+        sweep is made; the last sweep stays, dimmed, so the pane keeps its height)."""
         try:
-            self.query_one("#plan-sweep", Static).update(renderable)  # type: ignore[attr-defined]
+            view = self.query_one(PlanView)  # type: ignore[attr-defined]
         except NoMatches:
-            pass
+            return
+        if pending:
+            view.show_sweeping(renderable)
+        else:
+            view.show_sweep(renderable)
 
     # ----- details pane: hindsight of a compaction ---------------------------------------
 
