@@ -109,7 +109,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
     Warnings about the settings go to stderr. Raises ``CommandError`` on a config problem.
     """
-    from tui_compactor.config import ConfigError
+    from tui_compactor.config_sources import ConfigError
     from tui_compactor.workbench.settings import resolve_settings
 
     keep = getattr(args, "keep_recent", None)
