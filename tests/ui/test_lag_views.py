@@ -8,6 +8,8 @@ import pytest
 from textual.widgets import Static
 
 from tests.ui.app_helpers import SIZE, make_app, settle
+from tui_compactor.ui.widgets.context_view import BlockList
+from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -67,3 +69,29 @@ async def test_the_last_plan_stays_dimmed_while_the_next_is_made() -> None:
         await settle(pilot)
         assert view.plan_text is None
         assert "press c" in _pane_text(app)
+
+
+async def test_context_tab_lists_every_block_and_scrolls_to_the_last() -> None:
+    """The Context tab lists every block of a long context (none summarized away), a header
+    on top, rows drawn as they scroll into view."""
+    app = make_app(SAMPLE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        data = app.gauge_data
+        assert data is not None
+        listing = app.query_one(BlockList)
+        assert listing.blocks == data.blocks
+        assert len(data.blocks) > 2 * listing.size.height, "more blocks than a screenful"
+        assert listing.render_line(0).text.split()[:4] == ["#", "block", "tokens", "text"]
+        label, _, tokens, index = data.blocks[0]
+        first = listing.render_line(1).text.split()
+        assert first[:3] == [str(index), label, format_tokens(tokens)]
+        listing.scroll_end(animate=False)
+        await pilot.pause()
+        label, _, tokens, index = data.blocks[-1]
+        last = listing.render_line(listing.size.height - 1).text.split()
+        assert last[:3] == [str(index), label, format_tokens(tokens)]
+        title = str(app.query_one("#context-title", Static).render())
+        assert f"{len(data.blocks)} blocks" in title

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
 from textual.visual import VisualType
 from textual.widgets import Static
 
 if TYPE_CHECKING:
     from textual.css.styles import RulesMap
 
-__all__ = ["update_static"]
+__all__ = ["set_virtual_size", "update_static"]
 
 
 def update_static(static: Static, content: VisualType, *, shrink: bool = True) -> None:
@@ -37,3 +39,19 @@ def update_static(static: Static, content: VisualType, *, shrink: bool = True) -
     shown = static.content_size.height
     if height > shown or (height < shown and shrink):
         static.refresh(layout=True)
+
+
+def set_virtual_size(view: ScrollView, size: Size) -> None:
+    """Set the scrollable size of ``view`` without re-laying out the screen.
+
+    ``virtual_size`` is a layout reactive: assigning it re-arranges every widget. A scroll
+    view drawn with ``render_line`` keeps its own size whatever it holds, so only its
+    scrollbars need to follow (what Textual itself does for size changes that need no layout).
+    """
+    if size == view.virtual_size:
+        return
+    if not view.is_mounted:
+        view.virtual_size = size
+        return
+    view.set_reactive(ScrollView.virtual_size, size)
+    view._scroll_update(size)
