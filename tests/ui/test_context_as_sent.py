@@ -26,10 +26,12 @@ from tui_compactor.workbench.views import SentBlock
 OMP_BASIC = ROOT / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-basic.jsonl"
 NODE = 83
 """After the first compaction (#82); the custom message #29 is in the kept part."""
+WRAPPER_START = "Prior model work/tool state available."
+"""The first line of oh-my-pi's compaction wrapper."""
 
 
-def context_json(path: Path, rules: str) -> dict[str, Any]:
-    """``tui-compactor context --json`` at ``NODE``, run as a user runs it."""
+def context_json(path: Path, rules: str, node: int = NODE) -> dict[str, Any]:
+    """``tui-compactor context --json`` at ``node``, run as a user runs it."""
     done = subprocess.run(
         [
             sys.executable,
@@ -38,7 +40,7 @@ def context_json(path: Path, rules: str) -> dict[str, Any]:
             "context",
             str(path),
             "--at",
-            f"#{NODE}",
+            f"#{node}",
             "--rules",
             rules,
             "--json",
@@ -150,3 +152,26 @@ def test_a_huge_context_keeps_its_ends_and_counts_the_middle(monkeypatch) -> Non
     text = "\n".join(line for line, _ in sent_lines(blocks))
     assert "m0 " in text and "m39 " in text and "m20 " not in text
     assert "items (" in text and "not drawn here; `tui-compactor context --json`" in text
+
+
+@pytest.mark.asyncio
+async def test_snapcompact_and_remote_placeholders_as_sent() -> None:
+    """omp-methods: after the snapcompact (#107) the summary goes bare with the archive's text
+    edge; after the remote compaction (#157) a placeholder summary goes, and the view says the
+    provider's replacement items go instead of the kept messages."""
+    methods = OMP_BASIC.with_name("omp-methods.jsonl")
+    config = Config.model_validate({"compaction": {"rules": "omp"}})
+    app = make_app(methods, config=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        for node, first in ((108, "Resume prior conversation."), (158, WRAPPER_START)):
+            assert app.query_one(SessionTree).move_to_entry(node)
+            await settle(pilot)
+            sent = app.query_one(SentText)
+            expected = context_json(methods, "omp", node)
+            assert_view_shows(sent.lines, expected)
+            assert sent.lines[2][0].startswith(first)
+        notes = [line for line, _ in sent.lines if line.startswith("   also sends:")]
+        assert notes[0] == ("   also sends: 4 provider item(s) for openai instead of the kept "
+                            "messages (the provider's own history, opaque)")

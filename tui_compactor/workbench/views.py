@@ -22,6 +22,7 @@ from tui_compactor.engine.context import (
     usage_tokens,
 )
 from tui_compactor.engine.messages import content_blocks, message_text
+from tui_compactor.engine.methods import remote_info
 from tui_compactor.engine.settings import effective_reserve, should_compact, threshold_tokens
 from tui_compactor.textsafe import sanitize
 from tui_compactor.workbench.plans import make_plan, run_refusal
@@ -175,14 +176,21 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
         message = item.message if isinstance(item.message, dict) else {}
         if item.excluded and sent_blocks is None:
             continue
-        label, preview = describe(item, message, session.entries[item.entry_index])
+        entry = session.entries[item.entry_index]
+        label, preview = describe(item, message, entry)
         tokens = item_tokens(item, cache.counter, cache)
         if sent_blocks is not None:
             converted = item_llm_messages(item, settings.rules)
+            extras = [non_text_parts(one) for one in converted]
+            remote = remote_info(entry.data) if (
+                entry.type == "compaction" and item.role == "compactionSummary") else None
+            if remote is not None and extras:
+                replaced = (f"{len(remote.items)} provider item(s) for {remote.provider} instead "
+                            "of the kept messages (the provider's own history, opaque)")
+                extras[0] = ", ".join(part for part in (replaced, extras[0]) if part)
             sent_blocks.append(SentBlock(
                 item.entry_index, label, tokens, item.excluded,
-                [llm_message_text(one) for one in converted],
-                [non_text_parts(one) for one in converted]))
+                [llm_message_text(one) for one in converted], extras))
         if not item.excluded:
             blocks.append((label, preview, tokens, item.entry_index))
     local = estimate.local_estimate
