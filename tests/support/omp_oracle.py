@@ -56,17 +56,21 @@ def bun_path() -> Path:
 def skip_reason() -> str | None:
     """Why oh-my-pi cannot run here, or None when it can."""
     if kit_dir() is None:
-        return ("the oh-my-pi oracle kit (shared/oracle-omp/omp_oracle.ts) is not next to the "
-                "repository: set OMP_ORACLE_DIR")
+        return (
+            "the oh-my-pi oracle kit (shared/oracle-omp/omp_oracle.ts) is not next to the "
+            "repository: set OMP_ORACLE_DIR"
+        )
     bun = bun_path()
     if not bun.exists():
-        return (f"Bun and the oh-my-pi reference are not installed ({bun}): set OMP_REF or "
-                "run .ci/run")
+        return (
+            f"Bun and the oh-my-pi reference are not installed ({bun}): set OMP_REF or run .ci/run"
+        )
     return None
 
 
-def run_bun(script: Path, *args: str, cwd: Path | None = None,
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_bun(
+    script: Path, *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """Run ``script`` with the reference's Bun (skips the test when oh-my-pi cannot run)."""
     reason = skip_reason()
     if reason is not None:
@@ -75,7 +79,10 @@ def run_bun(script: Path, *args: str, cwd: Path | None = None,
     assert kit is not None
     return subprocess.run(
         [str(bun_path()), str(script), *args],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
         cwd=str(cwd) if cwd is not None else None,
         env={**os.environ, "OMP_REF": str(reference_dir()), "OMP_ORACLE_DIR": str(kit)},
     )

@@ -173,5 +173,7 @@ async def test_snapcompact_and_remote_placeholders_as_sent() -> None:
             assert_view_shows(sent.lines, expected)
             assert sent.lines[2][0].startswith(first)
         notes = [line for line, _ in sent.lines if line.startswith("   also sends:")]
-        assert notes[0] == ("   also sends: 4 provider item(s) for openai instead of the kept "
-                            "messages (the provider's own history, opaque)")
+        assert notes[0] == (
+            "   also sends: 4 provider item(s) for openai instead of the kept "
+            "messages (the provider's own history, opaque)"
+        )

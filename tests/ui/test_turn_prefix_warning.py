@@ -31,13 +31,22 @@ KEY_ENV = "TUI_COMPACTOR_TEST_KEY"
 
 
 def config_for(server: LLMServer) -> Config:
-    return Config.model_validate({
-        "compaction": {"keep_recent_tokens": 400, "reserve_tokens": 8192, "tokens": "bytes"},
-        "profiles": {"small": {"provider": "openai", "base_url": server.openai_base_url,
-                               "model": "m", "context_window": SMALL_WINDOW,
-                               "api_key_env": KEY_ENV, "max_retries": 0}},
-        "compaction_profile": "small",
-    })
+    return Config.model_validate(
+        {
+            "compaction": {"keep_recent_tokens": 400, "reserve_tokens": 8192, "tokens": "bytes"},
+            "profiles": {
+                "small": {
+                    "provider": "openai",
+                    "base_url": server.openai_base_url,
+                    "model": "m",
+                    "context_window": SMALL_WINDOW,
+                    "api_key_env": KEY_ENV,
+                    "max_retries": 0,
+                }
+            },
+            "compaction_profile": "small",
+        }
+    )
 
 
 @pytest.mark.asyncio
@@ -76,15 +85,33 @@ def test_the_json_warns_before_and_after(tmp_path: Path) -> None:
     path = long_turn(tmp_path / "s.jsonl", huge_output=60_000)
     env = {**os.environ, KEY_ENV: "sk-test", "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     with LLMServer() as server:
-        flags = ["--keep-recent", "400", "--reserve", "8192", "--tokens", "bytes",
-                 "--provider", "openai", "--base-url", server.openai_base_url, "--model", "m",
-                 "--summary-window", str(SMALL_WINDOW), "--dry-run", "--json"]
+        flags = [
+            "--keep-recent",
+            "400",
+            "--reserve",
+            "8192",
+            "--tokens",
+            "bytes",
+            "--provider",
+            "openai",
+            "--base-url",
+            server.openai_base_url,
+            "--model",
+            "m",
+            "--summary-window",
+            str(SMALL_WINDOW),
+            "--dry-run",
+            "--json",
+        ]
         env["OPENAI_API_KEY"] = "sk-test"
 
         def compact(*more: str) -> tuple[dict, str]:  # type: ignore[type-arg]
             done = subprocess.run(
                 [sys.executable, "-m", "tui_compactor", "compact", str(path), *flags, *more],
-                capture_output=True, text=True, env=env, timeout=300,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
             )
             assert done.returncode == 0, done.stderr[-2000:]
             return json.loads(done.stdout), done.stderr
