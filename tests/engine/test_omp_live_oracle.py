@@ -99,3 +99,22 @@ def test_oh_my_pi_reloads_our_compaction_and_agrees(tmp_path: Path) -> None:
     assert golden["misc"]["latestCompactionOnBranch"]["id"] == appended.id
     checks = _assert_matches(path, golden)
     print(f"omp-basic + our compaction: {checks} of {checks} values match oh-my-pi")
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        "oracle-omp/sessions/omp-basic.jsonl",
+        "oracle-omp/sessions/omp-methods.jsonl",
+        "oracle-omp/sessions/omp-tree.jsonl",
+        "oracle/sessions/before-compaction.jsonl",
+        "oracle/sessions/tree-branches.jsonl",
+        "oracle/sessions/tree-compacted.jsonl",
+    ],
+)
+def test_the_shared_sessions_match_oh_my_pi_run_now(session: str) -> None:
+    """The six sessions of the shipped goldens, answered by oh-my-pi's code now (not the
+    stored JSON): ``--rules omp`` with no other flag gives every value."""
+    path = FIXTURES / session
+    checks = _assert_matches(path, omp_golden(path))
+    print(f"{path.name}: {checks} of {checks} values match oh-my-pi")

@@ -93,6 +93,7 @@ def omp_golden(path: Path, *extra: str) -> dict[str, Any]:
     the kit works on a copy), accepts it, and notes nothing it could not answer."""
     before = path.read_bytes()
     kit = kit_dir()
+    path = path.absolute()  # the kit runs in the session's folder
     done = run_bun((kit or Path()) / "omp_oracle.ts", str(path), *extra, cwd=path.parent)
     assert done.returncode == 0, done.stderr[-2000:]
     assert path.read_bytes() == before
