@@ -32,7 +32,7 @@ from tui_compactor.workbench.views import SentBlock
 RULES_AGENT = {"pi": "pi", "omp": "oh-my-pi"}
 """Rule set -> the agent whose sending the "as sent" view shows."""
 
-MAX_SENT_CHARS = 2_000_000
+MAX_SENT_CHARS = 1_000_000
 """Most characters the "as sent" view holds; a longer context keeps its first and last items
 and says how many in the middle are left to ``context --json``."""
 
