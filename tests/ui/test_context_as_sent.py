@@ -116,6 +116,9 @@ async def test_as_sent_shows_exactly_what_context_json_says_for_both_rule_sets(
         )
         assert "as pi sends it" in str(app.query_one("#context-title").render())
 
+        sent.focus()  # tab into the pane to scroll it; escape goes back to the tree
+        await pilot.press("escape")
+        assert isinstance(app.focused, SessionTree)
         await pilot.press("s")  # back to the compact list
         await settle(pilot)
         assert not view.as_sent
