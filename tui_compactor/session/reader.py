@@ -585,8 +585,9 @@ class _Scanner:
                 lines = data.split(b"\n")
                 tail = lines.pop()
                 first = 0
-                for n, line in enumerate(lines):
-                    if len(line) > MAX_LINE_BYTES:  # only when the cap is below CHUNK_SIZE
+                # A line over the cap: only possible when the cap is below CHUNK_SIZE.
+                for n, line in enumerate(lines) if len(data) > MAX_LINE_BYTES else ():
+                    if len(line) > MAX_LINE_BYTES:
                         line_start = self._lines(lines[first:n], line_start)
                         line_start = self._long_line([line[:4096], len(line)], line_start, True)
                         first = n + 1
