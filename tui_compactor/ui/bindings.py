@@ -58,6 +58,8 @@ APP_BINDINGS: list[Binding] = [
     Binding("4", "show_tab('tab-diff')", "Summary diff tab", show=False, id="tab_diff"),
     Binding("5", "show_tab('tab-compaction')", "Compaction tab", show=False,
             id="tab_compaction"),
+    Binding("s", "context_as_sent", "Context: list / as sent", show=False,
+            id="context_as_sent"),
     Binding("6", "show_tab('tab-breakdown')", "Window tab (what fills it)", show=False,
             id="tab_breakdown"),
     Binding("T", "timeline", "Compaction timeline", show=False, id="timeline"),
