@@ -185,3 +185,24 @@ async def test_snapcompact_and_remote_placeholders_as_sent() -> None:
             "   also sends: 4 provider item(s) for openai instead of the kept "
             "messages (the provider's own history, opaque)"
         )
+
+
+@pytest.mark.asyncio
+async def test_the_reader_keeps_the_place_when_the_same_node_is_measured_again() -> None:
+    config = Config.model_validate({"compaction": {"rules": "omp"}})
+    app = make_app(OMP_BASIC, config=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(NODE)
+        await pilot.press("s")
+        await settle(pilot)
+        sent = app.query_one(SentText)
+        sent.scroll_to(y=10, animate=False)
+        await pilot.pause()
+        app._measure_selected()  # what a growing file or a setting change does
+        await settle(pilot)
+        assert sent.scroll_y == 10
+        assert tree.move_to_entry(NODE + 1)  # another node: its context from the top
+        await settle(pilot)
+        assert sent.scroll_y == 0
