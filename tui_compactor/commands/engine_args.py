@@ -179,12 +179,13 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def load(path: str) -> Any:
-    """Load a session; refused files raise ``CommandError``. Warnings go to stderr."""
+def load(path: str, on_record: Any = None) -> Any:
+    """Load a session; refused files raise ``CommandError``. Warnings go to stderr.
+    ``on_record``: ``load_session``'s hook."""
     from tui_compactor.session.reader import load_session
     from tui_compactor.textsafe import sanitize
 
-    session = load_session(path)
+    session = load_session(path, on_record=on_record)
     verdict = str(getattr(session, "verdict", ""))
     if verdict == "refuse" or not session.entries:
         reasons = "; ".join(str(d) for d in session.diagnostics[:3]) or "no entries"

@@ -468,6 +468,8 @@ class _Scanner:
         self.max_entries: int | None = None
         """Stop (``over_limit``) when the index would outgrow the memory limit."""
         self.over_limit = False
+        self.on_record: Callable[[Entry, dict[str, Any]], None] | None = None
+        """Called with each entry indexed and its parsed, migrated record (``load_session``)."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -660,6 +662,7 @@ class _Scanner:
         roles = _ROLES
         keep = self.keep
         source = None if keep else self.source
+        on_record = self.on_record
         line_no = s.line_count
         index = len(entries)
         added = False
@@ -741,6 +744,8 @@ class _Scanner:
                             Entry(index, entry_id, parent_id, "message", timestamp, line_no,
                                   offset, size, role, parent, obj if keep else None, source)
                         )  # fmt: skip
+                        if on_record is not None:
+                            on_record(entries[index], obj)  # v3: nothing to migrate
                         children.append(no_children)
                         ts_keys.append(key)
                         if parent is None:
@@ -1180,6 +1185,12 @@ class _Scanner:
             None if self.keep else self.source,
         )
         s._add_entry(entry)
+        if self.on_record is not None:
+            if record is None:
+                record = obj
+                if version is not None and version < CURRENT_VERSION:
+                    migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
+            self.on_record(entry, record)
 
     def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
         """Remember tool-call ids and results (small) for the orphan/dangling checks."""
@@ -1719,17 +1730,20 @@ def load_session(
     cancel: threading.Event | None = None,
     *,
     lazy: bool | None = None,
+    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
 
     ``progress`` is called at most ~10 times a second; setting ``cancel`` stops the load
     early (the session is then incomplete and read-only). ``lazy`` forces (True) or
     disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
-    bytes are lazy.
+    bytes are lazy. ``on_record`` sees each entry with its parsed (migrated, read-only)
+    record as it is indexed, so a pass over most records needs no second read of the file;
+    it must not raise.
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy)
+            return _load(Path(path), progress, cancel, lazy, on_record)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
@@ -1741,6 +1755,7 @@ def _load(
     progress: Callable[[LoadProgress], None] | None,
     cancel: threading.Event | None,
     lazy: bool | None,
+    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
 ) -> Session:
     session = Session(path)
     try:
@@ -1772,6 +1787,7 @@ def _load(
         session._scan_fd = fd
         scanner = _Scanner(session, fd, keep_records=not use_lazy)
         scanner.max_entries = max_entries
+        scanner.on_record = on_record
         finished = scanner.scan(0, 0, size, progress, cancel)
         if scanner.over_limit and limit is not None:
             message = _too_many_entries(len(session.entries), size, limit, False)
