@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
         settings = common.settings_from_args(args)
-        session = common.load(args.session, on_record=facts.take)
+        session = common.load(args.session, writes=False, on_record=facts.take)
         settings = settings.for_session(session)
     except common.CommandError as error:
         return common.fail(error)
