@@ -220,25 +220,18 @@ NEIGHBOUR_CUTS = 2
 
 
 def cut_choices(rows: list[Any], at: int) -> Text:
-    """The planned cut and its neighbouring valid cuts, each with the dependencies crossing
-    it and the tokens it keeps: what ``[`` (earlier) and ``]`` (later) would pick."""
+    """The planned cut and its neighbouring valid cuts, one per line, each with the
+    dependencies crossing it and the tokens it keeps: what ``[`` and ``]`` would pick."""
     out = Text()
-    out.append("cuts   ", style="dim")
+    out.append("cuts within reach ([ earlier, ] later):\n", style="dim")
     first, last = max(0, at - NEIGHBOUR_CUTS), min(len(rows), at + NEIGHBOUR_CUTS + 1)
-    if first > 0:
-        out.append("… ", style="dim")
     for number in range(first, last):
         row = rows[number]
-        if number > first:
-            out.append(" │ ", style="dim")
-        style = "bold yellow" if number == at else ""
-        out.append(f"{'▶' if number == at else ''}#{row.entry_index} ", style=style)
-        out.append(f"{row.dependencies} deps", style=style or ("red" if row.dependencies
-                                                               else "green"))
-        out.append(f" {format_tokens(row.tokens_kept)}", style="dim")
-    if last < len(rows):
-        out.append(" …", style="dim")
-    out.append("   [ earlier  ] later\n", style="dim")
+        this = number == at
+        out.append(f" {'▶' if this else ' '} #{row.entry_index:<7}", style="bold" if this else "")
+        style = "bold yellow" if this else "red" if row.dependencies else "green"
+        out.append(f"{row.dependencies:>4} deps", style=style)
+        out.append(f"  {format_tokens(row.tokens_kept):>6} kept\n", style="dim")
     return out
 
 
