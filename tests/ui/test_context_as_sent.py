@@ -116,6 +116,11 @@ async def test_as_sent_shows_exactly_what_context_json_says_for_both_rule_sets(
         )
         assert "as pi sends it" in str(app.query_one("#context-title").render())
 
+        await pilot.press("S")  # full screen, the text focused so the keys scroll it
+        await settle(pilot)
+        assert app.screen.maximized is view and app.focused is sent and view.as_sent
+        await pilot.press("escape")
+        assert app.screen.maximized is None and isinstance(app.focused, SessionTree)
         sent.focus()  # tab into the pane to scroll it; escape goes back to the tree
         await pilot.press("escape")
         assert isinstance(app.focused, SessionTree)

@@ -57,6 +57,12 @@ def test_context_as_sent_is_readable_at_80x24_and_200x60(
     # the terminal parser gives up waiting for a sequence, which is a race on a loaded machine).
     app.send("Tab")
     app.wait_for(tree_focused, "the tree to have the focus")
+    # S: the text fills the screen (no tree column), S again gives the tree back.
+    app.send("S")
+    full = app.wait_for(lambda s: "┃·" not in s and "as oh-my-pi sends it" in s, "full screen")
+    assert "S: full screen" in full
+    app.send("S")
+    app.wait_for(lambda s: "┃·" in s and tree_focused(s), "the tree back")
     app.send("s")
     listed = app.wait_for(lambda s: "(s: as oh-my-pi sends it)" in s, "the compact list")
     assert "→ user" not in listed

@@ -1420,6 +1420,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if view.as_sent and (data is None or data.sent is None):
             self._measure_selected()
 
+    def action_context_zoom(self) -> None:
+        """Context tab as sent, filling the screen (its text focused, so the keys scroll it);
+        again (or esc) gives the tree back."""
+        view = self.query_one(ContextView)
+        if self.screen.maximized is view:
+            self.screen.minimize()
+            self.query_one(SessionTree).focus()
+            return
+        if not view.as_sent:
+            self.action_context_as_sent()
+        self.query_one("#preview", TabbedContent).active = "tab-context"
+        self.screen.maximize(view, container=False)
+        view.query_one(SentText).focus()
+
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The Context tab draws lazily: only when it is shown."""
@@ -1553,7 +1567,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.query_one(SessionTree).focus()
             return
         if isinstance(self.focused, Input | SentText):  # leave a budget input or the
-            self.query_one(SessionTree).focus()     # context text, back to the tree
+            if self.screen.maximized is not None:  # context text (zoomed or not), back to
+                self.screen.minimize()              # the tree
+            self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():
             self.state.load_cancel.set()

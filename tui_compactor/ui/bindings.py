@@ -60,6 +60,7 @@ APP_BINDINGS: list[Binding] = [
             id="tab_compaction"),
     Binding("s", "context_as_sent", "Context: list / as sent", show=False,
             id="context_as_sent"),
+    Binding("S", "context_zoom", "Context as sent, full screen", show=False, id="context_zoom"),
     Binding("6", "show_tab('tab-breakdown')", "Window tab (what fills it)", show=False,
             id="tab_breakdown"),
     Binding("T", "timeline", "Compaction timeline", show=False, id="timeline"),

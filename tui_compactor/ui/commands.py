@@ -88,6 +88,8 @@ class CompactorCommands(Provider):
         else:
             yield (f"Context: as {agent} sends it", app.action_context_as_sent,
                    "every item's role and exact text, wrappers included (s)")
+        yield (f"Context as {agent} sends it, full screen", app.action_context_zoom,
+               "the text gets the whole screen; S or esc gives the tree back (S)")
         other = "pi" if app.settings.rules == "omp" else "omp"
         yield (f"Plan with {other} rules", app.action_toggle_rules,
                f"now {app.settings.rules} ({app.settings.source_of('rules')})")

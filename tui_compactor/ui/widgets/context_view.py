@@ -229,6 +229,9 @@ class ContextView(Vertical):
     ContextView.-as-sent > #context-sent { display: block; }
     """
 
+    ALLOW_MAXIMIZE = True
+    """``S`` lets the view fill the screen (the text gets every column at 80x24)."""
+
     as_sent: bool = False
     """Show every item's role and exact text (``s``) instead of the compact list."""
 
@@ -281,8 +284,8 @@ class ContextView(Vertical):
         if self.as_sent and data.sent is not None:
             messages = sum(len(block.messages) for block in data.sent)
             title = Text(f"#{data.entry_index} as {agent} sends it · {len(data.sent)} items → "
-                         f"{messages} messages · {format_tokens(data.tokens)} tokens · "
-                         "s: list · tab: scroll, esc: back", style="bold")
+                         f"{messages} messages · {format_tokens(data.tokens)} tokens", style="bold")
+            title.append("\ns: list · S: full screen · tab: scroll · esc: back", style="dim")
             self.query_one("#context-title", Static).update(title)
             self.query_one(SentText).set_lines(sent_lines(data.sent))
             return
