@@ -152,8 +152,17 @@ def mentioned_urls(text: str) -> list[str]:
     return _unique(url.rstrip(".,;:") for url in _URL.findall(text))
 
 
+_DEFINITION_WORDS = ("def", "class", "fn", "func", "interface", "struct", "enum", "type")
+"""Every keyword of ``_DEFINITION`` contains one of these (``function`` contains ``func``)."""
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+"""Each of ``_BARE_IDENTIFIER``'s forms has an ``_`` or a lower-case letter or digit followed
+by a capital."""
+
+
 def defined_names(text: str) -> list[str]:
     """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
+    if not any(word in text for word in _DEFINITION_WORDS):  # cheap: most prose has none
+        return []
     return _unique(_DEFINITION.findall(text))
 
 
@@ -173,6 +182,8 @@ def code_names(text: str) -> list[str]:
 
 def request_names(text: str) -> list[str]:
     """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
+    if "_" not in text and _CAMEL.search(text) is None:
+        return []
     return _unique(_BARE_IDENTIFIER.findall(text))
 
 
