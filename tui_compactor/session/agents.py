@@ -93,9 +93,9 @@ def _is_agent(argv: list[str]) -> bool:
     if names and names[0] in AGENT_NAMES:
         return True
     if names and names[0] in RUNTIMES:
-        return any(name in AGENT_NAMES for name in names[1:]) or any(
-            package in arg for arg in argv[1:3] for package in AGENT_PACKAGES
-        )
+        return any(
+            name in AGENT_NAMES for name in names[1:]
+        ) or any(package in arg for arg in argv[1:3] for package in AGENT_PACKAGES)
     return False
 
 
@@ -265,31 +265,20 @@ def orphaned_appends(session: object) -> list[OrphanedAppend]:
     pi appends each entry to its in-memory leaf. If it ran while we appended ``E``, its next
     entry's parent is the entry that was the file's last one before ``E`` (the leaf pi still
     had), not ``E`` or what ``E`` moved the leaf to: that later entry is the evidence.
-
-    Only entries off the active path can be orphaned, so only their records are read (none on
-    an unbranched chain), and only the entries naming one of their predecessors as parent.
     """
     entries = session.entries  # type: ignore[attr-defined]
     leaf = session.leaf  # type: ignore[attr-defined]
     if leaf is None:
         return []
-    on_path = bytearray(len(entries))
-    for index in session.path_to(leaf):  # type: ignore[attr-defined]
-        on_path[index] = 1
-    ours = [
-        entry
-        for entry in entries
-        if entry.index and not on_path[entry.index] and _written_by_us(entry)
-    ]
-    if not ours:
-        return []
-    wanted = {entries[entry.index - 1].id for entry in ours}
+    on_path = set(session.path_to(leaf))  # type: ignore[attr-defined]
     first_child_after: dict[str, list[int]] = {}
     for entry in entries:
-        if entry.parent_id in wanted and not _written_by_us(entry):
+        if entry.parent_id is not None and not _written_by_us(entry):
             first_child_after.setdefault(entry.parent_id, []).append(entry.index)
     found = []
-    for entry in ours:
+    for entry in entries:
+        if entry.index == 0 or entry.index in on_path or not _written_by_us(entry):
+            continue
         previous = entries[entry.index - 1]
         later = [i for i in first_child_after.get(previous.id, []) if i > entry.index]
         if later:
