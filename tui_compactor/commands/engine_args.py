@@ -184,16 +184,17 @@ _KEPT: list[Any] = []
 returns: ``cli.script`` ends the process right after (replaced by the next load in-process)."""
 
 
-def load(path: str, *, writes: bool = True) -> Any:
+def load(path: str, *, writes: bool = True, on_record: Any = None) -> Any:
     """Load a session; refused files raise ``CommandError``. Warnings go to stderr.
 
     ``writes=False`` (commands that only read) skips the file's sha256, which only the append
-    gate uses: a session loaded so can never be written.
+    gate uses: a session loaded so can never be written. ``on_record``: ``load_session``'s
+    hook.
     """
     from tui_compactor.session.reader import load_session
     from tui_compactor.textsafe import sanitize
 
-    session = load_session(path, digest=writes)
+    session = load_session(path, digest=writes, on_record=on_record)
     _KEPT[:] = [session]
     verdict = str(getattr(session, "verdict", ""))
     if verdict == "refuse" or not session.entries:

@@ -487,6 +487,8 @@ class _Scanner:
         self.max_entries: int | None = None
         """Stop (``over_limit``) when the index would outgrow the memory limit."""
         self.over_limit = False
+        self.on_record: Callable[[Entry, dict[str, Any]], None] | None = None
+        """Called with each entry indexed and its parsed, migrated record (``load_session``)."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -685,6 +687,7 @@ class _Scanner:
         roles = _ROLES
         keep = self.keep
         source = None if keep else self.source
+        on_record = self.on_record
         line_no = s.line_count
         index = len(entries)
         added = False
@@ -766,6 +769,8 @@ class _Scanner:
                             Entry(index, entry_id, parent_id, "message", timestamp, line_no,
                                   offset, size, role, parent, obj if keep else None, source)
                         )  # fmt: skip
+                        if on_record is not None:
+                            on_record(entries[index], obj)  # v3: nothing to migrate
                         children.append(no_children)
                         ts_keys.append(key)
                         if parent is None:
@@ -1205,6 +1210,12 @@ class _Scanner:
             None if self.keep else self.source,
         )
         s._add_entry(entry)
+        if self.on_record is not None:
+            if record is None:
+                record = obj
+                if version is not None and version < CURRENT_VERSION:
+                    migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
+            self.on_record(entry, record)
 
     def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
         """Remember tool-call ids and results (small) for the orphan/dangling checks."""
@@ -1753,6 +1764,7 @@ def load_session(
     *,
     lazy: bool | None = None,
     digest: bool = True,
+    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
 
@@ -1761,11 +1773,13 @@ def load_session(
     disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
     bytes are lazy. ``digest=False`` skips the sha256 of the file, for callers that never
     write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
-    the append gate refuses and a refresh reloads.
+    the append gate refuses and a refresh reloads. ``on_record`` sees each entry with its
+    parsed (migrated, read-only) record as it is indexed, so a pass over most records needs
+    no second read of the file; it must not raise.
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy, digest)
+            return _load(Path(path), progress, cancel, lazy, digest, on_record)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
@@ -1778,6 +1792,7 @@ def _load(
     cancel: threading.Event | None,
     lazy: bool | None,
     digest: bool = True,
+    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
 ) -> Session:
     session = Session(path)
     session._digested = digest
@@ -1810,6 +1825,7 @@ def _load(
         session._scan_fd = fd
         scanner = _Scanner(session, fd, keep_records=not use_lazy)
         scanner.max_entries = max_entries
+        scanner.on_record = on_record
         finished = scanner.scan(0, 0, size, progress, cancel)
         if scanner.over_limit and limit is not None:
             message = _too_many_entries(len(session.entries), size, limit, False)
