@@ -22,17 +22,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the timeline."""
-    from tui_compactor.engine.hindsight import compaction_timeline
+    from tui_compactor.engine.hindsight import EntryFacts, compaction_timeline
     from tui_compactor.textsafe import sanitize
 
+    facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
         settings = common.settings_from_args(args)
-        session = common.load(args.session)
+        session = common.load(args.session, writes=False, on_record=facts.take)
         settings = settings.for_session(session)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()
-    rows = compaction_timeline(session, counter, rules=settings.rules)
+    rows = compaction_timeline(session, counter, rules=settings.rules, facts=facts)
     if args.json:
         common.dump_json(
             {
