@@ -163,14 +163,13 @@ def _show_requests(
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
     from tui_compactor.commands.plan import window_text
-    from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.preview import entry_preview
 
     def says(index: int) -> str:
         entry = session.entries[index]
         kind = entry.role if entry.type == "message" and entry.role else entry.type
-        preview = sanitize(entry_preview(session, index), single_line=True,
-                           max_len=PREVIEW_WIDTH)
+        preview = entry_preview(entry, max_len=PREVIEW_WIDTH)
         return f"{sanitize(kind or '?', single_line=True)}: {preview}" if preview else str(kind)
 
     def show(ident: str | None, index: int | None) -> str:
