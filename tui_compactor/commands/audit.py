@@ -29,9 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.engine.hindsight import audit_compactions
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args)
     except common.CommandError as error:
         return common.fail(error)
     import os

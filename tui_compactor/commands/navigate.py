@@ -67,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.settings import with_session_window
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args)
         old_leaf = common.leaf_or_default(session, args.leaf)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
