@@ -227,7 +227,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
     from tui_compactor.config import ConfigError, profile_from_flags
-    from tui_compactor.summarize.navigation import navigate
+    from tui_compactor.summarize.navigation import prepare_navigation
     from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
@@ -277,11 +277,10 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
 
         async def summarize(nav: NavigationPlan = nav) -> Any:
             try:
-                return await navigate(
-                    session, nav, summarizer=summarizer, instructions=args.instructions,
+                return await prepare_navigation(
+                    nav, summarizer=summarizer, instructions=args.instructions,
                     replace_instructions=args.replace_instructions,
-                    on_event=_StreamPrinter(sys.stderr), append=False,
-                    files_format=settings.files_format,
+                    on_event=_StreamPrinter(sys.stderr), files_format=settings.files_format,
                 )
             finally:
                 await aclose_shared_clients()
