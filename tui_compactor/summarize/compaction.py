@@ -79,7 +79,6 @@ __all__ = [
     "PartFinished",
     "PartStarted",
     "compaction_budgets",
-    "run_compaction",
 ]
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -426,23 +425,3 @@ async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
             other.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         raise first
-
-
-async def run_compaction(
-    plan: Any,
-    session: Any,
-    summarizer: Summarizer,
-    settings: Any = None,
-    *,
-    on_event: EventCallback | None = None,
-    instructions: str | None = None,
-    replace_instructions: bool = False,
-    files_format: Literal["files", "legacy"] = "files",
-    method: Literal["soft", "handoff"] = "soft",
-) -> CompactionResult:
-    """Convenience: build a ``CompactionJob`` and run it."""
-    job = CompactionJob(
-        plan, session, summarizer, settings, instructions=instructions,
-        replace_instructions=replace_instructions, files_format=files_format, method=method,
-    )
-    return await job.run(on_event)
