@@ -43,6 +43,8 @@ __all__ = [
     "usage_tokens",
     "last_assistant_usage",
     "item_llm",
+    "item_llm_messages",
+    "llm_message_text",
     "item_tokens",
     "estimate_context_tokens_omp",
     "is_empty_error_turn",
@@ -350,21 +352,31 @@ def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     return ctx
 
 
+def item_llm_messages(item: ContextItem, rules: str = "pi") -> list[dict[str, Any]]:
+    """The LLM messages the agent sends for one context item, whole (every block), after
+    pi's or oh-my-pi's conversion (wrappers, roles, joined shaken results)."""
+    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.omp_messages import convert_to_llm_omp
+
+    convert = convert_to_llm_omp if rules == "omp" else convert_to_llm
+    return convert([item.message])
+
+
 def item_llm(item: ContextItem, rules: str = "pi") -> list[dict[str, str]]:
     """What the agent sends for one context item: ``[{role, text}]`` (empty when nothing).
 
     ``text`` is the concatenated text blocks (summaries inside their wrappers, bash runs as
     the user text the agent writes, shaken results joined under omp rules); images and tool
-    calls are not text.
+    calls are not text. ``context --json`` and the app's Context view both show this.
     """
-    from tui_compactor.engine.messages import convert_to_llm
-    from tui_compactor.engine.omp_messages import convert_to_llm_omp, llm_text
+    return [llm_message_text(message) for message in item_llm_messages(item, rules)]
 
-    convert = convert_to_llm_omp if rules == "omp" else convert_to_llm
-    return [
-        {"role": str(message.get("role")), "text": llm_text(message)}
-        for message in convert([item.message])
-    ]
+
+def llm_message_text(message: dict[str, Any]) -> dict[str, str]:
+    """``{role, text}`` of one converted LLM message (``item_llm``'s unit)."""
+    from tui_compactor.engine.omp_messages import llm_text
+
+    return {"role": str(message.get("role")), "text": llm_text(message)}
 
 
 def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> int:

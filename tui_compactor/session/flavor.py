@@ -4,7 +4,9 @@ The rules a session is planned under follow the agent that will continue it. Loc
 first: files under ``~/.omp/`` belong to oh-my-pi, files under ``~/.pi/`` to pi. Elsewhere the
 content decides: oh-my-pi's title slot on line 1, entry types only oh-my-pi writes, and
 compaction fields only oh-my-pi writes (``method``, ``shortSummary``, ``preserveData``,
-``warning``). Nothing found means pi. A flag or the config file always overrides the guess.
+``warning``). A compaction tui-compactor wrote counts by its ``method`` alone: under pi rules
+it writes none but keeps its short summary, and the session stays pi's. Nothing found means pi.
+A flag or the config file always overrides the guess.
 """
 
 from __future__ import annotations
@@ -78,12 +80,23 @@ def detect_flavor(session: Any, home: Path | None = None) -> SessionFlavor:
             data = entry.data
         except Exception:  # noqa: BLE001 - an unreadable record tells us nothing
             continue
-        for name in OMP_ONLY_COMPACTION_FIELDS:
+        for name in _omp_fields(data):
             if data.get(name) is not None:
                 value = data.get(name)
                 detail = f" {value}" if name == "method" and isinstance(value, str) else ""
                 return SessionFlavor("omp", f"omp compaction {name}{detail}")
     return SessionFlavor("pi", "no omp content")
+
+
+def _omp_fields(data: dict[str, Any]) -> tuple[str, ...]:
+    """The fields of a compaction record that mark oh-my-pi (see the module doc)."""
+    generator = data.get("generator")
+    if isinstance(generator, dict):
+        from tui_compactor.session.writer import GENERATOR_NAME
+
+        if generator.get("name") == GENERATOR_NAME:
+            return ("method",)
+    return OMP_ONLY_COMPACTION_FIELDS
 
 
 def _resolved(path: Path) -> Path:
