@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 import weakref
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,6 +56,7 @@ def gc_paused() -> Iterator[None]:
         if was_enabled:
             gc.freeze()
             gc.enable()
+
 
 NO_CHILDREN: list[int] = cast(list[int], ())
 """The shared (immutable) child list of every entry without children: a million-entry
@@ -169,6 +171,12 @@ class _LazyRecords:
                 self._cached_bytes -= size
         return record
 
+    def peek_record(self, entry: Entry) -> dict[str, Any]:
+        """The record of ``entry``: from the cache when there, else read without caching."""
+        with self._lock:
+            hit = self._cache.get(entry.index)
+        return hit[0] if hit is not None else self._read(entry)
+
     def _read(self, entry: Entry) -> dict[str, Any]:
         from tui_compactor.session.reader import decode_record
 
@@ -233,7 +241,9 @@ class Session:
         self._tree_diags: list[Diagnostic] = []
         self._latest: dict[str, int] = {}
         self._children: list[list[int]] = []
-        self._depth: list[int] = []
+        self._depth: array[int] = array("l")
+        """Ancestors per entry, in a flat array (an integer object each would cost 36 bytes
+        more per entry)."""
         self._ts_key: list[str] = []
         self._roots: list[int] = []
         self._leaves_cache: list[int] | None = None
@@ -457,9 +467,7 @@ class Session:
         while node is not None:
             entry = entries[node]
             if entry.id in self.synthetic_ids:
-                return (
-                    f"entry on line {entry.line} has no id of its own; pi cannot reference it"
-                )
+                return f"entry on line {entry.line} has no id of its own; pi cannot reference it"
             if entry.id in self.ambiguous_ids:
                 return (
                     f"the path to the root goes through id {entry.id}, which is defined more "

@@ -1133,7 +1133,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         session = self._loaded()
         self.push_screen(
             NavigateDialog(nav_plan, session, summarizer_label=sanitize(label, max_len=60),
-                           append_refusal=session.append_refusal),
+                           append_refusal=session.append_refusal,
+                           inspect=lambda instructions, replace: self.inspect_branch_requests(
+                               nav_plan, message.generation, instructions, replace)),
             chosen,
         )
 
