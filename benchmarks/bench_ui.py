@@ -44,12 +44,16 @@ def _percentile(samples: list[float], fraction: float) -> float:
 
 
 async def _until(pilot: Any, condition: Callable[[], bool], what: str, seconds: float) -> None:
-    """Let the app run until ``condition`` holds."""
+    """Let the app run until ``condition`` holds.
+
+    Polls with a plain sleep: ``pilot.pause`` walks every widget and forces a screen refresh
+    each time, work the app itself never does, which would be measured as the app's lag.
+    """
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"bench_ui: timed out waiting for {what}")
-        await pilot.pause(0.005)
+        await asyncio.sleep(0.005)
 
 
 async def _settle(pilot: Any, seconds: float = 300) -> None:
