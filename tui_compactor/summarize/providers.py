@@ -235,6 +235,10 @@ class HttpSummarizer(Summarizer):
             await asyncio.sleep(delay)
 
     async def _stream_once(self, request: SummaryRequest, key: str | None) -> AsyncIterator[str]:
+        if self._client is None:
+            # The CA bundle is read on a worker thread, not on the caller's event loop (the
+            # app's: ~0.1 s of frozen UI at the first summary otherwise).
+            await asyncio.to_thread(_ssl_context)
         client = self._client or shared_client()
         body = well_formed_value(self._body(request))  # UTF-8 encodable, whatever the session held
         async with aconnect_sse(

@@ -26,7 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tui_compactor.config import Config
+from tui_compactor.config import Config, Profile
 
 if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan
@@ -78,7 +78,7 @@ from tui_compactor.ui.widgets.context_view import (
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
 from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
@@ -718,16 +718,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.state.plan_request += 1
         self.query_one(PlanView).show_planning(f"planning at #{self.state.plan_leaf}…")
         assert self.handle is not None
+        try:
+            profile: Profile | None = self.settings.summarizer_profile(
+                self.config.summarizer_profile(self.options.profile_name))
+        except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
+            profile = None
         self.make_plan(self.handle, self.state.plan_leaf, self.settings, self.state.plan_cut,
-                       self.state.plan_request, self.token_cache)
+                       self.state.plan_request, self.token_cache, profile)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
     def make_plan(self, handle: SessionHandle, leaf: int, settings: Settings, cut: int | None,
-                  request: int, cache: TokenCache | None) -> None:
-        """Plan in a thread with everything the pane shows computed (``views.plan_report``)."""
+                  request: int, cache: TokenCache | None, profile: Profile | None) -> None:
+        """Plan in a thread with everything the pane shows computed (``views.plan_report``),
+        its text included: the handler only draws."""
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
-        self.post_message(PlanReady(report, request))
+            notes = _fold_notes(report.plan, profile, settings)
+            text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal,
+                                notes)
+        self.post_message(PlanReady(report, request, text))
 
     @_while_running
     def on_plan_ready(self, message: PlanReady) -> None:
@@ -743,21 +752,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self._start_compaction(candidates=mode == "candidates")
         if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
             tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
-        self.query_one(PlanView).show_plan(plan, self.session, REGION_STYLES, message.refusal,
-                                           self._fold_notes(plan))
+        self.query_one(PlanView).show_plan(message.text)
         self.request_sweep(plan, message.request)
-
-    def _fold_notes(self, plan: Any) -> list[str]:
-        """Regions the compaction summarizer must fold (its window is smaller than them)."""
-        from tui_compactor.summarize.compaction import fold_notes
-
-        try:
-            summarizer = self.summarizer_for(compaction=True)
-        except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
-            return []
-        if getattr(summarizer, "offline", False):
-            return []  # the offline summarizer reads any size at once
-        return fold_notes(plan, summarizer.context_window, self.settings.reserve_tokens)
 
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
@@ -1675,6 +1671,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     title=f"{what} failed", severity="error", timeout=10)
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+
+
+def _fold_notes(plan: CompactionPlan, profile: Profile | None, settings: Settings) -> list[str]:
+    """Regions the compaction summarizer must fold (its window is smaller than them). Run in
+    the plan worker: making the summarizer imports its provider (httpx), ~0.1 s."""
+    from tui_compactor.summarize.compaction import fold_notes
+    from tui_compactor.summarize.providers import make_summarizer
+
+    if profile is None:
+        return []
+    try:
+        summarizer = make_summarizer(profile)
+    except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
+        return []
+    if getattr(summarizer, "offline", False):
+        return []  # the offline summarizer reads any size at once
+    return fold_notes(plan, summarizer.context_window, settings.reserve_tokens)
 
 
 def _describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:

@@ -14,6 +14,8 @@ from textual.message import Message
 from tui_compactor.workbench.views import ChartData, GaugeData, PlanReport
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
 
@@ -88,11 +90,13 @@ class ChartReady(Message):
 class PlanReady(Message):
     """A compaction plan with everything the pane and tree show (``workbench.views``)."""
 
-    def __init__(self, report: PlanReport, request: int) -> None:
+    def __init__(self, report: PlanReport, request: int, text: Text) -> None:
         super().__init__()
         self.report = report
         self.request = request
         """The app's plan request this answers (older requests are dropped)."""
+        self.text = text
+        """The plan pane's description of the plan (``plan_view.plan_summary``)."""
 
     @property
     def plan(self) -> CompactionPlan:

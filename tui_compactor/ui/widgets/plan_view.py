@@ -272,11 +272,10 @@ class PlanView(VerticalScroll):
         with select.prevent(Select.Changed):
             select.value = settings.summary_reasoning_effort or "profile"
 
-    def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str],
-                  refusal: str | None = None, notes: list[str] | None = None) -> None:
-        """Describe ``plan`` (and why it cannot be run, when ``refusal`` is given)."""
-        self.plan_text = plan_summary(plan, session, region_styles, refusal, notes)
-        update_static(self.query_one("#plan-text", Static), self.plan_text, shrink=False)
+    def show_plan(self, text: Text) -> None:
+        """Show a plan's description (``plan_summary``, made in the plan worker)."""
+        self.plan_text = text
+        update_static(self.query_one("#plan-text", Static), text, shrink=False)
 
     def show_planning(self, text: str) -> None:
         """Say a new plan is being made. The last plan stays, dimmed, under ``text`` in place
