@@ -116,11 +116,12 @@ GAUGE_DEBOUNCE = 0.05
 SETTINGS_DEBOUNCE = 0.3
 """Seconds after the last keystroke in a budget input before re-planning."""
 
-IDLE_COLLECT_CHECK = 5.0
+IDLE_COLLECT_CHECK = 10.0
 """Seconds between checks whether a deep garbage collection is due (``ui.collector``)."""
 
-IDLE_AFTER = 3.0
-"""Seconds without a key or click (and no worker running) before the app counts as idle."""
+IDLE_AFTER = 30.0
+"""Seconds without a key or click (and no worker running) before a deep collection may run:
+it holds the UI for up to a second on a 100k-entry session, so only while the user reads."""
 
 REGION_STYLES = {
     "summarize": "on red",

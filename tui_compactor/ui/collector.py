@@ -19,10 +19,15 @@ from typing import Any
 
 __all__ = ["install", "uninstall", "deep_collect_if_due", "frozen_since_deep", "DEEP_COLLECT_AFTER"]
 
-DEEP_COLLECT_AFTER = 300_000
+DEEP_COLLECT_AFTER = 1_000_000
 """Objects frozen by this policy since the last deep collection before one is due."""
 
+FULL_EVERY = 3
+"""Collections of the middle generation between two full ones (CPython's default: 10). More
+often, each full collection has fewer new survivors to scan: a few milliseconds each."""
+
 _installed = 0
+_default_thresholds: tuple[int, int, int] | None = None
 _frozen_since_deep = 0
 """Objects this policy froze since the last deep collection (not those frozen elsewhere, such
 as a freshly indexed session: those are alive by design)."""
@@ -40,9 +45,11 @@ def _freeze_after_full(phase: str, info: dict[str, Any]) -> None:
 
 def install() -> None:
     """Start the policy (idempotent per app: every ``install`` needs an ``uninstall``)."""
-    global _installed, _frozen_since_deep
+    global _installed, _frozen_since_deep, _default_thresholds
     if _installed == 0:
         _frozen_since_deep = 0
+        _default_thresholds = gc.get_threshold()
+        gc.set_threshold(_default_thresholds[0], _default_thresholds[1], FULL_EVERY)
         gc.callbacks.append(_freeze_after_full)
     _installed += 1
 
@@ -56,6 +63,8 @@ def uninstall() -> None:
     if _installed == 0:
         if _freeze_after_full in gc.callbacks:
             gc.callbacks.remove(_freeze_after_full)
+        if _default_thresholds is not None:
+            gc.set_threshold(*_default_thresholds)
         gc.unfreeze()
 
 
