@@ -855,8 +855,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @property
     def compaction_panel(self) -> CompactionPanel | None:
         """The panel of the current compaction, if one is shown."""
-        panels = self.query(CompactionPanel)
-        return panels.first() if panels else None
+        return self.review_panel
 
     def action_run_compaction(self) -> None:
         """Run the shown plan: summaries stream in the Compaction tab while the user browses."""

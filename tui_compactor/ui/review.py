@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
@@ -59,9 +60,14 @@ class ReviewKeys(_Base):
 
     @property
     def review_panel(self) -> CompactionPanel | None:
-        """The compaction panel while a review is shown."""
-        panels = self.query(CompactionPanel)
-        return panels.first() if panels else None
+        """The compaction panel while a review is shown (a child of the Compaction tab's host:
+        asked for every binding each time the footer updates, so no query of the whole DOM)."""
+        try:
+            host = self.query_one("#compaction-host")
+        except NoMatches:
+            return None
+        return next((child for child in host.children if isinstance(child, CompactionPanel)),
+                    None)
 
     def review_keys_active(self) -> bool:
         """True when the review's keys should answer: a review is shown on the main screen

@@ -38,6 +38,12 @@ REGION_LEGEND: list[tuple[str, str, str]] = [
 """Region key -> mark in the tree's plan column -> what it means."""
 
 
+PLAN_ROWS = 14
+"""Rows a plan's description takes at the usual widths (reserved while the first one is made)."""
+
+SWEEP_ROWS = 8
+"""Rows the cut sweep takes (reserved while the first one is made)."""
+
 EFFORTS = ("profile", "off", "minimal", "low", "medium", "high", "xhigh")
 """Reasoning effort choices for summary calls (``profile``: the profile's own setting)."""
 
@@ -280,10 +286,16 @@ class PlanView(VerticalScroll):
     def show_planning(self, text: str) -> None:
         """Say a new plan is being made. The last plan stays, dimmed, under ``text`` in place
         of its title line until the new one arrives: the pane keeps its height, so moving the
-        cut repaints this pane only instead of re-laying out the screen."""
+        cut repaints this pane only instead of re-laying out the screen. Before the first plan,
+        rows are reserved for it and its sweep (``PLAN_ROWS``, ``SWEEP_ROWS``) for the same
+        reason."""
         shown = self.plan_text
         if shown is None:
-            self.show_message(text)
+            self.sweep = None
+            update_static(self.query_one("#plan-text", Static),
+                          Text(text + "\n" * (PLAN_ROWS - 1), style="dim"), shrink=False)
+            update_static(self.query_one("#plan-sweep", Static),
+                          Text("\n" * (SWEEP_ROWS - 1)), shrink=False)
             return
         title_end = shown.plain.find("\n")
         rest = shown[title_end:] if title_end >= 0 else Text()
