@@ -374,7 +374,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 )
 
         try:
-            session = load_session(path, progress=progress, cancel=cancel)
+            session = load_session(path, progress=progress, cancel=cancel, hash_thread=True)
         except Exception as error:  # load_session promises not to raise; report if it does
             self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
             return
