@@ -33,6 +33,7 @@ try:
 except ImportError:  # pragma: no cover - a declared dependency; the stdlib path is exact too
     orjson = None  # type: ignore[assignment]
 
+from tui_compactor.session.flavor import OMP_ONLY_TYPES, omp_compaction_field
 from tui_compactor.session.migrate import (
     CURRENT_VERSION,
     migrate_header,
@@ -47,6 +48,7 @@ from tui_compactor.session.model import (
     Severity,
     Verdict,
     seal_command,
+    written_by_us,
 )
 from tui_compactor.session.session import (
     NO_CHILDREN,
@@ -759,6 +761,8 @@ class _Scanner:
                                 at = bisect.bisect_right(siblings, key, key=ts_keys.__getitem__)
                                 siblings.insert(at, index)
                         latest[entry_id] = index
+                        if "generator" in obj and written_by_us(obj):
+                            s._ours.add(index)
                         index += 1
                         added = True
                         continue
@@ -1154,10 +1158,17 @@ class _Scanner:
             self.odd.branch_from.append((index, obj.get("fromId")))
         elif type_name == "compaction":
             s._compactions[index] = (obj.get("firstKeptEntryId"), obj.get("summary"))
+            omp_field = omp_compaction_field(obj)
+            if omp_field is not None:
+                s._omp_compactions[index] = omp_field
             if v1 and "firstKeptEntryIndex" in obj:
                 s._v1_first_kept_raw[index] = obj.get("firstKeptEntryIndex")
         elif type_name not in KNOWN_ENTRY_TYPES and type_name:
             s._unknown_types.setdefault(type_name, []).append((line_no, offset))
+            if s._omp_entry_type is None and type_name in OMP_ONLY_TYPES:
+                s._omp_entry_type = type_name
+        if written_by_us(obj):
+            s._ours.add(index)
         if v1:
             s._v1_objects.append(index)
         record: dict[str, Any] | None = None

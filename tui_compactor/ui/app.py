@@ -349,12 +349,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Start indexing ``path``; the window is already up and shows progress."""
         self.state.load_cancel = threading.Event()
         self.query_one(LoadingBar).start(path.name)
-        self.load_session_file(path, self.state.load_cancel)
+        self.load_session_file(path, self.state.load_cancel, self.settings)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
-    def load_session_file(self, path: Path, cancel: threading.Event) -> None:
-        """Index the file in a thread; posts progress and the loaded session."""
+    def load_session_file(self, path: Path, cancel: threading.Event, settings: Settings) -> None:
+        """Index the file in a thread; posts progress, then the loaded session with the
+        settings that follow it (rules by flavor, the model's window) and the orphaned-append
+        findings, all decided here so the UI thread only shows them."""
+        from tui_compactor.session.agents import orphaned_appends
         from tui_compactor.session.reader import load_session
+        from tui_compactor.workbench.settings import with_session_window
 
         started = time.perf_counter()
         last_post = 0.0
@@ -373,7 +377,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         except Exception as error:  # load_session promises not to raise; report if it does
             self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
             return
-        self.post_message(SessionLoaded(session, time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        settings = settings.for_session(session)  # rules follow the session unless chosen
+        if not settings.window_configured:
+            settings = with_session_window(settings, session)
+        orphans = [orphan.message(session) for orphan in orphaned_appends(session)]
+        self.post_message(SessionLoaded(session, seconds, settings, orphans))
 
     @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
@@ -395,13 +404,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         previous = self.session
         self.state.handle = handle = SessionHandle(message.session)
         self.state.load_seconds = message.seconds
-        # Rules follow the session unless the user chose them.
-        self.state.settings = self.settings.for_session(message.session)
+        self.state.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.plan_report = None
         self.state.plan_cut = None
-        if not self.settings.window_configured:
-            self._adopt_model_window()
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
         tree.set_plan({}, None)
@@ -409,7 +415,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
         self._report_diagnostics(session)
-        self._report_orphaned_appends()
+        self._report_orphaned_appends(message.orphans)
         if not session.complete:
             self.notify(f"stopped after {len(session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
@@ -436,12 +442,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.notify(f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
                     f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
 
-    def _adopt_model_window(self) -> None:
-        """Use the window of the session's own model (at the file's leaf) when it is known."""
-        from tui_compactor.workbench.settings import with_session_window
-
-        self.state.settings = with_session_window(self.settings, self.session)
-
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
         diagnostics = session.diagnostics
@@ -457,13 +457,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
 
-    def _report_orphaned_appends(self) -> None:
+    def _report_orphaned_appends(self, messages: list[str] | None = None) -> None:
         """Say so when an agent's later entry left one of our appends off the active path, and
-        how to put it back (the same finding and fix as `tui-compactor lint`)."""
-        from tui_compactor.session.agents import orphaned_appends
+        how to put it back (the same finding and fix as `tui-compactor lint`); ``messages``
+        when a worker found them already."""
+        if messages is None:
+            from tui_compactor.session.agents import orphaned_appends
 
-        for orphan in orphaned_appends(self.session):
-            text = orphan.message(self.session) + " Here: select it and press enter (navigate)."
+            session = self._loaded()
+            messages = [orphan.message(session) for orphan in orphaned_appends(session)]
+        for text in messages:
+            text += " Here: select it and press enter (navigate)."
             self.notify(sanitize(text, max_len=700),
                         title="an agent left our entry behind", severity="warning", timeout=15)
 

@@ -16,6 +16,7 @@ from tui_compactor.workbench.views import ChartData, GaugeData, PlanReport
 if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.workbench.settings import Settings
 
 
 class LoadProgressed(Message):
@@ -35,10 +36,15 @@ class LoadProgressed(Message):
 class SessionLoaded(Message):
     """The session finished loading (possibly stopped early: ``session.complete`` is False)."""
 
-    def __init__(self, session: Any, seconds: float) -> None:
+    def __init__(self, session: Any, seconds: float, settings: Settings,
+                 orphans: list[str]) -> None:
         super().__init__()
         self.session = session
         self.seconds = seconds
+        self.settings = settings
+        """The app's settings with what follows the session (rules, the model's window)."""
+        self.orphans = orphans
+        """What ``session.agents.orphaned_appends`` found, worded for the user."""
 
 
 class LoadFailed(Message):
