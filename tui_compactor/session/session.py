@@ -279,6 +279,10 @@ class Session:
         self._leaf_is_complete_no_newline: bool = False
         self._oddities: Any = None
         """The reader's record of semantic problems pi ignores (``reader.Oddities``)."""
+        self.preview: bool = False
+        """A tail-first preview (``reader.load_tail_preview``): the file's last lines only,
+        read-only; entry indices and line numbers count from the first line read. The whole
+        file's index replaces it."""
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -328,9 +328,16 @@ class SessionTree(ScrollView, can_focus=True):
                 self.action_select()
 
     def on_resize(self, event: events.Resize) -> None:
-        """Row strips depend on the width; re-measure."""
+        """Row strips depend on the width; re-measure, and keep the cursor row in view (the
+        loading bar or a banner may have taken rows since the cursor was placed)."""
         self.virtual_size = Size(max(event.size.width, 1), len(self.rows))
         self.invalidate()
+        self.call_after_refresh(self._keep_cursor_in_view)
+
+    def _keep_cursor_in_view(self) -> None:
+        top = int(self.scroll_y)
+        if self.rows and not top <= self.cursor < top + max(self.size.height, 1):
+            self.move_cursor(self.cursor)
 
     # ----- rendering -----------------------------------------------------------------------
 
