@@ -73,8 +73,9 @@ def _load_command(name: str):  # type: ignore[no-untyped-def]
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with one subparser per available command."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with one subparser per available command, or only the subparser of
+    ``only``: running one command imports its module alone, not every command's."""
     parser = argparse.ArgumentParser(
         prog="tui-compactor",
         description="Inspect, plan and run context compaction for pi / oh-my-pi sessions.",
@@ -82,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tui-compactor {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = _load_command(name)
         if module is None:
             continue
@@ -113,7 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if opens_the_app(args_list):
         args_list.insert(0, "open")
-    parser = build_parser()
+    named = args_list[0] if args_list[0] in COMMANDS else None
+    parser = build_parser(only=named)
     args = parser.parse_args(args_list)
     module = getattr(args, "_module", None)
     if module is None:

@@ -33,6 +33,9 @@ Example::
     [ui.keymap]
     compact = "c"                   # binding id -> keys (comma-separated)
 
+Where the configuration comes from (the file's path, the variables) is decided in
+``config_sources``, which imports no pydantic.
+
 API keys are never stored in these objects: a profile names the environment variable and
 ``Profile.api_key()`` reads it at call time, wrapped in ``SecretStr`` so printing never shows it.
 """
@@ -48,6 +51,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from tui_compactor.config_sources import (
+    ENV_VARS,
+    ConfigError,
+    ReasoningEffort,
+    config_path,
+    set_variables,
+)
+
 __all__ = [
     "CompactionConfig",
     "Config",
@@ -62,8 +73,6 @@ __all__ = [
 ]
 
 ProviderName = Literal["openai", "anthropic", "offline"]
-ReasoningEffort = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-"""Reasoning effort for summary calls (``off``: none requested)."""
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -76,10 +85,6 @@ DEFAULT_KEY_ENVS: dict[str, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
 }
 """Environment variable holding the key when a profile names none."""
-
-
-class ConfigError(Exception):
-    """A configuration problem, with a message naming the file (and line when known)."""
 
 
 class _Strict(BaseModel):
@@ -209,35 +214,6 @@ class Config(_Strict):
     def summarizer_profile(self, name: str | None = None) -> Profile:
         """The profile for compaction: ``name``, else ``compaction_profile``, else the default."""
         return self.profile(name or self.compaction_profile)
-
-
-ENV_VARS: dict[str, tuple[str, ...]] = {
-    "TUI_COMPACTOR_KEEP_RECENT_TOKENS": ("compaction", "keep_recent_tokens"),
-    "TUI_COMPACTOR_RESERVE_TOKENS": ("compaction", "reserve_tokens"),
-    "TUI_COMPACTOR_CONTEXT_WINDOW": ("compaction", "context_window"),
-    "TUI_COMPACTOR_RULES": ("compaction", "rules"),
-    "TUI_COMPACTOR_TOKENS": ("compaction", "tokens"),
-    "TUI_COMPACTOR_FILES_FORMAT": ("compaction", "files_format"),
-    "TUI_COMPACTOR_THRESHOLD_PERCENT": ("compaction", "threshold_percent"),
-    "TUI_COMPACTOR_THRESHOLD_TOKENS": ("compaction", "threshold_tokens"),
-    "TUI_COMPACTOR_SPLIT_TURNS": ("compaction", "split_turns"),
-    "TUI_COMPACTOR_SUMMARY_REASONING_EFFORT": ("compaction", "summary_reasoning_effort"),
-    "TUI_COMPACTOR_SUMMARY_WINDOW": ("compaction", "summary_window"),
-    "TUI_COMPACTOR_PROFILE": ("default_profile",),
-    "TUI_COMPACTOR_COMPACTION_PROFILE": ("compaction_profile",),
-    "TUI_COMPACTOR_THEME": ("ui", "theme"),
-}
-"""Environment variable -> config key path. ``TUI_COMPACTOR_CONFIG`` names the file itself."""
-
-
-def config_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the config file is looked for (it need not exist)."""
-    env = os.environ if environ is None else environ
-    explicit = env.get("TUI_COMPACTOR_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "tui-compactor" / "config.toml"
 
 
 _TOML_LINE = re.compile(r"at line (\d+)(?:, column (\d+))?")
@@ -376,10 +352,8 @@ def load_config(
                 table.setdefault("name", profile_name)
 
     env_layer: dict[str, Any] = {}
-    for variable, key_path in ENV_VARS.items():
-        value = env.get(variable)
-        if value is not None and value != "":
-            _set_path(env_layer, key_path, value)
+    for variable, value in set_variables(env).items():
+        _set_path(env_layer, ENV_VARS[variable], value)
     _merge(data, env_layer)
     if overrides:
         _merge(data, _drop_none(overrides))

@@ -197,3 +197,96 @@ async def test_palette_offers_the_analysis_views() -> None:
         await pilot.press("c")
         await settle(pilot)
         assert "Inspect the compaction's requests" in titles()
+
+
+@pytest.mark.parametrize("view", ["hindsight", "timeline"])
+async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_dropped(
+    tmp_path: Path, monkeypatch: Any, view: str
+) -> None:
+    """The analysis reads one snapshot: a refresh (the agent appended) waits until it is done;
+    its result, of the older generation, is not drawn but computed again on the new state."""
+    import shutil
+
+    import tui_compactor.engine.hindsight as hindsight_module
+    from tests.workbench.agent import append_child_of_leaf
+    from tui_compactor.ui.widgets.analysis import HindsightView
+
+    path = tmp_path / REAL.name
+    shutil.copyfile(REAL, path)
+    release = threading.Event()
+    started = threading.Event()
+    seen: list[int] = []  # entries the session had when each computation started
+    name = "audit_compaction" if view == "hindsight" else "compaction_timeline"
+    real = getattr(hindsight_module, name)
+
+    def slow(session: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(len(session.entries))
+        started.set()
+        release.wait(10)
+        return real(session, *args, **kwargs)
+
+    monkeypatch.setattr(hindsight_module, name, slow)
+    shown: list[Any] = []
+    real_show = HindsightView.show
+    monkeypatch.setattr(
+        HindsightView, "show", lambda self, audit: (shown.append(audit), real_show(self, audit))
+    )
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        handle = app.handle
+        assert handle is not None
+        before = len(handle.session.entries)
+        compaction = next(e.index for e in handle.session.entries if e.type == "compaction")
+        if view == "hindsight":
+            assert app.query_one(SessionTree).move_to_entry(compaction)
+        else:
+            await pilot.press("T")
+        for _ in range(300):
+            if started.is_set():
+                break
+            await pilot.pause(0.01)
+        assert started.is_set() and seen == [before]
+        append_child_of_leaf(path)
+        refresher = threading.Thread(target=handle.refresh)
+        refresher.start()
+        refresher.join(0.3)
+        assert refresher.is_alive(), "the refresh waits for the analysis reading the session"
+        assert len(handle.session.entries) == before and handle.generation == 0
+        release.set()
+        refresher.join(10)
+        await settle(pilot)
+        assert handle.generation == 1
+        assert seen == [before, before + 1], "computed again on the grown session"
+        if view == "hindsight":
+            assert len(shown) == 1  # only the result of the current generation was drawn
+        else:
+            screen = app.screen
+            assert isinstance(screen, TimelineScreen)
+            assert [row.entry_index for row in screen.rows] == [
+                e.index
+                for e in handle.session.entries
+                if e.type in ("compaction", "branch_summary")
+            ]
+
+
+async def test_request_inspector_refuses_a_plan_the_session_grew_past(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.workbench.agent import append_child_of_leaf
+    from tui_compactor.ui.screens.requests import RequestsScreen
+
+    path = tmp_path / REAL.name
+    shutil.copyfile(REAL, path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        append_child_of_leaf(path)
+        assert app.handle is not None and app.handle.refresh().status == "grew"
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, RequestsScreen)
+        assert app.screen.requests == []
+        assert "the session grew since this plan was made" in screen_text(app)

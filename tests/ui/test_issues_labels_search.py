@@ -210,3 +210,45 @@ async def test_issues_view_warns_that_oh_my_pi_would_rewrite_a_file_with_malform
         assert table.row_count == count
         last = [str(cell) for cell in table.get_row_at(count - 1)]
         assert last[0] == "warning" and last[3] == "omp-rewrite"
+
+
+@pytest.mark.parametrize("followed", [False, True], ids=["gate-finds-growth", "live-follow-saw-it"])
+async def test_a_label_typed_while_the_agent_appends_goes_after_the_new_leaf(
+    tmp_path: Path, followed: bool
+) -> None:
+    import subprocess
+    import sys
+
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("k", "k")
+        await settle(pilot)
+        target = tree.cursor_entry
+        assert target is not None
+        old_leaf_id = app.session.entries[app.session.leaf].id
+        await pilot.press("L")
+        await pilot.pause()
+        assert isinstance(app.screen, LabelDialog)
+        # A second process (the agent) appends while the user types the label.
+        agent = subprocess.run(
+            [sys.executable, "-m", "tests.workbench.agent", str(path)],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+        if followed:
+            assert app.handle is not None
+            app.handle.refresh()
+        grown = path.read_bytes()
+        app.screen.query_one(Input).value = "after the agent"
+        await pilot.press("enter")
+        await settle(pilot)
+        (added,) = added_records(grown, path.read_bytes())
+        assert added["type"] == "label" and added["label"] == "after the agent"
+        assert added["parentId"] == agent != old_leaf_id, "never onto the old leaf"
+        assert app.session.label_of(target) == "after the agent"
+        assert any("the session grew meanwhile" in note for note in notes(app))

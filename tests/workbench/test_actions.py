@@ -14,8 +14,10 @@ from tui_compactor.engine.branch import plan_navigation
 from tui_compactor.session.reader import load_session
 from tui_compactor.workbench.actions import (
     ActionRefused,
+    Proposal,
     StaleProposal,
     apply,
+    propose_label,
     propose_navigation,
     propose_undo,
 )
@@ -146,3 +148,41 @@ def test_files_format_applies_to_branch_summaries(
     with load_session(compacted) as session:
         entry = session.entries[-1]
         assert entry.type == "branch_summary" and tag in entry.data["summary"]
+
+
+def test_a_label_proposed_before_growth_is_not_written_on_the_old_leaf(compacted: Path) -> None:
+    handle = SessionHandle(load_session(compacted))
+    with handle.read() as snapshot:
+        target_id = snapshot.session.entries[3].id
+        proposal = propose_label(snapshot, 3, "  first   try ")
+    assert proposal.record is not None and proposal.record["label"] == "first try"
+    agent = append_child_of_leaf(compacted)  # a second writer, between propose and apply
+    after_agent = compacted.read_bytes()
+    with pytest.raises(StaleProposal):
+        apply(handle, proposal, quiet_seconds=0)
+    assert compacted.read_bytes() == after_agent
+    with handle.read() as snapshot:
+        again = propose_label(snapshot, 3, "first try")
+    apply(handle, again, quiet_seconds=0)
+    kind, parent, _ = _last(compacted)
+    assert (kind, parent) == ("label", agent)
+    with load_session(compacted) as session:
+        assert session.label_of(3) == "first try"
+        assert session.entries[-1].data["targetId"] == target_id
+
+
+def test_label_refusals(compacted: Path) -> None:
+    handle = SessionHandle(load_session(compacted))
+    with handle.read() as snapshot:
+        with pytest.raises(ActionRefused, match="no entry #999"):
+            propose_label(snapshot, 999, "x")
+        with pytest.raises(ActionRefused, match="has no label; nothing to clear"):
+            propose_label(snapshot, 3, "   ")
+    apply(handle, propose_label_now(handle, 3, "kept"), quiet_seconds=0)
+    with handle.read() as snapshot, pytest.raises(ActionRefused, match="already has the label"):
+        propose_label(snapshot, 3, "kept ")
+
+
+def propose_label_now(handle: SessionHandle, target: int, text: str) -> Proposal:
+    with handle.read() as snapshot:
+        return propose_label(snapshot, target, text)

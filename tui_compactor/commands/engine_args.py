@@ -109,7 +109,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
     Warnings about the settings go to stderr. Raises ``CommandError`` on a config problem.
     """
-    from tui_compactor.config import ConfigError
+    from tui_compactor.config_sources import ConfigError
     from tui_compactor.workbench.settings import resolve_settings
 
     keep = getattr(args, "keep_recent", None)
@@ -179,12 +179,16 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def load(path: str) -> Any:
-    """Load a session; refused files raise ``CommandError``. Warnings go to stderr."""
+def load(path: str, *, writes: bool = True) -> Any:
+    """Load a session; refused files raise ``CommandError``. Warnings go to stderr.
+
+    ``writes=False`` (commands that only read) skips the file's sha256, which only the append
+    gate uses: a session loaded so can never be written.
+    """
     from tui_compactor.session.reader import load_session
     from tui_compactor.textsafe import sanitize
 
-    session = load_session(path)
+    session = load_session(path, digest=writes)
     verdict = str(getattr(session, "verdict", ""))
     if verdict == "refuse" or not session.entries:
         reasons = "; ".join(str(d) for d in session.diagnostics[:3]) or "no entries"

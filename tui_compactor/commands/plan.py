@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = common.settings_from_args(args)
-        session = common.load(args.session)
+        session = common.load(args.session, writes=False)
         settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = common.settings_from_args(args)
-        session = common.load(args.session)
+        session = common.load(args.session, writes=False)
         settings = settings.for_session(session)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:

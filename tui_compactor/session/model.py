@@ -131,7 +131,7 @@ class FileSnapshot:
     size: int
     mtime_ns: int
     sha256: str
-    """Hash of the loaded bytes ``[0, size)``."""
+    """Hash of the loaded bytes ``[0, size)``; empty when loaded without a digest."""
     ends_with_newline: bool
     torn_tail: bool
     """The last line is an incomplete record (no ``\\n`` and not parseable)."""

@@ -23,10 +23,12 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 try:
     import orjson
@@ -442,6 +444,10 @@ class Oddities:
         self.timestamps.setdefault(kind, []).append((line, offset))
 
 
+def _no_hash(update: Callable[[bytes], None], data: bytes) -> None:
+    """The hashing step of a load without a digest: nothing."""
+
+
 def _head_bytes(parts: list[bytes], limit: int = 4096) -> bytes:
     """The first ``limit`` bytes of ``parts`` joined (without joining all of them)."""
     head = b""
@@ -482,11 +488,16 @@ class _Scanner:
         cancel: threading.Event | None,
     ) -> bool:
         """Parse lines starting at ``parse_from`` up to ``end``; hash bytes from
-        ``hash_from``. Returns False if cancelled."""
+        ``hash_from`` (unless the session is loaded without a digest). Returns False if
+        cancelled."""
+        if not self.s._digested:
+            return self._scan(parse_from, hash_from, end, progress, cancel, _no_hash)
         # Big scans hash on a second thread (hashlib releases the GIL), overlapping parsing.
         hashing: ThreadPoolExecutor | None = None
         pending: list[Future[None]] = []
         if end - parse_from > BACKGROUND_HASH_MIN:
+            from concurrent.futures import ThreadPoolExecutor
+
             hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-hash")
 
         def hash_work(update: Callable[[bytes], None], data: bytes) -> None:
@@ -1659,7 +1670,7 @@ def _make_snapshot(s: Session, st: os.stat_result, size: int) -> FileSnapshot:
         inode=st.st_ino,
         size=size,
         mtime_ns=st.st_mtime_ns,
-        sha256=s._hasher.hexdigest(),
+        sha256=s._hasher.hexdigest() if s._digested else "",
         ends_with_newline=ends_nl,
         torn_tail=torn,
     )
@@ -1730,17 +1741,20 @@ def load_session(
     cancel: threading.Event | None = None,
     *,
     lazy: bool | None = None,
+    digest: bool = True,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
 
     ``progress`` is called at most ~10 times a second; setting ``cancel`` stops the load
     early (the session is then incomplete and read-only). ``lazy`` forces (True) or
     disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
-    bytes are lazy.
+    bytes are lazy. ``digest=False`` skips the sha256 of the file, for callers that never
+    write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
+    the append gate refuses and a refresh reloads.
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy)
+            return _load(Path(path), progress, cancel, lazy, digest)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
@@ -1752,8 +1766,10 @@ def _load(
     progress: Callable[[LoadProgress], None] | None,
     cancel: threading.Event | None,
     lazy: bool | None,
+    digest: bool = True,
 ) -> Session:
     session = Session(path)
+    session._digested = digest
     try:
         fd = os.open(session.path, _OPEN_FLAGS)
     except OSError as error:
@@ -1804,7 +1820,7 @@ def _load(
         _samples(session, fd, hashed)
         _analyze(session)
         _finalize(session, size)
-        if session._body_hasher is not None:
+        if session._body_hasher is not None and digest:
             session._body_digest = session._body_hasher.hexdigest()
         return session
     except OSError as error:
@@ -1967,6 +1983,8 @@ def refresh_session(s: Session) -> Refresh:
 def _refresh(s: Session) -> Refresh:
     if s._io_error is not None or not s.complete:
         return Refresh("rewritten", reason="the previous load did not finish; load it again")
+    if not s._digested:
+        return Refresh("rewritten", reason="loaded without a digest; load it again")
     snap = s.snapshot
     try:
         fd = os.open(s.path, _OPEN_FLAGS)

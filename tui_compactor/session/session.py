@@ -264,6 +264,7 @@ class Session:
         self._torn_line: tuple[int, int] | None = None
         self._lazy: _LazyRecords | None = None
         self._hasher: Any = hashlib.sha256()
+        self._digested: bool = True  # False: loaded without the sha256 (never writes)
         self._body_hasher: Any = None
         self._body_digest: str | None = None
         self._first_object_seen: bool = False

@@ -14,8 +14,10 @@ Which summaries are made (oh-my-pi's ``compact``):
 * else history when there are messages to summarize;
 * else the previous summary unchanged; else ``"No prior history."``.
 
-Then the file list (``<files>`` or pi's legacy tags), a boundary-tag check, the fidelity audit
-and the entry dict. Nothing is written until ``accept()``; ``cancel()`` stops every request.
+Every part runs through ``pipeline.SummaryPipeline`` (the one pipeline the branch summary
+uses too: events, transcript rules, part failures, boundary-tag escaping). Then the file list
+(``<files>`` or pi's legacy tags), the fidelity audit and the entry dict. Nothing is written
+until ``accept()``; ``cancel()`` stops every request.
 
 Methods (the entry's ``method``):
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -46,23 +48,20 @@ from tui_compactor.engine.methods import (
     method_info,
     snapcompact_archive,
 )
-from tui_compactor.engine.serialize import escape_boundary_tags, find_boundary_tags
 from tui_compactor.summarize.audit import Audit, audit_summary
 from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.errors import SummarizeError
-from tui_compactor.summarize.family import transcript_rules
+from tui_compactor.summarize.pipeline import SummaryPipeline, with_file_list
 from tui_compactor.summarize.prompts import load_prompt
 from tui_compactor.summarize.runner import (
     MAX_SUMMARY_TOKENS,
     Event,
     EventCallback,
-    Part,
     PartDelta,
     PartFailed,
     PartFinished,
     PartStarted,
     approx_tokens,
-    run_part,
 )
 
 __all__ = [
@@ -79,7 +78,6 @@ __all__ = [
     "PartFinished",
     "PartStarted",
     "compaction_budgets",
-    "finish_summary",
     "run_compaction",
 ]
 
@@ -125,25 +123,6 @@ def fold_notes(plan: Any, summarizer_window: int | None, reserve_tokens: int | N
                 "the last (nothing is cut)"
             )
     return notes
-
-
-def finish_summary(
-    summary: str,
-    read_files: list[str],
-    modified_files: list[str],
-    read_set: Any,
-    files_format: Literal["files", "legacy"] = "files",
-) -> str:
-    """Append the file list: a ``<files>`` block, or pi's ``<read-files>``/``<modified-files>``."""
-    from tui_compactor.engine.fileops import (
-        format_pi_file_ops,
-        strip_file_blocks,
-        upsert_file_operations,
-    )
-
-    if files_format == "legacy":
-        return strip_file_blocks(summary) + format_pi_file_ops(read_files, modified_files)
-    return upsert_file_operations(summary, read_files, modified_files, read_set)
 
 
 @dataclass
@@ -250,10 +229,10 @@ class CompactionJob:
             CompactionCancelled: ``cancel()`` was called.
             SummarizeError: a part failed (its ``PartFailed`` event was sent first).
         """
-        emit = _safe_emit(on_event)
+        pipeline = SummaryPipeline(self.summarizer, on_event)
         self._cancel_requested = False
         self.result = None
-        main = self._main = self._spawn(self._run(emit))
+        main = self._main = self._spawn(self._run(pipeline))
         try:
             result: CompactionResult = await main
         except asyncio.CancelledError:
@@ -281,23 +260,6 @@ class CompactionJob:
         finally:
             self.instructions = base
 
-    async def _part(
-        self, emit: Callable[[Event], None], part: Part, coro_factory: Callable[[], Any]
-    ) -> str:
-        """Run one part; report ``PartFailed`` for errors and cancellation."""
-        try:
-            text: str = await coro_factory()
-            return text
-        except asyncio.CancelledError:
-            emit(PartFailed(part, "cancelled", cancelled=True))
-            raise
-        except SummarizeError as error:
-            emit(PartFailed(part, str(error)))
-            raise
-        except Exception as error:  # a bug or an unexpected library error: still report it
-            emit(PartFailed(part, f"{type(error).__name__}: {error}"))
-            raise
-
     def _previous_compaction(self) -> dict[str, Any] | None:
         """The record of the compaction this plan continues from (None if there is none)."""
         plan = self.plan
@@ -318,104 +280,72 @@ class CompactionJob:
         block = f"{load_prompt('archive-context')}\n\n{text}"
         return f"{summary}\n\n{block}" if summary else block
 
-    async def _run(self, emit: Callable[[Event], None]) -> CompactionResult:
+    async def _run(self, pipeline: SummaryPipeline) -> CompactionResult:
         plan = self.plan
         started = time.monotonic()
         seconds: dict[str, float] = {}
-        notes: list[str] = []
-        drop_thinking, escape_harmony = transcript_rules(self.summarizer)
         history_messages = [item.message for item in plan.messages_to_summarize]
         prefix_messages = [item.message for item in plan.turn_prefix_messages]
         recent_messages = [item.message for item in plan.recent_messages]
         previous_record = self._previous_compaction()
         previous = self._previous_summary(previous_record)
-        common: dict[str, Any] = {
-            "emit": emit, "drop_thinking": drop_thinking, "escape_harmony": escape_harmony,
-            "notes": notes,
-        }
 
-        def history_job() -> Any:
-            return run_part(
-                self.summarizer, "history", history_messages, kind="summary",
-                max_tokens=self.budgets["history"], previous_summary=previous,
-                instructions=self.instructions, replace_instructions=self.replace_instructions,
-                extra_context=self.extra_context, **common,
-            )
+        def history_part() -> Coroutine[Any, Any, str]:
+            return pipeline.part(
+                "history", history_messages, kind="summary", max_tokens=self.budgets["history"],
+                previous_summary=previous, instructions=self.instructions,
+                replace_instructions=self.replace_instructions, extra_context=self.extra_context,
+            )  # fmt: skip
 
-        def prefix_job() -> Any:
-            return run_part(
-                self.summarizer, "turn_prefix", prefix_messages, kind="turn_prefix",
-                max_tokens=self.budgets["turn_prefix"],
-                # The turn-prefix prompt takes no instructions; the offline summarizer uses
-                # them (as ``SummaryRequest.focus``) to keep what matches.
-                instructions=self.instructions, **common,
-            )
-
-        def handoff_job() -> Any:
-            from tui_compactor.engine.context import build_context
-
-            context = build_context(self.session, plan.leaf, rules=self.rules)
-            live = [item.message for item in context.items if not item.excluded]
-            return run_part(
-                self.summarizer, "history", live, kind="handoff",
-                max_tokens=self.budgets["history"], instructions=self.instructions,
-                replace_instructions=self.replace_instructions, **common,
+        def prefix_part() -> Coroutine[Any, Any, str]:
+            # The turn-prefix prompt takes no instructions; the offline summarizer uses them
+            # (as ``SummaryRequest.focus``) to keep what matches.
+            return pipeline.part(
+                "turn_prefix", prefix_messages, kind="turn_prefix",
+                max_tokens=self.budgets["turn_prefix"], instructions=self.instructions,
             )
 
         history_text: str | None = None
         prefix_text: str | None = None
         if self.method == "handoff":
-            history_text = await self._timed(
-                seconds, "history", self._part(emit, "history", handoff_job)
-            )
+            from tui_compactor.engine.context import build_context
+
+            context = build_context(self.session, plan.leaf, rules=self.rules)
+            live = [item.message for item in context.items if not item.excluded]
+            history_text = await self._timed(seconds, "history", pipeline.part(
+                "history", live, kind="handoff", max_tokens=self.budgets["history"],
+                instructions=self.instructions, replace_instructions=self.replace_instructions,
+            ))  # fmt: skip
             body = history_text
         elif plan.is_split_turn and prefix_messages:
             tasks: dict[str, asyncio.Task[Any]] = {}
             if history_messages or previous:
-                tasks["history"] = self._spawn(self._timed(seconds, "history", self._part(
-                    emit, "history", history_job)))
-            tasks["turn_prefix"] = self._spawn(self._timed(seconds, "turn_prefix", self._part(
-                emit, "turn_prefix", prefix_job)))
+                tasks["history"] = self._spawn(self._timed(seconds, "history", history_part()))
+            tasks["turn_prefix"] = self._spawn(self._timed(seconds, "turn_prefix",
+                                                           prefix_part()))
             await _gather_or_cancel(list(tasks.values()))
             history_text = tasks["history"].result() if "history" in tasks else NO_PRIOR_HISTORY
             prefix_text = tasks["turn_prefix"].result()
             body = f"{history_text}{SPLIT_TURN_SEPARATOR}{prefix_text}"
         elif history_messages:
-            history_text = await self._timed(
-                seconds, "history", self._part(emit, "history", history_job)
-            )
+            history_text = await self._timed(seconds, "history", history_part())
             body = history_text
         elif previous:
             body = previous
         else:
             body = NO_PRIOR_HISTORY
-
-        warnings: list[str] = list(notes)
-        tags = find_boundary_tags(body)
-        if tags:
-            body = escape_boundary_tags(body)
-            warnings.append(
-                "the summary contained boundary tags (" + ", ".join(sorted(set(tags)))
-                + "); they were escaped before writing"
-            )
-
-        def short_job() -> Any:
-            return run_part(
-                self.summarizer, "short", recent_messages, kind="short",
-                max_tokens=max(1, self.budgets["short"]), previous_summary=body, **common,
-            )
+        body = pipeline.escape_tags(body)
 
         short: str | None = None
         if self.method == "soft":
-            short = await self._timed(seconds, "short", self._part(emit, "short", short_job))
-            short = escape_boundary_tags(" ".join(short.split()))
-            warnings.extend(note for note in notes if note not in warnings)
+            short = await self._timed(seconds, "short", pipeline.part(
+                "short", recent_messages, kind="short", max_tokens=max(1, self.budgets["short"]),
+                previous_summary=body,
+            ))  # fmt: skip
+            short = pipeline.escape_tags(" ".join(short.split()), "short summary")
 
-        from tui_compactor.engine.fileops import compute_file_lists
-
-        read_files, modified_files = compute_file_lists(plan.file_ops, self.rules)
-        summary = finish_summary(
-            body, read_files, modified_files, plan.file_ops.read, self.files_format
+        summary, read_files, modified_files = with_file_list(
+            body, plan.file_ops, self.rules, self.files_format
         )
         audit = audit_summary(history_messages + prefix_messages, summary)
         preserve = carried_preserve_data(previous_record) if self.method == "soft" else None
@@ -432,7 +362,7 @@ class CompactionJob:
             offline=bool(getattr(self.summarizer, "offline", False)),
             read_files=read_files,
             modified_files=modified_files,
-            warnings=warnings,
+            warnings=list(pipeline.warnings),
             seconds=seconds,
             instructions=self.instructions,
             method=self.method,
@@ -518,20 +448,6 @@ async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
             other.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         raise first
-
-
-def _safe_emit(on_event: EventCallback | None) -> Callable[[Event], None]:
-    """An emitter that never lets a failing UI callback break the job."""
-    if on_event is None:
-        return lambda event: None
-
-    def emit(event: Event) -> None:
-        try:
-            on_event(event)
-        except Exception:  # noqa: BLE001 - the callback's bug must not kill the summaries
-            pass
-
-    return emit
 
 
 async def run_compaction(

@@ -3,13 +3,16 @@ cut sweep in the plan pane, the hindsight audit of a selected compaction, and th
 timeline screen.
 
 ``AnalysisMixin`` is mixed into ``CompactorApp``. Each view is computed by the engine in a
-thread worker (exclusive per view, so moving on replaces stale work) that posts one message;
-the handlers here draw it if it still matches what is on screen.
+thread worker (exclusive per view, so moving on replaces stale work) on a consistent snapshot
+of the session (``SessionHandle.read()``: a live-follow refresh waits until it is done) and
+posts one message tagged with the snapshot's generation. The handlers draw it if it still
+matches what is on screen and the session has not grown since; a result of an older
+generation is dropped and computed again on the new state.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -23,44 +26,72 @@ from tui_compactor.ui.widgets.analysis import (
     sweep_renderable,
 )
 
+if TYPE_CHECKING:
+    from tui_compactor.engine.breakdown import TokenBreakdown
+    from tui_compactor.engine.deps import CutSweep
+    from tui_compactor.engine.hindsight import CompactionAudit
+    from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.engine.settings import CompactionSettings
+    from tui_compactor.engine.tokens import TokenCache, TokenCounter
+    from tui_compactor.session.session import Session
+    from tui_compactor.ui.state import AppState
+    from tui_compactor.workbench.handle import SessionHandle
+    from tui_compactor.workbench.settings import Settings
+
 __all__ = ["AnalysisMixin", "BreakdownReady", "SweepReady", "HindsightReady"]
 
 
 class BreakdownReady(Message):
-    """The token breakdown at ``entry_index`` is computed."""
+    """The token breakdown at ``entry_index``, measured at session generation ``generation``."""
 
-    def __init__(self, entry_index: int, breakdown: Any) -> None:
+    def __init__(self, entry_index: int, breakdown: TokenBreakdown, generation: int) -> None:
         super().__init__()
         self.entry_index = entry_index
         self.breakdown = breakdown
+        self.generation = generation
 
 
 class SweepReady(Message):
-    """The sweep over every valid cut of the plan of generation ``generation``."""
+    """The sweep over every valid cut of the plan of request ``request``, computed at
+    session generation ``generation``."""
 
-    def __init__(self, generation: int, sweep: Any) -> None:
+    def __init__(self, request: int, sweep: CutSweep, generation: int) -> None:
         super().__init__()
-        self.generation = generation
+        self.request = request
         self.sweep = sweep
+        self.generation = generation
 
 
 class HindsightReady(Message):
-    """The hindsight audit of the compaction at ``entry_index``."""
+    """The hindsight audit of the compaction at ``entry_index``, at generation ``generation``."""
 
-    def __init__(self, entry_index: int, audit: Any) -> None:
+    def __init__(self, entry_index: int, audit: CompactionAudit, generation: int) -> None:
         super().__init__()
         self.entry_index = entry_index
         self.audit = audit
+        self.generation = generation
 
 
 class AnalysisMixin:
     """Workers and handlers of the analysis views (see the module docstring)."""
 
     # Provided by CompactorApp.
-    session: Any
-    counter: Any
-    token_cache: Any
-    settings: Any
+    state: AppState
+    settings: Settings
+
+    if TYPE_CHECKING:
+
+        @property
+        def session(self) -> Session | None: ...
+
+        @property
+        def handle(self) -> SessionHandle | None: ...
+
+        @property
+        def counter(self) -> TokenCounter: ...
+
+        @property
+        def token_cache(self) -> TokenCache | None: ...
 
     @property
     def selected_entry(self) -> int | None:
@@ -73,7 +104,13 @@ class AnalysisMixin:
         raise NotImplementedError
 
     def _analysis_ok(self) -> bool:
-        return self.session is not None and getattr(self, "is_running", False)
+        return self.handle is not None and getattr(self, "is_running", False)
+
+    def _current(self, generation: int) -> bool:
+        """A result of ``generation`` may be drawn: the app runs and the session has not
+        grown since it was computed."""
+        return self._analysis_ok() and self.handle is not None and (
+            generation == self.handle.generation)
 
     # ----- Window tab: what fills the window ---------------------------------------------
 
@@ -85,28 +122,36 @@ class AnalysisMixin:
             return False
         return bool(preview.active == "tab-breakdown")
 
-    def request_breakdown(self) -> None:
-        """Measure the breakdown at the selected node (when the Window tab shows)."""
+    def request_breakdown(self, *, again: bool = False) -> None:
+        """Measure the breakdown at the selected node (when the Window tab shows);
+        ``again``: even when the view shows that node (its result was stale)."""
         if not self._analysis_ok() or self.selected_entry is None or not self.breakdown_shown():
             return
         view = self.query_one(BreakdownView)  # type: ignore[attr-defined]
-        if view.shown_leaf == self.selected_entry:
+        if view.shown_leaf == self.selected_entry and not again:
             return
+        assert self.handle is not None and self.token_cache is not None
         view.show_pending(self.selected_entry)
-        self.compute_breakdown(self.session, self.selected_entry, self.settings.compaction())
+        self.compute_breakdown(self.handle, self.selected_entry, self.counter,
+                               self.settings.compaction(), self.token_cache)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="breakdown")
-    def compute_breakdown(self, session: Any, entry_index: int, settings: Any) -> None:
-        """The engine's breakdown in a thread."""
+    def compute_breakdown(self, handle: SessionHandle, entry_index: int, counter: TokenCounter,
+                          settings: CompactionSettings, cache: TokenCache) -> None:
+        """The engine's breakdown in a thread, on one snapshot."""
         from tui_compactor.engine.breakdown import token_breakdown
 
-        breakdown = token_breakdown(session, entry_index, self.counter, settings,
-                                    self.token_cache)
-        self.post_message(BreakdownReady(entry_index, breakdown))  # type: ignore[attr-defined]
+        with handle.read() as snapshot:
+            breakdown = token_breakdown(snapshot.session, entry_index, counter, settings, cache)
+            generation = snapshot.generation
+        self.post_message(BreakdownReady(entry_index, breakdown, generation))  # type: ignore[attr-defined]
 
     def on_breakdown_ready(self, message: BreakdownReady) -> None:
-        """Draw it if the cursor is still there."""
+        """Draw it if the cursor is still there (measure again if the session grew)."""
         if not self._analysis_ok() or message.entry_index != self.selected_entry:
+            return
+        if not self._current(message.generation):
+            self.request_breakdown(again=True)
             return
         self.query_one(BreakdownView).show(message.breakdown, self.session)  # type: ignore[attr-defined]
 
@@ -116,25 +161,36 @@ class AnalysisMixin:
 
     # ----- plan pane: the sweep ----------------------------------------------------------
 
-    def request_sweep(self, plan: Any, generation: int) -> None:
+    def request_sweep(self, plan: CompactionPlan, request: int) -> None:
         """Sweep every valid cut of ``plan`` (after the plan itself is drawn)."""
         if not self._analysis_ok() or not plan.valid_cut_points:
             return
+        assert self.handle is not None and self.token_cache is not None
         self.show_sweep(Text("sweeping every valid cut…", style="dim"))
-        self.compute_sweep(self.session, plan, self.settings.compaction(), generation)
+        self.compute_sweep(self.handle, plan, self.counter, self.settings.compaction(),
+                           self.token_cache, request)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
-    def compute_sweep(self, session: Any, plan: Any, settings: Any, generation: int) -> None:
-        """The engine's sweep in a thread (the plan's token cache is shared)."""
+    def compute_sweep(self, handle: SessionHandle, plan: CompactionPlan, counter: TokenCounter,
+                      settings: CompactionSettings, cache: TokenCache, request: int) -> None:
+        """The engine's sweep in a thread, on one snapshot (the plan's token cache is
+        shared)."""
         from tui_compactor.engine.deps import cut_sweep
 
-        sweep = cut_sweep(session, plan.leaf, settings, self.counter, self.token_cache,
-                          plan=plan)
-        self.post_message(SweepReady(generation, sweep))  # type: ignore[attr-defined]
+        with handle.read() as snapshot:
+            sweep = cut_sweep(snapshot.session, plan.leaf, settings, counter, cache, plan=plan)
+            generation = snapshot.generation
+        self.post_message(SweepReady(request, sweep, generation))  # type: ignore[attr-defined]
 
     def on_sweep_ready(self, message: SweepReady) -> None:
-        """Draw the sweep under the plan (stale plans are dropped)."""
-        if not self._analysis_ok() or message.generation != self.plan_generation:
+        """Draw the sweep under the plan. A sweep of an older plan request is dropped; one
+        computed before the session grew is swept again (the plan is re-made on growth)."""
+        if not self._analysis_ok() or message.request != self.plan_generation:
+            return
+        if not self._current(message.generation):
+            plan = getattr(self, "plan", None)
+            if plan is not None:
+                self.request_sweep(plan, message.request)
             return
         self.show_sweep(sweep_renderable(message.sweep, self.session))
 
@@ -156,24 +212,31 @@ class AnalysisMixin:
         except NoMatches:
             return
         index = self.selected_entry
-        if index is None or self.session.entries[index].type != "compaction":
+        assert self.handle is not None
+        if index is None or self.handle.session.entries[index].type != "compaction":
             area.display = False
             return
         area.display = True
         area.show_pending()
-        self.compute_hindsight(self.session, index, self.settings.rules)
+        self.compute_hindsight(self.handle, index, self.settings.rules)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="hindsight")
-    def compute_hindsight(self, session: Any, entry_index: int, rules: str) -> None:
-        """The engine's hindsight audit of one compaction, in a thread."""
+    def compute_hindsight(self, handle: SessionHandle, entry_index: int, rules: str) -> None:
+        """The engine's hindsight audit of one compaction, in a thread, on one snapshot."""
         from tui_compactor.engine.hindsight import audit_compaction
 
-        audit = audit_compaction(session, entry_index, rules)
-        self.post_message(HindsightReady(entry_index, audit))  # type: ignore[attr-defined]
+        with handle.read() as snapshot:
+            audit = audit_compaction(snapshot.session, entry_index, rules)
+            generation = snapshot.generation
+        self.post_message(HindsightReady(entry_index, audit, generation))  # type: ignore[attr-defined]
 
     def on_hindsight_ready(self, message: HindsightReady) -> None:
-        """Show the audit under the entry's details."""
+        """Show the audit under the entry's details (audit again if the session grew: the
+        entries after a compaction decide what it lost)."""
         if not self._analysis_ok() or message.entry_index != self.selected_entry:
+            return
+        if not self._current(message.generation):
+            self.request_hindsight()
             return
         self.query_one(HindsightView).show(message.audit)  # type: ignore[attr-defined]
 
@@ -194,7 +257,7 @@ class AnalysisMixin:
         """Open the compaction timeline; enter on a row jumps to it."""
         from tui_compactor.ui.screens.timeline import TimelineScreen
 
-        if self.session is None:
+        if self.handle is None:
             return
 
         def chosen(entry_index: int | None) -> None:
@@ -202,14 +265,15 @@ class AnalysisMixin:
                 self._jump_to(entry_index, "entry")  # type: ignore[attr-defined]
 
         self.push_screen(  # type: ignore[attr-defined]
-            TimelineScreen(self.session, self.counter, self.settings.rules), chosen)
+            TimelineScreen(self.handle, self.counter, self.settings.rules), chosen)
 
     def action_inspect_requests(self) -> None:
         """Show the exact requests the shown plan's compaction would send (none is sent)."""
         from tui_compactor.ui.screens.requests import RequestsScreen
 
-        plan = getattr(self, "plan", None)
-        if self.session is None or plan is None or not plan.prepared:
+        report = self.state.plan_report
+        plan = report.plan if report is not None else None
+        if self.handle is None or report is None or plan is None or not plan.prepared:
             self.notify("plan first (c): the requests are the plan's", timeout=3)  # type: ignore[attr-defined]
             return
         try:
@@ -221,7 +285,8 @@ class AnalysisMixin:
         options = {"method": method, "instructions": focus.strip() or None,
                    "replace_instructions": replace}
         self.push_screen(  # type: ignore[attr-defined]
-            RequestsScreen(plan, self.session, summarizer, self.settings, options))
+            RequestsScreen(plan, report.generation, self.handle, summarizer, self.settings,
+                           options))
 
     def analysis_node_measured(self) -> None:
         """The cursor rested on a node: refresh the views that follow it."""

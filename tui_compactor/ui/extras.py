@@ -2,9 +2,10 @@
 
 * ``I`` (or the palette, or a click on the status line's issue count) opens the Issues view of
   the load diagnostics; ``enter`` there moves the cursor to the entry.
-* ``L`` adds, changes or clears the selected entry's label. The change is appended as a pi
-  ``label`` entry (child of the file's leaf, as pi's ``appendLabelChange`` does) through the
-  writer's append gate like every other write; a file the gate refuses says why.
+* ``L`` adds, changes or clears the selected entry's label. The change is a workbench proposal
+  (``propose_label``: a pi ``label`` entry, child of the file's leaf, as pi's
+  ``appendLabelChange`` does) applied through the writer's append gate like every other write;
+  a file the gate refuses says why.
 * Search matches entry types too (``compaction``, ``branch summary``, ``label``) and labels;
   ``n``/``N`` say which match this is (``3/7``) and when they wrapped.
 """
@@ -21,6 +22,14 @@ from tui_compactor.ui.messages import EntryAppended, WorkFailed
 from tui_compactor.ui.widgets.labels import entry_kind, entry_preview
 from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
+from tui_compactor.workbench.actions import (
+    ActionRefused,
+    Proposal,
+    StaleProposal,
+    apply,
+    propose_label,
+)
+from tui_compactor.workbench.handle import SessionHandle
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -84,16 +93,22 @@ class SessionExtras(_Base):
     # ----- labels ---------------------------------------------------------------------------
 
     def action_edit_label(self) -> None:
-        """Add, change or clear the selected entry's label (appends a ``label`` entry)."""
+        """Add, change or clear the selected entry's label (appends a ``label`` entry).
+
+        The label is proposed against the session as it is when the dialog opens
+        (``workbench.actions.propose_label``) and applied through the append gate.
+        """
         from tui_compactor.ui.screens.label import LabelDialog
         from tui_compactor.ui.screens.navigate import describe_node
 
-        session = getattr(self, "session", None)
+        app: Any = self
+        handle: SessionHandle | None = app.handle
         # The row under the cursor now (a key typed right after a move arrives before the
         # tree's Highlighted message would update ``selected_entry``).
         selected = self.query_one(SessionTree).cursor_entry
-        if session is None or selected is None:
+        if handle is None or selected is None:
             return
+        session = handle.session
         if session.append_refusal:
             self.notify(
                 sanitize(session.append_refusal, max_len=300),
@@ -102,37 +117,71 @@ class SessionExtras(_Base):
                 timeout=8,
             )
             return
-        what = Text("Label of ", style="bold")
-        what.append_text(describe_node(session, selected))
+        with handle.read() as snapshot:
+            basis = (snapshot.generation, snapshot.leaf)
+            current = session.label_of(selected)
+            what = Text("Label of ", style="bold")
+            what.append_text(describe_node(session, selected))
 
-        def chosen(label: str | None) -> None:
-            if label is not None:
-                self.append_label(selected, label)
+        def chosen(text: str | None) -> None:
+            if text is None or app.handle is not handle:
+                return
+            with handle.read() as snapshot:
+                try:
+                    proposal = propose_label(
+                        snapshot, selected, text, generation=basis[0], file_leaf=basis[1]
+                    )
+                except ActionRefused as refused:
+                    self.notify(sanitize(refused.reason, max_len=300), title="label", timeout=4)
+                    return
+            self.append_label(handle, proposal, selected)
 
-        self.push_screen(LabelDialog(what, session.label_of(selected)), chosen)
+        self.push_screen(LabelDialog(what, current), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label")
-    def append_label(self, entry_index: int, label: str) -> None:
-        """Append the label change through the writer's gate (thread)."""
-        from tui_compactor.session.writer import append_entry, make_label_entry
+    def append_label(self, handle: SessionHandle, proposal: Proposal, target: int) -> None:
+        """Apply the label proposal (thread). A label does not depend on the leaf, so when the
+        session grew since the dialog opened it is proposed again at the new leaf and the user
+        is told where it went; it is never written onto the old leaf."""
         from tui_compactor.ui.app import _error_text
 
         app: Any = self
-        session = app.session
-        record = make_label_entry(target_id=session.entries[entry_index].id, label=label)
-        try:
-            append_entry(session, record, parent_index=session.leaf, **app.append_options())
-        except Exception as error:
-            self.post_message(WorkFailed("label not written", _error_text(error)))
+        with handle.read() as snapshot:
+            before = snapshot.entry_count
+        grew = False
+        for _attempt in range(3):
+            try:
+                apply(handle, proposal, **app.append_options())
+                break
+            except StaleProposal:
+                grew = True
+                with handle.read() as snapshot:
+                    try:
+                        proposal = propose_label(snapshot, target, str(proposal.extra["label"]))
+                    except ActionRefused as refused:
+                        self.post_message(WorkFailed("label not written", refused.reason))
+                        return
+            except Exception as error:
+                self.post_message(WorkFailed("label not written", _error_text(error)))
+                return
+        else:
+            self.post_message(
+                WorkFailed("label not written", "the session kept growing; nothing written")
+            )
             return
-        added = app.refresh_after_append()
+        with handle.read() as snapshot:
+            added = list(range(before, snapshot.entry_count))
+        label = str(proposal.extra["label"])
         what = f"label “{label}” set" if label else "label cleared"
+        where = f" (the session grew meanwhile: written after the new leaf #{proposal.parent})"
         self.post_message(
             EntryAppended(
                 "label",
-                sanitize(f"{what} on #{entry_index}", single_line=True, max_len=120),
+                sanitize(
+                    f"{what} on #{target}" + (where if grew else ""), single_line=True, max_len=160
+                ),
                 added,
-                entry_index,
+                target,
             )
         )
 

@@ -22,6 +22,7 @@ from tui_compactor.session.writer import (
     SessionChanged,
     append_entry,
     is_leaf_marker,
+    make_label_entry,
     make_leaf_marker,
     seal_tail,
 )
@@ -39,13 +40,15 @@ __all__ = [
     "apply",
     "entries_after_on_path",
     "find_last_compaction",
+    "label_text",
     "propose_compaction",
+    "propose_label",
     "propose_navigation",
     "propose_seal",
     "propose_undo",
 ]
 
-ActionKind = Literal["compaction", "navigate", "undo", "seal"]
+ActionKind = Literal["compaction", "navigate", "undo", "seal", "label"]
 
 
 class ActionRefused(Exception):
@@ -79,7 +82,7 @@ class Proposal:
     """Exactly what a write action would append, and under which conditions.
 
     Attributes:
-        kind: ``compaction``, ``navigate``, ``undo`` or ``seal``.
+        kind: ``compaction``, ``navigate``, ``undo``, ``seal`` or ``label``.
         record: the entry body to append (None for ``seal``, which appends one newline).
         parent: entry index the new entry hangs from (None: a new root, or ``seal``).
         parent_id: its id, for the user.
@@ -259,6 +262,46 @@ def propose_navigation(snapshot: Snapshot, nav_plan: NavigationPlan,
         allowed="navigation keeps every entry in the file; only the leaf moves",
         description=("a branch summary" if record.get("type") == "branch_summary"
                      else "a leaf marker") + " at the new leaf",
+    )  # fmt: skip
+
+
+def label_text(text: str) -> str:
+    """A label as it is written: one line, no runs of spaces ("" clears the label)."""
+    return " ".join(text.split())
+
+
+def propose_label(snapshot: Snapshot, target: int, text: str, *,
+                  generation: int | None = None, file_leaf: int | None = None) -> Proposal:
+    """Set (or, with an empty ``text``, clear) the label of entry ``target``.
+
+    A pi ``label`` entry is appended as a child of the file's leaf (as pi's
+    ``appendLabelChange`` does); nothing leaves the active path. ``generation`` and
+    ``file_leaf`` are the session state the user chose the label at (default: now); the
+    entry hangs from that leaf, so ``apply`` refuses it if the file grew meanwhile.
+
+    Raises:
+        ActionRefused: no such entry, or the label would not change.
+    """
+    session = snapshot.session
+    if not 0 <= target < len(session.entries):
+        raise ActionRefused(f"there is no entry #{target} in this session")
+    entry = session.entries[target]
+    label = label_text(text)
+    current = session.label_of(target)
+    if label == (current or ""):
+        raise ActionRefused(
+            f"{entry.id} already has the label “{label}”; nothing to write" if label
+            else f"{entry.id} has no label; nothing to clear"
+        )
+    leaf = snapshot.leaf if generation is None else file_leaf
+    return Proposal(
+        kind="label", record=make_label_entry(target_id=entry.id, label=label),
+        parent=leaf, parent_id=session.entries[leaf].id if leaf is not None else None,
+        generation=snapshot.generation if generation is None else generation, leaf=leaf,
+        allowed="a label entry only names an entry; the context the agent sees stays the same",
+        description=(f"a label entry setting “{label}” on {entry.id}" if label
+                     else f"a label entry clearing the label of {entry.id}"),
+        extra={"targetId": entry.id, "label": label},
     )  # fmt: skip
 
 

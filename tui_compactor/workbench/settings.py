@@ -19,16 +19,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from tui_compactor.config import (
-    ENV_VARS,
-    Config,
-    ConfigError,
-    Profile,
-    ReasoningEffort,
-    load_config,
-)
+from tui_compactor.config_sources import ENV_VARS, ConfigError, ReasoningEffort, has_user_config
 from tui_compactor.engine.settings import (
     BRANCH_SUMMARY_RESERVE_TOKENS,
     DEFAULT_CONTEXT_WINDOW,
@@ -41,6 +34,9 @@ from tui_compactor.engine.settings import (
     rules_defaults,
 )
 from tui_compactor.engine.tokens import TokenCounter, get_counter
+
+if TYPE_CHECKING:
+    from tui_compactor.config import Config, Profile
 
 __all__ = [
     "CounterName",
@@ -125,12 +121,23 @@ class Settings:
     """Reasoning effort for summary calls; None: the profile's own ``reasoning_effort``."""
     summary_window: int | None = None
     """The summarizer's input window; None: the profile's own ``context_window``."""
-    config: Config = field(
-        default_factory=lambda: Config.model_validate({}), compare=False, repr=False
-    )
-    """The whole configuration (profiles, ``[ui]``), as resolved with these settings."""
+    _config: Config | None = field(default=None, compare=False, repr=False)
+    """What ``config`` returns; None until asked when no configuration was read."""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Field -> where its value came from (``config file PATH``, a variable, a flag, ``app``)."""
+
+    @property
+    def config(self) -> Config:
+        """The whole configuration (profiles, ``[ui]``), as resolved with these settings; the
+        built-in one when there was nothing to read (made on first use, so commands that never
+        ask import no pydantic)."""
+        config = self._config
+        if config is None:
+            from tui_compactor.config import Config
+
+            config = Config.model_validate({})
+            object.__setattr__(self, "_config", config)  # a cache: frozen for everything else
+        return config
 
     def source_of(self, name: str) -> str:
         """Where the value of ``name`` came from (``default`` when nobody set it)."""
@@ -256,7 +263,7 @@ class Settings:
             branch_summary_reserve_tokens=section.branch_summary_reserve_tokens,
             summary_reasoning_effort=section.summary_reasoning_effort,
             summary_window=section.summary_window,
-            config=config,
+            _config=config,
             sources=sources,
         )._with_rules_defaults()
 
@@ -367,17 +374,22 @@ def resolve_settings(
             _check_value(name, value)
         except ValueError as error:
             raise ConfigError(f"{FLAGS.get(name, name)}: {error}") from None
-    overrides: dict[str, Any] = {"default_profile": profile}
-    config = load_config(config_file, environ=env, overrides=overrides)
-    section = config.compaction
-    sources: dict[str, str] = {}
-    for name in section.model_fields_set:
-        variable = _ENV_OF_FIELD.get(name)
-        if variable and env.get(variable):
-            sources[name] = variable
-        else:
-            sources[name] = f"config file {config.source}" if config.source else "config"
-    settings = Settings.from_config(config, sources)
+    if profile is None and not has_user_config(config_file, env):
+        # Nothing to read: the defaults, as ``from_config`` makes them from an empty config.
+        settings = Settings()._with_rules_defaults()
+    else:
+        from tui_compactor.config import load_config
+
+        overrides: dict[str, Any] = {"default_profile": profile}
+        config = load_config(config_file, environ=env, overrides=overrides)
+        sources: dict[str, str] = {}
+        for name in config.compaction.model_fields_set:
+            variable = _ENV_OF_FIELD.get(name)
+            if variable and env.get(variable):
+                sources[name] = variable
+            else:
+                sources[name] = f"config file {config.source}" if config.source else "config"
+        settings = Settings.from_config(config, sources)
     for name, value in typed.items():
         settings = settings.edited(FLAGS.get(name, name), **{name: value})
     return settings._with_rules_defaults()

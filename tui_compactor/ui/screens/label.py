@@ -12,6 +12,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from tui_compactor.workbench.actions import label_text
+
 __all__ = ["LabelDialog", "LABEL_MAX_CHARS"]
 
 LABEL_MAX_CHARS = 200
@@ -70,5 +72,5 @@ class LabelDialog(ModalScreen[str | None]):
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
-        label = " ".join(event.value.split())  # one line, no runs of spaces
+        label = label_text(event.value)
         self.dismiss(None if label == self.current else label)

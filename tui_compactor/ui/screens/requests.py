@@ -1,7 +1,9 @@
 """The request inspector screen: the exact requests the shown plan's compaction would send.
 
 Built by ``summarize.requests.compaction_requests`` (the real pipeline with a recording
-stand-in: nothing is sent, no model is called, no key is shown) in a thread worker. Each
+stand-in: nothing is sent, no model is called, no key is shown) in a thread worker, on one
+consistent snapshot of the session; if the session grew since the plan was made, the screen
+says so instead (the requests of a stale plan are not what a run would send). Each
 request shows its part, endpoint, ``max_tokens`` and options, the system prompt and the user
 prompt with the serialized transcript; very long prompts are cut on screen (the
 ``compact --dry-run --show-requests`` command prints them whole). ``escape`` closes.
@@ -10,7 +12,7 @@ prompt with the serialized transcript; very long prompts are cut on screen (the
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -22,6 +24,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui_compactor.textsafe import sanitize
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.workbench.handle import SessionHandle
+    from tui_compactor.workbench.settings import Settings
 
 __all__ = ["RequestsScreen"]
 
@@ -59,6 +66,10 @@ def request_renderables(requests: list[Any]) -> list[Text]:
     return blocks
 
 
+class StalePlan(Exception):
+    """The session grew since the plan was made."""
+
+
 class RequestsScreen(Screen[None]):
     """The requests a compaction of ``plan`` with ``summarizer`` would send."""
 
@@ -82,17 +93,20 @@ class RequestsScreen(Screen[None]):
 
     def __init__(
         self,
-        plan: Any,
-        session: Any,
+        plan: CompactionPlan,
+        generation: int,
+        handle: SessionHandle,
         summarizer: Any,
-        settings: Any,
+        settings: Settings,
         options: dict[str, Any] | None = None,
     ) -> None:
-        """``options`` are the job's (method, instructions...), as the app would run it."""
+        """``generation``: the session generation ``plan`` was made at; ``options`` are the
+        job's (method, instructions...), as the app would run it."""
         super().__init__()
         self.options = dict(options or {})
         self.plan = plan
-        self.session = session
+        self.generation = generation
+        self.handle = handle
         self.summarizer = summarizer
         self.settings = settings
         self.requests: list[Any] = []
@@ -115,10 +129,17 @@ class RequestsScreen(Screen[None]):
         from tui_compactor.summarize.requests import compaction_requests
 
         try:
-            requests = asyncio.run(compaction_requests(
-                self.plan, self.session, self.summarizer, self.settings.compaction(),
-                files_format=self.settings.files_format, **self.options,
-            ))  # fmt: skip
+            with self.handle.read() as snapshot:
+                if snapshot.generation != self.generation:
+                    raise StalePlan
+                requests = asyncio.run(compaction_requests(
+                    self.plan, snapshot.session, self.summarizer, self.settings.compaction(),
+                    files_format=self.settings.files_format, **self.options,
+                ))  # fmt: skip
+        except StalePlan:
+            self.post_message(self.Built([], "the session grew since this plan was made: "
+                                             "plan again (c) to see what a run would send"))
+            return
         except Exception as error:  # shown on the screen; the app keeps running
             self.post_message(self.Built([], f"{type(error).__name__}: {error}"))
             return

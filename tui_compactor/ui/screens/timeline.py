@@ -4,12 +4,14 @@ One row each: where (entry, on the active path or not), what (compaction or bran
 method), tokens before → after, summary length, who wrote it, the hindsight score and the
 files re-read after it. ``enter`` closes the screen and jumps to the row's entry (the screen
 returns its entry index through ``dismiss``); ``escape`` closes it. The rows are computed by
-``engine.hindsight.compaction_timeline`` in a thread worker while the screen says so.
+``engine.hindsight.compaction_timeline`` in a thread worker, on one consistent snapshot of
+the session, while the screen says so; rows of a generation the session has since grown past
+are computed again.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -22,6 +24,11 @@ from textual.widgets import DataTable, Footer, Static
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.wording import count_of
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.hindsight import TimelineRow
+    from tui_compactor.engine.tokens import TokenCounter
+    from tui_compactor.workbench.handle import SessionHandle
 
 __all__ = ["TimelineScreen"]
 
@@ -42,17 +49,21 @@ class TimelineScreen(Screen[int | None]):
     class Computed(Message):
         """The timeline rows are ready (posted by the worker)."""
 
-        def __init__(self, rows: list[Any], error: str | None = None) -> None:
+        def __init__(self, rows: list[TimelineRow], ids: list[str], generation: int,
+                     error: str | None = None) -> None:
             super().__init__()
             self.rows = rows
+            self.ids = ids
+            """The entry id of each row."""
+            self.generation = generation
             self.error = error
 
-    def __init__(self, session: Any, counter: Any, rules: str = "pi") -> None:
+    def __init__(self, handle: SessionHandle, counter: TokenCounter, rules: str = "pi") -> None:
         super().__init__()
-        self.session = session
+        self.handle = handle
         self.counter = counter
         self.rules = rules
-        self.rows: list[Any] = []
+        self.rows: list[TimelineRow] = []
 
     def compose(self) -> ComposeResult:
         """Headline, table, footer."""
@@ -69,41 +80,46 @@ class TimelineScreen(Screen[int | None]):
                       "re-reads", "written by"):
             table.add_column(label, key=label)
         table.focus()
-        self.compute_rows(self.session, self.counter, self.rules)
+        self.compute_rows(self.handle, self.counter, self.rules)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
-    def compute_rows(self, session: Any, counter: Any, rules: str) -> None:
-        """The timeline in a thread (it audits every compaction)."""
+    def compute_rows(self, handle: SessionHandle, counter: TokenCounter, rules: str) -> None:
+        """The timeline in a thread (it audits every compaction), on one snapshot."""
         from tui_compactor.engine.hindsight import compaction_timeline
 
-        try:
-            rows = compaction_timeline(session, counter, rules=rules)
-        except Exception as error:  # shown on the screen; the app keeps running
-            self.post_message(self.Computed([], f"{type(error).__name__}: {error}"))
-            return
-        self.post_message(self.Computed(rows))
+        with handle.read() as snapshot:
+            generation = snapshot.generation
+            try:
+                rows = compaction_timeline(snapshot.session, counter, rules=rules)
+            except Exception as error:  # shown on the screen; the app keeps running
+                self.post_message(self.Computed([], [], generation,
+                                                f"{type(error).__name__}: {error}"))
+                return
+            ids = [str(snapshot.session.entries[row.entry_index].id) for row in rows]
+        self.post_message(self.Computed(rows, ids, generation))
 
     def on_timeline_screen_computed(self, message: Computed) -> None:
-        """Fill the table."""
+        """Fill the table (compute again if the session grew meanwhile)."""
+        if message.generation != self.handle.generation:
+            self.compute_rows(self.handle, self.counter, self.rules)
+            return
         head = self.query_one("#timeline-head", Static)
         if message.error:
             head.update(Text(sanitize(message.error, max_len=300), style="bold red"))
             return
         self.rows = message.rows
-        compactions = [row for row in self.rows if row.audit is not None]
-        branch = len(self.rows) - len(compactions)
-        line = Text(f"{count_of(len(compactions), 'compaction')}, "
+        audits = [(row.audit, row.entry_index) for row in self.rows if row.audit is not None]
+        branch = len(self.rows) - len(audits)
+        line = Text(f"{count_of(len(audits), 'compaction')}, "
                     f"{count_of(branch, 'branch summary', 'branch summaries')}", style="bold")
-        if compactions:
-            worst = min(compactions, key=lambda row: row.audit.score)
-            line.append(f" · worst hindsight score {worst.audit.score:.2f} at "
-                        f"#{worst.entry_index}", style="yellow")
+        if audits:
+            worst, at = min(audits, key=lambda pair: pair[0].score)
+            line.append(f" · worst hindsight score {worst.score:.2f} at #{at}", style="yellow")
         line.append("  (enter jumps, esc closes; * on the active path)", style="dim")
         head.update(line)
         table = self.query_one(DataTable)
         table.clear()
-        for row in self.rows:
-            entry = self.session.entries[row.entry_index]
+        for row, entry_id in zip(self.rows, message.ids, strict=True):
             what = "compaction" if row.kind == "compaction" else "branch summary"
             if row.method:
                 what += f" ({sanitize(row.method, single_line=True, max_len=10)})"
@@ -114,7 +130,7 @@ class TimelineScreen(Screen[int | None]):
                 score = Text(f"{audit.score:.2f}", style=style)
             table.add_row(
                 Text(f"{row.entry_index}{'*' if row.on_active_path else ' '}"),
-                Text(sanitize(str(entry.id), single_line=True, max_len=12)),
+                Text(sanitize(entry_id, single_line=True, max_len=12)),
                 Text(what, style="yellow" if row.kind == "compaction" else "green"),
                 Text(format_tokens(row.tokens_before) if row.tokens_before is not None else "-"),
                 Text(format_tokens(row.tokens_after)),
