@@ -25,9 +25,8 @@ from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tui_compactor.config import Config
-
 if TYPE_CHECKING:
+    from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.session.reader import LoadProgress
     from tui_compactor.summarize.base import Summarizer
@@ -176,7 +175,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         ``config``, else the defaults)."""
         super().__init__()
         if settings is None:
-            settings = Settings.from_config(config or Config.model_validate({}))
+            settings = Settings.from_config(config) if config is not None else Settings.defaults()
         self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
                                   append_quiet_seconds, ignore_agents, picker_dirs_only)
         self.state = AppState(settings, Path(path) if path is not None else None)
@@ -331,7 +330,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
-        """Theme and keymap from ``[ui]`` of the config."""
+        """Theme and keymap from ``[ui]`` of the config (none read: Textual's defaults)."""
+        if not self.settings.config_read:
+            return  # the built-in [ui] is Textual's own theme and keys: nothing to apply
         ui = self.config.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
