@@ -93,3 +93,36 @@ def test_no_configuration_resolves_like_an_empty_config_file(
     assert fast == read
     assert dict(fast.sources) == dict(read.sources)
     assert fast.config.model_dump() == read.config.model_dump()
+
+
+def test_the_program_flushes_everything_and_keeps_the_exit_status(tmp_path: Path) -> None:
+    """``python -m tui_compactor`` ends a headless command without interpreter teardown: all
+    output still arrives (through a pipe and into a file) and the status is the command's."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TUI_COMPACTOR_") and k != "PYTHONUNBUFFERED"  # buffered, as usual
+    }
+    clean.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
+    program = [sys.executable, "-m", "tui_compactor"]
+    inspect = subprocess.run(
+        [*program, "inspect", str(SAMPLE), "--json", "--tokens", "pi"], cwd=ROOT, env=clean,
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert inspect.returncode == 0
+    assert len(inspect.stdout) > 200_000  # several pipe buffers
+    assert len(json.loads(inspect.stdout)["entries"]) == 1013  # nothing cut off
+    out = tmp_path / "plan.txt"
+    with out.open("wb") as handle:  # many small prints, all still in the buffer at the end
+        plan = subprocess.run(
+            [*program, "plan", str(SAMPLE)], cwd=ROOT, env=clean, stdout=handle,
+            stderr=subprocess.PIPE, timeout=120,
+        )  # fmt: skip
+    text = out.read_text(encoding="utf-8")
+    assert plan.returncode == 0
+    assert text.startswith("session ") and "cut at" in text and "  keep  " in text
+    refused = subprocess.run(
+        [*program, "plan", str(SAMPLE), "--cut", "no-such-entry"], cwd=ROOT, env=clean,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "no-such-entry" in refused.stderr

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tui_compactor.cli import main
+from tui_compactor.cli import script
 
-raise SystemExit(main())
+script()

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from tui_compactor import __version__
 from tui_compactor.workbench.exits import EXIT_USAGE
@@ -143,3 +145,21 @@ def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
         return 130
     except BrokenPipeError:
         return 0
+
+
+def script() -> NoReturn:
+    """The ``tui-compactor`` program (and ``python -m tui_compactor``): ``main``; after a
+    headless command the process ends as soon as its output is flushed, without tearing the
+    interpreter down. The system takes the memory back at once, where freeing a loaded index
+    object by object costs ~7% of ``plan`` on a 100k-entry session. The app exits normally.
+    """
+    args = sys.argv[1:]
+    status = main(args)
+    if opens_the_app(args) or args[0] in APP_COMMANDS:
+        raise SystemExit(status)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe: nothing more can be said
+        pass
+    os._exit(status)

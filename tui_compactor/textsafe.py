@@ -21,6 +21,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 __all__ = [
@@ -28,11 +29,14 @@ __all__ = [
     "TerminalSafeStream",
     "ZERO_WIDTH",
     "escape_markup",
+    "JsonText",
     "json_for_terminal",
+    "json_list_chunks",
     "sanitize",
     "utf8_length",
     "well_formed",
     "well_formed_value",
+    "write_json_for_terminal",
 ]
 
 ESC = "\x1b"
@@ -191,9 +195,12 @@ def sanitize(text: str, *, single_line: bool = False, max_len: int | None = None
     return text
 
 
+_C1_INTRODUCER_RE = re.compile("[\x90\x98\x9d\x9e\x9f]")
+
+
 def _has_c1_introducer(text: str) -> bool:
     """True if the text holds an 8-bit string-sequence introducer (DCS, SOS, OSC, PM, APC)."""
-    return any(c in text for c in "\x90\x98\x9d\x9e\x9f")
+    return not text.isascii() and _C1_INTRODUCER_RE.search(text) is not None
 
 
 _MARKUP_RE = re.compile(r"(\\*)\[")
@@ -284,6 +291,59 @@ def json_for_terminal(value: Any, *, indent: int | None = 2, ensure_ascii: bool 
     if ensure_ascii:
         return text
     return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class JsonText:
+    """The already rendered JSON text of one value of the object ``write_json_for_terminal``
+    writes (``json_list_chunks``), written as it comes instead of being held whole."""
+
+    def __init__(self, chunks: Iterable[str]) -> None:
+        self.chunks = chunks
+
+
+JSON_CHUNK_ITEMS = 512
+"""Items rendered per chunk of a streamed JSON list (one write each)."""
+
+
+def json_list_chunks(
+    items: Iterable[Any], *, ensure_ascii: bool = False, level: int = 1
+) -> Iterator[str]:
+    """The text ``json_for_terminal`` writes for a list of ``items`` that is the value of a key
+    at nesting ``level`` (2-space indentation), in chunks: the list is never held whole."""
+    inner = "\n" + "  " * (level + 1)
+    buffer: list[str] = []
+    first = True
+    for item in items:
+        text = json_for_terminal(item, ensure_ascii=ensure_ascii).replace("\n", inner)
+        buffer.append(("[" if first else ",") + inner + text)
+        first = False
+        if len(buffer) >= JSON_CHUNK_ITEMS:
+            yield "".join(buffer)
+            buffer.clear()
+    if first:
+        yield "[]"
+        return
+    buffer.append("\n" + "  " * level + "]")
+    yield "".join(buffer)
+
+
+def write_json_for_terminal(out: Any, value: dict[str, Any], *, ensure_ascii: bool = False) -> None:
+    """Write ``json_for_terminal(value)`` and a newline to ``out``, the same text, but each
+    ``JsonText`` value of the object streamed from its chunks (huge lists stay unbuilt)."""
+    if not value:
+        out.write("{}\n")
+        return
+    separator = "{"
+    for key, item in value.items():
+        name = json_for_terminal(str(key), ensure_ascii=ensure_ascii)
+        out.write(f"{separator}\n  {name}: ")
+        separator = ","
+        if isinstance(item, JsonText):
+            for chunk in item.chunks:
+                out.write(chunk)
+        else:
+            out.write(json_for_terminal(item, ensure_ascii=ensure_ascii).replace("\n", "\n  "))
+    out.write("\n}\n")
 
 
 _NON_ASCII_RE = re.compile("[^\x00-\x7f]")

@@ -23,9 +23,7 @@ Skips with the reason when Bun or the installed reference is missing (``.ci/run`
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,69 +31,14 @@ import pytest
 
 from tests.engine.omp_golden import compare
 from tests.engine.omp_sessions import rebuild_rules_session
+from tests.support.omp_oracle import omp_golden, run_bun, skip_reason
 from tui_compactor.session.reader import load_session
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 
-
-def _oracle_dir() -> Path | None:
-    configured = os.environ.get("OMP_ORACLE_DIR")
-    if configured:
-        return Path(configured)
-    for parent in REPO.parents:
-        candidate = parent / "shared" / "oracle-omp"
-        if (candidate / "omp_oracle.ts").is_file():
-            return candidate
-    return None
-
-
-def _reference_dir() -> Path:
-    configured = os.environ.get("OMP_REF")
-    if configured:
-        return Path(configured)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "tuic-bars" / "ompref"
-
-
-def _skip_reason() -> str | None:
-    oracle = _oracle_dir()
-    if oracle is None:
-        return "the oh-my-pi oracle kit (shared/oracle-omp) is not next to the repository"
-    bun = _reference_dir() / "node_modules" / ".bin" / "bun"
-    if not bun.exists():
-        return f"Bun and the oh-my-pi reference are not installed ({bun}); run .ci/run"
-    return None
-
-
-SKIP = _skip_reason()
+SKIP = skip_reason()
 pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
-
-
-def run_oracle(session: Path) -> dict[str, Any]:
-    """oh-my-pi's golden for ``session`` (the file is never touched: the kit works on a copy)."""
-    oracle = _oracle_dir()
-    assert oracle is not None
-    reference = _reference_dir()
-    before = session.read_bytes()
-    done = subprocess.run(
-        [
-            str(reference / "node_modules" / ".bin" / "bun"),
-            str(oracle / "omp_oracle.ts"),
-            str(session),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OMP_REF": str(reference)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert session.read_bytes() == before
-    golden: dict[str, Any] = json.loads(done.stdout)
-    assert golden["load"]["accepted"], golden["load"]
-    assert golden["notes"] == []
-    return golden
 
 
 def _assert_matches(session_path: Path, golden: dict[str, Any]) -> int:
@@ -109,7 +52,7 @@ def _assert_matches(session_path: Path, golden: dict[str, Any]) -> int:
 
 def test_rebuild_rules_match_oh_my_pi_live(tmp_path: Path) -> None:
     path = rebuild_rules_session(tmp_path / "rules.jsonl")
-    golden = run_oracle(path)
+    golden = omp_golden(path)
     checks = _assert_matches(path, golden)
     print(f"rebuild-rules session: {checks} of {checks} values match oh-my-pi")
     contexts = {row["why"]: row for row in golden["contexts"]}
@@ -125,27 +68,13 @@ def test_rebuild_rules_match_oh_my_pi_live(tmp_path: Path) -> None:
 
 
 def test_a_session_written_through_oh_my_pis_api_matches(tmp_path: Path) -> None:
-    oracle = _oracle_dir()
-    assert oracle is not None
-    reference = _reference_dir()
-    written = subprocess.run(
-        [
-            str(reference / "node_modules" / ".bin" / "bun"),
-            str(Path(__file__).with_name("omp_api_writer.ts")),
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OMP_REF": str(reference), "OMP_ORACLE_DIR": str(oracle)},
-        check=False,
-    )
+    written = run_bun(Path(__file__).with_name("omp_api_writer.ts"), str(tmp_path), timeout=120)
     assert written.returncode == 0, written.stderr[-2000:]
     path = Path(written.stdout.strip())
     text = path.read_text(encoding="utf-8")
     # what oh-my-pi persisted by rewriting the file is there
     assert "prunedAt" in text and "retryRecovery" in text and '"warning"' in text
-    golden = run_oracle(path)
+    golden = omp_golden(path)
     checks = _assert_matches(path, golden)
     print(f"session written through oh-my-pi's API: {checks} of {checks} values match")
     quarter = next(row for row in golden["contexts"] if row["why"] == "path 25%")
@@ -161,7 +90,7 @@ def test_oh_my_pi_reloads_our_compaction_and_agrees(tmp_path: Path) -> None:
     command = ["compact", str(path), "--rules", "omp", "--yes", "--provider", "offline"]
     assert main([*command, "--keep-recent", "2000", "--quiet-window", "0"]) == 0
     assert path.stat().st_size > before
-    golden = run_oracle(path)
+    golden = omp_golden(path)
     ours = load_session(path)
     appended = ours.entries[-1]
     assert appended.type == "compaction"
@@ -170,3 +99,22 @@ def test_oh_my_pi_reloads_our_compaction_and_agrees(tmp_path: Path) -> None:
     assert golden["misc"]["latestCompactionOnBranch"]["id"] == appended.id
     checks = _assert_matches(path, golden)
     print(f"omp-basic + our compaction: {checks} of {checks} values match oh-my-pi")
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        "oracle-omp/sessions/omp-basic.jsonl",
+        "oracle-omp/sessions/omp-methods.jsonl",
+        "oracle-omp/sessions/omp-tree.jsonl",
+        "oracle/sessions/before-compaction.jsonl",
+        "oracle/sessions/tree-branches.jsonl",
+        "oracle/sessions/tree-compacted.jsonl",
+    ],
+)
+def test_the_shared_sessions_match_oh_my_pi_run_now(session: str) -> None:
+    """The six sessions of the shipped goldens, answered by oh-my-pi's code now (not the
+    stored JSON): ``--rules omp`` with no other flag gives every value."""
+    path = FIXTURES / session
+    checks = _assert_matches(path, omp_golden(path))
+    print(f"{path.name}: {checks} of {checks} values match oh-my-pi")

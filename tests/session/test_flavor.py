@@ -108,7 +108,9 @@ def _flavor_by_reading_every_record(session, home: Path) -> tuple[str, str]:
         if entry.type == "compaction":
             compactions.append(entry)
     for entry in compactions[-MAX_COMPACTIONS_READ:]:
-        for name in OMP_ONLY_COMPACTION_FIELDS:
+        generator = entry.data.get("generator")
+        ours = isinstance(generator, dict) and generator.get("name") == "tui-compactor"
+        for name in ("method",) if ours else OMP_ONLY_COMPACTION_FIELDS:
             value = entry.data.get(name)
             if value is not None:
                 detail = f" {value}" if name == "method" and isinstance(value, str) else ""

@@ -126,3 +126,35 @@ async def test_omp_navigation_dialog_says_instructions_replace_the_prompt(
         assert isinstance(dialog, NavigateDialog)
         assert dialog.query_one("#navigate-replace", RadioButton).value
         assert dialog.query_one("#navigate-append", RadioButton).disabled
+
+
+def test_our_compaction_keeps_a_pi_session_pis_and_omp_rules_mark_it_omp(tmp_path: Path) -> None:
+    """A compaction written under pi rules carries our short summary but no ``method``: the
+    session's rules stay pi's. One written under oh-my-pi rules carries ``method: soft``."""
+    path = tmp_path / "elsewhere" / PI_SESSION.name
+    path.parent.mkdir()
+    shutil.copyfile(PI_SESSION, path)
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "c")}
+    env = {key: value for key, value in env.items() if not key.startswith("TUI_COMPACTOR_")}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "tui_compactor", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def rules() -> tuple[str, str]:
+        report = json.loads(run("plan", str(path), "--json"))
+        return report["rules"], report["rulesSource"]
+
+    assert rules() == ("pi", "session: no omp content")
+    compact = ["compact", str(path), "--provider", "offline", "--yes", "--quiet-window", "0",
+               "--keep-recent", "2000"]
+    run(*compact)
+    last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    assert last["type"] == "compaction" and last["shortSummary"] and "method" not in last
+    assert rules() == ("pi", "session: no omp content")
+    shutil.copyfile(PI_SESSION, path)  # afresh: a compaction cannot follow a compaction
+    run(*compact, "--rules", "omp")
+    assert json.loads(path.read_text(encoding="utf-8").splitlines()[-1])["method"] == "soft"
+    assert rules() == ("omp", "session: omp compaction method soft")

@@ -8,6 +8,8 @@ local estimate). ``--json`` prints one object.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from tui_compactor.commands import engine_args as common
@@ -28,68 +30,109 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_json(parser)
 
 
+def _row(session: Any, item: Any, counter: Any, cache: Any, rules: str) -> dict[str, Any]:
+    """One ``items`` row of ``context --json``."""
+    from tui_compactor.engine.context import item_llm, item_tokens
+    from tui_compactor.engine.methods import shaken_result
+
+    row: dict[str, Any] = {
+        "role": item.role,
+        "entryId": session.entries[item.entry_index].id,
+        "entryIndex": item.entry_index,
+        "kind": item.kind,
+        "tokens": item_tokens(item, counter, cache),
+    }
+    if item.excluded:
+        row["excludeFromContext"] = True
+    if item.role == "custom":
+        row["customType"] = item.message.get("customType")
+    if item.rewritten:
+        row["rewritten"] = True
+    if rules == "omp" and shaken_result(item.message):
+        row["pruned"] = True
+    if item.role == "compactionSummary" and item.message.get("method") is not None:
+        row["method"] = item.message.get("method")
+    row["llm"] = item_llm(item, rules)
+    return row
+
+
+class _ContextWalk:
+    """The context at a leaf, walked once: its rows are made as they are consumed and tallied
+    (count, messages sent, the local token estimate), so a huge context is never held."""
+
+    def __init__(self, session: Any, leaf: int, counter: Any, rules: str) -> None:
+        from dataclasses import replace
+
+        from tui_compactor.engine.context import (
+            context_tokens_at,
+            estimate_context_tokens,
+            stream_context,
+        )
+        from tui_compactor.engine.tokens import TokenCache
+
+        self.session, self.leaf, self.counter, self.rules = session, leaf, counter, rules
+        self.ctx, self._items = stream_context(session, leaf, rules=rules)
+        self.cache = TokenCache(session, counter)
+        if rules == "omp":
+            self.tokens = estimate_context_tokens(self.ctx, counter, self.cache)
+        else:
+            # The usage-based figure reads the context back from the leaf to the last usage;
+            # the pure local estimate is the sum of the rows, added up as they go by.
+            self.tokens = context_tokens_at(session, leaf, counter, self.cache, path=self.ctx.path)
+        self._replace = replace
+        self.length = 0
+        self.sent = 0
+        self._local = 0
+
+    def rows(self) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """(item, ``items`` row) pairs in context order (one pass)."""
+        for item in self._items:
+            row = _row(self.session, item, self.counter, self.cache, self.rules)
+            self.length += 1
+            self.sent += len(row["llm"])
+            self._local += row["tokens"]
+            yield item, row
+        if self.tokens.local_estimate is None:
+            self.tokens = self._replace(self.tokens, local_estimate=self._local)
+
+    def json(self, items: Any) -> dict[str, Any]:
+        """The ``context --json`` object around ``items`` (call after ``rows`` ran)."""
+        ctx, entries, rules = self.ctx, self.session.entries, self.rules
+        compaction = ctx.compaction_index
+        extra: dict[str, Any] = {"models": ctx.models, "mode": ctx.mode} if rules == "omp" else {}
+        return {
+            "session": str(self.session.path),
+            "leafId": entries[self.leaf].id,
+            "leafIndex": self.leaf,
+            "rules": rules,
+            "tokens": self.counter.name,
+            "length": self.length,
+            "llmMessageCount": self.sent,
+            "thinkingLevel": ctx.thinking_level,
+            "model": ctx.model,
+            "compactionId": entries[compaction].id if compaction is not None else None,
+            "warnings": ctx.warnings,
+            "contextTokens": self.tokens.to_json(),
+            **extra,
+            "items": items,
+        }
+
+
 def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
     """The context at ``leaf`` as a JSON-ready object."""
-    from tui_compactor.engine.context import (
-        build_context,
-        estimate_context_tokens,
-        item_llm,
-        item_tokens,
-    )
-    from tui_compactor.engine.methods import shaken_result
-    from tui_compactor.engine.tokens import TokenCache
+    walk = _ContextWalk(session, leaf, counter, rules)
+    items = [row for _, row in walk.rows()]
+    return walk.json(items)
 
-    ctx = build_context(session, leaf, rules=rules)
-    cache = TokenCache(session, counter)
-    tokens = estimate_context_tokens(ctx, counter, cache)
-    entries = session.entries
-    items = []
-    sent = 0
-    for item in ctx.items:
-        row: dict[str, Any] = {
-            "role": item.role,
-            "entryId": entries[item.entry_index].id,
-            "entryIndex": item.entry_index,
-            "kind": item.kind,
-            "tokens": item_tokens(item, counter, cache),
-        }
-        if item.excluded:
-            row["excludeFromContext"] = True
-        if item.role == "custom":
-            row["customType"] = item.message.get("customType")
-        if item.rewritten:
-            row["rewritten"] = True
-        if rules == "omp" and shaken_result(item.message):
-            row["pruned"] = True
-        if item.role == "compactionSummary" and item.message.get("method") is not None:
-            row["method"] = item.message.get("method")
-        row["llm"] = item_llm(item, rules)
-        sent += len(row["llm"])
-        items.append(row)
-    compaction = ctx.compaction_index
-    extra: dict[str, Any] = {"models": ctx.models, "mode": ctx.mode} if rules == "omp" else {}
-    return {
-        "session": str(session.path),
-        "leafId": entries[leaf].id,
-        "leafIndex": leaf,
-        "rules": rules,
-        "tokens": counter.name,
-        "length": len(items),
-        "llmMessageCount": sent,
-        "thinkingLevel": ctx.thinking_level,
-        "model": ctx.model,
-        "compactionId": entries[compaction].id if compaction is not None else None,
-        "warnings": ctx.warnings,
-        "contextTokens": tokens.to_json(),
-        **extra,
-        "items": items,
-    }
+
+SPOOL_MAX_CHARS = 8 * 1024 * 1024
+"""``context --json`` keeps up to this much of its rendered items in memory, then spills them
+to a temporary file until the counts that precede them in the object are known."""
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the context."""
+    """Print the context (streamed: the rows are written as they are made)."""
     from tui_compactor.commands.plan import session_threshold, threshold_text, window_text
-    from tui_compactor.engine.context import build_context
     from tui_compactor.textsafe import sanitize
 
     try:
@@ -104,33 +147,43 @@ def run(args: argparse.Namespace) -> int:
         from tui_compactor.commands.analysis import run_breakdown
 
         return run_breakdown(args, session, leaf, settings)
-    data = context_json(session, leaf, counter, settings.rules)
-    data["threshold"] = session_threshold(data["contextTokens"]["tokens"], settings, session)
+    walk = _ContextWalk(session, leaf, counter, settings.rules)
     if args.json:
-        common.dump_json(data)
+        import tempfile
+
+        from tui_compactor.textsafe import JsonText, json_list_chunks, write_json_for_terminal
+
+        with tempfile.SpooledTemporaryFile(SPOOL_MAX_CHARS, "w+", encoding="utf-8") as spool:
+            for chunk in json_list_chunks(row for _, row in walk.rows()):
+                spool.write(chunk)
+            spool.seek(0)
+            data = walk.json(JsonText(iter(lambda: spool.read(1 << 16), "")))
+            data["threshold"] = session_threshold(walk.tokens.tokens, settings, session)
+            write_json_for_terminal(sys.stdout, data)
         return common.EXIT_OK
-    ctx = build_context(session, leaf, rules=settings.rules)
-    print(f"context at {sanitize(data['leafId'], single_line=True)} (entry #{leaf})")
-    model = data["model"] or {}
+    ctx = walk.ctx
+    print(f"context at {sanitize(session.entries[leaf].id, single_line=True)} (entry #{leaf})")
+    model = ctx.model or {}
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
-    print(f"model {sanitize(model_text, single_line=True)}, thinking {data['thinkingLevel']}")
-    for warning in data["warnings"]:
+    print(f"model {sanitize(model_text, single_line=True)}, thinking {ctx.thinking_level}")
+    for warning in ctx.warnings:
         print(f"warning: {sanitize(warning, single_line=True)}")
-    for row, item in zip(data["items"], ctx.items, strict=True):
+    out = sys.stdout
+    for item, row in walk.rows():
         mark = " (excluded)" if row.get("excludeFromContext") else ""
         ident = sanitize(row["entryId"], single_line=True, max_len=12)
-        print(
+        out.write(
             f"{row['entryIndex']:>7} {ident:<12} {row['role']:<17} {row['tokens']:>7} tok  "
-            f"{common.preview(item.message)}{mark}"
+            f"{common.preview(item.message)}{mark}\n"
         )
-    tokens = data["contextTokens"]
+    tokens = walk.tokens.to_json()
     print(
         f"context tokens {tokens['tokens']} (usage {tokens['usageTokens']} + trailing "
         f"{tokens['trailingTokens']}); local estimate {tokens['localEstimate']} "
-        f"[{counter.name}]; {count_of(data['length'], 'message')}, "
-        f"{data['llmMessageCount']} sent"
+        f"[{counter.name}]; {count_of(walk.length, 'message')}, "
+        f"{walk.sent} sent"
     )
-    threshold = data.get("threshold")
+    threshold = session_threshold(walk.tokens.tokens, settings, session)
     if threshold:
         crossed = "yes" if threshold["shouldCompact"] else "no"
         print(f"window {window_text(threshold)}")

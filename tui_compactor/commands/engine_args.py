@@ -179,6 +179,11 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+_KEPT: list[Any] = []
+"""The session ``load`` gave last, held so that it is not freed entry by entry when the command
+returns: ``cli.script`` ends the process right after (replaced by the next load in-process)."""
+
+
 def load(path: str, *, writes: bool = True) -> Any:
     """Load a session; refused files raise ``CommandError``. Warnings go to stderr.
 
@@ -189,6 +194,7 @@ def load(path: str, *, writes: bool = True) -> Any:
     from tui_compactor.textsafe import sanitize
 
     session = load_session(path, digest=writes)
+    _KEPT[:] = [session]
     verdict = str(getattr(session, "verdict", ""))
     if verdict == "refuse" or not session.entries:
         reasons = "; ".join(str(d) for d in session.diagnostics[:3]) or "no entries"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tui_compactor.commands import session_args as common
@@ -108,7 +109,7 @@ def entry_preview(session: Any, index: int) -> str:
 def run(args: argparse.Namespace) -> int:
     """Load, lay out and print the outline."""
     from tui_compactor.session.model import Verdict
-    from tui_compactor.session.outline import OutlineFilter, build_outline
+    from tui_compactor.session.outline import OutlineFilter, OutlineWalk
     from tui_compactor.session.reader import load_session
 
     session = load_session(args.session)
@@ -126,17 +127,24 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             sys.stderr.write(f"tui-compactor: {common.safe(str(error))}\n")
             return common.EXIT_USAGE
-        rows = build_outline(
+        # The rows are printed as they are laid out, never held all at once (a 200,000-deep
+        # chain is 200,000 rows).
+        rows = OutlineWalk(
             session, leaf=leaf, folded={i for i in folded if i is not None},
             view=OutlineFilter(args.filter),
         )  # fmt: skip
         if args.json:
-            common.print_json(
+            from tui_compactor.textsafe import JsonText, json_list_chunks, write_json_for_terminal
+
+            rows_json = (_row_json(session, row) for row in rows)
+            write_json_for_terminal(
+                sys.stdout,
                 {
                     "verdict": session.verdict.value,
                     "filter": args.filter,
-                    "rows": [_row_json(session, row) for row in rows],
-                }
+                    "rows": JsonText(json_list_chunks(rows_json, ensure_ascii=True)),
+                },
+                ensure_ascii=True,
             )
         else:
             _print_text(session, rows, max(10, args.width))
@@ -169,16 +177,15 @@ def _row_json(session: Any, row: Any) -> dict[str, Any]:
     }
 
 
-def branch_prefixes(rows: list[Any]) -> list[str]:
-    """The glyph prefix of each row: rails for enclosing side branches, then ``├─`` / ``└─``
+def with_branch_prefixes(rows: Iterable[Any]) -> Iterator[tuple[Any, str]]:
+    """Each row with its glyph prefix: rails for enclosing side branches, then ``├─`` / ``└─``
     on the first row of a side branch, or a rail / blank on the rows that continue it."""
-    prefixes: list[str] = []
     open_rails: list[bool] = []  # open_rails[k]: more side branches follow at level k + 1
     for row in rows:
         level = row.indent
         if level == 0:
             open_rails.clear()
-            prefixes.append("")
+            yield row, ""
             continue
         del open_rails[level:]
         while len(open_rails) < level:
@@ -189,46 +196,53 @@ def branch_prefixes(rows: list[Any]) -> list[str]:
             glyph = LAST_BRANCH_GLYPH if row.last_branch else BRANCH_GLYPH
         else:
             glyph = RAIL if open_rails[level - 1] else NO_RAIL
-        prefixes.append(outer + glyph)
-    return prefixes
+        yield row, outer + glyph
 
 
-def root_starts(session: Any, rows: list[Any]) -> set[int]:
-    """Positions of the rows that begin another root's tree (every root after the first).
+class _RootStarts:
+    """Tells, row after row, which rows begin another root's tree.
 
     A main-line row continues the rows above when its nearest shown ancestor was printed
     before it; a row with no shown ancestor starts a separate tree (a second root, or an entry
     whose parent is missing).
     """
-    entries = session.entries
-    shown: set[int] = set()
-    starts: set[int] = set()
-    for position, row in enumerate(rows):
+
+    def __init__(self, session: Any) -> None:
+        self.entries = session.entries
+        self.shown = bytearray(len(self.entries))
+
+    def begins_tree(self, position: int, row: Any) -> bool:
+        """Whether the row at ``position`` (rows are passed in order) begins another tree."""
+        starts = False
         if position and row.indent == 0:
+            entries, shown = self.entries, self.shown
             node = entries[row.index].parent
-            while node is not None and node not in shown:
+            while node is not None and not shown[node]:
                 node = entries[node].parent
-            if node is None:
-                starts.add(position)
-        shown.add(row.index)
-    return starts
+            starts = node is None
+        self.shown[row.index] = 1
+        return starts
 
 
-def _print_text(session: Any, rows: list[Any], width: int) -> None:
+def _print_text(session: Any, rows: Any, width: int) -> None:
     safe = common.safe
     out = sys.stdout
     if session.title_slot and session.title_slot.get("title"):
         out.write(f"title: {safe(session.title_slot.get('title'), 100)}\n")
     if session.name:
         out.write(f"name: {safe(session.name, 100)}\n")
-    if rows:
-        out.write(LEGEND + "\n")
-    starts = root_starts(session, rows)
-    roots = len(starts) + 1
-    for position, (row, prefix) in enumerate(zip(rows, branch_prefixes(rows), strict=True)):
-        if position in starts:
-            out.write(f"{ROOT_RULE} root {sorted(starts).index(position) + 2} of {roots}: "
-                      f"a separate tree, not connected to the rows above {ROOT_RULE}\n")
+    starts = _RootStarts(session)
+    roots = rows.root_count
+    tree_number = 1
+    for position, (row, prefix) in enumerate(with_branch_prefixes(rows)):
+        if not position:
+            out.write(LEGEND + "\n")
+        if starts.begins_tree(position, row):
+            tree_number += 1
+            out.write(
+                f"{ROOT_RULE} root {tree_number} of {roots}: "
+                f"a separate tree, not connected to the rows above {ROOT_RULE}\n"
+            )
         entry = session.entries[row.index]
         kind = entry.role if entry.type == "message" and entry.role else entry.type or "?"
         if row.is_leaf:

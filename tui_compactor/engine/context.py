@@ -22,6 +22,7 @@ What the agent then sends for each item is ``item_llm`` (``omp_messages`` for oh
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,10 +40,13 @@ __all__ = [
     "SessionContext",
     "ContextTokens",
     "build_context",
+    "stream_context",
     "estimate_context_tokens",
     "usage_tokens",
     "last_assistant_usage",
     "item_llm",
+    "item_llm_messages",
+    "llm_message_text",
     "item_tokens",
     "estimate_context_tokens_omp",
     "is_empty_error_turn",
@@ -136,7 +140,8 @@ class ContextTokens:
         }
 
 
-def _append(ctx: SessionContext, entry: Any, index: int) -> None:
+def _item(entry: Any, index: int) -> ContextItem | None:
+    """The context item entry ``index`` contributes under pi rules (``appendMessage``), or None."""
     kind = entry.type
     if kind == "message":
         role = entry.role
@@ -144,19 +149,18 @@ def _append(ctx: SessionContext, entry: Any, index: int) -> None:
             # Rare bad data: a missing/null message, or a role that is not a string.
             message = entry.message
             if message is None:
-                return
-            ctx.items.append(ContextItem("unknown", index, kind, message))
-            return
+                return None
+            return ContextItem("unknown", index, kind, message)
         excluded = False
         if role == "bashExecution":
             message = entry.message or {}
             excluded = bool(message.get("excludeFromContext"))
-        ctx.items.append(ContextItem(role, index, kind, None, excluded, entry=entry))
-    elif kind == "custom_message":
-        ctx.items.append(ContextItem("custom", index, kind, entry=entry))
-    elif kind == "branch_summary":
-        if entry.data.get("summary"):
-            ctx.items.append(ContextItem("branchSummary", index, kind, entry=entry))
+        return ContextItem(role, index, kind, None, excluded, entry=entry)
+    if kind == "custom_message":
+        return ContextItem("custom", index, kind, entry=entry)
+    if kind == "branch_summary" and entry.data.get("summary"):
+        return ContextItem("branchSummary", index, kind, entry=entry)
+    return None
 
 
 def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") -> SessionContext:
@@ -165,6 +169,23 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
         return SessionContext(leaf=None, path=[])
     if rules == "omp":
         return _build_context_omp(session, leaf_index)
+    ctx, items = stream_context(session, leaf_index)
+    ctx.items = list(items)
+    return ctx
+
+
+def stream_context(
+    session: Any, leaf_index: int | None, *, rules: str = "pi"
+) -> tuple[SessionContext, Iterable[ContextItem]]:
+    """``build_context`` with the items as an iterable instead of ``ctx.items``.
+
+    Under pi rules the items are made one by one as they are consumed and ``ctx.items`` stays
+    empty, so a command can print a 200,000-message context without holding it. oh-my-pi's
+    rules need the whole list (dangling tool calls, failed turns): it is built as usual.
+    """
+    if leaf_index is None or rules == "omp":
+        ctx = build_context(session, leaf_index, rules=rules)
+        return ctx, ctx.items
     path = session.path_to(leaf_index)
     ctx = SessionContext(leaf=leaf_index, path=path)
     entries = session.entries
@@ -189,13 +210,11 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
             ctx.model = {"provider": message.get("provider"), "modelId": message.get("model")}
         if found_model and found_thinking and compaction_pos >= 0:
             break
-    start = 0
+    segments: list[range] = []
+    compaction = None
     if compaction_pos >= 0:
         compaction = entries[path[compaction_pos]]
         ctx.compaction_index = compaction.index
-        ctx.items.append(
-            ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
-        )
         first_kept = compaction.data.get("firstKeptEntryId")
         kept_from = _find_before(entries, path, compaction_pos, first_kept)
         if kept_from is None:
@@ -204,12 +223,22 @@ def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") ->
                 "before it; nothing before the compaction is kept"
             )
         else:
-            for pos in range(kept_from, compaction_pos):
-                _append(ctx, entries[path[pos]], path[pos])
-        start = compaction_pos + 1
-    for pos in range(start, len(path)):
-        _append(ctx, entries[path[pos]], path[pos])
-    return ctx
+            segments.append(range(kept_from, compaction_pos))
+    segments.append(range(compaction_pos + 1, len(path)))
+    return ctx, _pi_items(entries, path, compaction, segments)
+
+
+def _pi_items(
+    entries: Any, path: list[int], compaction: Any, segments: list[range]
+) -> Iterator[ContextItem]:
+    if compaction is not None:
+        yield ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
+    for segment in segments:
+        for position in segment:
+            index = path[position]
+            item = _item(entries[index], index)
+            if item is not None:
+                yield item
 
 
 _SKIPPED_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
@@ -350,21 +379,31 @@ def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     return ctx
 
 
+def item_llm_messages(item: ContextItem, rules: str = "pi") -> list[dict[str, Any]]:
+    """The LLM messages the agent sends for one context item, whole (every block), after
+    pi's or oh-my-pi's conversion (wrappers, roles, joined shaken results)."""
+    from tui_compactor.engine.messages import convert_to_llm
+    from tui_compactor.engine.omp_messages import convert_to_llm_omp
+
+    convert = convert_to_llm_omp if rules == "omp" else convert_to_llm
+    return convert([item.message])
+
+
 def item_llm(item: ContextItem, rules: str = "pi") -> list[dict[str, str]]:
     """What the agent sends for one context item: ``[{role, text}]`` (empty when nothing).
 
     ``text`` is the concatenated text blocks (summaries inside their wrappers, bash runs as
     the user text the agent writes, shaken results joined under omp rules); images and tool
-    calls are not text.
+    calls are not text. ``context --json`` and the app's Context view both show this.
     """
-    from tui_compactor.engine.messages import convert_to_llm
-    from tui_compactor.engine.omp_messages import convert_to_llm_omp, llm_text
+    return [llm_message_text(message) for message in item_llm_messages(item, rules)]
 
-    convert = convert_to_llm_omp if rules == "omp" else convert_to_llm
-    return [
-        {"role": str(message.get("role")), "text": llm_text(message)}
-        for message in convert([item.message])
-    ]
+
+def llm_message_text(message: dict[str, Any]) -> dict[str, str]:
+    """``{role, text}`` of one converted LLM message (``item_llm``'s unit)."""
+    from tui_compactor.engine.omp_messages import llm_text
+
+    return {"role": str(message.get("role")), "text": llm_text(message)}
 
 
 def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> int:

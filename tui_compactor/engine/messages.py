@@ -264,7 +264,13 @@ def is_remote_compaction(data: dict[str, Any]) -> bool:
 
 
 class LazyMessage:
-    """An agent message derived from its entry on first use (plans and contexts hold many)."""
+    """An agent message derived from its entry on first use (plans and contexts hold many).
+
+    The message is kept only when the entry holds its record in memory anyway. An entry of a
+    big, lazily read session re-reads its record on demand (the session keeps a bounded cache
+    of recent ones), so a plan or context over 200,000 entries does not end up holding every
+    record it ever looked at.
+    """
 
     __slots__ = ("_message", "_entry")
 
@@ -275,10 +281,14 @@ class LazyMessage:
     @property
     def message(self) -> dict[str, Any]:
         """The agent message (``{}`` when the entry carries none)."""
-        if self._message is None:
-            derived = message_from_entry(self._entry) if self._entry is not None else None
-            self._message = derived if derived is not None else {}
-        return self._message
+        if self._message is not None:
+            return self._message
+        entry = self._entry
+        derived = message_from_entry(entry) if entry is not None else None
+        message = derived if derived is not None else {}
+        if getattr(entry, "_source", None) is None:
+            self._message = message
+        return message
 
 
 def _usable_key(value: Any) -> bool:

@@ -4,7 +4,9 @@ The rules a session is planned under follow the agent that will continue it. Loc
 first: files under ``~/.omp/`` belong to oh-my-pi, files under ``~/.pi/`` to pi. Elsewhere the
 content decides: oh-my-pi's title slot on line 1, entry types only oh-my-pi writes, and
 compaction fields only oh-my-pi writes (``method``, ``shortSummary``, ``preserveData``,
-``warning``). Nothing found means pi. A flag or the config file always overrides the guess.
+``warning``). A compaction tui-compactor wrote counts by its ``method`` alone: under pi rules
+it writes none but keeps its short summary, and the session stays pi's. Nothing found means pi.
+A flag or the config file always overrides the guess.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from tui_compactor.session.model import written_by_us
 
 if TYPE_CHECKING:
     from tui_compactor.session.session import Session
@@ -61,7 +65,7 @@ def _under(path: Path, root: Path) -> bool:
 def omp_compaction_field(record: Mapping[str, Any]) -> str | None:
     """The oh-my-pi-only field a ``compaction`` record carries, worded for the header
     (``omp compaction method remote``), or None. The reader notes it while indexing."""
-    for name in OMP_ONLY_COMPACTION_FIELDS:
+    for name in _omp_fields(record):
         value = record.get(name)
         if value is not None:
             detail = f" {value}" if name == "method" and isinstance(value, str) else ""
@@ -91,6 +95,11 @@ def detect_flavor(session: Session, home: Path | None = None) -> SessionFlavor:
         if reason is not None:
             return SessionFlavor("omp", reason)
     return SessionFlavor("pi", "no omp content")
+
+
+def _omp_fields(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields of a compaction record that mark oh-my-pi (see the module doc)."""
+    return ("method",) if written_by_us(data) else OMP_ONLY_COMPACTION_FIELDS
 
 
 def _resolved(path: Path) -> Path:

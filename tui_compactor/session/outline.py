@@ -25,12 +25,13 @@ attach to the nearest visible ancestor. Everything is iterative and O(n).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 from tui_compactor.session.session import NO_CHILDREN, Session, gc_paused
 
-__all__ = ["OutlineFilter", "OutlineRow", "build_outline", "BOOKKEEPING_TYPES"]
+__all__ = ["OutlineFilter", "OutlineRow", "OutlineWalk", "build_outline", "BOOKKEEPING_TYPES"]
 
 BOOKKEEPING_TYPES = frozenset(
     {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -121,85 +122,100 @@ def build_outline(
 ) -> OutlineRows:
     """Rows to show for ``session``, top to bottom (see the module docstring)."""
     with gc_paused():
-        rows = _build(session, leaf, folded, view)
+        rows = OutlineRows(OutlineWalk(session, leaf=leaf, folded=folded, view=view))
         rows.positions = {row.index: position for position, row in enumerate(rows)}
         return rows
 
 
-def _build(
-    session: Session,
-    leaf: int | None,
-    folded: set[int] | frozenset[int],
-    view: OutlineFilter,
-) -> OutlineRows:
-    entries = session.entries
-    count = len(entries)
-    if count == 0:
-        return OutlineRows()
-    if leaf is None or not 0 <= leaf < count:
-        leaf = session.leaf
-    active = [False] * count
-    if leaf is not None:
-        for i in session.path_to(leaf):
-            active[i] = True
-    visible = _visible_mask(session, OutlineFilter(view), leaf)
+class OutlineWalk:
+    """The outline's rows made one by one as they are iterated (``build_outline`` keeps them;
+    the ``tree`` command prints each and forgets it). ``root_count``: how many separate trees
+    the rows form (roots, and entries whose parent is missing, that are shown)."""
 
-    # Visible tree: every visible entry hangs under its nearest visible ancestor, and the
-    # visible children keep getTree order. Children always have larger indices than their
-    # parents, so one pass from the last entry to the first can lift the visible
-    # descendants of each hidden entry into its parent's list.
-    children = session._children
-    roots = session._roots
-    if all(visible):
-        visible_children: list[list[int]] = children
-        visible_roots = list(roots)
-    else:
-        visible_children = [NO_CHILDREN] * count
-        lifted: list[list[int]] = [NO_CHILDREN] * count
-        for node in range(count - 1, -1, -1):
-            kids = children[node]
-            if not kids:
-                continue
-            mine: list[int] = []
-            for kid in kids:
-                if visible[kid]:
-                    mine.append(kid)
-                elif lifted[kid]:
-                    mine.extend(lifted[kid])
-            if visible[node]:
-                visible_children[node] = mine
-            else:
-                lifted[node] = mine
-        visible_roots = []
-        for root in roots:
-            if visible[root]:
-                visible_roots.append(root)
-            else:
-                visible_roots.extend(lifted[root])
-        del lifted
-    broken = {
-        root: entries[root].parent_id for root in roots if entries[root].parent_id is not None
-    }
+    def __init__(
+        self,
+        session: Session,
+        *,
+        leaf: int | None = None,
+        folded: set[int] | frozenset[int] = frozenset(),
+        view: OutlineFilter = OutlineFilter.DEFAULT,
+    ) -> None:
+        self.session = session
+        self.folded = folded
+        entries = session.entries
+        count = len(entries)
+        if leaf is None or not 0 <= leaf < count:
+            leaf = session.leaf
+        self.leaf = leaf
+        self.active = active = bytearray(count)
+        if leaf is not None:
+            for i in session.path_to(leaf):
+                active[i] = 1
+        visible = _visible_mask(session, OutlineFilter(view), leaf) if count else []
 
-    # Rows: depth-first over the visible tree. At a branch point, side branches come first
-    # (one level deeper), then the main child continues at the same indent. Linear runs are
-    # followed in a tight inner loop.
-    rows = OutlineRows()
-    append = rows.append
-    # Work items: (node, indent, 0 = main line / 1 = side branch / 2 = last side branch).
-    work: list[tuple[int, int, int]] = [(root, 0, 0) for root in reversed(visible_roots)]
-    while work:
-        node, indent, side = work.pop()
-        while True:
-            kids = visible_children[node]
-            real = children[node]
-            is_folded = node in folded
-            append(
-                OutlineRow(
+        # Visible tree: every visible entry hangs under its nearest visible ancestor, and the
+        # visible children keep getTree order. Children always have larger indices than their
+        # parents, so one pass from the last entry to the first can lift the visible
+        # descendants of each hidden entry into its parent's list.
+        children = session._children
+        roots = session._roots
+        if all(visible):
+            visible_children: list[list[int]] = children
+            visible_roots = list(roots)
+        else:
+            visible_children = [NO_CHILDREN] * count
+            lifted: list[list[int]] = [NO_CHILDREN] * count
+            for node in range(count - 1, -1, -1):
+                kids = children[node]
+                if not kids:
+                    continue
+                mine: list[int] = []
+                for kid in kids:
+                    if visible[kid]:
+                        mine.append(kid)
+                    elif lifted[kid]:
+                        mine.extend(lifted[kid])
+                if visible[node]:
+                    visible_children[node] = mine
+                else:
+                    lifted[node] = mine
+            visible_roots = []
+            for root in roots:
+                if visible[root]:
+                    visible_roots.append(root)
+                else:
+                    visible_roots.extend(lifted[root])
+            del lifted
+        self.visible_children = visible_children
+        self.visible_roots = visible_roots
+        self.root_count = len(visible_roots)
+
+    def __iter__(self) -> Iterator[OutlineRow]:
+        # Depth-first over the visible tree. At a branch point, side branches come first
+        # (one level deeper), then the main child continues at the same indent. Linear runs
+        # are followed in a tight inner loop.
+        entries = self.session.entries
+        children = self.session._children
+        visible_children = self.visible_children
+        active, leaf, folded = self.active, self.leaf, self.folded
+        broken = {
+            root: entries[root].parent_id
+            for root in self.session._roots
+            if entries[root].parent_id is not None
+        }
+        # Work items: (node, indent, 0 = main line / 1 = side branch / 2 = last side branch).
+        work: list[tuple[int, int, int]] = [(root, 0, 0) for root in reversed(self.visible_roots)]
+        while work:
+            node, indent, side = work.pop()
+            while True:
+                kids = visible_children[node]
+                real = children[node]
+                is_folded = node in folded
+                yield OutlineRow(
                     node,
                     indent,
                     len(kids) > 1,
-                    active[node],
+                    active[node] == 1,
                     node == leaf,
                     not real,
                     is_folded,
@@ -209,22 +225,20 @@ def _build(
                     side > 0,
                     side == 2,
                 )
-            )
-            side = 0
-            if is_folded or not kids:
+                side = 0
+                if is_folded or not kids:
+                    break
+                if len(kids) == 1:
+                    node = kids[0]
+                    continue
+                main = next((k for k in kids if active[k]), kids[0])
+                work.append((main, indent, 0))
+                last_side = True
+                for k in range(len(kids) - 1, -1, -1):
+                    if kids[k] != main:
+                        work.append((kids[k], indent + 1, 2 if last_side else 1))
+                        last_side = False
                 break
-            if len(kids) == 1:
-                node = kids[0]
-                continue
-            main = next((k for k in kids if active[k]), kids[0])
-            work.append((main, indent, 0))
-            last_side = True
-            for k in range(len(kids) - 1, -1, -1):
-                if kids[k] != main:
-                    work.append((kids[k], indent + 1, 2 if last_side else 1))
-                    last_side = False
-            break
-    return rows
 
 
 def _count_below(visible_children: list[list[int]], node: int) -> int:

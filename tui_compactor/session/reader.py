@@ -587,8 +587,9 @@ class _Scanner:
                 lines = data.split(b"\n")
                 tail = lines.pop()
                 first = 0
-                for n, line in enumerate(lines):
-                    if len(line) > MAX_LINE_BYTES:  # only when the cap is below CHUNK_SIZE
+                # A line over the cap: only possible when the cap is below CHUNK_SIZE.
+                for n, line in enumerate(lines) if len(data) > MAX_LINE_BYTES else ():
+                    if len(line) > MAX_LINE_BYTES:
                         line_start = self._lines(lines[first:n], line_start)
                         line_start = self._long_line([line[:4096], len(line)], line_start, True)
                         first = n + 1
@@ -1519,10 +1520,18 @@ def _check_tool_pairs(s: Session) -> None:
     pairing is unknown and nothing is reported for it (the broken link already is).
     """
     entries = s.entries
-    answered: set[tuple[int, str]] = set()
+    calls_of = s._calls
+    answered: dict[int, set[str]] = {}  # assistant index -> its calls that have a result
     unknown_pairing: set[str] = set()
     for index, call_id in s._result_call.items():
         node = entries[index].parent
+        # Usually the parent is the assistant that made the call (only assistant messages
+        # have calls): matched without a walk.
+        if node is not None:
+            node_calls = calls_of.get(node)
+            if node_calls is not None and call_id in node_calls[0]:
+                answered.setdefault(node, set()).add(call_id)
+                continue
         steps = 0
         verdict = "unknown"
         while node is not None and steps < TOOL_WALK_LIMIT:
@@ -1530,9 +1539,9 @@ def _check_tool_pairs(s: Session) -> None:
             other = entries[node]
             if other.type == "message":
                 if other.role == "assistant":
-                    node_calls = s._calls.get(node)
+                    node_calls = calls_of.get(node)
                     if node_calls is not None and call_id in node_calls[0]:
-                        answered.add((node, call_id))
+                        answered.setdefault(node, set()).add(call_id)
                         verdict = "matched"
                     else:
                         verdict = "orphan"
@@ -1562,12 +1571,12 @@ def _check_tool_pairs(s: Session) -> None:
                 entry.id,
                 tree=True,
             )
-    for index, (calls, stopped) in s._calls.items():
-        missing = [
-            call
-            for call in calls
-            if (index, call) not in answered and call not in unknown_pairing
-        ]
+    no_answers: set[str] = set()
+    for index, (calls, stopped) in calls_of.items():
+        got = answered.get(index, no_answers)
+        if len(got) == len(calls):
+            continue  # every call answered (a repeated call id never gets here)
+        missing = [call for call in calls if call not in got and call not in unknown_pairing]
         if not missing:
             continue
         entry = entries[index]

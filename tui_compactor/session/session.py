@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 import weakref
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,6 +56,7 @@ def gc_paused() -> Iterator[None]:
         if was_enabled:
             gc.freeze()
             gc.enable()
+
 
 NO_CHILDREN: list[int] = cast(list[int], ())
 """The shared (immutable) child list of every entry without children: a million-entry
@@ -233,7 +235,9 @@ class Session:
         self._tree_diags: list[Diagnostic] = []
         self._latest: dict[str, int] = {}
         self._children: list[list[int]] = []
-        self._depth: list[int] = []
+        self._depth: array[int] = array("l")
+        """Ancestors per entry, in a flat array (an integer object each would cost 36 bytes
+        more per entry)."""
         self._ts_key: list[str] = []
         self._roots: list[int] = []
         self._leaves_cache: list[int] | None = None
@@ -467,9 +471,7 @@ class Session:
         while node is not None:
             entry = entries[node]
             if entry.id in self.synthetic_ids:
-                return (
-                    f"entry on line {entry.line} has no id of its own; pi cannot reference it"
-                )
+                return f"entry on line {entry.line} has no id of its own; pi cannot reference it"
             if entry.id in self.ambiguous_ids:
                 return (
                     f"the path to the root goes through id {entry.id}, which is defined more "

@@ -115,14 +115,31 @@ def fold_notes(plan: Any, summarizer_window: int | None, reserve_tokens: int | N
                             ("turn_prefix", "turn_prefix", "turn prefix")):
         tokens = regions.get(key, 0)
         budget, _ = fold_budget(summarizer_window, budgets[part])
+        oversized = _oversized_prefix(plan, budget) if part == "turn_prefix" else 0
         if tokens > budget:
             requests = math.ceil(tokens / budget)
             notes.append(
                 f"{name}: ~{tokens:,} tokens is more than the summarizer reads at once "
                 f"({budget:,}); it is summarized in about {requests} requests, each updating "
-                "the last (nothing is cut)"
+                "the last" + ("" if oversized else " (nothing is cut)")
+            )
+        if oversized:
+            notes.append(
+                f"turn prefix: {oversized} message(s) alone are over one request "
+                f"({budget:,} tokens): only the end of each is sent (the part the kept "
+                "messages follow); a summarizer with a larger window sends them whole"
             )
     return notes
+
+
+def _oversized_prefix(plan: Any, budget: int) -> int:
+    """How many turn-prefix messages the runner will cut to fit one request (its own count,
+    ``runner.request_tokens``). Only looked at when the prefix may exceed the budget at all."""
+    from tui_compactor.summarize.runner import request_tokens
+
+    if plan.region_tokens.get("turn_prefix", 0) * 2 <= budget:
+        return 0
+    return sum(1 for item in plan.turn_prefix_messages if request_tokens(item.message) > budget)
 
 
 @dataclass

@@ -147,6 +147,17 @@ def fold_budget(context_window: int | None, max_tokens: int) -> tuple[int, int]:
     return budget, min_input
 
 
+def request_tokens(
+    message: dict[str, Any],
+    *,
+    drop_thinking: bool = False,
+    count: Callable[[str], int] = approx_tokens,
+) -> int:
+    """Tokens one message takes in a summary request (the unit folding packs into windows; one
+    over the budget is a window alone and is cut to fit)."""
+    return count(serialize_messages([message], drop_thinking=drop_thinking))
+
+
 @dataclass(slots=True)
 class SummaryWindow:
     """Messages summarized in one request, and the token budget they were planned for."""
@@ -168,7 +179,7 @@ def plan_windows(
     current: list[dict[str, Any]] = []
     used = 0
     for message in messages:
-        tokens = count(serialize_messages([message], drop_thinking=drop_thinking))
+        tokens = request_tokens(message, drop_thinking=drop_thinking, count=count)
         if current and used + tokens > budget:
             windows.append(SummaryWindow(current, budget))
             current, used = [], 0

@@ -67,7 +67,12 @@ from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.compaction import CompactionPanel
-from tui_compactor.ui.widgets.context_view import ContextView, block_label, block_preview
+from tui_compactor.ui.widgets.context_view import (
+    ContextView,
+    SentText,
+    block_label,
+    block_preview,
+)
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
@@ -632,7 +637,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Start measuring the context at the selected entry (and count what is on screen)."""
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
-            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache)
+            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache,
+                              sent=self.query_one(ContextView).as_sent)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -713,10 +719,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                     cache: TokenCache) -> None:
-        """Measure the context at a node (``workbench.views.gauge_at``) in a thread."""
+                     cache: TokenCache, *, sent: bool = False) -> None:
+        """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
+        ``sent`` also what the agent sends for each item (the Context tab's "as sent")."""
         with handle.read() as snapshot:
-            data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block)
+            data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
+                            sent=sent)
         self.post_message(GaugeReady(data))
 
     @_while_running
@@ -1485,6 +1493,30 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Navigate to the selected node (same as enter in the tree)."""
         self.query_one(SessionTree).action_select()
 
+    def action_context_as_sent(self) -> None:
+        """Context tab: switch between the compact list and every item's role and exact
+        text as the agent sends it."""
+        view = self.query_one(ContextView)
+        self.query_one("#preview", TabbedContent).active = "tab-context"
+        view.set_as_sent(not view.as_sent)
+        data = self.gauge_data
+        if view.as_sent and (data is None or data.sent is None):
+            self._measure_selected()
+
+    def action_context_zoom(self) -> None:
+        """Context tab as sent, filling the screen (its text focused, so the keys scroll it);
+        again (or esc) gives the tree back."""
+        view = self.query_one(ContextView)
+        if self.screen.maximized is view:
+            self.screen.minimize()
+            self.query_one(SessionTree).focus()
+            return
+        if not view.as_sent:
+            self.action_context_as_sent()
+        self.query_one("#preview", TabbedContent).active = "tab-context"
+        self.screen.maximize(view, container=False)
+        view.query_one(SentText).focus()
+
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The Context tab draws lazily: only when it is shown."""
@@ -1619,7 +1651,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             search.display = False
             self.query_one(SessionTree).focus()
             return
-        if isinstance(self.focused, Input):  # leave a budget input, back to the tree
+        if isinstance(self.focused, Input | SentText):  # leave a budget input or the
+            if self.screen.maximized is not None:  # context text (zoomed or not), back to
+                self.screen.minimize()              # the tree
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():

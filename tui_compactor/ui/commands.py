@@ -80,6 +80,16 @@ class CompactorCommands(Provider):
                               ("tab-breakdown", "Window (what fills it)"),
                               ("tab-compaction", "Compaction")):
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
+        from tui_compactor.ui.widgets.context_view import RULES_AGENT, ContextView
+
+        agent = RULES_AGENT.get(app.settings.rules, app.settings.rules)
+        if app.query_one(ContextView).as_sent:
+            yield ("Context: compact list", app.action_context_as_sent, "one row per block (s)")
+        else:
+            yield (f"Context: as {agent} sends it", app.action_context_as_sent,
+                   "every item's role and exact text, wrappers included (s)")
+        yield (f"Context as {agent} sends it, full screen", app.action_context_zoom,
+               "the text gets the whole screen; S or esc gives the tree back (S)")
         other = "pi" if app.settings.rules == "omp" else "omp"
         yield (f"Plan with {other} rules", app.action_toggle_rules,
                f"now {app.settings.rules} ({app.settings.source_of('rules')})")

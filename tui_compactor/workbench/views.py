@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Any
 from tui_compactor.engine.context import (
     build_context,
     estimate_context_tokens,
+    item_llm_messages,
     item_tokens,
+    llm_message_text,
     usage_tokens,
 )
-from tui_compactor.engine.messages import message_text
+from tui_compactor.engine.messages import content_blocks, message_text
+from tui_compactor.engine.methods import remote_info
 from tui_compactor.engine.settings import effective_reserve, should_compact, threshold_tokens
 from tui_compactor.textsafe import sanitize
 from tui_compactor.workbench.plans import make_plan, run_refusal
@@ -34,6 +37,7 @@ __all__ = [
     "ChartData",
     "GaugeData",
     "PlanReport",
+    "SentBlock",
     "chart_points",
     "gauge_at",
     "plan_report",
@@ -47,6 +51,40 @@ BLOCK_LABELS = {
     "bashExecution": "bash",
 }
 """Message role -> the short name of a context block."""
+
+
+@dataclass(slots=True, frozen=True)
+class SentBlock:
+    """One context item as the agent sends it (the Context tab's "as sent" view)."""
+
+    entry_index: int
+    label: str
+    """The block's short name (as in ``GaugeData.blocks``)."""
+    tokens: int
+    excluded: bool
+    """Listed in the context but never sent (a ``!!`` bash run)."""
+    messages: list[dict[str, str]]
+    """``engine.context.item_llm`` of the item: the ``{role, text}`` messages sent, exactly
+    what ``context --json`` prints as ``llm`` (empty when nothing is sent)."""
+    extras: list[str]
+    """Per message: what it carries besides text (tool calls, images, thinking), "" if none."""
+
+
+def non_text_parts(message: dict[str, Any]) -> str:
+    """What an LLM message sends besides its text blocks, in words ("" when nothing)."""
+    calls: list[str] = []
+    counts: dict[str, int] = {}
+    for block in content_blocks(message.get("content")):
+        kind = str(block.get("type"))
+        if kind == "text":
+            continue
+        if kind == "toolCall":
+            calls.append(str(block.get("name") or "?"))
+        else:
+            counts[kind] = counts.get(kind, 0) + 1
+    parts = [f"tool call {name}" for name in calls]
+    parts += [f"{count} {kind} block{'s' if count > 1 else ''}" for kind, count in counts.items()]
+    return ", ".join(parts)
 
 
 @dataclass(slots=True)
@@ -72,6 +110,11 @@ class GaugeData:
     """The session's model id the window was looked up from (no ``--window`` given)."""
     generation: int = 0
     """The session generation this was measured at."""
+    sent: list[SentBlock] | None = None
+    """Every context item as the agent sends it; only measured when asked (``gauge_at``'s
+    ``sent``), None otherwise."""
+    rules: str = "pi"
+    """The rule set the context was rebuilt under (``sent`` follows it)."""
 
 
 @dataclass(slots=True)
@@ -116,10 +159,11 @@ def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str,
 
 
 def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
-             *, describe: BlockDescriber = describe_block) -> GaugeData:
+             *, describe: BlockDescriber = describe_block, sent: bool = False) -> GaugeData:
     """Measure the context the model would receive at ``entry_index``.
 
-    ``describe`` names and previews each block (the app passes its richer wording).
+    ``describe`` names and previews each block (the app passes its richer wording); with
+    ``sent`` every item's LLM messages are converted too (``GaugeData.sent``).
     """
     session = snapshot.session
     context = build_context(session, entry_index, rules=settings.rules)
@@ -127,12 +171,28 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
     window = settings.context_window
     engine = settings.compaction()
     blocks: list[tuple[str, str, int, int | None]] = []
+    sent_blocks: list[SentBlock] | None = [] if sent else None
     for item in context.items:
-        if item.excluded:
-            continue
         message = item.message if isinstance(item.message, dict) else {}
-        label, preview = describe(item, message, session.entries[item.entry_index])
-        blocks.append((label, preview, item_tokens(item, cache.counter, cache), item.entry_index))
+        if item.excluded and sent_blocks is None:
+            continue
+        entry = session.entries[item.entry_index]
+        label, preview = describe(item, message, entry)
+        tokens = item_tokens(item, cache.counter, cache)
+        if sent_blocks is not None:
+            converted = item_llm_messages(item, settings.rules)
+            extras = [non_text_parts(one) for one in converted]
+            remote = remote_info(entry.data) if (
+                entry.type == "compaction" and item.role == "compactionSummary") else None
+            if remote is not None and extras:
+                replaced = (f"{len(remote.items)} provider item(s) for {remote.provider} instead "
+                            "of the kept messages (the provider's own history, opaque)")
+                extras[0] = ", ".join(part for part in (replaced, extras[0]) if part)
+            sent_blocks.append(SentBlock(
+                item.entry_index, label, tokens, item.excluded,
+                [llm_message_text(one) for one in converted], extras))
+        if not item.excluded:
+            blocks.append((label, preview, tokens, item.entry_index))
     local = estimate.local_estimate
     return GaugeData(
         entry_index=entry_index,
@@ -148,6 +208,8 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
         window_assumed=not settings.window_configured and settings.window_model is None,
         window_model=settings.window_model,
         generation=snapshot.generation,
+        sent=sent_blocks,
+        rules=settings.rules,
     )
 
 

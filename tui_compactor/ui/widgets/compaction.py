@@ -162,6 +162,8 @@ class CandidateView(Vertical):
         self.state = CandidateState()
         self.part_titles: dict[str, Static] = {}
         self.panes: dict[str, StreamText] = {}
+        self.cut_parts: set[str] = set()
+        """Parts of this run the summarizer got only part of (the ⚠ stays on their title)."""
 
     def compose(self) -> ComposeResult:
         """Title, part panes (history | turn prefix), short summary, audit."""
@@ -226,6 +228,7 @@ class CandidateView(Vertical):
         """Empty every pane and the audit before a (re)run."""
         for pane in self.panes.values():
             pane.clear()
+        self.cut_parts.clear()
         for part, title in self.part_titles.items():
             title.update(Text(PART_TITLES[part]), layout=False)
         self.query_one(".candidate-audit", Static).update(Text(""))
@@ -245,6 +248,8 @@ class CandidateView(Vertical):
             if event.attempt > 1:
                 heading.append(f" · restart {event.attempt}", style="yellow")
             if event.note:
+                self.cut_parts.add(event.part)
+            if event.part in self.cut_parts:
                 heading.append(" · ⚠ cut to fit (see warnings)", style="bold yellow")
             title.update(heading, layout=False)  # one fixed row
         elif isinstance(event, PartDelta):
@@ -257,6 +262,8 @@ class CandidateView(Vertical):
             heading.append(f" · done in {event.seconds:.1f} s", style="green")
             if event.requests > 1:
                 heading.append(f" · {event.requests} requests", style="dim")
+            if event.part in self.cut_parts:
+                heading.append(" · ⚠ cut to fit (see warnings)", style="bold yellow")
             title.update(heading, layout=False)  # one fixed row
         elif isinstance(event, PartFailed):
             pane.flush()

@@ -1,13 +1,24 @@
-"""What the model sees at the selected node: every block of the context, with its tokens."""
+"""What the model sees at the selected node: every block of the context, with its tokens.
+
+Two views of the same context, switched with ``s``: the compact list (one row per block) and
+"as sent": for every item the role and the exact text the agent sends for it (pi's or
+oh-my-pi's wrappers, the developer role, joined shaken results, placeholders), taken from
+``engine.context.item_llm`` like ``context --json``'s ``llm``. Session text is shown through
+``textsafe.sanitize`` and ``Text`` (never markup), in a pane that draws only the rows on screen.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import Static
 
 from tui_compactor.engine.messages import message_text
@@ -15,6 +26,15 @@ from tui_compactor.engine.methods import compaction_method, remote_info, shaken_
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.ui.widgets.stream_text import wrap_cells
+from tui_compactor.workbench.views import SentBlock
+
+RULES_AGENT = {"pi": "pi", "omp": "oh-my-pi"}
+"""Rule set -> the agent whose sending the "as sent" view shows."""
+
+MAX_SENT_CHARS = 1_000_000
+"""Most characters the "as sent" view holds; a longer context keeps its first and last items
+and says how many in the middle are left to ``context --json``."""
 
 MAX_CONTEXT_ROWS = 400
 """Longest context listed row by row; beyond that the middle is summarized in one line (a
@@ -78,22 +98,156 @@ def context_table(data: GaugeData) -> Table:
     return table
 
 
-class ContextView(VerticalScroll):
+SentLine = tuple[str, str]
+"""(one line of text, already sanitized, without a newline; its style)."""
+
+
+def _item_lines(block: SentBlock) -> list[SentLine]:
+    """The lines of one item: a header, then per message its role and its text."""
+    style = "bold yellow" if block.label.startswith("summary") else "bold"
+    lines: list[SentLine] = [(
+        f"── #{block.entry_index} {block.label} · {format_tokens(block.tokens)} tokens", style)]
+    if not block.messages:
+        why = "excluded from the context (!! run)" if block.excluded else "nothing"
+        lines.append((f"   sends {why}", "dim italic"))
+    for message, extra in zip(block.messages, block.extras, strict=True):
+        lines.append((f"→ {sanitize(message['role'], single_line=True, max_len=40)}",
+                      "bold cyan"))
+        text = message["text"]
+        if text:
+            lines.extend((line, "") for line in sanitize(text).expandtabs(4).split("\n"))
+        elif not extra:
+            lines.append(("(empty text)", "dim italic"))
+        if extra:
+            lines.append((f"   also sends: {sanitize(extra, single_line=True, max_len=300)}",
+                          "dim italic"))
+    lines.append(("", ""))
+    return lines
+
+
+def sent_lines(blocks: list[SentBlock]) -> list[SentLine]:
+    """Every item as sent, in order; beyond ``MAX_SENT_CHARS`` the middle items are counted
+    in one line instead of drawn."""
+    size = [sum(len(m["text"]) for m in block.messages) + 80 for block in blocks]
+    if sum(size) <= MAX_SENT_CHARS:
+        return [line for block in blocks for line in _item_lines(block)]
+    head, used = 0, 0
+    while head < len(blocks) and used + size[head] <= MAX_SENT_CHARS // 2:
+        used, head = used + size[head], head + 1
+    tail, used = len(blocks), 0
+    while tail > head and used + size[tail - 1] <= MAX_SENT_CHARS // 2:
+        used, tail = used + size[tail - 1], tail - 1
+    skipped = blocks[head:tail]
+    chars = sum(len(m["text"]) for block in skipped for m in block.messages)
+    note = (f"… {len(skipped):,} items ({chars:,} characters) not drawn here; "
+            "`tui-compactor context --json` prints every one", "bold magenta")
+    return ([line for block in blocks[:head] for line in _item_lines(block)] + [note, ("", "")]
+            + [line for block in blocks[tail:] for line in _item_lines(block)])
+
+
+class SentText(ScrollView, can_focus=True):
+    """Read-only wrapped lines, drawn row by row (only the rows on screen are rendered)."""
+
+    DEFAULT_CSS = """
+    SentText { height: 1fr; scrollbar-size-vertical: 1; scrollbar-gutter: stable; }
+    SentText:focus { background-tint: $foreground 3%; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.lines: list[SentLine] = []
+        self._rows: list[SentLine] = []
+        self._strips: dict[int, Strip] = {}
+        self._width = 0
+
+    def set_lines(self, lines: list[SentLine]) -> None:
+        """Show ``lines`` from the top."""
+        self.lines = lines
+        self._width = 0
+        self._rewrap()
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    @property
+    def text(self) -> str:
+        """Every line, joined (what the pane shows before wrapping)."""
+        return "\n".join(line for line, _ in self.lines)
+
+    def _content_width(self) -> int:
+        width = self.scrollable_content_region.width or self.size.width
+        return width if width > 0 else 40
+
+    def _rewrap(self) -> None:
+        """Wrap the lines at the current width (``wrap_cells``: nothing lost at a break)."""
+        width = self._content_width()
+        if width == self._width:
+            return
+        self._width = width
+        rows: list[SentLine] = []
+        for line, style in self.lines:
+            if len(line) <= width and line.isascii():
+                rows.append((line, style))
+            else:
+                rows.extend((row, style) for row in wrap_cells(line, width))
+        self._rows = rows
+        self._strips.clear()
+        self.virtual_size = Size(width, len(rows))
+
+    def on_resize(self) -> None:
+        """Wrap again when the width changed."""
+        self._rewrap()
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        """One screen row (rendered once, then cached until the next wrap)."""
+        if self._content_width() != self._width:
+            self._rewrap()
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.scrollable_content_region.width
+        base: Style = self.rich_style
+        if row >= len(self._rows):
+            return Strip.blank(width, base)
+        strip = self._strips.get(row)
+        if strip is None:
+            line, style = self._rows[row]
+            text = Text(line, style=style, no_wrap=True, end="")
+            strip = Strip(list(text.render(self.app.console)), text.cell_len)
+            self._strips[row] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, None).apply_style(base)
+
+
+class ContextView(Vertical):
     """The context the model would receive if the conversation continued at this node."""
 
     DEFAULT_CSS = """
     ContextView { padding: 0 1; }
     ContextView > #context-title { height: auto; text-style: bold; }
+    ContextView > #context-scroll { height: 1fr; }
+    ContextView > #context-sent { display: none; }
+    ContextView.-as-sent > #context-scroll { display: none; }
+    ContextView.-as-sent > #context-sent { display: block; }
     """
 
+    ALLOW_MAXIMIZE = True
+    """``S`` lets the view fill the screen (the text gets every column at 80x24)."""
+
+    as_sent: bool = False
+    """Show every item's role and exact text (``s``) instead of the compact list."""
+
     def compose(self) -> ComposeResult:
-        """A title line and the table."""
+        """A title line, the compact list and the "as sent" pane (one of the two shown)."""
         yield Static(Text("move the cursor to see the context at a node", style="dim"),
                      id="context-title")
-        yield Static(id="context-body")
+        with VerticalScroll(id="context-scroll"):
+            yield Static(id="context-body")
+        yield SentText(id="context-sent")
 
     pending: GaugeData | None = None
     """Data that arrived while the tab was hidden (drawn when it is shown)."""
+
+    shown: GaugeData | None = None
+    """The data drawn last."""
 
     def show(self, data: GaugeData) -> None:
         """List ``data.blocks`` now if visible, else when the tab is next shown."""
@@ -109,14 +263,40 @@ class ContextView(VerticalScroll):
             data, self.pending = self.pending, None
             self._draw(data)
 
+    def set_as_sent(self, as_sent: bool) -> None:
+        """Switch between the compact list and the "as sent" view (redraws what it has)."""
+        self.as_sent = as_sent
+        self.set_class(as_sent, "-as-sent")
+        data = self.pending or self.shown
+        if data is not None and self.is_on_screen:
+            self.pending = None
+            self._draw(data)
+
     @property
     def is_on_screen(self) -> bool:
         """True when the Context tab is the one shown."""
         return self.display and self.parent is not None and self.parent.display  # type: ignore[union-attr]
 
     def _draw(self, data: GaugeData) -> None:
-        """Fill title and table."""
+        """Fill the title and the list or the "as sent" pane."""
+        self.shown = data
+        agent = RULES_AGENT.get(data.rules, data.rules)
+        if self.as_sent and data.sent is not None:
+            messages = sum(len(block.messages) for block in data.sent)
+            title = Text(f"#{data.entry_index} as {agent} sends it · {len(data.sent)} items → "
+                         f"{messages} messages · {format_tokens(data.tokens)} tokens", style="bold")
+            title.append("\ns: list · S: full screen · tab: scroll · esc: back", style="dim")
+            self.query_one("#context-title", Static).update(title)
+            self.query_one(SentText).set_lines(sent_lines(data.sent))
+            return
+        if self.as_sent:
+            title = Text(f"context at #{data.entry_index}: converting what {agent} sends…",
+                         style="bold")
+            self.query_one("#context-title", Static).update(title)
+            self.query_one(SentText).set_lines([])
+            return
         title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
-                     f"{format_tokens(data.tokens)} tokens", style="bold")
+                     f"{format_tokens(data.tokens)} tokens  (s: as {agent} sends it)",
+                     style="bold")
         self.query_one("#context-title", Static).update(title)
         self.query_one("#context-body", Static).update(context_table(data))
