@@ -34,15 +34,14 @@ def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def held_index(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """The whole-file index runs for real, but only finishes once the test sets the event
-    (so "before indexing finishes" is a fact, not a race)."""
+    """The whole-file index runs for real, but only starts once the test sets the event (so
+"before indexing finishes" is a fact, not a race)."""
     release = threading.Event()
     real = reader.load_session
 
     def load_after_release(*args: Any, **kwargs: Any) -> Any:
-        session = real(*args, **kwargs)
         release.wait(20)
-        return session
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(reader, "load_session", load_after_release)
     yield release

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tui_compactor.summarize.compaction import CompactionJob, CompactionResult
     from tui_compactor.summarize.runner import Event
     from tui_compactor.ui.screens.navigate import NavigationChoice
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.engine.plan import CompactionPlan
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session.session import Session
@@ -66,7 +67,6 @@ from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
-from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import (
     ContextView,
     SentText,
@@ -908,8 +908,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @property
     def compaction_panel(self) -> CompactionPanel | None:
         """The panel of the current compaction, if one is shown."""
-        panels = self.query(CompactionPanel)
-        return panels.first() if panels else None
+        return self.review_panel
 
     def action_run_compaction(self) -> None:
         """Run the shown plan: summaries stream in the Compaction tab while the user browses."""
@@ -987,6 +986,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         host.remove_children()
         # A file the append gate refuses can still be summarized and reviewed (as
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
+        from tui_compactor.ui.widgets.compaction import CompactionPanel
+
         panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
         host.mount(panel)
         self.action_show_tab("tab-compaction")
@@ -1034,23 +1035,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if panel is not None:
             panel.discard()
 
-    @on(CompactionPanel.Discarded)
-    def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
+    def on_compaction_panel_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
         outcome = ("compaction cancelled: nothing written" if message.cancelled
                    else "compaction discarded: nothing written")
         self.close_review(outcome)
         self.notify(outcome, timeout=3)
 
-    @on(CompactionPanel.Failed)
-    def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
+    def on_compaction_panel_failed(self, message: CompactionPanel.Failed) -> None:
         """No candidate produced a summary."""
         self.refresh_bindings()
         self.notify(sanitize(message.error, max_len=400),
                     title="compaction failed: nothing written", severity="error", timeout=10)
 
-    @on(CompactionPanel.Accepted)
-    def _compaction_accepted(self, message: CompactionPanel.Accepted) -> None:
+    def on_compaction_panel_accepted(self, message: CompactionPanel.Accepted) -> None:
         """Append the accepted compaction in a thread (re-validated against the plan's
         generation: if the file grew, nothing is written and the plan is made again)."""
         basis = self.state.compaction_basis
