@@ -18,26 +18,20 @@ from tui_compactor.wording import count_of
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
-    parser.add_argument("--jobs", type=common.positive, default=None, metavar="N",
-                        help="worker processes sharing the loaded file (default: the CPU count)")
     common.add_settings(parser)
     common.add_json(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Audit every compaction and print the findings."""
-    from tui_compactor.engine.hindsight import audit_compactions
+    from tui_compactor.engine.hindsight import EntryFacts, audit_compactions
 
+    facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
     except common.CommandError as error:
         return common.fail(error)
-    import os
-
-    jobs = args.jobs or os.cpu_count() or 1
-    audits = audit_compactions(session, settings.rules, jobs=jobs)
+    audits = audit_compactions(session, settings.rules, facts)
     if args.json:
         common.dump_json(
             {

@@ -22,17 +22,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the timeline."""
-    from tui_compactor.engine.hindsight import compaction_timeline
+    from tui_compactor.engine.hindsight import EntryFacts, compaction_timeline
     from tui_compactor.textsafe import sanitize
 
+    facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()
-    rows = compaction_timeline(session, counter, rules=settings.rules)
+    rows = compaction_timeline(session, counter, rules=settings.rules, facts=facts)
     if args.json:
         common.dump_json(
             {

@@ -193,6 +193,10 @@ class AnalysisMixin:
                 self.request_sweep(plan, message.request)
             return
         self.show_sweep(sweep_renderable(message.sweep, self.session))
+        from tui_compactor.ui.widgets.tree import SessionTree
+
+        self.query_one(SessionTree).set_cut_dependencies(  # type: ignore[attr-defined]
+            {row.entry_index: row.dependencies for row in message.sweep.rows})
 
     def show_sweep(self, renderable: Any) -> None:
         """Put ``renderable`` in the plan pane's sweep area."""
@@ -287,6 +291,25 @@ class AnalysisMixin:
         self.push_screen(  # type: ignore[attr-defined]
             RequestsScreen(plan, report.generation, self.handle, summarizer, self.settings,
                            options))
+
+    def inspect_branch_requests(
+        self, nav_plan: Any, generation: int, instructions: str | None, replace: bool
+    ) -> None:
+        """Show the exact requests the branch summary of ``nav_plan`` would send (none is
+        sent), over the navigation dialog."""
+        from tui_compactor.ui.screens.requests import RequestsScreen
+
+        if self.handle is None:
+            return
+        try:
+            summarizer = self.summarizer_for(compaction=False)  # type: ignore[attr-defined]
+        except Exception as error:  # a config problem: say it, keep running
+            self.notify(str(error)[:300], title="no summarizer", severity="error")  # type: ignore[attr-defined]
+            return
+        options = {"instructions": instructions, "replace_instructions": replace}
+        self.push_screen(  # type: ignore[attr-defined]
+            RequestsScreen(nav_plan, generation, self.handle, summarizer, self.settings,
+                           options, branch=True))
 
     def analysis_node_measured(self) -> None:
         """The cursor rested on a node: refresh the views that follow it."""

@@ -160,12 +160,13 @@ class SentText(ScrollView, can_focus=True):
         self._strips: dict[int, Strip] = {}
         self._width = 0
 
-    def set_lines(self, lines: list[SentLine]) -> None:
-        """Show ``lines`` from the top."""
+    def set_lines(self, lines: list[SentLine], *, keep_scroll: bool = False) -> None:
+        """Show ``lines`` from the top (``keep_scroll``: where the reader was)."""
         self.lines = lines
         self._width = 0
         self._rewrap()
-        self.scroll_to(0, 0, animate=False)
+        if not keep_scroll:
+            self.scroll_to(0, 0, animate=False)
         self.refresh()
 
     @property
@@ -279,7 +280,9 @@ class ContextView(Vertical):
 
     def _draw(self, data: GaugeData) -> None:
         """Fill the title and the list or the "as sent" pane."""
-        self.shown = data
+        before, self.shown = self.shown, data
+        same_node = before is not None and before.sent is not None and (
+            before.entry_index, before.rules) == (data.entry_index, data.rules)
         agent = RULES_AGENT.get(data.rules, data.rules)
         if self.as_sent and data.sent is not None:
             messages = sum(len(block.messages) for block in data.sent)
@@ -287,7 +290,8 @@ class ContextView(Vertical):
                          f"{messages} messages · {format_tokens(data.tokens)} tokens", style="bold")
             title.append("\ns: list · S: full screen · tab: scroll · esc: back", style="dim")
             self.query_one("#context-title", Static).update(title)
-            self.query_one(SentText).set_lines(sent_lines(data.sent))
+            # The same node again (the file grew, a setting changed): the reader keeps the place.
+            self.query_one(SentText).set_lines(sent_lines(data.sent), keep_scroll=same_node)
             return
         if self.as_sent:
             title = Text(f"context at #{data.entry_index}: converting what {agent} sends…",
