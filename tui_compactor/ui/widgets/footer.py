@@ -9,15 +9,12 @@ help (``?``) and the palette (``ctrl+p``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
-
-if TYPE_CHECKING:
-    from textual.screen import Screen
 
 __all__ = ["StateFooter"]
 
@@ -29,14 +26,32 @@ class StateFooter(Footer):
         """Columns one footer key takes: key, space, description, padding."""
         return len(self.app.get_key_display(binding)) + len(binding.description) + 3
 
+    _shown: tuple[object, ...] | None = None
+    """What the footer shows now (keys, their state, the width): a recompose that would show
+    the same is skipped (bindings change on every focus move and refresh)."""
+
     def on_resize(self) -> None:
         """Which keys fit depends on the width: choose again."""
         self.call_after_refresh(self.recompose)
 
-    def _choose(self) -> tuple[list[tuple[Binding, bool, str]], tuple[Binding, bool, str] | None]:
-        """The keys to show (in the app's order, as many as fit) and the palette key, if any."""
-        wanted = getattr(self.app, "footer_actions", None)
-        assert wanted is not None
+    async def recompose(self) -> None:
+        """Rebuild the keys only when what they show changed."""
+        if self._bindings_ready and getattr(self.app, "footer_actions", None) is not None:
+            if self._signature(*self._choose()) == self._shown and self.children:
+                return
+        await super().recompose()
+
+    def _signature(
+        self, chosen: list[tuple[Binding, bool, str]], palette: Any
+    ) -> tuple[object, ...]:
+        """What the keys show (compared before rebuilding them)."""
+        keys = tuple((binding.key, binding.action, binding.description, enabled)
+                     for binding, enabled, _tooltip in chosen)
+        return (self.app.size.width, keys, palette is not None)
+
+    def _choose(self) -> tuple[list[tuple[Binding, bool, str]], Any]:
+        """The keys to show, most important first, that fit; and the palette key if it fits."""
+        wanted = self.app.footer_actions  # type: ignore[attr-defined]
         by_action: dict[str, tuple[Binding, bool, str]] = {}
         for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
             known = by_action.get(binding.action)
@@ -46,42 +61,17 @@ class StateFooter(Footer):
         chosen = [by_action[action] for action in wanted() if action in by_action]
         palette = None
         if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
-            found = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
-            if found is not None:
-                palette = (found[1], found[2], found[3])
+            palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
         # Keys are listed most important first: drop from the end until they fit, and drop
         # the palette key (it is in help) before any of them.
         room = self.app.size.width
         while chosen and sum(self._cells(binding) for binding, _e, _t in chosen) > room:
             chosen.pop()
         if palette is not None and (
-            sum(self._cells(binding) for binding, _e, _t in chosen) + self._cells(palette[0]) > room
+            sum(self._cells(binding) for binding, _e, _t in chosen) + self._cells(palette[1]) > room
         ):
             palette = None
         return chosen, palette
-
-    def _shown_now(self) -> tuple[object, ...]:
-        """What the footer would show now (keys, labels, enabled, tooltips), comparable."""
-        return self._summary(*self._choose())
-
-    @staticmethod
-    def _summary(chosen: list[tuple[Binding, bool, str]],
-                 palette: tuple[Binding, bool, str] | None) -> tuple[object, ...]:
-        return tuple((binding.key, binding.action, binding.description, enabled, tooltip)
-                     for binding, enabled, tooltip in [*chosen, *([palette] if palette else [])])
-
-    def bindings_changed(self, screen: Screen) -> None:  # type: ignore[override]
-        """Recompose only when the keys shown change: every focus change and every state
-        change of a running compaction announces new bindings, and a recompose re-mounts every
-        key and re-lays out the screen."""
-        if (self._bindings_ready and getattr(self.app, "footer_actions", None) is not None
-                and self.is_attached and screen is self.screen
-                and self._shown == self._shown_now()):
-            return
-        super().bindings_changed(screen)
-
-    _shown: tuple[object, ...] | None = None
-    """What the last compose showed (``_shown_now``)."""
 
     def compose(self) -> ComposeResult:
         """One key per wanted action, in the app's order; then the palette key if it fits."""
@@ -91,7 +81,7 @@ class StateFooter(Footer):
             yield from super().compose()
             return
         chosen, palette = self._choose()
-        self._shown = self._summary(chosen, palette)
+        self._shown = self._signature(chosen, palette)
         self.styles.grid_size_columns = len(chosen)
         for binding, enabled, tooltip in chosen:
             yield FooterKey(
@@ -103,7 +93,7 @@ class StateFooter(Footer):
                 tooltip=tooltip,
             ).data_bind(compact=Footer.compact)
         if palette is not None:
-            binding, enabled, tooltip = palette
+            _node, binding, enabled, tooltip = palette
             yield FooterKey(
                 binding.key,
                 self.app.get_key_display(binding),
