@@ -13,7 +13,6 @@ by offset (``os.pread`` on the read-only descriptor) when ``Entry.data`` is used
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import math
@@ -51,7 +50,6 @@ from tui_compactor.session.model import (
     seal_command,
 )
 from tui_compactor.session.session import (
-    NO_CHILDREN,
     Refresh,
     Session,
     _LazyRecords,
@@ -658,8 +656,8 @@ class _Scanner:
         fast_errors = _FAST_ERRORS
         entries = s.entries
         latest = s._latest
-        children = s._children
-        no_children = NO_CHILDREN
+        add_child = s._children.add
+        add_child_slot = s._children.append_entry
         depths = s._depth
         ts_keys = s._ts_key
         roots = s._roots
@@ -753,23 +751,15 @@ class _Scanner:
                             Entry(index, entry_id, parent_id, "message", timestamp, line_no,
                                   offset, size, role, parent, obj if keep else None, source)
                         )  # fmt: skip
-                        children.append(no_children)
+                        add_child_slot()
                         ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
                             roots.append(index)
                         else:
                             depths.append(depths[parent] + 1)
-                            siblings = children[parent]
-                            if not siblings:
-                                children[parent] = [index]
-                                if parent != index - 1:
-                                    switches.append(index)
-                            elif ts_keys[siblings[-1]] <= key:
-                                siblings.append(index)
-                            else:
-                                at = bisect.bisect_right(siblings, key, key=ts_keys.__getitem__)
-                                siblings.insert(at, index)
+                            if add_child(parent, index, ts_keys) and parent != index - 1:
+                                switches.append(index)
                         latest[entry_id] = index
                         index += 1
                         added = True
