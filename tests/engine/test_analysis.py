@@ -269,3 +269,36 @@ def test_sweep_agrees_with_the_planner(session: Path) -> None:
     assert kept == sorted(kept, reverse=True)
     planned = next(row for row in cuts if row["planned"])
     assert all(row["tokensKept"] <= planned["tokensKept"] for row in cuts if row["best"])
+
+
+HAYSTACKS = [
+    "Run `npm test -- cache 2>&1 | tail -50` in SRC/Foo.py",
+    "npm  test\t--\ncache 2>&1 |\u00a0tail -50",
+    "  leading and trailing  ",
+    "ΣΟΦΙΑ and İstanbul and ß",
+    "",
+]
+NEEDLES = [
+    "npm test -- cache 2>&1 | tail -50",
+    "src/foo.py",
+    "foo.py in",
+    " leading",
+    "trailing ",
+    "and  trailing",
+    "σοφια",
+    "istanbul",
+    "ss",
+    "",
+    "tail\t-50",
+]
+
+
+@pytest.mark.parametrize("haystack", HAYSTACKS)
+def test_haystack_lookup_is_the_normalized_substring_test(haystack: str) -> None:
+    """``Haystack.contains`` (lower case, a regex for spaced words, the normalized text only
+    when needed) answers exactly as ``needle in normalize(text)``."""
+    from tui_compactor.engine.anchors import Haystack, normalize
+
+    for needle in NEEDLES:
+        expected = needle in normalize(haystack)
+        assert Haystack(haystack).contains(needle) == expected, needle

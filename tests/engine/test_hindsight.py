@@ -208,14 +208,39 @@ def test_a_command_the_user_ran_is_a_use(session_copy: Path) -> None:
     assert ("command", command, "b1") in lost
 
 
-def test_forked_workers_give_the_same_audit(tmp_path: Path) -> None:
-    """``audit --jobs 2`` (forked workers sharing the loaded file) equals the serial audit, on
-    a generated branchy session with many compactions."""
+@pytest.mark.parametrize("version", [3, 2])
+def test_facts_noted_while_loading_give_the_same_audit(tmp_path: Path, version: int) -> None:
+    """``audit`` notes each entry's facts while the file loads (one decode per record); that
+    audit equals the one that reads each record when asked, on a generated branchy session
+    with many compactions, in the fast (v3) and the migrating (v2) load path, and through
+    the timeline."""
+    from tui_compactor.engine.hindsight import (
+        EntryFacts,
+        audit_compactions,
+        compaction_timeline,
+    )
+    from tui_compactor.engine.tokens import get_counter
+    from tui_compactor.session.reader import load_session
+
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from gen_session import generate  # type: ignore[import-not-found]
 
     path = generate(3000, tmp_path / "gen-3000.jsonl")
-    serial = cli_json("audit", str(path), "--jobs", "1")
-    forked = cli_json("audit", str(path), "--jobs", "2")
-    assert len(serial["compactions"]) >= 4
-    assert forked == serial
+    if version != 3:  # the same entries under an older header: loaded through migration
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = json.loads(lines[0])
+        header["version"] = version
+        path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    facts = EntryFacts()
+    noted = load_session(path, on_record=facts.take)
+    assert facts._facts, "the load hook saw no entry"
+    lazily = load_session(path)
+    from_load = [audit.to_json(noted) for audit in audit_compactions(noted, "pi", facts)]
+    read_later = [audit.to_json(lazily) for audit in audit_compactions(lazily, "pi")]
+    assert len(read_later) >= 4
+    assert any(row["lost"] for row in read_later) and any(row["rereads"] for row in read_later)
+    assert from_load == read_later
+    assert cli_json("audit", str(path))["compactions"] == read_later
+    counter = get_counter("bytes")
+    timeline = [row.to_json(noted) for row in compaction_timeline(noted, counter, facts=facts)]
+    assert timeline == [row.to_json(lazily) for row in compaction_timeline(lazily, counter)]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tui_compactor.commands.stats import measure
+from tui_compactor.engine.stats import measure_files
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -88,12 +88,37 @@ def test_stats_figures_match_the_files(sessions_dir: Path) -> None:
     assert scored == sorted(scored, reverse=True)
 
 
-def test_parallel_and_serial_agree_and_progress_is_drawn(
-    sessions_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_parallel_and_serial_agree_and_progress_is_drawn(sessions_dir: Path) -> None:
+    """``measure_files`` (the command's and the picker's one path): worker processes give the
+    rows measuring here gives, progress is reported once per file, and a cancel stops it."""
+    import threading
+
     paths = sorted(sessions_dir.rglob("*.jsonl"))
-    parallel = {row.path: row for row in measure(paths, "pi", 2, show_progress=True)}
-    err = capsys.readouterr().err
-    assert f"{len(paths)}/{len(paths)} files" in err and "stats [" in err
-    serial = {row.path: row for row in measure(paths, "pi", 1, show_progress=False)}
-    assert parallel == serial
+    seen: list[tuple[int, int]] = []
+    parallel_rows = measure_files(
+        paths, "pi", jobs=2, on_row=lambda row, done, total: seen.append((done, total))
+    )
+    assert seen == [(done, len(paths)) for done in range(1, len(paths) + 1)]
+    parallel = {row.path: row for row in parallel_rows}
+    serial = {row.path: row for row in measure_files(paths, "pi", jobs=1)}
+    assert parallel == serial and len(serial) == len(paths)
+    # Spawned workers (what the app's threaded process uses) agree too.
+    stop = threading.Event()
+    holder = threading.Thread(target=stop.wait)
+    holder.start()
+    try:
+        spawned = {row.path: row for row in measure_files(paths, "pi", jobs=2)}
+    finally:
+        stop.set()
+        holder.join()
+    assert spawned == serial
+    cancel = threading.Event()
+    cancel.set()
+    assert measure_files(paths, "pi", jobs=1, cancel=cancel) == []
+    # The command draws the bar on a terminal's stderr.
+    result = subprocess.run(
+        ["script", "-qec", f"{sys.executable} -m tui_compactor stats {sessions_dir} --jobs 2",
+         "/dev/null"], cwd=ROOT, capture_output=True, timeout=120,
+    )  # fmt: skip
+    out = result.stdout.decode(errors="replace")
+    assert f"{len(paths)}/{len(paths)} files" in out and "stats [" in out

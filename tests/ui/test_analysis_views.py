@@ -3,6 +3,7 @@ audit under a compaction's details, and the timeline screen with enter-to-jump."
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,81 @@ async def test_plan_pane_sweeps_every_valid_cut_and_follows_the_cut() -> None:
         assert moved.first_kept_index != plan.first_kept_index
         row = expected.row_at(moved.first_kept_index)
         assert f"this cut: {row.dependencies} dependencies cross it" in screen_text(app)
+
+
+def sweep_text(app: Any) -> str:
+    """What the plan pane's sweep area holds, as plain text."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    console = Console(width=160, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(app.query_one("#plan-sweep", Static).content)
+    return console.export_text()
+
+
+def crossings_by_definition(session: Any, plan: Any) -> dict[int, int]:
+    """Per valid cut (entry index): anchors occurring both before the cut and at or after it
+    in the plan's region, counted directly from the definition."""
+    from tui_compactor.engine.anchors import message_anchors
+    from tui_compactor.engine.deps import DEPENDENCY_KINDS
+    from tui_compactor.engine.messages import message_from_entry
+
+    facts: list[set[tuple[str, str]]] = []
+    for position in range(plan.boundary_start, plan.boundary_end):
+        entry = session.entries[plan.branch[position]]
+        found: set[tuple[str, str]] = set()
+        if entry.type in ("message", "custom_message", "branch_summary", "compaction"):
+            found = {
+                (kind, text.strip())
+                for kind, text in message_anchors(message_from_entry(entry))
+                if kind in DEPENDENCY_KINDS
+            }
+        facts.append(found)
+    counts = {}
+    for cut in plan.valid_cut_points:
+        split = cut - plan.boundary_start
+        before = set().union(*facts[:split])
+        after = set().union(*facts[split:])
+        counts[plan.branch[cut]] = len(before & after)
+    return counts
+
+
+async def test_each_valid_cut_shows_its_dependency_count() -> None:
+    """Where the user picks cuts: every valid cut point's tree row shows the dependencies a
+    cut there crosses (the cut's own row says so in words), and the plan pane lists the cuts
+    ``[`` and ``]`` reach with theirs; the counts are the definition's."""
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        plan = app.plan
+        expected = crossings_by_definition(app.session, plan)
+        assert len(expected) == len(plan.valid_cut_points) > 3 and any(expected.values())
+        tree = app.query_one(SessionTree)
+        assert tree.cut_dependencies == expected
+        cut_entry = plan.branch[plan.first_kept_index]
+        shown = [index for index in expected if index in tree.row_of_entry]  # the filter's
+        assert cut_entry in shown and len(shown) > 3
+        for entry_index in shown:
+            count = expected[entry_index]
+            row = tree.row_text(tree.row_of_entry[entry_index], 120).plain
+            if entry_index == cut_entry:
+                assert f"✂ cut · {count} deps" in row
+            else:
+                assert f"✂{count}" in row
+        text = " ".join(sweep_text(app).split())
+        assert f"▶ #{cut_entry} {expected[cut_entry]} deps" in text
+        cuts = sorted(plan.valid_cut_points)
+        earlier = plan.branch[cuts[cuts.index(plan.first_kept_index) - 1]]
+        assert f"#{earlier} {expected[earlier]} deps" in text
+        # Another plan clears the counts until its own sweep is in; they follow the cut.
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert app.plan.branch[app.plan.first_kept_index] == earlier
+        assert tree.cut_dependencies == expected
+        row = tree.row_text(tree.row_of_entry[earlier], 120).plain
+        assert f"✂ cut · {expected[earlier]} deps" in row
 
 
 async def test_compaction_node_shows_its_hindsight_audit() -> None:
@@ -199,7 +275,7 @@ async def test_palette_offers_the_analysis_views() -> None:
         assert "Inspect the compaction's requests" in titles()
 
 
-@pytest.mark.parametrize("view", ["hindsight", "timeline"])
+@pytest.mark.parametrize("view", ["hindsight", "timeline", "breakdown"])
 async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_dropped(
     tmp_path: Path, monkeypatch: Any, view: str
 ) -> None:
@@ -207,6 +283,7 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
     its result, of the older generation, is not drawn but computed again on the new state."""
     import shutil
 
+    import tui_compactor.engine.breakdown as breakdown_module
     import tui_compactor.engine.hindsight as hindsight_module
     from tests.workbench.agent import append_child_of_leaf
     from tui_compactor.ui.widgets.analysis import HindsightView
@@ -216,8 +293,12 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
     release = threading.Event()
     started = threading.Event()
     seen: list[int] = []  # entries the session had when each computation started
-    name = "audit_compaction" if view == "hindsight" else "compaction_timeline"
-    real = getattr(hindsight_module, name)
+    module, name = {
+        "hindsight": (hindsight_module, "audit_compaction"),
+        "timeline": (hindsight_module, "compaction_timeline"),
+        "breakdown": (breakdown_module, "token_breakdown"),
+    }[view]
+    real = getattr(module, name)
 
     def slow(session: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(len(session.entries))
@@ -225,11 +306,12 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         release.wait(10)
         return real(session, *args, **kwargs)
 
-    monkeypatch.setattr(hindsight_module, name, slow)
+    monkeypatch.setattr(module, name, slow)
     shown: list[Any] = []
-    real_show = HindsightView.show
+    view_class: Any = BreakdownView if view == "breakdown" else HindsightView
+    real_show = view_class.show
     monkeypatch.setattr(
-        HindsightView, "show", lambda self, audit: (shown.append(audit), real_show(self, audit))
+        view_class, "show", lambda self, *args: (shown.append(args), real_show(self, *args))
     )
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -240,6 +322,8 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         compaction = next(e.index for e in handle.session.entries if e.type == "compaction")
         if view == "hindsight":
             assert app.query_one(SessionTree).move_to_entry(compaction)
+        elif view == "breakdown":
+            await pilot.press("6")  # the Window tab measures the selected node
         else:
             await pilot.press("T")
         for _ in range(300):
@@ -258,7 +342,7 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         await settle(pilot)
         assert handle.generation == 1
         assert seen == [before, before + 1], "computed again on the grown session"
-        if view == "hindsight":
+        if view != "timeline":
             assert len(shown) == 1  # only the result of the current generation was drawn
         else:
             screen = app.screen

@@ -185,3 +185,49 @@ async def test_snapcompact_and_remote_placeholders_as_sent() -> None:
             "   also sends: 4 provider item(s) for openai instead of the kept "
             "messages (the provider's own history, opaque)"
         )
+
+
+@pytest.mark.asyncio
+async def test_the_reader_keeps_the_place_when_the_same_node_is_measured_again() -> None:
+    config = Config.model_validate({"compaction": {"rules": "omp"}})
+    app = make_app(OMP_BASIC, config=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(NODE)
+        await pilot.press("s")
+        await settle(pilot)
+        sent = app.query_one(SentText)
+        sent.scroll_to(y=10, animate=False)
+        await pilot.pause()
+        app._measure_selected()  # what a growing file or a setting change does
+        await settle(pilot)
+        assert sent.scroll_y == 10
+        assert tree.move_to_entry(NODE + 1)  # another node: its context from the top
+        await settle(pilot)
+        assert sent.scroll_y == 0
+
+
+@pytest.mark.asyncio
+async def test_snapcompact_frames_are_named_with_their_charge(tmp_path: Path) -> None:
+    """Two image frames added to omp-methods' snapcompact archive (as oh-my-pi stores them):
+    the model receives them after the summary and the view says what each costs."""
+    source = OMP_BASIC.with_name("omp-methods.jsonl")
+    records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    frame = {"data": "iVBORw0KGgo=", "mimeType": "image/png", "cols": 80, "rows": 40, "chars": 9}
+    for record in records:
+        if record.get("method") == "snapcompact":
+            record["preserveData"]["snapcompact"]["frames"] = [frame, dict(frame)]
+    path = tmp_path / "frames.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    config = Config.model_validate({"compaction": {"rules": "omp"}})
+    app = make_app(path, config=config)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.query_one(SessionTree).move_to_entry(108)
+        await pilot.press("s")
+        await settle(pilot)
+        sent = app.query_one(SentText)
+        assert_view_shows(sent.lines, context_json(path, "omp", 108))
+        notes = [line for line, _ in sent.lines if line.startswith("   also sends:")]
+        assert notes[0] == "   also sends: 2 snapcompact image frames (5,024 tokens each)"

@@ -134,3 +134,37 @@ async def test_read_only_file_or_empty_branch_offers_only_a_plain_move() -> None
     app = DialogHost(target=42)  # the current leaf: nothing on the way to summarize
     async with app.run_test(size=(100, 30)):
         assert "nothing to summarize" in _facts(app)
+
+
+@pytest.mark.asyncio
+async def test_i_asks_for_the_requests_with_the_instructions_typed() -> None:
+    """``i`` on the options (or the Requests button) hands the inspector what a run would
+    use: no instructions for a plain summary, the typed ones (and replace) for custom."""
+    from textual.widgets import Button
+
+    asked: list[tuple[str | None, bool]] = []
+    app = DialogHost(target=33, inspect=lambda text, replace: asked.append((text, replace)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i")
+        assert asked == [(None, False)]
+        await pilot.press("3")
+        await pilot.press(*"only the tests")
+        assert asked == [(None, False)], "i typed into the instructions is text"
+        await pilot.press("tab", "down", "space")  # the prompt mode: replace
+        app.screen.query_one("#navigate-requests", Button).press()
+        await pilot.pause()
+        assert asked[-1] == ("only the tests", True)
+        assert app.results == [], "inspecting does not navigate"
+
+
+@pytest.mark.asyncio
+async def test_no_inspector_when_nothing_would_be_summarized() -> None:
+    from textual.widgets import Button
+
+    asked: list[tuple[str | None, bool]] = []
+    app = DialogHost(target=42, inspect=lambda text, replace: asked.append((text, replace)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert asked == []
+        assert app.screen.query_one("#navigate-requests", Button).disabled

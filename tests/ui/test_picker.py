@@ -362,3 +362,60 @@ async def test_picker_shows_and_sorts_by_the_stats_columns(tmp_path: Path) -> No
         assert picker.sort_column == "worst" and not picker.sort_descending
         # No compactions (no score) sorts before any score.
         assert picker.visible_sessions[0].path.name == "tree-branches.jsonl"
+
+
+@pytest.mark.asyncio
+async def test_picker_measures_in_worker_processes_with_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The picker's columns come from ``engine.stats.measure_files`` — the ``stats``
+    command's path: spawned worker processes (the app runs threads), progress in the status
+    line, keys handled while a large file is measured, the same figures ``file_stats`` gives."""
+    import concurrent.futures
+    import sys
+
+    from tui_compactor.engine.stats import file_stats
+
+    pools: list[str] = []
+
+    class RecordingPool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args: object, mp_context: object = None, **kwargs: object) -> None:
+            pools.append(mp_context.get_start_method())  # type: ignore[attr-defined]
+            super().__init__(*args, mp_context=mp_context, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", RecordingPool)
+    sys.path.insert(0, str(FIXTURES.parents[1] / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    home = tmp_path / "home"
+    project = home / ".pi" / "agent" / "sessions" / "--home-dev-echo--"
+    project.mkdir(parents=True)
+    oracle = FIXTURES / "oracle" / "sessions"
+    for name in ("tree-compacted.jsonl", "tree-branches.jsonl"):
+        (project / name).write_bytes((oracle / name).read_bytes())
+    generate(6000, project / "big.jsonl")
+    app = PickerHost(home)
+    statuses: list[str] = []
+    async with app.run_test(size=(160, 30)) as pilot:
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        status = picker.query_one("#picker-status", Static)
+        sorted_while_measuring = False
+        for _ in range(1200):
+            statuses.append(str(status.render()))
+            if picker.measuring is not None and not sorted_while_measuring:
+                table = picker.query_one(DataTable)
+                table.focus()
+                await pilot.press("s")
+                assert picker.sort_column == "size"  # handled at once, mid-measure
+                sorted_while_measuring = True
+            if len(picker.stats) == 3 and picker.measuring is None:
+                break
+            await pilot.pause(0.05)
+        assert len(picker.stats) == 3 and sorted_while_measuring
+        assert any("measuring" in text and "/3 files" in text for text in statuses)
+        assert "measuring" not in str(status.render())
+        await app.workers.wait_for_complete()
+    assert pools == ["spawn"]
+    for path, row in picker.stats.items():
+        assert row == file_stats(path)

@@ -9,19 +9,32 @@ carried). Exit status 0 (a finding is not an error), 2 for files that cannot be 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
 from tui_compactor.wording import count_of
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.hindsight import EntryFacts
+    from tui_compactor.workbench.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     common.add_session(parser)
-    parser.add_argument("--jobs", type=common.positive, default=None, metavar="N",
-                        help="worker processes sharing the loaded file (default: the CPU count)")
     common.add_settings(parser)
     common.add_json(parser)
+
+
+def load_with_facts(args: argparse.Namespace) -> tuple[Settings, Any, EntryFacts]:
+    """The settings, the session and what the hindsight audit needs of each entry, noted while
+    the file loads (each record is decoded once); ``audit`` and ``timeline`` load so. Raises
+    ``CommandError``."""
+    from tui_compactor.engine.hindsight import EntryFacts
+
+    facts = EntryFacts()
+    settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
+    return settings, session, facts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,15 +42,10 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.engine.hindsight import audit_compactions
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session, facts = load_with_facts(args)
     except common.CommandError as error:
         return common.fail(error)
-    import os
-
-    jobs = args.jobs or os.cpu_count() or 1
-    audits = audit_compactions(session, settings.rules, jobs=jobs)
+    audits = audit_compactions(session, settings.rules, facts)
     if args.json:
         common.dump_json(
             {

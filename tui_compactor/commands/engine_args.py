@@ -139,6 +139,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def load_with_settings(
+    args: argparse.Namespace, *, writes: bool = True, on_record: Any = None
+) -> tuple[Settings, Any]:
+    """The settings (``settings_from_args``, then fitted to the session: its rules, its
+    model's window) and the session of ``args.session`` (``load``, with ``writes`` and
+    ``on_record``), in that order, so a settings problem is reported before the file is read.
+    Raises ``CommandError``."""
+    settings = settings_from_args(args)
+    session = load(args.session, writes=writes, on_record=on_record)
+    return settings.for_session(session), session
+
+
 def format_ids(ids: list[str], *, head: int = 3, tail: int = 2) -> str:
     """``a, b, c, …, y, z (N entries)``: every id when few, else the first and last few."""
     from tui_compactor.textsafe import sanitize
@@ -184,16 +196,17 @@ _KEPT: list[Any] = []
 returns: ``cli.script`` ends the process right after (replaced by the next load in-process)."""
 
 
-def load(path: str, *, writes: bool = True) -> Any:
+def load(path: str, *, writes: bool = True, on_record: Any = None) -> Any:
     """Load a session; refused files raise ``CommandError``. Warnings go to stderr.
 
     ``writes=False`` (commands that only read) skips the file's sha256, which only the append
-    gate uses: a session loaded so can never be written.
+    gate uses: a session loaded so can never be written. ``on_record``: ``load_session``'s
+    hook.
     """
     from tui_compactor.session.reader import load_session
     from tui_compactor.textsafe import sanitize
 
-    session = load_session(path, digest=writes)
+    session = load_session(path, digest=writes, on_record=on_record)
     _KEPT[:] = [session]
     verdict = str(getattr(session, "verdict", ""))
     if verdict == "refuse" or not session.entries:

@@ -13,7 +13,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from tui_compactor.commands import engine_args as common
 
@@ -41,32 +40,6 @@ def _progress(done: int, total: int) -> None:
     if done == total:
         sys.stderr.write("\n")
     sys.stderr.flush()
-
-
-def measure(
-    paths: list[Path], rules: str | None, jobs: int, show_progress: bool
-) -> list[Any]:
-    """``file_stats`` of every path, in worker processes when there is more than one."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tui_compactor.engine.stats import file_stats
-
-    rows = []
-    if show_progress:
-        _progress(0, len(paths))
-    if jobs <= 1 or len(paths) <= 1:
-        for done, path in enumerate(paths, 1):
-            rows.append(file_stats(path, rules))
-            if show_progress:
-                _progress(done, len(paths))
-        return rows
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        futures = [pool.submit(file_stats, path, rules) for path in paths]
-        for done, future in enumerate(as_completed(futures), 1):
-            rows.append(future.result())
-            if show_progress:
-                _progress(done, len(paths))
-    return rows
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +72,14 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     chosen = settings.source_of("rules") != "default"
     rules = settings.rules if chosen else None  # else each session's own (as every command)
-    rows = measure(paths, rules, jobs, show_progress=sys.stderr.isatty())
+    from tui_compactor.engine.stats import measure_files
+
+    show_progress = sys.stderr.isatty()
+    if show_progress:
+        _progress(0, len(paths))
+    rows = measure_files(paths, rules, jobs=jobs,
+                         on_row=(lambda _row, done, total: _progress(done, total))
+                         if show_progress else None)  # fmt: skip
     rows.sort(key=lambda row: row.sort_key(args.sort), reverse=True)
     if args.json:
         common.dump_json({

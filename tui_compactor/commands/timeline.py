@@ -11,13 +11,9 @@ from __future__ import annotations
 import argparse
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.commands.audit import add_arguments, load_with_facts
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Register the command's switches."""
-    common.add_session(parser)
-    common.add_settings(parser)
-    common.add_json(parser)
+__all__ = ["add_arguments", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,13 +22,11 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.textsafe import sanitize
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session, facts = load_with_facts(args)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()
-    rows = compaction_timeline(session, counter, rules=settings.rules)
+    rows = compaction_timeline(session, counter, rules=settings.rules, facts=facts)
     if args.json:
         common.dump_json(
             {

@@ -14,6 +14,7 @@ region's anchors for the fidelity audit from it.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Literal
 
@@ -29,6 +30,7 @@ __all__ = [
     "user_numbers",
     "AUDIT_KINDS",
     "MAX_PER_KIND",
+    "Haystack",
     "anchor_present",
     "error_lines",
     "first_line",
@@ -131,94 +133,94 @@ def call_command(arguments: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _add_unique(found: list[str], value: str) -> None:
-    if value and value not in found:
-        found.append(value)
+def _unique(values: Any) -> list[str]:
+    """The non-empty ``values``, each once, in order of first appearance."""
+    return [value for value in dict.fromkeys(values) if value]
 
 
 def mentioned_paths(text: str) -> list[str]:
     """File paths written in ``text`` (URLs left out), in order, each once."""
-    found: list[str] = []
     if _DOT_ALNUM.search(text) is None:  # every path ends in ".ext": skip prose without one
-        return found
-    for match in _PATH.finditer(text):
-        if "://" not in match.group(1):
-            _add_unique(found, match.group(1))
-    return found
+        return []
+    return _unique(path for path in _PATH.findall(text) if "://" not in path)
 
 
 def mentioned_urls(text: str) -> list[str]:
     """URLs written in ``text``, in order, each once."""
-    found: list[str] = []
-    if "://" in text:
-        for match in _URL.finditer(text):
-            _add_unique(found, match.group(0).rstrip(".,;:"))
-    return found
+    if "://" not in text:
+        return []
+    return _unique(url.rstrip(".,;:") for url in _URL.findall(text))
+
+
+_DEFINITION_WORDS = ("def", "class", "fn", "func", "interface", "struct", "enum", "type")
+"""Every keyword of ``_DEFINITION`` contains one of these (``function`` contains ``func``)."""
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+"""Each of ``_BARE_IDENTIFIER``'s forms has an ``_`` or a lower-case letter or digit followed
+by a capital."""
 
 
 def defined_names(text: str) -> list[str]:
     """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
-    found: list[str] = []
-    for match in _DEFINITION.finditer(text):
-        _add_unique(found, match.group(1))
-    return found
+    if not any(word in text for word in _DEFINITION_WORDS):  # cheap: most prose has none
+        return []
+    return _unique(_DEFINITION.findall(text))
 
 
 def code_names(text: str) -> list[str]:
     """Names in backticks that look like code (``snake_case``, ``camelCase``, ``a.b``; a file
     name in backticks is a path, not a name), each once."""
-    found: list[str] = []
     if "`" not in text:
-        return found
-    for match in _CODE_SPAN.finditer(text):
-        name = match.group(1).removesuffix("()")
+        return []
+    found = []
+    for span in _CODE_SPAN.findall(text):
+        name = span.removesuffix("()")
         looks_like_code = "_" in name or "." in name or any(c.isupper() for c in name[1:])
         if looks_like_code and "/" not in name and not _PATH.fullmatch(name):
-            _add_unique(found, name)
-    return found
+            found.append(name)
+    return _unique(found)
 
 
 def request_names(text: str) -> list[str]:
     """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
-    found: list[str] = []
-    for match in _BARE_IDENTIFIER.finditer(text):
-        _add_unique(found, match.group(1))
-    return found
+    if "_" not in text and _CAMEL.search(text) is None:
+        return []
+    return _unique(_BARE_IDENTIFIER.findall(text))
 
 
 def user_numbers(text: str) -> list[str]:
     """Numbers a user gave (two digits or more, units kept: ``45s``, ``200``, ``80%``)."""
-    found: list[str] = []
-    for match in _NUMBER.finditer(text):
-        value = match.group(1)
-        if len(value.rstrip("%msKBGk")) >= 2:
-            _add_unique(found, value)
-    return found
+    return _unique(value for value in _NUMBER.findall(text) if len(value.rstrip("%msKBGk")) >= 2)
 
 
-def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None:
+def _spoken(
+    text: str, out: list[tuple[AnchorKind, str]], *, user: bool, numbers: bool = True
+) -> None:
     """The anchors of words the user or the agent wrote (not tool output)."""
-    out.extend(("url", url) for url in mentioned_urls(text))
-    out.extend(("path", path) for path in mentioned_paths(text))
-    out.extend(("identifier", name) for name in defined_names(text))
-    out.extend(("identifier", name) for name in code_names(text))
+    out += [("url", url) for url in mentioned_urls(text)]
+    out += [("path", path) for path in mentioned_paths(text)]
+    out += [("identifier", name) for name in defined_names(text)]
+    out += [("identifier", name) for name in code_names(text)]
     if user:
-        out.extend(("identifier", name) for name in request_names(text))
-        out.extend(("number", number) for number in user_numbers(text))
+        out += [("identifier", name) for name in request_names(text)]
+        if numbers:
+            out += [("number", number) for number in user_numbers(text)]
 
 
-def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[AnchorKind, str]]:
+def message_anchors(
+    message: Any, *, uses_only: bool = False, numbers: bool = True
+) -> list[tuple[AnchorKind, str]]:
     """The anchors one message carries, in reading order (repeats kept).
 
     ``uses_only`` keeps only what the agent or the user *did* with a fact: the user's and the
-    assistant's words and the assistant's tool calls, not what tools returned.
+    assistant's words and the assistant's tool calls, not what tools returned. ``numbers``
+    False leaves out the numbers a user gave (for callers that do not follow them).
     """
     out: list[tuple[AnchorKind, str]] = []
     if not isinstance(message, dict):
         return out
     role = message.get("role")
     if role == "user":
-        _spoken(message_text(message), out, user=True)
+        _spoken(message_text(message), out, user=True, numbers=numbers)
     elif role == "assistant" or (role == "custom" and message.get("display", True)):
         _spoken(message_text(message), out, user=False)
         for call_id, _name, arguments in tool_calls(message) if role == "assistant" else []:
@@ -260,20 +262,70 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def anchor_present(kind: AnchorKind, text: str, haystack_norm: str, haystack_raw: str) -> bool:
-    """Whether a text (given raw and ``normalize``d) carries an anchor, exactly or recognisably
-    (a path by its last two parts, a long error, command or request by its first 60 chars)."""
+@functools.lru_cache(maxsize=1024)
+def _spaced_pattern(needle: str) -> re.Pattern[str]:
+    """Where the words of ``needle`` (single-spaced) follow each other in a lower-cased text,
+    any whitespace between them: where ``needle`` occurs once the text is ``normalize``d."""
+    return re.compile(r"\s+".join(re.escape(word) for word in needle.split(" ")))
+
+
+class Haystack:
+    """A text anchors are looked up in, as given (``raw``); the lower-case form is made on
+    the first lookup, the ``normalize``d one only when a lookup cannot do without it."""
+
+    __slots__ = ("raw", "_lower", "_norm")
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self._lower: str | None = None
+        self._norm: str | None = None
+
+    @property
+    def lower(self) -> str:
+        """``raw`` in lower case."""
+        if self._lower is None:
+            self._lower = self.raw.lower()
+        return self._lower
+
+    def contains(self, needle: str) -> bool:
+        """Whether ``needle`` (lower case) occurs in ``normalize(raw)``.
+
+        Without whitespace in it, it occurs there exactly when it occurs in the lower-case
+        text; single-spaced words occur there exactly when they follow each other in it with
+        whitespace between. Only other needles need the normalized text itself.
+        """
+        if self._norm is not None:
+            return needle in self._norm
+        # Only " " is both whitespace and printable: the usual needle needs no regex.
+        printable = needle.isprintable()
+        if " " not in needle and (printable or not _HAS_SPACE.search(needle)):
+            return needle in self.lower
+        single_spaced = printable and "  " not in needle
+        if single_spaced and needle[0] != " " and needle[-1] != " ":
+            return _spaced_pattern(needle).search(self.lower) is not None
+        self._norm = " ".join(self.lower.split())
+        return needle in self._norm
+
+
+_HAS_SPACE = re.compile(r"\s")
+
+
+def anchor_present(kind: AnchorKind, text: str, haystack: Haystack) -> bool:
+    """Whether a text carries an anchor, exactly or recognisably (a path by its last two
+    parts, a long error, command or request by its first 60 chars), letter case and
+    whitespace runs aside."""
     norm = normalize(text)
-    if norm in haystack_norm:
+    if haystack.contains(norm):
         return True
     if kind == "path":
         return (
-            text.rsplit("/", 1)[-1].lower() in haystack_norm
-            and "/" in text
-            and any(part.lower() in haystack_norm for part in text.split("/")[-2:-1])
+            "/" in text
+            and haystack.contains(text.rsplit("/", 1)[-1].lower())
+            and any(haystack.contains(part.lower()) for part in text.split("/")[-2:-1])
         )
     if kind == "number":
-        return re.search(r"(?<![\d.])" + re.escape(text) + r"(?![\d])", haystack_raw) is not None
+        pattern = r"(?<![\d.])" + re.escape(text) + r"(?![\d])"
+        return re.search(pattern, haystack.raw) is not None
     if kind in ("error", "request", "command"):
-        return len(norm) > 60 and norm[:60] in haystack_norm
+        return len(norm) > 60 and haystack.contains(norm[:60])
     return False

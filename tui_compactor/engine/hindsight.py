@@ -28,11 +28,11 @@ from typing import Any
 from tui_compactor.engine.anchors import (
     READ_TOOLS,
     AnchorKind,
+    Haystack,
     anchor_present,
     call_path,
     message_anchors,
     message_text,
-    normalize,
     tool_calls,
 )
 from tui_compactor.engine.messages import message_from_entry
@@ -43,6 +43,7 @@ __all__ = [
     "LostFact",
     "ReRead",
     "CompactionAudit",
+    "EntryFacts",
     "TimelineRow",
     "audit_compactions",
     "compaction_timeline",
@@ -140,68 +141,86 @@ class CompactionAudit:
         }
 
 
-class _Facts:
-    """Per-entry messages, anchors and reads, each computed once per audit run."""
+Uses = tuple[tuple[AnchorKind, str], ...]
+Facts = tuple[Uses, tuple[str, ...]]
+_NO_FACTS: Facts = ((), ())
 
-    def __init__(self, session: Any) -> None:
-        self.entries = session.entries
-        self._messages: dict[int, Any] = {}
-        self._uses: dict[int, list[tuple[AnchorKind, str]]] = {}
-        self._reads: dict[int, list[str]] = {}
 
-    def message(self, index: int) -> Any:
-        """The agent message of entry ``index`` (None for entries without one)."""
-        try:
-            return self._messages[index]
-        except KeyError:
-            pass
-        entry = self.entries[index]
-        if entry.type == "message":
-            message = entry.message
-        else:
-            message = message_from_entry(entry) if entry.type in _MESSAGE_TYPES else None
-        self._messages[index] = message
-        return message
+class EntryFacts:
+    """What the user and the agent did at each entry: the facts they used (tool outputs left
+    out; each once, in order) and the files the agent asked to read.
 
-    def uses(self, index: int) -> list[tuple[AnchorKind, str]]:
-        """What the user or the agent said or did at ``index`` (tool outputs left out)."""
-        found = self._uses.get(index)
+    Worked out once per entry. A caller that audits a whole file fills it while the file
+    loads (``load_session(path, on_record=facts.take)``), so each record is decoded once;
+    otherwise ``of`` reads a record the first time it is asked about (``Entry.data_once``:
+    not through the session's record cache). Records are dropped once their facts are
+    taken; equal facts share one tuple.
+    """
+
+    def __init__(self) -> None:
+        self._facts: dict[int, Facts] = {}
+        self._shared: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
+
+    def take(self, entry: Any, record: dict[str, Any]) -> None:
+        """Note the facts of ``entry`` from its parsed ``record`` (the load hook)."""
+        if _has_uses(entry):
+            self._facts[entry.index] = self._learn(entry, _message_of(entry, record))
+
+    def of(self, entry: Any) -> Facts:
+        """``(uses, reads)`` of ``entry``."""
+        found = self._facts.get(entry.index)
         if found is None:
-            entry = self.entries[index]
-            found = []
-            if entry.type != "message" or entry.role in _USE_ROLES:
-                found = [
-                    (kind, text.strip())
-                    for kind, text in message_anchors(self.message(index), uses_only=True)
-                    if kind in HINDSIGHT_KINDS
-                ]
-            self._uses[index] = found
+            found = _NO_FACTS
+            if _has_uses(entry):
+                found = self._learn(entry, _message_of(entry, entry.data_once()))
+            self._facts[entry.index] = found
         return found
 
-    def reads(self, index: int) -> list[str]:
-        """Files the assistant message at ``index`` asks to read."""
-        found = self._reads.get(index)
-        if found is None:
-            found = []
-            entry = self.entries[index]
-            if entry.type == "message" and entry.role == "assistant":
-                for _, name, arguments in tool_calls(self.message(index) or {}):
-                    path = call_path(arguments)
-                    if name in READ_TOOLS and path:
-                        found.append(path)
-            self._reads[index] = found
-        return found
+    def _learn(self, entry: Any, message: dict[str, Any] | None) -> Facts:
+        shared = self._shared
+        uses: dict[tuple[AnchorKind, str], None] = {}
+        for anchor in message_anchors(message, uses_only=True, numbers=False):
+            kind, text = anchor
+            if kind in HINDSIGHT_KINDS:
+                stripped = text.strip()
+                key = anchor if stripped == text else (kind, stripped)
+                uses[shared.setdefault(key, key)] = None
+        reads: tuple[str, ...] = ()
+        if entry.role == "assistant" and message is not None:
+            reads = tuple(
+                path
+                for _, name, arguments in tool_calls(message)
+                if name in READ_TOOLS and (path := call_path(arguments))
+            )
+        return (tuple(uses), reads) if uses or reads else _NO_FACTS
 
-    def text(self, index: int) -> str:
-        """Everything of entry ``index`` a later turn could find a fact in: its text, tool
-        call arguments and outputs."""
-        message = self.message(index)
-        if not isinstance(message, dict):
-            return ""
-        parts = [message_text(message)]
-        for _, _, arguments in tool_calls(message):
-            parts.extend(str(value) for value in arguments.values())
-        return "\n".join(parts)
+
+def _has_uses(entry: Any) -> bool:
+    """Whether ``entry`` can carry a use: a message of the user, the agent, a shell run or an
+    extension (of the entries without a ``message``, only a custom message)."""
+    if entry.type == "message":
+        return entry.role in _USE_ROLES
+    return bool(entry.type == "custom_message")
+
+
+def _message_of(entry: Any, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The agent message of ``entry`` (None for entries without one), from its record."""
+    if entry.type == "message":
+        message = record.get("message")
+        return message if isinstance(message, dict) else None
+    return message_from_entry(record) if entry.type in _MESSAGE_TYPES else None
+
+
+def _entry_text(entry: Any) -> str:
+    """Everything of ``entry`` a later turn could find a fact in: its text, tool call
+    arguments and outputs."""
+    message = _message_of(entry, entry.data_once())
+    if not isinstance(message, dict):
+        return ""
+    parts = [message_text(message)]
+    for _, _, arguments in tool_calls(message):
+        parts.extend(str(value) for value in arguments.values())
+    return "\n".join(parts)
 
 
 def _context_before(session: Any, index: int, rules: str) -> list[int]:
@@ -252,10 +271,10 @@ def _life(session: Any, start: int) -> list[int]:
 
 
 def audit_compaction(
-    session: Any, index: int, rules: str = "pi", facts: _Facts | None = None
+    session: Any, index: int, rules: str = "pi", facts: EntryFacts | None = None
 ) -> CompactionAudit:
     """The hindsight audit of the compaction entry at ``index``."""
-    facts = facts or _Facts(session)
+    facts = EntryFacts() if facts is None else facts
     entries = session.entries
     compaction = entries[index]
     audit = CompactionAudit(index)
@@ -274,43 +293,39 @@ def audit_compaction(
     where: dict[tuple[AnchorKind, str], int] = {}
     read_at: dict[str, int] = {}
     for entry_index in audit.region:
-        for key in facts.uses(entry_index):
+        uses, reads = facts.of(entries[entry_index])
+        for key in uses:
             where[key] = entry_index
-        for read in facts.reads(entry_index):
+        for read in reads:
             read_at[read] = entry_index
     if not where and not read_at:
         return audit
     kept: set[tuple[AnchorKind, str]] = set()
     for entry_index in audit.kept:
-        kept.update(facts.uses(entry_index))
+        kept.update(facts.of(entries[entry_index])[0])
     summary = compaction.data.get("summary")
     summary = summary if isinstance(summary, str) else ""
-    summary_norm = normalize(summary)
     needed: dict[tuple[AnchorKind, str], int] = {}
     reread: dict[str, int] = {}
     for entry_index in audit.life:
-        for key in facts.uses(entry_index):
+        uses, reads = facts.of(entries[entry_index])
+        for key in uses:
             if key in where and key not in needed:
                 needed[key] = entry_index
-        for read in facts.reads(entry_index):
+        for read in reads:
             if read in read_at and read not in reread:
                 reread[read] = entry_index
     audit.used = len(needed)
+    summary_haystack = Haystack(summary)
     missing = [
         (key, needed_at)
         for key, needed_at in needed.items()
-        if key not in kept and not anchor_present(key[0], key[1], summary_norm, summary)
+        if key not in kept and not anchor_present(key[0], key[1], summary_haystack)
     ]
     if missing and audit.kept:  # the kept window's tool outputs may still carry them
-        kept_raw = "\n".join(facts.text(entry_index) for entry_index in audit.kept)
-        # Collapsing whitespace cannot change where a whitespace-free anchor occurs, so
-        # lower case is enough unless an error or a command is looked for.
-        spaced = any(len(text.split()) > 1 for (_, text), _ in missing)
-        kept_norm = normalize(kept_raw) if spaced else kept_raw.lower()
+        kept_text = Haystack("\n".join(_entry_text(entries[i]) for i in audit.kept))
         missing = [
-            (key, at)
-            for key, at in missing
-            if not anchor_present(key[0], key[1], kept_norm, kept_raw)
+            (key, at) for key, at in missing if not anchor_present(key[0], key[1], kept_text)
         ]
     for (kind, text), needed_at in missing:
         audit.lost.append(LostFact(kind, text, where[(kind, text)], needed_at))
@@ -322,54 +337,17 @@ def audit_compaction(
     return audit
 
 
-def audit_compactions(session: Any, rules: str = "pi", *, jobs: int = 1) -> list[CompactionAudit]:
-    """The hindsight audit of every compaction in the file, in file order.
-
-    ``jobs`` > 1 splits the compactions among that many forked worker processes, which share
-    the loaded session with this one (only for single-threaded callers such as the ``audit``
-    command: forking a process that runs other threads is not safe). Each compaction's audit
-    is the same whichever process computes it.
-    """
-    indices = [entry.index for entry in session.entries if entry.type == "compaction"]
-    if jobs > 1 and len(indices) >= 2 * jobs and _can_fork():
-        return _audit_in_workers(session, indices, rules, jobs)
-    facts = _Facts(session)
-    return [audit_compaction(session, index, rules, facts) for index in indices]
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-_FORKED_SESSION: Any = None
-"""The session a forked audit worker inherited from its parent."""
-
-
-def _audit_chunk(chunk: tuple[list[int], str]) -> list[CompactionAudit]:
-    indices, rules = chunk
-    facts = _Facts(_FORKED_SESSION)
-    return [audit_compaction(_FORKED_SESSION, index, rules, facts) for index in indices]
-
-
-def _audit_in_workers(
-    session: Any, indices: list[int], rules: str, jobs: int
+def audit_compactions(
+    session: Any, rules: str = "pi", facts: EntryFacts | None = None
 ) -> list[CompactionAudit]:
-    """``audit_compactions`` over ``jobs`` forked processes (contiguous chunks, so each
-    worker's regions and lives overlap little)."""
-    import multiprocessing
-
-    global _FORKED_SESSION
-    size = -(-len(indices) // jobs)
-    chunks = [(indices[start : start + size], rules) for start in range(0, len(indices), size)]
-    _FORKED_SESSION = session
-    try:
-        with multiprocessing.get_context("fork").Pool(len(chunks)) as pool:
-            parts = pool.map(_audit_chunk, chunks)
-    finally:
-        _FORKED_SESSION = None
-    return [audit for part in parts for audit in part]
+    """The hindsight audit of every compaction in the file, in file order. ``facts`` may hold
+    what the load already noted (``EntryFacts.take``)."""
+    facts = EntryFacts() if facts is None else facts
+    return [
+        audit_compaction(session, entry.index, rules, facts)
+        for entry in session.entries
+        if entry.type == "compaction"
+    ]
 
 
 @dataclass(slots=True)
@@ -426,14 +404,19 @@ def _writer(data: dict[str, Any]) -> str | None:
 
 
 def compaction_timeline(
-    session: Any, counter: TokenCounter, cache: TokenCache | None = None, rules: str = "pi"
+    session: Any,
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
+    rules: str = "pi",
+    facts: EntryFacts | None = None,
 ) -> list[TimelineRow]:
     """Every compaction and branch summary of the tree in file order, compactions with their
-    hindsight audit. ``tokens_after`` is the local count of the summary and the kept window."""
+    hindsight audit (``facts`` as for ``audit_compactions``). ``tokens_after`` is the local
+    count of the summary and the kept window."""
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     active = set(session.path_to(session.leaf)) if session.leaf is not None else set()
-    facts = _Facts(session)
+    facts = EntryFacts() if facts is None else facts
     rows = []
     for entry in session.entries:
         if entry.type not in ("compaction", "branch_summary"):

@@ -4,11 +4,15 @@ Size, entries, branches (leaves of the tree), compactions and branch summaries, 
 context (the largest provider-counted context of any assistant turn, on any branch) and the
 worst hindsight score of its compactions (``engine.hindsight``). ``file_stats`` loads the file
 itself so it can run in a worker process; a file that cannot be used gives a row with its
-``problem`` and no figures.
+``problem`` and no figures. ``measure_files`` measures many files in parallel worker processes:
+the ``stats`` command and the picker both call it.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +20,7 @@ from typing import Any
 from tui_compactor.engine.context import usage_tokens
 from tui_compactor.engine.hindsight import audit_compactions
 
-__all__ = ["SessionStats", "STATS_COLUMNS", "file_stats", "session_stats"]
+__all__ = ["SessionStats", "STATS_COLUMNS", "file_stats", "measure_files", "session_stats"]
 
 STATS_COLUMNS: dict[str, str] = {
     "size": "Size",
@@ -133,3 +137,79 @@ def file_stats(path: str | Path, rules: str | None = None) -> SessionStats:
                 close()
     except Exception as error:  # one bad file must not stop the table
         return SessionStats(str(path), size, problem=f"{type(error).__name__}: {error}")
+
+
+def measure_files(
+    paths: Sequence[str | Path],
+    rules: str | None = None,
+    *,
+    jobs: int | None = None,
+    on_row: Callable[[SessionStats, int, int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> list[SessionStats]:
+    """``file_stats`` of every path, in completion order, computed by up to ``jobs`` worker
+    processes (default: the CPU count; with one file or one job, here).
+
+    ``on_row(row, done, total)`` is called here after each file (progress). Setting
+    ``cancel`` stops the measuring: files not started are skipped, the rows so far returned.
+    Workers are spawned rather than forked when this process runs other threads (the app):
+    forking a threaded process may copy a lock some other thread holds.
+    """
+    total = len(paths)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, total))
+    rows: list[SessionStats] = []
+
+    def done(row: SessionStats) -> None:
+        rows.append(row)
+        if on_row is not None:
+            on_row(row, len(rows), total)
+
+    if jobs == 1:
+        for path in paths:
+            if cancel is not None and cancel.is_set():
+                break
+            done(file_stats(path, rules))
+        return rows
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    threaded = threading.active_count() > 1
+    if threaded:
+        _start_resource_tracker()
+    context = multiprocessing.get_context("spawn" if threaded else None)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    try:
+        pending = {pool.submit(file_stats, path, rules) for path in paths}
+        while pending:
+            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in finished:
+                done(future.result())
+            if cancel is not None and cancel.is_set():
+                break
+    finally:
+        pool.shutdown(wait=cancel is None or not cancel.is_set(), cancel_futures=True)
+    return rows
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (spawned pools need it) with a real stderr.
+
+    Under a full-screen UI ``sys.stderr`` is a capture object whose ``fileno()`` is -1, which
+    the tracker's launch would hand to the new process and fail on; for that moment the
+    process's own stderr stands in.
+    """
+    import sys
+    from multiprocessing import resource_tracker
+
+    try:
+        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = True  # no descriptor at all: the tracker starts without one
+    if usable:
+        resource_tracker.ensure_running()
+        return
+    captured, sys.stderr = sys.stderr, sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured

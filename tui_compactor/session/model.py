@@ -69,6 +69,10 @@ class RecordSource(Protocol):
         """Return the parsed (and migrated) JSON object of ``entry``."""
         ...
 
+    def peek_record(self, entry: Entry) -> dict[str, Any]:
+        """Like ``load_record``, without adding the record to a cache."""
+        ...
+
 
 _SIZE_BITS = 40
 _OFFSET_BITS = 48
@@ -149,6 +153,15 @@ class Entry:
             return self._record
         assert self._source is not None
         return self._source.load_record(self)
+
+    def data_once(self) -> dict[str, Any]:
+        """``data`` for a pass that reads many records once each: a record read again from
+        the file is not kept in the session's record cache (it would push out the records
+        the app is showing, and keeping the cache ordered costs more than the read)."""
+        if self._record is not None:
+            return self._record
+        assert self._source is not None
+        return self._source.peek_record(self)
 
     @property
     def message(self) -> dict[str, Any] | None:

@@ -236,6 +236,12 @@ class _LazyRecords:
                 self._cached_bytes -= size
         return record
 
+    def peek_record(self, entry: Entry) -> dict[str, Any]:
+        """The record of ``entry``: from the cache when there, else read without caching."""
+        with self._lock:
+            hit = self._cache.get(entry.index)
+        return hit[0] if hit is not None else self._read(entry)
+
     def _read(self, entry: Entry) -> dict[str, Any]:
         from tui_compactor.session.reader import decode_record
 

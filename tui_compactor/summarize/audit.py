@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.anchors import AnchorKind, anchor_present, normalize
+from tui_compactor.engine.anchors import AnchorKind, Haystack, anchor_present
 from tui_compactor.summarize.extract import extract_anchors
 
 __all__ = ["Anchor", "Audit", "AnchorKind", "audit_summary", "extract_anchors"]
@@ -72,9 +72,9 @@ class Audit:
 
 def audit_summary(messages: list[dict[str, Any]], summary: str) -> Audit:
     """Audit ``summary`` against the ``messages`` it summarizes."""
-    summary_norm = normalize(summary)
+    haystack = Haystack(summary)
     anchors = [
-        Anchor(kind, text, anchor_present(kind, text, summary_norm, summary))
+        Anchor(kind, text, anchor_present(kind, text, haystack))
         for kind, text in extract_anchors(messages)
     ]
     return Audit(anchors)

@@ -22,7 +22,11 @@ from tui_compactor.engine.context import (
     usage_tokens,
 )
 from tui_compactor.engine.messages import content_blocks, message_text
-from tui_compactor.engine.methods import remote_info
+from tui_compactor.engine.methods import (
+    SNAPCOMPACT_FRAME_TOKENS,
+    compaction_method,
+    remote_info,
+)
 from tui_compactor.engine.settings import effective_reserve, should_compact, threshold_tokens
 from tui_compactor.textsafe import sanitize
 from tui_compactor.workbench.plans import make_plan, run_refusal
@@ -70,8 +74,9 @@ class SentBlock:
     """Per message: what it carries besides text (tool calls, images, thinking), "" if none."""
 
 
-def non_text_parts(message: dict[str, Any]) -> str:
-    """What an LLM message sends besides its text blocks, in words ("" when nothing)."""
+def non_text_parts(message: dict[str, Any], *, frames: bool = False) -> str:
+    """What an LLM message sends besides its text blocks, in words ("" when nothing);
+    ``frames``: its images are a snapcompact archive's frames (oh-my-pi charges each)."""
     calls: list[str] = []
     counts: dict[str, int] = {}
     for block in content_blocks(message.get("content")):
@@ -83,7 +88,12 @@ def non_text_parts(message: dict[str, Any]) -> str:
         else:
             counts[kind] = counts.get(kind, 0) + 1
     parts = [f"tool call {name}" for name in calls]
-    parts += [f"{count} {kind} block{'s' if count > 1 else ''}" for kind, count in counts.items()]
+    for kind, count in counts.items():
+        if kind == "image" and frames:
+            parts.append(f"{count} snapcompact image frame{'s' if count > 1 else ''} "
+                         f"({SNAPCOMPACT_FRAME_TOKENS:,} tokens each)")
+        else:
+            parts.append(f"{count} {kind} block{'s' if count > 1 else ''}")
     return ", ".join(parts)
 
 
@@ -181,9 +191,10 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
         tokens = item_tokens(item, cache.counter, cache)
         if sent_blocks is not None:
             converted = item_llm_messages(item, settings.rules)
-            extras = [non_text_parts(one) for one in converted]
-            remote = remote_info(entry.data) if (
-                entry.type == "compaction" and item.role == "compactionSummary") else None
+            summary = entry.type == "compaction" and item.role == "compactionSummary"
+            frames = summary and compaction_method(entry.data) == "snapcompact"
+            extras = [non_text_parts(one, frames=frames) for one in converted]
+            remote = remote_info(entry.data) if summary else None
             if remote is not None and extras:
                 replaced = (f"{len(remote.items)} provider item(s) for {remote.provider} instead "
                             "of the kept messages (the provider's own history, opaque)")

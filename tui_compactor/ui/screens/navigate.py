@@ -7,11 +7,13 @@ summarize with custom instructions that are added to or replace the default prom
 ``NavigationChoice`` through ``dismiss`` (``None`` when cancelled); the app runs the summary and
 moves the leaf. Everything works from the keyboard: arrows and ``enter`` (or ``1``/``2``/``3``)
 pick an option; with custom instructions, ``tab`` reaches the prompt mode and the Navigate
-button; ``escape`` cancels.
+button; ``escape`` cancels. ``i`` (or the Requests button) shows the exact request the summary
+would send, with the instructions typed so far, and sends nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -26,7 +28,8 @@ from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, St
 from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
-from tui_compactor.ui.widgets.labels import entry_kind, entry_preview, format_tokens
+from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+from tui_compactor.workbench.preview import entry_preview
 
 __all__ = ["SummaryMode", "NavigationChoice", "NavigateDialog", "describe_node"]
 
@@ -87,6 +90,7 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
         Binding("1", "choose('none')", "No summary", show=False, id="navigate.no_summary"),
         Binding("2", "choose('summarize')", "Summarize", show=False, id="navigate.summarize"),
         Binding("3", "choose('custom')", "Custom", show=False, id="navigate.custom"),
+        Binding("i", "inspect_requests", "Requests", id="navigate.inspect_requests"),
     ]
 
     DEFAULT_CSS = """
@@ -155,6 +159,7 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
         *,
         summarizer_label: str = "offline",
         append_refusal: str | None = None,
+        inspect: Callable[[str | None, bool], None] | None = None,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - Textual's parameter name
     ) -> None:
@@ -163,12 +168,15 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
         session: the loaded session (for entry previews and labels).
         summarizer_label: which summarizer would write the summary (shown to the user).
         append_refusal: why nothing may be appended to this file, if so (summaries disabled).
+        inspect: shows the requests the summary would send, given the custom instructions
+            (None: none) and whether they replace the prompt; None: no inspector.
         """
         super().__init__(name=name, id=id)
         self.plan = plan
         self.session = session
         self.summarizer_label = summarizer_label
         self.append_refusal = append_refusal
+        self.inspect = inspect
         self.mode = SummaryMode.NONE
         """The option currently highlighted."""
 
@@ -213,6 +221,9 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
                         value=omp, id="navigate-replace",
                     )
             with Horizontal(id="navigate-buttons"):
+                if self.inspect is not None:
+                    yield Button("Requests (i)", id="navigate-requests",
+                                 disabled=not self.plan.entries)
                 yield Button("Navigate", variant="primary", id="navigate-go")
                 yield Button("Cancel", id="navigate-cancel")
 
@@ -266,13 +277,20 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
     def _go_pressed(self) -> None:
         self.action_navigate()
 
+    @on(Button.Pressed, "#navigate-requests")
+    def _requests_pressed(self) -> None:
+        self.action_inspect_requests()
+
     @on(Button.Pressed, "#navigate-cancel")
     def _cancel_pressed(self) -> None:
         self.action_cancel()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Digit shortcuts only while the options have focus (elsewhere they are typed)."""
-        if action == "choose":
+        """Digit and letter shortcuts only while the options have focus (elsewhere they are
+        typed); the inspector only when there is one and something to summarize."""
+        if action == "inspect_requests" and (self.inspect is None or not self.plan.entries):
+            return False
+        if action in ("choose", "inspect_requests"):
             return self.query_one("#navigate-options", OptionList).has_focus
         return True
 
@@ -292,19 +310,32 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
             return
         self.action_navigate()
 
+    def _instructions(self) -> tuple[str | None, bool]:
+        """The custom instructions typed (None outside the custom option or when empty) and
+        whether they replace the default prompt."""
+        if self.mode is not SummaryMode.CUSTOM:
+            return None, False
+        instructions = self.query_one("#navigate-instructions", TextArea).text.strip() or None
+        if instructions is None:
+            return None, False
+        return instructions, self.query_one("#navigate-replace", RadioButton).value
+
+    def action_inspect_requests(self) -> None:
+        """Show the exact request the branch summary would send (nothing is sent)."""
+        if self.inspect is None or not self.plan.entries:
+            return
+        self.inspect(*self._instructions())
+
     def action_navigate(self) -> None:
         """Dismiss with the highlighted option (and the custom instructions, if any)."""
         mode = self.mode
         if mode is not SummaryMode.NONE and not self.can_summarize:
             mode = SummaryMode.NONE
-        instructions: str | None = None
-        replace_prompt = False
-        if mode is SummaryMode.CUSTOM:
-            instructions = self.query_one("#navigate-instructions", TextArea).text.strip() or None
-            replace_prompt = self.query_one("#navigate-replace", RadioButton).value
-            if instructions is None:
-                # No instructions typed: a plain summary is what the user gets.
-                mode, replace_prompt = SummaryMode.SUMMARIZE, False
+        instructions, replace_prompt = (
+            self._instructions() if mode is SummaryMode.CUSTOM else (None, False)
+        )
+        if mode is SummaryMode.CUSTOM and instructions is None:
+            mode = SummaryMode.SUMMARIZE  # no instructions typed: a plain summary it is
         self.dismiss(
             NavigationChoice(
                 target=self.plan.target,

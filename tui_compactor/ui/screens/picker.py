@@ -174,11 +174,14 @@ class SessionPicker(Screen[Path | None]):
             self.summaries = summaries
 
     class Measured(Message):
-        """Figures of some sessions from the stats worker (``engine.stats``)."""
+        """Figures of some sessions from the stats worker (``engine.stats``): ``done`` of
+        ``total`` files measured so far."""
 
-        def __init__(self, stats: list[SessionStats]) -> None:
+        def __init__(self, stats: list[SessionStats], done: int, total: int) -> None:
             super().__init__()
             self.stats = stats
+            self.done = done
+            self.total = total
 
     class ScanFinished(Message):
         """The scan worker has described every session file."""
@@ -211,6 +214,8 @@ class SessionPicker(Screen[Path | None]):
         self._cancel_scan = threading.Event()
         self.stats: dict[str, SessionStats] = {}
         """Path -> figures of the sessions measured so far."""
+        self.measuring: tuple[int, int] | None = None
+        """(done, total) files while the stats worker measures."""
 
     @property
     def sort_column(self) -> str:
@@ -273,29 +278,31 @@ class SessionPicker(Screen[Path | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats")
     def measure_sessions(self, paths: list[Path]) -> None:
-        """``stats``'s figures of every session (thread worker; smallest files first, so most
-        rows fill in quickly); batches are posted as files are measured."""
-        from tui_compactor.engine.stats import file_stats
+        """``stats``'s figures of every session: ``engine.stats.measure_files``, the command's
+        own path (worker processes, so the app stays responsive), smallest files first so
+        most rows fill in quickly; figures and progress are posted in batches."""
+        from tui_compactor.engine.stats import measure_files
 
         ordered = sorted(paths, key=lambda path: path.stat().st_size if path.exists() else 0)
         batch: list[SessionStats] = []
         last_post = time.perf_counter()
-        for path in ordered:
-            if self._cancel_scan.is_set():
-                return
-            batch.append(file_stats(path))
-            time.sleep(0)  # let the UI thread take the GIL between files
+
+        def measured(row: SessionStats, done: int, total: int) -> None:
+            nonlocal batch, last_post
+            batch.append(row)
             now = time.perf_counter()
-            if now - last_post >= BATCH_SECONDS:
-                self.post_message(self.Measured(batch))
+            if now - last_post >= BATCH_SECONDS or done == total:
+                self.post_message(self.Measured(batch, done, total))
                 batch, last_post = [], now
-        if batch:
-            self.post_message(self.Measured(batch))
+
+        self.post_message(self.Measured([], 0, len(ordered)))
+        measure_files(ordered, on_row=measured, cancel=self._cancel_scan)
 
     def on_session_picker_measured(self, message: Measured) -> None:
         """Fill in the figures of the sessions measured."""
         for row in message.stats:
             self.stats[row.path] = row
+        self.measuring = (message.done, message.total) if message.done < message.total else None
         self._refresh_rows()
 
     @on(Input.Changed, "#picker-search")
@@ -448,4 +455,7 @@ class SessionPicker(Screen[Path | None]):
             total = len(self.sessions)
             text = f"{shown} of {total} sessions" if query else f"{total} sessions"
             text += " · scanning…" if not self.scan_finished else f" in {where}"
+            if self.measuring is not None:
+                done, total = self.measuring
+                text += f" · measuring {done}/{total} files"
         status.update(Text(sanitize(text, single_line=True)))

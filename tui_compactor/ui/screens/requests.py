@@ -1,9 +1,11 @@
-"""The request inspector screen: the exact requests the shown plan's compaction would send.
+"""The request inspector screen: the exact requests the shown plan's compaction, or the branch
+summary of a navigation, would send.
 
-Built by ``summarize.requests.compaction_requests`` (the real pipeline with a recording
-stand-in: nothing is sent, no model is called, no key is shown) in a thread worker, on one
-consistent snapshot of the session; if the session grew since the plan was made, the screen
-says so instead (the requests of a stale plan are not what a run would send). Each
+Built by ``summarize.requests.compaction_requests`` / ``branch_requests`` (the real pipeline
+with a recording stand-in: nothing is sent, no model is called, no key is shown) in a thread
+worker, on one consistent snapshot of the session; if the session grew since the plan was
+made, the screen says so instead (the requests of a stale plan are not what a run would
+send). Each
 request shows its part, endpoint, ``max_tokens`` and options, the system prompt and the user
 prompt with the serialized transcript; very long prompts are cut on screen (the
 ``compact --dry-run --show-requests`` command prints them whole). ``escape`` closes.
@@ -26,6 +28,7 @@ from textual.widgets import Footer, Static
 from tui_compactor.textsafe import sanitize
 
 if TYPE_CHECKING:
+    from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
     from tui_compactor.workbench.handle import SessionHandle
     from tui_compactor.workbench.settings import Settings
@@ -71,7 +74,8 @@ class StalePlan(Exception):
 
 
 class RequestsScreen(Screen[None]):
-    """The requests a compaction of ``plan`` with ``summarizer`` would send."""
+    """The requests a compaction of ``plan`` (or, ``branch=True``, the branch summary of the
+    navigation ``plan``) with ``summarizer`` would send."""
 
     DEFAULT_CSS = """
     RequestsScreen > #requests-head { height: auto; padding: 0 1; }
@@ -93,16 +97,20 @@ class RequestsScreen(Screen[None]):
 
     def __init__(
         self,
-        plan: CompactionPlan,
+        plan: CompactionPlan | NavigationPlan,
         generation: int,
         handle: SessionHandle,
         summarizer: Any,
         settings: Settings,
         options: dict[str, Any] | None = None,
+        *,
+        branch: bool = False,
     ) -> None:
         """``generation``: the session generation ``plan`` was made at; ``options`` are the
         job's (method, instructions...), as the app would run it."""
         super().__init__()
+        self.branch = branch
+        self.what = "branch summary" if branch else "compaction"
         self.options = dict(options or {})
         self.plan = plan
         self.generation = generation
@@ -126,19 +134,24 @@ class RequestsScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="requests")
     def build_requests(self) -> None:
         """Run the pipeline with the recording summarizer in a thread (its own event loop)."""
-        from tui_compactor.summarize.requests import compaction_requests
+        from tui_compactor.summarize.requests import branch_requests, compaction_requests
 
         try:
             with self.handle.read() as snapshot:
                 if snapshot.generation != self.generation:
                     raise StalePlan
-                requests = asyncio.run(compaction_requests(
-                    self.plan, snapshot.session, self.summarizer, self.settings.compaction(),
-                    files_format=self.settings.files_format, **self.options,
-                ))  # fmt: skip
+                if self.branch:
+                    job = branch_requests(self.plan, self.summarizer, **self.options)
+                else:
+                    job = compaction_requests(
+                        self.plan, snapshot.session, self.summarizer, self.settings.compaction(),
+                        files_format=self.settings.files_format, **self.options,
+                    )  # fmt: skip
+                requests = asyncio.run(job)
         except StalePlan:
+            again = "navigate again (enter)" if self.branch else "plan again (c)"
             self.post_message(self.Built([], "the session grew since this plan was made: "
-                                             "plan again (c) to see what a run would send"))
+                                             f"{again} to see what a run would send"))
             return
         except Exception as error:  # shown on the screen; the app keeps running
             self.post_message(self.Built([], f"{type(error).__name__}: {error}"))
@@ -154,7 +167,7 @@ class RequestsScreen(Screen[None]):
         self.requests = message.requests
         label = sanitize(getattr(self.summarizer, "label", "?"), single_line=True, max_len=60)
         head.update(Text.assemble(
-            (f"{len(self.requests)} requests this compaction would send to {label}", "bold"),
+            (f"{len(self.requests)} requests this {self.what} would send to {label}", "bold"),
             ("  · nothing was sent; the API key is never shown · esc closes", "dim"),
         ))  # fmt: skip
         body = self.query_one("#requests-body", VerticalScroll)

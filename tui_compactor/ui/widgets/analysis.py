@@ -190,6 +190,7 @@ def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableTyp
     if current is not None:
         out.append(f"this cut: {current.dependencies} dependencies cross it, keeps "
                    f"{format_tokens(current.tokens_kept)}\n", style="bold")
+        out.append_text(cut_choices(rows, rows.index(current)))
     best = [row for row in sweep.best_rows() if row.branch_index != planned][:3]
     if best:
         shown = ", ".join(f"#{row.entry_index} ({format_tokens(row.tokens_kept)} kept, "
@@ -212,6 +213,26 @@ def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableTyp
             if len(deps) > 8:
                 parts.append(Text(f"… {len(deps) - 8} more (plan --sweep --json)", style="dim"))
     return Group(*parts)
+
+
+NEIGHBOUR_CUTS = 2
+"""Valid cuts listed on each side of the planned one (the ones ``[`` and ``]`` reach)."""
+
+
+def cut_choices(rows: list[Any], at: int) -> Text:
+    """The planned cut and its neighbouring valid cuts, one per line, each with the
+    dependencies crossing it and the tokens it keeps: what ``[`` and ``]`` would pick."""
+    out = Text()
+    out.append("cuts within reach ([ earlier, ] later):\n", style="dim")
+    first, last = max(0, at - NEIGHBOUR_CUTS), min(len(rows), at + NEIGHBOUR_CUTS + 1)
+    for number in range(first, last):
+        row = rows[number]
+        this = number == at
+        out.append(f" {'▶' if this else ' '} #{row.entry_index:<7}", style="bold" if this else "")
+        style = "bold yellow" if this else "red" if row.dependencies else "green"
+        out.append(f"{row.dependencies:>4} deps", style=style)
+        out.append(f"  {format_tokens(row.tokens_kept):>6} kept\n", style="dim")
+    return out
 
 
 def hindsight_head(audit: Any) -> Text:

@@ -23,7 +23,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_compactor.textsafe import sanitize
-from tui_compactor.ui.widgets.labels import entry_kind, entry_preview, format_tokens
+from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+from tui_compactor.workbench.preview import entry_preview
 
 MAX_VISIBLE_INDENT = 16
 """Indent levels drawn as space; deeper rows show their depth as a number instead."""
@@ -153,6 +154,9 @@ class SessionTree(ScrollView, can_focus=True):
         self.plan_regions: dict[int, str] = {}
         """Entry index -> plan region, while a plan is shown."""
         self.cut_entry: int | None = None
+        self.cut_dependencies: dict[int, int] = {}
+        """Entry -> dependencies crossing a cut before it, for the plan's valid cut points
+        (``engine.deps.cut_sweep``; empty until the sweep of the shown plan is in)."""
         """Entry index of the first kept entry of the shown plan."""
         self.progress: dict[int, str] = {}
         """Entry index -> progress text of a background job targeting it."""
@@ -219,6 +223,12 @@ class SessionTree(ScrollView, can_focus=True):
         """Colour entries by plan region; empty ``regions`` clears the plan marks."""
         self.plan_regions = regions
         self.cut_entry = cut_entry
+        self.cut_dependencies = {}
+        self.invalidate()
+
+    def set_cut_dependencies(self, counts: dict[int, int]) -> None:
+        """Show on each valid cut point's row how many dependencies a cut there crosses."""
+        self.cut_dependencies = counts
         self.invalidate()
 
     def set_progress(self, entry_index: int, text: str | None) -> None:
@@ -402,8 +412,12 @@ class SessionTree(ScrollView, can_focus=True):
         progress = self.progress.get(row.index)
         if progress:
             right.append(f" {progress}", self._style("progress"))
+        crossing = self.cut_dependencies.get(row.index)
         if self.cut_entry == row.index:
-            right.append(" ✂ cut", self._style("cut"))
+            deps = "" if crossing is None else f" · {crossing} deps"
+            right.append(f" ✂ cut{deps}", self._style("cut"))
+        elif crossing is not None:
+            right.append(f" ✂{crossing}", self._style("meta"))
         if row.index == self.file_leaf:
             right.append(" ◆ leaf", self._style("leaf"))
         tokens = self.token_counts.get(row.index)

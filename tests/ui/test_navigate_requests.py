@@ -1,0 +1,118 @@
+"""The request inspector in the navigation dialog: ``i`` shows the exact request the branch
+summary would send (built by ``summarize.requests.branch_requests``, nothing sent, no key
+shown), checked against what the loopback server receives when the user then summarizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.llm_server import LLMServer
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, copy_fixture, make_app, settle
+from tui_compactor.ui.screens.navigate import NavigateDialog
+from tui_compactor.ui.screens.requests import RequestsScreen
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+OTHER_BRANCH_TIP = 33
+"""In tree-branches.jsonl: the assistant reply ending the side branch that forks at #8."""
+KEY = "sk-inspector-secret-123"
+
+
+def screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def server_app(server: LLMServer, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from tui_compactor.config import Config, Profile
+
+    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", KEY)
+    profile = Profile(
+        name="local",
+        provider="openai",
+        base_url=server.openai_base_url,
+        model="test-model",
+        api_key_env="TUI_COMPACTOR_TEST_KEY",
+        max_retries=0,
+    )
+    config = Config(profiles={"local": profile}, default_profile="local")
+    return make_app(path, append_quiet_seconds=0, config=config)
+
+
+async def open_dialog(pilot: Any, app: Any) -> NavigateDialog:
+    assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP)
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    assert isinstance(app.screen, NavigateDialog)
+    return app.screen
+
+
+async def test_inspected_branch_request_is_what_the_server_receives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await open_dialog(pilot, app)
+            await pilot.press("i")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, RequestsScreen)
+            shown = list(screen.requests)
+            assert [item.part for item in shown] == ["branch"]
+            text = screen_text(app)
+            assert "requests this branch summary would send" in text
+            assert "── system prompt" in text and "── user prompt" in text
+            assert "max_tokens" in text and "test-model" in text
+            assert KEY not in text and all(KEY not in str(item.to_json()) for item in shown)
+            assert server.requests == [], "inspecting sent a request"
+            assert path.read_bytes() == before
+            await pilot.press("escape")  # back to the dialog, which still offers the choice
+            await settle(pilot)
+            assert isinstance(app.screen, NavigateDialog)
+            await pilot.press("2")
+            await settle(pilot)
+            await settle(pilot)
+        assert len(server.requests) == 1
+        received = server.requests[0]
+        assert shown[0].body == received.body
+        assert shown[0].url == server.openai_base_url + "/chat/completions"
+        assert shown[0].system == received.system and shown[0].prompt == received.prompt
+        assert shown[0].max_tokens == received.body["max_tokens"]
+        assert received.headers.get("authorization") == f"Bearer {KEY}"
+        assert path.read_bytes() != before  # the real summary was written
+
+
+async def test_inspected_request_carries_the_custom_instructions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    with LLMServer() as server:
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            dialog = await open_dialog(pilot, app)
+            await pilot.press("3")
+            await pilot.press(*"keep the TODO list")
+            assert "i" in dialog.query_one("#navigate-instructions").text  # typed, not a key
+            dialog.query_one("#navigate-requests").press()
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, RequestsScreen)
+            assert "keep the TODO list" in screen.requests[0].prompt
+            assert server.requests == []
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.screen is dialog
+            dialog.query_one("#navigate-go").press()
+            await settle(pilot)
+            await settle(pilot)
+        assert len(server.requests) == 1
+        assert server.requests[0].body == screen.requests[0].body
