@@ -634,13 +634,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        session = self._loaded()
         self.state.selected_entry = message.entry_index
-        entry = session.entries[message.entry_index]
-        tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
-        self.query_one(EntryDetails).show_entry(entry, tokens,
-                                                session.label_of(message.entry_index),
-                                                located=not session.preview)
+        self._show_details(message.entry_index)
         tree = self.query_one(SessionTree)
         row = tree.rows[tree.row_of_entry[message.entry_index]] \
             if message.entry_index in tree.row_of_entry else None
@@ -650,6 +645,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
         self._restart_timer("gauge", self.gauge_debounce, self._measure_selected)
+
+    def _show_details(self, entry_index: int) -> None:
+        """The entry in the details pane, with its token count once the counting worker has
+        it (counting here could wait for the token table or a long record: the UI stalls)."""
+        session = self._loaded()
+        tokens = self.query_one(SessionTree).token_counts.get(entry_index)
+        self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
+                                                session.label_of(entry_index),
+                                                located=not session.preview)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
@@ -745,6 +749,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if message.cache is not None and message.cache is not self.token_cache:
             return
         self.query_one(SessionTree).add_token_counts(message.counts)
+        selected = self.selected_entry
+        if selected is not None and selected in message.counts and (
+                self.query_one(EntryDetails).shown_entry == selected):
+            self._show_details(selected)  # its count was not known when it was shown
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
