@@ -114,7 +114,7 @@ WHOLE_FILE_ACTIONS = frozenset({
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
-PREVIEW_HEAD_START = 1.0
+PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
 FOLLOW_INTERVAL = 1.0
@@ -198,6 +198,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Seconds after the last keystroke in a budget input before re-planning."""
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
+        if path is not None:
+            # The counter's table (cl100k: ~0.3 s) loads on its own thread from now on, while
+            # the window is built, so the first gauge does not wait for it.
+            self.state.settings.counter()
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -318,9 +322,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             # Paint the (empty) window first, then start indexing: the indexer holds the GIL
             # in slices and would otherwise delay the first frame.
             self.call_after_refresh(self.open_session, self.state.session_path)
-            # The counter's table (cl100k: ~0.3 s) loads on its own thread from now on, so the
-            # first gauge does not wait for it after the file is read.
-            self.call_after_refresh(lambda: self.counter)
         else:
             self.pick_session()
 
@@ -702,16 +703,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     # ----- tokens, gauge, chart ----------------------------------------------------------
 
     def start_token_count(self) -> None:
-        """Count tokens per entry in a worker: rows on screen first, then newest first."""
+        """Count tokens per entry in a worker: rows on screen first, then newest first (a
+        tail-first preview: the rows on screen only, the index needs the time)."""
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
         if self.handle is not None and self.token_cache is not None:
-            self.count_tokens(self.handle, self.token_cache, visible)
+            self.count_tokens(self.handle, self.token_cache, visible,
+                              only_first=self.handle.session.preview)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
     def count_tokens(self, handle: SessionHandle, cache: TokenCache,
-                     first: list[int] | None = None) -> None:
+                     first: list[int] | None = None, *, only_first: bool = False) -> None:
         """Count tokens per entry (thread); posts batches at most ~10 times a second.
 
         The session is read in batches under the handle's shared lock, so a refresh can run
@@ -722,7 +725,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         last_post = time.monotonic()
         with handle.read() as snapshot:
             count = snapshot.entry_count
-        order = list(first or []) + list(range(count - 1, -1, -1))
+        order = list(first or [])
+        if not only_first:
+            order += range(count - 1, -1, -1)
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
