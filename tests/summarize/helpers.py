@@ -10,6 +10,9 @@ from tui_compactor.engine.plan import CompactionPlan, prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import get_counter
 from tui_compactor.session.reader import load_session
+from tui_compactor.session.writer import AppendResult
+from tui_compactor.workbench.actions import apply, propose_compaction, propose_navigation
+from tui_compactor.workbench.handle import SessionHandle
 
 BASE_MS = 1764770400000
 
@@ -106,3 +109,24 @@ def plan_for(path: Path, *, keep_recent: int = 1500, reserve: int | None = None,
                                   rules=rules)  # type: ignore[arg-type]
     plan = prepare_compaction(session, session.leaf, settings, get_counter("bytes"))
     return session, plan, settings
+
+
+def write_compaction(session: Any, plan: CompactionPlan, record: dict[str, Any],
+                     **append_options: Any) -> AppendResult:
+    """What the app and ``compact`` do on accept: propose the entry at the plan's leaf and
+    apply it through the workbench (the writer's append gate)."""
+    handle = SessionHandle(session)
+    with handle.read() as snapshot:
+        proposal = propose_compaction(snapshot, plan, record, generation=snapshot.generation,
+                                      file_leaf=snapshot.leaf)
+    return apply(handle, proposal, **append_options)
+
+
+def write_navigation(session: Any, nav_plan: Any, record: dict[str, Any] | None,
+                     **append_options: Any) -> AppendResult:
+    """What the app and ``navigate`` do: propose the move (a branch summary ``record``, or a
+    leaf marker) and apply it through the workbench."""
+    handle = SessionHandle(session)
+    with handle.read() as snapshot:
+        proposal = propose_navigation(snapshot, nav_plan, record)
+    return apply(handle, proposal, **append_options)

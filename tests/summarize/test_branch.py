@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.summarize.helpers import write_navigation
 from tests.support.llm_server import LLMServer
 from tui_compactor.config import Profile
 from tui_compactor.engine.branch import plan_navigation
@@ -17,10 +18,11 @@ from tui_compactor.engine.tokens import get_counter
 from tui_compactor.session.reader import load_session
 from tui_compactor.session.writer import is_leaf_marker
 from tui_compactor.summarize.branch import NO_CONTENT, run_branch_summary
-from tui_compactor.summarize.navigation import navigate
+from tui_compactor.summarize.navigation import prepare_navigation
 from tui_compactor.summarize.prompts import load_prompt
 from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.summarize.runner import PartFinished, PartStarted
+from tui_compactor.workbench.actions import ActionRefused
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "oracle" / "sessions" / (
     "tree-branches.jsonl")
@@ -111,12 +113,12 @@ async def test_navigate_appends_branch_summary_at_the_new_leaf(tmp_path: Path) -
     session = load_session(path)
     plan = nav_plan(session, "2afc4f95")  # user message: the leaf goes to its parent
     new_leaf_id = session.entries[plan.new_leaf].id
-    result = await navigate(session, plan, summarizer=make_summarizer(None), quiet_seconds=0)
-    assert result.written and result.entry_id
+    prepared = await prepare_navigation(plan, summarizer=make_summarizer(None))
+    written = write_navigation(session, plan, prepared.record, quiet_seconds=0)
     assert path.read_bytes().startswith(original)
     reloaded = load_session(path)
     entry = reloaded.entries[-1]
-    assert entry.type == "branch_summary" and entry.id == result.entry_id
+    assert entry.type == "branch_summary" and entry.id == written.ids[0]
     assert entry.parent_id == new_leaf_id and entry.data["fromId"] == new_leaf_id
     assert entry.data["generator"]["summarizer"] == "offline"
     assert reloaded.leaf == entry.index
@@ -129,8 +131,9 @@ async def test_navigate_without_summary_writes_a_leaf_marker(tmp_path: Path) -> 
     path = tree_copy(tmp_path)
     session = load_session(path)
     plan = nav_plan(session, "d1b91c71")  # an assistant message: it becomes the leaf
-    result = await navigate(session, plan, quiet_seconds=0)
-    assert result.summary is None and result.written
+    prepared = await prepare_navigation(plan)
+    assert prepared.summary is None and prepared.record is None
+    write_navigation(session, plan, prepared.record, quiet_seconds=0)
     entry = load_session(path).entries[-1]
     assert is_leaf_marker(entry.data) and entry.parent_id == "d1b91c71"
 
@@ -140,12 +143,14 @@ async def test_navigate_preview_and_noop_write_nothing(tmp_path: Path) -> None:
     path = tree_copy(tmp_path)
     original = path.read_bytes()
     session = load_session(path)
-    preview = await navigate(session, nav_plan(session, "2afc4f95"),
-                             summarizer=make_summarizer(None), append=False)
-    assert preview.record is not None and not preview.written
-    noop = await navigate(session, plan_navigation(session, session.leaf, session.leaf,
-                                                   get_counter("bytes")))
-    assert noop.noop and not noop.written
+    preview = await prepare_navigation(nav_plan(session, "2afc4f95"),
+                                       summarizer=make_summarizer(None))
+    assert preview.record is not None and preview.record["type"] == "branch_summary"
+    still = plan_navigation(session, session.leaf, session.leaf, get_counter("bytes"))
+    noop = await prepare_navigation(still, summarizer=make_summarizer(None))
+    assert noop.noop and noop.record is None and noop.summary is None
+    with pytest.raises(ActionRefused, match="nothing to do"):
+        write_navigation(session, still, None, quiet_seconds=0)
     assert path.read_bytes() == original
 
 

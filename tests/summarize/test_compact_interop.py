@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from tests.summarize.helpers import write_navigation
 from tui_compactor.cli import main
 from tui_compactor.engine.branch import plan_navigation
 from tui_compactor.engine.tokens import get_counter
 from tui_compactor.session.reader import load_session
-from tui_compactor.summarize.navigation import navigate
+from tui_compactor.summarize.navigation import prepare_navigation
 from tui_compactor.summarize.providers import make_summarizer
 
 pytestmark = pytest.mark.node
@@ -62,10 +63,11 @@ async def test_pi_sees_our_branch_summary(tmp_path: Path) -> None:
     session = load_session(path)
     target = session.entry_by_id("2afc4f95").index
     plan = plan_navigation(session, session.leaf, target, get_counter("bytes"))
-    result = await navigate(session, plan, summarizer=make_summarizer(None), quiet_seconds=0)
+    result = await prepare_navigation(plan, summarizer=make_summarizer(None))
     assert result.summary is not None
+    written = write_navigation(session, plan, result.record, quiet_seconds=0)
     seen = probe(path)
-    assert seen["leafId"] == result.entry_id
+    assert seen["leafId"] == written.ids[0]
     last = seen["messages"][-1]
     assert last["role"] == "branchSummary"
     assert last["summary"] == result.summary.summary

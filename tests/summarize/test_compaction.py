@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.summarize.helpers import SessionBuilder, plan_for, split_turn_session
+from tests.summarize.helpers import SessionBuilder, plan_for, split_turn_session, write_compaction
 from tests.support.llm_server import LLMServer, RecordedRequest
 from tui_compactor.config import Profile
 from tui_compactor.engine.context import build_context
@@ -145,8 +145,7 @@ async def test_previous_summary_uses_the_update_prompt(
     session, plan, settings = plan_for(path, keep_recent=300)
     summarizer = server_summarizer(llm_server)
     job = CompactionJob(plan, session, summarizer, settings)
-    await job.run()
-    job.accept(quiet_seconds=0)
+    write_compaction(session, plan, (await job.run()).entry, quiet_seconds=0)
     # Continue the session after the compaction, then compact again.
     with path.open("a") as handle:
         reloaded = load_session(path)
@@ -222,8 +221,7 @@ async def test_cancel_stops_requests_and_writes_nothing(
     while llm_server.disconnects < 2 and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.01)
     assert llm_server.disconnects == 2  # both connections closed by the client
-    with pytest.raises(CompactionCancelled):
-        job.accept(quiet_seconds=0)
+    assert job.result is None  # nothing to accept
     assert path.read_bytes() == before
 
 
@@ -324,7 +322,8 @@ async def test_accept_appends_and_reloads(
     summarizer = server_summarizer(llm_server) if use_server else make_summarizer(None)
     job = CompactionJob(plan, session, summarizer, settings)
     result = await job.run()
-    appended = await job.append(quiet_seconds=0)
+    appended = await asyncio.to_thread(write_compaction, session, plan, result.entry,
+                                       quiet_seconds=0)
     data = path.read_bytes()
     assert data.startswith(original)  # nothing of the user's bytes changed
     reloaded = load_session(path)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.summarize.helpers import write_compaction
 from tests.support.omp_oracle import omp_golden
 from tui_compactor.engine.methods import carried_preserve_data
 from tui_compactor.engine.plan import prepare_compaction
@@ -98,7 +99,7 @@ async def test_soft_writes_method_and_carries_preserve_data(tmp_path: Path) -> N
     summarizer = RecordingOffline()
     job = CompactionJob(plan, session, summarizer, settings)
     result = await job.run()
-    job.accept(result)
+    write_compaction(session, plan, result.entry)
     record = appended(path)
     assert record["type"] == "compaction" and record["method"] == "soft"
     assert record["preserveData"] == {"todoState": {"open": ["wire the cache"]}}
@@ -119,7 +120,7 @@ async def test_soft_without_preserve_data_writes_none(tmp_path: Path) -> None:
     path = copy(tmp_path)
     session, plan, settings = plan_at(path, leaf=SNAPCOMPACT + 20)
     job = CompactionJob(plan, session, OfflineSummarizer(), settings)
-    job.accept(await job.run())
+    write_compaction(session, plan, (await job.run()).entry)
     record = appended(path)
     assert record["method"] == "soft"
     assert "preserveData" not in record  # the archive is not carried, nothing else was there
@@ -142,7 +143,7 @@ async def test_handoff_commits_like_omp_and_reloads_in_omp_with_its_wrapper(
     assert request.prompt.endswith("Additional focus: keep the cache rework state")
     assert request.focus == "keep the cache rework state"
     assert result.method == "handoff" and result.turn_prefix_summary is None
-    appended_id = job.accept(result).ids[0]
+    appended_id = write_compaction(session, plan, result.entry).ids[0]
     record = appended(path)
     assert record["method"] == "handoff"
     assert "shortSummary" not in record and "preserveData" not in record

@@ -15,7 +15,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.message import Message
 
-from tests.summarize.helpers import plan_for, split_turn_session
+from tests.summarize.helpers import plan_for, split_turn_session, write_compaction
 from tests.support.llm_server import LLMServer
 from tui_compactor.config import Profile
 from tui_compactor.summarize.compaction import CompactionJob
@@ -131,8 +131,8 @@ async def test_offline_run_streams_side_by_side_then_accept_appends_one_entry(
         await pilot.press("a")  # a second accept does nothing
         await pilot.pause()
         assert len(app.messages) == 1
-    # What the app does on Accepted: append through the job. Exactly one new line.
-    job.accept(accepted.result)
+    # What the app does on Accepted: propose and apply the entry. Exactly one new line.
+    write_compaction(job.session, job.plan, accepted.result.entry)
     after = split_session.read_bytes()
     assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
     assert b'"type":"compaction"' in after[len(before) :].replace(b" ", b"")

@@ -78,18 +78,23 @@ async def _label(pilot: Any, text: str) -> None:
     await settle(pilot)
 
 
+async def _two_rows_up(pilot: Any) -> tuple[SessionTree, int]:
+    """Load, move the cursor two rows above the leaf; the tree and the entry there."""
+    await settle(pilot)
+    tree = pilot.app.query_one(SessionTree)
+    await pilot.press("k", "k")
+    await settle(pilot)
+    assert tree.cursor_entry is not None
+    return tree, tree.cursor_entry
+
+
 async def test_labels_are_added_changed_and_cleared_as_appended_label_entries(
     tmp_path: Path,
 ) -> None:
     path = copy_fixture(TREE_BRANCHES, tmp_path)
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        tree = app.query_one(SessionTree)
-        await pilot.press("k", "k")
-        await settle(pilot)
-        target = tree.cursor_entry
-        assert target is not None
+        tree, target = await _two_rows_up(pilot)
         target_id = app.session.entries[target].id
         before = path.read_bytes()
         leaf_id = app.session.entries[app.session.leaf].id
@@ -222,12 +227,7 @@ async def test_a_label_typed_while_the_agent_appends_goes_after_the_new_leaf(
     path = copy_fixture(TREE_BRANCHES, tmp_path)
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        tree = app.query_one(SessionTree)
-        await pilot.press("k", "k")
-        await settle(pilot)
-        target = tree.cursor_entry
-        assert target is not None
+        tree, target = await _two_rows_up(pilot)
         old_leaf_id = app.session.entries[app.session.leaf].id
         await pilot.press("L")
         await pilot.pause()

@@ -18,8 +18,8 @@ from tests.ui.app_helpers import ROOT, SIZE, make_app, settle
 from tui_compactor.session.reader import load_session
 from tui_compactor.ui.widgets.context_view import ContextView
 from tui_compactor.ui.widgets.details import EntryDetails, entry_renderable
-from tui_compactor.ui.widgets.labels import entry_preview
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.workbench.preview import entry_preview
 
 OMP_METHODS = ROOT / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-methods.jsonl"
 SOFT, HANDOFF, SNAPCOMPACT, REMOTE, EXTENSION = 41, 74, 107, 157, 182

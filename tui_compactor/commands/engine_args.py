@@ -139,6 +139,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def load_with_settings(
+    args: argparse.Namespace, *, writes: bool = True, on_record: Any = None
+) -> tuple[Settings, Any]:
+    """The settings (``settings_from_args``, then fitted to the session: its rules, its
+    model's window) and the session of ``args.session`` (``load``, with ``writes`` and
+    ``on_record``), in that order, so a settings problem is reported before the file is read.
+    Raises ``CommandError``."""
+    settings = settings_from_args(args)
+    session = load(args.session, writes=writes, on_record=on_record)
+    return settings.for_session(session), session
+
+
 def format_ids(ids: list[str], *, head: int = 3, tail: int = 2) -> str:
     """``a, b, c, …, y, z (N entries)``: every id when few, else the first and last few."""
     from tui_compactor.textsafe import sanitize

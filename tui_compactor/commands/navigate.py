@@ -67,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.settings import with_session_window
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args)
         old_leaf = common.leaf_or_default(session, args.leaf)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
@@ -163,14 +161,13 @@ def _show_requests(
 
 def _print_text(session: Any, data: dict[str, Any]) -> None:
     from tui_compactor.commands.plan import window_text
-    from tui_compactor.commands.tree import entry_preview
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.workbench.preview import entry_preview
 
     def says(index: int) -> str:
         entry = session.entries[index]
         kind = entry.role if entry.type == "message" and entry.role else entry.type
-        preview = sanitize(entry_preview(session, index), single_line=True,
-                           max_len=PREVIEW_WIDTH)
+        preview = entry_preview(entry, max_len=PREVIEW_WIDTH)
         return f"{sanitize(kind or '?', single_line=True)}: {preview}" if preview else str(kind)
 
     def show(ident: str | None, index: int | None) -> str:
@@ -230,7 +227,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
     from tui_compactor.config import ConfigError, profile_from_flags
-    from tui_compactor.summarize.navigation import navigate
+    from tui_compactor.summarize.navigation import prepare_navigation
     from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
@@ -280,11 +277,10 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
 
         async def summarize(nav: NavigationPlan = nav) -> Any:
             try:
-                return await navigate(
-                    session, nav, summarizer=summarizer, instructions=args.instructions,
+                return await prepare_navigation(
+                    nav, summarizer=summarizer, instructions=args.instructions,
                     replace_instructions=args.replace_instructions,
-                    on_event=_StreamPrinter(sys.stderr), append=False,
-                    files_format=settings.files_format,
+                    on_event=_StreamPrinter(sys.stderr), files_format=settings.files_format,
                 )
             finally:
                 await aclose_shared_clients()

@@ -100,9 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.plans import make_plan, run_refusal
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session, writes=False)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args, writes=False)
         leaf = common.leaf_or_default(session, args.leaf)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:

@@ -121,7 +121,7 @@ def explain(tail: dict[str, Any], name: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Explain the torn tail, confirm, append one newline; exit status per module doc."""
     from tui_compactor.commands.confirm import confirm
-    from tui_compactor.commands.session_args import print_json, safe
+    from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import StaleProposal, apply, propose_seal
@@ -131,12 +131,7 @@ def run(args: argparse.Namespace) -> int:
     name = os.fspath(session.path)
     report: dict[str, Any] = {"session": name, "written": False}
 
-    def finish(status: int, message: str | None = None) -> int:
-        if args.json:
-            print_json(report)
-        elif message:
-            print(message, file=sys.stderr if status else sys.stdout)
-        return status
+    finish = finisher(args, report)
 
     handle = SessionHandle(session)
     options: dict[str, Any] = append_options(args)

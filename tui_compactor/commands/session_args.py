@@ -6,6 +6,7 @@ Nothing heavy is imported at module level: the CLI builds every parser on start-
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
@@ -20,6 +21,20 @@ def print_json(value: Any) -> None:
     from tui_compactor.textsafe import json_for_terminal
 
     sys.stdout.write(json_for_terminal(value, ensure_ascii=True) + "\n")
+
+
+def finisher(args: Any, report: dict[str, Any]) -> Callable[[int, str | None], int]:
+    """How a writing command (``seal``, ``undo``) ends: with ``--json`` it prints ``report``,
+    else ``message`` (stdout on success, stderr otherwise); it returns the exit status."""
+
+    def finish(status: int, message: str | None = None) -> int:
+        if args.json:
+            print_json(report)
+        elif message:
+            print(message, file=sys.stderr if status else sys.stdout)
+        return status
+
+    return finish
 
 
 def safe(text: Any, max_len: int | None = None, *, single_line: bool = True) -> str:

@@ -41,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.textsafe import sanitize
 
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args)
         leaf = common.leaf_or_default(session, args.leaf)
     except common.CommandError as error:
         return common.fail(error)

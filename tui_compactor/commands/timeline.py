@@ -27,9 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
-        settings = common.settings_from_args(args)
-        session = common.load(args.session, writes=False, on_record=facts.take)
-        settings = settings.for_session(session)
+        settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()

@@ -5,9 +5,9 @@ hang below it on ``├─`` / ``└─`` glyphs (with ``│`` rails while more s
 and the main line continues at the branch point's indent. A one-line legend explains the
 markers: ``*`` on the active path, ``◆`` the leaf, labels in brackets, folded counts. A file
 with several roots prints each further tree after a ``── root 2 of 2 ──`` line. Each row
-ends with a one-line preview of the entry. All session text is sanitized before it reaches
-the terminal. ``--json`` prints one object per row instead. Exit status 2 for a refused file
-or an unknown ``--leaf``.
+ends with a one-line preview of the entry (``workbench.preview``: the app's words). All session
+text is sanitized before it reaches the terminal. ``--json`` prints one object per row instead.
+Exit status 2 for a refused file or an unknown ``--leaf``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tui_compactor.commands import session_args as common
-from tui_compactor.engine.methods import compaction_preview
+from tui_compactor.workbench.preview import entry_preview
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
@@ -57,53 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--width", type=int, default=72, metavar="N", help="preview length in characters"
     )
-
-
-def entry_preview(session: Any, index: int) -> str:
-    """A short, raw (unsanitized) description of an entry's content."""
-    from tui_compactor.engine.messages import text_of
-
-    entry = session.entries[index]
-    try:
-        data = entry.data
-    except Exception:  # noqa: BLE001 - a preview must never fail
-        return ""
-    kind = entry.type
-    if kind == "message":
-        message = data.get("message")
-        if not isinstance(message, dict):
-            return "(empty)"
-        if entry.role == "bashExecution":
-            return f"$ {message.get('command') or ''}"
-        text = text_of(message.get("content"), " ", images="[image]")
-        if not text and entry.role == "assistant":
-            content = message.get("content")
-            calls = [
-                block.get("name")
-                for block in (content if isinstance(content, list) else [])
-                if isinstance(block, dict) and block.get("type") == "toolCall"
-            ]
-            text = "calls " + ", ".join(str(c) for c in calls) if calls else ""
-        return text or "(empty)"
-    if kind == "compaction":
-        return compaction_preview(data)
-    if kind == "branch_summary":
-        return str(data.get("summary") or "(empty summary)")
-    if kind == "custom_message":
-        text = text_of(data.get("content"), " ", images="[image]")
-        return f"{data.get('customType') or ''}: {text}"
-    if kind == "label":
-        label, target = data.get("label"), data.get("targetId")
-        return f"label {target} = {label!r}" if label else f"clear label of {target}"
-    if kind == "session_info":
-        return f"name {data.get('name')!r}"
-    if kind == "model_change":
-        return f"{data.get('provider')}/{data.get('modelId')}"
-    if kind == "thinking_level_change":
-        return str(data.get("thinkingLevel"))
-    if kind == "custom":
-        return str(data.get("customType") or "")
-    return ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -258,7 +211,7 @@ def _print_text(session: Any, rows: Any, width: int) -> None:
         label = session.label_of(row.index)
         if label:
             parts.append(f" [{safe(label, 40)}]")
-        preview = safe(entry_preview(session, row.index), width)
+        preview = safe(entry_preview(session.entries[row.index]), width)
         if preview:
             parts.append(f": {preview}")
         if row.folded and row.hidden_count:

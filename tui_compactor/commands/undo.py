@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Propose the undo, confirm, apply it; exit status per ``workbench.exits``."""
     from tui_compactor.commands.confirm import confirm
-    from tui_compactor.commands.session_args import print_json, safe
+    from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import (
@@ -54,12 +54,7 @@ def run(args: argparse.Namespace) -> int:
     handle = SessionHandle(session)
     report: dict[str, Any] = {"session": str(session.path), "written": False}
 
-    def finish(status: int, message: str | None = None) -> int:
-        if args.json:
-            print_json(report)
-        elif message:
-            print(message, file=sys.stderr if status else sys.stdout)
-        return status
+    finish = finisher(args, report)
 
     if session.header is None and not session.entries:
         report["error"] = f"{session.path}: not a usable session"

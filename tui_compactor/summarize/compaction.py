@@ -17,7 +17,8 @@ Which summaries are made (oh-my-pi's ``compact``):
 Every part runs through ``pipeline.SummaryPipeline`` (the one pipeline the branch summary
 uses too: events, transcript rules, part failures, boundary-tag escaping). Then the file list
 (``<files>`` or pi's legacy tags), the fidelity audit and the entry dict. Nothing is written
-until ``accept()``; ``cancel()`` stops every request.
+here (the front-ends propose and apply the entry through ``workbench.actions``); ``cancel()``
+stops every request.
 
 Methods (the entry's ``method``):
 
@@ -78,7 +79,6 @@ __all__ = [
     "PartFinished",
     "PartStarted",
     "compaction_budgets",
-    "run_compaction",
 ]
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -172,7 +172,7 @@ class CompactionJob:
 
     Args:
         plan: a prepared engine ``CompactionPlan``.
-        session: the loaded session the plan came from (the writer appends to it).
+        session: the loaded session the plan came from.
         summarizer: from ``make_summarizer``.
         settings: the engine ``CompactionSettings`` (its raw ``reserve_tokens`` sets budgets).
         instructions: custom instructions for the history summary.
@@ -423,29 +423,6 @@ class CompactionJob:
             preserve_data=preserve_data,
         )
 
-    # -- writing -----------------------------------------------------------------------------
-    def accept(self, result: CompactionResult | None = None, **append_options: Any) -> Any:
-        """Append the compaction entry at the plan's leaf (the writer's gate decides).
-
-        Blocking file I/O: call it from a thread in the UI. Returns the writer's
-        ``AppendResult``; raises ``AppendRefused`` (nothing written) when the gate refuses.
-        """
-        from tui_compactor.session.writer import append_entry
-
-        if self._cancel_requested:
-            raise CompactionCancelled("compaction was cancelled; nothing was written")
-        chosen = result or self.result
-        if chosen is None:
-            raise ValueError("nothing to accept: run() has not produced a result")
-        return append_entry(
-            self.session, chosen.entry, parent_index=self.plan.leaf, **append_options
-        )
-
-
-    async def append(self, result: CompactionResult | None = None, **append_options: Any) -> Any:
-        """``accept`` in a worker thread, for callers on an event loop (the UI)."""
-        return await asyncio.to_thread(self.accept, result, **append_options)
-
 
 async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
     """Wait for all ``tasks``; on the first failure cancel the rest and re-raise it."""
@@ -465,23 +442,3 @@ async def _gather_or_cancel(tasks: list[asyncio.Task[Any]]) -> None:
             other.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         raise first
-
-
-async def run_compaction(
-    plan: Any,
-    session: Any,
-    summarizer: Summarizer,
-    settings: Any = None,
-    *,
-    on_event: EventCallback | None = None,
-    instructions: str | None = None,
-    replace_instructions: bool = False,
-    files_format: Literal["files", "legacy"] = "files",
-    method: Literal["soft", "handoff"] = "soft",
-) -> CompactionResult:
-    """Convenience: build a ``CompactionJob`` and run it."""
-    job = CompactionJob(
-        plan, session, summarizer, settings, instructions=instructions,
-        replace_instructions=replace_instructions, files_format=files_format, method=method,
-    )
-    return await job.run(on_event)

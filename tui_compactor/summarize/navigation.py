@@ -1,15 +1,16 @@
-"""Navigate: move the leaf to another node, with or without a branch summary.
+"""Navigate: what moving the leaf to another node appends, before it is proposed and applied.
 
-With a summarizer, the branch being left is summarized and a ``branch_summary`` entry is
-appended **at the new leaf** (``parentId`` = ``fromId`` = the new leaf, or ``fromId: "root"``).
-Without one, a leaf-marker entry (a ``custom`` entry pi ignores for context) is appended there
-instead, so the agent resumes at the new leaf. Only the writer touches the file, behind its
-append gate; ``append=False`` produces everything without writing (a preview).
+With a summarizer, the branch being left is summarized (``branch.run_branch_summary``) and its
+``branch_summary`` record is what will be appended **at the new leaf** (``parentId`` =
+``fromId`` = the new leaf, or ``fromId: "root"``). Without one there is no record here: the
+workbench's proposal (``workbench.actions.propose_navigation``) appends a leaf marker (a
+``custom`` entry pi ignores for context) so the agent resumes at the new leaf. Nothing is
+written in this module: the app and the ``navigate`` command propose and apply the record
+through the workbench, re-validated against the session generation.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,65 +18,41 @@ from tui_compactor.summarize.base import Summarizer
 from tui_compactor.summarize.branch import BranchSummaryResult, run_branch_summary
 from tui_compactor.summarize.runner import EventCallback
 
-__all__ = ["NavigationResult", "navigate"]
+__all__ = ["PreparedNavigation", "prepare_navigation"]
 
 
 @dataclass
-class NavigationResult:
-    """What ``navigate`` did."""
+class PreparedNavigation:
+    """What a navigation would append."""
 
     new_leaf: int | None
-    """Entry index the leaf moved to (None = before the first entry)."""
+    """Entry index the leaf moves to (None = before the first entry)."""
     summary: BranchSummaryResult | None
     record: dict[str, Any] | None
-    """The record appended (or that would be, with ``append=False``)."""
-    entry_id: str | None
-    """Id of the appended entry; None when nothing was written."""
-    written: bool
+    """The branch summary record; None without a summary (the proposal writes a leaf marker)."""
     noop: bool = False
+    """The target is the current leaf: nothing to append."""
 
 
-async def navigate(
-    session: Any,
+async def prepare_navigation(
     nav_plan: Any,
     *,
     summarizer: Summarizer | None = None,
     instructions: str | None = None,
     replace_instructions: bool = False,
     on_event: EventCallback | None = None,
-    append: bool = True,
     files_format: Literal["files", "legacy"] = "files",
-    **append_options: Any,
-) -> NavigationResult:
-    """Summarize (when ``summarizer`` is given) and append at ``nav_plan.new_leaf``.
+) -> PreparedNavigation:
+    """Summarize the branch ``nav_plan`` leaves when ``summarizer`` is given.
 
-    ``append_options`` go to the writer's ``append_entry`` (``quiet_seconds``, ...). Raises
-    ``SummarizeError`` (nothing written) when the summary fails and the writer's
-    ``AppendRefused`` when the gate refuses. A no-op plan writes nothing.
+    Raises ``SummarizeError`` when the summary fails. A no-op plan summarizes nothing.
     """
-    from tui_compactor.session.writer import append_entry, make_leaf_marker
-
     if getattr(nav_plan, "noop", False):
-        return NavigationResult(nav_plan.new_leaf, None, None, None, False, noop=True)
-    summary: BranchSummaryResult | None = None
-    if summarizer is not None:
-        summary = await run_branch_summary(
-            nav_plan, summarizer, instructions=instructions,
-            replace_instructions=replace_instructions, on_event=on_event,
-            files_format=files_format,
-        )
-        record = summary.entry
-    else:
-        old_leaf = nav_plan.old_leaf
-        record = make_leaf_marker(
-            reason="navigate",
-            previous_leaf_id=session.entries[old_leaf].id if old_leaf is not None else None,
-        )
-    if not append:
-        return NavigationResult(nav_plan.new_leaf, summary, record, None, False)
-    result = await asyncio.to_thread(
-        append_entry, session, record, parent_index=nav_plan.new_leaf, **append_options
-    )
-    return NavigationResult(
-        nav_plan.new_leaf, summary, result.records[0], result.ids[0], True
-    )
+        return PreparedNavigation(nav_plan.new_leaf, None, None, noop=True)
+    if summarizer is None:
+        return PreparedNavigation(nav_plan.new_leaf, None, None)
+    summary = await run_branch_summary(
+        nav_plan, summarizer, instructions=instructions,
+        replace_instructions=replace_instructions, on_event=on_event, files_format=files_format,
+    )  # fmt: skip
+    return PreparedNavigation(nav_plan.new_leaf, summary, summary.entry)

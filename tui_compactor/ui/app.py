@@ -1163,7 +1163,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         against the generation it was planned at)."""
         import asyncio
 
-        from tui_compactor.summarize.navigation import navigate
+        from tui_compactor.summarize.navigation import prepare_navigation
         from tui_compactor.summarize.runner import PartDelta
 
         target = nav_plan.target
@@ -1181,10 +1181,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
         try:
             summarizer = self.summarizer_for(compaction=False) if choice.summarize else None
-            prepared = await navigate(
-                handle.session, nav_plan, summarizer=summarizer,
+            prepared = await prepare_navigation(
+                nav_plan, summarizer=summarizer,
                 instructions=choice.instructions, replace_instructions=choice.replace_prompt,
-                on_event=on_event, append=False, files_format=self.settings.files_format,
+                on_event=on_event, files_format=self.settings.files_format,
             )
             before = handle.session.entries and len(handle.session.entries)
 

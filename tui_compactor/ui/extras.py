@@ -19,7 +19,7 @@ from textual import work
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import EntryAppended, WorkFailed
-from tui_compactor.ui.widgets.labels import entry_kind, entry_preview
+from tui_compactor.ui.widgets.labels import entry_kind
 from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
 from tui_compactor.workbench.actions import (
@@ -30,6 +30,7 @@ from tui_compactor.workbench.actions import (
     propose_label,
 )
 from tui_compactor.workbench.handle import SessionHandle
+from tui_compactor.workbench.preview import entry_preview
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -12,6 +12,11 @@ Modules:
 * ``refs``: ``resolve_ref``, the one reading of ``ID`` / ``#N`` entry references.
 * ``plans``: ``make_plan`` and ``run_refusal``, the plan both front-ends show and the one rule
   for whether it may be run or accepted.
+* ``handle``: ``SessionHandle``, the loaded session, its refresh and generation, read through
+  consistent snapshots.
+* ``views``: what the app draws, computed off the UI thread.
+* ``actions``: write proposals (compaction, navigation, undo, seal, label) and ``apply``.
+* ``preview``: ``entry_preview``, the one line saying what an entry holds.
 """
 
 from __future__ import annotations

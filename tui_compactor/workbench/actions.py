@@ -243,8 +243,13 @@ def propose_navigation(snapshot: Snapshot, nav_plan: NavigationPlan,
     """Move the leaf to ``nav_plan.new_leaf``: a branch summary ``record`` or a leaf marker.
 
     ``generation`` is the session generation ``nav_plan`` was made at (default: now).
+
+    Raises:
+        ActionRefused: the target is the current leaf (nothing to move).
     """
     session = snapshot.session
+    if nav_plan.noop:
+        raise ActionRefused("nothing to do: the target is the current leaf")
     old_leaf = nav_plan.old_leaf
     if record is None:
         record = make_leaf_marker(

@@ -28,7 +28,8 @@ from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, St
 from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
-from tui_compactor.ui.widgets.labels import entry_kind, entry_preview, format_tokens
+from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+from tui_compactor.workbench.preview import entry_preview
 
 __all__ = ["SummaryMode", "NavigationChoice", "NavigateDialog", "describe_node"]
 

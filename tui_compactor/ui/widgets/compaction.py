@@ -6,7 +6,7 @@ worker on the app's loop; its events (``PartStarted`` / ``PartDelta`` / ``PartFi
 ``PartFailed``) feed ``StreamText`` panes that buffer deltas and redraw about 15 times a second.
 The history and turn-prefix summaries stream in two panes side by side, then the short summary,
 then the fidelity audit (anchors the summary lost). The panel never writes: it posts
-``Accepted`` (the app appends via ``job.accept(result)`` in a thread), ``Discarded`` (also after
+``Accepted`` (the app proposes and applies the entry in a thread), ``Discarded`` (also after
 ``escape`` cancelled the work in flight) or ``Failed`` (no candidate produced a result).
 """
 
@@ -346,7 +346,8 @@ class CompactionPanel(Vertical, can_focus=True):
     ``discarded`` or ``cancelled``."""
 
     class Accepted(Message):
-        """The user accepted ``result`` of ``job``; the app appends it (``job.accept``)."""
+        """The user accepted ``result`` of ``job``; the app proposes and applies it
+        (``workbench.actions``)."""
 
         def __init__(
             self, panel: CompactionPanel, job: CompactionJob, result: CompactionResult

@@ -23,7 +23,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_compactor.textsafe import sanitize
-from tui_compactor.ui.widgets.labels import entry_kind, entry_preview, format_tokens
+from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+from tui_compactor.workbench.preview import entry_preview
 
 MAX_VISIBLE_INDENT = 16
 """Indent levels drawn as space; deeper rows show their depth as a number instead."""

@@ -1,0 +1,71 @@
+"""One entry preview for the app and the commands: the ``tree`` command prints, for every row,
+the same words the app's tree shows for that entry (``workbench.preview.entry_preview``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tests.ui.app_helpers import SIZE, make_app, settle
+from tui_compactor.commands.demo import copy_sample
+from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.workbench.preview import entry_preview
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def entry(kind: str, data: Any, role: str | None = None) -> Any:
+    return SimpleNamespace(type=kind, data=data, role=role)
+
+
+class Vanished:
+    type = "message"
+
+    @property
+    def data(self) -> Any:
+        raise OSError("the file shrank")
+
+
+@pytest.mark.parametrize(("item", "expected"), [
+    (entry("message", {"message": {"role": "assistant", "content": [
+        {"type": "toolCall", "name": "read", "arguments": {"path": "a.py"}}]}}), "read(a.py)"),
+    (entry("message", {"message": {"role": "toolResult", "toolName": "bash", "isError": True,
+                                   "content": "exit 1\x1b[2J"}}), "bash error: exit 1"),
+    (entry("message", {"message": {"role": "user", "content": []}}), "(empty)"),
+    (entry("branch_summary", {"summary": ""}), "(empty summary)"),
+    (entry("label", {"targetId": "abc", "label": "milestone"}), "milestone → abc"),
+    (entry("label", {"targetId": "abc"}), "(label cleared) → abc"),
+    (entry("model_change", {"provider": "openai"}), "openai/?"),
+    (Vanished(), "(unreadable: the file shrank)"),
+])  # fmt: skip
+def test_previews_are_one_sanitized_line(item: Any, expected: str) -> None:
+    assert entry_preview(item) == expected
+
+
+@pytest.mark.asyncio
+async def test_the_tree_command_and_the_app_show_the_same_preview(tmp_path: Path) -> None:
+    path = copy_sample(tmp_path)
+    printed = subprocess.run(
+        [sys.executable, "-m", "tui_compactor", "tree", str(path), "--filter", "all",
+         "--width", "400"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.splitlines()  # fmt: skip
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        session = app.session
+        assert session is not None
+        compared = 0
+        for index, item in enumerate(session.entries):
+            line = next((line for line in printed if f" {item.id} " in line), None)
+            if line is None:
+                continue
+            shown = tree.preview_of(index)
+            assert line.endswith(f": {shown}") if shown else ":" not in line.split(item.id)[1]
+            compared += 1
+        assert compared >= len(session.entries) // 2
