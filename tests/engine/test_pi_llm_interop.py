@@ -46,10 +46,15 @@ def pi_probe(path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda path: path.stem)
-def test_llm_under_pi_rules_is_what_pi_sends(path: Path) -> None:
-    seen = pi_probe(path)
-    session = load_session(path)
+def test_llm_under_pi_rules_is_what_pi_sends(path: Path, tmp_path: Path) -> None:
+    # pi's SessionManager.open rewrites a file it migrates (before-compaction is version 1):
+    # both sides read a copy, never the fixture.
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    session = load_session(copy)
+    seen = pi_probe(copy)
     ours = context_json(session, session.leaf, get_counter("pi"), "pi")
-    assert ours["leafId"] == seen["leafId"]
+    if session.version >= 3:  # pi gives a migrated file new ids
+        assert ours["leafId"] == seen["leafId"]
     assert [item["llm"] for item in ours["items"]] == seen["llm"]
     assert ours["llmMessageCount"] == sum(len(sent) for sent in seen["llm"])
