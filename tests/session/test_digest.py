@@ -57,12 +57,16 @@ def test_a_session_loaded_without_digest_is_never_written(name: str, tmp_path: P
     assert session.refresh().status == "rewritten"
 
 
-@pytest.mark.parametrize("idle", [True, False], ids=["thread", "inline"])
+@pytest.mark.parametrize(
+    ("hash_thread", "idle"),
+    [(True, False), (False, True), (None, True), (None, False)],
+    ids=["thread", "inline", "thread-when-idle", "inline-when-busy"],
+)
 def test_the_digest_is_the_files_with_or_without_the_hashing_thread(
-    idle: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    hash_thread: bool | None, idle: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Big files hash on a helper thread when a core is idle, inline otherwise: the same
-    sha256 either way, also for the body after an oh-my-pi title slot."""
+    """Big files hash on a helper thread (asked for, or when a core is idle) or inline: the
+    same sha256 either way, also for the body after an oh-my-pi title slot."""
     import hashlib
 
     from tui_compactor.session import reader
@@ -73,7 +77,7 @@ def test_the_digest_is_the_files_with_or_without_the_hashing_thread(
     for source in (FIXTURES / "sessions" / "refactor-session-v3.jsonl",
                    FIXTURES / "bad" / "omp-title-slot-first-line.jsonl"):  # fmt: skip
         data = source.read_bytes()
-        session = load_session(source)
+        session = load_session(source, hash_thread=hash_thread)
         assert session.snapshot.sha256 == hashlib.sha256(data).hexdigest()
         if session.title_slot is not None:
             assert session._body_digest == hashlib.sha256(data[session._body_start :]).hexdigest()

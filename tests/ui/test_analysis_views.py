@@ -275,7 +275,7 @@ async def test_palette_offers_the_analysis_views() -> None:
         assert "Inspect the compaction's requests" in titles()
 
 
-@pytest.mark.parametrize("view", ["hindsight", "timeline"])
+@pytest.mark.parametrize("view", ["hindsight", "timeline", "breakdown"])
 async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_dropped(
     tmp_path: Path, monkeypatch: Any, view: str
 ) -> None:
@@ -283,6 +283,7 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
     its result, of the older generation, is not drawn but computed again on the new state."""
     import shutil
 
+    import tui_compactor.engine.breakdown as breakdown_module
     import tui_compactor.engine.hindsight as hindsight_module
     from tests.workbench.agent import append_child_of_leaf
     from tui_compactor.ui.widgets.analysis import HindsightView
@@ -292,8 +293,12 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
     release = threading.Event()
     started = threading.Event()
     seen: list[int] = []  # entries the session had when each computation started
-    name = "audit_compaction" if view == "hindsight" else "compaction_timeline"
-    real = getattr(hindsight_module, name)
+    module, name = {
+        "hindsight": (hindsight_module, "audit_compaction"),
+        "timeline": (hindsight_module, "compaction_timeline"),
+        "breakdown": (breakdown_module, "token_breakdown"),
+    }[view]
+    real = getattr(module, name)
 
     def slow(session: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(len(session.entries))
@@ -301,11 +306,12 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         release.wait(10)
         return real(session, *args, **kwargs)
 
-    monkeypatch.setattr(hindsight_module, name, slow)
+    monkeypatch.setattr(module, name, slow)
     shown: list[Any] = []
-    real_show = HindsightView.show
+    view_class: Any = BreakdownView if view == "breakdown" else HindsightView
+    real_show = view_class.show
     monkeypatch.setattr(
-        HindsightView, "show", lambda self, audit: (shown.append(audit), real_show(self, audit))
+        view_class, "show", lambda self, *args: (shown.append(args), real_show(self, *args))
     )
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -316,6 +322,8 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         compaction = next(e.index for e in handle.session.entries if e.type == "compaction")
         if view == "hindsight":
             assert app.query_one(SessionTree).move_to_entry(compaction)
+        elif view == "breakdown":
+            await pilot.press("6")  # the Window tab measures the selected node
         else:
             await pilot.press("T")
         for _ in range(300):
@@ -334,7 +342,7 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         await settle(pilot)
         assert handle.generation == 1
         assert seen == [before, before + 1], "computed again on the grown session"
-        if view == "hindsight":
+        if view != "timeline":
             assert len(shown) == 1  # only the result of the current generation was drawn
         else:
             screen = app.screen

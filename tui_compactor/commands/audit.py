@@ -9,10 +9,14 @@ carried). Exit status 0 (a finding is not an error), 2 for files that cannot be 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
 from tui_compactor.wording import count_of
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.hindsight import EntryFacts
+    from tui_compactor.workbench.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,13 +26,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_json(parser)
 
 
+def load_with_facts(args: argparse.Namespace) -> tuple[Settings, Any, EntryFacts]:
+    """The settings, the session and what the hindsight audit needs of each entry, noted while
+    the file loads (each record is decoded once); ``audit`` and ``timeline`` load so. Raises
+    ``CommandError``."""
+    from tui_compactor.engine.hindsight import EntryFacts
+
+    facts = EntryFacts()
+    settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
+    return settings, session, facts
+
+
 def run(args: argparse.Namespace) -> int:
     """Audit every compaction and print the findings."""
-    from tui_compactor.engine.hindsight import EntryFacts, audit_compactions
+    from tui_compactor.engine.hindsight import audit_compactions
 
-    facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
-        settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
+        settings, session, facts = load_with_facts(args)
     except common.CommandError as error:
         return common.fail(error)
     audits = audit_compactions(session, settings.rules, facts)

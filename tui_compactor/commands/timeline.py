@@ -11,23 +11,18 @@ from __future__ import annotations
 import argparse
 
 from tui_compactor.commands import engine_args as common
+from tui_compactor.commands.audit import add_arguments, load_with_facts
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Register the command's switches."""
-    common.add_session(parser)
-    common.add_settings(parser)
-    common.add_json(parser)
+__all__ = ["add_arguments", "run"]
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the timeline."""
-    from tui_compactor.engine.hindsight import EntryFacts, compaction_timeline
+    from tui_compactor.engine.hindsight import compaction_timeline
     from tui_compactor.textsafe import sanitize
 
-    facts = EntryFacts()  # noted while the file loads: each record is decoded once
     try:
-        settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
+        settings, session, facts = load_with_facts(args)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()

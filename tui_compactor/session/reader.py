@@ -445,10 +445,10 @@ class Oddities:
 
 def _core_idle() -> bool:
     """True when the machine has a core to spare for the hashing thread (load average at most
-    the core count minus one). On a busy machine the thread's time comes out of this process's
-    share anyway, and every hand-over of the GIL waits for the scheduler: measured with load
-    ~9 on 2 cores, loads hashed on the thread took 10% (100k entries) to 35% (1M) longer than
-    hashed inline."""
+    the core count minus one). On a busy machine a lone process's thread takes its time out of
+    the same share and every GIL hand-over waits for the scheduler: measured at load ~9 on 2
+    cores, loads hashed on the thread took 10% (100k entries) to 35% (1M) longer than hashed
+    inline. The app asks for the thread anyway (``load_session``'s ``hash_thread``)."""
     try:
         return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
     except OSError:  # no load average on this system
@@ -487,6 +487,8 @@ class _Scanner:
         self.max_entries: int | None = None
         """Stop (``over_limit``) when the index would outgrow the memory limit."""
         self.over_limit = False
+        self.hash_thread: bool | None = None
+        """Hash big scans on a helper thread; None: when a core is idle (``_core_idle``)."""
         self.on_record: Callable[[Entry, dict[str, Any]], None] | None = None
         """Called with each entry indexed and its parsed, migrated record (``load_session``)."""
 
@@ -508,7 +510,8 @@ class _Scanner:
         # Big scans hash on a second thread (hashlib releases the GIL), overlapping parsing.
         hashing: ThreadPoolExecutor | None = None
         pending: list[Future[None]] = []
-        if end - parse_from > BACKGROUND_HASH_MIN and _core_idle():
+        threaded = self.hash_thread if self.hash_thread is not None else _core_idle()
+        if end - parse_from > BACKGROUND_HASH_MIN and threaded:
             from concurrent.futures import ThreadPoolExecutor
 
             hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-hash")
@@ -1765,6 +1768,7 @@ def load_session(
     lazy: bool | None = None,
     digest: bool = True,
     on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
+    hash_thread: bool | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
 
@@ -1775,11 +1779,14 @@ def load_session(
     write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
     the append gate refuses and a refresh reloads. ``on_record`` sees each entry with its
     parsed (migrated, read-only) record as it is indexed, so a pass over most records needs
-    no second read of the file; it must not raise.
+    no second read of the file; it must not raise. ``hash_thread`` hashes a big file on a
+    helper thread (True), inline (False), or on the thread only when a core is idle (None):
+    measured under load, a lone process loads faster hashing inline, the app (whose UI thread
+    shares the process) faster with the thread.
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy, digest, on_record)
+            return _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
@@ -1793,6 +1800,7 @@ def _load(
     lazy: bool | None,
     digest: bool = True,
     on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
+    hash_thread: bool | None = None,
 ) -> Session:
     session = Session(path)
     session._digested = digest
@@ -1825,6 +1833,7 @@ def _load(
         session._scan_fd = fd
         scanner = _Scanner(session, fd, keep_records=not use_lazy)
         scanner.max_entries = max_entries
+        scanner.hash_thread = hash_thread
         scanner.on_record = on_record
         finished = scanner.scan(0, 0, size, progress, cancel)
         if scanner.over_limit and limit is not None:

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import work
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import Static, TabbedContent
+from textual.widgets import TabbedContent
 
 from tui_compactor.ui.widgets.analysis import (
     BreakdownView,
     HindsightView,
     sweep_renderable,
 )
+from tui_compactor.ui.widgets.plan_view import PlanView
 
 if TYPE_CHECKING:
     from tui_compactor.engine.breakdown import TokenBreakdown
@@ -166,7 +166,7 @@ class AnalysisMixin:
         if not self._analysis_ok() or not plan.valid_cut_points:
             return
         assert self.handle is not None and self.token_cache is not None
-        self.show_sweep(Text("sweeping every valid cut…", style="dim"))
+        self.show_sweep("sweeping every valid cut…", pending=True)
         self.compute_sweep(self.handle, plan, self.counter, self.settings.compaction(),
                            self.token_cache, request)
 
@@ -198,12 +198,17 @@ class AnalysisMixin:
         self.query_one(SessionTree).set_cut_dependencies(  # type: ignore[attr-defined]
             {row.entry_index: row.dependencies for row in message.sweep.rows})
 
-    def show_sweep(self, renderable: Any) -> None:
-        """Put ``renderable`` in the plan pane's sweep area."""
+    def show_sweep(self, renderable: Any, *, pending: bool = False) -> None:
+        """Put ``renderable`` in the plan pane's sweep area (``pending``: a message while the
+        sweep is made; the last sweep stays, dimmed, so the pane keeps its height)."""
         try:
-            self.query_one("#plan-sweep", Static).update(renderable)  # type: ignore[attr-defined]
+            view = self.query_one(PlanView)  # type: ignore[attr-defined]
         except NoMatches:
-            pass
+            return
+        if pending:
+            view.show_sweeping(renderable)
+        else:
+            view.show_sweep(renderable)
 
     # ----- details pane: hindsight of a compaction ---------------------------------------
 

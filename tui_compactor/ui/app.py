@@ -7,6 +7,7 @@ from ``ui.messages`` and only the handlers below touch widgets.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import threading
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -38,6 +39,7 @@ from tui_compactor.engine.plan import CompactionPlan
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui import collector
 from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
 from tui_compactor.ui.commands import CompactorCommands
@@ -113,6 +115,12 @@ GAUGE_DEBOUNCE = 0.05
 
 SETTINGS_DEBOUNCE = 0.3
 """Seconds after the last keystroke in a budget input before re-planning."""
+
+IDLE_COLLECT_CHECK = 5.0
+"""Seconds between checks whether a deep garbage collection is due (``ui.collector``)."""
+
+IDLE_AFTER = 3.0
+"""Seconds without a key or click (and no worker running) before the app counts as idle."""
 
 REGION_STYLES = {
     "summarize": "on red",
@@ -291,6 +299,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
+        collector.install()
+        self._debounce["collect"] = self.set_interval(IDLE_COLLECT_CHECK, self._collect_when_idle)
         self._apply_config()
         self.query_one("#search", Input).display = False
         self.query_one(SessionTree).focus()
@@ -300,6 +310,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.call_after_refresh(self.open_session, self.state.session_path)
         else:
             self.pick_session()
+
+    def on_unmount(self) -> None:
+        """Hand the garbage collector back to its defaults."""
+        collector.uninstall()
+
+    async def on_event(self, event: events.Event) -> None:
+        """Remember when the user last typed or clicked (deep collections wait for a pause)."""
+        if isinstance(event, events.InputEvent):
+            self.state.last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _collect_when_idle(self) -> None:
+        """Collect cycles among long-lived objects while nobody is waiting for the app."""
+        if time.monotonic() - self.state.last_input < IDLE_AFTER:
+            return
+        if any(worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+               for worker in self.workers):
+            return
+        collector.deep_collect_if_due()
 
     def pick_session(self) -> None:
         """Show the session picker; open what the user picks, quit if they close it."""
@@ -374,7 +403,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 )
 
         try:
-            session = load_session(path, progress=progress, cancel=cancel)
+            session = load_session(path, progress=progress, cancel=cancel, hash_thread=True)
         except Exception as error:  # load_session promises not to raise; report if it does
             self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
             return
@@ -687,7 +716,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.session is None or self.state.plan_leaf is None:
             return
         self.state.plan_request += 1
-        self.query_one(PlanView).show_message(f"planning at #{self.state.plan_leaf}…")
+        self.query_one(PlanView).show_planning(f"planning at #{self.state.plan_leaf}…")
         assert self.handle is not None
         self.make_plan(self.handle, self.state.plan_leaf, self.settings, self.state.plan_cut,
                        self.state.plan_request, self.token_cache)
@@ -738,6 +767,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         cuts = sorted(plan.valid_cut_points)
         current = plan.first_kept_index
+        if self.state.plan_cut is not None:
+            # Keys pressed faster than plans arrive step on from the cut last asked for (the
+            # branch and its valid cuts are those of the same leaf and settings).
+            current = bisect.bisect_left(plan.branch, self.state.plan_cut)
         if step < 0:
             candidates = [cut for cut in cuts if cut < current]
             chosen = candidates[-1] if candidates else None

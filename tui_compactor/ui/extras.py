@@ -24,7 +24,6 @@ from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
 from tui_compactor.workbench.actions import (
     ActionRefused,
-    Proposal,
     StaleProposal,
     apply,
     propose_label,
@@ -118,50 +117,49 @@ class SessionExtras(_Base):
                 timeout=8,
             )
             return
-        with handle.read() as snapshot:
-            basis = (snapshot.generation, snapshot.leaf)
-            current = session.label_of(selected)
-            what = Text("Label of ", style="bold")
-            what.append_text(describe_node(session, selected))
+        # The state the user decides on. Read without waiting for the session's lock (a
+        # reader holding it must not freeze the UI): the generation first, then the leaf, so a
+        # refresh in between shows as a stale proposal that ``apply`` refuses.
+        basis = (handle.generation, session.leaf)
+        what = Text("Label of ", style="bold")
+        what.append_text(describe_node(session, selected))
 
         def chosen(text: str | None) -> None:
-            if text is None or app.handle is not handle:
-                return
-            with handle.read() as snapshot:
-                try:
-                    proposal = propose_label(
-                        snapshot, selected, text, generation=basis[0], file_leaf=basis[1]
-                    )
-                except ActionRefused as refused:
-                    self.notify(sanitize(refused.reason, max_len=300), title="label", timeout=4)
-                    return
-            self.append_label(handle, proposal, selected)
+            if text is not None and app.handle is handle:
+                self.append_label(handle, selected, text, basis)
 
-        self.push_screen(LabelDialog(what, current), chosen)
+        self.push_screen(LabelDialog(what, session.label_of(selected)), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label")
-    def append_label(self, handle: SessionHandle, proposal: Proposal, target: int) -> None:
-        """Apply the label proposal (thread). A label does not depend on the leaf, so when the
-        session grew since the dialog opened it is proposed again at the new leaf and the user
-        is told where it went; it is never written onto the old leaf."""
+    def append_label(
+        self, handle: SessionHandle, target: int, text: str, basis: tuple[int, int | None]
+    ) -> None:
+        """Propose the label against ``basis`` (the generation and leaf the dialog opened at)
+        and apply it (thread). A label does not depend on the leaf, so when the session grew
+        since the dialog opened it is proposed again at the new leaf and the user is told
+        where it went; it is never written onto the old leaf."""
         from tui_compactor.ui.app import _error_text
 
         app: Any = self
-        with handle.read() as snapshot:
-            before = snapshot.entry_count
+        generation: int | None
+        generation, file_leaf = basis
         grew = False
         for _attempt in range(3):
+            with handle.read() as snapshot:
+                before = snapshot.entry_count
+                try:
+                    proposal = propose_label(
+                        snapshot, target, text, generation=generation, file_leaf=file_leaf
+                    )
+                except ActionRefused as refused:
+                    self.post_message(WorkFailed("label not written", refused.reason))
+                    return
             try:
                 apply(handle, proposal, **app.append_options())
                 break
             except StaleProposal:
                 grew = True
-                with handle.read() as snapshot:
-                    try:
-                        proposal = propose_label(snapshot, target, str(proposal.extra["label"]))
-                    except ActionRefused as refused:
-                        self.post_message(WorkFailed("label not written", refused.reason))
-                        return
+                generation = file_leaf = None  # propose again on the session as it is now
             except Exception as error:
                 self.post_message(WorkFailed("label not written", _error_text(error)))
                 return

@@ -79,6 +79,9 @@ class AppState:
     running_jobs: int = 0
     """Writes and summaries in flight (shown in the status line)."""
 
+    last_input: float = 0.0
+    """``time.monotonic()`` of the last key or click (a deep collection waits for a pause)."""
+
     user_keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> keys from the config (shown in help)."""
     config_problems: list[str] = field(default_factory=list)

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -26,6 +25,7 @@ from tui_compactor.engine.methods import compaction_method, remote_info, shaken_
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.ui.widgets.redraw import set_virtual_size, update_static
 from tui_compactor.ui.widgets.stream_text import wrap_cells
 from tui_compactor.workbench.views import SentBlock
 
@@ -35,10 +35,6 @@ RULES_AGENT = {"pi": "pi", "omp": "oh-my-pi"}
 MAX_SENT_CHARS = 1_000_000
 """Most characters the "as sent" view holds; a longer context keeps its first and last items
 and says how many in the middle are left to ``context --json``."""
-
-MAX_CONTEXT_ROWS = 400
-"""Longest context listed row by row; beyond that the middle is summarized in one line (a
-Rich table is measured whole, so it must stay small to keep the cursor snappy)."""
 
 
 def block_label(item: Any, message: dict[str, Any], entry: Any = None) -> str:
@@ -70,32 +66,77 @@ def block_preview(message: dict[str, Any], entry: Any = None) -> str:
     return sanitize(text, single_line=True, max_len=200)
 
 
-def context_table(data: GaugeData) -> Table:
-    """A table of the context blocks at ``data.entry_index`` (previews already sanitized)."""
-    table = Table(expand=True, box=None, show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("#", justify="right", style="dim", no_wrap=True)
-    table.add_column("block", no_wrap=True)
-    table.add_column("tokens", justify="right", no_wrap=True)
-    table.add_column("text", ratio=1, no_wrap=True, overflow="ellipsis")
-    blocks = data.blocks
-    if len(blocks) > MAX_CONTEXT_ROWS:
-        half = MAX_CONTEXT_ROWS // 2
-        skipped = blocks[half:-half]
-        shown = blocks[:half] + [("…", f"{len(skipped):,} more blocks",
-                                  sum(t for _, _, t, _ in skipped), None)] + blocks[-half:]
-    else:
-        shown = blocks
-    for label, preview, tokens, entry_index in shown:
-        style = {"branch": "bold green", "user": "bold", "tool:shaken": "yellow"}.get(label, "")
-        if label.startswith("summary"):
-            style = "bold yellow"
-        table.add_row(
-            Text("" if entry_index is None else str(entry_index)),
-            Text(label, style=style),
-            Text(format_tokens(tokens)),
-            Text(preview),
+Block = tuple[str, str, int, int | None]
+"""One row of the block list: (label, preview, tokens, entry index); as ``GaugeData.blocks``."""
+
+
+def _block_style(label: str) -> str:
+    """The label's style: summaries and branch summaries stand out, shaken results warn."""
+    if label.startswith("summary"):
+        return "bold yellow"
+    return {"branch": "bold green", "user": "bold", "tool:shaken": "yellow"}.get(label, "")
+
+
+class BlockList(ScrollView):
+    """Every block of a context, one row each (``#``, block, tokens, text), drawn only as rows
+    scroll into view: a context of thousands of blocks costs the UI thread a screenful.
+
+    The header row stays on top; previews are sanitized one-liners (``GaugeData.blocks``).
+    """
+
+    DEFAULT_CSS = """
+    BlockList { height: 1fr; scrollbar-size-vertical: 1; scrollbar-gutter: stable; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.blocks: list[Block] = []
+        self._columns = (1, len("block"), len("tokens"))
+        """Widths of the ``#``, block and tokens columns (the text takes the rest)."""
+        self._strips: dict[tuple[int, int], Strip] = {}
+
+    def show(self, blocks: list[Block]) -> None:
+        """List ``blocks`` from the top."""
+        self.blocks = blocks
+        self._strips.clear()
+        self._columns = (
+            max([len(str(index)) for *_, index in blocks if index is not None] + [1]),
+            max([len(label) for label, *_ in blocks] + [len("block")]),
+            max([len(format_tokens(tokens)) for _, _, tokens, _ in blocks] + [len("tokens")]),
         )
-    return table
+        set_virtual_size(self, Size(0, len(blocks) + 1))  # rows are cut to the width
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def _row_text(self, row: int, width: int) -> Text:
+        """Row ``row`` of the list (0: the header) as text exactly ``width`` cells wide."""
+        number, label_width, tokens_width = self._columns
+        if row == 0:
+            text = Text(f"{'#':>{number}} {'block':<{label_width}} {'tokens':>{tokens_width}} "
+                        "text", style="bold", no_wrap=True)
+        else:
+            label, preview, tokens, index = self.blocks[row - 1]
+            text = Text(no_wrap=True)
+            text.append(f"{'' if index is None else index:>{number}} ", style="dim")
+            text.append(f"{label:<{label_width}}", style=_block_style(label))
+            text.append(f" {format_tokens(tokens):>{tokens_width}} ")
+            text.append(preview)
+        text.truncate(width, overflow="ellipsis", pad=True)
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        """Screen row ``y``: the header, or block ``scroll_y + y - 1`` (cached per width)."""
+        width = self.scrollable_content_region.width
+        base: Style = self.rich_style
+        row = 0 if y == 0 else int(self.scroll_y) + y
+        if width <= 0 or row > len(self.blocks) or (row == 0 and not self.blocks):
+            return Strip.blank(max(width, 0), base)
+        strip = self._strips.get((row, width))
+        if strip is None:
+            text = self._row_text(row, width)
+            strip = Strip(list(text.render(self.app.console)), width)
+            self._strips[(row, width)] = strip
+        return strip.apply_style(base)
 
 
 SentLine = tuple[str, str]
@@ -240,8 +281,7 @@ class ContextView(Vertical):
         """A title line, the compact list and the "as sent" pane (one of the two shown)."""
         yield Static(Text("move the cursor to see the context at a node", style="dim"),
                      id="context-title")
-        with VerticalScroll(id="context-scroll"):
-            yield Static(id="context-body")
+        yield BlockList(id="context-scroll")
         yield SentText(id="context-sent")
 
     pending: GaugeData | None = None
@@ -302,5 +342,5 @@ class ContextView(Vertical):
         title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
                      f"{format_tokens(data.tokens)} tokens  (s: as {agent} sends it)",
                      style="bold")
-        self.query_one("#context-title", Static).update(title)
-        self.query_one("#context-body", Static).update(context_table(data))
+        update_static(self.query_one("#context-title", Static), title)
+        self.query_one(BlockList).show(data.blocks)

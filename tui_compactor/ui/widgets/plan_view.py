@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import RenderableType
+from rich.styled import Styled
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -24,6 +26,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.ui.widgets.redraw import update_static
 from tui_compactor.wording import count_of
 
 REGION_LEGEND: list[tuple[str, str, str]] = [
@@ -180,6 +183,11 @@ class PlanView(VerticalScroll):
             self.reserve = reserve
             self.window = window
 
+    plan_text: Text | None = None
+    """The plan drawn last (kept, dimmed, while the next one is being made)."""
+    sweep: RenderableType | None = None
+    """The cut sweep drawn last (kept, dimmed, while the next one is being made)."""
+
     def compose(self) -> ComposeResult:
         """Summary text and the three inputs."""
         yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
@@ -267,13 +275,40 @@ class PlanView(VerticalScroll):
     def show_plan(self, plan: Any, session: Any, region_styles: dict[str, str],
                   refusal: str | None = None, notes: list[str] | None = None) -> None:
         """Describe ``plan`` (and why it cannot be run, when ``refusal`` is given)."""
-        self.query_one("#plan-text", Static).update(
-            plan_summary(plan, session, region_styles, refusal, notes))
+        self.plan_text = plan_summary(plan, session, region_styles, refusal, notes)
+        update_static(self.query_one("#plan-text", Static), self.plan_text, shrink=False)
+
+    def show_planning(self, text: str) -> None:
+        """Say a new plan is being made. The last plan stays, dimmed, under ``text`` in place
+        of its title line until the new one arrives: the pane keeps its height, so moving the
+        cut repaints this pane only instead of re-laying out the screen."""
+        shown = self.plan_text
+        if shown is None:
+            self.show_message(text)
+            return
+        title_end = shown.plain.find("\n")
+        rest = shown[title_end:] if title_end >= 0 else Text()
+        rest.stylize("dim")
+        update_static(self.query_one("#plan-text", Static),
+                      Text.assemble(Text(text, style="bold"), rest), shrink=False)
 
     def show_message(self, text: str) -> None:
-        """Show a status line instead of a plan (planning, or an error)."""
-        self.query_one("#plan-text", Static).update(Text(text, style="dim"))
-        self.query_one("#plan-sweep", Static).update("")
+        """Show a status line instead of a plan (no plan, or an error)."""
+        self.plan_text = self.sweep = None
+        update_static(self.query_one("#plan-text", Static), Text(text, style="dim"))
+        update_static(self.query_one("#plan-sweep", Static), "")
+
+    def show_sweep(self, sweep: RenderableType) -> None:
+        """Show the sweep over every valid cut under the plan."""
+        self.sweep = sweep
+        update_static(self.query_one("#plan-sweep", Static), sweep, shrink=False)
+
+    def show_sweeping(self, text: str) -> None:
+        """Say the sweep is being made; the last one stays, dimmed, until it arrives."""
+        shown = self.sweep
+        update_static(self.query_one("#plan-sweep", Static),
+                      Text(text, style="dim") if shown is None else Styled(shown, "dim"),
+                      shrink=False)
 
     def focus_inputs(self) -> None:
         """Put the focus on the first input."""

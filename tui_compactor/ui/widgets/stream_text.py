@@ -27,6 +27,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.redraw import set_virtual_size
 
 __all__ = ["StreamText", "FLUSH_HZ", "wrap_cells"]
 
@@ -253,21 +254,9 @@ class StreamText(ScrollView, can_focus=True):
         self._update_virtual_size()
 
     def _update_virtual_size(self) -> None:
-        """Set the scrollable size without a screen re-layout.
-
-        Assigning ``virtual_size`` re-lays out the whole screen (it is a layout reactive);
-        at 15 flushes a second per pane that costs full repaints. The size of this widget
-        does not depend on its content, so only the scrollbars need updating (what Textual
-        itself does for non-layout size changes).
-        """
-        size = Size(self._wrap_width, len(self._strips) + len(self._tail_strips))
-        if size == self.virtual_size:
-            return
-        if not self.is_mounted:
-            self.virtual_size = size
-            return
-        self.set_reactive(ScrollView.virtual_size, size)
-        self._scroll_update(size)
+        """Set the scrollable size without a screen re-layout (15 flushes a second per pane
+        would otherwise re-arrange the screen each time)."""
+        set_virtual_size(self, Size(self._wrap_width, len(self._strips) + len(self._tail_strips)))
 
     def on_resize(self) -> None:
         """Re-wrap when the width changed."""
