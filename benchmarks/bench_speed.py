@@ -43,7 +43,7 @@ PI_PACKAGE = Path(
     )
 )
 
-_DETAILS_HEADER = re.compile(r"#\d+\s+line \d+")
+_DETAILS_HEADER = re.compile(r"#(\d+|…)\s+line (\d+|…)")
 
 
 def app_ready(screen: str) -> bool:
