@@ -83,3 +83,91 @@ def test_lint_warns_when_oh_my_pis_next_append_rewrites_the_file(name, expected,
         main(["lint", str(path)])
         assert "[omp-rewrite]" in capsys.readouterr().out
     assert path.read_bytes() == before
+
+
+def _flavor_by_reading_every_record(session, home: Path) -> tuple[str, str]:
+    """The rule spelled out the slow way (every entry, then the newest 50 compaction records
+    re-read): the indexer's noted facts must decide exactly the same."""
+    from tui_compactor.session.flavor import (
+        MAX_COMPACTIONS_READ,
+        OMP_ONLY_COMPACTION_FIELDS,
+        OMP_ONLY_TYPES,
+    )
+
+    path = session.path
+    for candidate in (path.absolute(), path.resolve()):
+        for root, rules in ((".omp", "omp"), (".pi", "pi")):
+            if candidate.is_relative_to(home / root):
+                return rules, f"under ~/{root}"
+    if session.title_slot is not None:
+        return "omp", "omp title slot"
+    compactions = []
+    for entry in session.entries:
+        if entry.type in OMP_ONLY_TYPES:
+            return "omp", f"omp {entry.type} entry"
+        if entry.type == "compaction":
+            compactions.append(entry)
+    for entry in compactions[-MAX_COMPACTIONS_READ:]:
+        generator = entry.data.get("generator")
+        ours = isinstance(generator, dict) and generator.get("name") == "tui-compactor"
+        for name in ("method",) if ours else OMP_ONLY_COMPACTION_FIELDS:
+            value = entry.data.get(name)
+            if value is not None:
+                detail = f" {value}" if name == "method" and isinstance(value, str) else ""
+                return "omp", f"omp compaction {name}{detail}"
+    return "pi", "no omp content"
+
+
+CORPUS = sorted((ROOT / "tests" / "fixtures").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_the_noted_facts_decide_as_reading_every_record(path: Path, tmp_path: Path) -> None:
+    session = load_session(path)
+    found = detect_flavor(session, tmp_path)
+    assert (found.rules, found.reason) == _flavor_by_reading_every_record(session, tmp_path)
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _chain(n: int, first: int = 0) -> list[dict]:
+    return [
+        {"type": "message", "id": f"m{i}", "parentId": f"m{i - 1}" if i else None,
+         "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": f"hello {i}", "timestamp": 0}}
+        for i in range(first, first + n)
+    ]  # fmt: skip
+
+
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z",
+          "cwd": "/w"}  # fmt: skip
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_far_into_a_file_and_only_the_newest_compactions(tmp_path: Path, lazy: bool) -> None:
+    home = tmp_path / "home"
+    # An oh-my-pi-only entry type 5000 entries in decides, whatever comes after it.
+    records = [HEADER, *_chain(5000)]
+    records.append({"type": "mode_change", "id": "x1", "parentId": "m4999",
+                    "timestamp": "2026-01-01T00:00:00.000Z", "mode": "plan"})  # fmt: skip
+    found = detect_flavor(load_session(_write(tmp_path / "a.jsonl", records), lazy=lazy), home)
+    assert (found.rules, found.reason) == ("omp", "omp mode_change entry")
+    # An oh-my-pi compaction field counts only among the newest 50 compactions (as before).
+    records = [HEADER, *_chain(10)]
+    for n in range(60):
+        record = {"type": "compaction", "id": f"c{n}", "parentId": records[-1]["id"],
+                  "timestamp": "2026-01-01T00:00:00.000Z", "summary": "s",
+                  "firstKeptEntryId": "m9", "tokensBefore": 10}  # fmt: skip
+        if n == 5:
+            record["method"] = "remote"
+        records.append(record)
+    session = load_session(_write(tmp_path / "b.jsonl", records), lazy=lazy)
+    assert detect_flavor(session, home).reason == "no omp content"
+    records[-1]["shortSummary"] = "short"
+    session = load_session(_write(tmp_path / "c.jsonl", records), lazy=lazy)
+    found = detect_flavor(session, home)
+    assert (found.rules, found.reason) == ("omp", "omp compaction shortSummary")
+    assert _flavor_by_reading_every_record(session, home) == (found.rules, found.reason)

@@ -26,8 +26,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui_compactor.session.lock import read_publish_lock, resolved_session_path
+
+if TYPE_CHECKING:
+    from tui_compactor.session.session import Session
 
 __all__ = ["AgentProcess", "describe_agents", "find_agents"]
 
@@ -253,34 +257,31 @@ class OrphanedAppend:
         )
 
 
-def _written_by_us(entry: object) -> bool:
-    data = getattr(entry, "data", None)
-    generator = data.get("generator") if isinstance(data, dict) else None
-    return isinstance(generator, dict) and generator.get("name") == "tui-compactor"
-
-
-def orphaned_appends(session: object) -> list[OrphanedAppend]:
+def orphaned_appends(session: Session) -> list[OrphanedAppend]:
     """Our entries that a later foreign entry bypassed, and that are off the active path.
 
     pi appends each entry to its in-memory leaf. If it ran while we appended ``E``, its next
     entry's parent is the entry that was the file's last one before ``E`` (the leaf pi still
     had), not ``E`` or what ``E`` moved the leaf to: that later entry is the evidence.
+    Which entries are ours the reader noted while indexing (``Session.written_by_us``), so a
+    session we never appended to costs nothing here.
     """
-    entries = session.entries  # type: ignore[attr-defined]
-    leaf = session.leaf  # type: ignore[attr-defined]
+    entries = session.entries
+    leaf = session.leaf
     if leaf is None:
         return []
-    on_path = set(session.path_to(leaf))  # type: ignore[attr-defined]
-    first_child_after: dict[str, list[int]] = {}
-    for entry in entries:
-        if entry.parent_id is not None and not _written_by_us(entry):
-            first_child_after.setdefault(entry.parent_id, []).append(entry.index)
+    ours = [i for i in session.ours if i > 0 and not session.is_ancestor(i, leaf)]
+    if not ours:
+        return []
+    # The entry before each of ours: its foreign children after ours are the evidence.
+    wanted = {entries[i - 1].id for i in ours}
+    foreign_children: dict[str, list[int]] = {}
+    for entry in entries[ours[0]:]:
+        if entry.parent_id in wanted and not session.written_by_us(entry.index):
+            foreign_children.setdefault(entry.parent_id, []).append(entry.index)
     found = []
-    for entry in entries:
-        if entry.index == 0 or entry.index in on_path or not _written_by_us(entry):
-            continue
-        previous = entries[entry.index - 1]
-        later = [i for i in first_child_after.get(previous.id, []) if i > entry.index]
+    for index in ours:
+        later = [i for i in foreign_children.get(entries[index - 1].id, []) if i > index]
         if later:
-            found.append(OrphanedAppend(entry.index, later[0]))
+            found.append(OrphanedAppend(index, later[0]))
     return found

@@ -11,9 +11,15 @@ A flag or the config file always overrides the guess.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from tui_compactor.session.model import written_by_us
+
+if TYPE_CHECKING:
+    from tui_compactor.session.session import Session
 
 __all__ = [
     "MALFORMED_CODES",
@@ -21,6 +27,7 @@ __all__ = [
     "OMP_ONLY_TYPES",
     "SessionFlavor",
     "detect_flavor",
+    "omp_compaction_field",
     "omp_rewrite_reason",
     "session_issues",
 ]
@@ -36,7 +43,7 @@ OMP_ONLY_COMPACTION_FIELDS = ("method", "shortSummary", "preserveData", "warning
 """Fields of a ``compaction`` record only oh-my-pi writes."""
 
 MAX_COMPACTIONS_READ = 50
-"""Compaction records read for their fields (the newest ones; a session has few)."""
+"""Compactions whose fields decide (the newest ones; a session has few)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,48 +62,44 @@ def _under(path: Path, root: Path) -> bool:
     return True
 
 
-def detect_flavor(session: Any, home: Path | None = None) -> SessionFlavor:
-    """pi or oh-my-pi rules for ``session`` (see the module doc); never raises."""
+def omp_compaction_field(record: Mapping[str, Any]) -> str | None:
+    """The oh-my-pi-only field a ``compaction`` record carries, worded for the header
+    (``omp compaction method remote``), or None. The reader notes it while indexing."""
+    for name in _omp_fields(record):
+        value = record.get(name)
+        if value is not None:
+            detail = f" {value}" if name == "method" and isinstance(value, str) else ""
+            return f"omp compaction {name}{detail}"
+    return None
+
+
+def detect_flavor(session: Session, home: Path | None = None) -> SessionFlavor:
+    """pi or oh-my-pi rules for ``session`` (see the module doc); never raises.
+
+    O(1) in the session's size: the entry types and compaction fields it needs were noted by
+    the reader while indexing, so no record is re-read (the app decides this as a file opens).
+    """
     home = home if home is not None else Path.home()
-    path = getattr(session, "path", None)
-    if isinstance(path, Path):
-        for candidate in {path.absolute(), _resolved(path)}:
-            if _under(candidate, home / ".omp"):
-                return SessionFlavor("omp", "under ~/.omp")
-            if _under(candidate, home / ".pi"):
-                return SessionFlavor("pi", "under ~/.pi")
-    if getattr(session, "title_slot", None) is not None:
+    path = session.path
+    for candidate in {path.absolute(), _resolved(path)}:
+        if _under(candidate, home / ".omp"):
+            return SessionFlavor("omp", "under ~/.omp")
+        if _under(candidate, home / ".pi"):
+            return SessionFlavor("pi", "under ~/.pi")
+    if session.title_slot is not None:
         return SessionFlavor("omp", "omp title slot")
-    entries = list(getattr(session, "entries", []) or [])
-    compactions = []
-    for entry in entries:
-        kind = getattr(entry, "type", None)
-        if kind in OMP_ONLY_TYPES:
-            return SessionFlavor("omp", f"omp {kind} entry")
-        if kind == "compaction":
-            compactions.append(entry)
-    for entry in compactions[-MAX_COMPACTIONS_READ:]:
-        try:
-            data = entry.data
-        except Exception:  # noqa: BLE001 - an unreadable record tells us nothing
-            continue
-        for name in _omp_fields(data):
-            if data.get(name) is not None:
-                value = data.get(name)
-                detail = f" {value}" if name == "method" and isinstance(value, str) else ""
-                return SessionFlavor("omp", f"omp compaction {name}{detail}")
+    if session._omp_entry_type is not None:
+        return SessionFlavor("omp", f"omp {session._omp_entry_type} entry")
+    for index in list(session._compactions)[-MAX_COMPACTIONS_READ:]:
+        reason = session._omp_compactions.get(index)
+        if reason is not None:
+            return SessionFlavor("omp", reason)
     return SessionFlavor("pi", "no omp content")
 
 
-def _omp_fields(data: dict[str, Any]) -> tuple[str, ...]:
+def _omp_fields(data: Mapping[str, Any]) -> tuple[str, ...]:
     """The fields of a compaction record that mark oh-my-pi (see the module doc)."""
-    generator = data.get("generator")
-    if isinstance(generator, dict):
-        from tui_compactor.session.writer import GENERATOR_NAME
-
-        if generator.get("name") == GENERATOR_NAME:
-            return ("method",)
-    return OMP_ONLY_COMPACTION_FIELDS
+    return ("method",) if written_by_us(data) else OMP_ONLY_COMPACTION_FIELDS
 
 
 def _resolved(path: Path) -> Path:

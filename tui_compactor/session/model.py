@@ -14,6 +14,16 @@ from typing import Any, Protocol
 TITLE_SLOT_BYTES = 256
 """oh-my-pi's fixed-width title slot on line 1, rewritten in place by oh-my-pi."""
 
+GENERATOR_NAME = "tui-compactor"
+"""``generator.name`` in every entry we write."""
+
+
+def written_by_us(record: Any) -> bool:
+    """True for a record this tool appended (its ``generator.name``); the reader notes it for
+    every entry while indexing (``Session.written_by_us``)."""
+    generator = record.get("generator") if isinstance(record, dict) else None
+    return isinstance(generator, dict) and generator.get("name") == GENERATOR_NAME
+
 
 def seal_command(path: Any) -> str:
     """The shell command that seals a torn last line of ``path`` (shown in refusals)."""

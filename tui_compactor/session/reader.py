@@ -34,6 +34,7 @@ try:
 except ImportError:  # pragma: no cover - a declared dependency; the stdlib path is exact too
     orjson = None  # type: ignore[assignment]
 
+from tui_compactor.session.flavor import OMP_ONLY_TYPES, omp_compaction_field
 from tui_compactor.session.migrate import (
     CURRENT_VERSION,
     migrate_header,
@@ -48,6 +49,7 @@ from tui_compactor.session.model import (
     Severity,
     Verdict,
     seal_command,
+    written_by_us,
 )
 from tui_compactor.session.session import (
     Refresh,
@@ -58,8 +60,8 @@ from tui_compactor.session.session import (
 )
 
 __all__ = [
-    "load_session", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES", "MAX_LINE_BYTES",
-    "OpaqueJSON",
+    "load_session", "load_tail_preview", "decode_record", "LAZY_THRESHOLD", "KNOWN_ENTRY_TYPES",
+    "MAX_LINE_BYTES", "OpaqueJSON",
 ]  # fmt: skip
 
 LAZY_THRESHOLD = 8 * 1024 * 1024
@@ -782,6 +784,8 @@ class _Scanner:
                             if add_child(parent, index, ts_keys) and parent != index - 1:
                                 switches.append(index)
                         latest[entry_id] = index
+                        if "generator" in obj and written_by_us(obj):
+                            s._ours.add(index)
                         index += 1
                         added = True
                         continue
@@ -1177,10 +1181,17 @@ class _Scanner:
             self.odd.branch_from.append((index, obj.get("fromId")))
         elif type_name == "compaction":
             s._compactions[index] = (obj.get("firstKeptEntryId"), obj.get("summary"))
+            omp_field = omp_compaction_field(obj)
+            if omp_field is not None:
+                s._omp_compactions[index] = omp_field
             if v1 and "firstKeptEntryIndex" in obj:
                 s._v1_first_kept_raw[index] = obj.get("firstKeptEntryIndex")
         elif type_name not in KNOWN_ENTRY_TYPES and type_name:
             s._unknown_types.setdefault(type_name, []).append((line_no, offset))
+            if s._omp_entry_type is None and type_name in OMP_ONLY_TYPES:
+                s._omp_entry_type = type_name
+        if written_by_us(obj):
+            s._ours.add(index)
         if v1:
             s._v1_objects.append(index)
         record: dict[str, Any] | None = None
@@ -1856,6 +1867,140 @@ def _load(
         session._scan_fd = -1
         if not keep_fd:
             os.close(fd)
+
+
+# ---------------------------------------------------------------------- tail-first preview
+
+PREVIEW_MIN_BYTES = LAZY_THRESHOLD
+"""Files smaller than this are indexed whole before anything is shown (it is quick)."""
+PREVIEW_FIRST_BYTES = 1024 * 1024
+"""The first tail read for a preview; it grows fourfold until the leaf's context is in it."""
+PREVIEW_MAX_BYTES = 8 * 1024 * 1024
+"""A leaf whose context reaches further back than this gets no preview (the index comes
+soon after; a larger tail would only delay it)."""
+PREVIEW_REFUSAL = "still reading the whole file; writing waits until it is indexed"
+"""The preview's append refusal (it is a partial, read-only view)."""
+
+
+def load_tail_preview(
+    path: str | os.PathLike[str],
+    *,
+    first_bytes: int | None = None,
+    max_bytes: int | None = None,
+    min_size: int | None = None,
+) -> Session | None:
+    """A read-only partial session of the file's last lines, to show while the whole file is
+    indexed: the leaf (the last entry in file order) and its context, back to the first kept
+    entry of its latest compaction or to its root, with the entries around them.
+
+    Entry indices and line numbers count from the first line read (``Session.preview``: the
+    file's own are known once it is indexed); parents before the tail are absent. Nothing here
+    is judged: no diagnostics, the verdict is read-only and ``complete`` False. Returns None
+    for files under ``min_size`` bytes, files that are not valid version-3 sessions, files the
+    memory limit refuses, and a leaf whose context is not within the last ``max_bytes``.
+    Never raises; never writes. The limits default to ``PREVIEW_FIRST_BYTES``,
+    ``PREVIEW_MAX_BYTES`` and ``PREVIEW_MIN_BYTES``.
+    """
+    first = PREVIEW_FIRST_BYTES if first_bytes is None else first_bytes
+    most = PREVIEW_MAX_BYTES if max_bytes is None else max_bytes
+    least = PREVIEW_MIN_BYTES if min_size is None else min_size
+    try:
+        with gc_paused():
+            return _tail_preview(Path(path), first, most, least)
+    except Exception:  # noqa: BLE001 - a preview is optional; the full load reports problems
+        return None
+
+
+def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -> Session | None:
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if not stat.S_ISREG(st.st_mode) or size < min_size:
+            return None
+        limit = memory_limit(size)
+        max_entries = _entry_limit(limit)
+        if max_entries is not None and _estimate_entries(fd, size) > max_entries:
+            return None
+        tail = first_bytes
+        while True:
+            start = max(0, size - tail)
+            session = _preview_at(path, fd, size, start)
+            if session is None:
+                return None
+            if session.entries and _context_within(session):
+                return session
+            session.close()
+            if start == 0 or tail >= max_bytes:
+                return None
+            tail = min(tail * 4, max_bytes)
+    finally:
+        os.close(fd)
+
+
+def _preview_at(path: Path, fd: int, size: int, start: int) -> Session | None:
+    """The header, then every complete line from the first line start at or after ``start``."""
+    session = Session(path)
+    session._lazy = _LazyRecords(session, os.dup(fd))
+    session._keep_records = False
+    scanner = _Scanner(session, fd, keep_records=False)
+    session._scan_fd = fd
+    head = os.pread(fd, min(size, 2 * SAMPLE_BYTES), 0)
+    first = head.find(b"\n")
+    if first < 0:
+        return None
+    header_end = first + 1
+    scanner.scan(0, size, header_end, None, None)
+    if session.title_slot is not None and not session._first_object_seen:
+        second = head.find(b"\n", header_end)
+        if second < 0:
+            return None
+        header_end = second + 1
+        scanner.scan(first + 1, size, header_end, None, None)
+    if session.version != CURRENT_VERSION or not session.header_valid:
+        return None
+    if start > header_end:
+        position = start - 1  # the tail starts after the first newline at or after here
+        while True:
+            chunk = os.pread(fd, min(size - position, 1 << 16), position)
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                start = position + newline + 1
+                break
+            position += len(chunk)
+            if not chunk or position >= size:
+                return session  # inside one long last line: no entry to show
+        session.line_count = 0  # count from the first line read (the file's are not known)
+    else:
+        start = header_end
+    session.preview = True
+    scanner.scan(start, size, size, None, None)
+    session._scan_fd = -1
+    session._line_diags = []  # judged by the full load, with the whole file
+    session.complete = False
+    session.verdict = Verdict.READ_ONLY
+    session.append_refusal = PREVIEW_REFUSAL
+    return session
+
+
+def _context_within(session: Session) -> bool:
+    """True when the leaf's context is all in ``session``: the path up from the leaf reaches
+    the first kept entry of the latest compaction on it, or a real root (no ``parentId``)."""
+    entries = session.entries
+    node = session.leaf
+    first_kept: Any = None
+    while node is not None:
+        entry = entries[node]
+        if first_kept is None and entry.type == "compaction":
+            first_kept = session._compactions.get(node, (None, None))[0]
+            if not isinstance(first_kept, str):
+                first_kept = ""
+        if first_kept and entry.id == first_kept:
+            return True
+        if entry.parent is None:
+            return entry.parent_id is None
+        node = entry.parent
+    return False
 
 
 def _io_failure(s: Session, reason: str, code: str = "io-error") -> None:

@@ -320,6 +320,12 @@ class Session:
         self._quiet_assistants: set[int] = set()
         """Assistant messages with no text that did not stop on an error (tool calls only)."""
         self._compactions: dict[int, Any] = {}
+        self._ours: set[int] = set()
+        """Entries whose record says this tool wrote it (``model.written_by_us``)."""
+        self._omp_entry_type: str | None = None
+        """The first entry type in file order that only oh-my-pi writes (``flavor``)."""
+        self._omp_compactions: dict[int, str] = {}
+        """Compaction index -> the oh-my-pi-only field it carries, as ``flavor`` words it."""
         self._v1_first_kept: dict[int, str | None] = {}
         self._v1_first_kept_raw: dict[int, Any] = {}
         self._unresolved: list[tuple[int, str]] = []
@@ -349,6 +355,10 @@ class Session:
         self._leaf_is_complete_no_newline: bool = False
         self._oddities: Any = None
         """The reader's record of semantic problems pi ignores (``reader.Oddities``)."""
+        self.preview: bool = False
+        """A tail-first preview (``reader.load_tail_preview``): the file's last lines only,
+        read-only; entry indices and line numbers count from the first line read. The whole
+        file's index replaces it."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -545,6 +555,18 @@ class Session:
                 )
             node = entry.parent
         return None
+
+    # ------------------------------------------------------------------ facts noted while indexing
+
+    def written_by_us(self, i: int) -> bool:
+        """True when entry ``i``'s record was appended by this tool (noted while indexing, so
+        no record is re-read)."""
+        return i in self._ours
+
+    @property
+    def ours(self) -> list[int]:
+        """Entries this tool appended, in file order."""
+        return sorted(self._ours)
 
     # ------------------------------------------------------------------ records
 

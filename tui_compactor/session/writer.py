@@ -32,11 +32,9 @@ from typing import Any
 
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
-from tui_compactor.session.model import TITLE_SLOT_BYTES, seal_command
+from tui_compactor.session.model import GENERATOR_NAME, TITLE_SLOT_BYTES, seal_command
 from tui_compactor.textsafe import well_formed
 
-GENERATOR_NAME = "tui-compactor"
-"""``generator.name`` in every entry we write."""
 LEAF_MARKER_TYPE = "tui-compactor/leaf"
 """``customType`` of the ``custom`` entry that moves the leaf (pi ignores it for context)."""
 HASH_CHUNK = 1 << 20

@@ -26,15 +26,15 @@ from textual.timer import Timer
 from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tui_compactor.config import Config
-
 if TYPE_CHECKING:
+    from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.session.reader import LoadProgress
     from tui_compactor.summarize.base import Summarizer
     from tui_compactor.summarize.compaction import CompactionJob, CompactionResult
     from tui_compactor.summarize.runner import Event
     from tui_compactor.ui.screens.navigate import NavigationChoice
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.engine.plan import CompactionPlan
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session.session import Session
@@ -56,6 +56,7 @@ from tui_compactor.ui.messages import (
     NavigationPlanned,
     OutlineReady,
     PlanReady,
+    PreviewLoaded,
     SearchDone,
     SessionLoaded,
     SessionRefreshed,
@@ -68,7 +69,6 @@ from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
-from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.context_view import (
     ContextView,
     SentText,
@@ -104,8 +104,18 @@ from tui_compactor.workbench.views import (
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
 
+WHOLE_FILE_ACTIONS = frozenset({
+    "plan", "cut_earlier", "cut_later", "edit_settings", "run_compaction", "run_candidates",
+    "undo", "edit_label", "show_issues", "timeline", "inspect_requests", "toggle_rules",
+    "reload",
+})
+"""Actions that wait for the whole file while a tail-first preview is shown."""
+
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
+
+PREVIEW_HEAD_START = 0.5
+"""Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
@@ -178,7 +188,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         ``config``, else the defaults)."""
         super().__init__()
         if settings is None:
-            settings = Settings.from_config(config or Config.model_validate({}))
+            settings = Settings.from_config(config) if config is not None else Settings.defaults()
         self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
                                   append_quiet_seconds, ignore_agents, picker_dirs_only)
         self.state = AppState(settings, Path(path) if path is not None else None)
@@ -188,6 +198,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Seconds after the last keystroke in a budget input before re-planning."""
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
+        if path is not None:
+            # The counter's table (cl100k: ~0.3 s) loads on its own thread from now on, while
+            # the window is built, so the first gauge does not wait for it.
+            self.state.settings.counter()
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -351,7 +365,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.push_screen(SessionPicker(roots), chosen)
 
     def _apply_config(self) -> None:
-        """Theme and keymap from ``[ui]`` of the config."""
+        """Theme and keymap from ``[ui]`` of the config (none read: Textual's defaults)."""
+        if not self.settings.config_read:
+            return  # the built-in [ui] is Textual's own theme and keys: nothing to apply
         ui = self.config.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
@@ -370,6 +386,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """The review's keys exist only while a compaction is shown (footer stays short)."""
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
+        if action in WHOLE_FILE_ACTIONS and self.session is not None and self.session.preview:
+            return None  # shown dimmed until the whole file is indexed
         return True
 
     @property
@@ -380,18 +398,44 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     # ----- loading -----------------------------------------------------------------------
 
     def open_session(self, path: Path) -> None:
-        """Start indexing ``path``; the window is already up and shows progress."""
+        """Start indexing ``path``; the window is already up and shows progress. A first open
+        of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
         self.query_one(LoadingBar).start(path.name)
-        self.load_session_file(path, self.state.load_cancel)
+        self.load_session_file(path, self.state.load_cancel, self.settings,
+                               self.filter_index, preview=self.session is None)
+
+    @staticmethod
+    def _settings_for(settings: Settings, session: Session) -> Settings:
+        """``settings`` with what follows the session: its agent's rules unless chosen, and its
+        model's window unless set (worker threads call this; it may read records)."""
+        from tui_compactor.workbench.settings import with_session_window
+
+        settings = settings.for_session(session)
+        if not settings.window_configured:
+            settings = with_session_window(settings, session)
+        return settings
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
-    def load_session_file(self, path: Path, cancel: threading.Event) -> None:
-        """Index the file in a thread; posts progress and the loaded session."""
-        from tui_compactor.session.reader import load_session
+    def load_session_file(self, path: Path, cancel: threading.Event, settings: Settings,
+                          filter_index: int, *, preview: bool) -> None:
+        """Index the file in a thread. With ``preview``, first post the file's tail (the leaf,
+        its context and the rows around it) and give the UI a moment to draw it; then post
+        progress, and the whole session with its settings, its first rows and the
+        orphaned-append findings, all decided here so the UI thread only shows them."""
+        from tui_compactor.session.agents import orphaned_appends
+        from tui_compactor.session.outline import OutlineFilter, build_outline
+        from tui_compactor.session.reader import load_session, load_tail_preview
 
         started = time.perf_counter()
         last_post = 0.0
+        view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
+        tail = load_tail_preview(path) if preview else None
+        if tail is not None and not cancel.is_set():
+            drawn = threading.Event()
+            self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
+                                            self._settings_for(settings, tail), drawn))
+            drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
 
         def progress(report: LoadProgress) -> None:
             nonlocal last_post
@@ -407,7 +451,30 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         except Exception as error:  # load_session promises not to raise; report if it does
             self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
             return
-        self.post_message(SessionLoaded(session, time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        settings = self._settings_for(settings, session)
+        orphans = [orphan.message(session) for orphan in orphaned_appends(session)]
+        rows = build_outline(session, view=view)
+        self.post_message(SessionLoaded(session, seconds, settings, orphans, rows, filter_index))
+
+    @_while_running
+    def on_preview_loaded(self, message: PreviewLoaded) -> None:
+        """Show the file's tail while the whole file is indexed: the leaf under the cursor, its
+        details and gauge; the keys that move, filter, search and show tabs work on it."""
+        if self.session is not None and not self.session.preview:
+            message.drawn.set()
+            return
+        session = message.session
+        self.state.handle = handle = SessionHandle(session)
+        self.state.settings = message.settings
+        self.state.token_cache = handle.token_cache(self.counter)
+        self.state.preview_drawn = message.drawn
+        self.query_one(LoadingBar).showing_tail(len(session.entries))
+        self._update_status()
+        self.state.outline_request += 1
+        self.state.token_count_pending = True
+        self._show_rows(message.rows, session.leaf)
+        self.refresh_bindings()
 
     @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
@@ -427,29 +494,38 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
         previous = self.session
-        self.state.handle = handle = SessionHandle(message.session)
+        session = message.session
+        keep = self.selected_entry if previous is not None else session.leaf
+        if previous is not None and previous.preview:
+            # Entry indices of the preview count from its first line: carry the cursor by id.
+            if keep is not None and keep < len(previous.entries):
+                keep = session.index_of(previous.entries[keep].id)
+            self.state.folded.clear()
+            self.query_one(SessionTree).search_matches = set()
+            self.state.preview_drawn = None
+            self.refresh_bindings()
+        self.state.handle = handle = SessionHandle(session)
         self.state.load_seconds = message.seconds
-        # Rules follow the session unless the user chose them.
-        self.state.settings = self.settings.for_session(message.session)
+        self.state.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.plan_report = None
         self.state.plan_cut = None
-        if not self.settings.window_configured:
-            self._adopt_model_window()
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
         tree.set_plan({}, None)
-        session = message.session
         self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
         self._report_diagnostics(session)
-        self._report_orphaned_appends()
+        self._report_orphaned_appends(message.orphans)
         if not session.complete:
             self.notify(f"stopped after {len(session.entries):,} entries: showing what was "
                         "read (read-only)", title="indexing stopped", severity="warning")
-        keep = self.selected_entry if previous is not None else session.leaf
-        self.rebuild_outline(keep_entry=keep)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
+        if message.filter_index == self.filter_index and not self.state.folded:
+            self.state.outline_request += 1
+            self._show_rows(message.rows, keep)
+        else:  # the filter changed or branches were folded while the file was read
+            self.rebuild_outline(keep_entry=keep)
         self.measure_chart(self.handle, self.settings)
         if self.options.follow and message.session.complete and "follow" not in self._debounce:
             self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
@@ -470,12 +546,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.notify(f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
                     f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
 
-    def _adopt_model_window(self) -> None:
-        """Use the window of the session's own model (at the file's leaf) when it is known."""
-        from tui_compactor.workbench.settings import with_session_window
-
-        self.state.settings = with_session_window(self.settings, self.session)
-
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`)."""
         diagnostics = session.diagnostics
@@ -491,13 +561,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
                     severity=severity, timeout=8)
 
-    def _report_orphaned_appends(self) -> None:
+    def _report_orphaned_appends(self, messages: list[str] | None = None) -> None:
         """Say so when an agent's later entry left one of our appends off the active path, and
-        how to put it back (the same finding and fix as `tui-compactor lint`)."""
-        from tui_compactor.session.agents import orphaned_appends
+        how to put it back (the same finding and fix as `tui-compactor lint`); ``messages``
+        when a worker found them already."""
+        if messages is None:
+            from tui_compactor.session.agents import orphaned_appends
 
-        for orphan in orphaned_appends(self.session):
-            text = orphan.message(self.session) + " Here: select it and press enter (navigate)."
+            session = self._loaded()
+            messages = [orphan.message(session) for orphan in orphaned_appends(session)]
+        for text in messages:
+            text += " Here: select it and press enter (navigate)."
             self.notify(sanitize(text, max_len=700),
                         title="an agent left our entry behind", severity="warning", timeout=15)
 
@@ -546,23 +620,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Show the rows (stale generations are dropped)."""
         if message.generation != self.state.outline_request:
             return
+        self._show_rows(message.rows, message.keep_entry)
+
+    def _show_rows(self, rows: list[Any], keep_entry: int | None) -> None:
+        """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
-        tree.set_rows(self.session, message.rows, message.keep_entry)
+        tree.set_rows(self.session, rows, keep_entry)
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()
-        if not message.rows:
+        if not rows:
             self.query_one(ContextGauge).show(None, "no entries to show with this filter")
 
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        session = self._loaded()
         self.state.selected_entry = message.entry_index
-        entry = session.entries[message.entry_index]
-        tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
-        self.query_one(EntryDetails).show_entry(entry, tokens,
-                                                session.label_of(message.entry_index))
+        self._show_details(message.entry_index)
         tree = self.query_one(SessionTree)
         row = tree.rows[tree.row_of_entry[message.entry_index]] \
             if message.entry_index in tree.row_of_entry else None
@@ -572,6 +646,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
         self._restart_timer("gauge", self.gauge_debounce, self._measure_selected)
+
+    def _show_details(self, entry_index: int) -> None:
+        """The entry in the details pane, with its token count once the counting worker has
+        it (counting here could wait for the token table or a long record: the UI stalls)."""
+        session = self._loaded()
+        tokens = self.query_one(SessionTree).token_counts.get(entry_index)
+        self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
+                                                session.label_of(entry_index),
+                                                located=not session.preview)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
@@ -620,16 +703,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     # ----- tokens, gauge, chart ----------------------------------------------------------
 
     def start_token_count(self) -> None:
-        """Count tokens per entry in a worker: rows on screen first, then newest first."""
+        """Count tokens per entry in a worker: rows on screen first, then newest first (a
+        tail-first preview: the rows on screen only, the index needs the time)."""
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
         if self.handle is not None and self.token_cache is not None:
-            self.count_tokens(self.handle, self.token_cache, visible)
+            self.count_tokens(self.handle, self.token_cache, visible,
+                              only_first=self.handle.session.preview)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
     def count_tokens(self, handle: SessionHandle, cache: TokenCache,
-                     first: list[int] | None = None) -> None:
+                     first: list[int] | None = None, *, only_first: bool = False) -> None:
         """Count tokens per entry (thread); posts batches at most ~10 times a second.
 
         The session is read in batches under the handle's shared lock, so a refresh can run
@@ -640,7 +725,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         last_post = time.monotonic()
         with handle.read() as snapshot:
             count = snapshot.entry_count
-        order = list(first or []) + list(range(count - 1, -1, -1))
+        order = list(first or [])
+        if not only_first:
+            order += range(count - 1, -1, -1)
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
@@ -652,18 +739,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 time.sleep(0)  # let the UI thread take the GIL between batches
                 now = time.monotonic()
                 if batch and (now - last_post >= 0.1 or done == len(first or [])):
-                    self.post_message(TokensCounted(batch))
+                    self.post_message(TokensCounted(batch, cache))
                     batch, last_post = {}, now
             elif done == len(first or []) and batch:
-                self.post_message(TokensCounted(batch))  # the screenful, at once
+                self.post_message(TokensCounted(batch, cache))  # the screenful, at once
                 batch, last_post = {}, time.monotonic()
         if batch:
-            self.post_message(TokensCounted(batch))
+            self.post_message(TokensCounted(batch, cache))
 
     @_while_running
     def on_tokens_counted(self, message: TokensCounted) -> None:
-        """Show a batch of counts in the tree."""
+        """Show a batch of counts in the tree (not those of a session or counter replaced
+        since: a preview's indices, the other rule set's counts)."""
+        if message.cache is not None and message.cache is not self.token_cache:
+            return
         self.query_one(SessionTree).add_token_counts(message.counts)
+        selected = self.selected_entry
+        if selected is not None and selected in message.counts and (
+                self.query_one(EntryDetails).shown_entry == selected):
+            self._show_details(selected)  # its count was not known when it was shown
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
@@ -683,6 +777,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         self.query_one(ContextView).show(message.data)
+        if self.state.preview_drawn is not None:  # the preview is on screen: index now
+            self.call_after_refresh(self.state.preview_drawn.set)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
@@ -858,8 +954,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @property
     def compaction_panel(self) -> CompactionPanel | None:
         """The panel of the current compaction, if one is shown."""
-        panels = self.query(CompactionPanel)
-        return panels.first() if panels else None
+        return self.review_panel
 
     def action_run_compaction(self) -> None:
         """Run the shown plan: summaries stream in the Compaction tab while the user browses."""
@@ -937,6 +1032,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         host.remove_children()
         # A file the append gate refuses can still be summarized and reviewed (as
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
+        from tui_compactor.ui.widgets.compaction import CompactionPanel
+
         panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
         host.mount(panel)
         self.action_show_tab("tab-compaction")
@@ -984,23 +1081,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if panel is not None:
             panel.discard()
 
-    @on(CompactionPanel.Discarded)
-    def _compaction_discarded(self, message: CompactionPanel.Discarded) -> None:
+    def on_compaction_panel_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
         outcome = ("compaction cancelled: nothing written" if message.cancelled
                    else "compaction discarded: nothing written")
         self.close_review(outcome)
         self.notify(outcome, timeout=3)
 
-    @on(CompactionPanel.Failed)
-    def _compaction_failed(self, message: CompactionPanel.Failed) -> None:
+    def on_compaction_panel_failed(self, message: CompactionPanel.Failed) -> None:
         """No candidate produced a summary."""
         self.refresh_bindings()
         self.notify(sanitize(message.error, max_len=400),
                     title="compaction failed: nothing written", severity="error", timeout=10)
 
-    @on(CompactionPanel.Accepted)
-    def _compaction_accepted(self, message: CompactionPanel.Accepted) -> None:
+    def on_compaction_panel_accepted(self, message: CompactionPanel.Accepted) -> None:
         """Append the accepted compaction in a thread (re-validated against the plan's
         generation: if the file grew, nothing is written and the plan is made again)."""
         basis = self.state.compaction_basis
@@ -1554,11 +1648,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 return
             if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
-        self.post_message(SearchDone(query, matches))
+        self.post_message(SearchDone(query, matches, handle))
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
         """Mark matches and jump to the first one after the cursor."""
+        if message.handle is not None and message.handle is not self.handle:
+            return  # searched in a preview the whole session has replaced since
         query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
         tree.search_matches = matches

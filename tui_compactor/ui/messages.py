@@ -7,6 +7,7 @@ other in the queue (``can_replace``) so a slow UI never falls behind a fast work
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
@@ -16,6 +17,9 @@ from tui_compactor.workbench.views import ChartData, GaugeData, PlanReport
 if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.workbench.handle import SessionHandle
+    from tui_compactor.workbench.settings import Settings
 
 
 class LoadProgressed(Message):
@@ -32,13 +36,36 @@ class LoadProgressed(Message):
         return isinstance(message, LoadProgressed)
 
 
+class PreviewLoaded(Message):
+    """The file's tail, read before the whole file is indexed (``reader.load_tail_preview``)."""
+
+    def __init__(self, session: Any, rows: list[Any], settings: Settings,
+                 drawn: threading.Event) -> None:
+        super().__init__()
+        self.session = session
+        self.rows = rows
+        """Its outline (the default filter at open)."""
+        self.settings = settings
+        """The app's settings with what follows the preview (rules, the model's window)."""
+        self.drawn = drawn
+        """Set once the preview is on screen: the index waits for it (a second at most)."""
+
+
 class SessionLoaded(Message):
     """The session finished loading (possibly stopped early: ``session.complete`` is False)."""
 
-    def __init__(self, session: Any, seconds: float) -> None:
+    def __init__(self, session: Any, seconds: float, settings: Settings,
+                 orphans: list[str], rows: list[Any], filter_index: int) -> None:
         super().__init__()
         self.session = session
         self.seconds = seconds
+        self.settings = settings
+        """The app's settings with what follows the session (rules, the model's window)."""
+        self.orphans = orphans
+        """What ``session.agents.orphaned_appends`` found, worded for the user."""
+        self.rows = rows
+        """Its outline under ``filter_index`` (the filter when the open started), no folds."""
+        self.filter_index = filter_index
 
 
 class LoadFailed(Message):
@@ -64,9 +91,11 @@ class OutlineReady(Message):
 class TokensCounted(Message):
     """Token counts for a batch of entries (entry index -> tokens)."""
 
-    def __init__(self, counts: dict[int, int]) -> None:
+    def __init__(self, counts: dict[int, int], cache: TokenCache | None = None) -> None:
         super().__init__()
         self.counts = counts
+        self.cache = cache
+        """The token cache that counted them (a replaced cache's counts are dropped)."""
 
 
 class GaugeReady(Message):
@@ -209,7 +238,9 @@ class SummaryDiffReady(Message):
 class SearchDone(Message):
     """The entries whose id or preview contain ``query``."""
 
-    def __init__(self, query: str, matches: set[int]) -> None:
+    def __init__(self, query: str, matches: set[int], handle: SessionHandle | None = None) -> None:
         super().__init__()
         self.query = query
         self.matches = matches
+        self.handle = handle
+        """The session searched (a replaced one's matches are dropped)."""

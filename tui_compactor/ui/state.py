@@ -51,6 +51,8 @@ class AppState:
     token_cache: TokenCache | None = None
     load_cancel: threading.Event = field(default_factory=threading.Event)
     load_seconds: float | None = None
+    preview_drawn: threading.Event | None = None
+    """While a tail-first preview is shown: set once its gauge is drawn (the index waits)."""
 
     selected_entry: int | None = None
     folded: set[int] = field(default_factory=set)

@@ -139,6 +139,18 @@ class Settings:
             object.__setattr__(self, "_config", config)  # a cache: frozen for everything else
         return config
 
+    @property
+    def config_read(self) -> bool:
+        """True when a configuration was read (a file or variables): without one, ``config``
+        is the built-in default and a caller may skip what it would apply from it."""
+        return self._config is not None
+
+    @classmethod
+    def defaults(cls) -> Settings:
+        """The built-in settings (what ``from_config`` makes of an empty config, without
+        building one)."""
+        return cls()._with_rules_defaults()
+
     def source_of(self, name: str) -> str:
         """Where the value of ``name`` came from (``default`` when nobody set it)."""
         return self.sources.get(name, "default")
@@ -376,7 +388,7 @@ def resolve_settings(
             raise ConfigError(f"{FLAGS.get(name, name)}: {error}") from None
     if profile is None and not has_user_config(config_file, env):
         # Nothing to read: the defaults, as ``from_config`` makes them from an empty config.
-        settings = Settings()._with_rules_defaults()
+        settings = Settings.defaults()
     else:
         from tui_compactor.config import load_config
 

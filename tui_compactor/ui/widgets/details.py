@@ -81,12 +81,17 @@ def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]
     return parts
 
 
-def entry_renderable(entry: Any, tokens: int | None, label: str | None) -> RenderableType:
-    """Everything about one entry, as one renderable."""
+def entry_renderable(entry: Any, tokens: int | None, label: str | None, *,
+                     located: bool = True) -> RenderableType:
+    """Everything about one entry, as one renderable; ``located`` False while the entry comes
+    from a tail-first preview (its index and line in the file are not known yet)."""
     kind = entry_kind(entry)
     header = Text(no_wrap=False)
     header.append(kind, style="bold reverse")
-    header.append(f"  #{entry.index}  line {entry.line}  ")
+    if located:
+        header.append(f"  #{entry.index}  line {entry.line}  ")
+    else:
+        header.append("  #…  line …  ")
     header.append(sanitize(str(entry.id), single_line=True, max_len=60), style="dim")
     if tokens is not None:
         header.append(f"  {format_tokens(tokens)} tokens", style="bold")
@@ -235,8 +240,10 @@ class EntryDetails(VerticalScroll):
         """One static body, replaced as the cursor moves."""
         yield Static(Text("select an entry", style="dim"), id="details-body")
 
-    def show_entry(self, entry: Any, tokens: int | None, label: str | None) -> None:
-        """Show ``entry`` from the top."""
+    def show_entry(self, entry: Any, tokens: int | None, label: str | None, *,
+                   located: bool = True) -> None:
+        """Show ``entry`` from the top (``located``: see ``entry_renderable``)."""
         self.shown_entry = entry.index
-        self.query_one("#details-body", Static).update(entry_renderable(entry, tokens, label))
+        self.query_one("#details-body", Static).update(
+            entry_renderable(entry, tokens, label, located=located))
         self.scroll_home(animate=False)

@@ -9,6 +9,8 @@ help (``?``) and the palette (``ctrl+p``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
@@ -24,16 +26,32 @@ class StateFooter(Footer):
         """Columns one footer key takes: key, space, description, padding."""
         return len(self.app.get_key_display(binding)) + len(binding.description) + 3
 
+    _shown: tuple[object, ...] | None = None
+    """What the footer shows now (keys, their state, the width): a recompose that would show
+    the same is skipped (bindings change on every focus move and refresh)."""
+
     def on_resize(self) -> None:
         """Which keys fit depends on the width: choose again."""
         self.call_after_refresh(self.recompose)
 
-    def compose(self) -> ComposeResult:
-        """One key per wanted action, in the app's order; then the palette key if it fits."""
-        wanted = getattr(self.app, "footer_actions", None)
-        if not self._bindings_ready or wanted is None:
-            yield from super().compose()
-            return
+    async def recompose(self) -> None:
+        """Rebuild the keys only when what they show changed."""
+        if self._bindings_ready and getattr(self.app, "footer_actions", None) is not None:
+            if self._signature(*self._choose()) == self._shown and self.children:
+                return
+        await super().recompose()
+
+    def _signature(
+        self, chosen: list[tuple[Binding, bool, str]], palette: Any
+    ) -> tuple[object, ...]:
+        """What the keys show (compared before rebuilding them)."""
+        keys = tuple((binding.key, binding.action, binding.description, enabled)
+                     for binding, enabled, _tooltip in chosen)
+        return (self.app.size.width, keys, palette is not None)
+
+    def _choose(self) -> tuple[list[tuple[Binding, bool, str]], Any]:
+        """The keys to show, most important first, that fit; and the palette key if it fits."""
+        wanted = self.app.footer_actions  # type: ignore[attr-defined]
         by_action: dict[str, tuple[Binding, bool, str]] = {}
         for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
             known = by_action.get(binding.action)
@@ -53,6 +71,17 @@ class StateFooter(Footer):
             sum(self._cells(binding) for binding, _e, _t in chosen) + self._cells(palette[1]) > room
         ):
             palette = None
+        return chosen, palette
+
+    def compose(self) -> ComposeResult:
+        """One key per wanted action, in the app's order; then the palette key if it fits."""
+        wanted = getattr(self.app, "footer_actions", None)
+        if not self._bindings_ready or wanted is None:
+            self._shown = None
+            yield from super().compose()
+            return
+        chosen, palette = self._choose()
+        self._shown = self._signature(chosen, palette)
         self.styles.grid_size_columns = len(chosen)
         for binding, enabled, tooltip in chosen:
             yield FooterKey(

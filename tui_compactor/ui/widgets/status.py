@@ -44,16 +44,20 @@ class SessionStatus(Static):
         line.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
         if session.name:
             line.append(f"  “{sanitize(session.name, single_line=True, max_len=50)}”")
-        line.append(f"  {len(session.entries):,} entries")
+        if session.preview:
+            line.append(f"  last {len(session.entries):,} entries (indexing the rest)")
+        else:
+            line.append(f"  {len(session.entries):,} entries")
         if session.version is not None:
             line.append(f"  v{session.version}")
         verdict = str(session.verdict)
         verdict_style = {"open": "green", "open+warn": "yellow"}.get(verdict, "bold red")
-        line.append(f"  {verdict}", style=verdict_style)
+        if not session.preview:  # a preview is judged once the whole file is read
+            line.append(f"  {verdict}", style=verdict_style)
         self.has_issues = bool(session.diagnostics)
         if session.diagnostics:
             line.append(f" ({len(session.diagnostics)} issues · I)", style="yellow underline")
-        if not session.complete:
+        if not session.complete and not session.preview:
             line.append("  partial", style="bold red")
         if rules is not None:
             # Which agent's rules plan this session, and why (``o`` switches).
@@ -106,6 +110,9 @@ class LoadingBar(Horizontal):
     LoadingBar > ProgressBar { width: 1fr; }
     """
 
+    tail_entries: int | None = None
+    """While a tail-first preview is shown: how many of the file's last entries it has."""
+
     def compose(self) -> ComposeResult:
         """Label and bar."""
         yield Label("indexing…", id="loading-label")
@@ -113,19 +120,32 @@ class LoadingBar(Horizontal):
 
     def start(self, file_name: str) -> None:
         """Show the bar for ``file_name``."""
+        self.tail_entries = None
         self.query_one("#loading-label", Label).update(
             Text(f"indexing {sanitize(file_name, single_line=True, max_len=60)} (esc stops)")
         )
         self.add_class("-shown")
 
+    def showing_tail(self, entries: int) -> None:
+        """Say that the tree shows the file's last ``entries`` entries until the index is done."""
+        self.tail_entries = entries
+        self.query_one("#loading-label", Label).update(self._label(0))
+
+    def _label(self, entries: int) -> Text:
+        text = Text(f"indexing: {entries:,} entries (esc stops)")
+        if self.tail_entries is not None:
+            text = Text(f"showing the last {self.tail_entries:,} entries; ", style="bold")
+            text.append(f"indexing {entries:,} (plan, writes and the rest of the tree follow; "
+                        "esc stops)", style="not bold")
+        return text
+
     def advance(self, bytes_done: int, bytes_total: int, entries: int) -> None:
         """Move the bar."""
         bar = self.query_one("#loading-progress", ProgressBar)
         bar.update(total=max(bytes_total, 1), progress=bytes_done)
-        self.query_one("#loading-label", Label).update(
-            Text(f"indexing: {entries:,} entries (esc stops)")
-        )
+        self.query_one("#loading-label", Label).update(self._label(entries))
 
     def stop(self) -> None:
         """Hide the bar."""
+        self.tail_entries = None
         self.remove_class("-shown")

@@ -1,0 +1,138 @@
+"""Opening a big file shows its tail first: the leaf under the cursor, its details and gauge,
+while the whole file is still being indexed; the app answers keys meanwhile, and the whole
+tree replaces the preview keeping the cursor on the same entry."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+import tui_compactor.session.reader as reader
+from tests.session.test_preview import big_session
+from tests.ui.app_helpers import make_app, settle
+from tui_compactor.session.outline import build_outline
+from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.tree import SessionTree
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """~10 MB, over ``reader.PREVIEW_MIN_BYTES``: the app previews it."""
+    path = big_session(tmp_path_factory.mktemp("big") / "big.jsonl", 10_000,
+                       compaction_at=9_950)
+    assert path.stat().st_size > reader.PREVIEW_MIN_BYTES
+    return path
+
+
+@pytest.fixture
+def held_index(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The whole-file index runs for real, but only starts once the test sets the event (so
+"before indexing finishes" is a fact, not a race)."""
+    release = threading.Event()
+    real = reader.load_session
+
+    def load_after_release(*args: Any, **kwargs: Any) -> Any:
+        release.wait(20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "load_session", load_after_release)
+    yield release
+    release.set()
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.01)
+
+
+@pytest.mark.asyncio
+async def test_the_leaf_gauge_and_details_show_before_the_index_is_done(
+    big_file: Path, held_index: threading.Event
+) -> None:
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.gauge_data is not None)
+        session = app.session
+        assert session is not None and session.preview and not held_index.is_set()
+        assert app._indexing()
+        tree = app.query_one(SessionTree)
+        leaf_id = "e0009999"
+        assert session.entries[session.leaf].id == leaf_id
+        assert tree.cursor_entry == session.leaf and tree.file_leaf == session.leaf
+        assert len(tree.rows) < 1_000  # the tail, not the 10,000 entries
+        assert app.gauge_data.entry_index == session.leaf
+        preview_tokens = app.gauge_data.tokens
+        details = app.query_one(EntryDetails)
+        assert details.shown_entry == session.leaf
+        await pilot.pause()
+        shot = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "◆ leaf" in shot and "compact at" in shot and "#…  line …" in shot
+        assert "showing the last" in shot and "indexing" in shot
+        # Usable meanwhile: the cursor moves and the details follow; filters and tabs work.
+        await pilot.press("k", "k")
+        moved = tree.cursor_entry
+        assert moved is not None and moved != session.leaf
+        await until(pilot, lambda: details.shown_entry == moved)
+        moved_id = session.entries[moved].id
+        await pilot.press("f")
+        await until(pilot, lambda: app.filter_index == 1)
+        await pilot.press("F")  # back to the default filter
+        await until(pilot, lambda: app.filter_index == 0)
+        await pilot.press("2", "1")
+        # What needs the whole file waits for it (dimmed in the footer, the key does nothing).
+        assert app.check_action("plan", ()) is None
+        await pilot.press("c")
+        assert app.plan is None
+        # The whole file arrives: every row, the same entry under the cursor, the real gauge.
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+        await settle(pilot)
+        whole = app.session
+        assert whole.complete and len(whole.entries) > 10_000
+        assert len(tree.rows) == len(build_outline(whole))
+        assert whole.entries[tree.cursor_entry].id == moved_id
+        assert app.check_action("plan", ()) is True
+        await pilot.press("l")  # jump to the leaf: the gauge there is the preview's
+        await until(pilot, lambda: app.gauge_data is not None
+                    and app.gauge_data.entry_index == whole.leaf)
+        assert app.gauge_data.tokens == preview_tokens
+
+
+@pytest.mark.asyncio
+async def test_escape_while_previewing_stops_the_index_and_shows_what_was_read(
+    big_file: Path, held_index: threading.Event
+) -> None:
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await until(pilot, lambda: app.gauge_data is not None)
+        assert app.session is not None and app.session.preview
+        await pilot.press("escape")
+        assert app.state.load_cancel.is_set()
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+        await settle(pilot)
+        assert not app.session.complete  # stopped: read-only, partial
+        assert "indexing stopped" in [n.title for n in app._notifications]
+
+
+@pytest.mark.asyncio
+async def test_a_small_file_opens_without_a_preview(tmp_path: Path) -> None:
+    path = big_session(tmp_path / "small.jsonl", 200)
+    seen: list[bool] = []
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        seen.append(app.session is not None and app.session.preview)
+        assert app.session is not None and app.session.complete
+        assert app.session.entries[app.selected_entry].id == "e0000199"
+    assert seen == [False]
