@@ -196,6 +196,8 @@ def _spoken(
     text: str, out: list[tuple[AnchorKind, str]], *, user: bool, numbers: bool = True
 ) -> None:
     """The anchors of words the user or the agent wrote (not tool output)."""
+    if not text:  # an assistant turn of tool calls only
+        return
     out += [("url", url) for url in mentioned_urls(text)]
     out += [("path", path) for path in mentioned_paths(text)]
     out += [("identifier", name) for name in defined_names(text)]

@@ -292,23 +292,24 @@ def audit_compaction(
 
     where: dict[tuple[AnchorKind, str], int] = {}
     read_at: dict[str, int] = {}
+    of = facts.of
     for entry_index in audit.region:
-        uses, reads = facts.of(entries[entry_index])
-        for key in uses:
-            where[key] = entry_index
-        for read in reads:
-            read_at[read] = entry_index
+        uses, reads = of(entries[entry_index])
+        if uses:
+            where.update(dict.fromkeys(uses, entry_index))
+        if reads:
+            read_at.update(dict.fromkeys(reads, entry_index))
     if not where and not read_at:
         return audit
     kept: set[tuple[AnchorKind, str]] = set()
     for entry_index in audit.kept:
-        kept.update(facts.of(entries[entry_index])[0])
+        kept.update(of(entries[entry_index])[0])
     summary = compaction.data.get("summary")
     summary = summary if isinstance(summary, str) else ""
     needed: dict[tuple[AnchorKind, str], int] = {}
     reread: dict[str, int] = {}
     for entry_index in audit.life:
-        uses, reads = facts.of(entries[entry_index])
+        uses, reads = of(entries[entry_index])
         for key in uses:
             if key in where and key not in needed:
                 needed[key] = entry_index
