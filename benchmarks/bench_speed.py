@@ -47,7 +47,8 @@ _DETAILS_HEADER = re.compile(r"#(\d+|…)\s+line (\d+|…)")
 
 
 def app_ready(screen: str) -> bool:
-    """The app's first full screen: a tree row (the leaf marker), the gauge and details."""
+    """The app's first full screen: a tree row (the leaf marker), the gauge and details (a
+    tail-first preview's details header reads ``#…  line …`` until the file is indexed)."""
     return "◆ leaf" in screen and "compact at" in screen and bool(_DETAILS_HEADER.search(screen))
 
 

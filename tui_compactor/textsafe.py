@@ -327,23 +327,75 @@ def json_list_chunks(
     yield "".join(buffer)
 
 
-def write_json_for_terminal(out: Any, value: dict[str, Any], *, ensure_ascii: bool = False) -> None:
-    """Write ``json_for_terminal(value)`` and a newline to ``out``, the same text, but each
-    ``JsonText`` value of the object streamed from its chunks (huge lists stay unbuilt)."""
-    if not value:
-        out.write("{}\n")
+STREAM_MIN_ITEMS = 256
+"""``write_json_for_terminal`` writes a list or object with this many items (or holding one)
+piece by piece instead of rendering it whole."""
+
+
+def _is_big(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, JsonText):
+        return True
+    if depth >= 8 or not isinstance(value, (dict, list, tuple)):
+        return False
+    if len(value) >= STREAM_MIN_ITEMS:
+        return True
+    items = value.values() if isinstance(value, dict) else value
+    return any(_is_big(item, depth + 1) for item in items)
+
+
+def _json_key(key: Any) -> str:
+    """An object key as ``json.dumps`` writes it (non-string keys become strings)."""
+    if isinstance(key, bool):
+        key = "true" if key else "false"
+    elif key is None:
+        key = "null"
+    elif isinstance(key, float):
+        key = repr(key) if math.isfinite(key) else ("NaN" if key != key else repr(key))
+    return str(key)
+
+
+def _write_json(out: Any, value: Any, level: int, ensure_ascii: bool) -> None:
+    if isinstance(value, JsonText):
+        for chunk in value.chunks:
+            out.write(chunk)
         return
-    separator = "{"
-    for key, item in value.items():
-        name = json_for_terminal(str(key), ensure_ascii=ensure_ascii)
-        out.write(f"{separator}\n  {name}: ")
-        separator = ","
-        if isinstance(item, JsonText):
-            for chunk in item.chunks:
-                out.write(chunk)
-        else:
-            out.write(json_for_terminal(item, ensure_ascii=ensure_ascii).replace("\n", "\n  "))
-    out.write("\n}\n")
+    pad = "\n" + "  " * level
+    if not _is_big(value):
+        out.write(json_for_terminal(value, ensure_ascii=ensure_ascii).replace("\n", pad))
+        return
+    inner = pad + "  "
+    if isinstance(value, dict):
+        separator = "{"
+        for key, item in value.items():
+            name = json_for_terminal(_json_key(key), ensure_ascii=ensure_ascii)
+            out.write(f"{separator}{inner}{name}: ")
+            separator = ","
+            _write_json(out, item, level + 1, ensure_ascii)
+        out.write(pad + "}")
+        return
+    separator = "["
+    items = value if isinstance(value, list) else list(value)
+    for start in range(0, len(items), JSON_CHUNK_ITEMS):
+        batch = items[start : start + JSON_CHUNK_ITEMS]
+        if not any(_is_big(item) for item in batch):
+            # One rendering per batch: "[\n  a,\n  b\n]" without its brackets, re-indented.
+            text = json_for_terminal(batch, ensure_ascii=ensure_ascii)
+            out.write(separator + pad + text[2:-2].replace("\n", pad))
+            separator = ","
+            continue
+        for item in batch:
+            out.write(separator + inner)
+            _write_json(out, item, level + 1, ensure_ascii)
+            separator = ","
+    out.write(pad + "]")
+
+
+def write_json_for_terminal(out: Any, value: Any, *, ensure_ascii: bool = False) -> None:
+    """Write ``json_for_terminal(value)`` and a newline to ``out``: the same text, but big
+    lists and objects (and ``JsonText`` values, streamed from their chunks) are written piece
+    by piece, so a 200,000-item list never becomes one string."""
+    _write_json(out, value, 0, ensure_ascii)
+    out.write("\n")
 
 
 _NON_ASCII_RE = re.compile("[^\x00-\x7f]")

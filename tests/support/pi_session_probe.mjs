@@ -57,11 +57,23 @@ const describe = (message) => {
 	}
 	return out;
 };
+// What pi sends for each context message: convertToLlm on it alone, each LLM message as its
+// role and its text blocks joined (what `context --json` calls `llm`).
+const textOf = (content) =>
+	typeof content === "string"
+		? content
+		: (Array.isArray(content) ? content : [])
+				.filter((block) => block && block.type === "text" && typeof block.text === "string")
+				.map((block) => block.text)
+				.join("");
 const result = {
 	version,
 	leafId: manager.getLeafId(),
 	entryCount: manager.getEntries().length,
 	branchIds: manager.getBranch().map((entry) => entry.id),
 	messages: context.messages.map(describe),
+	llm: context.messages.map((message) =>
+		pi.convertToLlm([message]).map((sent) => ({ role: sent.role, text: textOf(sent.content) })),
+	),
 };
 process.stdout.write(`${JSON.stringify(result)}\n`);

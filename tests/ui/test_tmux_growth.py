@@ -1,6 +1,7 @@
 """In a real terminal: a second process appends a valid child of the leaf while the app shows a
-finished compaction (or a proposed undo / navigation). Nothing is ever written onto the old
-leaf; the app says so, shows the new plan and asks again."""
+finished compaction (or a proposed undo / navigation, or the label dialog). Nothing is ever
+written onto the old leaf; the app says so, shows the new plan and asks again (a label, which
+does not depend on the leaf, goes after the new entry and the app says where)."""
 
 from __future__ import annotations
 
@@ -117,3 +118,22 @@ def test_navigation_proposed_before_growth_is_planned_again(
     app.wait_for_text("Navigate")  # asked again with the new plan
     assert session.read_bytes() == grown
     app.send("Escape")
+
+
+def test_a_label_typed_while_the_agent_appends_goes_after_its_entry(
+    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+) -> None:
+    app = _start(tmux_app, session)
+    old_leaf = records(session)[-1]["id"]
+    app.send("k", "L")
+    app.wait_for_text("Label of")
+    agent = agent_appends(session)  # while the user types the label
+    app.wait_for_text("1 new entries")  # live follow showed the agent's message
+    grown = session.read_bytes()
+    app.send("milestone", "Enter")
+    screen = app.wait_for_text("label “milestone” set")
+    assert "(the session grew" in screen  # the user is told where it went
+    added = records(session)[len(grown.splitlines()):]
+    assert [(r["type"], r["parentId"], r["label"]) for r in added] == [
+        ("label", agent, "milestone")]
+    assert agent != old_leaf, "never onto the old leaf"

@@ -125,7 +125,7 @@ def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str,
     return walk.json(items)
 
 
-SPOOL_MAX_CHARS = 8 * 1024 * 1024
+SPOOL_MAX_CHARS = 1024 * 1024
 """``context --json`` keeps up to this much of its rendered items in memory, then spills them
 to a temporary file until the counts that precede them in the object are known."""
 

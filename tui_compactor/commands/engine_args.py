@@ -243,10 +243,11 @@ def leaf_or_default(session: Any, ident: str | None) -> int:
 
 
 def dump_json(value: Any) -> None:
-    """Print JSON (UTF-8, stable key order as built) to stdout; see ``json_for_terminal``."""
-    from tui_compactor.textsafe import json_for_terminal
+    """Print JSON (UTF-8, stable key order as built) to stdout; see ``json_for_terminal``
+    (big lists are written piece by piece, never as one string)."""
+    from tui_compactor.textsafe import write_json_for_terminal
 
-    sys.stdout.write(json_for_terminal(value) + "\n")
+    write_json_for_terminal(sys.stdout, value)
 
 
 def fail(error: CommandError) -> int:

@@ -219,17 +219,17 @@ def plan_lines(session: Any, plan: Any) -> list[str]:
     local = f"by local {plan.counter_name} count"
     lines.append(f"  tokens       before {plan.tokens_before} ({_before_source(plan)})")
     lines.append(
-        f"  summarize    {count_of(len(plan.messages_to_summarize), 'message')}, "
+        f"  summarize    {count_of(plan.message_count('summarize'), 'message')}, "
         f"~{tokens['summarize']} tokens {local}"
         + (" + previous summary" if plan.previous_summary is not None else "")
     )
     if plan.has_turn_prefix:
         lines.append(
-            f"  turn prefix  {count_of(len(plan.turn_prefix_messages), 'message')}, "
+            f"  turn prefix  {count_of(plan.message_count('turn_prefix'), 'message')}, "
             f"~{tokens['turn_prefix']} tokens {local}"
         )
     lines.append(
-        f"  keep         {count_of(len(plan.recent_messages), 'message')}, "
+        f"  keep         {count_of(plan.message_count('keep'), 'message')}, "
         f"~{tokens['keep']} tokens {local} (the context right after, plus the summary)"
     )
     counted = tokens["summarize"] + tokens["turn_prefix"] + tokens["keep"]

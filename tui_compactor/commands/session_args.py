@@ -18,9 +18,9 @@ def print_json(value: Any) -> None:
     """Print ``value`` as JSON. ``ensure_ascii`` escapes every control character and every
     non-ASCII code point, so no session text can reach the terminal raw; a non-finite number
     is written as ``null``."""
-    from tui_compactor.textsafe import json_for_terminal
+    from tui_compactor.textsafe import write_json_for_terminal
 
-    sys.stdout.write(json_for_terminal(value, ensure_ascii=True) + "\n")
+    write_json_for_terminal(sys.stdout, value, ensure_ascii=True)
 
 
 def finisher(args: Any, report: dict[str, Any]) -> Callable[[int, str | None], int]:

@@ -25,7 +25,8 @@ execution, custom message, branch summary) is not a split turn.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,10 +80,13 @@ def is_cut_point(entry: Any, rules: str = "pi") -> bool:
     return kind in ("branch_summary", "custom_message")
 
 
-def valid_cut_points(branch: Sequence[Any], start: int, end: int, rules: str = "pi") -> list[int]:
-    """Branch indices in ``[start, end)`` where a cut is allowed, ascending."""
+def valid_cut_points(
+    branch: Sequence[Any], start: int, end: int, rules: str = "pi"
+) -> MutableSequence[int]:
+    """Branch indices in ``[start, end)`` where a cut is allowed, ascending (a flat array: a
+    200,000-message branch has that many)."""
     roles = _PI_CUT_ROLES if rules == "pi" else _OMP_CUT_ROLES
-    points = []
+    points = array("q")
     for position in range(start, end):
         entry = branch[position]
         kind = entry.type
@@ -135,7 +139,7 @@ def find_cut_point(
     keep_recent: int,
     tokens_at: Callable[[int], int],
     rules: str = "pi",
-    cut_points: list[int] | None = None,
+    cut_points: Sequence[int] | None = None,
 ) -> CutPoint:
     """The cut that keeps about ``keep_recent`` tokens of ``branch[start:end]``.
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,7 @@ from tui_compactor.engine.cutpoint import (
     valid_cut_points,
 )
 from tui_compactor.engine.fileops import FileOps, add_details, extract_file_ops
-from tui_compactor.engine.messages import LazyMessage, is_remote_compaction
+from tui_compactor.engine.messages import LazyMessage, is_remote_compaction, message_from_entry
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
@@ -106,7 +107,7 @@ class CompactionPlan:
     context_tokens: ContextTokens | None = None
     previous_summary: str | None = None
     previous_from_extension: bool = False
-    valid_cut_points: list[int] = field(default_factory=list)
+    valid_cut_points: MutableSequence[int] = field(default_factory=list)
     nearest_cut_points: list[int] = field(default_factory=list)
     manual_cut: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -116,48 +117,75 @@ class CompactionPlan:
     _path: list[Any] | None = field(default=None, repr=False)
     _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
 
-    def _collect(self, name: str, first: int, stop: int) -> list[PlanMessage]:
-        """The messages of branch ``[first, stop)`` (built on first use, then cached)."""
+    def _positions(self, first: int, stop: int) -> Iterator[int]:
+        """Branch positions of the messages of ``[first, stop)`` (compactions and metadata
+        skipped), read from the entries' index without building a message."""
+        path = self._path
+        if path is None or first < 0:
+            return
+        for position in range(first, stop):
+            entry = path[position]
+            kind = entry.type
+            if kind == "message":
+                if entry.role is None and entry.message is None:
+                    continue  # a message entry without a message object
+            elif kind != "custom_message" and kind != "branch_summary":
+                continue
+            yield position
+
+    def _bounds(self, name: str) -> tuple[int, int]:
+        """The branch range of region ``name`` (``summarize``, ``turn_prefix``, ``keep``);
+        empty when the plan has no such part."""
+        if name == "turn_prefix":
+            if not self.is_split_turn:
+                return (0, 0)
+            return (self.turn_start_index, self.first_kept_index)
+        if self.first_kept_index < 0:
+            return (0, 0)
+        if name == "summarize":
+            return (self.boundary_start, self.history_end)
+        return (self.first_kept_index, self.boundary_end)
+
+    def _collect(self, name: str) -> list[PlanMessage]:
+        """The messages of region ``name`` (built on first use, then cached)."""
         cached = self._lists.get(name)
         if cached is not None:
             return cached
-        out: list[PlanMessage] = []
-        path = self._path
-        if path is not None and first >= 0:
-            append = out.append
-            branch = self.branch
-            for position in range(first, stop):
-                entry = path[position]
-                kind = entry.type
-                if kind == "message":
-                    if entry.role is None and entry.message is None:
-                        continue  # a message entry without a message object
-                elif kind != "custom_message" and kind != "branch_summary":
-                    continue
-                append(PlanMessage(branch[position], position, None, entry=entry))
+        path, branch = self._path, self.branch
+        out = [
+            PlanMessage(branch[position], position, None, entry=path[position])  # type: ignore[index]
+            for position in self._positions(*self._bounds(name))
+        ]
         self._lists[name] = out
         return out
+
+    def message_count(self, name: str) -> int:
+        """How many messages region ``name`` holds (without building them)."""
+        cached = self._lists.get(name)
+        if cached is not None:
+            return len(cached)
+        return sum(1 for _ in self._positions(*self._bounds(name)))
+
+    def _region_entries(self, name: str) -> Iterator[int]:
+        """Entry indices of region ``name``'s messages, in order."""
+        branch = self.branch
+        for position in self._positions(*self._bounds(name)):
+            yield branch[position]
 
     @property
     def messages_to_summarize(self) -> list[PlanMessage]:
         """Messages of ``[boundary_start, history_end)`` (compaction entries skipped)."""
-        if self.first_kept_index < 0:
-            return []
-        return self._collect("summarize", self.boundary_start, self.history_end)
+        return self._collect("summarize")
 
     @property
     def turn_prefix_messages(self) -> list[PlanMessage]:
         """Messages of ``[turn_start_index, first_kept_index)`` when the turn is split."""
-        if not self.is_split_turn:
-            return []
-        return self._collect("turn_prefix", self.turn_start_index, self.first_kept_index)
+        return self._collect("turn_prefix")
 
     @property
     def recent_messages(self) -> list[PlanMessage]:
         """Messages from the first kept entry to the leaf."""
-        if self.first_kept_index < 0:
-            return []
-        return self._collect("keep", self.first_kept_index, self.boundary_end)
+        return self._collect("keep")
 
     def _has_messages(self, first: int, stop: int) -> bool:
         path = self._path or []
@@ -180,20 +208,20 @@ class CompactionPlan:
             ops = FileOps()
             if self.previous_compaction_index >= 0 and not self.previous_from_extension:
                 add_details(self._previous_details, ops, self.rules)
-            for item in self.messages_to_summarize:
-                if self._role_of(item) == "assistant":
-                    extract_file_ops(item.message, ops, self.rules)
-            for item in self.turn_prefix_messages:
-                if self._role_of(item) == "assistant":
-                    extract_file_ops(item.message, ops, self.rules)
+            for name in ("summarize", "turn_prefix"):
+                if self._cache is None:
+                    # Messages given as objects (no session): their own roles decide.
+                    for item in self._collect(name):
+                        if item.message.get("role") == "assistant":
+                            extract_file_ops(item.message, ops, self.rules)
+                    continue
+                entries = self._cache.session.entries
+                for index in self._region_entries(name):
+                    entry = entries[index]
+                    if entry.type == "message" and entry.role == "assistant":
+                        extract_file_ops(message_from_entry(entry) or {}, ops, self.rules)
             self._file_ops = ops
         return self._file_ops
-
-    def _role_of(self, item: PlanMessage) -> str | None:
-        if self._cache is None:
-            return item.message.get("role")
-        entry = self._cache.session.entries[item.entry_index]
-        return entry.role if entry.type == "message" else None
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -242,7 +270,7 @@ class CompactionPlan:
             kind = self.kind_at(self.first_kept_index)
             return f"cut at {_article(kind)} {kind} that starts a turn: no turn prefix to summarize"
         start_kind = self.kind_at(self.turn_start_index)
-        count = len(self.turn_prefix_messages)
+        count = self.message_count("turn_prefix")
         plural = "" if count == 1 else "s"
         return (
             f"split turn: it starts at branch index {self.turn_start_index} ({start_kind}); "
@@ -271,20 +299,20 @@ class CompactionPlan:
             return "message"
         return str(self._cache.session.entries[self.branch[branch_index]].type)
 
-    def _sum(self, messages: list[PlanMessage]) -> int:
+    def _sum(self, name: str) -> int:
         cache = self._cache
         if cache is None:
             return 0
-        return sum(cache.message_tokens(item.entry_index) for item in messages)
+        return sum(cache.message_tokens(index) for index in self._region_entries(name))
 
     @property
     def region_tokens(self) -> dict[str, int]:
         """Token totals of the summarized history, the turn prefix and the kept messages."""
         if self._region_tokens is None:
             self._region_tokens = {
-                "summarize": self._sum(self.messages_to_summarize),
-                "turn_prefix": self._sum(self.turn_prefix_messages),
-                "keep": self._sum(self.recent_messages),
+                "summarize": self._sum("summarize"),
+                "turn_prefix": self._sum("turn_prefix"),
+                "keep": self._sum("keep"),
             }
         return self._region_tokens
 
@@ -342,9 +370,9 @@ class CompactionPlan:
                 "isSplitTurn": self.is_split_turn,
                 "tokensBefore": self.tokens_before,
                 "contextTokens": self.context_tokens.to_json() if self.context_tokens else None,
-                "messagesToSummarize": self._messages_json(self.messages_to_summarize),
-                "turnPrefixMessages": self._messages_json(self.turn_prefix_messages),
-                "recentMessages": self._messages_json(self.recent_messages),
+                "messagesToSummarize": self._messages_json("summarize"),
+                "turnPrefixMessages": self._messages_json("turn_prefix"),
+                "recentMessages": self._messages_json("keep"),
                 "previousSummary": self.previous_summary is not None,
                 "previousSummaryFromExtension": self.previous_from_extension,
                 "fileOps": self.file_ops.to_json(self.rules),
@@ -375,15 +403,19 @@ class CompactionPlan:
             for pos in positions
         ]
 
-    def _messages_json(self, messages: list[PlanMessage]) -> dict[str, Any]:
-        ids = self.entry_ids(messages)
+    def _messages_json(self, name: str) -> dict[str, Any]:
+        indices = list(self._region_entries(name))
+        ids = []
+        if self._cache is not None:
+            entries = self._cache.session.entries
+            ids = [entries[index].id for index in indices]
         return {
-            "count": len(messages),
+            "count": len(indices),
             "entryIds": ids,
-            "entryIndices": [item.entry_index for item in messages],
+            "entryIndices": indices,
             "firstEntryId": ids[0] if ids else None,
             "lastEntryId": ids[-1] if ids else None,
-            "tokens": self._sum(messages),
+            "tokens": self.region_tokens[name],
         }
 
 
@@ -431,7 +463,7 @@ def _omp_prompt_tokens(usage: dict[str, Any]) -> int:
     return prompt if prompt > 0 else omp_usage_tokens(usage)
 
 
-def _nearest(points: list[int], position: int) -> list[int]:
+def _nearest(points: Sequence[int], position: int) -> list[int]:
     """The closest valid cut point before ``position`` and the closest after it."""
     before = bisect.bisect_left(points, position)
     after = bisect.bisect_right(points, position)
@@ -651,7 +683,7 @@ def _prepare_omp(
         plan.reason = "no message-bearing entries after the boundary"
         return plan
     _fill_cut(plan, path, point)
-    if not plan.messages_to_summarize and not plan.turn_prefix_messages:
+    if not plan.message_count("summarize") and not plan.message_count("turn_prefix"):
         plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
@@ -725,7 +757,7 @@ def omp_last_usage(path: list[Any]) -> dict[str, Any] | None:
 
 
 def _check_manual_cut(
-    session: Any, plan: CompactionPlan, path: list[Any], points: list[int], cut: int
+    session: Any, plan: CompactionPlan, path: list[Any], points: Sequence[int], cut: int
 ) -> str | None:
     """Why a user-chosen cut is not allowed (None when it is)."""
     entries = session.entries

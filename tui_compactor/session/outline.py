@@ -25,11 +25,11 @@ attach to the nearest visible ancestor. Everything is iterative and O(n).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tui_compactor.session.session import NO_CHILDREN, Session, gc_paused
+from tui_compactor.session.session import NO_CHILDREN, ChildLists, Session, gc_paused
 
 __all__ = ["OutlineFilter", "OutlineRow", "OutlineWalk", "build_outline", "BOOKKEEPING_TYPES"]
 
@@ -160,7 +160,7 @@ class OutlineWalk:
         children = session._children
         roots = session._roots
         if all(visible):
-            visible_children: list[list[int]] = children
+            visible_children: Sequence[list[int]] | ChildLists = children
             visible_roots = list(roots)
         else:
             visible_children = [NO_CHILDREN] * count
@@ -241,7 +241,7 @@ class OutlineWalk:
                 break
 
 
-def _count_below(visible_children: list[list[int]], node: int) -> int:
+def _count_below(visible_children: Sequence[list[int]] | ChildLists, node: int) -> int:
     """Number of visible descendants of ``node`` (iterative)."""
     total = 0
     stack = list(visible_children[node])

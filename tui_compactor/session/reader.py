@@ -13,7 +13,6 @@ by offset (``os.pread`` on the read-only descriptor) when ``Entry.data`` is used
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import math
@@ -53,7 +52,6 @@ from tui_compactor.session.model import (
     written_by_us,
 )
 from tui_compactor.session.session import (
-    NO_CHILDREN,
     Refresh,
     Session,
     _LazyRecords,
@@ -678,8 +676,8 @@ class _Scanner:
         fast_errors = _FAST_ERRORS
         entries = s.entries
         latest = s._latest
-        children = s._children
-        no_children = NO_CHILDREN
+        add_child = s._children.add
+        add_child_slot = s._children.append_entry
         depths = s._depth
         ts_keys = s._ts_key
         roots = s._roots
@@ -776,23 +774,15 @@ class _Scanner:
                         )  # fmt: skip
                         if on_record is not None:
                             on_record(entries[index], obj)  # v3: nothing to migrate
-                        children.append(no_children)
+                        add_child_slot()
                         ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
                             roots.append(index)
                         else:
                             depths.append(depths[parent] + 1)
-                            siblings = children[parent]
-                            if not siblings:
-                                children[parent] = [index]
-                                if parent != index - 1:
-                                    switches.append(index)
-                            elif ts_keys[siblings[-1]] <= key:
-                                siblings.append(index)
-                            else:
-                                at = bisect.bisect_right(siblings, key, key=ts_keys.__getitem__)
-                                siblings.insert(at, index)
+                            if add_child(parent, index, ts_keys) and parent != index - 1:
+                                switches.append(index)
                         latest[entry_id] = index
                         if "generator" in obj and written_by_us(obj):
                             s._ours.add(index)

@@ -114,7 +114,7 @@ WHOLE_FILE_ACTIONS = frozenset({
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
-PREVIEW_HEAD_START = 1.0
+PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
 FOLLOW_INTERVAL = 1.0
@@ -199,6 +199,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Seconds after the last keystroke in a budget input before re-planning."""
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
+        if path is not None:
+            # The counter's table (cl100k: ~0.3 s) loads on its own thread from now on, while
+            # the window is built, so the first gauge does not wait for it.
+            self.state.settings.counter()
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -319,9 +323,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             # Paint the (empty) window first, then start indexing: the indexer holds the GIL
             # in slices and would otherwise delay the first frame.
             self.call_after_refresh(self.open_session, self.state.session_path)
-            # The counter's table (cl100k: ~0.3 s) loads on its own thread from now on, so the
-            # first gauge does not wait for it after the file is read.
-            self.call_after_refresh(lambda: self.counter)
         else:
             self.pick_session()
 
@@ -635,13 +636,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        session = self._loaded()
         self.state.selected_entry = message.entry_index
-        entry = session.entries[message.entry_index]
-        tokens = self.token_cache.entry_tokens(message.entry_index) if self.token_cache else None
-        self.query_one(EntryDetails).show_entry(entry, tokens,
-                                                session.label_of(message.entry_index),
-                                                located=not session.preview)
+        self._show_details(message.entry_index)
         tree = self.query_one(SessionTree)
         row = tree.rows[tree.row_of_entry[message.entry_index]] \
             if message.entry_index in tree.row_of_entry else None
@@ -651,6 +647,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
         self._restart_timer("gauge", self.gauge_debounce, self._measure_selected)
+
+    def _show_details(self, entry_index: int) -> None:
+        """The entry in the details pane, with its token count once the counting worker has
+        it (counting here could wait for the token table or a long record: the UI stalls)."""
+        session = self._loaded()
+        tokens = self.query_one(SessionTree).token_counts.get(entry_index)
+        self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
+                                                session.label_of(entry_index),
+                                                located=not session.preview)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
@@ -699,16 +704,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     # ----- tokens, gauge, chart ----------------------------------------------------------
 
     def start_token_count(self) -> None:
-        """Count tokens per entry in a worker: rows on screen first, then newest first."""
+        """Count tokens per entry in a worker: rows on screen first, then newest first (a
+        tail-first preview: the rows on screen only, the index needs the time)."""
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
         if self.handle is not None and self.token_cache is not None:
-            self.count_tokens(self.handle, self.token_cache, visible)
+            self.count_tokens(self.handle, self.token_cache, visible,
+                              only_first=self.handle.session.preview)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
     def count_tokens(self, handle: SessionHandle, cache: TokenCache,
-                     first: list[int] | None = None) -> None:
+                     first: list[int] | None = None, *, only_first: bool = False) -> None:
         """Count tokens per entry (thread); posts batches at most ~10 times a second.
 
         The session is read in batches under the handle's shared lock, so a refresh can run
@@ -719,7 +726,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         last_post = time.monotonic()
         with handle.read() as snapshot:
             count = snapshot.entry_count
-        order = list(first or []) + list(range(count - 1, -1, -1))
+        order = list(first or [])
+        if not only_first:
+            order += range(count - 1, -1, -1)
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
@@ -746,6 +755,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if message.cache is not None and message.cache is not self.token_cache:
             return
         self.query_one(SessionTree).add_token_counts(message.counts)
+        selected = self.selected_entry
+        if selected is not None and selected in message.counts and (
+                self.query_one(EntryDetails).shown_entry == selected):
+            self._show_details(selected)  # its count was not known when it was shown
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,

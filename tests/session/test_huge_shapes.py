@@ -1,0 +1,130 @@
+"""Huge shapes stay within memory: a deep parent chain is printed and walked as a stream.
+
+A 200,000-deep chain (``benchmarks/gen_huge.py chain-200k``) must fit in half the file size
++ 150 MB; these tests check the mechanisms on a chain small enough for CI: the commands write
+their rows as they make them (no single write holds the whole output), and walking the
+context of a lazily read session holds neither its items nor their records.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_compactor.cli import main
+from tui_compactor.session.reader import load_session
+
+CHAIN = 20_000
+HEADER = {"type": "session", "version": 3, "id": "0199a3b0-huge-7000-8000-000000000001",
+          "timestamp": "2025-11-03T09:00:00.000Z", "cwd": "/home/dev/project"}  # fmt: skip
+
+
+def _write_chain(path: Path, count: int) -> Path:
+    """``count`` short user/assistant messages, each the child of the one before."""
+    lines = [json.dumps(HEADER)]
+    parent = None
+    for n in range(1, count + 1):
+        entry_id = f"{n:08x}"
+        role = "user" if n % 2 else "assistant"
+        content = [{"type": "text", "text": f"step {n}: ok"}]
+        message: dict[str, Any] = {"role": role, "content": content,
+                                   "timestamp": 1762160400000 + n}  # fmt: skip
+        if role == "assistant":
+            message.update(api="anthropic-messages", provider="anthropic",
+                           model="claude-sonnet-4-5", stopReason="stop")  # fmt: skip
+        stamp = f"2025-11-03T09:{n // 60000 % 60:02d}:{n // 1000 % 60:02d}.{n % 1000:03d}Z"
+        lines.append(json.dumps({"type": "message", "id": entry_id, "parentId": parent,
+                                 "timestamp": stamp, "message": message}))  # fmt: skip
+        parent = entry_id
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _write_chain(tmp_path_factory.mktemp("huge") / "chain.jsonl", CHAIN)
+
+
+class _Recorder:
+    """A stdout that keeps only the text's total and its largest single write."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.largest = 0
+        self.head = ""
+
+    def write(self, text: str) -> int:
+        self.total += len(text)
+        self.largest = max(self.largest, len(text))
+        if len(self.head) < 4096:
+            self.head += text[:4096]
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["context", "--json", "--tokens", "pi"],
+        ["context", "--tokens", "pi"],
+        ["tree", "--json"],
+        ["tree"],
+    ],  # fmt: skip
+)
+def test_commands_stream_the_rows_of_a_deep_chain(
+    chain: Path, command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _Recorder()
+    monkeypatch.setattr("sys.stdout", out)
+    assert main([*command, str(chain)]) == 0
+    assert out.total > 500_000  # one row per entry of the chain
+    assert out.largest < 1_000_000, f"{command}: one write of {out.largest} of {out.total} chars"
+
+
+def test_context_json_of_a_deep_chain_is_whole(
+    chain: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["context", "--json", "--tokens", "pi", str(chain)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["length"] == len(data["items"]) == CHAIN
+    assert data["llmMessageCount"] == CHAIN
+    assert data["contextTokens"]["localEstimate"] == sum(row["tokens"] for row in data["items"])
+    assert [row["entryIndex"] for row in data["items"]] == list(range(CHAIN))
+    assert list(data)[-2:] == ["items", "threshold"]
+
+
+def test_walking_the_context_of_a_lazy_chain_holds_no_items_or_records(
+    chain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_compactor.engine.context import item_llm, item_tokens, stream_context
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+
+    monkeypatch.setattr("tui_compactor.session.session.CACHE_MAX_RECORDS", 256)
+    session = load_session(chain, lazy=True)
+    counter = get_counter("pi")
+    cache = TokenCache(session, counter)
+    try:
+        tracemalloc.start()
+        try:
+            ctx, items = stream_context(session, session.leaf)
+            count = sent = 0
+            for item in items:
+                count += 1
+                sent += len(item_llm(item))
+                item_tokens(item, counter, cache)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        session.close()
+    assert count == sent == CHAIN
+    # The path (8 bytes an entry), the token counts (8 bytes an entry) and the session's
+    # bounded cache of re-read records may be held; not the items and their messages
+    # (about 20,000 x 0.7 KB).
+    assert peak < 3_000_000, f"walking {CHAIN} items held {peak / 1e6:.1f} MB"
