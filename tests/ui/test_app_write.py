@@ -153,6 +153,58 @@ async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
         assert tree.rows[tree.row_of_entry[parent]].on_active_path
 
 
+async def test_undo_never_holds_the_ui_behind_a_long_reader(tmp_path: Path) -> None:
+    """``u`` while an analysis holds the session and a live-follow refresh waits behind it:
+    the proposal is made in a worker, so keys keep working; the question comes when the
+    reader is done."""
+    import threading
+    import time
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        handle = app.handle
+        assert handle is not None
+        session = app.session
+        active = session.path_to(session.leaf)
+        compaction = max(i for i in active if session.entries[i].type == "compaction")
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(compaction)
+        await settle(pilot)
+
+        holding = threading.Event()
+        release = threading.Event()
+
+        def long_reader() -> None:  # an analysis reading the whole session
+            with handle.read():
+                holding.set()
+                release.wait(10)
+
+        reader = threading.Thread(target=long_reader)
+        reader.start()
+        assert holding.wait(5)
+        refresher = threading.Thread(target=handle.refresh)  # waits for the reader
+        refresher.start()
+        time.sleep(0.05)
+        started = time.monotonic()
+        await pilot.press("u")
+        await pilot.press("j")  # handled at once: the UI thread is not waiting for the lock
+        await pilot.pause()
+        assert time.monotonic() - started < 2
+        assert not isinstance(app.screen, ConfirmDialog)
+        release.set()
+        reader.join(5)
+        refresher.join(5)
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "25 entries" in app.screen.question.plain
+        await pilot.press("n")
+        await settle(pilot)
+    assert path.read_bytes() == before
+
+
 async def test_undo_refuses_what_the_command_refuses_with_its_reason(tmp_path: Path) -> None:
     """A compaction that is not the last one on the active path: the app refuses, with the
     workbench's reason (the rule ``undo`` applies), and writes nothing."""

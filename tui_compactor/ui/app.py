@@ -1362,7 +1362,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.ask_undo(entry.index)
 
     def ask_undo(self, compaction: int) -> None:
-        """Propose the undo of ``compaction``; ask when entries leave the active path."""
+        """Propose the undo of ``compaction``; ask when entries leave the active path.
+
+        The proposal reads the session in a worker: a refresh waiting behind a long reader
+        (an analysis) never holds the UI thread.
+        """
         handle = self.handle
         if handle is None:
             return
@@ -1370,17 +1374,29 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.notify(sanitize(handle.session.append_refusal, max_len=300),
                         title="read-only: nothing written", severity="error", timeout=8)
             return
+        self.propose_undo_in_worker(handle, compaction)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="undo-propose")
+    def propose_undo_in_worker(self, handle: SessionHandle, compaction: int) -> None:
+        """``propose_undo`` under a snapshot (thread); the answer is handled on the UI thread."""
         with handle.read() as snapshot:
             try:
                 proposal = propose_undo(snapshot, compaction)
             except ActionRefused as refused:
                 if not refused.needs_force:
-                    self.notify(sanitize(refused.reason, max_len=300), title="cannot undo",
-                                severity="warning", timeout=8)
+                    self.call_from_thread(
+                        self.notify, sanitize(refused.reason, max_len=300),
+                        title="cannot undo", severity="warning", timeout=8)
                     return
                 proposal = propose_undo(snapshot, compaction, force=True)
+        self.call_from_thread(self.confirm_undo, handle, proposal, compaction)
+
+    def confirm_undo(self, handle: SessionHandle, proposal: Proposal, compaction: int) -> None:
+        """Apply an undo that abandons nothing; ask first when entries leave the active path."""
+        if handle is not self.handle:
+            return
         if not proposal.leaving:
-            self.undo_compaction(self.handle, proposal, compaction)
+            self.undo_compaction(handle, proposal, compaction)
             return
         from tui_compactor.ui.screens.confirm import ConfirmDialog
 
