@@ -192,7 +192,7 @@ async def test_undo_never_holds_the_ui_behind_a_long_reader(tmp_path: Path) -> N
         await pilot.press("u")
         await pilot.press("j")  # handled at once: the UI thread is not waiting for the lock
         await pilot.pause()
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < 5  # the old code waited for the reader (10 s)
         assert not isinstance(app.screen, ConfirmDialog)
         release.set()
         reader.join(5)
