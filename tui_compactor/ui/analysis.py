@@ -278,43 +278,43 @@ class AnalysisMixin:
 
     def action_inspect_requests(self) -> None:
         """Show the exact requests the shown plan's compaction would send (none is sent)."""
-        from tui_compactor.ui.screens.requests import RequestsScreen
-
         report = self.state.plan_report
         plan = report.plan if report is not None else None
         if self.handle is None or report is None or plan is None or not plan.prepared:
             self.notify("plan first (c): the requests are the plan's", timeout=3)  # type: ignore[attr-defined]
             return
-        try:
-            summarizer = self.summarizer_for(compaction=True)  # type: ignore[attr-defined]
-        except Exception as error:  # a config problem: say it, keep running
-            self.notify(str(error)[:300], title="no summarizer", severity="error")  # type: ignore[attr-defined]
-            return
         method, focus, replace = self.compaction_options  # type: ignore[attr-defined]
         options = {"method": method, "instructions": focus.strip() or None,
                    "replace_instructions": replace}
-        self.push_screen(  # type: ignore[attr-defined]
-            RequestsScreen(plan, report.generation, self.handle, summarizer, self.settings,
-                           options))
+        self._show_requests(plan, report.generation, options, branch=False)
 
     def inspect_branch_requests(
         self, nav_plan: Any, generation: int, instructions: str | None, replace: bool
     ) -> None:
         """Show the exact requests the branch summary of ``nav_plan`` would send (none is
         sent), over the navigation dialog."""
-        from tui_compactor.ui.screens.requests import RequestsScreen
-
         if self.handle is None:
             return
+        options = {"instructions": instructions, "replace_instructions": replace}
+        self._show_requests(nav_plan, generation, options, branch=True)
+
+    def _show_requests(self, plan: Any, generation: int, options: dict[str, Any], *,
+                       branch: bool) -> None:
+        """Open the request inspector with the summarizer of a compaction or a branch summary;
+        a configuration problem is said and nothing opens."""
+        from tui_compactor.ui.screens.requests import RequestsScreen
+
+        handle = self.handle
+        if handle is None:
+            return
         try:
-            summarizer = self.summarizer_for(compaction=False)  # type: ignore[attr-defined]
+            summarizer = self.summarizer_for(compaction=not branch)  # type: ignore[attr-defined]
         except Exception as error:  # a config problem: say it, keep running
             self.notify(str(error)[:300], title="no summarizer", severity="error")  # type: ignore[attr-defined]
             return
-        options = {"instructions": instructions, "replace_instructions": replace}
         self.push_screen(  # type: ignore[attr-defined]
-            RequestsScreen(nav_plan, generation, self.handle, summarizer, self.settings,
-                           options, branch=True))
+            RequestsScreen(plan, generation, handle, summarizer, self.settings, options,
+                           branch=branch))
 
     def analysis_node_measured(self) -> None:
         """The cursor rested on a node: refresh the views that follow it."""
