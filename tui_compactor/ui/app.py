@@ -412,10 +412,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         model's window unless set (worker threads call this; it may read records)."""
         from tui_compactor.workbench.settings import with_session_window
 
-        settings = settings.for_session(session)
-        if not settings.window_configured:
-            settings = with_session_window(settings, session)
-        return settings
+        return with_session_window(settings.for_session(session), session)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def load_session_file(self, path: Path, cancel: threading.Event, settings: Settings,
@@ -1192,13 +1189,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
-        from tui_compactor.summarize.providers import make_summarizer
-
-        if compaction:
-            profile = self.config.summarizer_profile(self.options.profile_name)
-        else:
-            profile = self.config.profile(self.options.profile_name)
-        return make_summarizer(self.settings.summarizer_profile(profile))
+        return summarizer_for(self.settings, self.options.profile_name, compaction=compaction)
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -1781,17 +1772,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.query_one(LoadingBar).stop()
 
 
+def summarizer_for(settings: Settings, profile_name: str | None, *,
+                   compaction: bool) -> Summarizer:
+    """The summarizer of ``profile_name`` under ``settings`` (offline without a config): the
+    compaction's (its ``[summarizer]`` profile) or the branch summary's."""
+    from tui_compactor.summarize.providers import make_summarizer
+
+    config = settings.config
+    profile = (config.summarizer_profile(profile_name) if compaction
+               else config.profile(profile_name))
+    return make_summarizer(settings.summarizer_profile(profile))
+
+
 def _fold_notes(plan: CompactionPlan, profile_name: str | None,
                 settings: Settings) -> list[str]:
     """Regions the compaction summarizer must fold (its window is smaller than them). Run in
     the plan worker: the configuration (pydantic) and the summarizer's provider (httpx) load
     on first use, ~0.2 s."""
     from tui_compactor.summarize.compaction import fold_notes
-    from tui_compactor.summarize.providers import make_summarizer
 
     try:
-        profile = settings.summarizer_profile(settings.config.summarizer_profile(profile_name))
-        summarizer = make_summarizer(profile)
+        summarizer = summarizer_for(settings, profile_name, compaction=True)
     except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
         return []
     if getattr(summarizer, "offline", False):

@@ -410,6 +410,8 @@ def resolve_settings(
 def with_session_window(settings: Settings, session: Any) -> Settings:
     """``settings`` with the window of the session's own model (at the file's leaf) when the
     user set none (``Settings.with_model_window``): what the app and the analysis commands use."""
+    if settings.window_configured:
+        return settings  # the user's window wins: no need to read the session's model
     from tui_compactor.engine.context import build_context
     from tui_compactor.engine.models import known_context_window
 
