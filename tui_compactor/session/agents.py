@@ -276,7 +276,8 @@ def orphaned_appends(session: Session) -> list[OrphanedAppend]:
     # The entry before each of ours: its foreign children after ours are the evidence.
     wanted = {entries[i - 1].id for i in ours}
     foreign_children: dict[str, list[int]] = {}
-    for entry in entries[ours[0]:]:
+    for position in range(ours[0], len(entries)):  # no copy of the tail
+        entry = entries[position]
         if entry.parent_id in wanted and not session.written_by_us(entry.index):
             foreign_children.setdefault(entry.parent_id, []).append(entry.index)
     found = []

@@ -168,8 +168,7 @@ class SessionExtras(_Base):
                 WorkFailed("label not written", "the session kept growing; nothing written")
             )
             return
-        with handle.read() as snapshot:
-            added = list(range(before, snapshot.entry_count))
+        added = app._added_since(handle, before)
         label = str(proposal.extra["label"])
         what = f"label “{label}” set" if label else "label cleared"
         where = f" (the session grew meanwhile: written after the new leaf #{proposal.parent})"

@@ -32,14 +32,12 @@ class _SharedLock:
         self._readers = 0
         self._writer: int | None = None
         self._writers_waiting = 0
-        self._depth = 0
 
     @contextmanager
     def shared(self) -> Iterator[None]:
         me = threading.get_ident()
         with self._condition:
             if self._writer == me:  # the writing thread may read what it holds
-                self._depth += 1
                 reentrant = True
             else:
                 reentrant = False
@@ -50,9 +48,7 @@ class _SharedLock:
             yield
         finally:
             with self._condition:
-                if reentrant:
-                    self._depth -= 1
-                else:
+                if not reentrant:
                     self._readers -= 1
                     if not self._readers:
                         self._condition.notify_all()
@@ -62,7 +58,6 @@ class _SharedLock:
         me = threading.get_ident()
         with self._condition:
             if self._writer == me:
-                self._depth += 1
                 reentrant = True
             else:
                 reentrant = False
@@ -75,9 +70,7 @@ class _SharedLock:
             yield
         finally:
             with self._condition:
-                if reentrant:
-                    self._depth -= 1
-                else:
+                if not reentrant:
                     self._writer = None
                     self._condition.notify_all()
 

@@ -210,11 +210,6 @@ class SentText(ScrollView, can_focus=True):
             self.scroll_to(0, 0, animate=False)
         self.refresh()
 
-    @property
-    def text(self) -> str:
-        """Every line, joined (what the pane shows before wrapping)."""
-        return "\n".join(line for line, _ in self.lines)
-
     def _content_width(self) -> int:
         width = self.scrollable_content_region.width or self.size.width
         return width if width > 0 else 40
@@ -233,7 +228,7 @@ class SentText(ScrollView, can_focus=True):
                 rows.extend((row, style) for row in wrap_cells(line, width))
         self._rows = rows
         self._strips.clear()
-        self.virtual_size = Size(width, len(rows))
+        set_virtual_size(self, Size(width, len(rows)))
 
     def on_resize(self) -> None:
         """Wrap again when the width changed."""
