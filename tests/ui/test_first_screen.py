@@ -34,6 +34,7 @@ async def test_only_the_details_tab_is_built_at_start_and_each_tab_builds_on_fir
         for view in (ContextView, PlanView, SummaryDiff, BreakdownView):
             assert not app.query(view), f"{view.__name__} built before it was shown"
         assert not app.query("#compaction-host")
+        assert not app.query("#hindsight")  # built with the first compaction node shown
 
         await pilot.press("2")
         await settle(pilot)

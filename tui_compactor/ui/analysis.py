@@ -220,18 +220,21 @@ class AnalysisMixin:
         """Audit the selected entry when it is a compaction (else hide the audit)."""
         if not self._analysis_ok():
             return
-        try:
-            area = self.query_one(HindsightView)  # type: ignore[attr-defined]
-        except NoMatches:
-            return
         index = self.selected_entry
-        assert self.handle is not None
-        if index is None or self.handle.session.entries[index].type != "compaction":
-            area.display = False
-            return
-        area.display = True
-        area.show_pending()
-        self.compute_hindsight(self.handle, index, self.settings.rules)
+        handle = self.handle
+        assert handle is not None
+        compaction = index is not None and handle.session.entries[index].type == "compaction"
+
+        def show(area: HindsightView) -> None:
+            if index is None or not compaction:
+                area.display = False
+                return
+            area.display = True
+            area.show_pending()
+            self.compute_hindsight(handle, index, self.settings.rules)
+
+        # Built with the first compaction node shown (hidden until then).
+        self.with_view(HindsightView, show, build=compaction)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="hindsight")
     def compute_hindsight(self, handle: SessionHandle, entry_index: int, rules: str) -> None:
@@ -251,7 +254,8 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_hindsight()
             return
-        self.query_one(HindsightView).show(message.audit)  # type: ignore[attr-defined]
+        self.with_view(HindsightView,  # type: ignore[attr-defined]
+                       lambda area: area.show(message.audit))
 
     def on_hindsight_view_jump_requested(self, message: HindsightView.JumpRequested) -> None:
         """Enter on a lost fact or a re-read: move the tree cursor to where it was needed."""

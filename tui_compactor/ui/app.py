@@ -300,15 +300,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 yield ContextChart(id="chart")
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
-                        yield EntryDetails(id="details")
-                        yield HindsightView(id="hindsight")
+                        yield EntryDetails(id="details")  # the hindsight audit: ui.panes
                     for title, pane_id in LAZY_TABS:
                         yield TabPane(title, id=pane_id)  # built on first use (ui.panes)
         yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
         yield StateFooter()
 
     def pane_content(self, pane_id: str) -> list[Widget]:
-        """What a preview tab holds, built the first time it is shown or used."""
+        """What a preview tab (or the hindsight area under the details) holds, built the
+        first time it is shown or used (``ui.panes``)."""
+        if pane_id == "hindsight":
+            return [HindsightView(id="hindsight")]
         if pane_id == "tab-context":
             context = ContextView(id="context")
             context.pending = self.state.gauge_data  # drawn when the tab shows
