@@ -72,21 +72,27 @@ class LazyPanes:
         queue[part] = []
         parent = self._main_screen().query_one(f"#{LAZY_PARTS[part]}")
         mounted = parent.mount(*self.pane_content(part))
+        app: App[None] = self  # type: ignore[assignment]
 
         async def run_waiting() -> None:
             await mounted
             self._panes_mounted.add(part)
             waiting = queue[part] or []
+            if not app.is_running:
+                waiting.clear()
             while waiting:
                 waiting.pop(0)()
             queue[part] = None
 
-        app: App[None] = self  # type: ignore[assignment]
         app.call_next(run_waiting)
 
     def with_pane(self, part: str, action: Callable[[], None], *, build: bool = True) -> None:
         """Run ``action`` now if ``part`` is built, else once it is (building it; with
-        ``build=False`` a part never built is left alone and ``action`` dropped)."""
+        ``build=False`` a part never built is left alone and ``action`` dropped). Nothing
+        runs once the app shuts down (a debounce timer may still fire: its views are gone)."""
+        app: App[None] = self  # type: ignore[assignment]
+        if not app.is_running:
+            return
         queue = self._queue()
         if part not in queue:
             if not build:
