@@ -804,14 +804,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         if not self.state.first_screen.is_set():
             self.call_after_refresh(self.state.first_screen.set)
+        if self.state.preview_drawn is not None:  # the preview is on screen: index now
+            self.call_after_refresh(self.state.preview_drawn.set)
         if message.provisional:
             self.query_one(ContextGauge).show(message.data, provisional=True)
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
-        if self.state.preview_drawn is not None:  # the preview is on screen: index now
-            self.call_after_refresh(self.state.preview_drawn.set)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
