@@ -85,6 +85,8 @@ async def test_what_is_asked_of_a_tab_before_it_is_built_happens_in_order() -> N
         await settle(pilot)
         assert app.plan is not None
         assert "Plan for leaf" in str(app.query_one("#plan-text", Static).render())
+        # Building the form is not an edit: no setting became the app's, nothing re-planned.
+        assert app.settings.source_of("summary_reasoning_effort") == "default"
         keep = app.query_one("#plan-keep", Input).value
         assert (
             keep and int(keep.replace(",", "").replace("_", "")) == app.settings.keep_recent_tokens

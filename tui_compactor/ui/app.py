@@ -672,14 +672,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
-        (at once when ``delay`` is 0)."""
+        (at once when ``delay`` is 0; not once the app shuts down: its widgets are gone)."""
         timer = self._debounce.pop(name, None)
         if timer is not None:
             timer.stop()
         if delay <= 0:
             callback()
         else:
-            self._debounce[name] = self.set_timer(delay, callback)
+            self._debounce[name] = self.set_timer(
+                delay, lambda: callback() if self.is_running else None)
 
     def _measure_selected(self) -> None:
         """Start measuring the context at the selected entry (and count what is on screen)."""
