@@ -91,6 +91,41 @@ def test_missing_parent_starts_a_separate_tree(capsys: pytest.CaptureFixture[str
     assert "(missing deadbeef) e0000004" in lines[rule + 1]
 
 
+def _hidden_root_session(path: Path) -> Path:
+    """A hidden root (a model change) with two user messages under it, and a second root."""
+    import json
+
+    def message(ident: str, parent: str | None, text: str) -> dict[str, object]:
+        return {"type": "message", "id": ident, "parentId": parent,
+                "timestamp": "2025-12-03T14:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2025-12-03T14:00:00.000Z",
+         "cwd": "/p"},
+        {"type": "model_change", "id": "m0", "parentId": None,
+         "timestamp": "2025-12-03T14:00:00.500Z", "provider": "x", "modelId": "y"},
+        message("u1", "m0", "first"), message("u2", "m0", "second"),
+        message("u3", None, "another root"),
+    ]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+@pytest.mark.parametrize("view", ["default", "all", "user-only"])
+def test_tree_numbers_every_separate_tree_up_to_its_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str
+) -> None:
+    # Hiding the root lifts its two messages into two trees: the count in "root N of M" and
+    # the rules printed come from the same walk, so they always end at M.
+    session = _hidden_root_session(tmp_path / "s.jsonl")
+    code, out, err = run(capsys, "tree", str(session), "--filter", view)
+    assert code == 0, err
+    rules = re.findall(r"^── root (\d+) of (\d+): ", out, flags=re.MULTILINE)
+    total = 2 if view == "all" else 3
+    assert rules == [(str(n), str(total)) for n in range(2, total + 1)]
+
+
 @pytest.mark.parametrize(("n", "one", "text"), [
     (1, "message", "1 message"), (2, "message", "2 messages"), (0, "entry", "0 entries"),
     (1, "entry", "1 entry"), (3, "msg", "3 msgs"),
