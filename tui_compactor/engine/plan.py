@@ -323,10 +323,14 @@ class CompactionPlan:
 
     def entry_ids(self, messages: list[PlanMessage]) -> list[str]:
         """Source entry ids of ``messages``."""
+        return self._ids_of([item.entry_index for item in messages])
+
+    def _ids_of(self, indices: list[int]) -> list[str]:
+        """The ids of the entries at ``indices`` (none without the session)."""
         if self._cache is None:
             return []
         entries = self._cache.session.entries
-        return [entries[item.entry_index].id for item in messages]
+        return [entries[index].id for index in indices]
 
     def to_json(self) -> dict[str, Any]:
         """One ``plan --json`` row (the reference's field names where it has them)."""
@@ -405,10 +409,7 @@ class CompactionPlan:
 
     def _messages_json(self, name: str) -> dict[str, Any]:
         indices = list(self._region_entries(name))
-        ids = []
-        if self._cache is not None:
-            entries = self._cache.session.entries
-            ids = [entries[index].id for index in indices]
+        ids = self._ids_of(indices)
         return {
             "count": len(indices),
             "entryIds": ids,
