@@ -169,9 +169,7 @@ def run(args: argparse.Namespace) -> int:
     except common.CommandError as error:
         return common.fail(error)
     try:
-        session = common.load(args.session)
-        settings = settings.for_session(session)
-        leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, leaf = common.load_at_leaf(args, settings=settings)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
         return common.fail(error)

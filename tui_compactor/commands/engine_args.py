@@ -140,15 +140,29 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def load_with_settings(
-    args: argparse.Namespace, *, writes: bool = True, on_record: Any = None
+    args: argparse.Namespace,
+    *,
+    writes: bool = True,
+    on_record: Any = None,
+    settings: Settings | None = None,
 ) -> tuple[Settings, Any]:
-    """The settings (``settings_from_args``, then fitted to the session: its rules, its
-    model's window) and the session of ``args.session`` (``load``, with ``writes`` and
-    ``on_record``), in that order, so a settings problem is reported before the file is read.
-    Raises ``CommandError``."""
-    settings = settings_from_args(args)
+    """The settings (``settings_from_args`` unless already resolved, then fitted to the
+    session: its rules, its model's window) and the session of ``args.session`` (``load``,
+    with ``writes`` and ``on_record``), in that order, so a settings problem is reported before
+    the file is read. Raises ``CommandError``."""
+    if settings is None:
+        settings = settings_from_args(args)
     session = load(args.session, writes=writes, on_record=on_record)
     return settings.for_session(session), session
+
+
+def load_at_leaf(
+    args: argparse.Namespace, *, writes: bool = True, settings: Settings | None = None
+) -> tuple[Settings, Any, int]:
+    """``load_with_settings``, then the node the command works at: ``--leaf``/``--at``, or the
+    file's leaf (``leaf_or_default``). Raises ``CommandError``."""
+    settings, session = load_with_settings(args, writes=writes, settings=settings)
+    return settings, session, leaf_or_default(session, args.leaf)
 
 
 def format_ids(ids: list[str], *, head: int = 3, tail: int = 2) -> str:

@@ -67,8 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.settings import with_session_window
 
     try:
-        settings, session = common.load_with_settings(args)
-        old_leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, old_leaf = common.load_at_leaf(args)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
         return common.fail(error)
