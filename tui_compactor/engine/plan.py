@@ -476,19 +476,17 @@ def _nearest(points: Sequence[int], position: int) -> list[int]:
     return nearest
 
 
-def prepare_compaction(
+def _start_plan(
     session: Any,
     leaf_index: int | None,
     settings: CompactionSettings,
     counter: TokenCounter,
-    cut: int | None = None,
-    *,
-    cache: TokenCache | None = None,
-) -> CompactionPlan:
-    """Plan a compaction of the branch ending at ``leaf_index`` (default: the file's leaf)."""
-    rules = settings.rules
-    if rules == "omp" and cut is None:
-        return _prepare_omp(session, leaf_index, settings, counter, cache)
+    cache: TokenCache | None,
+    rules: str,
+    manual_cut: bool,
+) -> tuple[CompactionPlan, list[Any]]:
+    """The plan before any decision (not prepared: its leaf, branch and token cache) and the
+    entries of its branch; no entries when there is nothing to plan (the plan says why)."""
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     leaf = session.leaf if leaf_index is None else leaf_index
@@ -502,20 +500,40 @@ def prepare_compaction(
         counter_name=counter.name,
         keep_recent_tokens=keep,
         effective_keep_recent_tokens=keep,
-        manual_cut=cut is not None,
+        manual_cut=manual_cut,
         _cache=cache,
     )
     if leaf is None:
         plan.reason = "the session has no entries"
-        return plan
-    plan.branch = branch = session.path_to(leaf)
+        return plan, []
+    plan.branch = session.path_to(leaf)
     entries = session.entries
-    path = [entries[index] for index in branch]
-    end = len(path)
-    plan.boundary_end = end
+    path = [entries[index] for index in plan.branch]
+    plan.boundary_end = len(path)
     if not path:
         plan.reason = "the branch is empty"
+    return plan, path
+
+
+def prepare_compaction(
+    session: Any,
+    leaf_index: int | None,
+    settings: CompactionSettings,
+    counter: TokenCounter,
+    cut: int | None = None,
+    *,
+    cache: TokenCache | None = None,
+) -> CompactionPlan:
+    """Plan a compaction of the branch ending at ``leaf_index`` (default: the file's leaf)."""
+    rules = settings.rules
+    if rules == "omp" and cut is None:
+        return _prepare_omp(session, leaf_index, settings, counter, cache)
+    plan, path = _start_plan(session, leaf_index, settings, counter, cache, rules, cut is not None)
+    if not path:
         return plan
+    leaf, branch, end, keep = plan.leaf, plan.branch, len(path), plan.keep_recent_tokens
+    cache = plan._cache
+    assert leaf is not None and cache is not None
 
     previous = -1
     for position in range(end - 1, -1, -1):
@@ -618,32 +636,13 @@ def _prepare_omp(
     cache: TokenCache | None,
 ) -> CompactionPlan:
     """oh-my-pi 18.2.3's ``prepareCompaction`` (no active model), in branch indices."""
-    if cache is None or cache.counter is not counter or cache.session is not session:
-        cache = TokenCache(session, counter)
-    leaf = session.leaf if leaf_index is None else leaf_index
-    keep = settings.keep_recent_tokens
-    plan = CompactionPlan(
-        prepared=False,
-        reason=None,
-        leaf=leaf,
-        branch=[],
-        rules="omp",
-        counter_name=counter.name,
-        keep_recent_tokens=keep,
-        effective_keep_recent_tokens=keep,
-        _cache=cache,
-    )
-    if leaf is None:
-        plan.reason = "the session has no entries"
-        return plan
-    plan.branch = branch = session.path_to(leaf)
-    entries = session.entries
-    path = [entries[index] for index in branch]
-    end = plan.boundary_end = len(path)
+    plan, path = _start_plan(session, leaf_index, settings, counter, cache, "omp", False)
     plan._path = path
     if not path:
-        plan.reason = "the branch is empty"
         return plan
+    branch, end, keep = plan.branch, len(path), plan.keep_recent_tokens
+    cache = plan._cache
+    assert cache is not None
     start, previous, reset = omp_boundary(path)
     plan.boundary_start = start
     plan.previous_compaction_index = previous
