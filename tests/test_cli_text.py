@@ -3,6 +3,7 @@ they come from, one error is printed once, separate trees are separated, counts 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -69,6 +70,23 @@ def test_lint_prints_a_refused_files_error_once(capsys: pytest.CaptureFixture[st
     code, out, _ = run(capsys, "lint", str(FIXTURES / "bad" / "empty-file.jsonl"))
     assert code == 2
     assert out.count("empty file (0 bytes), not a pi session") == 1
+
+
+@pytest.mark.parametrize("name", ["empty-file.jsonl", "whitespace-only.jsonl"])
+def test_session_commands_name_a_refused_file_by_the_same_error(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    path = FIXTURES / "bad" / name
+    errors = {}
+    for command in ("lint", "tree", "inspect"):
+        code, out, _ = run(capsys, command, str(path), "--json")
+        report = json.loads(out)
+        assert (code, report["verdict"]) == (2, "refuse")
+        errors[command] = report["error"]
+        _, _, err = run(capsys, command, str(path))
+        if command != "lint":
+            assert err == f"tui-compactor: {report['error']}\n"
+    assert errors["tree"] == errors["inspect"] == errors["lint"]
 
 
 def test_tree_separates_a_second_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

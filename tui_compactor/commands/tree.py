@@ -68,12 +68,7 @@ def run(args: argparse.Namespace) -> int:
     session = load_session(args.session)
     try:
         if session.verdict is Verdict.REFUSE:
-            error = common.refused_error(session)
-            if args.json:
-                common.print_json({"verdict": session.verdict.value, "error": error, "rows": []})
-            else:
-                sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
-            return common.EXIT_USAGE
+            return common.refuse(session, args.json, {"verdict": session.verdict.value, "rows": []})
         try:
             leaf = common.resolve_entry(session, args.leaf)
             folded = {common.resolve_entry(session, ref) for ref in args.fold}
