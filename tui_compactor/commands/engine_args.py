@@ -104,6 +104,30 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
                         "regions are summarized in windows")
 
 
+PROVIDERS = ("openai", "anthropic", "offline")
+"""The summarizer providers (``config.ProviderName``; kept here so that no parser imports the
+config module)."""
+
+
+def add_summarizer(parser: argparse.ArgumentParser) -> None:
+    """The summarizer's flags, the same in every command that summarizes: they override the
+    profile taken from the config (``config.profile_from_flags``)."""
+    parser.add_argument("--profile", default=None, help="summarizer profile from the config")
+    parser.add_argument("--provider", choices=PROVIDERS, default=None,
+                        help="summarizer provider, overriding the profile")
+    parser.add_argument("--base-url", default=None, help="summarizer base URL")
+    parser.add_argument("--model", default=None, help="summarizer model name")
+
+
+def summarizer_from_args(args: argparse.Namespace, settings: Settings, *, compaction: bool) -> Any:
+    """The summarizer ``add_summarizer``'s flags choose under ``settings``
+    (``Settings.summarizer``). Raises ``ConfigError``."""
+    return settings.summarizer(
+        compaction=compaction, profile=args.profile, provider=args.provider,
+        base_url=args.base_url, model=args.model,
+    )  # fmt: skip
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Resolve the settings from the config, the environment and the flags in ``args``.
 
