@@ -476,6 +476,15 @@ def _nearest(points: Sequence[int], position: int) -> list[int]:
     return nearest
 
 
+def _take_previous(plan: CompactionPlan, data: dict[str, Any]) -> None:
+    """The previous compaction's summary, and whether an extension (oh-my-pi's
+    ``fromExtension``, pi's ``fromHook``) wrote it."""
+    summary = data.get("summary")
+    plan.previous_summary = summary if isinstance(summary, str) else None
+    source = "fromExtension" if plan.rules == "omp" else "fromHook"
+    plan.previous_from_extension = bool(data.get(source))
+
+
 def _start_plan(
     session: Any,
     leaf_index: int | None,
@@ -568,13 +577,7 @@ def prepare_compaction(
     start = plan.boundary_start
 
     if previous >= 0:
-        data = path[previous].data
-        summary = data.get("summary")
-        plan.previous_summary = summary if isinstance(summary, str) else None
-        if rules == "omp":
-            plan.previous_from_extension = bool(data.get("fromExtension"))
-        else:
-            plan.previous_from_extension = bool(data.get("fromHook"))
+        _take_previous(plan, path[previous].data)
 
     if path[-1].type == "compaction":
         plan.reason = "last entry on branch is a compaction: nothing new to compact"
@@ -649,9 +652,7 @@ def _prepare_omp(
     plan.reset_boundary_index = reset
     if previous >= 0:
         data = path[previous].data
-        summary = data.get("summary")
-        plan.previous_summary = summary if isinstance(summary, str) else None
-        plan.previous_from_extension = bool(data.get("fromExtension"))
+        _take_previous(plan, data)
         plan._previous_details = data.get("details")
         preserve = data.get("preserveData")
         if isinstance(preserve, dict):
