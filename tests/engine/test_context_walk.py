@@ -178,8 +178,8 @@ def generated_tree(seed: int, entries: int = 400) -> list[dict[str, Any]]:
         elif roll < 0.21:
             record = {**base, "type": "label", "targetId": tip, "label": f"l{n}"}
         elif roll < 0.55:
-            record = {**base, "type": "message",
-                      "message": {"role": "user", "content": f"ask {n} " * rng.randint(1, 30)}}  # fmt: skip
+            text = f"ask {n} " * rng.randint(1, 30)
+            record = {**base, "type": "message", "message": {"role": "user", "content": text}}
         else:
             message: dict[str, Any] = {
                 "role": "assistant",
@@ -307,7 +307,8 @@ def test_context_command_figure_is_the_gauges_figure(tmp_path: Path) -> None:
                            "--tokens", "pi", "--json"])  # fmt: skip
         assert status == 0
         data = json.loads(out.getvalue())
-        expected = estimate_context_tokens(build_context(session, leaf), PI, TokenCache(session, PI))
+        ctx = build_context(session, leaf)
+        expected = estimate_context_tokens(ctx, PI, TokenCache(session, PI))
         assert data["contextTokens"] == expected.to_json()
         assert data["length"] == len(data["items"]) == len(build_context(session, leaf).items)
 

@@ -30,9 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_json(parser)
 
 
-def _row(session: Any, item: Any, counter: Any, cache: Any, rules: str) -> dict[str, Any]:
-    """One ``items`` row of ``context --json``."""
-    from tui_compactor.engine.context import item_llm, item_tokens
+def _row(
+    session: Any, item: Any, counter: Any, cache: Any, rules: str, *, texts: bool = True
+) -> dict[str, Any]:
+    """One ``items`` row of ``context --json``; without ``texts`` its ``llm`` lists only the
+    roles of the messages sent (the text listing counts them, it does not print them)."""
+    from tui_compactor.engine.context import item_llm, item_llm_messages, item_tokens
     from tui_compactor.engine.methods import shaken_result
 
     row: dict[str, Any] = {
@@ -52,7 +55,10 @@ def _row(session: Any, item: Any, counter: Any, cache: Any, rules: str) -> dict[
         row["pruned"] = True
     if item.role == "compactionSummary" and item.message.get("method") is not None:
         row["method"] = item.message.get("method")
-    row["llm"] = item_llm(item, rules)
+    if texts:
+        row["llm"] = item_llm(item, rules)
+    else:
+        row["llm"] = [{"role": str(one.get("role"))} for one in item_llm_messages(item, rules)]
     return row
 
 
@@ -80,11 +86,13 @@ class _ContextWalk:
         self.length = 0
         self.sent = 0
 
-    def rows(self) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """(item, ``items`` row) pairs in context order (one pass)."""
+    def rows(self, *, texts: bool = True) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """(item, ``items`` row) pairs in context order (one pass; ``texts``: see ``_row``)."""
         tally = self._tally
         for item in self._items:
-            row = _row(self.session, item.hold(), self.counter, self.cache, self.rules)
+            row = _row(
+                self.session, item.hold(), self.counter, self.cache, self.rules, texts=texts
+            )
             self.length += 1
             self.sent += len(row["llm"])
             if tally is not None:
@@ -170,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in ctx.warnings:
         print(f"warning: {sanitize(warning, single_line=True)}")
     out = sys.stdout
-    for item, row in walk.rows():
+    for item, row in walk.rows(texts=False):
         mark = " (excluded)" if row.get("excludeFromContext") else ""
         ident = sanitize(row["entryId"], single_line=True, max_len=12)
         out.write(
