@@ -586,7 +586,7 @@ def prepare_compaction(
     # Context size before compaction.
     usage_found = None
     if rules == "pi":
-        plan.context_tokens = context_tokens_at(session, leaf, counter, cache, path=branch)
+        plan.context_tokens = context_tokens_at(session, leaf, counter, cache)
         plan.tokens_before = plan.context_tokens.tokens
     else:
         for position in range(end - 1, -1, -1):

@@ -439,11 +439,10 @@ def with_session_window(settings: Settings, session: Any) -> Settings:
     user set none (``Settings.with_model_window``): what the app and the analysis commands use."""
     if settings.window_configured:
         return settings  # the user's window wins: no need to read the session's model
-    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.context import context_model
     from tui_compactor.engine.models import known_context_window
 
     model_id = None
-    if session is not None and session.leaf is not None:
-        context = build_context(session, session.leaf, rules=settings.rules)
-        model_id = (context.model or {}).get("modelId")
+    if session is not None:
+        model_id = (context_model(session, session.leaf, rules=settings.rules) or {}).get("modelId")
     return settings.with_model_window(known_context_window(model_id), model_id)
