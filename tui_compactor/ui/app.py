@@ -1658,26 +1658,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         tree.search_matches = matches
         tree.invalidate()
-        visible = sum(1 for index in matches if index in tree.row_of_entry)
+        visible = len(self.shown_match_rows())
         self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
                     + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
         self.action_search_next()
 
     def _search_step(self, step: int) -> None:
-        """Move to the next/previous visible match."""
+        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
         tree = self.query_one(SessionTree)
         if not tree.search_matches or not tree.rows:
             if self.state.search_query:
                 self.notify("no matches", timeout=2)
             return
-        count = len(tree.rows)
-        for offset in range(1, count + 1):
-            position = (tree.cursor + step * offset) % count
-            if tree.rows[position].index in tree.search_matches:
-                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
-                tree.move_cursor(position, center=True)
-                self.report_search_position(position, wrapped, step)
-                return
+        shown = self.shown_match_rows()
+        if not shown:
+            return
+        if step > 0:
+            after = bisect.bisect_right(shown, tree.cursor)
+            wrapped = after == len(shown)
+            position = shown[0] if wrapped else shown[after]
+        else:
+            before = bisect.bisect_left(shown, tree.cursor) - 1
+            wrapped = before < 0
+            position = shown[before]  # -1 when wrapped: the last one
+        tree.move_cursor(position, center=True)
+        self.report_search_position(position, wrapped, step)
 
     def action_search_next(self) -> None:
         """Next match."""
