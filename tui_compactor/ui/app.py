@@ -114,6 +114,9 @@ WHOLE_FILE_ACTIONS = frozenset({
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
+SEARCH_BATCH = 256
+"""Entries the search worker looks at between two offers of the GIL to the UI thread."""
+
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
@@ -1628,7 +1631,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         event.input.display = False
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
-            self.find_matches(self.handle, self.state.search_query)
+            # After the frame without the search box: that relayout repaints the whole screen,
+            # and the search worker would take the GIL from it half of the time.
+            self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).search_matches = set()
             self.query_one(SessionTree).invalidate()
@@ -1642,11 +1647,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         with handle.read() as snapshot:
             session = snapshot.session
             entries = session.entries[: snapshot.entry_count]
-        for entry in entries:
+        for done, entry in enumerate(entries, 1):
             if worker.is_cancelled:
                 return
             if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
+            if done % SEARCH_BATCH == 0:
+                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         self.post_message(SearchDone(query, matches, handle))
 
     @_while_running
