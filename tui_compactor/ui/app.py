@@ -493,6 +493,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def on_session_loaded(self, message: SessionLoaded) -> None:
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
+        collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
         keep = self.selected_entry if previous is not None else session.leaf
