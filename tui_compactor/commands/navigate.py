@@ -220,7 +220,12 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     from tui_compactor.summarize.navigation import prepare_navigation
     from tui_compactor.summarize.providers import aclose_shared_clients
     from tui_compactor.textsafe import sanitize
-    from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
+    from tui_compactor.workbench.actions import (
+        MAX_REPLANS,
+        StaleProposal,
+        apply,
+        propose_navigation,
+    )
     from tui_compactor.workbench.handle import SessionHandle
 
     def say(message: str) -> None:
@@ -251,7 +256,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     gate_options: dict[str, Any] = append_options(args)
     handle = SessionHandle(session)
     what = "a branch summary" if summarizer is not None else "a leaf marker"
-    for attempt in range(3):
+    for attempt in range(MAX_REPLANS + 1):
         if nav.noop:
             report["noop"] = True
             return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
@@ -301,6 +306,6 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
             f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
         ))
-    say("tui-compactor: the session kept growing; nothing written")
+    say(f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written")
     report["refused"] = "the session kept growing"
     return finish(common.EXIT_REFUSED)
