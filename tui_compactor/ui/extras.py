@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -24,6 +25,7 @@ from tui_compactor.ui.widgets.labels import entry_kind
 from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
 from tui_compactor.workbench.actions import (
+    MAX_REPLANS,
     ActionRefused,
     StaleProposal,
     apply,
@@ -145,7 +147,7 @@ class SessionExtras(_Base):
         generation: int | None
         generation, file_leaf = basis
         grew = False
-        for _attempt in range(3):
+        for _attempt in range(MAX_REPLANS + 1):
             with handle.read() as snapshot:
                 before = snapshot.entry_count
                 try:
@@ -186,7 +188,7 @@ class SessionExtras(_Base):
 
     # ----- search ---------------------------------------------------------------------------
 
-    _match_rows: tuple[dict[int, int], set[int], list[int]] | None = None
+    _match_rows: tuple[Mapping[int, int], set[int], list[int]] | None = None
     """The rows of the visible matches, ascending, with the row map and match set they came
     from (compared by identity: rebuilt rows and a new search bring new objects)."""
 
