@@ -179,12 +179,16 @@ class EntryFacts:
     def _learn(self, entry: Any, message: dict[str, Any] | None) -> Facts:
         shared = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
-        for anchor in message_anchors(message, uses_only=True, numbers=False):
-            kind, text = anchor
-            if kind in HINDSIGHT_KINDS:
+        for anchor in message_anchors(message, uses_only=True):
+            key = shared.get(anchor)  # seen before: its shared key, stripped
+            if key is None:
+                kind, text = anchor
+                if kind not in HINDSIGHT_KINDS:
+                    continue
                 stripped = text.strip()
                 key = anchor if stripped == text else (kind, stripped)
-                uses[shared.setdefault(key, key)] = None
+                key = shared[anchor] = shared.setdefault(key, key)
+            uses[key] = None
         reads: tuple[str, ...] = ()
         if entry.role == "assistant" and message is not None:
             reads = tuple(
