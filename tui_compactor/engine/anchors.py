@@ -122,7 +122,7 @@ def tool_calls(message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]
 def call_path(arguments: dict[str, Any]) -> str | None:
     """A tool call's ``path`` (or ``file_path``) argument when it is a local path."""
     value = arguments.get("path") or arguments.get("file_path")
-    if isinstance(value, str) and value and not _URL_SCHEME.match(value):
+    if isinstance(value, str) and value and ("://" not in value or not _URL_SCHEME.match(value)):
         return value
     return None
 
