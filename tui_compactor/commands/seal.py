@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
-    from tui_compactor.workbench.actions import StaleProposal, apply, propose_seal
+    from tui_compactor.workbench.actions import MAX_REPLANS, StaleProposal, apply, propose_seal
     from tui_compactor.workbench.handle import SessionHandle
 
     session = load_session(args.session)
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         if session.header is None and not session.entries:
             report["error"] = f"{name}: not a usable session"
             return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
-        for _attempt in range(3):
+        for _attempt in range(MAX_REPLANS + 1):
             with handle.read() as snapshot:
                 tail = describe_tail(session)
                 proposal = propose_seal(snapshot)

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import (
+        MAX_REPLANS,
         ActionRefused,
         StaleProposal,
         apply,
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
     options: dict[str, Any] = append_options(args)
     asked = False
-    for _attempt in range(3):
+    for _attempt in range(MAX_REPLANS + 1):
         with handle.read() as snapshot:
             try:
                 proposal = propose_undo(snapshot, force=True)

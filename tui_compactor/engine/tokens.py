@@ -16,7 +16,6 @@ import math
 import threading
 from array import array
 from collections.abc import Iterator
-from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
@@ -269,23 +268,28 @@ class TokenCache:
 
     ``entry_tokens(i)`` is the count of the message entry ``i`` stands for (message,
     custom_message, branch_summary, compaction), else None. The cache grows with the session
-    (``session.refresh()`` appending entries), so indices stay valid. Counts live in one flat
-    array (8 bytes an entry), not a dict of objects: a 200,000-entry chain costs 1.6 MB.
+    (``session.refresh()`` appending entries), so indices stay valid. Counts live in flat
+    arrays (8 bytes an entry), not a dict of objects: a 200,000-entry chain costs 1.6 MB. The
+    arrays cover blocks of ``_BLOCK`` entries made when first touched, so measuring the tail of
+    a million-entry session (its context) costs that tail, not a million slots.
     """
 
     _UNKNOWN = -1
     _NOT_A_MESSAGE = -2
+    _SHIFT = 12
+    _BLOCK = 1 << _SHIFT
+    _EMPTY_BLOCK = array("q", (_UNKNOWN,)) * _BLOCK
 
     def __init__(self, session: Any, counter: TokenCounter) -> None:
         self.session = session
         self.counter = counter
-        self._tokens = array("q")
+        self._blocks: dict[int, array[int]] = {}
 
     def entry_tokens(self, index: int) -> int | None:
         """Tokens of entry ``index`` as a message, or None if it is not message-bearing."""
-        known = self._tokens
-        if index < len(known):
-            cached = known[index]
+        block = self._blocks.get(index >> self._SHIFT)
+        if block is not None:
+            cached = block[index & (self._BLOCK - 1)]
             if cached >= 0:
                 return cached
             if cached == self._NOT_A_MESSAGE:
@@ -295,11 +299,9 @@ class TokenCache:
         if entry.type in MESSAGE_BEARING_TYPES:
             message = message_from_entry(entry)
             tokens = self.counter.count_message(message) if message is not None else 0
-        if index >= len(known):
-            known.extend(
-                repeat(self._UNKNOWN, max(index + 1, len(self.session.entries)) - len(known))
-            )
-        known[index] = self._NOT_A_MESSAGE if tokens is None else tokens
+        if block is None:
+            block = self._blocks[index >> self._SHIFT] = array("q", self._EMPTY_BLOCK)
+        block[index & (self._BLOCK - 1)] = self._NOT_A_MESSAGE if tokens is None else tokens
         return tokens
 
     def message_tokens(self, index: int) -> int:
@@ -308,4 +310,4 @@ class TokenCache:
 
     def invalidate(self) -> None:
         """Forget every count (after the session was re-read from scratch)."""
-        self._tokens = array("q")
+        self._blocks = {}

@@ -23,6 +23,7 @@ from tui_compactor.ui.widgets.labels import entry_kind
 from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
 from tui_compactor.workbench.actions import (
+    MAX_REPLANS,
     ActionRefused,
     StaleProposal,
     apply,
@@ -144,7 +145,7 @@ class SessionExtras(_Base):
         generation: int | None
         generation, file_leaf = basis
         grew = False
-        for _attempt in range(3):
+        for _attempt in range(MAX_REPLANS + 1):
             with handle.read() as snapshot:
                 before = snapshot.entry_count
                 try:
