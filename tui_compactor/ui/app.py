@@ -11,7 +11,8 @@ import bisect
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -29,6 +30,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 if TYPE_CHECKING:
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.session.outline import OutlineRows
     from tui_compactor.session.reader import LoadProgress
     from tui_compactor.summarize.base import Summarizer
     from tui_compactor.summarize.compaction import CompactionJob, CompactionResult
@@ -491,6 +493,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def on_session_loaded(self, message: SessionLoaded) -> None:
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
+        collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
         keep = self.selected_entry if previous is not None else session.leaf
@@ -620,7 +623,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         self._show_rows(message.rows, message.keep_entry)
 
-    def _show_rows(self, rows: list[Any], keep_entry: int | None) -> None:
+    def _show_rows(self, rows: OutlineRows, keep_entry: int | None) -> None:
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, rows, keep_entry)
@@ -723,9 +726,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         last_post = time.monotonic()
         with handle.read() as snapshot:
             count = snapshot.entry_count
-        order = list(first or [])
-        if not only_first:
-            order += range(count - 1, -1, -1)
+        first = list(first or [])
+        order: Iterable[int] = first
+        if not only_first:  # then newest first, generated (a list of 200k indices: ~8 MB)
+            order = chain(first, range(count - 1, -1, -1))
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
@@ -736,10 +740,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             if done % TOKEN_BATCH == 0:
                 time.sleep(0)  # let the UI thread take the GIL between batches
                 now = time.monotonic()
-                if batch and (now - last_post >= 0.1 or done == len(first or [])):
+                if batch and (now - last_post >= 0.1 or done == len(first)):
                     self.post_message(TokensCounted(batch, cache))
                     batch, last_post = {}, now
-            elif done == len(first or []) and batch:
+            elif done == len(first) and batch:
                 self.post_message(TokensCounted(batch, cache))  # the screenful, at once
                 batch, last_post = {}, time.monotonic()
         if batch:
@@ -839,8 +843,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.state.run_after_plan:
             mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
-        if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
-            tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
+        cut_entry = message.cut_entry
+        if self.state.plan_cut is not None and cut_entry is not None and (
+                cut_entry in tree.row_of_entry):
+            tree.scroll_to_center_row(tree.row_of_entry[cut_entry])
         self.query_one(PlanView).show_plan(message.text)
         self.request_sweep(plan, message.request)
 
@@ -1515,7 +1521,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         position = tree.cursor + step
         while 0 <= position < len(tree.rows):
-            if tree.rows[position].is_branch_point:
+            if tree.rows.branch_point_at(position):
                 tree.move_cursor(position, center=True)
                 return
             position += step
@@ -1673,7 +1679,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         count = len(tree.rows)
         for offset in range(1, count + 1):
             position = (tree.cursor + step * offset) % count
-            if tree.rows[position].index in tree.search_matches:
+            if tree.entry_at(position) in tree.search_matches:
                 wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
                 tree.move_cursor(position, center=True)
                 self.report_search_position(position, wrapped, step)
