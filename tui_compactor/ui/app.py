@@ -1151,7 +1151,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def _replan_after_growth(self, leaf: int | None = None) -> None:
         """Plan again after the file grew: at the new file leaf when the plan was at the old
-        one, else at the same node. Shows the Plan tab."""
+        one, else at the same node. A cut the user moved stays where they put it (growth only
+        appends, so its entry index holds; the plan says why if it is no longer valid). Shows
+        the Plan tab."""
         if leaf is None and self.session is not None:
             leaf = self.session.leaf
         report = self.state.plan_report or self.state.compaction_basis
@@ -1159,7 +1161,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.state.plan_leaf = leaf
         if self.state.plan_leaf is None:
             self.state.plan_leaf = leaf
-        self.state.plan_cut = None
         self.action_show_tab("tab-plan")
         self.request_plan()
 

@@ -1,0 +1,54 @@
+"""In a real terminal, the way users break things: a second process appends while the user has
+moved the cut, runs a compaction, or has a dialog open. What the user chose survives the
+growth, nothing is written onto the old leaf, and the app never gets stuck."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_tmux import TmuxApp, tmux_app  # noqa: F401 - the fixture is used by name
+from tests.ui.test_tmux_growth import FIXTURE, agent_appends, records
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "growing.jsonl"
+    shutil.copyfile(FIXTURE, target)
+    return target
+
+
+def _start(tmux_app: Callable[..., TmuxApp], session: Path,  # noqa: F811
+           size: tuple[int, int] = (80, 24)) -> TmuxApp:
+    app = tmux_app([str(session), "--keep-recent", "2000"], size)
+    app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
+    app.wait_for_text("q Quit")
+    return app
+
+
+def test_a_moved_cut_survives_the_agent_appending(
+    tmux_app: Callable[..., TmuxApp], session: Path  # noqa: F811
+) -> None:
+    app = _start(tmux_app, session)
+    app.send("G", "c")
+    app.wait_for_text("cut before #118 ")
+    app.send("[", "[")
+    app.wait_for_text("cut before #115 ")  # the user moved the cut two valid points back
+    chosen = records(session)[115 + 1]["id"]  # entry #N is line N + 1 (the header is first)
+    agent = agent_appends(session)
+    app.wait_for_text("1 new entries")
+    app.send("r")  # the plan is of the old leaf: planned again first, with the user's cut
+    app.wait_for_text("anchors kept")
+    app.send("a")
+    app.wait_for_text("compaction appended")
+    last = records(session)[-1]
+    assert last["type"] == "compaction" and last["parentId"] == agent
+    assert last["firstKeptEntryId"] == chosen, "the cut the user chose, not the computed one"
