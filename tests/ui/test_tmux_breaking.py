@@ -52,3 +52,29 @@ def test_a_moved_cut_survives_the_agent_appending(
     last = records(session)[-1]
     assert last["type"] == "compaction" and last["parentId"] == agent
     assert last["firstKeptEntryId"] == chosen, "the cut the user chose, not the computed one"
+
+
+def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_the_path(
+    tmux_app: Callable[..., TmuxApp], session: Path  # noqa: F811
+) -> None:
+    app = _start(tmux_app, session)
+    old_leaf = records(session)[-1]["id"]
+    agent = agent_appends(session)  # the cursor stays on the old leaf, as live follow promises
+    app.wait_for_text("1 new entries")
+    app.send("c")  # plans at the cursor: the node above the agent's new entry
+    app.wait_for_text("Plan for leaf #122 ")
+    app.send("r")
+    app.wait_for_text("anchors kept")
+    grown = session.read_bytes()
+    app.send("a")
+    asked = app.wait_for_text("leaves the active path")
+    assert "Append anyway?" in asked
+    app.send("n")
+    app.wait_for_text("not written")
+    assert session.read_bytes() == grown, "declined: the agent's entry stays on the active path"
+    app.send("a")  # asked again; this time the user wants the branch
+    app.wait_for_text("Append anyway?")
+    app.send("y")
+    app.wait_for_text("compaction appended")
+    last = records(session)[-1]
+    assert last["type"] == "compaction" and last["parentId"] == old_leaf != agent

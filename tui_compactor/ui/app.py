@@ -1097,8 +1097,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
                           job: CompactionJob, result: CompactionResult,
-                          basis: PlanReport) -> None:
-        """Propose the compaction entry at the plan's leaf and apply it (thread)."""
+                          basis: PlanReport, *, branching_confirmed: bool = False) -> None:
+        """Propose the compaction entry at the plan's leaf and apply it (thread). A plan made
+        above the file's leaf would take entries off the active path: the user is asked
+        first (``confirm_branching_compaction``), as ``u`` asks."""
         with handle.read() as snapshot:
             before = snapshot.entry_count
             try:
@@ -1108,6 +1110,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             except ActionRefused as refused:
                 self.post_message(CompactionAppendFailed(panel, refused.reason))
                 return
+        if proposal.leaving and not branching_confirmed:
+            self.call_from_thread(self.confirm_branching_compaction, handle, panel, job, result,
+                                  basis, proposal)
+            return
         try:
             apply(handle, proposal, **self.append_options())
         except StaleProposal as stale:
@@ -1121,6 +1127,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
                                         "resume from its summary", added,
                                         added[-1] if added else None))
+
+    def confirm_branching_compaction(self, handle: SessionHandle, panel: CompactionPanel,
+                                     job: CompactionJob, result: CompactionResult,
+                                     basis: PlanReport, proposal: Proposal) -> None:
+        """Ask before a compaction planned above the file's leaf is appended there (the
+        entries below it leave the active path); "no" writes nothing and keeps the review."""
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        count = len(proposal.leaving)
+        noun = "entry leaves" if count == 1 else "entries leave"
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis,
+                                       branching_confirmed=True)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (c at the leaf plans "
+                           "there; l jumps to it)"))
+
+        question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
+                        style="bold")
+        question.append(
+            f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
+            + sanitize(proposal.description, max_len=2000)
+            + " starts a new branch there.\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
     @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
