@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.test_tmux import TmuxApp, tmux_app  # noqa: F401 - the fixture is used by name
+from tests.ui.test_tmux import FIXTURES, TmuxApp, tmux_app  # noqa: F401 - the fixture is used by name
+from tests.ui.test_tmux_context import tree_focused
 from tests.ui.test_tmux_growth import FIXTURE, agent_appends, records
 
 pytestmark = [
@@ -78,3 +79,25 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
     app.wait_for_text("compaction appended")
     last = records(session)[-1]
     assert last["type"] == "compaction" and last["parentId"] == old_leaf != agent
+
+
+def test_keys_that_leave_the_full_screen_context_give_the_layout_back(
+    tmux_app: Callable[..., TmuxApp], tmp_path: Path  # noqa: F811
+) -> None:
+    """``S`` fills the screen with the context as sent; a key that moves the focus out of it
+    (``/`` search, ``e`` budget editor, a search landing on the tree) must not leave the user
+    typing into a box they cannot see, or moving a tree they cannot see."""
+    session = tmp_path / "omp-basic.jsonl"
+    shutil.copyfile(FIXTURES / "oracle-omp" / "sessions" / "omp-basic.jsonl", session)
+    app = tmux_app([str(session)], (80, 24))
+    app.wait_for(lambda s: "entries" in s.splitlines()[0] and "◆ leaf" in s, "the tree")
+    app.send("S")
+    app.wait_for(lambda s: "┃·" not in s and "as oh-my-pi sends it" in s, "full screen")
+    app.send("/")
+    app.wait_for(lambda s: "search entries" in s and "┃·" in s, "the search box and the tree")
+    app.send("compaction", "Enter")
+    app.wait_for(lambda s: "matches" in s and "┃·" in s and tree_focused(s), "the tree back")
+    app.send("S")
+    app.wait_for(lambda s: "┃·" not in s and "as oh-my-pi sends it" in s, "full screen again")
+    app.send("e")  # the budget editor: its inputs must be on screen while typed into
+    app.wait_for(lambda s: "threshold %" in s and "┃·" in s, "the budget editor")

@@ -1596,6 +1596,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.screen.maximize(view, container=False)
         view.query_one(SentText).focus()
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
+        search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
+        screen = event.widget.screen
+        zoomed = screen.maximized
+        if isinstance(zoomed, ContextView) and zoomed not in event.widget.ancestors_with_self:
+            screen.minimize()
+
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The Context tab draws lazily: only when it is shown."""
