@@ -101,3 +101,21 @@ def test_keys_that_leave_the_full_screen_context_give_the_layout_back(
     app.wait_for(lambda s: "┃·" not in s and "as oh-my-pi sends it" in s, "full screen again")
     app.send("e")  # the budget editor: its inputs must be on screen while typed into
     app.wait_for(lambda s: "threshold %" in s and "┃·" in s, "the budget editor")
+
+
+@pytest.mark.parametrize(("name", "count"), [
+    ("invalid-json-middle.jsonl", "6 issues"),  # 5 load diagnostics + oh-my-pi's rewrite warning
+    ("bom-prefixed.jsonl", "1 issue"),
+])
+def test_a_bad_file_counts_its_issues_the_same_in_the_header_the_note_and_the_list(
+    tmux_app: Callable[..., TmuxApp], tmp_path: Path, name: str, count: str  # noqa: F811
+) -> None:
+    session = tmp_path / name
+    shutil.copyfile(FIXTURES / "bad" / name, session)
+    app = tmux_app([str(session)], (80, 24))
+    first = app.wait_for(lambda s: "entries" in s.splitlines()[0] and "q Quit" in s, "the file")
+    assert f"({count} · I)" in first.splitlines()[0]
+    app.wait_for_text(f"open+warn: {count}")  # the note naming the first problem's file:line
+    app.send("I")
+    app.wait_for_text(f"{count} found while loading")
+    assert session.read_bytes() == (FIXTURES / "bad" / name).read_bytes()

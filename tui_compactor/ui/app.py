@@ -79,7 +79,12 @@ from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
-from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
+from tui_compactor.ui.widgets.status import (
+    LoadingBar,
+    ReadOnlyBanner,
+    SessionStatus,
+    issue_count,
+)
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench.actions import (
@@ -545,8 +550,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
 
     def _report_diagnostics(self, session: Session) -> None:
-        """One notification summing up load problems (details are in `tui-compactor lint`)."""
-        diagnostics = session.diagnostics
+        """One notification summing up load problems (details are in `tui-compactor lint`),
+        counting what the Issues view lists."""
+        from tui_compactor.session.flavor import session_issues
+
+        diagnostics = session_issues(session)
         if not diagnostics:
             return
         first_problem = diagnostics[0]
@@ -556,7 +564,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
         verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
-        self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
+        self.notify(first + more, title=f"{verdict}: {issue_count(len(diagnostics))}",
                     severity=severity, timeout=8)
 
     def _report_orphaned_appends(self, messages: list[str] | None = None) -> None:
