@@ -119,3 +119,22 @@ def test_a_bad_file_counts_its_issues_the_same_in_the_header_the_note_and_the_li
     app.send("I")
     app.wait_for_text(f"{count} found while loading")
     assert session.read_bytes() == (FIXTURES / "bad" / name).read_bytes()
+
+
+def test_the_main_screens_keys_do_nothing_in_the_session_picker(
+    tmux_app: Callable[..., TmuxApp], session: Path  # noqa: F811
+) -> None:
+    """The picker is a screen of its own: ``f`` (filter), ``i`` (requests), ``S`` (zoom) are
+    the tree's keys and must not change, behind the picker, the session opened next."""
+    app = tmux_app([str(session.parent)], (200, 60))
+    app.wait_for_text("Open a session")
+    app.wait_for(lambda s: f"in {session.parent}" in " ".join(s.split()), "the listed session")
+    app.send("Down")  # into the list: its footer offers the sort keys
+    app.wait_for(lambda s: "Sort date" in s.splitlines()[-1], "the list to have the focus")
+    app.send("f", "i", "S")
+    screen = app.wait_for(lambda s: "Sort date" in s.splitlines()[-1], "the picker's footer")
+    assert "f Filter" not in screen.splitlines()[-1] and "r Compact" not in screen
+    assert "filter: no tools" not in screen and "plan first" not in screen
+    app.send("Enter")
+    header = app.wait_for(lambda s: "entries" in s.splitlines()[0], "the session").splitlines()[0]
+    assert "filter: default" in header or "filter:" not in header, header

@@ -389,7 +389,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The review's keys exist only while a compaction is shown (footer stays short)."""
+        """The review's keys exist only while a compaction is shown (footer stays short); over
+        a full screen of its own (the session picker) only quit and help do."""
+        if len(self.screen_stack) > 1 and not self.screen.is_modal and action not in (
+                "quit", "help"):
+            return False
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
         if action in WHOLE_FILE_ACTIONS and self.session is not None and self.session.preview:
