@@ -945,6 +945,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
+        self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
         self.query_one(PlanView).show_message("press c for the compaction plan of the "
@@ -1757,6 +1758,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         if self.session is None or not self.session.complete or self._indexing():
             self.state.load_cancel.set()
+            return
+        if self.state.run_after_plan:  # r was pressed and waits for its plan: not run now
+            self.state.run_after_plan = ""
+            self.notify("compaction cancelled before it started: nothing written", timeout=3)
             return
         if not self.cancel_work() and self.plan is not None:
             self.clear_plan()
