@@ -1612,7 +1612,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
         search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
-        screen = event.widget.screen
+        from textual.dom import NoScreen
+
+        try:
+            screen = event.widget.screen
+        except NoScreen:  # focus moving while the app shuts down
+            return
         zoomed = screen.maximized
         if isinstance(zoomed, ContextView) and zoomed not in event.widget.ancestors_with_self:
             screen.minimize()
