@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import cli_json
 from tui_compactor.engine.anchors import message_anchors
 from tui_compactor.engine.deps import DEPENDENCY_KINDS
 
@@ -20,17 +19,6 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 SESSIONS = TESTS / "fixtures" / "sessions"
 FIXTURES = sorted(SESSIONS.glob("*.jsonl"))
-
-
-def cli_json(*args: str) -> Any:
-    result = subprocess.run(
-        [sys.executable, "-m", "tui_compactor", *args, "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -277,6 +265,9 @@ HAYSTACKS = [
     "  leading and trailing  ",
     "ΣΟΦΙΑ and İstanbul and ß",
     "",
+    # Whitespace beyond ASCII between words, and ASCII letters next to text beyond ASCII.
+    "NPM\x1ctest\u2028--\u3000cache 2>&1\x85|\u1680tail\u205f-50 в SRC/Foo.PY",
+    "\u212aelvin; i\u0130 ISTANBUL; Straße; src/foo\ud800.py; foo.py\u00a0in",
 ]
 NEEDLES = [
     "npm test -- cache 2>&1 | tail -50",
@@ -290,6 +281,11 @@ NEEDLES = [
     "ss",
     "",
     "tail\t-50",
+    "kelvin",
+    "ii̇ istanbul",
+    "istanbul",
+    "в src/foo.py",
+    "foo.py in",
 ]
 
 

@@ -30,9 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_json(parser)
 
 
-def _row(session: Any, item: Any, counter: Any, cache: Any, rules: str) -> dict[str, Any]:
-    """One ``items`` row of ``context --json``."""
-    from tui_compactor.engine.context import item_llm, item_tokens
+def _row(
+    session: Any, item: Any, counter: Any, cache: Any, rules: str, *, texts: bool = True
+) -> dict[str, Any]:
+    """One ``items`` row of ``context --json``; without ``texts`` its ``llm`` lists only the
+    roles of the messages sent (the text listing counts them, it does not print them)."""
+    from tui_compactor.engine.context import item_llm, item_llm_messages, item_tokens
     from tui_compactor.engine.methods import shaken_result
 
     row: dict[str, Any] = {
@@ -52,19 +55,20 @@ def _row(session: Any, item: Any, counter: Any, cache: Any, rules: str) -> dict[
         row["pruned"] = True
     if item.role == "compactionSummary" and item.message.get("method") is not None:
         row["method"] = item.message.get("method")
-    row["llm"] = item_llm(item, rules)
+    if texts:
+        row["llm"] = item_llm(item, rules)
+    else:
+        row["llm"] = [{"role": str(one.get("role"))} for one in item_llm_messages(item, rules)]
     return row
 
 
 class _ContextWalk:
     """The context at a leaf, walked once: its rows are made as they are consumed and tallied
-    (count, messages sent, the local token estimate), so a huge context is never held."""
+    (count, messages sent, the token figures), so a huge context is never held."""
 
     def __init__(self, session: Any, leaf: int, counter: Any, rules: str) -> None:
-        from dataclasses import replace
-
         from tui_compactor.engine.context import (
-            context_tokens_at,
+            ContextTally,
             estimate_context_tokens,
             stream_context,
         )
@@ -73,27 +77,34 @@ class _ContextWalk:
         self.session, self.leaf, self.counter, self.rules = session, leaf, counter, rules
         self.ctx, self._items = stream_context(session, leaf, rules=rules)
         self.cache = TokenCache(session, counter)
-        if rules == "omp":
-            self.tokens = estimate_context_tokens(self.ctx, counter, self.cache)
-        else:
-            # The usage-based figure reads the context back from the leaf to the last usage;
-            # the pure local estimate is the sum of the rows, added up as they go by.
-            self.tokens = context_tokens_at(session, leaf, counter, self.cache, path=self.ctx.path)
-        self._replace = replace
+        # oh-my-pi's figure needs the whole context, which its rules build anyway; pi's is
+        # tallied from the rows as they go by.
+        self._tally = None if rules == "omp" else ContextTally()
+        self._tokens = (
+            estimate_context_tokens(self.ctx, counter, self.cache) if self._tally is None else None
+        )
         self.length = 0
         self.sent = 0
-        self._local = 0
 
-    def rows(self) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """(item, ``items`` row) pairs in context order (one pass)."""
+    def rows(self, *, texts: bool = True) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """(item, ``items`` row) pairs in context order (one pass; ``texts``: see ``_row``)."""
+        tally = self._tally
         for item in self._items:
-            row = _row(self.session, item, self.counter, self.cache, self.rules)
+            row = _row(
+                self.session, item.hold(), self.counter, self.cache, self.rules, texts=texts
+            )
             self.length += 1
             self.sent += len(row["llm"])
-            self._local += row["tokens"]
+            if tally is not None:
+                tally.add(item, row["tokens"])
             yield item, row
-        if self.tokens.local_estimate is None:
-            self.tokens = self._replace(self.tokens, local_estimate=self._local)
+
+    @property
+    def tokens(self) -> Any:
+        """The context's ``ContextTokens`` (pi rules: of the rows walked so far)."""
+        if self._tally is not None:
+            return self._tally.result()
+        return self._tokens
 
     def json(self, items: Any) -> dict[str, Any]:
         """The ``context --json`` object around ``items`` (call after ``rows`` ran)."""
@@ -136,8 +147,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.textsafe import sanitize
 
     try:
-        settings, session = common.load_with_settings(args, writes=False)
-        leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, leaf = common.load_at_leaf(args, writes=False)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()
@@ -167,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in ctx.warnings:
         print(f"warning: {sanitize(warning, single_line=True)}")
     out = sys.stdout
-    for item, row in walk.rows():
+    for item, row in walk.rows(texts=False):
         mark = " (excluded)" if row.get("excludeFromContext") else ""
         ident = sanitize(row["entryId"], single_line=True, max_len=12)
         out.write(

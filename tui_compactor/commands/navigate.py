@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_append_options, append_options
+from tui_compactor.commands.confirm import add_append_options, append_options, gate_refusal
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
@@ -42,11 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
     )
-    parser.add_argument("--profile", default=None, help="summarizer profile from the config")
-    parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
-                        help="summarizer provider (overrides the config)")
-    parser.add_argument("--base-url", default=None, help="summarizer base URL")
-    parser.add_argument("--model", default=None, help="summarizer model name")
+    common.add_summarizer(parser)
     parser.add_argument("--instructions", default=None, metavar="TEXT",
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
@@ -67,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.settings import with_session_window
 
     try:
-        settings, session = common.load_with_settings(args)
-        old_leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, old_leaf = common.load_at_leaf(args)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
         return common.fail(error)
@@ -136,16 +131,11 @@ def _show_requests(
     import asyncio
 
     from tui_compactor.commands.analysis import show_requests
-    from tui_compactor.config import ConfigError, profile_from_flags
-    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.config import ConfigError
     from tui_compactor.summarize.requests import branch_requests
 
     try:
-        profile = profile_from_flags(
-            settings.config, profile=args.profile, provider=args.provider,
-            base_url=args.base_url, model=args.model, for_compaction=False,
-        )
-        summarizer = make_summarizer(profile)
+        summarizer = common.summarizer_from_args(args, settings, compaction=False)
     except ConfigError as error:
         print(f"tui-compactor: {error}", file=sys.stderr)
         return common.EXIT_USAGE
@@ -226,11 +216,17 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
 
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
-    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.config import ConfigError
+    from tui_compactor.session.writer import AppendRefused
     from tui_compactor.summarize.navigation import prepare_navigation
-    from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
+    from tui_compactor.summarize.providers import aclose_shared_clients
     from tui_compactor.textsafe import sanitize
-    from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
+    from tui_compactor.workbench.actions import (
+        MAX_REPLANS,
+        StaleProposal,
+        apply,
+        propose_navigation,
+    )
     from tui_compactor.workbench.handle import SessionHandle
 
     def say(message: str) -> None:
@@ -253,11 +249,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     summarizer = None
     if args.summarize:
         try:
-            profile = profile_from_flags(
-                settings.config, profile=args.profile, provider=args.provider,
-                base_url=args.base_url, model=args.model, for_compaction=False,
-            )
-            summarizer = make_summarizer(settings.summarizer_profile(profile))
+            summarizer = common.summarizer_from_args(args, settings, compaction=False)
         except ConfigError as error:
             say(f"tui-compactor: {error}")
             report["error"] = str(error)
@@ -265,7 +257,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     gate_options: dict[str, Any] = append_options(args)
     handle = SessionHandle(session)
     what = "a branch summary" if summarizer is not None else "a leaf marker"
-    for attempt in range(3):
+    for attempt in range(MAX_REPLANS + 1):
         if nav.noop:
             report["noop"] = True
             return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
@@ -298,7 +290,10 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             report["replanned"] = attempt + 1
             nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
             continue
-        except Exception as error:  # the summaries/writer layers raise user-facing errors
+        except AppendRefused as refused:
+            say(gate_refusal(report, refused))
+            return finish(common.EXIT_REFUSED)
+        except Exception as error:  # the summaries layer raises user-facing errors
             reason = getattr(error, "reason", None) or str(error)
             say(f"tui-compactor: navigate failed, nothing written: {reason}")
             hint = getattr(error, "hint", None)
@@ -315,6 +310,6 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
             f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
         ))
-    say("tui-compactor: the session kept growing; nothing written")
+    say(f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written")
     report["refused"] = "the session kept growing"
     return finish(common.EXIT_REFUSED)

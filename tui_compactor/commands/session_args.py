@@ -24,12 +24,15 @@ def print_json(value: Any) -> None:
 
 
 def finisher(args: Any, report: dict[str, Any]) -> Callable[[int, str | None], int]:
-    """How a writing command (``seal``, ``undo``) ends: with ``--json`` it prints ``report``,
-    else ``message`` (stdout on success, stderr otherwise); it returns the exit status."""
+    """How a writing command (``seal``, ``undo``) ends: with ``--json`` it prints ``report``
+    on stdout and a failure's ``message`` on stderr (as ``compact`` and ``navigate`` do), else
+    ``message`` (stdout on success, stderr otherwise); it returns the exit status."""
 
     def finish(status: int, message: str | None = None) -> int:
         if args.json:
             print_json(report)
+            if message and status:
+                print(message, file=sys.stderr)
         elif message:
             print(message, file=sys.stderr if status else sys.stdout)
         return status
@@ -62,6 +65,17 @@ def refused_error(session: Any) -> str:
     if errors:
         return str(errors[0])
     return session.append_refusal or f"{session.path}: not a usable session"
+
+
+def refuse(session: Any, as_json: bool, fields: dict[str, Any]) -> int:
+    """How a session command ends on a refused file: its one clear error (``refused_error``),
+    printed as JSON (``fields`` and ``error``) or on stderr; returns the usage exit status."""
+    error = refused_error(session)
+    if as_json:
+        print_json({**fields, "error": error})
+    else:
+        sys.stderr.write(f"tui-compactor: {safe(error)}\n")
+    return EXIT_USAGE
 
 
 def resolve_entry(session: Any, ref: str | None) -> int | None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.context import build_context, context_tokens_at
+from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.plan import prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
@@ -245,7 +245,7 @@ def token_breakdown(
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     ctx = build_context(session, leaf, rules=settings.rules)
-    context = context_tokens_at(session, leaf, counter, cache)
+    context = estimate_context_tokens(ctx, counter, cache, local=False)
     totals: dict[tuple[str, str | None], list[int]] = {}
     tool_names: dict[str, str] = {}
     sized: list[LargeEntry] = []

