@@ -126,3 +126,13 @@ def test_the_program_flushes_everything_and_keeps_the_exit_status(tmp_path: Path
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert refused.returncode == 2 and "no-such-entry" in refused.stderr
+
+
+def test_the_provider_flag_offers_exactly_the_configs_providers() -> None:
+    # The parsers keep their own copy so that building them imports no pydantic.
+    from typing import get_args
+
+    from tui_compactor.commands.engine_args import PROVIDERS
+    from tui_compactor.config import ProviderName
+
+    assert PROVIDERS == get_args(ProviderName)

@@ -3,6 +3,7 @@ they come from, one error is printed once, separate trees are separated, counts 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -71,6 +72,23 @@ def test_lint_prints_a_refused_files_error_once(capsys: pytest.CaptureFixture[st
     assert out.count("empty file (0 bytes), not a pi session") == 1
 
 
+@pytest.mark.parametrize("name", ["empty-file.jsonl", "whitespace-only.jsonl"])
+def test_session_commands_name_a_refused_file_by_the_same_error(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    path = FIXTURES / "bad" / name
+    errors = {}
+    for command in ("lint", "tree", "inspect"):
+        code, out, _ = run(capsys, command, str(path), "--json")
+        report = json.loads(out)
+        assert (code, report["verdict"]) == (2, "refuse")
+        errors[command] = report["error"]
+        _, _, err = run(capsys, command, str(path))
+        if command != "lint":
+            assert err == f"tui-compactor: {report['error']}\n"
+    assert errors["tree"] == errors["inspect"] == errors["lint"]
+
+
 def test_tree_separates_a_second_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     session = shutil.copyfile(FIXTURES / "bad" / "two-roots.jsonl", tmp_path / "two.jsonl")
     code, out, _ = run(capsys, "tree", str(session))
@@ -89,6 +107,41 @@ def test_missing_parent_starts_a_separate_tree(capsys: pytest.CaptureFixture[str
     lines = out.splitlines()
     rule = next(i for i, line in enumerate(lines) if line.startswith("── root 2 of 2"))
     assert "(missing deadbeef) e0000004" in lines[rule + 1]
+
+
+def _hidden_root_session(path: Path) -> Path:
+    """A hidden root (a model change) with two user messages under it, and a second root."""
+    import json
+
+    def message(ident: str, parent: str | None, text: str) -> dict[str, object]:
+        return {"type": "message", "id": ident, "parentId": parent,
+                "timestamp": "2025-12-03T14:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2025-12-03T14:00:00.000Z",
+         "cwd": "/p"},
+        {"type": "model_change", "id": "m0", "parentId": None,
+         "timestamp": "2025-12-03T14:00:00.500Z", "provider": "x", "modelId": "y"},
+        message("u1", "m0", "first"), message("u2", "m0", "second"),
+        message("u3", None, "another root"),
+    ]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+@pytest.mark.parametrize("view", ["default", "all", "user-only"])
+def test_tree_numbers_every_separate_tree_up_to_its_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], view: str
+) -> None:
+    # Hiding the root lifts its two messages into two trees: the count in "root N of M" and
+    # the rules printed come from the same walk, so they always end at M.
+    session = _hidden_root_session(tmp_path / "s.jsonl")
+    code, out, err = run(capsys, "tree", str(session), "--filter", view)
+    assert code == 0, err
+    rules = re.findall(r"^── root (\d+) of (\d+): ", out, flags=re.MULTILINE)
+    total = 2 if view == "all" else 3
+    assert rules == [(str(n), str(total)) for n in range(2, total + 1)]
 
 
 @pytest.mark.parametrize(("n", "one", "text"), [

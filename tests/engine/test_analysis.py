@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import cli_json
 from tui_compactor.engine.anchors import message_anchors
 from tui_compactor.engine.deps import DEPENDENCY_KINDS
 
@@ -20,17 +19,6 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 SESSIONS = TESTS / "fixtures" / "sessions"
 FIXTURES = sorted(SESSIONS.glob("*.jsonl"))
-
-
-def cli_json(*args: str) -> Any:
-    result = subprocess.run(
-        [sys.executable, "-m", "tui_compactor", *args, "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
 
 
 def records(path: Path) -> list[dict[str, Any]]:

@@ -5,24 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cli
+
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 ORACLE = TESTS / "fixtures" / "oracle"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "tui_compactor", *args],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.cli import cli, cli_json
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -19,21 +20,6 @@ ORACLE_SESSIONS = TESTS / "fixtures" / "oracle" / "sessions"
 
 FACT = "frobnicate_widget_cache"
 PATH = "src/planted/widget_cache.py"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "tui_compactor", *args],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-
-
-def cli_json(*args: str) -> Any:
-    result = cli(*args, "--json")
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
 
 
 def records(path: Path) -> list[dict[str, Any]]:

@@ -9,14 +9,12 @@ the pi package is missing.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.support.pi_probe import pi_sees
 from tui_compactor.commands.context import context_json
 from tui_compactor.engine.tokens import get_counter
 from tui_compactor.session.reader import load_session
@@ -24,25 +22,10 @@ from tui_compactor.session.reader import load_session
 pytestmark = pytest.mark.node
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "tests" / "support" / "pi_session_probe.mjs"
 SESSIONS = [
     ROOT / "tests" / "fixtures" / "oracle" / "sessions" / name
     for name in ("before-compaction.jsonl", "tree-branches.jsonl", "tree-compacted.jsonl")
 ] + sorted((ROOT / "tests" / "engine" / "data" / "oracle" / "sessions").glob("*.jsonl"))
-
-
-def pi_probe(path: Path) -> dict[str, Any]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: pi interop test skipped")
-    done = subprocess.run(
-        [node, str(PROBE), str(path)], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    if done.returncode == 3:
-        pytest.skip("@mariozechner/pi-coding-agent not found (set PI_CODING_AGENT_DIR)")
-    assert done.returncode == 0, done.stderr[-2000:]
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda path: path.stem)
@@ -52,7 +35,7 @@ def test_llm_under_pi_rules_is_what_pi_sends(path: Path, tmp_path: Path) -> None
     copy = tmp_path / path.name
     shutil.copyfile(path, copy)
     session = load_session(copy)
-    seen = pi_probe(copy)
+    seen = pi_sees(copy)
     ours = context_json(session, session.leaf, get_counter("pi"), "pi")
     if session.version >= 3:  # pi gives a migrated file new ids
         assert ours["leafId"] == seen["leafId"]

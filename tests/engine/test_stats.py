@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import cli_json
 from tui_compactor.engine.stats import measure_files
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -21,17 +22,6 @@ SOURCES = [
     TESTS / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl",
     TESTS / "fixtures" / "oracle" / "sessions" / "tree-branches.jsonl",
 ]
-
-
-def cli_json(*args: str) -> Any:
-    result = subprocess.run(
-        [sys.executable, "-m", "tui_compactor", *args, "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
 
 
 def expected_figures(path: Path) -> dict[str, Any]:
@@ -68,7 +58,7 @@ def sessions_dir(tmp_path: Path) -> Path:
 
 
 def test_stats_figures_match_the_files(sessions_dir: Path) -> None:
-    data = cli_json("stats", str(sessions_dir), "--jobs", "2")
+    data = cli_json("stats", str(sessions_dir), "--jobs", "2", timeout=300)
     rows = {Path(row["path"]).name: row for row in data["sessions"]}
     assert set(rows) == {source.name for source in SOURCES} | {"empty.jsonl"}
     assert rows["empty.jsonl"]["problem"]
@@ -77,13 +67,13 @@ def test_stats_figures_match_the_files(sessions_dir: Path) -> None:
         assert row["problem"] is None
         for key, value in expected_figures(source).items():
             assert row[key] == value, (source.name, key)
-        audits = cli_json("audit", str(source))["compactions"]
+        audits = cli_json("audit", str(source), timeout=300)["compactions"]
         worst = min((a["score"] for a in audits), default=None)
         assert row["worstScore"] == worst
     # Sorted by size, largest first (the default); --sort worst puts the lowest score last.
     sizes = [row["size"] for row in data["sessions"]]
     assert sizes == sorted(sizes, reverse=True)
-    by_worst = cli_json("stats", str(sessions_dir), "--sort", "worst")["sessions"]
+    by_worst = cli_json("stats", str(sessions_dir), "--sort", "worst", timeout=300)["sessions"]
     scored = [row["worstScore"] for row in by_worst if row["worstScore"] is not None]
     assert scored == sorted(scored, reverse=True)
 

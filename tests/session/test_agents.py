@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,12 +19,12 @@ from typing import Any
 import pytest
 
 from tests.summarize.helpers import split_turn_session
+from tests.support.pi_probe import start_pi_agent
 from tui_compactor.cli import main
 from tui_compactor.session.agents import find_agents, orphaned_appends
 from tui_compactor.session.reader import load_session
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "tests" / "support" / "pi_agent.mjs"
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
 
@@ -33,26 +32,6 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="need
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-
-
-def start_agent(
-    path: Path, count: int, max_pause_ms: int | str, seed: int = 1
-) -> subprocess.Popen[str]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: pi agent test skipped")
-    process = subprocess.Popen(
-        [node, str(AGENT), str(path), str(count), str(max_pause_ms), str(seed)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=ROOT,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if process.poll() == 3 or not line:
-        process.wait(timeout=10)
-        pytest.skip("@mariozechner/pi-coding-agent not found (set PI_CODING_AGENT_DIR)")
-    assert line.strip() == "ready"
-    return process
 
 
 def compacted_session(path: Path) -> Path:
@@ -90,7 +69,7 @@ def test_idle_agent_refuses_every_writer_naming_the_process(
 ) -> None:
     path = compacted_session(tmp_path / "s.jsonl")
     capsys.readouterr()
-    agent = start_agent(path, count=0, max_pause_ms=0)
+    agent = start_pi_agent(path, count=0, max_pause_ms=0)
     try:
         before = path.read_bytes()
         found = find_agents(path)
@@ -122,7 +101,7 @@ def test_agent_appending_with_pauses_orphans_nothing_of_ours(
 ) -> None:
     """pi appends 6 entries with random pauses of up to 5 s while our writers loop with --yes."""
     path = compacted_session(tmp_path / "s.jsonl")
-    agent = start_agent(path, count=6, max_pause_ms=5000, seed=7)
+    agent = start_pi_agent(path, count=6, max_pause_ms=5000, seed=7)
     attempts = refused = 0
     deadline = time.monotonic() + 60
     try:
@@ -203,7 +182,7 @@ def test_lint_names_an_append_the_agent_left_behind_and_the_fix_works(
     """The user overrode the refusal; pi's next entry orphaned our compaction. ``lint`` says
     so, and the leaf move it offers puts the compaction back on the active path."""
     path = split_turn_session(tmp_path / "s.jsonl")
-    agent = start_agent(path, count=1, max_pause_ms="stdin")
+    agent = start_pi_agent(path, count=1, max_pause_ms="stdin")
     try:
         status = main(["compact", str(path), "--keep-recent", "1500", "--yes",
                        "--quiet-window", "0", "--ignore-agent"])

@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.pi_probe import pi_sees
 from tui_compactor.session.reader import load_session
 from tui_compactor.session.writer import (
     LEAF_MARKER_TYPE,
@@ -27,29 +27,17 @@ from tui_compactor.session.writer import (
 pytestmark = pytest.mark.node
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "tests" / "support" / "pi_session_probe.mjs"
 SOURCE = ROOT / "tests" / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
 FAST = {"quiet_seconds": 0.0}
 
 
 def _probe(path: Path) -> dict[str, Any]:
     """Open ``path`` with pi and return what it sees; the file must not change."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: pi interop test skipped")
     before = hashlib.sha256(path.read_bytes()).hexdigest()
-    result = subprocess.run(
-        [node, str(PROBE), str(path)], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    if result.returncode == 3:
-        pytest.skip(
-            "@mariozechner/pi-coding-agent not found (set PI_CODING_AGENT_DIR or run .ci/run): "
-            "pi interop test skipped"
-        )
-    assert result.returncode == 0, result.stderr
+    seen = pi_sees(path)
     # pi rewrites only files it migrates (v1/v2) or rejects; ours must stay byte-identical.
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
-    return json.loads(result.stdout)
+    return seen
 
 
 def _last_user_on_path(session) -> int:  # type: ignore[no-untyped-def]

@@ -20,6 +20,7 @@ import pytest
 
 from tui_compactor.session.lock import publish_lock_path
 from tui_compactor.session.reader import load_session
+from tui_compactor.session.session import Session
 from tui_compactor.session.writer import (
     LEAF_MARKER_TYPE,
     AppendRefused,
@@ -519,20 +520,19 @@ PI_STYLE_WRITER = textwrap.dedent(
 )
 
 
+def start_pi_style_writer(session: Session, count: int, stdout: int) -> subprocess.Popen[bytes]:
+    """``PI_STYLE_WRITER`` appending ``count`` entries after the leaf of ``session``."""
+    leaf_id = session.entries[session.leaf].id
+    return subprocess.Popen(
+        [sys.executable, "-c", PI_STYLE_WRITER, str(session.path), leaf_id, str(count)],
+        stdout=stdout,
+    )
+
+
 def test_concurrent_pi_style_writer_never_gets_a_fused_line(small: Path) -> None:
     session = load_session(small)
     original = small.read_bytes()
-    writer = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            PI_STYLE_WRITER,
-            str(small),
-            session.entries[session.leaf].id,
-            "400",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
+    writer = start_pi_style_writer(session, 400, subprocess.DEVNULL)
     attempts = refused = 0
     written: list[str] = []
     try:
@@ -564,17 +564,7 @@ def test_concurrent_pi_style_writer_never_gets_a_fused_line(small: Path) -> None
 
 def test_quiet_window_catches_a_writer_between_appends(small: Path) -> None:
     session = load_session(small)
-    writer = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            PI_STYLE_WRITER,
-            str(small),
-            session.entries[session.leaf].id,
-            "300",
-        ],
-        stdout=subprocess.PIPE,
-    )
+    writer = start_pi_style_writer(session, 300, subprocess.PIPE)
     try:
         assert writer.stdout is not None and writer.stdout.readline() == b"started\n"
         session = load_session(small)

@@ -5,11 +5,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
+from tests.support.pi_probe import pi_sees
 from tui_compactor.session.reader import load_session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,23 +53,10 @@ def test_sample_shows_branches_labels_summary_and_compactions() -> None:
 
 
 def test_pi_resumes_the_sample_on_the_main_line(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: pi interop check skipped")
     copy = tmp_path / SAMPLE.name  # pi opens a copy, never the package data
     shutil.copyfile(SAMPLE, copy)
-    result = subprocess.run(
-        [node, str(ROOT / "tests" / "support" / "pi_session_probe.mjs"), str(copy)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    if result.returncode == 3:
-        pytest.skip("@mariozechner/pi-coding-agent not found: pi interop check skipped")
-    assert result.returncode == 0, result.stderr
+    seen = pi_sees(copy)
     assert copy.read_bytes() == SAMPLE.read_bytes()
-    seen = json.loads(result.stdout)
     assert seen["leafId"] == "5a7e0c02"
     assert seen["messages"][0]["role"] == "compactionSummary"
     assert seen["messages"][-1]["role"] == "branchSummary"

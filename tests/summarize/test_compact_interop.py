@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.summarize.helpers import write_navigation
+from tests.support.pi_probe import pi_sees
 from tui_compactor.cli import main
 from tui_compactor.engine.branch import plan_navigation
 from tui_compactor.engine.tokens import get_counter
@@ -25,20 +24,7 @@ from tui_compactor.summarize.providers import make_summarizer
 pytestmark = pytest.mark.node
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "tests" / "support" / "pi_session_probe.mjs"
 FIXTURES = ROOT / "tests" / "fixtures"
-
-
-def probe(path: Path) -> dict[str, Any]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: pi interop test skipped")
-    result = subprocess.run([node, str(PROBE), str(path)], capture_output=True, text=True,
-                            timeout=120, cwd=ROOT)
-    if result.returncode == 3:
-        pytest.skip("@mariozechner/pi-coding-agent not found: pi interop test skipped")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_pi_sees_the_compact_command_summary(
@@ -49,7 +35,7 @@ def test_pi_sees_the_compact_command_summary(
     shutil.copy(FIXTURES / "sessions" / "refactor-session-v3.jsonl", path)
     assert main(["compact", str(path), "--yes", "--json", "--quiet-window", "0"]) == 0
     report = json.loads(capsys.readouterr().out)
-    seen = probe(path)
+    seen = pi_sees(path)
     assert seen["leafId"] == report["entryId"]
     first = seen["messages"][0]
     assert first["role"] == "compactionSummary"
@@ -66,7 +52,7 @@ async def test_pi_sees_our_branch_summary(tmp_path: Path) -> None:
     result = await prepare_navigation(plan, summarizer=make_summarizer(None))
     assert result.summary is not None
     written = write_navigation(session, plan, result.record, quiet_seconds=0)
-    seen = probe(path)
+    seen = pi_sees(path)
     assert seen["leafId"] == written.ids[0]
     last = seen["messages"][-1]
     assert last["role"] == "branchSummary"

@@ -93,3 +93,21 @@ def test_navigate_show_requests(
     assert [item["part"] for item in shown] == ["branch"]
     assert shown[0]["body"]["model"] == "test-model"
     assert fake_key not in out + err
+
+
+def test_navigate_show_requests_shows_the_summarizer_settings_that_are_sent(
+    llm_server: LLMServer, fake_key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The inspector and the real branch summary get their summarizer from one place, so the
+    # settings' reasoning effort is in the request shown and in the request sent.
+    path = split_turn_session(tmp_path / "s.jsonl")
+    with load_session(path) as session:
+        target = session.entries[2].id
+    common = [str(path), "--to", target, *provider_flags(llm_server),
+              "--reasoning-effort", "high"]  # fmt: skip
+    assert main(["navigate", *common, "--dry-run", "--show-requests", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["requests"]
+    assert shown[0]["body"]["reasoning_effort"] == "high"
+    status = main(["navigate", *common, "--summarize", "--yes", "--quiet-window", "0"])
+    assert status == 0, capsys.readouterr().err
+    assert [request.body for request in llm_server.requests] == [shown[0]["body"]]

@@ -6,33 +6,12 @@
 // Prints "ready" once the session is open, then the id of every entry it appends, one per line.
 // COUNT 0 means: stay idle at the prompt until killed (an agent waiting for the user).
 // MAX_PAUSE_MS "stdin" means: before each append, wait for one line on stdin (the user's turn).
-// The package is found as in pi_session_probe.mjs; exit status 3 means it was not found.
+// The package is found as pi_package.mjs says; exit status 3 means it was not found.
 
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const PKG = join("node_modules", "@mariozechner", "pi-coding-agent");
-
-function findPackage() {
-	const candidates = [];
-	if (process.env.PI_CODING_AGENT_DIR) candidates.push(process.env.PI_CODING_AGENT_DIR);
-	candidates.push(join("/tmp/pi-oracle", PKG));
-	candidates.push(join(process.cwd(), ".cache", "pi-ref", PKG));
-	for (const dir of candidates) {
-		if (existsSync(join(dir, "package.json"))) return resolve(dir);
-	}
-	return null;
-}
+import { openWithPi } from "./pi_package.mjs";
 
 const [file, countText, pauseText, seedText] = process.argv.slice(2);
-const pkgDir = findPackage();
-if (!pkgDir) {
-	process.stderr.write("pi-coding-agent package not found\n");
-	process.exit(3);
-}
-const pi = await import(pathToFileURL(join(pkgDir, "dist", "index.js")).href);
-const manager = pi.SessionManager.open(resolve(file));
+const { manager } = await openWithPi(file);
 const count = Number(countText ?? "0");
 const fromStdin = pauseText === "stdin";
 const maxPause = fromStdin ? 0 : Number(pauseText ?? "1000");

@@ -3,43 +3,16 @@
 // JSON document, what pi sees: the leaf, the active branch and the model context.
 //
 // Usage: node pi_session_probe.mjs SESSION.jsonl
-// The package is found through $PI_CODING_AGENT_DIR (the package directory), then
-// /tmp/pi-oracle/node_modules/@mariozechner/pi-coding-agent, then
-// .cache/pi-ref/node_modules/@mariozechner/pi-coding-agent under the current directory.
-// Exit status 3 means the package was not found (the caller skips).
+// The package is found as pi_package.mjs says; exit status 3 means it was not found.
 
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const PKG = join("node_modules", "@mariozechner", "pi-coding-agent");
-
-function findPackage() {
-	const candidates = [];
-	if (process.env.PI_CODING_AGENT_DIR) candidates.push(process.env.PI_CODING_AGENT_DIR);
-	candidates.push(join("/tmp/pi-oracle", PKG));
-	candidates.push(join(process.cwd(), ".cache", "pi-ref", PKG));
-	for (const dir of candidates) {
-		if (existsSync(join(dir, "package.json"))) return resolve(dir);
-	}
-	return null;
-}
+import { openWithPi } from "./pi_package.mjs";
 
 const file = process.argv[2];
 if (!file) {
 	process.stderr.write("usage: node pi_session_probe.mjs SESSION.jsonl\n");
 	process.exit(2);
 }
-const pkgDir = findPackage();
-if (!pkgDir) {
-	process.stderr.write("pi-coding-agent package not found\n");
-	process.exit(3);
-}
-const pi = await import(pathToFileURL(join(pkgDir, "dist", "index.js")).href);
-const { createRequire } = await import("node:module");
-const version = createRequire(import.meta.url)(join(pkgDir, "package.json")).version;
-
-const manager = pi.SessionManager.open(resolve(file));
+const { pi, version, manager } = await openWithPi(file);
 const context = manager.buildSessionContext();
 const describe = (message) => {
 	const out = { role: message.role };

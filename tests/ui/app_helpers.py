@@ -1,13 +1,18 @@
-"""Helpers for the app's Pilot tests: open a copy of a fixture, wait until all work settled."""
+"""Helpers for the app's Pilot tests: open a copy of a fixture, wait until all work settled,
+summarize through the loopback LLM server."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerState
 
+from tests.support.llm_server import LLMServer
+from tui_compactor.config import Config, Profile
 from tui_compactor.ui.app import CompactorApp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,6 +21,10 @@ BAD = ROOT / "tests" / "fixtures" / "bad"
 TREE_BRANCHES = ORACLE_SESSIONS / "tree-branches.jsonl"
 TREE_COMPACTED = ORACLE_SESSIONS / "tree-compacted.jsonl"
 SIZE = (120, 36)
+OTHER_BRANCH_TIP = 33
+"""In tree-branches.jsonl: the assistant reply ending the side branch that forks at #8."""
+SERVER_KEY_ENV = "TUI_COMPACTOR_TEST_KEY"
+"""Where ``server_config``'s profile reads its API key."""
 
 
 def copy_fixture(source: Path, directory: Path) -> Path:
@@ -25,6 +34,14 @@ def copy_fixture(source: Path, directory: Path) -> Path:
     return target
 
 
+def added_records(before: bytes, after: bytes) -> list[dict]:  # type: ignore[type-arg]
+    """The records appended to a file (asserting nothing else changed)."""
+    assert after.startswith(before), "bytes the user had were changed"
+    tail = after[len(before):]
+    assert tail.endswith(b"\n")
+    return [json.loads(line) for line in tail.splitlines()]
+
+
 def make_app(path: Path, **options: object) -> CompactorApp:
     """An app that measures at once (no debounce timers) and does not poll the file."""
     options.setdefault("follow", False)
@@ -32,6 +49,24 @@ def make_app(path: Path, **options: object) -> CompactorApp:
     app.gauge_debounce = 0
     app.settings_debounce = 0
     return app
+
+
+def server_config(server: LLMServer, model: str = "test-model") -> Config:
+    """A config whose one profile (``local``: the compaction's and the branch summary's) talks
+    to the loopback ``server``, without retries."""
+    profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
+                      model=model, api_key_env=SERVER_KEY_ENV, max_retries=0)
+    return Config(profiles={"local": profile}, default_profile="local")
+
+
+def server_app(
+    server: LLMServer, path: Path, monkeypatch: pytest.MonkeyPatch, *,
+    key: str = "sk-test", model: str = "test-model",
+) -> CompactorApp:
+    """An app on ``path`` whose summaries come from ``server`` (``key`` in the profile's
+    variable), appending without waiting for a quiet file."""
+    monkeypatch.setenv(SERVER_KEY_ENV, key)
+    return make_app(path, append_quiet_seconds=0, config=server_config(server, model))
 
 
 def busy(app: CompactorApp) -> bool:

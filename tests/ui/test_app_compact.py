@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.llm_server import LLMServer
-from tests.ui.app_helpers import SIZE, TREE_COMPACTED, copy_fixture, make_app, settle
-from tests.ui.test_app_write import added_records
-from tui_compactor.config import Config, Profile
+from tests.ui.app_helpers import (
+    SIZE,
+    TREE_COMPACTED,
+    added_records,
+    copy_fixture,
+    make_app,
+    server_app,
+    settle,
+)
+from tui_compactor.config import Config
 from tui_compactor.engine.plan import prepare_compaction
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.tree import SessionTree
@@ -131,20 +138,12 @@ async def test_compact_offline_discard_writes_nothing(tmp_path: Path) -> None:
         assert path.read_bytes() == before
 
 
-def _server_config(server: LLMServer) -> Config:
-    """A config whose compaction profile talks to the loopback server."""
-    profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
-                      model="test-model", api_key_env="TUI_COMPACTOR_TEST_KEY", max_retries=0)
-    return Config(profiles={"local": profile}, default_profile="local")
-
-
 async def test_compact_with_server_streams_then_accept(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
-        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await pilot.press("c")
@@ -162,12 +161,11 @@ async def test_compact_with_server_streams_then_accept(tmp_path: Path,
 
 async def test_escape_cancels_a_running_compaction(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
         server.behaviour.latency = 30.0  # the reply would take far longer than the test
-        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await pilot.press("c")
@@ -205,11 +203,10 @@ async def test_candidates_with_only_offline_say_what_they_would_compare(
 async def test_candidates_run_side_by_side_and_the_chosen_one_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
-        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await pilot.press("R")  # plans, then runs the server profile and offline

@@ -11,24 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
+from tests.ui.app_helpers import (
+    OTHER_BRANCH_TIP,
+    SIZE,
+    TREE_BRANCHES,
+    TREE_COMPACTED,
+    added_records,
+    copy_fixture,
+    make_app,
+    server_app,
+    settle,
+)
 from tui_compactor.ui.screens.confirm import ConfirmDialog
 from tui_compactor.ui.screens.navigate import NavigateDialog
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
-
-OTHER_BRANCH_TIP = 33
-"""In tree-branches.jsonl: the assistant reply ending the side branch that forks at #8."""
-
-
-def added_records(before: bytes, after: bytes) -> list[dict]:  # type: ignore[type-arg]
-    """The records appended to a file (asserting nothing else changed)."""
-    assert after.startswith(before), "bytes the user had were changed"
-    tail = after[len(before):]
-    assert tail.endswith(b"\n")
-    return [json.loads(line) for line in tail.splitlines()]
-
 
 async def navigate_to(pilot, app, target: int, option: str) -> None:  # type: ignore[no-untyped-def]
     """Put the cursor on ``target``, press enter, pick ``option`` in the dialog."""
@@ -275,17 +273,12 @@ async def test_failed_branch_summary_writes_nothing_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.support.llm_server import LLMServer
-    from tui_compactor.config import Config, Profile
 
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_BRANCHES, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
         server.add_faults("401")
-        profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
-                          model="m", api_key_env="TUI_COMPACTOR_TEST_KEY", max_retries=0)
-        config = Config(profiles={"local": profile}, default_profile="local")
-        app = make_app(path, append_quiet_seconds=0, config=config)
+        app = server_app(server, path, monkeypatch, model="m")
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await settle(pilot)
             leaf = app.session.leaf

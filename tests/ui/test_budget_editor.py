@@ -7,8 +7,16 @@ from pathlib import Path
 import pytest
 from textual.widgets import Checkbox, Input, Select
 
-from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
-from tests.ui.test_app_write import OTHER_BRANCH_TIP, added_records
+from tests.ui.app_helpers import (
+    OTHER_BRANCH_TIP,
+    SIZE,
+    TREE_BRANCHES,
+    TREE_COMPACTED,
+    added_records,
+    copy_fixture,
+    make_app,
+    settle,
+)
 from tui_compactor.ui.screens.navigate import NavigateDialog
 from tui_compactor.ui.widgets.tree import SessionTree
 

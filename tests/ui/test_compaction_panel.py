@@ -7,7 +7,7 @@ waits are on workers and on conditions, never fixed sleeps.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +23,6 @@ from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.ui.widgets.compaction import CompactionPanel
 
 KEY_ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key"}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LLMServer]:
-    with LLMServer() as running:
-        yield running
-
-
-@pytest.fixture
-def llm(server: LLMServer) -> Iterator[LLMServer]:
-    server.reset()
-    yield server
-    server.reset()
 
 
 def _local_summarizer(server: LLMServer) -> Any:
@@ -157,13 +144,13 @@ async def test_discard_posts_discarded_and_writes_nothing(split_session: Path) -
 
 @pytest.mark.asyncio
 async def test_escape_cancels_both_streams_from_the_local_server(
-    split_session: Path, llm: LLMServer
+    split_session: Path, llm_server: LLMServer
 ) -> None:
     session, plan, settings = _plan(split_session)
     before = split_session.read_bytes()
-    llm.behaviour.chunk_delay = 0.05
-    llm.behaviour.chunk_chars = 4
-    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm), settings)])
+    llm_server.behaviour.chunk_delay = 0.05
+    llm_server.behaviour.chunk_chars = 4
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm_server), settings)])
     async with app.run_test(size=(120, 36)) as pilot:
         panel = app.query_one(CompactionPanel)
         view = panel.candidates[0]
@@ -175,24 +162,24 @@ async def test_escape_cancels_both_streams_from_the_local_server(
                 and view.panes["turn_prefix"].visible_text.strip()
             ),
         )
-        assert llm.max_in_flight >= 2
+        assert llm_server.max_in_flight >= 2
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()
         (message,) = app.messages
         assert isinstance(message, CompactionPanel.Discarded) and message.cancelled
         assert panel.state == "cancelled" and view.state.status == "cancelled"
-        await _until(pilot, lambda: llm.in_flight == 0)
+        await _until(pilot, lambda: llm_server.in_flight == 0)
     assert split_session.read_bytes() == before
 
 
 @pytest.mark.asyncio
 async def test_server_error_posts_failed_with_the_reason(
-    split_session: Path, llm: LLMServer
+    split_session: Path, llm_server: LLMServer
 ) -> None:
     session, plan, settings = _plan(split_session)
-    llm.add_faults("401", "401")
-    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm), settings)])
+    llm_server.add_faults("401", "401")
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm_server), settings)])
     async with app.run_test(size=(120, 36)) as pilot:
         panel = app.query_one(CompactionPanel)
         await app.workers.wait_for_complete()
@@ -209,12 +196,12 @@ async def test_server_error_posts_failed_with_the_reason(
 
 @pytest.mark.asyncio
 async def test_candidates_compare_then_regenerate_with_missing_anchors(
-    split_session: Path, llm: LLMServer
+    split_session: Path, llm_server: LLMServer
 ) -> None:
     session, plan, settings = _plan(split_session)
     jobs = [
         CompactionJob(plan, session, make_summarizer(None), settings),
-        CompactionJob(plan, session, _local_summarizer(llm), settings),
+        CompactionJob(plan, session, _local_summarizer(llm_server), settings),
     ]
     app = PanelHost(lambda: jobs)
     async with app.run_test(size=(160, 44)) as pilot:
@@ -235,12 +222,12 @@ async def test_candidates_compare_then_regenerate_with_missing_anchors(
         assert panel.selected == 1 and local.has_class("-selected")
         missing = local.state.result.audit.missing
         assert missing
-        requests_before = len(llm.requests)
+        requests_before = len(llm_server.requests)
         await pilot.press("G")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert local.state.runs == 2 and local.state.status == "done"
-        rerun_prompts = [r.prompt + r.system for r in llm.requests[requests_before:]]
+        rerun_prompts = [r.prompt + r.system for r in llm_server.requests[requests_before:]]
         assert any(missing[0].text in prompt for prompt in rerun_prompts)
         await pilot.press("a")
         await pilot.pause()
@@ -250,21 +237,21 @@ async def test_candidates_compare_then_regenerate_with_missing_anchors(
 
 @pytest.mark.asyncio
 async def test_cancelling_the_worker_group_cancels_the_job(
-    split_session: Path, llm: LLMServer
+    split_session: Path, llm_server: LLMServer
 ) -> None:
     """The app may cancel the "compaction" worker group itself: same outcome as escape."""
     session, plan, settings = _plan(split_session)
-    llm.behaviour.chunk_delay = 0.05
-    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm), settings)])
+    llm_server.behaviour.chunk_delay = 0.05
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm_server), settings)])
     async with app.run_test(size=(120, 36)) as pilot:
         panel = app.query_one(CompactionPanel)
-        await _until(pilot, lambda: llm.in_flight >= 1)
+        await _until(pilot, lambda: llm_server.in_flight >= 1)
         app.workers.cancel_group(panel, "compaction")
         await _until(pilot, lambda: bool(app.messages))
         (message,) = app.messages
         assert isinstance(message, CompactionPanel.Discarded) and message.cancelled
         assert panel.state == "cancelled" and panel.jobs[0].cancelled
-        await _until(pilot, lambda: llm.in_flight == 0)
+        await _until(pilot, lambda: llm_server.in_flight == 0)
 
 
 @pytest.mark.asyncio

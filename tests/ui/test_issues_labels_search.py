@@ -10,8 +10,15 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests.ui.app_helpers import BAD, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
-from tests.ui.test_app_write import added_records
+from tests.ui.app_helpers import (
+    BAD,
+    TREE_BRANCHES,
+    TREE_COMPACTED,
+    added_records,
+    copy_fixture,
+    make_app,
+    settle,
+)
 from tui_compactor.commands.demo import copy_sample
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.screens.issues import IssuesScreen

@@ -152,8 +152,7 @@ async def test_app_writes_a_handoff_with_the_focus_typed_in_the_plan_pane(
 ) -> None:
     from textual.widgets import Checkbox, Input, Select
 
-    from tests.ui.app_helpers import copy_fixture
-    from tests.ui.test_app_write import added_records
+    from tests.ui.app_helpers import added_records, copy_fixture
     from tui_compactor.config import Config
     from tui_compactor.ui.widgets.compaction import CompactionPanel
 

@@ -10,36 +10,25 @@ from typing import Any
 import pytest
 
 from tests.support.llm_server import LLMServer
-from tests.ui.app_helpers import SIZE, TREE_BRANCHES, copy_fixture, make_app, settle
+from tests.ui.app_helpers import (
+    OTHER_BRANCH_TIP,
+    SIZE,
+    TREE_BRANCHES,
+    copy_fixture,
+    server_app,
+    settle,
+)
 from tui_compactor.ui.screens.navigate import NavigateDialog
 from tui_compactor.ui.screens.requests import RequestsScreen
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
 
-OTHER_BRANCH_TIP = 33
-"""In tree-branches.jsonl: the assistant reply ending the side branch that forks at #8."""
 KEY = "sk-inspector-secret-123"
 
 
 def screen_text(app: Any) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-def server_app(server: LLMServer, path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    from tui_compactor.config import Config, Profile
-
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", KEY)
-    profile = Profile(
-        name="local",
-        provider="openai",
-        base_url=server.openai_base_url,
-        model="test-model",
-        api_key_env="TUI_COMPACTOR_TEST_KEY",
-        max_retries=0,
-    )
-    config = Config(profiles={"local": profile}, default_profile="local")
-    return make_app(path, append_quiet_seconds=0, config=config)
 
 
 async def open_dialog(pilot: Any, app: Any) -> NavigateDialog:
@@ -57,7 +46,7 @@ async def test_inspected_branch_request_is_what_the_server_receives(
     path = copy_fixture(TREE_BRANCHES, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
-        app = server_app(server, path, monkeypatch)
+        app = server_app(server, path, monkeypatch, key=KEY)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await open_dialog(pilot, app)
@@ -95,7 +84,7 @@ async def test_inspected_request_carries_the_custom_instructions(
 ) -> None:
     path = copy_fixture(TREE_BRANCHES, tmp_path)
     with LLMServer() as server:
-        app = server_app(server, path, monkeypatch)
+        app = server_app(server, path, monkeypatch, key=KEY)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             dialog = await open_dialog(pilot, app)

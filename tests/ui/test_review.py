@@ -18,8 +18,14 @@ from textual.widgets._footer import FooterKey
 
 from tests.summarize.helpers import plan_for, split_turn_session
 from tests.support.llm_server import LLMServer
-from tests.ui.app_helpers import BAD, TREE_COMPACTED, copy_fixture, make_app, settle
-from tests.ui.test_app_compact import _server_config
+from tests.ui.app_helpers import (
+    BAD,
+    TREE_COMPACTED,
+    copy_fixture,
+    make_app,
+    server_app,
+    settle,
+)
 from tui_compactor.commands.demo import copy_sample
 from tui_compactor.summarize.compaction import CompactionJob
 from tui_compactor.summarize.providers import make_summarizer
@@ -92,10 +98,9 @@ async def test_review_keys_work_from_the_tree_and_the_footer_shows_them(tmp_path
 async def test_digits_pick_candidates_wherever_focus_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     with LLMServer() as server:
-        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        app = server_app(server, path, monkeypatch)
         async with app.run_test(size=(120, 36)) as pilot:
             panel = await run_review(pilot, "R")
             assert len(panel.candidates) == 2
@@ -147,12 +152,11 @@ async def test_discard_takes_the_buttons_away(tmp_path: Path) -> None:
 async def test_accept_while_streaming_says_why_and_quit_asks_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
         server.behaviour.latency = 30.0  # the reply would take far longer than the test
-        app = make_app(path, append_quiet_seconds=0, config=_server_config(server))
+        app = server_app(server, path, monkeypatch)
         async with app.run_test(size=(120, 36)) as pilot:
             await settle(pilot)
             await pilot.press("c")

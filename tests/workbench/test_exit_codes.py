@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cli
 from tui_compactor.cli import COMMANDS
 from tui_compactor.workbench.exits import EXIT_CODES, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
@@ -17,11 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = ROOT / "tests" / "fixtures" / "oracle" / "sessions"
 HEADLESS = sorted(name for name in COMMANDS if name not in ("open", "demo"))
 REQUIRED = {"navigate": ["--to", "#1"]}
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "tui_compactor", *args], cwd=ROOT,
-                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
 
 
 @pytest.fixture

@@ -33,11 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cut", metavar="ID", default=None,
                         help="compact at this manual cut point instead of the computed one")
     common.add_settings(parser)
-    parser.add_argument("--profile", default=None, help="summarizer profile from the config")
-    parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
-                        help="summarizer provider, overriding the profile")
-    parser.add_argument("--base-url", default=None, help="summarizer base URL")
-    parser.add_argument("--model", default=None, help="summarizer model name")
+    common.add_summarizer(parser)
     parser.add_argument("--method", choices=("soft", "handoff", "shake"), default="soft",
                         help="soft: summaries (default); handoff: a handoff document for the "
                         "next model instance (oh-my-pi's handoff method); shake: refused, "
@@ -134,11 +130,10 @@ def run(args: argparse.Namespace) -> int:
     """Plan, summarize, audit and append when confirmed; exit status per module doc."""
     import asyncio
 
-    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.config import ConfigError
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.errors import SummarizeError
-    from tui_compactor.summarize.providers import make_summarizer
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import StaleProposal, apply, propose_compaction
     from tui_compactor.workbench.handle import SessionHandle
@@ -158,20 +153,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         settings = common.settings_from_args(args)
-        profile = profile_from_flags(
-            settings.config, profile=args.profile, provider=args.provider,
-            base_url=args.base_url, model=args.model,
-        )
-        summarizer = make_summarizer(settings.summarizer_profile(profile))
+        summarizer = common.summarizer_from_args(args, settings, compaction=True)
     except ConfigError as error:
         say(f"tui-compactor: {error}")
         return EXIT_USAGE
     except common.CommandError as error:
         return common.fail(error)
     try:
-        session = common.load(args.session)
-        settings = settings.for_session(session)
-        leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, leaf = common.load_at_leaf(args, settings=settings)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
         return common.fail(error)
@@ -207,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         for note in notes:
             say(f"note: {note}")
         if not args.json:
-            _print_plan(session, plan, profile.label)
+            _print_plan(session, plan, summarizer.label)
         refusal = run_refusal(plan, settings)
         if refusal is not None:
             say(f"tui-compactor: cannot compact here: {refusal}")

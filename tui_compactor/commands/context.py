@@ -147,8 +147,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.textsafe import sanitize
 
     try:
-        settings, session = common.load_with_settings(args, writes=False)
-        leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, leaf = common.load_at_leaf(args, writes=False)
     except common.CommandError as error:
         return common.fail(error)
     counter = settings.counter()

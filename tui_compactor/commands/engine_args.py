@@ -104,6 +104,30 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
                         "regions are summarized in windows")
 
 
+PROVIDERS = ("openai", "anthropic", "offline")
+"""The summarizer providers (``config.ProviderName``; kept here so that no parser imports the
+config module)."""
+
+
+def add_summarizer(parser: argparse.ArgumentParser) -> None:
+    """The summarizer's flags, the same in every command that summarizes: they override the
+    profile taken from the config (``config.profile_from_flags``)."""
+    parser.add_argument("--profile", default=None, help="summarizer profile from the config")
+    parser.add_argument("--provider", choices=PROVIDERS, default=None,
+                        help="summarizer provider, overriding the profile")
+    parser.add_argument("--base-url", default=None, help="summarizer base URL")
+    parser.add_argument("--model", default=None, help="summarizer model name")
+
+
+def summarizer_from_args(args: argparse.Namespace, settings: Settings, *, compaction: bool) -> Any:
+    """The summarizer ``add_summarizer``'s flags choose under ``settings``
+    (``Settings.summarizer``). Raises ``ConfigError``."""
+    return settings.summarizer(
+        compaction=compaction, profile=args.profile, provider=args.provider,
+        base_url=args.base_url, model=args.model,
+    )  # fmt: skip
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Resolve the settings from the config, the environment and the flags in ``args``.
 
@@ -140,15 +164,29 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def load_with_settings(
-    args: argparse.Namespace, *, writes: bool = True, on_record: Any = None
+    args: argparse.Namespace,
+    *,
+    writes: bool = True,
+    on_record: Any = None,
+    settings: Settings | None = None,
 ) -> tuple[Settings, Any]:
-    """The settings (``settings_from_args``, then fitted to the session: its rules, its
-    model's window) and the session of ``args.session`` (``load``, with ``writes`` and
-    ``on_record``), in that order, so a settings problem is reported before the file is read.
-    Raises ``CommandError``."""
-    settings = settings_from_args(args)
+    """The settings (``settings_from_args`` unless already resolved, then fitted to the
+    session: its rules, its model's window) and the session of ``args.session`` (``load``,
+    with ``writes`` and ``on_record``), in that order, so a settings problem is reported before
+    the file is read. Raises ``CommandError``."""
+    if settings is None:
+        settings = settings_from_args(args)
     session = load(args.session, writes=writes, on_record=on_record)
     return settings.for_session(session), session
+
+
+def load_at_leaf(
+    args: argparse.Namespace, *, writes: bool = True, settings: Settings | None = None
+) -> tuple[Settings, Any, int]:
+    """``load_with_settings``, then the node the command works at: ``--leaf``/``--at``, or the
+    file's leaf (``leaf_or_default``). Raises ``CommandError``."""
+    settings, session = load_with_settings(args, writes=writes, settings=settings)
+    return settings, session, leaf_or_default(session, args.leaf)
 
 
 def format_ids(ids: list[str], *, head: int = 3, tail: int = 2) -> str:

@@ -77,14 +77,8 @@ def run(args: argparse.Namespace) -> int:
     session = load_session(args.session)
     try:
         if session.verdict is Verdict.REFUSE:
-            error = common.refused_error(session)
-            if args.json:
-                common.print_json(
-                    {"file": str(session.path), "verdict": session.verdict.value, "error": error}
-                )
-            else:
-                sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
-            return common.EXIT_USAGE
+            fields = {"file": str(session.path), "verdict": session.verdict.value}
+            return common.refuse(session, args.json, fields)
         report = inspect_report(session, args.tokens)
     finally:
         session.close()

@@ -42,11 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
     )
-    parser.add_argument("--profile", default=None, help="summarizer profile from the config")
-    parser.add_argument("--provider", choices=("openai", "anthropic", "offline"), default=None,
-                        help="summarizer provider (overrides the config)")
-    parser.add_argument("--base-url", default=None, help="summarizer base URL")
-    parser.add_argument("--model", default=None, help="summarizer model name")
+    common.add_summarizer(parser)
     parser.add_argument("--instructions", default=None, metavar="TEXT",
                         help="custom instructions for the branch summary (with --summarize)")
     parser.add_argument("--replace-instructions", action="store_true",
@@ -67,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.settings import with_session_window
 
     try:
-        settings, session = common.load_with_settings(args)
-        old_leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, old_leaf = common.load_at_leaf(args)
         target = common.resolve(session, args.to, what="target")
     except common.CommandError as error:
         return common.fail(error)
@@ -136,16 +131,11 @@ def _show_requests(
     import asyncio
 
     from tui_compactor.commands.analysis import show_requests
-    from tui_compactor.config import ConfigError, profile_from_flags
-    from tui_compactor.summarize.providers import make_summarizer
+    from tui_compactor.config import ConfigError
     from tui_compactor.summarize.requests import branch_requests
 
     try:
-        profile = profile_from_flags(
-            settings.config, profile=args.profile, provider=args.provider,
-            base_url=args.base_url, model=args.model, for_compaction=False,
-        )
-        summarizer = make_summarizer(profile)
+        summarizer = common.summarizer_from_args(args, settings, compaction=False)
     except ConfigError as error:
         print(f"tui-compactor: {error}", file=sys.stderr)
         return common.EXIT_USAGE
@@ -226,9 +216,9 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
 
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
-    from tui_compactor.config import ConfigError, profile_from_flags
+    from tui_compactor.config import ConfigError
     from tui_compactor.summarize.navigation import prepare_navigation
-    from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
+    from tui_compactor.summarize.providers import aclose_shared_clients
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
     from tui_compactor.workbench.handle import SessionHandle
@@ -253,11 +243,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     summarizer = None
     if args.summarize:
         try:
-            profile = profile_from_flags(
-                settings.config, profile=args.profile, provider=args.provider,
-                base_url=args.base_url, model=args.model, for_compaction=False,
-            )
-            summarizer = make_summarizer(settings.summarizer_profile(profile))
+            summarizer = common.summarizer_from_args(args, settings, compaction=False)
         except ConfigError as error:
             say(f"tui-compactor: {error}")
             report["error"] = str(error)

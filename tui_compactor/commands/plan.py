@@ -100,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.workbench.plans import make_plan, run_refusal
 
     try:
-        settings, session = common.load_with_settings(args, writes=False)
-        leaf = common.leaf_or_default(session, args.leaf)
+        settings, session, leaf = common.load_at_leaf(args, writes=False)
         cut = common.resolve(session, args.cut, what="cut entry")
     except common.CommandError as error:
         return common.fail(error)

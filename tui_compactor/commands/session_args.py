@@ -64,6 +64,17 @@ def refused_error(session: Any) -> str:
     return session.append_refusal or f"{session.path}: not a usable session"
 
 
+def refuse(session: Any, as_json: bool, fields: dict[str, Any]) -> int:
+    """How a session command ends on a refused file: its one clear error (``refused_error``),
+    printed as JSON (``fields`` and ``error``) or on stderr; returns the usage exit status."""
+    error = refused_error(session)
+    if as_json:
+        print_json({**fields, "error": error})
+    else:
+        sys.stderr.write(f"tui-compactor: {safe(error)}\n")
+    return EXIT_USAGE
+
+
 def resolve_entry(session: Any, ref: str | None) -> int | None:
     """``ID`` or ``#INDEX`` -> entry index (``workbench.refs.resolve_ref``); None stays None.
 

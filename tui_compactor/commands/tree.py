@@ -68,12 +68,7 @@ def run(args: argparse.Namespace) -> int:
     session = load_session(args.session)
     try:
         if session.verdict is Verdict.REFUSE:
-            error = common.refused_error(session)
-            if args.json:
-                common.print_json({"verdict": session.verdict.value, "error": error, "rows": []})
-            else:
-                sys.stderr.write(f"tui-compactor: {common.safe(error)}\n")
-            return common.EXIT_USAGE
+            return common.refuse(session, args.json, {"verdict": session.verdict.value, "rows": []})
         try:
             leaf = common.resolve_entry(session, args.leaf)
             folded = {common.resolve_entry(session, ref) for ref in args.fold}
@@ -152,31 +147,6 @@ def with_branch_prefixes(rows: Iterable[Any]) -> Iterator[tuple[Any, str]]:
         yield row, outer + glyph
 
 
-class _RootStarts:
-    """Tells, row after row, which rows begin another root's tree.
-
-    A main-line row continues the rows above when its nearest shown ancestor was printed
-    before it; a row with no shown ancestor starts a separate tree (a second root, or an entry
-    whose parent is missing).
-    """
-
-    def __init__(self, session: Any) -> None:
-        self.entries = session.entries
-        self.shown = bytearray(len(self.entries))
-
-    def begins_tree(self, position: int, row: Any) -> bool:
-        """Whether the row at ``position`` (rows are passed in order) begins another tree."""
-        starts = False
-        if position and row.indent == 0:
-            entries, shown = self.entries, self.shown
-            node = entries[row.index].parent
-            while node is not None and not shown[node]:
-                node = entries[node].parent
-            starts = node is None
-        self.shown[row.index] = 1
-        return starts
-
-
 def _print_text(session: Any, rows: Any, width: int) -> None:
     safe = common.safe
     out = sys.stdout
@@ -184,13 +154,15 @@ def _print_text(session: Any, rows: Any, width: int) -> None:
         out.write(f"title: {safe(session.title_slot.get('title'), 100)}\n")
     if session.name:
         out.write(f"name: {safe(session.name, 100)}\n")
-    starts = _RootStarts(session)
+    # The walk lays out each shown tree from one of its visible roots (a root, an entry whose
+    # parent is missing, or the shown children of a hidden root), so those rows start the trees.
     roots = rows.root_count
+    first_rows = set(rows.visible_roots)
     tree_number = 1
     for position, (row, prefix) in enumerate(with_branch_prefixes(rows)):
         if not position:
             out.write(LEGEND + "\n")
-        if starts.begins_tree(position, row):
+        elif row.index in first_rows:
             tree_number += 1
             out.write(
                 f"{ROOT_RULE} root {tree_number} of {roots}: "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,21 +74,21 @@ def _role(entry: Any) -> str | None:
 
 def is_cut_point(entry: Any, rules: str = "pi") -> bool:
     """True when the kept part of a compaction may start at ``entry``."""
-    kind = entry.type
-    if kind == "message":
-        return _role(entry) in (_PI_CUT_ROLES if rules == "pi" else _OMP_CUT_ROLES)
-    return kind in ("branch_summary", "custom_message")
+    return bool(_cut_positions((entry,), range(1), _cut_roles(rules)))
 
 
-def valid_cut_points(
-    branch: Sequence[Any], start: int, end: int, rules: str = "pi"
+def _cut_roles(rules: str) -> frozenset[str]:
+    return _PI_CUT_ROLES if rules == "pi" else _OMP_CUT_ROLES
+
+
+def _cut_positions(
+    path: Sequence[Any], positions: Iterable[int], roles: frozenset[str]
 ) -> MutableSequence[int]:
-    """Branch indices in ``[start, end)`` where a cut is allowed, ascending (a flat array: a
-    200,000-message branch has that many)."""
-    roles = _PI_CUT_ROLES if rules == "pi" else _OMP_CUT_ROLES
+    """The ``positions`` of ``path`` where a cut is allowed, in their order: a message whose
+    role is in ``roles``, a branch summary or a custom message."""
     points = array("q")
-    for position in range(start, end):
-        entry = branch[position]
+    for position in positions:
+        entry = path[position]
         kind = entry.type
         if kind == "message":
             if _role(entry) in roles:
@@ -96,6 +96,14 @@ def valid_cut_points(
         elif kind == "branch_summary" or kind == "custom_message":
             points.append(position)
     return points
+
+
+def valid_cut_points(
+    branch: Sequence[Any], start: int, end: int, rules: str = "pi"
+) -> MutableSequence[int]:
+    """Branch indices in ``[start, end)`` where a cut is allowed, ascending (a flat array: a
+    200,000-message branch has that many)."""
+    return _cut_positions(branch, range(start, end), _cut_roles(rules))
 
 
 def is_turn_start(entry: Any) -> bool:
@@ -179,16 +187,7 @@ def find_cut_point_omp(
     ``region[0]`` when nothing can be cut, -1 when the region is empty)."""
     if not region:
         return CutPoint(-1, -1, False)
-    roles = _OMP_CUT_ROLES
-    points = []
-    for position in region:
-        entry = path[position]
-        kind = entry.type
-        if kind == "message":
-            if _role(entry) in roles:
-                points.append(position)
-        elif kind == "branch_summary" or kind == "custom_message":
-            points.append(position)
+    points = _cut_positions(path, region, _OMP_CUT_ROLES)
     if not points:
         return CutPoint(region[0], -1, False)
     at = len(points) - 1

@@ -77,13 +77,14 @@ def _join_text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _args_text(args: Any) -> str:
-    """``k=JSON(v), …`` in JavaScript property order."""
+def _args_text(args: Any, undefined: str = "undefined") -> str:
+    """``k=JSON(v), …`` in JavaScript property order. ``undefined`` stands for a value JSON
+    cannot render: pi's template literal writes ``undefined``, oh-my-pi writes ``null``."""
     if isinstance(args, list):
         args = {str(index): value for index, value in enumerate(args)}
     if not isinstance(args, dict):
         return ""
-    return ", ".join(f"{key}={js_stringify(args[key])}" for key in js_keys(args))
+    return ", ".join(f"{key}={js_stringify(args[key]) or undefined}" for key in js_keys(args))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,15 +166,6 @@ def serialize_omp(llm_messages: list[dict[str, Any]]) -> str:
     calls whose result is ``useless`` (and not an error) are left out with their results;
     developer messages (custom messages) are not part of the transcript."""
     return _transcript(llm_messages, _OMP, _useless_call_ids(llm_messages))
-
-
-def _omp_args(args: Any) -> str:
-    """``k=JSON(v), …`` (``Object.entries``; a value JSON cannot render is ``null``)."""
-    if isinstance(args, list):
-        args = {str(index): value for index, value in enumerate(args)}
-    if not isinstance(args, dict):
-        return ""
-    return ", ".join(f"{key}={js_stringify(args[key]) or 'null'}" for key in js_keys(args))
 
 
 def _useless_call_ids(messages: list[dict[str, Any]]) -> CallIds:
@@ -271,6 +263,6 @@ def serialize_native(messages: list[dict[str, Any]], *, drop_thinking: bool = Fa
 
 
 _PI = _Dialect("[User]: ", "[Assistant thinking]: ", "[Assistant]: ",
-               "[Assistant tool calls]: ", "[Tool result]: ", lambda args: _args_text(args))
+               "[Assistant tool calls]: ", "[Tool result]: ", _args_text)
 _OMP = _Dialect("[User]: ", "[Think]: ", "[Assistant]: ", "[Tool Call]: ", "[Tool Result]: ",
-                lambda args: _omp_args(args))
+                lambda args: _args_text(args, "null"))

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui_compactor.session.model import written_by_us
-
 if TYPE_CHECKING:
     from tui_compactor.session.session import Session
 
@@ -62,10 +60,12 @@ def _under(path: Path, root: Path) -> bool:
     return True
 
 
-def omp_compaction_field(record: Mapping[str, Any]) -> str | None:
+def omp_compaction_field(record: Mapping[str, Any], ours: bool) -> str | None:
     """The oh-my-pi-only field a ``compaction`` record carries, worded for the header
-    (``omp compaction method remote``), or None. The reader notes it while indexing."""
-    for name in _omp_fields(record):
+    (``omp compaction method remote``), or None. The reader notes it while indexing; ``ours``:
+    the record is this tool's (``model.written_by_us``, which the reader decides once)."""
+    fields = ("method",) if ours else OMP_ONLY_COMPACTION_FIELDS
+    for name in fields:
         value = record.get(name)
         if value is not None:
             detail = f" {value}" if name == "method" and isinstance(value, str) else ""
@@ -95,11 +95,6 @@ def detect_flavor(session: Session, home: Path | None = None) -> SessionFlavor:
         if reason is not None:
             return SessionFlavor("omp", reason)
     return SessionFlavor("pi", "no omp content")
-
-
-def _omp_fields(data: Mapping[str, Any]) -> tuple[str, ...]:
-    """The fields of a compaction record that mark oh-my-pi (see the module doc)."""
-    return ("method",) if written_by_us(data) else OMP_ONLY_COMPACTION_FIELDS
 
 
 def _resolved(path: Path) -> Path:

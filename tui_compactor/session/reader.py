@@ -788,7 +788,7 @@ class _Scanner:
                                 switches.append(index)
                         latest[entry_id] = index
                         if "generator" in obj and written_by_us(obj):
-                            s._ours.add(index)
+                            s._ours.append(index)
                         index += 1
                         added = True
                         continue
@@ -1145,6 +1145,7 @@ class _Scanner:
                                None if parent is None else s.entries[parent].line)  # fmt: skip
         if parent is not None and not s._children[parent] and parent != index - 1:
             self.odd.tip_switches.append(index)
+        ours = written_by_us(obj)
         role: str | None = None
         if type_name == "message":
             message = obj.get("message")
@@ -1184,7 +1185,7 @@ class _Scanner:
             self.odd.branch_from.append((index, obj.get("fromId")))
         elif type_name == "compaction":
             s._compactions[index] = (obj.get("firstKeptEntryId"), obj.get("summary"))
-            omp_field = omp_compaction_field(obj)
+            omp_field = omp_compaction_field(obj, ours)
             if omp_field is not None:
                 s._omp_compactions[index] = omp_field
             if v1 and "firstKeptEntryIndex" in obj:
@@ -1193,8 +1194,8 @@ class _Scanner:
             s._unknown_types.setdefault(type_name, []).append((line_no, offset))
             if s._omp_entry_type is None and type_name in OMP_ONLY_TYPES:
                 s._omp_entry_type = type_name
-        if written_by_us(obj):
-            s._ours.add(index)
+        if ours:
+            s._ours.append(index)
         if v1:
             s._v1_objects.append(index)
         record: dict[str, Any] | None = None

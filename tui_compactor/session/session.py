@@ -17,7 +17,7 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -328,8 +328,9 @@ class Session:
         self._quiet_assistants: set[int] = set()
         """Assistant messages with no text that did not stop on an error (tool calls only)."""
         self._compactions: dict[int, Any] = {}
-        self._ours: set[int] = set()
-        """Entries whose record says this tool wrote it (``model.written_by_us``)."""
+        self._ours: list[int] = []
+        """Entries whose record says this tool wrote it (``model.written_by_us``), in file
+        order: the reader notes them as it indexes, so the list stays sorted."""
         self._omp_entry_type: str | None = None
         """The first entry type in file order that only oh-my-pi writes (``flavor``)."""
         self._omp_compactions: dict[int, str] = {}
@@ -582,12 +583,14 @@ class Session:
     def written_by_us(self, i: int) -> bool:
         """True when entry ``i``'s record was appended by this tool (noted while indexing, so
         no record is re-read)."""
-        return i in self._ours
+        ours = self._ours
+        position = bisect.bisect_left(ours, i)
+        return position < len(ours) and ours[position] == i
 
     @property
-    def ours(self) -> list[int]:
-        """Entries this tool appended, in file order."""
-        return sorted(self._ours)
+    def ours(self) -> Sequence[int]:
+        """Entries this tool appended, in file order (the session's own list: read it only)."""
+        return self._ours
 
     # ------------------------------------------------------------------ records
 

@@ -1776,12 +1776,7 @@ def summarizer_for(settings: Settings, profile_name: str | None, *,
                    compaction: bool) -> Summarizer:
     """The summarizer of ``profile_name`` under ``settings`` (offline without a config): the
     compaction's (its ``[summarizer]`` profile) or the branch summary's."""
-    from tui_compactor.summarize.providers import make_summarizer
-
-    config = settings.config
-    profile = (config.summarizer_profile(profile_name) if compaction
-               else config.profile(profile_name))
-    return make_summarizer(settings.summarizer_profile(profile))
+    return settings.summarizer(compaction=compaction, profile=profile_name)
 
 
 def _fold_notes(plan: CompactionPlan, profile_name: str | None,

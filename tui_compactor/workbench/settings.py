@@ -37,6 +37,7 @@ from tui_compactor.engine.tokens import TokenCounter, get_counter
 
 if TYPE_CHECKING:
     from tui_compactor.config import Config, Profile
+    from tui_compactor.summarize.base import Summarizer
 
 __all__ = [
     "CounterName",
@@ -191,6 +192,32 @@ class Settings:
         if self.summary_window is not None:
             changes["context_window"] = self.summary_window
         return profile.model_copy(update=changes) if changes else profile
+
+    def summarizer(
+        self,
+        *,
+        compaction: bool,
+        profile: str | None = None,
+        provider: str | None = None,
+        base_url: str | None = None,
+        model: str | None = None,
+    ) -> Summarizer:
+        """The summarizer of a compaction (the config's ``[summarizer]`` profile) or of a
+        branch summary: the named profile, the command line's overrides of it
+        (``config.profile_from_flags``), then these settings' effort and window. The app and
+        every command get theirs here, so what ``--show-requests`` shows is what is sent.
+
+        Raises:
+            ConfigError: an unknown profile or an invalid override.
+        """
+        from tui_compactor.config import profile_from_flags
+        from tui_compactor.summarize.providers import make_summarizer
+
+        chosen = profile_from_flags(
+            self.config, profile=profile, provider=provider, base_url=base_url, model=model,
+            for_compaction=compaction,
+        )  # fmt: skip
+        return make_summarizer(self.summarizer_profile(chosen))
 
     def counter(self) -> TokenCounter:
         """The token counter named by ``tokens`` (one shared instance per name)."""

@@ -1,4 +1,4 @@
-"""Fixtures for summarize tests: the loopback LLM server and a fake API key."""
+"""Fixtures for every test: the loopback LLM server and a fake API key."""
 
 from __future__ import annotations
 
