@@ -11,6 +11,8 @@ with a text chart of seconds against entries (log-log).
 200,000-deep chain, a node with 100,000 children): time and peak RSS of ``lint``, ``tree``,
 ``plan`` and ``context`` processes (text and ``--json``, printed to ``/dev/null``) against
 the same budget. A command that refuses (exit 2) names the memory limit instead of growing.
+The chain and the fan are also opened in the app (headless, 120x40: to the last row and back,
+until every count is in) for its time and peak RSS against the same budget.
 """
 
 from __future__ import annotations
@@ -82,6 +84,56 @@ def _probe(path: Path) -> dict[str, float]:
     figures: dict[str, float] = json.loads(line[6:])
     return figures
 
+
+APP_PROBE = r"""
+import asyncio, os, sys, time
+from pathlib import Path
+from tui_compactor.ui.app import CompactorApp
+from tui_compactor.ui.widgets.tree import SessionTree
+
+async def main() -> None:
+    started = time.perf_counter()
+    app = CompactorApp(Path(sys.argv[1]), follow=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(SessionTree)
+        while not (app.session is not None and app.session.complete and tree.rows):
+            await asyncio.sleep(0.05)
+        for key in ("G", "g", "G"):
+            await pilot.press(key)
+            await asyncio.sleep(0.2)
+        # Until every worker is done: the leaf's gauge and context, the chart, every count.
+        while any(worker.is_running for worker in app.workers):
+            await asyncio.sleep(0.2)
+        seconds = time.perf_counter() - started
+        status = open("/proc/self/status").read()
+        peak, now = (int(status.split(k)[1].split()[0]) / 1024 for k in ("VmHWM:", "VmRSS:"))
+        print("APP", seconds, peak, now, len(tree.rows), flush=True)
+    os._exit(0)
+
+asyncio.run(main())
+"""
+"""The app opens a file headless (120x40), goes to the last row, the first and the last again,
+and waits until every worker is done (counts, gauge, chart): seconds, peak and final RSS."""
+
+
+def _app(path: Path) -> tuple[float, float, float]:
+    """(seconds, peak MB, final MB) of the app's probe on ``path`` in a fresh process."""
+    result = subprocess.run(
+        [sys.executable, "-c", APP_PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=3600,
+    )
+    line = next((x for x in result.stdout.splitlines() if x.startswith("APP ")), None)
+    if line is None:
+        raise RuntimeError(f"app probe failed: {result.stderr[-1500:]}")
+    _, seconds, peak, now, _rows = line.split()
+    return float(seconds), float(peak), float(now)
+
+
+APP_CASES = ("chain-200k", "fan-100k")
+"""The hostile shapes the app is measured on (the others: ``lint``..``context`` only)."""
 
 HUGE_COMMANDS = ("lint", "tree", "tree --json", "plan", "plan --json", "context", "context --json")
 """What each hostile file goes through (``--json`` too: a 200k-deep chain prints 50-90 MB)."""
@@ -201,6 +253,24 @@ def run(ctx: Any) -> list[dict[str, Any]]:
                         "size_mb": size / 1e6,
                         "target": f"<={budget:.0f} MB",
                         "notes": ("refused (memory limit)" if status == 2 else f"exit {status}")
+                        + ("" if peak <= budget else "; OVER the memory budget"),
+                    }
+                )
+            if name in APP_CASES:
+                try:
+                    seconds, peak, now = _app(path)
+                except Exception as error:  # noqa: BLE001
+                    rows.append({"case": f"{name} app (failed)", "notes": str(error)[:200]})
+                    continue
+                rows.append(
+                    {
+                        "case": f"{name} app (open, G/g, all counted)",
+                        "median_s": seconds,
+                        "runs": 1,
+                        "peak_rss_mb": peak,
+                        "size_mb": size / 1e6,
+                        "target": f"<={budget:.0f} MB",
+                        "notes": f"headless 120x40; {now:.0f} MB once idle"
                         + ("" if peak <= budget else "; OVER the memory budget"),
                     }
                 )

@@ -423,13 +423,7 @@ class Ours:
                 "messagesToSummarize": self.messages_json(plan, "messages_to_summarize", full),
                 "turnPrefixMessages": self.messages_json(plan, "turn_prefix_messages", full),
                 "recentMessages": self.messages_json(plan, "recent_messages", full),
-                "fileOps": {
-                    "read": list(ops.read),
-                    "written": list(ops.written),
-                    "edited": list(ops.edited),
-                    "readFiles": read_files,
-                    "modifiedFiles": modified_files,
-                },
+                "fileOps": ops.to_json("omp"),
             }
         )
         if full:
@@ -522,8 +516,6 @@ class Ours:
             for message in selection.messages:
                 role = message.get("role")
                 roles[role] = roles.get(role, 0) + 1
-            ops = selection.file_ops
-            read_files, modified_files = compute_file_lists(ops, "omp")
             prepared.append(
                 {
                     "tokenBudget": budget,
@@ -532,13 +524,7 @@ class Ours:
                     "roleCounts": roles,
                     "entryIds": cap([self.id_at(index) for index in selection.selected]),
                     "entryIndices": cap(list(selection.selected)),
-                    "fileOps": {
-                        "read": list(ops.read),
-                        "written": list(ops.written),
-                        "edited": list(ops.edited),
-                        "readFiles": read_files,
-                        "modifiedFiles": modified_files,
-                    },
+                    "fileOps": selection.file_ops.to_json("omp"),
                 }
             )
         return {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import time
+import tracemalloc
 from pathlib import Path
 
-from tui_compactor.session.outline import OutlineFilter, build_outline
+from tui_compactor.session.outline import OutlineFilter, OutlineWalk, build_outline
 from tui_compactor.session.reader import load_session
 
 from .conftest import CORPUS
@@ -131,3 +132,49 @@ def test_many_branches_stay_bounded(tmp_path: Path) -> None:
     assert max(r.indent for r in rows) == 1
     main_rows = [r for r in rows if session.entries[r.index].id.startswith("m")]
     assert all(r.indent == 0 and r.on_active_path for r in main_rows)
+
+
+def test_stored_rows_read_back_as_the_walk_made_them() -> None:
+    """``build_outline`` keeps rows packed; every field a user sees (indent, marks, fold
+    counts, broken links) reads back exactly as the walk made it, by position, slice and
+    negative index, and ``positions`` finds each shown entry's row (only those)."""
+    for path in sorted(CORPUS.glob("*.jsonl")):
+        session = load_session(path)
+        if not session.entries:
+            continue
+        branch_points = [i for i in range(len(session.entries)) if session._children.count(i) > 1]
+        for view in OutlineFilter:
+            for folded in (frozenset(), frozenset(branch_points[:1])):
+                walked = list(OutlineWalk(session, folded=folded, view=view))
+                rows = build_outline(session, folded=folded, view=view)
+                assert list(rows) == walked, (path.name, view)
+                assert len(rows) == len(walked)
+                if walked:
+                    assert rows[-1] == walked[-1] and rows[0] == walked[0]
+                    assert rows[1:4] == walked[1:4]
+                    assert [rows.index_at(p) for p in range(len(rows))] == [
+                        r.index for r in walked
+                    ]
+                    assert [rows.branch_point_at(p) for p in range(len(rows))] == [
+                        r.is_branch_point for r in walked
+                    ]
+                assert dict(rows.positions) == {r.index: p for p, r in enumerate(walked)}
+                assert list(rows.positions) == [r.index for r in walked]  # row order
+                shown = {r.index for r in walked}
+                for index in range(-1, len(session.entries) + 1):
+                    assert (index in rows.positions) == (index in shown)
+                assert rows.positions.get(len(session.entries)) is None
+
+
+def test_rows_of_a_deep_chain_stay_small(big_corpus: Path) -> None:
+    """A 50,000-deep chain's rows and positions take a few bytes per row (row objects and a
+    dict of positions took ~200 bytes a row: the app held ~40 MB for a 200k chain)."""
+    deep = load_session(big_corpus / "very-deep-chain-50k.jsonl")
+    tracemalloc.start()
+    try:
+        rows = build_outline(deep, view=OutlineFilter.ALL)
+        size, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(rows) == 50_000 and rows[-1].is_leaf and rows[-1].on_active_path
+    assert size < 50_000 * 24, f"{size / 50_000:.0f} bytes a row"

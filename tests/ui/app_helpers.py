@@ -13,6 +13,7 @@ from textual.worker import WorkerCancelled, WorkerState
 
 from tests.support.llm_server import LLMServer
 from tui_compactor.config import Config, Profile
+from tui_compactor.session.session import Session
 from tui_compactor.ui.app import CompactorApp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +41,12 @@ def added_records(before: bytes, after: bytes) -> list[dict]:  # type: ignore[ty
     tail = after[len(before):]
     assert tail.endswith(b"\n")
     return [json.loads(line) for line in tail.splitlines()]
+
+
+def active_compactions(session: Session) -> list[int]:
+    """The compaction entries on the path from the root to the leaf, oldest first."""
+    entries = session.entries
+    return [i for i in session.path_to(session.leaf) if entries[i].type == "compaction"]
 
 
 def make_app(path: Path, **options: object) -> CompactorApp:

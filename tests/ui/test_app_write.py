@@ -16,6 +16,7 @@ from tests.ui.app_helpers import (
     SIZE,
     TREE_BRANCHES,
     TREE_COMPACTED,
+    active_compactions,
     added_records,
     copy_fixture,
     make_app,
@@ -124,8 +125,7 @@ async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         session = app.session
-        active = session.path_to(session.leaf)
-        compaction = max(i for i in active if session.entries[i].type == "compaction")
+        compaction = active_compactions(session)[-1]
         parent = session.entries[compaction].parent
         tree = app.query_one(SessionTree)
         assert tree.move_to_entry(compaction)
@@ -166,8 +166,7 @@ async def test_undo_never_holds_the_ui_behind_a_long_reader(tmp_path: Path) -> N
         handle = app.handle
         assert handle is not None
         session = app.session
-        active = session.path_to(session.leaf)
-        compaction = max(i for i in active if session.entries[i].type == "compaction")
+        compaction = active_compactions(session)[-1]
         tree = app.query_one(SessionTree)
         assert tree.move_to_entry(compaction)
         await settle(pilot)
@@ -213,9 +212,7 @@ async def test_undo_refuses_what_the_command_refuses_with_its_reason(tmp_path: P
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        session = app.session
-        active = session.path_to(session.leaf)
-        older = min(i for i in active if session.entries[i].type == "compaction")
+        older = active_compactions(app.session)[0]
         assert app.query_one(SessionTree).move_to_entry(older)
         await settle(pilot)
         await pilot.press("u")

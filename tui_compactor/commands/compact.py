@@ -19,11 +19,13 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_append_options, append_options, confirm
+from tui_compactor.commands.confirm import (
+    add_append_options,
+    append_options,
+    confirm,
+    gate_refusal,
+)
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-
-MAX_REPLANS = 3
-"""How often the file may grow between planning and writing before we give up."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,7 +137,12 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.errors import SummarizeError
     from tui_compactor.textsafe import sanitize
-    from tui_compactor.workbench.actions import StaleProposal, apply, propose_compaction
+    from tui_compactor.workbench.actions import (
+        MAX_REPLANS,
+        StaleProposal,
+        apply,
+        propose_compaction,
+    )
     from tui_compactor.workbench.handle import SessionHandle
     from tui_compactor.workbench.plans import make_plan, run_refusal
 
@@ -275,10 +282,7 @@ def run(args: argparse.Namespace) -> int:
                                                    "asking)" if args.yes else ""))
             continue
         except AppendRefused as refused:
-            say(f"tui-compactor: append refused: {refused.reason}")
-            if refused.hint:
-                say(refused.hint)
-            report["refused"] = refused.reason
+            say(gate_refusal(report, refused))
             return finish(EXIT_REFUSED)
         report["written"] = True
         report["entryId"] = appended.ids[0]

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_append_options, append_options
+from tui_compactor.commands.confirm import add_append_options, append_options, gate_refusal
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
@@ -217,10 +217,16 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
     from tui_compactor.config import ConfigError
+    from tui_compactor.session.writer import AppendRefused
     from tui_compactor.summarize.navigation import prepare_navigation
     from tui_compactor.summarize.providers import aclose_shared_clients
     from tui_compactor.textsafe import sanitize
-    from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
+    from tui_compactor.workbench.actions import (
+        MAX_REPLANS,
+        StaleProposal,
+        apply,
+        propose_navigation,
+    )
     from tui_compactor.workbench.handle import SessionHandle
 
     def say(message: str) -> None:
@@ -251,7 +257,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     gate_options: dict[str, Any] = append_options(args)
     handle = SessionHandle(session)
     what = "a branch summary" if summarizer is not None else "a leaf marker"
-    for attempt in range(3):
+    for attempt in range(MAX_REPLANS + 1):
         if nav.noop:
             report["noop"] = True
             return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
@@ -284,7 +290,10 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             report["replanned"] = attempt + 1
             nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
             continue
-        except Exception as error:  # the summaries/writer layers raise user-facing errors
+        except AppendRefused as refused:
+            say(gate_refusal(report, refused))
+            return finish(common.EXIT_REFUSED)
+        except Exception as error:  # the summaries layer raises user-facing errors
             reason = getattr(error, "reason", None) or str(error)
             say(f"tui-compactor: navigate failed, nothing written: {reason}")
             hint = getattr(error, "hint", None)
@@ -301,6 +310,6 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
             f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
         ))
-    say("tui-compactor: the session kept growing; nothing written")
+    say(f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written")
     report["refused"] = "the session kept growing"
     return finish(common.EXIT_REFUSED)

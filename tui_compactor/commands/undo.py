@@ -38,11 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Propose the undo, confirm, apply it; exit status per ``workbench.exits``."""
-    from tui_compactor.commands.confirm import confirm
+    from tui_compactor.commands.confirm import confirm, gate_refusal
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import (
+        MAX_REPLANS,
         ActionRefused,
         StaleProposal,
         apply,
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
     options: dict[str, Any] = append_options(args)
     asked = False
-    for _attempt in range(3):
+    for _attempt in range(MAX_REPLANS + 1):
         with handle.read() as snapshot:
             try:
                 proposal = propose_undo(snapshot, force=True)
@@ -100,12 +101,7 @@ def run(args: argparse.Namespace) -> int:
             asked = True
             continue
         except AppendRefused as refused:
-            report["refused"] = {"code": refused.code, "reason": refused.reason,
-                                 "hint": refused.hint}
-            return finish(
-                EXIT_REFUSED,
-                f"tui-compactor: {safe(refused.reason)}\n  {safe(refused.hint)}",
-            )
+            return finish(EXIT_REFUSED, gate_refusal(report, refused))
         report["written"] = True
         report["markerId"] = result.ids[0]
         if result.took_over_stale_lock:

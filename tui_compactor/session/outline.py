@@ -25,13 +25,23 @@ attach to the nearest visible ancestor. Everything is iterative and O(n).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, overload
 
 from tui_compactor.session.session import NO_CHILDREN, ChildLists, Session, gc_paused
 
-__all__ = ["OutlineFilter", "OutlineRow", "OutlineWalk", "build_outline", "BOOKKEEPING_TYPES"]
+__all__ = [
+    "OutlineFilter",
+    "OutlineRow",
+    "OutlineRows",
+    "OutlineWalk",
+    "EntryPositions",
+    "build_outline",
+    "BOOKKEEPING_TYPES",
+]
 
 BOOKKEEPING_TYPES = frozenset(
     {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -106,11 +116,133 @@ def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> li
     return mask
 
 
-class OutlineRows(list["OutlineRow"]):
-    """The rows, plus ``positions``: entry index -> row position (built with the rows, off the
-    UI thread)."""
+_BRANCH_POINT, _ACTIVE, _LEAF, _TIP, _FOLDED, _BRANCH_START, _LAST_BRANCH = (
+    1 << bit for bit in range(7)
+)
+"""Bits of ``OutlineRows``' per-row flags byte."""
+_SIDE_BITS = (0, _BRANCH_START, _BRANCH_START | _LAST_BRANCH)
+"""Flag bits of a walk item's side (0 = main line, 1 = side branch, 2 = last side branch)."""
 
-    positions: dict[int, int]
+
+def _unpack(
+    index: int, indent: int, bits: int, children: int, below: int, broken: str | None
+) -> OutlineRow:
+    """The row object of one packed row (``OutlineWalk.packed``)."""
+    return OutlineRow(
+        index,
+        indent,
+        bool(bits & _BRANCH_POINT),
+        bool(bits & _ACTIVE),
+        bool(bits & _LEAF),
+        bool(bits & _TIP),
+        bool(bits & _FOLDED),
+        below,
+        children,
+        broken,
+        bool(bits & _BRANCH_START),
+        bool(bits & _LAST_BRANCH),
+    )
+
+
+class EntryPositions(Mapping[int, int]):
+    """Entry index -> row position, for the entries that have a row: one 4-byte slot per
+    entry of the session (-1: no row), instead of a dict of boxed ints. Iterates in row
+    order."""
+
+    __slots__ = ("_slots", "_order")
+
+    def __init__(self, entry_count: int, order: array[int]) -> None:
+        slots = array("i", [-1]) * entry_count
+        for position, index in enumerate(order):
+            slots[index] = position
+        self._slots = slots
+        self._order = order
+
+    def __getitem__(self, index: int) -> int:
+        if type(index) is int and 0 <= index < len(self._slots):
+            position = self._slots[index]
+            if position >= 0:
+                return position
+        raise KeyError(index)
+
+    def __contains__(self, index: object) -> bool:
+        return type(index) is int and 0 <= index < len(self._slots) and self._slots[index] >= 0
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._order)
+
+
+class OutlineRows(Sequence[OutlineRow]):
+    """The rows of ``build_outline``, stored as parallel arrays (a few bytes a row: a
+    200,000-deep chain's 200k rows take ~3 MB instead of ~40 MB of row objects and a dict of
+    positions). Reading a row makes its ``OutlineRow``; ``index_at`` reads only the entry.
+    ``positions``: entry index -> row position."""
+
+    __slots__ = ("_index", "_indent", "_flags", "_child_count", "_hidden", "_missing", "positions")
+
+    def __init__(self, entry_count: int = 0, rows: Iterable[tuple[Any, ...]] = ()) -> None:
+        index, indent, child_count = array("i"), array("i"), array("i")
+        flags = bytearray()
+        hidden: dict[int, int] = {}
+        missing: dict[int, str] = {}
+        for position, (entry, depth, bits, children, below, broken) in enumerate(rows):
+            index.append(entry)
+            indent.append(depth)
+            flags.append(bits)
+            child_count.append(children)
+            if below:
+                hidden[position] = below
+            if broken is not None:
+                missing[position] = broken
+        self._index, self._indent, self._flags = index, indent, flags
+        self._child_count, self._hidden, self._missing = child_count, hidden, missing
+        self.positions = EntryPositions(entry_count, index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @overload
+    def __getitem__(self, position: int) -> OutlineRow: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[OutlineRow]: ...
+
+    def __getitem__(self, position: int | slice) -> OutlineRow | list[OutlineRow]:
+        if isinstance(position, slice):
+            return [self._row(p) for p in range(*position.indices(len(self._index)))]
+        if position < 0:
+            position += len(self._index)
+        if not 0 <= position < len(self._index):
+            raise IndexError(position)
+        return self._row(position)
+
+    def __iter__(self) -> Iterator[OutlineRow]:
+        return (self._row(position) for position in range(len(self._index)))
+
+    def index_at(self, position: int) -> int:
+        """Entry index of the row at ``position`` (no row object made)."""
+        return self._index[position]
+
+    def branch_point_at(self, position: int) -> bool:
+        """Whether the row at ``position`` is a branch point (no row object made)."""
+        return bool(self._flags[position] & _BRANCH_POINT)
+
+    def foldable_at(self, position: int) -> bool:
+        """Whether the row at ``position`` is a branch point or folded (no row object made)."""
+        return bool(self._flags[position] & (_BRANCH_POINT | _FOLDED))
+
+    def _row(self, position: int) -> OutlineRow:
+        return _unpack(
+            self._index[position],
+            self._indent[position],
+            self._flags[position],
+            self._child_count[position],
+            self._hidden.get(position, 0),
+            self._missing.get(position),
+        )
 
 
 def build_outline(
@@ -122,9 +254,8 @@ def build_outline(
 ) -> OutlineRows:
     """Rows to show for ``session``, top to bottom (see the module docstring)."""
     with gc_paused():
-        rows = OutlineRows(OutlineWalk(session, leaf=leaf, folded=folded, view=view))
-        rows.positions = {row.index: position for position, row in enumerate(rows)}
-        return rows
+        walk = OutlineWalk(session, leaf=leaf, folded=folded, view=view)
+        return OutlineRows(len(session.entries), walk.packed())
 
 
 class OutlineWalk:
@@ -191,6 +322,12 @@ class OutlineWalk:
         self.root_count = len(visible_roots)
 
     def __iter__(self) -> Iterator[OutlineRow]:
+        for index, indent, bits, children, below, broken in self.packed():
+            yield _unpack(index, indent, bits, children, below, broken)
+
+    def packed(self) -> Iterator[tuple[int, int, int, int, int, str | None]]:
+        """The rows as ``(entry index, indent, flag bits, child count, hidden count, missing
+        parent)``: what ``OutlineRows`` stores."""
         # Depth-first over the visible tree. At a branch point, side branches come first
         # (one level deeper), then the main child continues at the same indent. Linear runs
         # are followed in a tight inner loop.
@@ -211,19 +348,18 @@ class OutlineWalk:
                 kids = visible_children[node]
                 real = children[node]
                 is_folded = node in folded
-                yield OutlineRow(
+                yield (
                     node,
                     indent,
-                    len(kids) > 1,
-                    active[node] == 1,
-                    node == leaf,
-                    not real,
-                    is_folded,
-                    _count_below(visible_children, node) if is_folded and kids else 0,
+                    (_BRANCH_POINT if len(kids) > 1 else 0)
+                    | (_ACTIVE if active[node] else 0)
+                    | (_LEAF if node == leaf else 0)
+                    | (0 if real else _TIP)
+                    | (_FOLDED if is_folded else 0)
+                    | _SIDE_BITS[side],
                     len(real),
+                    _count_below(visible_children, node) if is_folded and kids else 0,
                     broken.get(node),
-                    side > 0,
-                    side == 2,
                 )
                 side = 0
                 if is_folded or not kids:

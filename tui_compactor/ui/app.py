@@ -11,7 +11,8 @@ import bisect
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -29,6 +30,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 if TYPE_CHECKING:
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.session.outline import OutlineRows
     from tui_compactor.session.reader import LoadProgress
     from tui_compactor.summarize.base import Summarizer
     from tui_compactor.summarize.compaction import CompactionJob, CompactionResult
@@ -113,6 +115,9 @@ WHOLE_FILE_ACTIONS = frozenset({
 
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
+
+SEARCH_BATCH = 256
+"""Entries the search worker looks at between two offers of the GIL to the UI thread."""
 
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
@@ -491,6 +496,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def on_session_loaded(self, message: SessionLoaded) -> None:
         """Show the session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
+        collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
         keep = self.selected_entry if previous is not None else session.leaf
@@ -620,7 +626,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         self._show_rows(message.rows, message.keep_entry)
 
-    def _show_rows(self, rows: list[Any], keep_entry: int | None) -> None:
+    def _show_rows(self, rows: OutlineRows, keep_entry: int | None) -> None:
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, rows, keep_entry)
@@ -723,9 +729,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         last_post = time.monotonic()
         with handle.read() as snapshot:
             count = snapshot.entry_count
-        order = list(first or [])
-        if not only_first:
-            order += range(count - 1, -1, -1)
+        first = list(first or [])
+        order: Iterable[int] = first
+        if not only_first:  # then newest first, generated (a list of 200k indices: ~8 MB)
+            order = chain(first, range(count - 1, -1, -1))
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
@@ -736,10 +743,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             if done % TOKEN_BATCH == 0:
                 time.sleep(0)  # let the UI thread take the GIL between batches
                 now = time.monotonic()
-                if batch and (now - last_post >= 0.1 or done == len(first or [])):
+                if batch and (now - last_post >= 0.1 or done == len(first)):
                     self.post_message(TokensCounted(batch, cache))
                     batch, last_post = {}, now
-            elif done == len(first or []) and batch:
+            elif done == len(first) and batch:
                 self.post_message(TokensCounted(batch, cache))  # the screenful, at once
                 batch, last_post = {}, time.monotonic()
         if batch:
@@ -839,8 +846,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.state.run_after_plan:
             mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
-        if self.state.plan_cut is not None and message.cut_entry in tree.row_of_entry:
-            tree.scroll_to_center_row(tree.row_of_entry[message.cut_entry])
+        cut_entry = message.cut_entry
+        if self.state.plan_cut is not None and cut_entry is not None and (
+                cut_entry in tree.row_of_entry):
+            tree.scroll_to_center_row(tree.row_of_entry[cut_entry])
         self.query_one(PlanView).show_plan(message.text)
         self.request_sweep(plan, message.request)
 
@@ -1515,7 +1524,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         position = tree.cursor + step
         while 0 <= position < len(tree.rows):
-            if tree.rows[position].is_branch_point:
+            if tree.rows.branch_point_at(position):
                 tree.move_cursor(position, center=True)
                 return
             position += step
@@ -1628,7 +1637,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         event.input.display = False
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
-            self.find_matches(self.handle, self.state.search_query)
+            # After the frame without the search box: that relayout repaints the whole screen,
+            # and the search worker would take the GIL from it half of the time.
+            self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).search_matches = set()
             self.query_one(SessionTree).invalidate()
@@ -1642,11 +1653,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         with handle.read() as snapshot:
             session = snapshot.session
             entries = session.entries[: snapshot.entry_count]
-        for entry in entries:
+        for done, entry in enumerate(entries, 1):
             if worker.is_cancelled:
                 return
             if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
+            if done % SEARCH_BATCH == 0:
+                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         self.post_message(SearchDone(query, matches, handle))
 
     @_while_running
@@ -1658,26 +1671,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         tree.search_matches = matches
         tree.invalidate()
-        visible = sum(1 for index in matches if index in tree.row_of_entry)
+        visible = len(self.shown_match_rows())
         self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
                     + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
         self.action_search_next()
 
     def _search_step(self, step: int) -> None:
-        """Move to the next/previous visible match."""
+        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
         tree = self.query_one(SessionTree)
         if not tree.search_matches or not tree.rows:
             if self.state.search_query:
                 self.notify("no matches", timeout=2)
             return
-        count = len(tree.rows)
-        for offset in range(1, count + 1):
-            position = (tree.cursor + step * offset) % count
-            if tree.rows[position].index in tree.search_matches:
-                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
-                tree.move_cursor(position, center=True)
-                self.report_search_position(position, wrapped, step)
-                return
+        shown = self.shown_match_rows()
+        if not shown:
+            return
+        if step > 0:
+            after = bisect.bisect_right(shown, tree.cursor)
+            wrapped = after == len(shown)
+            position = shown[0] if wrapped else shown[after]
+        else:
+            before = bisect.bisect_left(shown, tree.cursor) - 1
+            wrapped = before < 0
+            position = shown[before]  # -1 when wrapped: the last one
+        tree.move_cursor(position, center=True)
+        self.report_search_position(position, wrapped, step)
 
     def action_search_next(self) -> None:
         """Next match."""

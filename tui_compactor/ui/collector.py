@@ -8,8 +8,13 @@ grows past 100k objects between collections and one full collection froze the ev
 survived since: the collection stays proportional to recent work, not to the heap.
 
 Frozen objects are still freed by reference counting; only reference cycles among them (a
-closed dialog, a removed compaction panel) wait. ``deep_collect_if_due`` collects those once
-enough was frozen, called by the app only while the user is idle and no worker runs.
+closed dialog, a removed compaction panel) wait. ``deep_collect_if_due`` collects those, called
+by the app only while the user is idle and no worker runs. A deep collection scans every frozen
+object, the session's index included (0.15-0.25 s of CPU with a 100k-entry or a 200k-deep
+session open, three times that in wall time on a busy machine), and that time the event loop
+waits; so it runs only when it can free something: when the frozen objects still alive grew
+by ``DEEP_COLLECT_GROWTH`` since the last one. Most of what full collections freeze (strips,
+a worker's context) is freed by reference counting soon after and is no reason to scan.
 """
 
 from __future__ import annotations
@@ -17,10 +22,23 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-__all__ = ["install", "uninstall", "deep_collect_if_due", "frozen_since_deep", "DEEP_COLLECT_AFTER"]
+__all__ = [
+    "install",
+    "uninstall",
+    "deep_collect_if_due",
+    "frozen_since_deep",
+    "rebase",
+    "DEEP_COLLECT_AFTER",
+    "DEEP_COLLECT_GROWTH",
+]
 
 DEEP_COLLECT_AFTER = 1_000_000
-"""Objects frozen by this policy since the last deep collection before one is due."""
+"""Objects frozen by this policy since the last deep collection before the frozen objects still
+alive are counted (``gc.get_freeze_count`` walks them all: 10 ms for 170k)."""
+
+DEEP_COLLECT_GROWTH = 100_000
+"""Growth of the frozen objects still alive since the last deep collection that makes one due:
+only objects in reference cycles outlive their last reference, so this bounds what waits."""
 
 FULL_EVERY = 3
 """Collections of the middle generation between two full ones (CPython's default: 10). More
@@ -31,6 +49,9 @@ _default_thresholds: tuple[int, int, int] | None = None
 _frozen_since_deep = 0
 """Objects this policy froze since the last deep collection (not those frozen elsewhere, such
 as a freshly indexed session: those are alive by design)."""
+_alive_after_deep: int | None = None
+"""Frozen objects alive after the last deep collection; None: count them at the next check
+(after ``install`` and ``rebase``)."""
 
 
 def _freeze_after_full(phase: str, info: dict[str, Any]) -> None:
@@ -45,9 +66,10 @@ def _freeze_after_full(phase: str, info: dict[str, Any]) -> None:
 
 def install() -> None:
     """Start the policy (idempotent per app: every ``install`` needs an ``uninstall``)."""
-    global _installed, _frozen_since_deep, _default_thresholds
+    global _installed, _frozen_since_deep, _default_thresholds, _alive_after_deep
     if _installed == 0:
         _frozen_since_deep = 0
+        _alive_after_deep = None  # the first full collection freezes the whole live heap
         _default_thresholds = gc.get_threshold()
         gc.set_threshold(_default_thresholds[0], _default_thresholds[1], FULL_EVERY)
         gc.callbacks.append(_freeze_after_full)
@@ -68,18 +90,36 @@ def uninstall() -> None:
         gc.unfreeze()
 
 
-def deep_collect_if_due(limit: int = DEEP_COLLECT_AFTER) -> bool:
-    """Collect cycles among frozen objects once ``limit`` more were frozen; True if it ran.
+def rebase() -> None:
+    """Long-lived objects were frozen on purpose (a freshly indexed session): they are not
+    garbage, so the growth that makes a deep collection due counts from the next check."""
+    global _alive_after_deep
+    _alive_after_deep = None
 
-    This scans the whole heap (the session's index included: up to a second on a 100k-entry
-    session), so the app calls it only while the user is idle.
+
+def deep_collect_if_due(limit: int = DEEP_COLLECT_AFTER, growth: int = DEEP_COLLECT_GROWTH) -> bool:
+    """Collect cycles among frozen objects if it can free something; True if it ran.
+
+    Due once ``limit`` objects were frozen by this policy and the frozen objects still alive
+    grew by ``growth`` since the last deep collection (or since the first check after
+    ``install`` or ``rebase``, which only counts them). This scans the whole heap, the
+    session's index included, so the app calls it only while the user is idle.
     """
-    global _frozen_since_deep
+    global _frozen_since_deep, _alive_after_deep
     if not _installed or _frozen_since_deep < limit:
+        return False
+    alive = gc.get_freeze_count()
+    if _alive_after_deep is None or alive - _alive_after_deep < growth:
+        # What was frozen since has been freed (no cycle holds it), or the growth is what
+        # was frozen on purpose: nothing to collect. Count again after as much freezing.
+        if _alive_after_deep is None:
+            _alive_after_deep = alive
+        _frozen_since_deep = 0
         return False
     gc.unfreeze()
     gc.collect()  # the callback freezes the survivors again
     _frozen_since_deep = 0
+    _alive_after_deep = gc.get_freeze_count()
     return True
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
     from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.session.outline import OutlineRows
     from tui_compactor.workbench.handle import SessionHandle
     from tui_compactor.workbench.settings import Settings
 
@@ -41,7 +42,7 @@ class LoadProgressed(Message):
 class PreviewLoaded(Message):
     """The file's tail, read before the whole file is indexed (``reader.load_tail_preview``)."""
 
-    def __init__(self, session: Any, rows: list[Any], settings: Settings,
+    def __init__(self, session: Any, rows: OutlineRows, settings: Settings,
                  drawn: threading.Event) -> None:
         super().__init__()
         self.session = session
@@ -57,7 +58,7 @@ class SessionLoaded(Message):
     """The session finished loading (possibly stopped early: ``session.complete`` is False)."""
 
     def __init__(self, session: Any, seconds: float, settings: Settings,
-                 orphans: list[str], rows: list[Any], filter_index: int) -> None:
+                 orphans: list[str], rows: OutlineRows, filter_index: int) -> None:
         super().__init__()
         self.session = session
         self.seconds = seconds
@@ -82,7 +83,7 @@ class LoadFailed(Message):
 class OutlineReady(Message):
     """A freshly built list of tree rows (after load, fold, filter or refresh)."""
 
-    def __init__(self, rows: list[Any], keep_entry: int | None, generation: int) -> None:
+    def __init__(self, rows: OutlineRows, keep_entry: int | None, generation: int) -> None:
         super().__init__()
         self.rows = rows
         self.keep_entry = keep_entry

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.handle import SessionHandle, Snapshot
 
 __all__ = [
+    "MAX_REPLANS",
     "ActionRefused",
     "Proposal",
     "StaleProposal",
@@ -49,6 +50,10 @@ __all__ = [
 ]
 
 ActionKind = Literal["compaction", "navigate", "undo", "seal", "label"]
+
+MAX_REPLANS = 3
+"""How often a writing command plans again after a ``StaleProposal`` (the file grew between
+proposal and apply) before it gives up and writes nothing."""
 
 
 class ActionRefused(Exception):

@@ -8,8 +8,10 @@ levels of parentId nesting cost the same as 100.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, cast
+from array import array
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from itertools import repeat
+from typing import Any
 
 from rich.style import Style
 from rich.text import Text
@@ -22,6 +24,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui_compactor.session.outline import OutlineRows
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
@@ -47,6 +50,63 @@ REGION_MARKS: dict[str, str] = {
     "before": " ",
 }
 """Plan region -> one-letter mark drawn in the plan column (also colour-coded)."""
+
+
+class TokenCounts(MutableMapping[int, int]):
+    """Entry index -> counted tokens, in one 8-byte slot per entry up to the highest counted
+    (-1: not counted yet): the whole active path of a 200,000-deep chain is counted, and a
+    dict of boxed ints took ~16 MB for it."""
+
+    __slots__ = ("_slots", "_count")
+
+    def __init__(self) -> None:
+        self._slots = array("q")
+        self._count = 0
+
+    def __getitem__(self, index: int) -> int:
+        if type(index) is int and 0 <= index < len(self._slots):
+            tokens = self._slots[index]
+            if tokens >= 0:
+                return tokens
+        raise KeyError(index)
+
+    def get(self, index: int, default: Any = None) -> Any:  # type: ignore[override]
+        """The count of ``index``, or ``default`` when it is not counted yet."""
+        if type(index) is int and 0 <= index < len(self._slots):
+            tokens = self._slots[index]
+            if tokens >= 0:
+                return tokens
+        return default
+
+    def __contains__(self, index: object) -> bool:
+        return type(index) is int and 0 <= index < len(self._slots) and self._slots[index] >= 0
+
+    def __setitem__(self, index: int, tokens: int) -> None:
+        if index < 0 or tokens < 0:
+            raise ValueError(f"no slot for entry {index} with {tokens} tokens")
+        slots = self._slots
+        if index >= len(slots):
+            slots.extend(repeat(-1, index + 1 - len(slots)))
+        if slots[index] < 0:
+            self._count += 1
+        slots[index] = tokens
+
+    def __delitem__(self, index: int) -> None:
+        if index not in self:
+            raise KeyError(index)
+        self._slots[index] = -1
+        self._count -= 1
+
+    def __iter__(self) -> Iterator[int]:
+        return (index for index, tokens in enumerate(self._slots) if tokens >= 0)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def clear(self) -> None:
+        """Forget every count."""
+        self._slots = array("q")
+        self._count = 0
 
 
 class SessionTree(ScrollView, can_focus=True):
@@ -148,9 +208,9 @@ class SessionTree(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self.session: Any = None
-        self.rows: Sequence[Any] = []
-        self.row_of_entry: dict[int, int] = {}
-        self.token_counts: dict[int, int] = {}
+        self.rows = OutlineRows()
+        self.row_of_entry: Mapping[int, int] = self.rows.positions
+        self.token_counts = TokenCounts()
         self.plan_regions: dict[int, str] = {}
         """Entry index -> plan region, while a plan is shown."""
         self.cut_entry: int | None = None
@@ -174,16 +234,17 @@ class SessionTree(ScrollView, can_focus=True):
         """Entry index under the cursor, or None when the tree is empty."""
         if not self.rows:
             return None
-        return cast("int | None", self.rows[min(self.cursor, len(self.rows) - 1)].index)
+        return self.rows.index_at(min(self.cursor, len(self.rows) - 1))
 
-    def set_rows(self, session: Any, rows: Sequence[Any], keep_entry: int | None) -> None:
+    def entry_at(self, position: int) -> int:
+        """Entry index of the row at ``position``."""
+        return self.rows.index_at(position)
+
+    def set_rows(self, session: Any, rows: OutlineRows, keep_entry: int | None) -> None:
         """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible."""
         self.session = session
         self.rows = rows
-        positions = getattr(rows, "positions", None)  # outline.OutlineRows: built in a worker
-        if positions is None:
-            positions = {row.index: position for position, row in enumerate(rows)}
-        self.row_of_entry = positions
+        self.row_of_entry = rows.positions  # built with the rows, in a worker
         self.file_leaf = getattr(session, "leaf", None)
         self._preview_cache.clear()
         self.invalidate()
@@ -220,8 +281,8 @@ class SessionTree(ScrollView, can_focus=True):
         one (a row's count is part of its strip's cache key, so nothing else is redrawn)."""
         self.token_counts.update(counts)
         top = int(self.scroll_y)
-        for y, row in enumerate(self.rows[top: top + self.size.height]):
-            if row.index in counts:
+        for y, position in enumerate(range(top, min(top + self.size.height, len(self.rows)))):
+            if self.rows.index_at(position) in counts:
                 self.refresh(Region(0, y, self.size.width, 1))
 
     def set_plan(self, regions: dict[int, str], cut_entry: int | None) -> None:
@@ -322,10 +383,10 @@ class SessionTree(ScrollView, can_focus=True):
         """Fold or unfold the branch point under the cursor (or the one above it)."""
         if not self.rows:
             return
+        rows = self.rows
         for position in range(self.cursor, -1, -1):
-            row = self.rows[position]
-            if row.is_branch_point or row.folded:
-                self.post_message(self.FoldToggled(self, row.index))
+            if rows.foldable_at(position):
+                self.post_message(self.FoldToggled(self, rows.index_at(position)))
                 return
 
     def action_select(self) -> None:
@@ -363,7 +424,7 @@ class SessionTree(ScrollView, can_focus=True):
         if position >= len(self.rows) or width <= 0:
             return Strip.blank(width, self.rich_style)
         is_cursor = position == self.cursor
-        tokens = self.token_counts.get(self.rows[position].index)
+        tokens = self.token_counts.get(self.rows.index_at(position))
         key = (position, is_cursor, width, self._generation, self.has_focus, tokens)
         strip = self._strip_cache.get(key)
         if strip is None:
