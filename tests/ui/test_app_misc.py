@@ -157,6 +157,30 @@ async def test_without_a_file_the_picker_opens_the_chosen_session(tmp_path: Path
         assert app.query_one(SessionTree).rows
 
 
+async def test_tab_moves_the_focus_in_the_picker_while_the_main_screens_keys_stay_off(
+    tmp_path: Path,
+) -> None:
+    """Over the picker (a screen of its own) the tree's keys are off, but Tab and shift+Tab are
+    Textual's focus keys and must still move between the search box and the list."""
+    import shutil
+
+    from textual.widgets import DataTable, Input
+
+    sessions = tmp_path / "sessions" / "--project--"
+    sessions.mkdir(parents=True)
+    shutil.copyfile(TREE_BRANCHES, sessions / TREE_BRANCHES.name)
+    app = CompactorApp(None, follow=False, sessions_dirs=[tmp_path / "sessions"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one(Input).focus()
+        await pilot.pause()
+        await pilot.press("tab")
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("shift+tab")
+        assert isinstance(app.focused, Input)
+        assert app.check_action("cycle_filter", ()) is False  # the tree's f stays off
+
+
 @pytest.mark.slow
 async def test_a_50k_deep_chain_opens_flat_and_browses_end_to_end(tmp_path: Path) -> None:
     """parentId nesting 50k deep (a long session) stays one flat run: no recursion anywhere."""

@@ -44,7 +44,12 @@ from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
 from tui_compactor.ui.analysis import AnalysisMixin
-from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
+from tui_compactor.ui.bindings import (
+    APP_ACTIONS,
+    APP_BINDINGS,
+    known_binding_ids,
+    validated_keymap,
+)
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.extras import SessionExtras, entry_search_text
 from tui_compactor.ui.messages import (
@@ -409,9 +414,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
-        a full screen of its own (the session picker) only quit and help do."""
-        if len(self.screen_stack) > 1 and not self.screen.is_modal and action not in (
-                "quit", "help"):
+        a full screen of its own (the session picker) the main screen's keys are off except quit
+        and help, while Textual's own (Tab, the command palette) keep working."""
+        if (len(self.screen_stack) > 1 and not self.screen.is_modal
+                and action in APP_ACTIONS and action not in ("quit", "help")):
             return False
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
