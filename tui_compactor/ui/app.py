@@ -412,6 +412,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             for problem in problems:
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification of this app (and of its screens and widgets, which pass
+        ``markup=True`` by default) is plain text: messages quote session text and file names,
+        where ``[...]`` is content, not styling."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
         a full screen of its own (the session picker) the main screen's keys are off except quit
