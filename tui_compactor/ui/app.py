@@ -1519,12 +1519,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def _jump_branch(self, step: int) -> None:
         """Cursor to the next (step 1) or previous (-1) branch point row."""
         tree = self.query_one(SessionTree)
-        position = tree.cursor + step
-        while 0 <= position < len(tree.rows):
-            if tree.rows.branch_point_at(position):
-                tree.move_cursor(position, center=True)
-                return
-            position += step
+        position = tree.rows.next_branch_point(tree.cursor, step)
+        if position is not None:
+            tree.move_cursor(position, center=True)
+            return
         self.notify("no more branch points", timeout=2)
 
     def action_jump_branch(self) -> None:
