@@ -672,8 +672,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Start measuring the context at the selected entry (and count what is on screen)."""
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
-            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache,
-                              sent=self.query_one(ContextView).as_sent)
+            sent = self.query_one(ContextView).as_sent
+            request = (self.selected_entry, self.handle.generation, self.settings,
+                       self.token_cache, sent)
+            if request not in self.state.gauges_in_flight:  # else its result is on the way
+                self.state.gauges_in_flight.add(request)
+                self.measure_node(self.handle, self.selected_entry, self.settings,
+                                  self.token_cache, sent=sent)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -774,6 +779,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
+        arrived = (message.data.entry_index, message.data.generation)
+        self.state.gauges_in_flight = {
+            request for request in self.state.gauges_in_flight if request[:2] != arrived}
         if message.data.entry_index != self.selected_entry:
             return
         self.state.gauge_data = message.data
@@ -1774,6 +1782,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     title=f"{what} failed", severity="error", timeout=10)
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+        if event.worker.group == "gauge":
+            self.state.gauges_in_flight.clear()  # measure again when asked
 
 
 def summarizer_for(settings: Settings, profile_name: str | None, *,
