@@ -265,6 +265,9 @@ HAYSTACKS = [
     "  leading and trailing  ",
     "ΣΟΦΙΑ and İstanbul and ß",
     "",
+    # Whitespace beyond ASCII between words, and ASCII letters next to text beyond ASCII.
+    "NPM\x1ctest\u2028--\u3000cache 2>&1\x85|\u1680tail\u205f-50 в SRC/Foo.PY",
+    "\u212aelvin; i\u0130 ISTANBUL; Straße; src/foo\ud800.py; foo.py\u00a0in",
 ]
 NEEDLES = [
     "npm test -- cache 2>&1 | tail -50",
@@ -278,6 +281,11 @@ NEEDLES = [
     "ss",
     "",
     "tail\t-50",
+    "kelvin",
+    "ii̇ istanbul",
+    "istanbul",
+    "в src/foo.py",
+    "foo.py in",
 ]
 
 

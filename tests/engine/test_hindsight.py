@@ -230,3 +230,69 @@ def test_facts_noted_while_loading_give_the_same_audit(tmp_path: Path, version: 
     counter = get_counter("bytes")
     timeline = [row.to_json(noted) for row in compaction_timeline(noted, counter, facts=facts)]
     assert timeline == [row.to_json(lazily) for row in compaction_timeline(lazily, counter)]
+
+
+def _plain_facts(entry: Any) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """An entry's facts worked out the plain way: its message's uses, stripped, each once in
+    order, and the paths of its read calls."""
+    from tui_compactor.engine.anchors import call_path, message_anchors, tool_calls
+    from tui_compactor.engine.hindsight import HINDSIGHT_KINDS
+    from tui_compactor.engine.messages import message_from_entry
+
+    uses_roles = ("user", "assistant", "custom", "bashExecution")
+    if entry.type not in ("message", "custom_message") or (
+        entry.type == "message" and entry.role not in uses_roles
+    ):
+        return (), ()
+    message = message_from_entry(entry.data_once())
+    uses = dict.fromkeys(
+        (kind, text.strip())
+        for kind, text in message_anchors(message, uses_only=True)
+        if kind in HINDSIGHT_KINDS
+    )
+    reads: tuple[str, ...] = ()
+    if entry.role == "assistant" and isinstance(message, dict):
+        reads = tuple(
+            path
+            for _, name, arguments in tool_calls(message)
+            if name == "read" and (path := call_path(arguments))
+        )
+    return tuple(uses), reads
+
+
+def test_entry_facts_are_the_plain_reading_of_each_message(tmp_path: Path) -> None:
+    """``EntryFacts`` (noted while loading or read when asked; keys shared between entries)
+    gives every entry of the fixture sessions and of a generated one exactly the facts a
+    plain reading of its message gives."""
+    from tui_compactor.engine.hindsight import EntryFacts
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    paths = [*SESSIONS.glob("*.jsonl"), *ORACLE_SESSIONS.glob("*.jsonl")]
+    paths.append(generate(3000, tmp_path / "gen-3000.jsonl"))
+    checked = 0
+    for path in paths:
+        noted = EntryFacts()
+        session = load_session(path, on_record=noted.take)
+        asked = EntryFacts()
+        for entry in session.entries:
+            expected = _plain_facts(entry)
+            assert noted.of(entry) == expected == asked.of(entry), (path.name, entry.index)
+            checked += bool(expected[0])
+    assert checked > 1000
+
+
+def test_numbers_a_user_gave_are_anchors_but_not_uses() -> None:
+    """One rule for numbers: the full reading of a user's words lists them (the summary audit
+    checks them), the reading of uses (hindsight) leaves them out."""
+    from tui_compactor.engine.anchors import message_anchors
+
+    message = text("user", "retry `load_all` 45 times within 200ms")
+    full = message_anchors(message)
+    assert ("number", "45") in full and ("number", "200ms") in full
+    uses = message_anchors(message, uses_only=True)
+    assert ("identifier", "load_all") in uses
+    assert [anchor for anchor in uses if anchor[0] == "number"] == []
+    assert uses == [anchor for anchor in full if anchor[0] != "number"]

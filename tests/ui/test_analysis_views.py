@@ -197,6 +197,58 @@ async def test_timeline_lists_summaries_and_enter_jumps() -> None:
         assert app.query_one(SessionTree).cursor_entry == expected[1]
 
 
+async def test_the_timeline_learns_each_message_once_for_the_sessions_life(
+    monkeypatch: Any,
+) -> None:
+    """On a file whose records are read on demand, the first timeline reads the user and
+    assistant messages it audits; opening it again reads none of them (the session's handle
+    keeps their facts, as the compaction details' audit does), and gives the same rows."""
+    import tui_compactor.session.reader as reader
+    from tui_compactor.session.session import _LazyRecords
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)
+    reads: list[int] = []
+    real_read = _LazyRecords._read
+
+    def counted(self: Any, entry: Any) -> Any:
+        reads.append(entry.index)
+        return real_read(self, entry)
+
+    monkeypatch.setattr(_LazyRecords, "_read", counted)
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        assert session is not None and session._lazy is not None
+        session.drop_cached_records()  # as a long session's reading would have pushed them out
+        reads.clear()
+        await pilot.press("T")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        first = [row.to_json(session) for row in screen.rows]
+        audits = [row.audit for row in screen.rows if row.audit is not None]
+        assert audits and any(audit.used for audit in audits)
+        # Kept windows are searched as text (tool outputs too) each time; the facts of
+        # every other message are what the handle keeps.
+        kept = {index for audit in audits for index in audit.kept}
+        messages = {
+            e.index for e in session.entries
+            if e.role in ("user", "assistant") and e.index not in kept
+        }  # fmt: skip
+        assert messages & set(reads), "the first timeline reads the messages it audits"
+        await pilot.press("escape")
+        await settle(pilot)
+        session.drop_cached_records()
+        reads.clear()
+        await pilot.press("T")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        assert [row.to_json(session) for row in screen.rows] == first
+        assert not messages & set(reads)
+
+
 async def test_keys_are_handled_while_an_analysis_computes(monkeypatch: Any) -> None:
     """The analyses run in thread workers: the tree answers keys while one is still running."""
     import tui_compactor.engine.breakdown as breakdown_module

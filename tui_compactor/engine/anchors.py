@@ -122,7 +122,7 @@ def tool_calls(message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]
 def call_path(arguments: dict[str, Any]) -> str | None:
     """A tool call's ``path`` (or ``file_path``) argument when it is a local path."""
     value = arguments.get("path") or arguments.get("file_path")
-    if isinstance(value, str) and value and not _URL_SCHEME.match(value):
+    if isinstance(value, str) and value and ("://" not in value or not _URL_SCHEME.match(value)):
         return value
     return None
 
@@ -152,8 +152,9 @@ def mentioned_urls(text: str) -> list[str]:
     return _unique(url.rstrip(".,;:") for url in _URL.findall(text))
 
 
-_DEFINITION_WORDS = ("def", "class", "fn", "func", "interface", "struct", "enum", "type")
-"""Every keyword of ``_DEFINITION`` contains one of these (``function`` contains ``func``)."""
+_DEFINITION_WORDS = ("class", "func", "def", "type", "struct", "enum", "interface", "fn")
+"""Every keyword of ``_DEFINITION`` contains one of these (``function`` contains ``func``); the
+usual ones first, so a text with a definition is told after one or two look-ups."""
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 """Each of ``_BARE_IDENTIFIER``'s forms has an ``_`` or a lower-case letter or digit followed
 by a capital."""
@@ -161,7 +162,7 @@ by a capital."""
 
 def defined_names(text: str) -> list[str]:
     """Names a piece of code defines (``def x``, ``class X``, ``function x``...), each once."""
-    if not any(word in text for word in _DEFINITION_WORDS):  # cheap: most prose has none
+    if not any(map(text.__contains__, _DEFINITION_WORDS)):  # cheap: most prose has none
         return []
     return _unique(_DEFINITION.findall(text))
 
@@ -192,10 +193,8 @@ def user_numbers(text: str) -> list[str]:
     return _unique(value for value in _NUMBER.findall(text) if len(value.rstrip("%msKBGk")) >= 2)
 
 
-def _spoken(
-    text: str, out: list[tuple[AnchorKind, str]], *, user: bool, numbers: bool = True
-) -> None:
-    """The anchors of words the user or the agent wrote (not tool output)."""
+def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None:
+    """The anchors of words the user or the agent wrote (not tool output), numbers aside."""
     if not text:  # an assistant turn of tool calls only
         return
     out += [("url", url) for url in mentioned_urls(text)]
@@ -204,25 +203,25 @@ def _spoken(
     out += [("identifier", name) for name in code_names(text)]
     if user:
         out += [("identifier", name) for name in request_names(text)]
-        if numbers:
-            out += [("number", number) for number in user_numbers(text)]
 
 
-def message_anchors(
-    message: Any, *, uses_only: bool = False, numbers: bool = True
-) -> list[tuple[AnchorKind, str]]:
+def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[AnchorKind, str]]:
     """The anchors one message carries, in reading order (repeats kept).
 
     ``uses_only`` keeps only what the agent or the user *did* with a fact: the user's and the
-    assistant's words and the assistant's tool calls, not what tools returned. ``numbers``
-    False leaves out the numbers a user gave (for callers that do not follow them).
+    assistant's words and the assistant's tool calls, not what tools returned, and not the
+    numbers a user gave (a constraint for a summary to keep, not a fact a later turn refers
+    back to).
     """
     out: list[tuple[AnchorKind, str]] = []
     if not isinstance(message, dict):
         return out
     role = message.get("role")
     if role == "user":
-        _spoken(message_text(message), out, user=True, numbers=numbers)
+        text = message_text(message)
+        _spoken(text, out, user=True)
+        if not uses_only:
+            out += [("number", number) for number in user_numbers(text)]
     elif role == "assistant" or (role == "custom" and message.get("display", True)):
         _spoken(message_text(message), out, user=False)
         for call_id, _name, arguments in tool_calls(message) if role == "assistant" else []:

@@ -179,12 +179,16 @@ class EntryFacts:
     def _learn(self, entry: Any, message: dict[str, Any] | None) -> Facts:
         shared = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
-        for anchor in message_anchors(message, uses_only=True, numbers=False):
-            kind, text = anchor
-            if kind in HINDSIGHT_KINDS:
+        for anchor in message_anchors(message, uses_only=True):
+            key = shared.get(anchor)  # seen before: its shared key, stripped
+            if key is None:
+                kind, text = anchor
+                if kind not in HINDSIGHT_KINDS:
+                    continue
                 stripped = text.strip()
                 key = anchor if stripped == text else (kind, stripped)
-                uses[shared.setdefault(key, key)] = None
+                key = shared[anchor] = shared.setdefault(key, key)
+            uses[key] = None
         reads: tuple[str, ...] = ()
         if entry.role == "assistant" and message is not None:
             reads = tuple(
@@ -292,9 +296,10 @@ def audit_compaction(
 
     where: dict[tuple[AnchorKind, str], int] = {}
     read_at: dict[str, int] = {}
+    noted = facts._facts.get  # what is known already; ``of`` works out the rest
     of = facts.of
     for entry_index in audit.region:
-        uses, reads = of(entries[entry_index])
+        uses, reads = noted(entry_index) or of(entries[entry_index])
         if uses:
             where.update(dict.fromkeys(uses, entry_index))
         if reads:
@@ -303,13 +308,13 @@ def audit_compaction(
         return audit
     kept: set[tuple[AnchorKind, str]] = set()
     for entry_index in audit.kept:
-        kept.update(of(entries[entry_index])[0])
+        kept.update((noted(entry_index) or of(entries[entry_index]))[0])
     summary = compaction.data.get("summary")
     summary = summary if isinstance(summary, str) else ""
     needed: dict[tuple[AnchorKind, str], int] = {}
     reread: dict[str, int] = {}
     for entry_index in audit.life:
-        uses, reads = of(entries[entry_index])
+        uses, reads = noted(entry_index) or of(entries[entry_index])
         for key in uses:
             if key in where and key not in needed:
                 needed[key] = entry_index

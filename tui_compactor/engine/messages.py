@@ -141,7 +141,9 @@ def text_of(
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for block in content_blocks(content):
+    for block in content if isinstance(content, list) else ():  # content_blocks, no copy
+        if not isinstance(block, dict):
+            continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])

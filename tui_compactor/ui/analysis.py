@@ -235,7 +235,7 @@ class AnalysisMixin:
         from tui_compactor.engine.hindsight import audit_compaction
 
         with handle.read() as snapshot:
-            audit = audit_compaction(snapshot.session, entry_index, rules)
+            audit = audit_compaction(snapshot.session, entry_index, rules, handle.entry_facts())
             generation = snapshot.generation
         self.post_message(HindsightReady(entry_index, audit, generation))  # type: ignore[attr-defined]
 

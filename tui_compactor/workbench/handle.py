@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 
 if TYPE_CHECKING:
+    from tui_compactor.engine.hindsight import EntryFacts
     from tui_compactor.session.session import Refresh, Session
 
 __all__ = ["SessionHandle", "Snapshot"]
@@ -101,6 +102,7 @@ class SessionHandle:
         self._lock = _SharedLock()
         self._generation = 0
         self._caches: dict[str, TokenCache] = {}
+        self._facts: EntryFacts | None = None
         self._cache_lock = threading.Lock()
 
     @property
@@ -143,3 +145,15 @@ class SessionHandle:
             if cache is None or cache.counter is not counter:
                 cache = self._caches[counter.name] = TokenCache(self.session, counter)
             return cache
+
+    def entry_facts(self) -> EntryFacts:
+        """What the hindsight audit needs of each entry (``engine.hindsight.EntryFacts``), one
+        for the session's life: an entry's facts are worked out (its record read) the first
+        time an audit or the timeline asks, then kept. Entries never change once loaded (a
+        refresh only appends; a rewritten file gets a new handle), so they stay true."""
+        from tui_compactor.engine.hindsight import EntryFacts
+
+        with self._cache_lock:
+            if self._facts is None:
+                self._facts = EntryFacts()
+            return self._facts

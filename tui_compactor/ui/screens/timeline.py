@@ -5,8 +5,9 @@ method), tokens before → after, summary length, who wrote it, the hindsight sc
 files re-read after it. ``enter`` closes the screen and jumps to the row's entry (the screen
 returns its entry index through ``dismiss``); ``escape`` closes it. The rows are computed by
 ``engine.hindsight.compaction_timeline`` in a thread worker, on one consistent snapshot of
-the session, while the screen says so; rows of a generation the session has since grown past
-are computed again.
+the session, while the screen says so, with the facts the session's handle keeps (each
+entry's record is read once for the app's life, shared with the compaction details' audit);
+rows of a generation the session has since grown past are computed again.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ class TimelineScreen(Screen[int | None]):
         with handle.read() as snapshot:
             generation = snapshot.generation
             try:
-                rows = compaction_timeline(snapshot.session, counter, rules=rules)
+                rows = compaction_timeline(snapshot.session, counter, rules=rules,
+                                           facts=handle.entry_facts())
             except Exception as error:  # shown on the screen; the app keeps running
                 self.post_message(self.Computed([], [], generation,
                                                 f"{type(error).__name__}: {error}"))
