@@ -81,7 +81,12 @@ from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
-from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
+from tui_compactor.ui.widgets.status import (
+    LoadingBar,
+    ReadOnlyBanner,
+    SessionStatus,
+    issue_count,
+)
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench.actions import (
@@ -115,6 +120,9 @@ WHOLE_FILE_ACTIONS = frozenset({
 
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
+
+SEARCH_BATCH = 256
+"""Entries the search worker looks at between two offers of the GIL to the UI thread."""
 
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
@@ -386,7 +394,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The review's keys exist only while a compaction is shown (footer stays short)."""
+        """The review's keys exist only while a compaction is shown (footer stays short); over
+        a full screen of its own (the session picker) only quit and help do."""
+        if len(self.screen_stack) > 1 and not self.screen.is_modal and action not in (
+                "quit", "help"):
+            return False
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
         if action in WHOLE_FILE_ACTIONS and self.session is not None and self.session.preview:
@@ -548,8 +560,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
 
     def _report_diagnostics(self, session: Session) -> None:
-        """One notification summing up load problems (details are in `tui-compactor lint`)."""
-        diagnostics = session.diagnostics
+        """One notification summing up load problems (details are in `tui-compactor lint`),
+        counting what the Issues view lists."""
+        from tui_compactor.session.flavor import session_issues
+
+        diagnostics = session_issues(session)
         if not diagnostics:
             return
         first_problem = diagnostics[0]
@@ -559,7 +574,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
         verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
-        self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
+        self.notify(first + more, title=f"{verdict}: {issue_count(len(diagnostics))}",
                     severity=severity, timeout=8)
 
     def _report_orphaned_appends(self, messages: list[str] | None = None) -> None:
@@ -947,6 +962,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
+        self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
         self.query_one(PlanView).show_message("press c for the compaction plan of the "
@@ -1111,8 +1127,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
                           job: CompactionJob, result: CompactionResult,
-                          basis: PlanReport) -> None:
-        """Propose the compaction entry at the plan's leaf and apply it (thread)."""
+                          basis: PlanReport, *, branching_confirmed: bool = False) -> None:
+        """Propose the compaction entry at the plan's leaf and apply it (thread). A plan made
+        above the file's leaf would take entries off the active path: the user is asked
+        first (``confirm_branching_compaction``), as ``u`` asks."""
         with handle.read() as snapshot:
             before = snapshot.entry_count
             try:
@@ -1122,6 +1140,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             except ActionRefused as refused:
                 self.post_message(CompactionAppendFailed(panel, refused.reason))
                 return
+        if proposal.leaving and not branching_confirmed:
+            self.call_from_thread(self.confirm_branching_compaction, handle, panel, job, result,
+                                  basis, proposal)
+            return
         try:
             apply(handle, proposal, **self.append_options())
         except StaleProposal as stale:
@@ -1135,6 +1157,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
                                         "resume from its summary", added,
                                         added[-1] if added else None))
+
+    def confirm_branching_compaction(self, handle: SessionHandle, panel: CompactionPanel,
+                                     job: CompactionJob, result: CompactionResult,
+                                     basis: PlanReport, proposal: Proposal) -> None:
+        """Ask before a compaction planned above the file's leaf is appended there (the
+        entries below it leave the active path); "no" writes nothing and keeps the review."""
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        count = len(proposal.leaving)
+        noun = "entry leaves" if count == 1 else "entries leave"
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis,
+                                       branching_confirmed=True)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (c at the leaf plans "
+                           "there; l jumps to it)"))
+
+        question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
+                        style="bold")
+        question.append(
+            f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
+            + sanitize(proposal.description, max_len=2000)
+            + " starts a new branch there.\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
     @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
@@ -1165,7 +1214,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def _replan_after_growth(self, leaf: int | None = None) -> None:
         """Plan again after the file grew: at the new file leaf when the plan was at the old
-        one, else at the same node. Shows the Plan tab."""
+        one, else at the same node. A cut the user moved stays where they put it (growth only
+        appends, so its entry index holds; the plan says why if it is no longer valid). Shows
+        the Plan tab."""
         if leaf is None and self.session is not None:
             leaf = self.session.leaf
         report = self.state.plan_report or self.state.compaction_basis
@@ -1173,7 +1224,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.state.plan_leaf = leaf
         if self.state.plan_leaf is None:
             self.state.plan_leaf = leaf
-        self.state.plan_cut = None
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -1574,6 +1624,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.screen.maximize(view, container=False)
         view.query_one(SentText).focus()
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
+        search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
+        from textual.dom import NoScreen
+
+        try:
+            screen = event.widget.screen
+        except NoScreen:  # focus moving while the app shuts down
+            return
+        zoomed = screen.maximized
+        if isinstance(zoomed, ContextView) and zoomed not in event.widget.ancestors_with_self:
+            screen.minimize()
+
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The Context tab draws lazily: only when it is shown."""
@@ -1640,7 +1703,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         event.input.display = False
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
-            self.find_matches(self.handle, self.state.search_query)
+            # After the frame without the search box: that relayout repaints the whole screen,
+            # and the search worker would take the GIL from it half of the time.
+            self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).search_matches = set()
             self.query_one(SessionTree).invalidate()
@@ -1654,11 +1719,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         with handle.read() as snapshot:
             session = snapshot.session
             entries = session.entries[: snapshot.entry_count]
-        for entry in entries:
+        for done, entry in enumerate(entries, 1):
             if worker.is_cancelled:
                 return
             if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
+            if done % SEARCH_BATCH == 0:
+                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         self.post_message(SearchDone(query, matches, handle))
 
     @_while_running
@@ -1670,26 +1737,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         tree.search_matches = matches
         tree.invalidate()
-        visible = sum(1 for index in matches if index in tree.row_of_entry)
+        visible = len(self.shown_match_rows())
         self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
                     + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
         self.action_search_next()
 
     def _search_step(self, step: int) -> None:
-        """Move to the next/previous visible match."""
+        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
         tree = self.query_one(SessionTree)
         if not tree.search_matches or not tree.rows:
             if self.state.search_query:
                 self.notify("no matches", timeout=2)
             return
-        count = len(tree.rows)
-        for offset in range(1, count + 1):
-            position = (tree.cursor + step * offset) % count
-            if tree.entry_at(position) in tree.search_matches:
-                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
-                tree.move_cursor(position, center=True)
-                self.report_search_position(position, wrapped, step)
-                return
+        shown = self.shown_match_rows()
+        if not shown:
+            return
+        if step > 0:
+            after = bisect.bisect_right(shown, tree.cursor)
+            wrapped = after == len(shown)
+            position = shown[0] if wrapped else shown[after]
+        else:
+            before = bisect.bisect_left(shown, tree.cursor) - 1
+            wrapped = before < 0
+            position = shown[before]  # -1 when wrapped: the last one
+        tree.move_cursor(position, center=True)
+        self.report_search_position(position, wrapped, step)
 
     def action_search_next(self) -> None:
         """Next match."""
@@ -1715,6 +1787,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         if self.session is None or not self.session.complete or self._indexing():
             self.state.load_cancel.set()
+            return
+        if self.state.run_after_plan:  # r was pressed and waits for its plan: not run now
+            self.state.run_after_plan = ""
+            self.notify("compaction cancelled before it started: nothing written", timeout=3)
             return
         if not self.cancel_work() and self.plan is not None:
             self.clear_plan()

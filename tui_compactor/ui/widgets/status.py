@@ -13,6 +13,11 @@ from textual.widgets import Label, ProgressBar, Static
 from tui_compactor.textsafe import sanitize
 
 
+def issue_count(count: int) -> str:
+    """``1 issue``, ``6 issues``: how the header and the load note count a file's issues."""
+    return f"{count} issue" if count == 1 else f"{count} issues"
+
+
 class SessionStatus(Static):
     """One line: file name, session name, entries, version, verdict, filter, counter, jobs.
 
@@ -54,9 +59,12 @@ class SessionStatus(Static):
         verdict_style = {"open": "green", "open+warn": "yellow"}.get(verdict, "bold red")
         if not session.preview:  # a preview is judged once the whole file is read
             line.append(f"  {verdict}", style=verdict_style)
-        self.has_issues = bool(session.diagnostics)
-        if session.diagnostics:
-            line.append(f" ({len(session.diagnostics)} issues · I)", style="yellow underline")
+        from tui_compactor.session.flavor import session_issues
+
+        issues = session_issues(session)  # what the Issues view lists
+        self.has_issues = bool(issues)
+        if issues:
+            line.append(f" ({issue_count(len(issues))} · I)", style="yellow underline")
         if not session.complete and not session.preview:
             line.append("  partial", style="bold red")
         if rules is not None:
