@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Label, ProgressBar, Static
 
 from tui_compactor.textsafe import sanitize
@@ -118,8 +119,14 @@ class LoadingBar(Horizontal):
     LoadingBar > ProgressBar { width: 1fr; }
     """
 
+    SHOW_AFTER = 0.2
+    """Seconds of indexing before the bar shows: a small file is indexed before that, and
+    the first screen is not laid out twice for a bar nobody could read."""
+
     tail_entries: int | None = None
     """While a tail-first preview is shown: how many of the file's last entries it has."""
+
+    _show_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         """Label and bar."""
@@ -132,12 +139,20 @@ class LoadingBar(Horizontal):
         self.query_one("#loading-label", Label).update(
             Text(f"indexing {sanitize(file_name, single_line=True, max_len=60)} (esc stops)")
         )
+        if self._show_timer is None and not self.has_class("-shown"):
+            self._show_timer = self.set_timer(self.SHOW_AFTER, self._show)
+
+    def _show(self) -> None:
+        if self._show_timer is not None:
+            self._show_timer.stop()
+            self._show_timer = None
         self.add_class("-shown")
 
     def showing_tail(self, entries: int) -> None:
         """Say that the tree shows the file's last ``entries`` entries until the index is done."""
         self.tail_entries = entries
         self.query_one("#loading-label", Label).update(self._label(0))
+        self._show()
 
     def _label(self, entries: int) -> Text:
         text = Text(f"indexing: {entries:,} entries (esc stops)")
@@ -156,4 +171,7 @@ class LoadingBar(Horizontal):
     def stop(self) -> None:
         """Hide the bar."""
         self.tail_entries = None
+        if self._show_timer is not None:
+            self._show_timer.stop()
+            self._show_timer = None
         self.remove_class("-shown")
