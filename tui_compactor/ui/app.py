@@ -718,8 +718,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
             context = self.view(ContextView)
-            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache,
-                              sent=context is not None and context.as_sent)
+            sent = context is not None and context.as_sent
+            request = (self.selected_entry, self.handle.generation, self.settings,
+                       self.token_cache, sent)
+            if request not in self.state.gauges_in_flight:  # else its result is on the way
+                self.state.gauges_in_flight.add(request)
+                self.measure_node(self.handle, self.selected_entry, self.settings,
+                                  self.token_cache, sent=sent)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -833,6 +838,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
+        arrived = (message.data.entry_index, message.data.generation)
+        self.state.gauges_in_flight = {
+            request for request in self.state.gauges_in_flight if request[:2] != arrived}
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
@@ -1635,12 +1643,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _jump_branch(self, step: int) -> None:
         """Cursor to the next (step 1) or previous (-1) branch point row."""
         tree = self.query_one(SessionTree)
-        position = tree.cursor + step
-        while 0 <= position < len(tree.rows):
-            if tree.rows.branch_point_at(position):
-                tree.move_cursor(position, center=True)
-                return
-            position += step
+        position = tree.rows.next_branch_point(tree.cursor, step)
+        if position is not None:
+            tree.move_cursor(position, center=True)
+            return
         self.notify("no more branch points", timeout=2)
 
     def action_jump_branch(self) -> None:
@@ -1933,6 +1939,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     title=f"{what} failed", severity="error", timeout=10)
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+        if event.worker.group == "gauge":
+            self.state.gauges_in_flight.clear()  # measure again when asked
 
 
 def summarizer_for(settings: Settings, profile_name: str | None, *,
