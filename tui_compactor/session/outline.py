@@ -147,7 +147,7 @@ def _unpack(
 
 class EntryPositions(Mapping[int, int]):
     """Entry index -> row position, for the entries that have a row: one 4-byte slot per
-    entry of the session (-1: no row), instead of a dict of boxed ints. Iterates in row
+    entry of the session (-1: no row), smaller than a dict of boxed ints. Iterates in row
     order."""
 
     __slots__ = ("_slots", "_order")
@@ -178,8 +178,8 @@ class EntryPositions(Mapping[int, int]):
 
 class OutlineRows(Sequence[OutlineRow]):
     """The rows of ``build_outline``, stored as parallel arrays (a few bytes a row: a
-    200,000-deep chain's 200k rows take ~3 MB instead of ~40 MB of row objects and a dict of
-    positions). Reading a row makes its ``OutlineRow``; ``index_at`` reads only the entry.
+    200,000-deep chain's 200k rows take ~3 MB, where row objects and a dict of positions
+    would take ~40 MB). Reading a row makes its ``OutlineRow``; ``index_at`` reads only the entry.
     ``positions``: entry index -> row position."""
 
     __slots__ = (

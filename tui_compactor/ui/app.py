@@ -1319,7 +1319,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
-        return summarizer_for(self.settings, self.options.profile_name, compaction=compaction)
+        return self.settings.summarizer(compaction=compaction, profile=self.options.profile_name)
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -1943,13 +1943,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.gauges_in_flight.clear()  # measure again when asked
 
 
-def summarizer_for(settings: Settings, profile_name: str | None, *,
-                   compaction: bool) -> Summarizer:
-    """The summarizer of ``profile_name`` under ``settings`` (offline without a config): the
-    compaction's (its ``[summarizer]`` profile) or the branch summary's."""
-    return settings.summarizer(compaction=compaction, profile=profile_name)
-
-
 def _fold_notes(plan: CompactionPlan, profile_name: str | None,
                 settings: Settings) -> list[str]:
     """Regions the compaction summarizer must fold (its window is smaller than them). Run in
@@ -1958,7 +1951,7 @@ def _fold_notes(plan: CompactionPlan, profile_name: str | None,
     from tui_compactor.summarize.compaction import fold_notes
 
     try:
-        summarizer = summarizer_for(settings, profile_name, compaction=True)
+        summarizer = settings.summarizer(compaction=True, profile=profile_name)
     except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
         return []
     if getattr(summarizer, "offline", False):

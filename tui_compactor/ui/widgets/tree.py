@@ -54,8 +54,8 @@ REGION_MARKS: dict[str, str] = {
 
 class TokenCounts(MutableMapping[int, int]):
     """Entry index -> counted tokens, in one 8-byte slot per entry up to the highest counted
-    (-1: not counted yet): the whole active path of a 200,000-deep chain is counted, and a
-    dict of boxed ints took ~16 MB for it."""
+    (-1: not counted yet): the whole active path of a 200,000-deep chain is counted, where a
+    dict of boxed ints would take ~16 MB."""
 
     __slots__ = ("_slots", "_count")
 
