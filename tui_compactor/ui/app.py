@@ -1855,7 +1855,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     # ----- cancel, help, errors ----------------------------------------------------------
 
     def action_cancel(self) -> None:
-        """Escape: close search, stop indexing, cancel running summaries."""
+        """Escape: close search (while indexing, clear its matches first), stop indexing,
+        cancel running summaries."""
         search = self.query_one("#search", Input)
         if search.display:
             search.display = False
@@ -1867,6 +1868,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():
+            tree = self.query_one(SessionTree)
+            if tree.search_matches:  # the esc that leaves a search must not stop the index
+                tree.search_matches = set()
+                tree.invalidate()
+                self.notify("search cleared; esc again stops indexing", timeout=3)
+                return
             self.state.load_cancel.set()
             return
         if self.state.run_after_plan:  # r was pressed and waits for its plan: not run now
