@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui_compactor.workbench.settings import Settings
 
@@ -53,6 +53,9 @@ class AppState:
     load_seconds: float | None = None
     preview_drawn: threading.Event | None = None
     """While a tail-first preview is shown: set once its gauge is drawn (the index waits)."""
+    first_screen: threading.Event = field(default_factory=threading.Event)
+    """Set once the first gauge is drawn: token counting (and the cl100k table it loads)
+    waits for it, so the first screen does not share the GIL with them."""
 
     selected_entry: int | None = None
     folded: set[int] = field(default_factory=set)
@@ -62,6 +65,10 @@ class AppState:
     token_count_pending: bool = False
     """Count tokens once the next rows are shown (what is visible is counted first)."""
     gauge_data: GaugeData | None = None
+    gauges_in_flight: set[tuple[Any, ...]] = field(default_factory=set)
+    """What the gauge workers still running measure (entry, generation, settings, token
+    cache, as sent): a request already on its way is not started again (``G``, ``g``, ``G``
+    at the leaf of a 200k-deep chain built two 200k-item contexts at once, ~70 MB each)."""
 
     plan_report: PlanReport | None = None
     """The shown plan with the session generation it was made at."""
