@@ -838,9 +838,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
-        arrived = (message.data.entry_index, message.data.generation)
-        self.state.gauges_in_flight = {
-            request for request in self.state.gauges_in_flight if request[:2] != arrived}
+        if not message.provisional:  # the chars/4 frame: the measure itself is still on the way
+            arrived = (message.data.entry_index, message.data.generation)
+            self.state.gauges_in_flight = {
+                request for request in self.state.gauges_in_flight if request[:2] != arrived}
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
