@@ -78,7 +78,6 @@ _CONTROL_CLASS = (
 )
 _CONTROL_RE = re.compile(f"[{_CONTROL_CLASS}]")
 _NEEDS_WORK_RE = re.compile(f"[{_CONTROL_CLASS}\u2028\u2029]")
-_SINGLE_LINE_RE = re.compile(f"[{_CONTROL_CLASS}\n\t\u2028\u2029]")
 
 _SINGLE_LINE_MARKS = {"\n": "⏎", "\r": "⏎", "\t": " ", "\u2028": "⏎", "\u2029": "⏎"}
 """single_line: line breaks become a visible return mark, tabs a space."""
@@ -187,16 +186,44 @@ def sanitize(text: str, *, single_line: bool = False, max_len: int | None = None
     """
     if not isinstance(text, str):
         text = str(text)
+    if max_len is None:
+        return _sanitize_all(text, single_line)
+    head_len = 2 * max(max_len, 0) + _HEAD_SLACK
+    if len(text) > head_len:
+        # A long text's capped result depends on its head only: escape removal and the
+        # control marks are local (a sequence cut at the end of the head is removed up to the
+        # cut, as the whole text removes it and more; only the head's last character can come
+        # out differently, as at most one mark). So when the sanitized head is longer than
+        # ``max_len`` by more than one mark, its cut is the whole text's cut.
+        head = _sanitize_all(text[:head_len], single_line)
+        if len(head) > max_len + _LONGEST_MARK:
+            return _cut_graphemes(head, max_len)
+    return _cut_graphemes(_sanitize_all(text, single_line), max_len)
+
+
+_HEAD_SLACK = 64
+"""Characters beyond twice ``max_len`` that ``sanitize`` looks at before the whole text."""
+
+_LONGEST_MARK = len("⟨U+FEFF⟩")
+"""Longest replacement of one character (a zero-width or bidi control's visible mark)."""
+
+
+def _sanitize_all(text: str, single_line: bool) -> str:
+    """``sanitize`` without the length cap."""
     if ESC in text or "\x9b" in text or _has_c1_introducer(text):
         text = _ESCAPE_RE.sub("", text)
-    pattern = _SINGLE_LINE_RE if single_line else _NEEDS_WORK_RE
-    if pattern.search(text):
-        if single_line:
-            text = _SINGLE_LINE_RE.sub(lambda m: _replace_control(m, True), text)
-        else:
-            text = _CONTROL_RE.sub(lambda m: _replace_control(m, False), text)
-    if max_len is not None:
-        text = _cut_graphemes(text, max_len)
+    if single_line:
+        # Controls first, on the text as it came (a joiner is judged by its neighbours as
+        # written), then the line breaks and tabs that pass leaves, each in one C-level
+        # replace (``\r`` is a control: ``_replace_control`` marks it).
+        if _CONTROL_RE.search(text):
+            text = _CONTROL_RE.sub(lambda m: _replace_control(m, True), text)
+        for char, mark in _SINGLE_LINE_MARKS.items():
+            if char in text:
+                text = text.replace(char, mark)
+        return text
+    if _NEEDS_WORK_RE.search(text):
+        text = _CONTROL_RE.sub(lambda m: _replace_control(m, False), text)
     return text
 
 

@@ -88,7 +88,7 @@ def test_seal_refused_by_the_gate_writes_nothing(
     path.write_bytes(data)
     assert main(["seal", str(path), "--yes", "--json", "--quiet-window", "0"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert not report["written"] and report["refused"]["code"] == "A1"
+    assert not report["written"] and report["refusedCode"] == "A1"
     assert path.read_bytes() == data
 
 

@@ -71,6 +71,65 @@ def test_single_line_has_no_line_breaks_and_respects_max_len(text: str, max_len:
     assert len(out) <= max_len
 
 
+long_hostile_text = st.lists(
+    st.one_of(
+        dangerous_chars,
+        dangerous_chars,
+        st.characters(),
+        st.just("\u200c"),
+        st.just("\u200b"),
+        st.just("\u2028"),
+    ),
+    min_size=60,
+    max_size=400,
+).map("".join)
+
+
+def _reference(text: str, single_line: bool) -> str:
+    """The sanitizing passes one by one over the whole text, as ``sanitize`` defines them."""
+    from tui_compactor.textsafe import _CONTROL_CLASS, _CONTROL_RE, _ESCAPE_RE, _replace_control
+
+    text = _ESCAPE_RE.sub("", text)
+    if single_line:
+        every = re.compile(f"[{_CONTROL_CLASS}\n\t\u2028\u2029]")
+        return every.sub(lambda m: _replace_control(m, True), text)
+    return _CONTROL_RE.sub(lambda m: _replace_control(m, False), text)
+
+
+@given(long_hostile_text, st.integers(min_value=0, max_value=60), st.booleans())
+@settings(max_examples=600)
+def test_a_capped_long_text_is_the_cap_of_the_whole_text(
+    text: str, max_len: int, single_line: bool
+) -> None:
+    """A preview of a long tool output sanitizes only the output's head: the result is the
+    one the whole text gives, cut to ``max_len``, whatever sits where the head ends."""
+    from tui_compactor.textsafe import _cut_graphemes
+
+    whole = _reference(text, single_line)
+    assert sanitize(text, single_line=single_line) == whole
+    assert sanitize(text, single_line=single_line, max_len=max_len) == _cut_graphemes(
+        whole, max_len
+    )
+
+
+@pytest.mark.parametrize("tail", ["\x1b]0;title\x07 after", "👩\u200d👩 after", "\x1b[31m red"])
+def test_a_cap_that_ends_inside_a_sequence_gives_the_whole_text_cap(tail: str) -> None:
+    """Wherever ``sanitize``'s look at a long text's head ends (in an escape sequence, between
+    an emoji and its joiner's second half) and however much of the head an escape sequence
+    removed before it, the capped result is the whole text's cut."""
+    from tui_compactor.textsafe import _cut_graphemes
+
+    max_len = 20
+    for removed in range(0, 200, 3):
+        for kept in range(0, max_len + 12):
+            text = "\x1b[" + "1" * removed + "m" + "a" * kept + tail + "z" * 300
+            for single_line in (True, False):
+                whole = sanitize(text, single_line=single_line)
+                assert sanitize(text, single_line=single_line, max_len=max_len) == (
+                    _cut_graphemes(whole, max_len)
+                ), (removed, kept)
+
+
 def test_corpus_control_characters_are_neutralised() -> None:
     lines = (CORPUS / "control-characters-and-ansi-escapes.jsonl").read_bytes().split(b"\n")
     text = json.loads(lines[3])["message"]["content"][0]["text"]

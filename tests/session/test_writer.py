@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import dead_pid, hold_publish_lock
 from tui_compactor.session.lock import publish_lock_path
 from tui_compactor.session.reader import load_session
 from tui_compactor.session.session import Session
@@ -456,20 +457,8 @@ def test_omp_title_slot_rewrite_is_allowed(tmp_path: Path) -> None:
 
 def test_live_omp_lock_in_another_process_refuses_within_budget(small: Path) -> None:
     lock = publish_lock_path(small)
-    code = textwrap.dedent(
-        f"""
-        import os, sys, time
-        fd = os.open({str(lock)!r}, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, f"{{os.getpid()}}:{{int(time.time() * 1000)}}".encode())
-        os.close(fd)
-        sys.stdout.write("ready\\n")
-        sys.stdout.flush()
-        time.sleep(30)
-        """
-    )
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    holder = hold_publish_lock(small, 30)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
         session = load_session(small)
         before = small.read_bytes()
         started = time.monotonic()
@@ -492,12 +481,11 @@ def test_live_omp_lock_in_another_process_refuses_within_budget(small: Path) -> 
 
 
 def test_stale_lock_of_dead_pid_is_taken_over(small: Path) -> None:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    publish_lock_path(small).write_text(f"{child.pid}:{int(time.time() * 1000)}")
+    dead = dead_pid()
+    publish_lock_path(small).write_text(f"{dead}:{int(time.time() * 1000)}")
     session = load_session(small)
     result = append_entry(session, make_leaf_marker(), parent_index=session.leaf, **FAST)
-    assert result.took_over_stale_lock is not None and str(child.pid) in result.took_over_stale_lock
+    assert result.took_over_stale_lock is not None and str(dead) in result.took_over_stale_lock
     assert not publish_lock_path(small).exists()
 
 

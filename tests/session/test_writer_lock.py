@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import dead_pid, hold_publish_lock, python_child
 from tui_compactor.session.agents import find_agents
 from tui_compactor.session.lock import (
     LockBusy,
@@ -30,34 +31,6 @@ def session_file(tmp_path: Path) -> Path:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"type":"session","version":3,"id":"x"}\n')
     return path
-
-
-def _dead_pid() -> int:
-    """A pid that just exited (so it is not alive)."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
-
-
-def _hold_lock_process(session: Path, hold_seconds: float) -> subprocess.Popen[bytes]:
-    """A second process that takes the publish lock the oh-my-pi way and holds it."""
-    code = textwrap.dedent(
-        f"""
-        import os, sys, time
-        lock = {str(publish_lock_path(session))!r}
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, f"{{os.getpid()}}:{{int(time.time() * 1000)}}".encode())
-        os.close(fd)
-        sys.stdout.write("ready\\n")
-        sys.stdout.flush()
-        time.sleep({hold_seconds})
-        os.unlink(lock)
-        """
-    )
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
-    assert child.stdout is not None
-    assert child.stdout.readline() == b"ready\n", "lock holder died"
-    return child
 
 
 def test_lock_names_are_beside_the_real_file(tmp_path: Path, session_file: Path) -> None:
@@ -88,7 +61,7 @@ def test_acquire_writes_pid_and_millis_mode_0600_and_release_removes(session_fil
 def test_live_lock_in_another_process_is_refused_within_budget(
     tmp_path: Path, session_file: Path
 ) -> None:
-    holder = _hold_lock_process(session_file, hold_seconds=5)
+    holder = hold_publish_lock(session_file, hold_seconds=5)
     try:
         started = time.monotonic()
         with pytest.raises(LockBusy) as refused:
@@ -108,7 +81,7 @@ def test_live_lock_in_another_process_is_refused_within_budget(
 
 
 def test_lock_freed_during_wait_is_taken(tmp_path: Path, session_file: Path) -> None:
-    holder = _hold_lock_process(session_file, hold_seconds=0.2)
+    holder = hold_publish_lock(session_file, hold_seconds=0.2)
     try:
         with session_lock(session_file, wait_seconds=5) as held:
             assert publish_lock_path(session_file).read_text().startswith(f"{os.getpid()}:")
@@ -118,7 +91,7 @@ def test_lock_freed_during_wait_is_taken(tmp_path: Path, session_file: Path) -> 
 
 
 def test_stale_lock_with_dead_pid_is_taken_over(session_file: Path) -> None:
-    dead = _dead_pid()
+    dead = dead_pid()
     assert not pid_alive(dead)
     lock_path = publish_lock_path(session_file)
     lock_path.write_text(f"{dead}:{int(time.time() * 1000)}")
@@ -186,9 +159,8 @@ def test_growing_file_is_a_live_writer(session_file: Path) -> None:
             time.sleep(0.01)
         """
     )
-    writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    writer = python_child(code, b"started\n")
     try:
-        assert writer.stdout is not None and writer.stdout.readline() == b"started\n"
         live = detect_live_writer(session_file, quiet_seconds=0.2)
         assert live is not None and "quiet window" in live.reason
     finally:
@@ -209,9 +181,8 @@ def test_process_holding_file_open_for_writing_is_seen(session_file: Path) -> No
         time.sleep(10)
         """
     )
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    holder = python_child(code)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
         [found] = find_agents(session_file)
         assert found.pid == holder.pid and "open for writing" in found.evidence
     finally:

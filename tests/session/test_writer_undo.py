@@ -125,7 +125,7 @@ def test_undo_refused_by_the_gate_on_a_v1_file(
     argv = ["undo", str(path), "--yes", "--force", "--json", "--quiet-window", "0"]
     assert main(argv) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["refused"]["code"] == "A1"
-    assert "pi" in report["refused"]["hint"]
+    assert report["refusedCode"] == "A1"
+    assert "pi" in report["hint"]
     assert path.read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v1.jsonl"]

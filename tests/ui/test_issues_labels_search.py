@@ -184,6 +184,42 @@ async def test_search_finds_entry_types_and_labels_and_says_where_it_is(tmp_path
         assert any("wrapped to the bottom" in n or n.startswith("match ") for n in notes(app))
 
 
+async def test_match_numbers_follow_the_rows_a_filter_shows(tmp_path: Path) -> None:
+    """After the filter changes which rows show, ``n`` steps through and counts the matches
+    the tree shows now, and says how many the filter hides."""
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await _search(pilot, "read")
+
+        def shown() -> list[int]:
+            return sorted(tree.row_of_entry[i] for i in tree.search_matches
+                          if i in tree.row_of_entry)  # fmt: skip
+
+        before = shown()
+        counts = set()
+        for _ in range(4):  # the next filters, until one shows a different number of matches
+            await pilot.press("f")
+            await settle(pilot)
+            counts.add(len(shown()))
+            if len(shown()) != len(before):
+                break
+        after = shown()
+        assert after and len(after) != len(before), counts
+        visited = []
+        for _ in range(len(after)):
+            await pilot.press("n")
+            await pilot.pause()
+            visited.append(tree.cursor)
+            (note,) = [n for n in notes(app) if n.startswith("match ")]
+            number = after.index(tree.cursor) + 1
+            assert note.startswith(f"match {number}/{len(after)}")
+            hidden = len(tree.search_matches) - len(after)
+            assert (f"({hidden} more hidden" in note) == (hidden > 0)
+        assert sorted(visited) == after
+
+
 async def test_search_matches_compaction_nodes_by_their_type() -> None:
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import cli
+from tests.support.processes import hold_publish_lock
 from tui_compactor.cli import COMMANDS
 from tui_compactor.workbench.exits import EXIT_CODES, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
@@ -85,3 +87,37 @@ def test_refusals_write_nothing_and_exit_1(args: list[str], compacted: Path) -> 
 @pytest.mark.parametrize("command", ["lint", "tree", "inspect", "plan", "context", "serialize"])
 def test_reports_exit_0(command: str, compacted: Path) -> None:
     assert cli(command, str(compacted)).returncode == EXIT_OK
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compact", "--provider", "offline", "--yes"],
+        ["navigate", "--to", "#3", "--yes"],
+        ["undo", "--yes", "--force"],
+        ["seal", "--yes"],
+    ],
+)
+def test_every_writing_command_reports_the_gates_refusal_alike(
+    args: list[str], compacted: Path
+) -> None:
+    # Another process holds the publish lock: the gate refuses; each command says so in the
+    # same words and the same JSON fields, and writes nothing.
+    if args[0] == "seal":
+        with compacted.open("ab") as file:
+            file.write(b'{"type":"message","id":"torn')  # something to seal
+    before = compacted.read_bytes()
+    holder = hold_publish_lock(compacted, 30)
+    try:
+        result = cli(args[0], str(compacted), *args[1:], "--json", "--quiet-window", "0")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.returncode == EXIT_REFUSED, result.stderr
+    report = json.loads(result.stdout)
+    assert report["written"] is False
+    assert report["refusedCode"] in ("live-agent", "live-writer", "locked")
+    assert str(holder.pid) in report["refused"]
+    assert report["hint"]
+    assert b"tui-compactor: append refused: " in result.stderr
+    assert compacted.read_bytes() == before

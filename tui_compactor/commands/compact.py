@@ -19,7 +19,12 @@ import sys
 from typing import Any, TextIO
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_append_options, append_options, confirm
+from tui_compactor.commands.confirm import (
+    add_append_options,
+    append_options,
+    confirm,
+    gate_refusal,
+)
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
@@ -277,10 +282,7 @@ def run(args: argparse.Namespace) -> int:
                                                    "asking)" if args.yes else ""))
             continue
         except AppendRefused as refused:
-            say(f"tui-compactor: append refused: {refused.reason}")
-            if refused.hint:
-                say(refused.hint)
-            report["refused"] = refused.reason
+            say(gate_refusal(report, refused))
             return finish(EXIT_REFUSED)
         report["written"] = True
         report["entryId"] = appended.ids[0]

@@ -1,4 +1,5 @@
-"""What every writing command shares: the question it asks and its append-gate options."""
+"""What every writing command shares: the question it asks, its append-gate options and how it
+reports a refusal of the gate."""
 
 from __future__ import annotations
 
@@ -46,3 +47,18 @@ def append_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "ignore_agent", False):
         options["ignore_agents"] = True
     return options
+
+
+def gate_refusal(report: dict[str, Any], refused: Any) -> str:
+    """How every writing command reports a refusal of the append gate (``AppendRefused``):
+    ``refused`` (the reason), ``refusedCode`` (the rule) and ``hint`` in the JSON report; the
+    returned lines go to stderr. Nothing was written."""
+    from tui_compactor.textsafe import sanitize
+
+    report["refused"] = refused.reason
+    report["refusedCode"] = refused.code
+    report["hint"] = refused.hint
+    text = f"tui-compactor: append refused: {sanitize(refused.reason, single_line=True)}"
+    if refused.hint:
+        text += f"\n  {sanitize(refused.hint, single_line=True)}"
+    return text

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_append_options, append_options
+from tui_compactor.commands.confirm import add_append_options, append_options, gate_refusal
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
@@ -217,6 +217,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
     from tui_compactor.config import ConfigError
+    from tui_compactor.session.writer import AppendRefused
     from tui_compactor.summarize.navigation import prepare_navigation
     from tui_compactor.summarize.providers import aclose_shared_clients
     from tui_compactor.textsafe import sanitize
@@ -289,7 +290,10 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             report["replanned"] = attempt + 1
             nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
             continue
-        except Exception as error:  # the summaries/writer layers raise user-facing errors
+        except AppendRefused as refused:
+            say(gate_refusal(report, refused))
+            return finish(common.EXIT_REFUSED)
+        except Exception as error:  # the summaries layer raises user-facing errors
             reason = getattr(error, "reason", None) or str(error)
             say(f"tui-compactor: navigate failed, nothing written: {reason}")
             hint = getattr(error, "hint", None)

@@ -120,7 +120,7 @@ def explain(tail: dict[str, Any], name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Explain the torn tail, confirm, append one newline; exit status per module doc."""
-    from tui_compactor.commands.confirm import confirm
+    from tui_compactor.commands.confirm import confirm, gate_refusal
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
@@ -163,15 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"tui-compactor: {stale}", file=sys.stderr)
                 continue
             except AppendRefused as refused:
-                report["refused"] = {
-                    "code": refused.code,
-                    "reason": refused.reason,
-                    "hint": refused.hint,
-                }
-                return finish(
-                    EXIT_REFUSED,
-                    f"tui-compactor: {safe(refused.reason)}\n  {safe(refused.hint)}",
-                )
+                return finish(EXIT_REFUSED, gate_refusal(report, refused))
             report["written"] = True
             report["offset"] = result.offset
             report["sizeAfter"] = result.size_after

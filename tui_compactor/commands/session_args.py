@@ -24,12 +24,15 @@ def print_json(value: Any) -> None:
 
 
 def finisher(args: Any, report: dict[str, Any]) -> Callable[[int, str | None], int]:
-    """How a writing command (``seal``, ``undo``) ends: with ``--json`` it prints ``report``,
-    else ``message`` (stdout on success, stderr otherwise); it returns the exit status."""
+    """How a writing command (``seal``, ``undo``) ends: with ``--json`` it prints ``report``
+    on stdout and a failure's ``message`` on stderr (as ``compact`` and ``navigate`` do), else
+    ``message`` (stdout on success, stderr otherwise); it returns the exit status."""
 
     def finish(status: int, message: str | None = None) -> int:
         if args.json:
             print_json(report)
+            if message and status:
+                print(message, file=sys.stderr)
         elif message:
             print(message, file=sys.stderr if status else sys.stdout)
         return status

