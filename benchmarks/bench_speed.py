@@ -10,6 +10,8 @@ Cases (100k-entry generated session; ``--quick``: 10k):
 * **first full screen (tmux)** — process start to the tree, the gauge and the details all
   showing content in a real terminal (tmux, 120x40), for a 10-entry session and the big
   one; the floor is ``minimal_app.py`` (a dozen ``Static`` widgets) measured the same way.
+  The gauge's first frame is a chars/4 count (marked ``≈ chars/4``) when the cl100k table has
+  not loaded yet; the measured count replaces it once the table is in.
 * **import time** — ``python -X importtime -c "import tui_compactor.ui.app"``: the
   cumulative import time of the app module and its largest direct imports.
 * **plan --tokens pi (process)** — the whole ``tui-compactor plan --tokens pi --json``

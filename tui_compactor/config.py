@@ -294,14 +294,23 @@ _SECRET_KEY = re.compile(
 """Unknown keys that look like a credential get the api_key_env advice instead."""
 
 
-def _validation_message(error: ValidationError, path: Path | None, text: str) -> str:
-    """One line per problem, each naming the file, the line and the key."""
+def _validation_message(
+    error: ValidationError, path: Path | None, text: str,
+    variables: Mapping[tuple[str, ...], str] | None = None,
+) -> str:
+    """One line per problem, each naming where the value came from (the file and its line, or
+    the ``TUI_COMPACTOR_*`` variable that set it: ``variables`` maps key path -> name) and the
+    key."""
     messages = []
     for item in error.errors():
         loc = tuple(item.get("loc", ()))
         dotted = ".".join(str(part) for part in loc)
-        line = _line_of_key(text, loc) if path is not None else None
-        where = f"{path}:{line}" if line else (str(path) if path else "config")
+        variable = (variables or {}).get(tuple(str(part) for part in loc))
+        line = _line_of_key(text, loc) if path is not None and variable is None else None
+        if variable is not None:
+            where = f"environment variable {variable}"
+        else:
+            where = f"{path}:{line}" if line else (str(path) if path else "config")
         message = item.get("msg", "invalid value")
         key = str(loc[-1]) if loc else ""
         if item.get("type") == "extra_forbidden" and _SECRET_KEY.search(key):
@@ -352,18 +361,31 @@ def load_config(
                 table.setdefault("name", profile_name)
 
     env_layer: dict[str, Any] = {}
+    variables: dict[tuple[str, ...], str] = {}
     for variable, value in set_variables(env).items():
         _set_path(env_layer, ENV_VARS[variable], value)
+        variables[ENV_VARS[variable]] = variable
     _merge(data, env_layer)
     if overrides:
-        _merge(data, _drop_none(overrides))
+        typed = _drop_none(overrides)
+        _merge(data, typed)
+        variables = {keys: name for keys, name in variables.items() if not _has_path(typed, keys)}
 
     try:
         config = Config.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(_validation_message(error, source, text)) from None
+        raise ConfigError(_validation_message(error, source, text, variables)) from None
     config.source = source
     return config
+
+
+def _has_path(values: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    """True when ``values[keys[0]][keys[1]]...`` exists (a flag set that key)."""
+    for key in keys:
+        if not isinstance(values, Mapping) or key not in values:
+            return False
+        values = values[key]
+    return True
 
 
 def _drop_none(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from tui_compactor.engine.context import (
 )
 from tui_compactor.engine.tokens import TokenCache, get_counter
 from tui_compactor.session.reader import load_session
+from tui_compactor.session.session import SETTING_TYPES
 
 TESTS = Path(__file__).resolve().parents[1]
 SHARED = sorted(
@@ -231,9 +232,9 @@ class CountingEntries(list):  # type: ignore[type-arg]
         return super().__getitem__(index)
 
 
-def linear_session(path: Path, body: int, *, settings_in_tail: bool) -> Path:
+def linear_session(path: Path, body: int, *, thinking_in_tail: bool) -> Path:
     """A long chain: settings at the root, ``body`` turns, a compaction keeping the last ten,
-    and (``settings_in_tail``) new settings after it."""
+    then (``thinking_in_tail``) a new thinking level, and an assistant turn."""
     records: list[dict[str, Any]] = [
         {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
          "cwd": "/p"},
@@ -255,14 +256,14 @@ def linear_session(path: Path, body: int, *, settings_in_tail: bool) -> Path:
                     "timestamp": "2026-01-01T00:00:02Z", "summary": "s",
                     "firstKeptEntryId": f"n{body - 10}", "tokensBefore": 5})  # fmt: skip
     parent = "c"
-    if settings_in_tail:
+    if thinking_in_tail:
         records.append({"type": "thinking_level_change", "id": "t1", "parentId": parent,
                         "timestamp": "2026-01-01T00:00:03Z", "thinkingLevel": "high"})  # fmt: skip
         parent = "t1"
-        records.append({"type": "message", "id": "a1", "parentId": parent,
-                        "timestamp": "2026-01-01T00:00:03Z",
-                        "message": {"role": "assistant", "content": [], "provider": "p",
-                                    "model": "tail-model", "stopReason": "stop"}})  # fmt: skip
+    records.append({"type": "message", "id": "a1", "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:03Z",
+                    "message": {"role": "assistant", "content": [], "provider": "p",
+                                "model": "tail-model", "stopReason": "stop"}})  # fmt: skip
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     return path
 
@@ -270,7 +271,7 @@ def linear_session(path: Path, body: int, *, settings_in_tail: bool) -> Path:
 def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     """With the settings decided after the compaction, nothing before its kept part is read:
     the cost follows the context (12 entries), not the path (2,000)."""
-    session = load_session(linear_session(tmp_path / "s.jsonl", 2000, settings_in_tail=True))
+    session = load_session(linear_session(tmp_path / "s.jsonl", 2000, thinking_in_tail=True))
     first_kept = session.index_of("n1990")
     assert first_kept is not None
     counting = CountingEntries(session.entries)
@@ -284,14 +285,63 @@ def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     assert min(counting.read) == first_kept
 
 
-def test_older_settings_are_still_found_above_the_kept_part(tmp_path: Path) -> None:
-    """Settings only at the root: the walk goes on up for them, and finds pi's values."""
-    session = load_session(linear_session(tmp_path / "s.jsonl", 200, settings_in_tail=False))
+def test_a_thinking_level_set_at_the_start_is_found_without_the_path(tmp_path: Path) -> None:
+    """The thinking level set once at the session's start (as agents write it): read from
+    the setting entries above the kept part, not by walking the 2,000 turns to them."""
+    session = load_session(linear_session(tmp_path / "s.jsonl", 2000, thinking_in_tail=False))
+    first_kept = session.index_of("n1990")
+    assert first_kept is not None
+    counting = CountingEntries(session.entries)
+    session.entries = counting
     ctx = build_context(session, session.leaf)
     assert ctx.thinking_level == "medium"
-    assert ctx.model == {"provider": "p", "modelId": "root-model"}
+    assert ctx.model == {"provider": "p", "modelId": "tail-model"}
+    settings = {session.index_of("t0"), session.index_of("m0")}
+    assert counting.read - settings == set(range(first_kept, len(session.entries)))
+    session.entries = list(counting)
     assert walked_context(session, session.leaf) == reference_context(session, session.leaf)
-    assert context_model(session, session.leaf) == ctx.model
+
+
+def test_older_settings_are_still_found_above_the_kept_part(tmp_path: Path) -> None:
+    """No assistant turn in the context: the model is read further up, stepwise."""
+    session = load_session(linear_session(tmp_path / "s.jsonl", 200, thinking_in_tail=False))
+    leaf = session.index_of("c")
+    assert leaf is not None
+    ctx = build_context(session, leaf)
+    assert ctx.thinking_level == "medium"
+    assert ctx.model == {"provider": "p", "modelId": "root-model"}
+    assert walked_context(session, leaf) == reference_context(session, leaf)
+    assert context_model(session, leaf) == ctx.model
+
+
+def nearest_setting_by_walk(session: Any, index: int) -> int | None:
+    node: int | None = index
+    while node is not None and session.entries[node].type not in SETTING_TYPES:
+        node = session.entries[node].parent
+    return node
+
+
+def test_setting_above_is_the_nearest_setting_change_on_the_path(tmp_path: Path) -> None:
+    """The index the loader keeps, on the fixtures, generated trees and after a refresh."""
+    paths = [*SHARED]
+    for seed in range(3):
+        path = tmp_path / f"tree-{seed}.jsonl"
+        path.write_text("".join(json.dumps(record) + "\n" for record in generated_tree(seed)))
+        paths.append(path)
+    for path in paths:
+        session = load_session(path)
+        for index in range(len(session.entries)):
+            assert session.setting_above(index) == nearest_setting_by_walk(session, index)
+    grown = tmp_path / "grown.jsonl"
+    records = generated_tree(9, entries=60)
+    grown.write_text("".join(json.dumps(record) + "\n" for record in records[:40]))
+    session = load_session(grown)
+    with grown.open("a") as handle:
+        handle.write("".join(json.dumps(record) + "\n" for record in records[40:]))
+    session.refresh()
+    assert len(session.entries) == 60
+    for index in range(len(session.entries)):
+        assert session.setting_above(index) == nearest_setting_by_walk(session, index)
 
 
 def test_context_command_figure_is_the_gauges_figure(tmp_path: Path) -> None:
@@ -316,7 +366,7 @@ def test_context_command_figure_is_the_gauges_figure(tmp_path: Path) -> None:
 def test_token_cache_blocks(tmp_path: Path) -> None:
     """Counts kept per block of entries: the same counts wherever the blocks start, and after
     ``invalidate``."""
-    session = load_session(linear_session(tmp_path / "s.jsonl", 9000, settings_in_tail=True))
+    session = load_session(linear_session(tmp_path / "s.jsonl", 9000, thinking_in_tail=True))
     cache = TokenCache(session, PI)
     fresh = TokenCache(session, PI)
     order = [len(session.entries) - 1, 0, 4095, 4096, 8191, 8192, 5000, 3]

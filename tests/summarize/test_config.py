@@ -104,6 +104,26 @@ def test_bad_value_names_file_line_and_key(tmp_path: Path) -> None:
     assert f"{path}:5: profiles.x.provider" in str(caught.value)
 
 
+def test_a_bad_variable_is_named_not_the_file(tmp_path: Path) -> None:
+    """A bad value from a ``TUI_COMPACTOR_*`` variable names the variable, never a line of the
+    config file (which may hold a good value for that key, or none at all)."""
+    path = write(tmp_path, GOOD)
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "TUI_COMPACTOR_KEEP_RECENT_TOKENS": "lots",
+           "TUI_COMPACTOR_SPLIT_TURNS": "maybe"}
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ=env)
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith(
+        "environment variable TUI_COMPACTOR_KEEP_RECENT_TOKENS: compaction.keep_recent_tokens:")
+    assert lines[1].startswith(
+        "environment variable TUI_COMPACTOR_SPLIT_TURNS: compaction.split_turns:")
+    assert str(path) not in str(caught.value)
+    # A bad value in the file itself still names the file and its line.
+    write(tmp_path, GOOD.replace("keep_recent_tokens = 12000", 'keep_recent_tokens = "x"'))
+    with pytest.raises(ConfigError, match=rf"^{path}:6: compaction.keep_recent_tokens"):
+        load_config(environ={"XDG_CONFIG_HOME": str(tmp_path)})
+
+
 def test_unknown_key_and_missing_explicit_file(tmp_path: Path) -> None:
     path = write(tmp_path, "[compaction]\nkeep_recent = 5\n")
     with pytest.raises(ConfigError, match=r":2: compaction.keep_recent"):

@@ -185,6 +185,11 @@ async def test_app_writes_a_handoff_with_the_focus_typed_in_the_plan_pane(
         assert job.method == "handoff" and job.instructions == "keep the cache rework"
         await pilot.press("a")
         await settle(pilot)
+        # Planned above the file's leaf: the later entries would leave the active path, so
+        # the app asks first (the user chose this node: yes).
+        assert path.read_bytes() == before
+        await pilot.press("y")
+        await settle(pilot)
     records = added_records(before, path.read_bytes())
     assert len(records) == 1 and records[0]["method"] == "handoff"
     assert "shortSummary" not in records[0]

@@ -89,23 +89,43 @@ def test_reports_exit_0(command: str, compacted: Path) -> None:
     assert cli(command, str(compacted)).returncode == EXIT_OK
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["compact", "--provider", "offline", "--yes"],
-        ["navigate", "--to", "#3", "--yes"],
-        ["undo", "--yes", "--force"],
-        ["seal", "--yes"],
-    ],
-)
+WRITES = [
+    ["compact", "--provider", "offline"],
+    ["navigate", "--to", "#3"],
+    ["undo", "--force"],
+    ["seal"],
+]
+"""One write of each writing command that the rules allow on ``compacted`` (seal: once it has
+a torn tail)."""
+
+
+def _torn_if_sealing(args: list[str], path: Path) -> None:
+    if args[0] == "seal":
+        with path.open("ab") as file:
+            file.write(b'{"type":"message","id":"torn')  # something to seal
+
+
+@pytest.mark.parametrize("args", WRITES)
+def test_every_writing_command_reports_an_unconfirmed_write_alike(
+    args: list[str], compacted: Path
+) -> None:
+    _torn_if_sealing(args, compacted)
+    before = compacted.read_bytes()
+    result = cli(args[0], str(compacted), *args[1:], "--json", "--quiet-window", "0")
+    assert result.returncode == EXIT_REFUSED, result.stderr
+    report = json.loads(result.stdout)
+    assert report["written"] is False and report["refused"] == "not confirmed"
+    assert b"tui-compactor: not confirmed: nothing written (pass --yes" in result.stderr
+    assert compacted.read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [[*write, "--yes"] for write in WRITES])
 def test_every_writing_command_reports_the_gates_refusal_alike(
     args: list[str], compacted: Path
 ) -> None:
     # Another process holds the publish lock: the gate refuses; each command says so in the
     # same words and the same JSON fields, and writes nothing.
-    if args[0] == "seal":
-        with compacted.open("ab") as file:
-            file.write(b'{"type":"message","id":"torn')  # something to seal
+    _torn_if_sealing(args, compacted)
     before = compacted.read_bytes()
     holder = hold_publish_lock(compacted, 30)
     try:

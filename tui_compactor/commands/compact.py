@@ -24,6 +24,8 @@ from tui_compactor.commands.confirm import (
     append_options,
     confirm,
     gate_refusal,
+    kept_growing,
+    not_confirmed,
 )
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
@@ -264,8 +266,7 @@ def run(args: argparse.Namespace) -> int:
                 print("dry run: nothing written")
             return finish(EXIT_OK)
         if not args.yes and not confirm(f"Append this compaction to {session.path}?"):
-            say("not confirmed: nothing written (pass --yes to append without asking)")
-            report["refused"] = "not confirmed"
+            say(not_confirmed(report))
             return finish(EXIT_REFUSED)
         try:
             with handle.read() as snapshot:
@@ -290,8 +291,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"appended compaction {sanitize(appended.ids[0], single_line=True)} "
                   f"(summarizer: {result.label})")
         return finish(EXIT_OK)
-    say(f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written")
-    report["refused"] = "the session kept growing"
+    say(kept_growing(report))
     return finish(EXIT_REFUSED)
 
 

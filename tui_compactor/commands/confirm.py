@@ -49,6 +49,22 @@ def append_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def not_confirmed(report: dict[str, Any]) -> str:
+    """How every writing command reports a write the user did not confirm: ``refused`` is
+    ``not confirmed`` in the JSON report; the returned line goes to stderr."""
+    report["refused"] = "not confirmed"
+    return "tui-compactor: not confirmed: nothing written (pass --yes to append without asking)"
+
+
+def kept_growing(report: dict[str, Any]) -> str:
+    """How every writing command gives up after ``workbench.actions.MAX_REPLANS`` re-plans
+    (the file grew each time): ``refused`` in the JSON report; the line goes to stderr."""
+    from tui_compactor.workbench.actions import MAX_REPLANS
+
+    report["refused"] = "the session kept growing"
+    return f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written"
+
+
 def gate_refusal(report: dict[str, Any], refused: Any) -> str:
     """How every writing command reports a refusal of the append gate (``AppendRefused``):
     ``refused`` (the reason), ``refusedCode`` (the rule) and ``hint`` in the JSON report; the

@@ -15,7 +15,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import engine_args as common
-from tui_compactor.commands.confirm import add_append_options, append_options, gate_refusal
+from tui_compactor.commands.confirm import (
+    add_append_options,
+    append_options,
+    gate_refusal,
+    kept_growing,
+    not_confirmed,
+)
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
@@ -263,8 +269,7 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
         planned_at = handle.generation
         if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
-            say("not confirmed: nothing written (pass --yes to append without asking)")
-            report["refused"] = "not confirmed"
+            say(not_confirmed(report))
             return finish(common.EXIT_REFUSED)
 
         async def summarize(nav: NavigationPlan = nav) -> Any:
@@ -310,6 +315,5 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
             f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
             f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
         ))
-    say(f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written")
-    report["refused"] = "the session kept growing"
+    say(kept_growing(report))
     return finish(common.EXIT_REFUSED)

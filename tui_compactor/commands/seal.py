@@ -120,7 +120,12 @@ def explain(tail: dict[str, Any], name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Explain the torn tail, confirm, append one newline; exit status per module doc."""
-    from tui_compactor.commands.confirm import confirm, gate_refusal
+    from tui_compactor.commands.confirm import (
+        confirm,
+        gate_refusal,
+        kept_growing,
+        not_confirmed,
+    )
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
@@ -144,19 +149,18 @@ def run(args: argparse.Namespace) -> int:
                 tail = describe_tail(session)
                 proposal = propose_seal(snapshot)
             if tail is None:
-                report["error"] = f"{name}: the file ends with a newline; there is nothing to seal"
-                return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['error'])}")
+                report["refused"] = (
+                    f"{name}: the file ends with a newline; there is nothing to seal"
+                )
+                return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['refused'])}")
             report["tail"] = tail
             explanation = explain(tail, name)
             if not args.yes:
                 if not sys.stdin.isatty():
-                    report["error"] = "not confirmed: pass --yes to append the newline"
-                    return finish(EXIT_REFUSED,
-                                  f"{explanation}\ntui-compactor: {report['error']}")
+                    return finish(EXIT_REFUSED, f"{explanation}\n{not_confirmed(report)}")
                 print(explanation)
                 if not confirm("Append one newline?"):
-                    report["error"] = "not confirmed"
-                    return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
+                    return finish(EXIT_REFUSED, not_confirmed(report))
             try:
                 result = apply(handle, proposal, **options)
             except StaleProposal as stale:
@@ -173,8 +177,7 @@ def run(args: argparse.Namespace) -> int:
             if args.yes:
                 done = f"{explanation}\n{done}"
             return finish(EXIT_OK, done)
-        report["error"] = "the file kept changing; nothing written"
-        return finish(EXIT_REFUSED, f"tui-compactor: {report['error']}")
+        return finish(EXIT_REFUSED, kept_growing(report))
     finally:
         close = getattr(session, "close", None)
         if close is not None:

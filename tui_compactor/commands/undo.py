@@ -38,7 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Propose the undo, confirm, apply it; exit status per ``workbench.exits``."""
-    from tui_compactor.commands.confirm import confirm, gate_refusal
+    from tui_compactor.commands.confirm import (
+        confirm,
+        gate_refusal,
+        kept_growing,
+        not_confirmed,
+    )
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 proposal = propose_undo(snapshot, force=True)
             except ActionRefused as refused:
-                report["error"] = refused.reason
+                report["refused"] = refused.reason
                 return finish(EXIT_REFUSED, f"tui-compactor: {session.path.name}: "
                                             f"{safe(refused.reason)}")
         report.update(proposal.extra)
@@ -78,19 +83,17 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     propose_undo(snapshot)
                 except ActionRefused as refused:
-                    report["error"] = refused.reason
+                    report["refused"] = refused.reason
                     return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {refused.reason}")
         if args.dry_run:
             report["dryRun"] = True
             return finish(EXIT_OK, summary)
         if not args.yes:
             if not sys.stdin.isatty():
-                report["error"] = "not confirmed: pass --yes to append the leaf marker"
-                return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {report['error']}")
+                return finish(EXIT_REFUSED, f"{summary}\n{not_confirmed(report)}")
             print(summary)
             if not confirm("Append the leaf marker?", expected="undo"):
-                report["error"] = "not confirmed"
-                return finish(EXIT_REFUSED, "tui-compactor: not confirmed; nothing written")
+                return finish(EXIT_REFUSED, not_confirmed(report))
         elif asked:
             print("the session grew: undo planned again on the new state (--yes)",
                   file=sys.stderr)
@@ -107,5 +110,4 @@ def run(args: argparse.Namespace) -> int:
         if result.took_over_stale_lock:
             report["note"] = result.took_over_stale_lock
         return finish(EXIT_OK, f"{summary}\nappended leaf marker {result.ids[0]}")
-    report["error"] = "the session kept growing; nothing written"
-    return finish(EXIT_REFUSED, f"tui-compactor: {report['error']}")
+    return finish(EXIT_REFUSED, kept_growing(report))

@@ -299,9 +299,14 @@ class _PiSettings:
             self.ctx.model = {"provider": data.get("provider"), "modelId": data.get("modelId")}
 
     def walk_up(self, session: Any, node: int | None, *, model_only: bool = False) -> None:
-        """Read ``node`` and its ancestors until the settings (or only the model) are known."""
+        """Read ``node`` and its ancestors until the settings (or only the model) are known.
+        Once the model is known, only setting changes are read (``Session.setting_above``)."""
         entries = session.entries
         while node is not None and not (self.model if model_only else self.known):
+            if self.model:
+                node = session.setting_above(node)
+                if node is None:
+                    return
             entry = entries[node]
             self.see(entry)
             node = entry.parent

@@ -209,12 +209,26 @@ class Cl100kCounter(_FragmentCounter):
 
     name = "cl100k"
 
-    def __init__(self) -> None:
-        # Loading the BPE table takes ~0.3 s: it starts on a helper thread when the counter is
-        # created, so neither the app's first screen nor a command waits for it before it
-        # counts; the first count waits for the load if it is still running.
+    def __init__(self, *, preload: bool = True) -> None:
+        # Loading the BPE table takes ~0.1-0.3 s: with ``preload`` it starts on a helper thread
+        # when the counter is created, so a command does not wait for it before it counts;
+        # the first count waits for the load if it is still running (or does it).
         self._loaded: Any = None
         self._load_lock = threading.Lock()
+        self._preloading = False
+        if preload:
+            self.preload()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the table is loaded: a count no longer waits for it."""
+        return self._loaded is not None
+
+    def preload(self) -> None:
+        """Start loading the table on a helper thread (once)."""
+        if self._preloading or self._loaded is not None:
+            return
+        self._preloading = True
         threading.Thread(target=self._load, name="cl100k-load", daemon=True).start()
 
     def _load(self) -> Any:
@@ -246,8 +260,9 @@ class Cl100kCounter(_FragmentCounter):
 _COUNTERS: dict[str, TokenCounter] = {}
 
 
-def get_counter(name: str = "cl100k") -> TokenCounter:
-    """The shared counter called ``name`` (``cl100k``, ``pi`` or ``bytes``)."""
+def get_counter(name: str = "cl100k", *, preload: bool = True) -> TokenCounter:
+    """The shared counter called ``name`` (``cl100k``, ``pi`` or ``bytes``); ``preload``: a
+    cl100k counter made now starts loading its table at once (else at its first count)."""
     counter = _COUNTERS.get(name)
     if counter is not None:
         return counter
@@ -256,7 +271,7 @@ def get_counter(name: str = "cl100k") -> TokenCounter:
     elif name == "bytes":
         counter = BytesCounter()
     elif name == "cl100k":
-        counter = Cl100kCounter()
+        counter = Cl100kCounter(preload=preload)
     else:
         choices = ", ".join(COUNTER_NAMES)
         raise ValueError(f"unknown token counter {name!r}; choose one of {choices}")

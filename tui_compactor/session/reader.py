@@ -679,6 +679,7 @@ class _Scanner:
         add_child = s._children.add
         add_child_slot = s._children.append_entry
         depths = s._depth
+        settings_above = s._setting_above
         ts_keys = s._ts_key
         roots = s._roots
         unresolved = s._unresolved
@@ -778,9 +779,11 @@ class _Scanner:
                         ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
+                            settings_above.append(-1)
                             roots.append(index)
                         else:
                             depths.append(depths[parent] + 1)
+                            settings_above.append(settings_above[parent])
                             if add_child(parent, index, ts_keys) and parent != index - 1:
                                 switches.append(index)
                         latest[entry_id] = index

@@ -34,7 +34,11 @@ from tui_compactor.session.model import (
     Verdict,
 )
 
-__all__ = ["ChildLists", "Session", "Refresh", "timestamp_key", "gc_paused"]
+__all__ = ["ChildLists", "Session", "Refresh", "SETTING_TYPES", "timestamp_key", "gc_paused"]
+
+SETTING_TYPES = frozenset({"thinking_level_change", "model_change"})
+"""Entry types that change the model or thinking level of everything below them
+(``Session.setting_above`` finds the nearest one)."""
 
 
 @contextmanager
@@ -309,6 +313,10 @@ class Session:
         self._depth: array[int] = array("l")
         """Ancestors per entry, in a flat array (an integer object each would cost 36 bytes
         more per entry)."""
+        self._setting_above: array[int] = array("l")
+        """Per entry: the nearest entry of its path (itself included) that changes a setting
+        (``SETTING_TYPES``), or -1; a context finds the thinking level set at the start of a
+        long session without walking the path to it."""
         self._ts_key: list[str] = []
         self._roots: list[int] = []
         self._leaves_cache: list[int] | None = None
@@ -453,6 +461,19 @@ class Session:
     def depth(self, i: int) -> int:
         """Number of ancestors of entry ``i`` (0 for a root)."""
         return self._depth[i]
+
+    def setting_above(self, i: int) -> int | None:
+        """The nearest entry on the path root..i (``i`` included) whose type is one of
+        ``SETTING_TYPES``, or None; O(1)."""
+        marks = self._setting_above
+        if i < len(marks):
+            found = marks[i]
+            return None if found < 0 else found
+        entries = self.entries  # not indexed (cannot happen for a loaded session): walk
+        node: int | None = i
+        while node is not None and entries[node].type not in SETTING_TYPES:
+            node = entries[node].parent
+        return node
 
     def is_ancestor(self, a: int, b: int) -> bool:
         """True if ``a`` is ``b`` or one of its ancestors.
@@ -605,6 +626,10 @@ class Session:
         self._children.append_entry()
         self._ts_key.append(timestamp_key(entry.timestamp))
         parent = entry.parent
+        if entry.type in SETTING_TYPES:
+            self._setting_above.append(index)
+        else:
+            self._setting_above.append(-1 if parent is None else self._setting_above[parent])
         if parent is None:
             self._depth.append(0)
             self._roots.append(index)

@@ -127,13 +127,17 @@ class AnalysisMixin:
         ``again``: even when the view shows that node (its result was stale)."""
         if not self._analysis_ok() or self.selected_entry is None or not self.breakdown_shown():
             return
-        view = self.query_one(BreakdownView)  # type: ignore[attr-defined]
-        if view.shown_leaf == self.selected_entry and not again:
-            return
-        assert self.handle is not None and self.token_cache is not None
-        view.show_pending(self.selected_entry)
-        self.compute_breakdown(self.handle, self.selected_entry, self.counter,
-                               self.settings.compaction(), self.token_cache)
+        selected = self.selected_entry
+
+        def request(view: BreakdownView) -> None:
+            if view.shown_leaf == selected and not again:
+                return
+            assert self.handle is not None and self.token_cache is not None
+            view.show_pending(selected)
+            self.compute_breakdown(self.handle, selected, self.counter,
+                                   self.settings.compaction(), self.token_cache)
+
+        self.with_view(BreakdownView, request)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="breakdown")
     def compute_breakdown(self, handle: SessionHandle, entry_index: int, counter: TokenCounter,
@@ -153,7 +157,8 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_breakdown(again=True)
             return
-        self.query_one(BreakdownView).show(message.breakdown, self.session)  # type: ignore[attr-defined]
+        self.with_view(BreakdownView,  # type: ignore[attr-defined]
+                       lambda view: view.show(message.breakdown, self.session))
 
     def on_breakdown_view_jump_requested(self, message: BreakdownView.JumpRequested) -> None:
         """Enter on one of the largest entries: move the tree cursor to it."""
@@ -201,14 +206,13 @@ class AnalysisMixin:
     def show_sweep(self, renderable: Any, *, pending: bool = False) -> None:
         """Put ``renderable`` in the plan pane's sweep area (``pending``: a message while the
         sweep is made; the last sweep stays, dimmed, so the pane keeps its height)."""
-        try:
-            view = self.query_one(PlanView)  # type: ignore[attr-defined]
-        except NoMatches:
-            return
-        if pending:
-            view.show_sweeping(renderable)
-        else:
-            view.show_sweep(renderable)
+        def show(view: PlanView) -> None:
+            if pending:
+                view.show_sweeping(renderable)
+            else:
+                view.show_sweep(renderable)
+
+        self.with_view(PlanView, show, build=False)  # type: ignore[attr-defined]
 
     # ----- details pane: hindsight of a compaction ---------------------------------------
 
@@ -216,18 +220,21 @@ class AnalysisMixin:
         """Audit the selected entry when it is a compaction (else hide the audit)."""
         if not self._analysis_ok():
             return
-        try:
-            area = self.query_one(HindsightView)  # type: ignore[attr-defined]
-        except NoMatches:
-            return
         index = self.selected_entry
-        assert self.handle is not None
-        if index is None or self.handle.session.entries[index].type != "compaction":
-            area.display = False
-            return
-        area.display = True
-        area.show_pending()
-        self.compute_hindsight(self.handle, index, self.settings.rules)
+        handle = self.handle
+        assert handle is not None
+        compaction = index is not None and handle.session.entries[index].type == "compaction"
+
+        def show(area: HindsightView) -> None:
+            if index is None or not compaction:
+                area.display = False
+                return
+            area.display = True
+            area.show_pending()
+            self.compute_hindsight(handle, index, self.settings.rules)
+
+        # Built with the first compaction node shown (hidden until then).
+        self.with_view(HindsightView, show, build=compaction)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="hindsight")
     def compute_hindsight(self, handle: SessionHandle, entry_index: int, rules: str) -> None:
@@ -247,7 +254,8 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_hindsight()
             return
-        self.query_one(HindsightView).show(message.audit)  # type: ignore[attr-defined]
+        self.with_view(HindsightView,  # type: ignore[attr-defined]
+                       lambda area: area.show(message.audit))
 
     def on_hindsight_view_jump_requested(self, message: HindsightView.JumpRequested) -> None:
         """Enter on a lost fact or a re-read: move the tree cursor to where it was needed."""

@@ -24,6 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from tui_compactor.ui.screens.navigate import NavigationChoice
     from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.engine.plan import CompactionPlan
-from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
 from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -67,6 +68,7 @@ from tui_compactor.ui.messages import (
     WorkFailed,
     WriteStale,
 )
+from tui_compactor.ui.panes import LAZY_TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
@@ -81,7 +83,12 @@ from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
-from tui_compactor.ui.widgets.status import LoadingBar, ReadOnlyBanner, SessionStatus
+from tui_compactor.ui.widgets.status import (
+    LoadingBar,
+    ReadOnlyBanner,
+    SessionStatus,
+    issue_count,
+)
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench.actions import (
@@ -121,6 +128,9 @@ SEARCH_BATCH = 256
 
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
+
+FIRST_SCREEN_WAIT = 0.5
+"""Seconds at most token counting waits for the first gauge to be drawn."""
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
@@ -165,7 +175,7 @@ def _while_running(handler: HandlerT) -> HandlerT:
     return cast("HandlerT", guarded)
 
 
-class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
+class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None]):
     """Inspector and workbench for pi / oh-my-pi session compaction."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -205,9 +215,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
         if path is not None:
-            # The counter's table (cl100k: ~0.3 s) loads on its own thread from now on, while
-            # the window is built, so the first gauge does not wait for it.
-            self.state.settings.counter()
+            # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
+            # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
+            # count, then the table loads and the gauge is measured again (``measure_node``).
+            get_counter(self.state.settings.tokens, preload=False)
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -299,23 +310,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 yield ContextChart(id="chart")
                 with TabbedContent(id="preview", initial="tab-details"):
                     with TabPane("Details", id="tab-details"):
-                        yield EntryDetails(id="details")
-                        yield HindsightView(id="hindsight")
-                    with TabPane("Context", id="tab-context"):
-                        yield ContextView(id="context")
-                    with TabPane("Plan", id="tab-plan"):
-                        yield PlanView(id="plan")
-                    with TabPane("Diff", id="tab-diff"):
-                        yield SummaryDiff(id="summary-diff")
-                    with TabPane("Window", id="tab-breakdown"):
-                        yield BreakdownView(id="breakdown")
-                    with TabPane("Compaction", id="tab-compaction"):
-                        with Vertical(id="compaction-host"):
-                            yield Static(Text("plan with c, then r runs the compaction here "
-                                              "(history and turn prefix side by side)",
-                                              style="dim"), id="compaction-empty")
+                        yield EntryDetails(id="details")  # the hindsight audit: ui.panes
+                    for title, pane_id in LAZY_TABS:
+                        yield TabPane(title, id=pane_id)  # built on first use (ui.panes)
         yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
         yield StateFooter()
+
+    def pane_content(self, pane_id: str) -> list[Widget]:
+        """What a preview tab (or the hindsight area under the details) holds, built the
+        first time it is shown or used (``ui.panes``)."""
+        if pane_id == "hindsight":
+            return [HindsightView(id="hindsight")]
+        if pane_id == "tab-context":
+            context = ContextView(id="context")
+            context.pending = self.state.gauge_data  # drawn when the tab shows
+            return [context]
+        if pane_id == "tab-plan":
+            return [PlanView(id="plan")]
+        if pane_id == "tab-diff":
+            return [SummaryDiff(id="summary-diff")]
+        if pane_id == "tab-breakdown":
+            return [BreakdownView(id="breakdown")]
+        assert pane_id == "tab-compaction", pane_id
+        empty = Static(Text("plan with c, then r runs the compaction here (history and turn "
+                            "prefix side by side)", style="dim"), id="compaction-empty")
+        return [Vertical(empty, id="compaction-host")]
 
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
@@ -389,7 +408,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The review's keys exist only while a compaction is shown (footer stays short)."""
+        """The review's keys exist only while a compaction is shown (footer stays short); over
+        a full screen of its own (the session picker) only quit and help do."""
+        if len(self.screen_stack) > 1 and not self.screen.is_modal and action not in (
+                "quit", "help"):
+            return False
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
         if action in WHOLE_FILE_ACTIONS and self.session is not None and self.session.preview:
@@ -551,8 +574,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                     f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
 
     def _report_diagnostics(self, session: Session) -> None:
-        """One notification summing up load problems (details are in `tui-compactor lint`)."""
-        diagnostics = session.diagnostics
+        """One notification summing up load problems (details are in `tui-compactor lint`),
+        counting what the Issues view lists."""
+        from tui_compactor.session.flavor import session_issues
+
+        diagnostics = session_issues(session)
         if not diagnostics:
             return
         first_problem = diagnostics[0]
@@ -562,7 +588,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
         verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
-        self.notify(first + more, title=f"{verdict}: {len(diagnostics)} issues",
+        self.notify(first + more, title=f"{verdict}: {issue_count(len(diagnostics))}",
                     severity=severity, timeout=8)
 
     def _report_orphaned_appends(self, messages: list[str] | None = None) -> None:
@@ -649,7 +675,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.query_one(ContextChart).select(message.entry_index if on_path else None)
         if self.query_one("#preview", TabbedContent).active == "tab-diff":
             self.show_summary_diff()
-        self._restart_timer("gauge", self.gauge_debounce, self._measure_selected)
+        # The first measure of a session is not debounced: it completes the first screen.
+        delay = self.gauge_debounce if self.state.gauge_data is not None else 0
+        self._restart_timer("gauge", delay, self._measure_selected)
 
     def _show_details(self, entry_index: int) -> None:
         """The entry in the details pane, with its token count once the counting worker has
@@ -662,21 +690,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
-        (at once when ``delay`` is 0)."""
+        (at once when ``delay`` is 0; not once the app shuts down: its widgets are gone)."""
         timer = self._debounce.pop(name, None)
         if timer is not None:
             timer.stop()
         if delay <= 0:
             callback()
         else:
-            self._debounce[name] = self.set_timer(delay, callback)
+            self._debounce[name] = self.set_timer(
+                delay, lambda: callback() if self.is_running else None)
 
     def _measure_selected(self) -> None:
         """Start measuring the context at the selected entry (and count what is on screen)."""
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
+            context = self.view(ContextView)
             self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache,
-                              sent=self.query_one(ContextView).as_sent)
+                              sent=context is not None and context.as_sent)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -725,6 +755,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         between batches but never in the middle of one.
         """
         worker = get_current_worker()
+        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         batch: dict[int, int] = {}
         last_post = time.monotonic()
         with handle.read() as snapshot:
@@ -768,7 +799,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
                      cache: TokenCache, *, sent: bool = False) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
-        ``sent`` also what the agent sends for each item (the Context tab's "as sent")."""
+        ``sent`` also what the agent sends for each item (the Context tab's "as sent").
+
+        While the counter's table is not loaded yet (the first screen), the gauge is first drawn
+        from a chars/4 count, marked as such, and measured again once the first screen is up.
+        """
+        if not getattr(cache.counter, "loaded", True):
+            with handle.read() as snapshot:
+                quick = TokenCache(snapshot.session, get_counter("pi"))
+                data = gauge_at(snapshot, entry_index, settings, quick, describe=_describe_block)
+            self.post_message(GaugeReady(data, provisional=True))
+            self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+            if get_current_worker().is_cancelled:
+                return
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
                             sent=sent)
@@ -779,11 +822,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Draw the gauge and the context view for the selected node."""
         if message.data.entry_index != self.selected_entry:
             return
-        self.state.gauge_data = message.data
-        self.query_one(ContextGauge).show(message.data)
-        self.query_one(ContextView).show(message.data)
+        if not self.state.first_screen.is_set():
+            self.call_after_refresh(self.state.first_screen.set)
         if self.state.preview_drawn is not None:  # the preview is on screen: index now
             self.call_after_refresh(self.state.preview_drawn.set)
+        if message.provisional:
+            self.query_one(ContextGauge).show(message.data, provisional=True)
+            return
+        self.state.gauge_data = message.data
+        self.query_one(ContextGauge).show(message.data)
+        self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
@@ -807,8 +855,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
-        self.query_one(PlanView).show_settings(self.settings)
-        self.query_one(PlanView).show_more_settings(self.settings)
+        settings = self.settings
+
+        def show_settings(view: PlanView) -> None:
+            view.show_settings(settings)
+            view.show_more_settings(settings)
+
+        self.with_view(PlanView, show_settings)
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -817,7 +870,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.session is None or self.state.plan_leaf is None:
             return
         self.state.plan_request += 1
-        self.query_one(PlanView).show_planning(f"planning at #{self.state.plan_leaf}…")
+        planning = f"planning at #{self.state.plan_leaf}…"
+        self.with_view(PlanView, lambda view: view.show_planning(planning))
         assert self.handle is not None
         self.make_plan(self.handle, self.state.plan_leaf, self.settings, self.state.plan_cut,
                        self.state.plan_request, self.token_cache, self.options.profile_name)
@@ -850,7 +904,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         if self.state.plan_cut is not None and cut_entry is not None and (
                 cut_entry in tree.row_of_entry):
             tree.scroll_to_center_row(tree.row_of_entry[cut_entry])
-        self.query_one(PlanView).show_plan(message.text)
+        self.with_view(PlanView, lambda view: view.show_plan(message.text))
         self.request_sweep(plan, message.request)
 
     def _move_cut(self, step: int) -> None:
@@ -889,10 +943,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def action_edit_settings(self) -> None:
         """Edit keep-recent / reserve / window in place."""
         self.action_show_tab("tab-plan")
-        plan_view = self.query_one(PlanView)
-        plan_view.show_settings(self.settings)
-        plan_view.show_more_settings(self.settings)
-        plan_view.focus_inputs()
+        settings = self.settings
+
+        def edit(view: PlanView) -> None:
+            view.show_settings(settings)
+            view.show_more_settings(settings)
+            view.focus_inputs()
+
+        self.with_view(PlanView, edit)
 
     @on(PlanView.SettingsEdited)
     def _settings_edited(self, message: PlanView.SettingsEdited) -> None:
@@ -942,10 +1000,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
+        self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
-        self.query_one(PlanView).show_message("press c for the compaction plan of the "
-                                              "selected node")
+        self.with_view(PlanView, lambda view: view.show_message(
+            "press c for the compaction plan of the selected node"), build=False)
 
     # ----- compaction --------------------------------------------------------------------
 
@@ -1026,19 +1085,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
                               instructions=focus.strip() or None, replace_instructions=replace)
                 for summarizer in summarizers]
         self.state.compaction_basis = self.state.plan_report
-        host = self.query_one("#compaction-host", Vertical)
-        host.remove_children()
         # A file the append gate refuses can still be summarized and reviewed (as
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
         from tui_compactor.ui.widgets.compaction import CompactionPanel
 
         panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
-        host.mount(panel)
-        self.action_show_tab("tab-compaction")
-        self.open_review(panel)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
-        self.notify(f"compacting with {names}: a accepts, d discards, esc cancels, "
-                    "z zooms in and out", timeout=4)
+
+        def show_panel() -> None:
+            host = self.query_one("#compaction-host", Vertical)
+            host.remove_children()
+            host.mount(panel)
+            self.action_show_tab("tab-compaction")
+            self.open_review(panel)
+            self.notify(f"compacting with {names}: a accepts, d discards, esc cancels, "
+                        "z zooms in and out", timeout=4)
+
+        self.with_pane("tab-compaction", show_panel)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
     def preview_shake(self, handle: SessionHandle, leaf: int, settings: Settings) -> None:
@@ -1057,13 +1120,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Show a shake preview in the Compaction tab (nothing can be accepted)."""
         from tui_compactor.ui.widgets.shake_view import ShakeView
 
-        host = self.query_one("#compaction-host", Vertical)
-        host.remove_children()
-        host.mount(ShakeView(previews, sizes, leaf))
-        self.call_after_refresh(self.refresh_bindings)
-        self.action_show_tab("tab-compaction")
-        self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this is "
-                    "shown only", timeout=4)
+        def show_view() -> None:
+            host = self.query_one("#compaction-host", Vertical)
+            host.remove_children()
+            host.mount(ShakeView(previews, sizes, leaf))
+            self.call_after_refresh(self.refresh_bindings)
+            self.action_show_tab("tab-compaction")
+            self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this "
+                        "is shown only", timeout=4)
+
+        self.with_pane("tab-compaction", show_view)
 
     def action_accept_compaction(self) -> None:
         """Accept the finished compaction (the panel posts Accepted)."""
@@ -1106,8 +1172,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
                           job: CompactionJob, result: CompactionResult,
-                          basis: PlanReport) -> None:
-        """Propose the compaction entry at the plan's leaf and apply it (thread)."""
+                          basis: PlanReport, *, branching_confirmed: bool = False) -> None:
+        """Propose the compaction entry at the plan's leaf and apply it (thread). A plan made
+        above the file's leaf would take entries off the active path: the user is asked
+        first (``confirm_branching_compaction``), as ``u`` asks."""
         with handle.read() as snapshot:
             before = snapshot.entry_count
             try:
@@ -1117,6 +1185,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             except ActionRefused as refused:
                 self.post_message(CompactionAppendFailed(panel, refused.reason))
                 return
+        if proposal.leaving and not branching_confirmed:
+            self.call_from_thread(self.confirm_branching_compaction, handle, panel, job, result,
+                                  basis, proposal)
+            return
         try:
             apply(handle, proposal, **self.append_options())
         except StaleProposal as stale:
@@ -1130,6 +1202,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
                                         "resume from its summary", added,
                                         added[-1] if added else None))
+
+    def confirm_branching_compaction(self, handle: SessionHandle, panel: CompactionPanel,
+                                     job: CompactionJob, result: CompactionResult,
+                                     basis: PlanReport, proposal: Proposal) -> None:
+        """Ask before a compaction planned above the file's leaf is appended there (the
+        entries below it leave the active path); "no" writes nothing and keeps the review."""
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        count = len(proposal.leaving)
+        noun = "entry leaves" if count == 1 else "entries leave"
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis,
+                                       branching_confirmed=True)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (c at the leaf plans "
+                           "there; l jumps to it)"))
+
+        question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
+                        style="bold")
+        question.append(
+            f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
+            + sanitize(proposal.description, max_len=2000)
+            + " starts a new branch there.\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
     @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
@@ -1160,7 +1259,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
 
     def _replan_after_growth(self, leaf: int | None = None) -> None:
         """Plan again after the file grew: at the new file leaf when the plan was at the old
-        one, else at the same node. Shows the Plan tab."""
+        one, else at the same node. A cut the user moved stays where they put it (growth only
+        appends, so its entry index holds; the plan says why if it is no longer valid). Shows
+        the Plan tab."""
         if leaf is None and self.session is not None:
             leaf = self.session.leaf
         report = self.state.plan_report or self.state.compaction_basis
@@ -1168,7 +1269,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             self.state.plan_leaf = leaf
         if self.state.plan_leaf is None:
             self.state.plan_leaf = leaf
-        self.state.plan_cut = None
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -1550,32 +1650,55 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def action_context_as_sent(self) -> None:
         """Context tab: switch between the compact list and every item's role and exact
         text as the agent sends it."""
-        view = self.query_one(ContextView)
+        self.build_pane("tab-context")
         self.query_one("#preview", TabbedContent).active = "tab-context"
-        view.set_as_sent(not view.as_sent)
-        data = self.gauge_data
-        if view.as_sent and (data is None or data.sent is None):
-            self._measure_selected()
+
+        def toggle(view: ContextView) -> None:
+            view.set_as_sent(not view.as_sent)
+            data = self.gauge_data
+            if view.as_sent and (data is None or data.sent is None):
+                self._measure_selected()
+
+        self.with_view(ContextView, toggle)
 
     def action_context_zoom(self) -> None:
         """Context tab as sent, filling the screen (its text focused, so the keys scroll it);
         again (or esc) gives the tree back."""
-        view = self.query_one(ContextView)
-        if self.screen.maximized is view:
+        view = self.view(ContextView)
+        if view is not None and self.screen.maximized is view:
             self.screen.minimize()
             self.query_one(SessionTree).focus()
             return
-        if not view.as_sent:
+        if view is None or not view.as_sent:
             self.action_context_as_sent()
         self.query_one("#preview", TabbedContent).active = "tab-context"
-        self.screen.maximize(view, container=False)
-        view.query_one(SentText).focus()
+
+        def zoom(view: ContextView) -> None:
+            self.screen.maximize(view, container=False)
+            view.query_one(SentText).focus()
+
+        self.with_view(ContextView, zoom)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
+        search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
+        from textual.dom import NoScreen
+
+        try:
+            screen = event.widget.screen
+        except NoScreen:  # focus moving while the app shuts down
+            return
+        zoomed = screen.maximized
+        if isinstance(zoomed, ContextView) and zoomed not in event.widget.ancestors_with_self:
+            screen.minimize()
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """The Context tab draws lazily: only when it is shown."""
+        """A tab is built the first time it shows; the Context tab draws only when shown."""
+        if event.pane.id is not None:
+            self.build_pane(event.pane.id)
         if event.pane.id == "tab-context":
-            self.query_one(ContextView).show_pending()
+            self.with_view(ContextView, lambda view: view.show_pending())
         elif event.pane.id == "tab-breakdown":
             self.request_breakdown()
         elif event.pane.id == "tab-diff":
@@ -1584,11 +1707,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
     def show_summary_diff(self) -> None:
         """Diff a summary against the one it updates: the finished compaction's (if any),
         else the selected compaction node's against the previous compaction on its path."""
-        diff = self.query_one(SummaryDiff)
         panel = self.compaction_panel
         result = panel.selected_result if panel is not None else None
         if panel is not None and result is not None:
-            diff.show(panel.plan.previous_summary or "", result.summary)
+            previous, summary = panel.plan.previous_summary or "", result.summary
+            self.with_view(SummaryDiff, lambda diff: diff.show(previous, summary))
             return
         if self.handle is None or self.selected_entry is None:
             return
@@ -1606,19 +1729,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
         """Show the diff (or say what to select)."""
         if message.entry_index != self.selected_entry:
             return
-        diff = self.query_one(SummaryDiff)
-        if message.pair is None:
-            diff.show("", "")
-            diff.query_one(Static).update(Text(
-                "select a compaction node (or run a compaction) to see what its summary "
-                "changed against the previous one", style="dim"))
-            return
-        diff.show(*message.pair)
+        pair = message.pair
+
+        def show(diff: SummaryDiff) -> None:
+            if pair is None:
+                diff.show("", "")
+                diff.query_one(Static).update(Text(
+                    "select a compaction node (or run a compaction) to see what its summary "
+                    "changed against the previous one", style="dim"))
+                return
+            diff.show(*pair)
+
+        self.with_view(SummaryDiff, show)
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
         preview = self.query_one("#preview", TabbedContent)
         if preview.query(f"#{tab_id}"):
+            self.build_pane(tab_id)
             preview.active = tab_id
 
     # ----- search ------------------------------------------------------------------------
@@ -1721,6 +1849,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, App[None]):
             return
         if self.session is None or not self.session.complete or self._indexing():
             self.state.load_cancel.set()
+            return
+        if self.state.run_after_plan:  # r was pressed and waits for its plan: not run now
+            self.state.run_after_plan = ""
+            self.notify("compaction cancelled before it started: nothing written", timeout=3)
             return
         if not self.cancel_work() and self.plan is not None:
             self.clear_plan()

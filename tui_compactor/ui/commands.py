@@ -83,7 +83,8 @@ class CompactorCommands(Provider):
         from tui_compactor.ui.widgets.context_view import RULES_AGENT, ContextView
 
         agent = RULES_AGENT.get(app.settings.rules, app.settings.rules)
-        if app.query_one(ContextView).as_sent:
+        context = app.view(ContextView)
+        if context is not None and context.as_sent:
             yield ("Context: compact list", app.action_context_as_sent, "one row per block (s)")
         else:
             yield (f"Context: as {agent} sends it", app.action_context_as_sent,

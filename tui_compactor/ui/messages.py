@@ -102,11 +102,13 @@ class TokensCounted(Message):
 
 
 class GaugeReady(Message):
-    """The context at the selected node was measured."""
+    """The context at the selected node was measured (``provisional``: with a chars/4 count
+    while the counter's table loads; the real measure follows)."""
 
-    def __init__(self, data: GaugeData) -> None:
+    def __init__(self, data: GaugeData, *, provisional: bool = False) -> None:
         super().__init__()
         self.data = data
+        self.provisional = provisional
 
 
 class ChartReady(Message):

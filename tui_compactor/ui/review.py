@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static
 from textual.worker import WorkerState
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ class ReviewKeys(_Base):
         and the user is not typing into an input."""
         if not self.is_running or len(self.screen_stack) > 1 or self.review_panel is None:
             return False
+        from textual.widgets import TextArea  # not at start-up: ~6 ms, no review yet
+
         return not isinstance(self.focused, (Input, TextArea))
 
     def check_review_action(self, action: str, parameters: tuple[object, ...]) -> bool:

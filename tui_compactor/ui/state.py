@@ -53,6 +53,9 @@ class AppState:
     load_seconds: float | None = None
     preview_drawn: threading.Event | None = None
     """While a tail-first preview is shown: set once its gauge is drawn (the index waits)."""
+    first_screen: threading.Event = field(default_factory=threading.Event)
+    """Set once the first gauge is drawn: token counting (and the cl100k table it loads)
+    waits for it, so the first screen does not share the GIL with them."""
 
     selected_entry: int | None = None
     folded: set[int] = field(default_factory=set)

@@ -113,11 +113,16 @@ class ContextGauge(Widget):
         super().__init__(id=id)
         self.data: GaugeData | None = None
         self.message_text = "no node selected"
+        self.provisional = False
+        """The figures are a chars/4 count until the counter's table is loaded."""
 
-    def show(self, data: GaugeData | None, message: str = "") -> None:
-        """Draw ``data`` (or ``message`` when there is nothing to draw)."""
+    def show(self, data: GaugeData | None, message: str = "", *,
+             provisional: bool = False) -> None:
+        """Draw ``data`` (or ``message`` when there is nothing to draw); ``provisional``: its
+        figures are a chars/4 count, said on the sources line."""
         self.data = data
         self.message_text = message
+        self.provisional = provisional
         self.refresh()
 
     def _style(self, name: str) -> Style:
@@ -168,6 +173,9 @@ class ContextGauge(Widget):
         warn = self._style("near")
         local = format_tokens(data.local_estimate)
         parts: list[Part] = []
+        if self.provisional:
+            parts.append((Text("≈ chars/4 while the token table loads", dim), 0,
+                          Text("≈ chars/4", dim)))
         if data.usage_tokens is not None:
             usage = format_tokens(data.usage_tokens)
             since = data.tokens - data.usage_tokens

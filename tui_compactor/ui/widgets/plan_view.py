@@ -275,8 +275,9 @@ class PlanView(VerticalScroll):
             with box.prevent(Checkbox.Changed):
                 box.value = bool(flag)
         select = self.query_one("#plan-effort", Select)
+        self._effort_shown = settings.summary_reasoning_effort or "profile"
         with select.prevent(Select.Changed):
-            select.value = settings.summary_reasoning_effort or "profile"
+            select.value = self._effort_shown
 
     def show_plan(self, text: Text) -> None:
         """Show a plan's description (``plan_summary``, made in the plan worker)."""
@@ -342,10 +343,17 @@ class PlanView(VerticalScroll):
                 "plan-branch-ask": "branch_summary_enabled"}[event.checkbox.id or ""]
         self.post_message(self.MoreSettingsEdited({name: bool(event.value)}))
 
+    _effort_shown = "profile"
+    """The effort the select shows: a Select posts Changed when it is mounted too, which is
+    not an edit (it would re-plan and drop a moved cut)."""
+
     @on(Select.Changed, "#plan-effort")
     def _effort_changed(self, event: Select.Changed) -> None:
         event.stop()
         value = event.value if isinstance(event.value, str) else "profile"
+        if value == self._effort_shown:
+            return
+        self._effort_shown = value
         self.post_message(self.MoreSettingsEdited(
             {"summary_reasoning_effort": None if value == "profile" else value}))
 

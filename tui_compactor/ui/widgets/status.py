@@ -8,9 +8,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Label, ProgressBar, Static
 
 from tui_compactor.textsafe import sanitize
+
+
+def issue_count(count: int) -> str:
+    """``1 issue``, ``6 issues``: how the header and the load note count a file's issues."""
+    return f"{count} issue" if count == 1 else f"{count} issues"
 
 
 class SessionStatus(Static):
@@ -54,9 +60,12 @@ class SessionStatus(Static):
         verdict_style = {"open": "green", "open+warn": "yellow"}.get(verdict, "bold red")
         if not session.preview:  # a preview is judged once the whole file is read
             line.append(f"  {verdict}", style=verdict_style)
-        self.has_issues = bool(session.diagnostics)
-        if session.diagnostics:
-            line.append(f" ({len(session.diagnostics)} issues · I)", style="yellow underline")
+        from tui_compactor.session.flavor import session_issues
+
+        issues = session_issues(session)  # what the Issues view lists
+        self.has_issues = bool(issues)
+        if issues:
+            line.append(f" ({issue_count(len(issues))} · I)", style="yellow underline")
         if not session.complete and not session.preview:
             line.append("  partial", style="bold red")
         if rules is not None:
@@ -110,8 +119,14 @@ class LoadingBar(Horizontal):
     LoadingBar > ProgressBar { width: 1fr; }
     """
 
+    SHOW_AFTER = 0.2
+    """Seconds of indexing before the bar shows: a small file is indexed before that, and
+    the first screen is not laid out twice for a bar nobody could read."""
+
     tail_entries: int | None = None
     """While a tail-first preview is shown: how many of the file's last entries it has."""
+
+    _show_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         """Label and bar."""
@@ -124,12 +139,20 @@ class LoadingBar(Horizontal):
         self.query_one("#loading-label", Label).update(
             Text(f"indexing {sanitize(file_name, single_line=True, max_len=60)} (esc stops)")
         )
+        if self._show_timer is None and not self.has_class("-shown"):
+            self._show_timer = self.set_timer(self.SHOW_AFTER, self._show)
+
+    def _show(self) -> None:
+        if self._show_timer is not None:
+            self._show_timer.stop()
+            self._show_timer = None
         self.add_class("-shown")
 
     def showing_tail(self, entries: int) -> None:
         """Say that the tree shows the file's last ``entries`` entries until the index is done."""
         self.tail_entries = entries
         self.query_one("#loading-label", Label).update(self._label(0))
+        self._show()
 
     def _label(self, entries: int) -> Text:
         text = Text(f"indexing: {entries:,} entries (esc stops)")
@@ -148,4 +171,7 @@ class LoadingBar(Horizontal):
     def stop(self) -> None:
         """Hide the bar."""
         self.tail_entries = None
+        if self._show_timer is not None:
+            self._show_timer.stop()
+            self._show_timer = None
         self.remove_class("-shown")

@@ -1,0 +1,130 @@
+"""The first screen: only what it shows is built, and the gauge does not wait for the token
+table. The tabs after Details are built when first shown (key, mouse) or first handed
+something to show, and then show exactly what they would have shown had they existed."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from textual.widgets import Input, Static
+
+from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
+from tui_compactor.engine import tokens
+from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.context_view import BlockList, ContextView
+from tui_compactor.ui.widgets.gauge import ContextGauge
+from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.workbench import settings as settings_module
+
+pytestmark = pytest.mark.asyncio
+
+
+def _screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_only_the_details_tab_is_built_at_start_and_each_tab_builds_on_first_key() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for view in (ContextView, PlanView, SummaryDiff, BreakdownView):
+            assert not app.query(view), f"{view.__name__} built before it was shown"
+        assert not app.query("#compaction-host")
+        assert not app.query("#hindsight")  # built with the first compaction node shown
+
+        await pilot.press("2")
+        await settle(pilot)
+        context = app.query_one(ContextView)
+        assert app.gauge_data is not None
+        assert context.shown is app.gauge_data  # the context measured before the tab existed
+        assert app.query_one(BlockList).blocks == app.gauge_data.blocks
+
+        await pilot.press("3")
+        await settle(pilot)
+        assert "press c for the compaction plan" in str(app.query_one("#plan-text").render())
+
+        await pilot.press("6")
+        await settle(pilot)
+        assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
+
+        await pilot.press("5")
+        await settle(pilot)
+        assert "then r runs the compaction here" in _screen_text(app)
+
+        await pilot.press("4")
+        await settle(pilot)
+        assert app.query_one(SummaryDiff).display
+        assert "select a compaction node" in _screen_text(app)
+
+
+async def test_a_tab_opened_by_mouse_is_built_and_shown() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.click("#--content-tab-tab-breakdown")
+        await settle(pilot)
+        assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
+        assert "What fills the window at" in _screen_text(app)
+        await pilot.click("#--content-tab-tab-context")
+        await settle(pilot)
+        assert app.query_one(ContextView).shown is app.gauge_data
+
+
+async def test_what_is_asked_of_a_tab_before_it_is_built_happens_in_order() -> None:
+    """``c`` as the very first key: the settings, "planning…" and the plan reach the Plan tab
+    that is built meanwhile, in that order (the plan, not "planning…", is what stays)."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not app.query(PlanView)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.plan is not None
+        assert "Plan for leaf" in str(app.query_one("#plan-text", Static).render())
+        # Building the form is not an edit: no setting became the app's, nothing re-planned.
+        assert app.settings.source_of("summary_reasoning_effort") == "default"
+        keep = app.query_one("#plan-keep", Input).value
+        assert (
+            keep and int(keep.replace(",", "").replace("_", "")) == app.settings.keep_recent_tokens
+        )
+
+
+async def test_the_first_gauge_is_drawn_before_the_token_table_loads_then_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cl100k counter whose table is still loading: the gauge shows a chars/4 frame, said
+    as such, and the app's measured gauge (and the tree's counts) come with the table."""
+    release = threading.Event()
+    counter = tokens.Cl100kCounter(preload=False)
+    load = counter._load
+
+    def held_load() -> Any:
+        release.wait(20)
+        return load()
+
+    monkeypatch.setattr(counter, "_load", held_load)
+    monkeypatch.setitem(tokens._COUNTERS, "cl100k", counter)
+    monkeypatch.setitem(settings_module._COUNTERS, "cl100k", counter)
+    app = make_app(TREE_COMPACTED)
+    assert app.settings.tokens == "cl100k"
+    async with app.run_test(size=SIZE) as pilot:
+        gauge = app.query_one(ContextGauge)
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if gauge.data is not None:
+                break
+        await pilot.pause()
+        assert gauge.data is not None and gauge.provisional
+        assert app.gauge_data is None  # nothing measured with the chosen counter yet
+        assert "≈ chars/4" in _screen_text(app)
+        release.set()
+        await settle(pilot)
+        assert not gauge.provisional and app.gauge_data is not None
+        assert gauge.data is app.gauge_data
+        assert "≈ chars/4" not in _screen_text(app)
+        assert counter.loaded
+        assert app.query_one("#tree").token_counts  # type: ignore[attr-defined]
