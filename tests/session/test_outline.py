@@ -155,9 +155,15 @@ def test_stored_rows_read_back_as_the_walk_made_them() -> None:
                     assert [rows.index_at(p) for p in range(len(rows))] == [
                         r.index for r in walked
                     ]
-                    assert [rows.branch_point_at(p) for p in range(len(rows))] == [
-                        r.is_branch_point for r in walked
-                    ]
+                    for p in range(len(rows)):  # what b / B / space reach from each row
+                        after = [q for q in range(p + 1, len(rows)) if walked[q].is_branch_point]
+                        before = [q for q in range(p) if walked[q].is_branch_point]
+                        assert rows.next_branch_point(p, 1) == (after[0] if after else None)
+                        assert rows.next_branch_point(p, -1) == (before[-1] if before else None)
+                        foldable = [
+                            q for q in range(p + 1) if walked[q].is_branch_point or walked[q].folded
+                        ]
+                        assert rows.foldable_at_or_before(p) == (foldable[-1] if foldable else None)
                 assert dict(rows.positions) == {r.index: p for p, r in enumerate(walked)}
                 assert list(rows.positions) == [r.index for r in walked]  # row order
                 shown = {r.index for r in walked}

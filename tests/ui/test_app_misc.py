@@ -157,6 +157,52 @@ async def test_without_a_file_the_picker_opens_the_chosen_session(tmp_path: Path
         assert app.query_one(SessionTree).rows
 
 
+async def test_notifications_show_session_text_with_brackets_as_text(tmp_path: Path) -> None:
+    """A load problem quotes the file's own ids; ``[/nope]`` there is text, and a toast that
+    tried to read it as markup would fail to render."""
+    from textual.widgets._toast import Toast
+
+    path = tmp_path / "brackets.jsonl"
+    path.write_text(
+        '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/t"}\n'
+        '{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hi"}}\n'
+        '{"type":"[/oops]","id":"[/x]","parentId":"[/nope]","timestamp":"2025-01-01T00:00:02.000Z"}\n'
+    )
+    app = make_app(path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.2)
+        toasts = list(app.screen.query(Toast))
+        assert toasts, "the load problem is notified"
+        shown = "\n".join(toast.render().plain for toast in toasts)
+        assert "[/nope]" in shown
+
+
+async def test_tab_moves_the_focus_in_the_picker_while_the_main_screens_keys_stay_off(
+    tmp_path: Path,
+) -> None:
+    """Over the picker (a screen of its own) the tree's keys are off, but Tab and shift+Tab are
+    Textual's focus keys and must still move between the search box and the list."""
+    import shutil
+
+    from textual.widgets import DataTable, Input
+
+    sessions = tmp_path / "sessions" / "--project--"
+    sessions.mkdir(parents=True)
+    shutil.copyfile(TREE_BRANCHES, sessions / TREE_BRANCHES.name)
+    app = CompactorApp(None, follow=False, sessions_dirs=[tmp_path / "sessions"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one(Input).focus()
+        await pilot.pause()
+        await pilot.press("tab")
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("shift+tab")
+        assert isinstance(app.focused, Input)
+        assert app.check_action("cycle_filter", ()) is False  # the tree's f stays off
+
+
 @pytest.mark.slow
 async def test_a_50k_deep_chain_opens_flat_and_browses_end_to_end(tmp_path: Path) -> None:
     """parentId nesting 50k deep (a long session) stays one flat run: no recursion anywhere."""

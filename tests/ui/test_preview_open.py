@@ -126,6 +126,29 @@ async def test_escape_while_previewing_stops_the_index_and_shows_what_was_read(
 
 
 @pytest.mark.asyncio
+async def test_the_escape_that_leaves_a_search_does_not_stop_the_index(
+    big_file: Path, held_index: threading.Event
+) -> None:
+    """Searching the preview while the file indexes, then esc (habit, to leave the search)
+    clears the matches; only a second esc stops the index."""
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await until(pilot, lambda: app.gauge_data is not None)
+        assert app.session is not None and app.session.preview
+        tree = app.query_one(SessionTree)
+        needle = app.session.entries[app.session.leaf].id
+        await pilot.press("slash", *needle, "enter")
+        await until(pilot, lambda: bool(tree.search_matches))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not tree.search_matches and not app.state.load_cancel.is_set()
+        await pilot.press("escape")
+        assert app.state.load_cancel.is_set()
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+
+
+@pytest.mark.asyncio
 async def test_a_small_file_opens_without_a_preview(tmp_path: Path) -> None:
     path = big_session(tmp_path / "small.jsonl", 200)
     seen: list[bool] = []

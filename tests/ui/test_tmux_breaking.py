@@ -128,7 +128,8 @@ def test_the_main_screens_keys_do_nothing_in_the_session_picker(
     the tree's keys and must not change, behind the picker, the session opened next."""
     app = tmux_app([str(session.parent)], (200, 60))
     app.wait_for_text("Open a session")
-    app.wait_for(lambda s: f"in {session.parent}" in " ".join(s.split()), "the listed session")
+    app.wait_for(lambda s: f"1 session in {session.parent}" in " ".join(s.split()),
+                 "the listed session, counted in the singular")
     app.send("Down")  # into the list: its footer offers the sort keys
     app.wait_for(lambda s: "Sort date" in s.splitlines()[-1], "the list to have the focus")
     app.send("f", "i", "S")

@@ -44,7 +44,12 @@ from tui_compactor.session.session import Session
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
 from tui_compactor.ui.analysis import AnalysisMixin
-from tui_compactor.ui.bindings import APP_BINDINGS, known_binding_ids, validated_keymap
+from tui_compactor.ui.bindings import (
+    APP_ACTIONS,
+    APP_BINDINGS,
+    known_binding_ids,
+    validated_keymap,
+)
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.extras import SessionExtras, entry_search_text
 from tui_compactor.ui.messages import (
@@ -407,11 +412,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             for problem in problems:
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification of this app (and of its screens and widgets, which pass
+        ``markup=True`` by default) is plain text: messages quote session text and file names,
+        where ``[...]`` is content, not styling."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
-        a full screen of its own (the session picker) only quit and help do."""
-        if len(self.screen_stack) > 1 and not self.screen.is_modal and action not in (
-                "quit", "help"):
+        a full screen of its own (the session picker) the main screen's keys are off except quit
+        and help, while Textual's own (Tab, the command palette) keep working."""
+        if (len(self.screen_stack) > 1 and not self.screen.is_modal
+                and action in APP_ACTIONS and action not in ("quit", "help")):
             return False
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
@@ -705,8 +718,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
             context = self.view(ContextView)
-            self.measure_node(self.handle, self.selected_entry, self.settings, self.token_cache,
-                              sent=context is not None and context.as_sent)
+            sent = context is not None and context.as_sent
+            request = (self.selected_entry, self.handle.generation, self.settings,
+                       self.token_cache, sent)
+            if request not in self.state.gauges_in_flight:  # else its result is on the way
+                self.state.gauges_in_flight.add(request)
+                self.measure_node(self.handle, self.selected_entry, self.settings,
+                                  self.token_cache, sent=sent)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -820,6 +838,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
+        arrived = (message.data.entry_index, message.data.generation)
+        self.state.gauges_in_flight = {
+            request for request in self.state.gauges_in_flight if request[:2] != arrived}
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
@@ -1298,7 +1319,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
-        return summarizer_for(self.settings, self.options.profile_name, compaction=compaction)
+        return self.settings.summarizer(compaction=compaction, profile=self.options.profile_name)
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -1622,12 +1643,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _jump_branch(self, step: int) -> None:
         """Cursor to the next (step 1) or previous (-1) branch point row."""
         tree = self.query_one(SessionTree)
-        position = tree.cursor + step
-        while 0 <= position < len(tree.rows):
-            if tree.rows.branch_point_at(position):
-                tree.move_cursor(position, center=True)
-                return
-            position += step
+        position = tree.rows.next_branch_point(tree.cursor, step)
+        if position is not None:
+            tree.move_cursor(position, center=True)
+            return
         self.notify("no more branch points", timeout=2)
 
     def action_jump_branch(self) -> None:
@@ -1836,7 +1855,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     # ----- cancel, help, errors ----------------------------------------------------------
 
     def action_cancel(self) -> None:
-        """Escape: close search, stop indexing, cancel running summaries."""
+        """Escape: close search (while indexing, clear its matches first), stop indexing,
+        cancel running summaries."""
         search = self.query_one("#search", Input)
         if search.display:
             search.display = False
@@ -1848,6 +1868,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():
+            tree = self.query_one(SessionTree)
+            if tree.search_matches:  # the esc that leaves a search must not stop the index
+                tree.search_matches = set()
+                tree.invalidate()
+                self.notify("search cleared; esc again stops indexing", timeout=3)
+                return
             self.state.load_cancel.set()
             return
         if self.state.run_after_plan:  # r was pressed and waits for its plan: not run now
@@ -1920,13 +1946,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     title=f"{what} failed", severity="error", timeout=10)
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
-
-
-def summarizer_for(settings: Settings, profile_name: str | None, *,
-                   compaction: bool) -> Summarizer:
-    """The summarizer of ``profile_name`` under ``settings`` (offline without a config): the
-    compaction's (its ``[summarizer]`` profile) or the branch summary's."""
-    return settings.summarizer(compaction=compaction, profile=profile_name)
+        if event.worker.group == "gauge":
+            self.state.gauges_in_flight.clear()  # measure again when asked
 
 
 def _fold_notes(plan: CompactionPlan, profile_name: str | None,
@@ -1937,7 +1958,7 @@ def _fold_notes(plan: CompactionPlan, profile_name: str | None,
     from tui_compactor.summarize.compaction import fold_notes
 
     try:
-        summarizer = summarizer_for(settings, profile_name, compaction=True)
+        summarizer = settings.summarizer(compaction=True, profile=profile_name)
     except Exception:  # noqa: BLE001 - a bad profile is reported when a run starts
         return []
     if getattr(summarizer, "offline", False):

@@ -70,6 +70,10 @@ APP_BINDINGS: list[Binding] = [
 ]
 """App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""
 
+APP_ACTIONS: frozenset[str] = frozenset(binding.action.split("(")[0] for binding in APP_BINDINGS)
+"""The action names of this app's own bindings (Textual's built-ins, such as ``focus_next`` for
+Tab, are not among them)."""
+
 
 def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
     """Every binding id in the given lists."""

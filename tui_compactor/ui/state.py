@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui_compactor.workbench.settings import Settings
 
@@ -65,6 +65,10 @@ class AppState:
     token_count_pending: bool = False
     """Count tokens once the next rows are shown (what is visible is counted first)."""
     gauge_data: GaugeData | None = None
+    gauges_in_flight: set[tuple[Any, ...]] = field(default_factory=set)
+    """What the gauge workers still running measure (entry, generation, settings, token
+    cache, as sent): a request already on its way is not started again (``G``, ``g``, ``G``
+    at the leaf of a 200k-deep chain built two 200k-item contexts at once, ~70 MB each)."""
 
     plan_report: PlanReport | None = None
     """The shown plan with the session generation it was made at."""

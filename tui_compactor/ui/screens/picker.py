@@ -453,7 +453,8 @@ class SessionPicker(Screen[Path | None]):
         else:
             shown = len(self.visible_sessions)
             total = len(self.sessions)
-            text = f"{shown} of {total} sessions" if query else f"{total} sessions"
+            noun = "session" if total == 1 else "sessions"
+            text = f"{shown} of {total} {noun}" if query else f"{total} {noun}"
             text += " · scanning…" if not self.scan_finished else f" in {where}"
             if self.measuring is not None:
                 done, total = self.measuring

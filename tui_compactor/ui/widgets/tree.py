@@ -54,8 +54,8 @@ REGION_MARKS: dict[str, str] = {
 
 class TokenCounts(MutableMapping[int, int]):
     """Entry index -> counted tokens, in one 8-byte slot per entry up to the highest counted
-    (-1: not counted yet): the whole active path of a 200,000-deep chain is counted, and a
-    dict of boxed ints took ~16 MB for it."""
+    (-1: not counted yet): the whole active path of a 200,000-deep chain is counted, where a
+    dict of boxed ints would take ~16 MB."""
 
     __slots__ = ("_slots", "_count")
 
@@ -383,11 +383,9 @@ class SessionTree(ScrollView, can_focus=True):
         """Fold or unfold the branch point under the cursor (or the one above it)."""
         if not self.rows:
             return
-        rows = self.rows
-        for position in range(self.cursor, -1, -1):
-            if rows.foldable_at(position):
-                self.post_message(self.FoldToggled(self, rows.index_at(position)))
-                return
+        position = self.rows.foldable_at_or_before(self.cursor)
+        if position is not None:
+            self.post_message(self.FoldToggled(self, self.rows.index_at(position)))
 
     def action_select(self) -> None:
         """Ask to navigate to the entry under the cursor."""

@@ -1,0 +1,58 @@
+"""The gauge is measured once per request: moving away and back while the measurement is on
+its way does not start a second one (a 200k-deep chain's leaf takes ~20 s and ~70 MB)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, make_app, settle
+from tui_compactor.engine.context import build_context, estimate_context_tokens
+from tui_compactor.ui import app as app_module
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_back_to_an_entry_whose_gauge_is_on_its_way_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = make_app(TREE_BRANCHES)
+    real_gauge_at = app_module.gauge_at
+    measured: list[int] = []
+    release = threading.Event()
+    slow: set[int] = set()
+
+    def gauge_at(snapshot: Any, entry_index: int, *args: Any, **kwargs: Any) -> Any:
+        measured.append(entry_index)
+        if entry_index in slow:
+            release.wait(30)  # a long measurement (the leaf of a huge chain)
+        return real_gauge_at(snapshot, entry_index, *args, **kwargs)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        assert session is not None and session.leaf is not None
+        leaf = session.leaf
+        monkeypatch.setattr(app_module, "gauge_at", gauge_at)
+        slow.add(leaf)
+        try:
+            await pilot.press("g")  # to the first row: measured at once
+            await pilot.press("l")  # to the leaf: its measurement starts and takes long
+            await pilot.press("g", "l", "g", "l")  # away and back while it is on its way
+            await pilot.pause()
+        finally:
+            release.set()
+        await settle(pilot)
+        assert measured.count(leaf) == 1, measured
+        assert app.selected_entry == leaf and app.gauge_data is not None
+        assert app.gauge_data.entry_index == leaf
+        expected = estimate_context_tokens(build_context(session, leaf), app.counter)
+        assert app.gauge_data.tokens == expected.tokens
+        await pilot.press("g")
+        await settle(pilot)
+        assert app.gauge_data.entry_index != leaf
+        await pilot.press("l")  # the measurement arrived: asking again measures again
+        await settle(pilot)
+        assert measured.count(leaf) == 2 and app.gauge_data.entry_index == leaf
