@@ -166,6 +166,10 @@ class EntryFacts:
         if _has_uses(entry):
             self._facts[entry.index] = self._learn(entry, _message_of(entry, record))
 
+    def known(self, index: int) -> Facts | None:
+        """The facts of entry ``index`` if they are known already (no reading), else None."""
+        return self._facts.get(index)
+
     def of(self, entry: Any) -> Facts:
         """``(uses, reads)`` of ``entry``."""
         found = self._facts.get(entry.index)
@@ -296,7 +300,7 @@ def audit_compaction(
 
     where: dict[tuple[AnchorKind, str], int] = {}
     read_at: dict[str, int] = {}
-    noted = facts._facts.get  # what is known already; ``of`` works out the rest
+    noted = facts.known  # what is known already; ``of`` works out the rest
     of = facts.of
     for entry_index in audit.region:
         uses, reads = noted(entry_index) or of(entries[entry_index])

@@ -10,6 +10,7 @@ Every function tolerates ``null`` in any slot: bad data gives empty text, never 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -119,9 +120,15 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
     """A message ``content`` as a list of block dicts (string -> one text block; junk dropped)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
+    return list(_dict_blocks(content))
+
+
+def _dict_blocks(content: Any) -> Iterator[dict[str, Any]]:
+    """The block dicts of a list ``content``, in order, without a copy (junk: none)."""
     if isinstance(content, list):
-        return [block for block in content if isinstance(block, dict)]
-    return []
+        for block in content:
+            if isinstance(block, dict):
+                yield block
 
 
 def text_of(
@@ -141,9 +148,7 @@ def text_of(
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for block in content if isinstance(content, list) else ():  # content_blocks, no copy
-        if not isinstance(block, dict):
-            continue
+    for block in _dict_blocks(content):
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
