@@ -56,3 +56,26 @@ async def test_back_to_an_entry_whose_gauge_is_on_its_way_waits_for_it(
         await pilot.press("l")  # the measurement arrived: asking again measures again
         await settle(pilot)
         assert measured.count(leaf) == 2 and app.gauge_data.entry_index == leaf
+
+
+async def test_a_measurement_cancelled_before_it_ran_does_not_block_the_next() -> None:
+    """Two requests in one turn of the loop: the second (exclusive) cancels the first before its
+    thread starts. Coming back to the first node must measure it (it used to stay "on its way"
+    for ever: the gauge of a 200k-deep chain's leaf never came after ``G``, ``g``, ``G``)."""
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        assert session is not None and session.leaf is not None
+        leaf = session.leaf
+        app.state.selected_entry = leaf
+        app._measure_selected()
+        app.state.selected_entry = 0
+        app._measure_selected()  # cancels the leaf's worker while it is still pending
+        await settle(pilot)
+        assert app.gauge_data is not None and app.gauge_data.entry_index == 0
+        app.state.selected_entry = leaf
+        app._measure_selected()
+        await settle(pilot)
+        assert app.gauge_data.entry_index == leaf
+        assert not app.state.gauges_in_flight

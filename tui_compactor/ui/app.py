@@ -722,9 +722,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             request = (self.selected_entry, self.handle.generation, self.settings,
                        self.token_cache, sent)
             if request not in self.state.gauges_in_flight:  # else its result is on the way
-                self.state.gauges_in_flight.add(request)
                 self.measure_node(self.handle, self.selected_entry, self.settings,
-                                  self.token_cache, sent=sent)
+                                  self.token_cache, sent=sent, request=request)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -815,13 +814,29 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                     cache: TokenCache, *, sent: bool = False) -> None:
+                     cache: TokenCache, *, sent: bool = False,
+                     request: tuple[Any, ...] | None = None) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
         ``sent`` also what the agent sends for each item (the Context tab's "as sent").
 
         While the counter's table is not loaded yet (the first screen), the gauge is first drawn
         from a chars/4 count, marked as such, and measured again once the first screen is up.
+
+        ``request`` is in ``gauges_in_flight`` exactly while this body runs: a worker cancelled
+        before it ran, or before it measured, leaves nothing behind that would stop the next
+        request for that node.
         """
+        in_flight = self.state.gauges_in_flight
+        if request is not None:
+            in_flight.add(request)
+        try:
+            self._measure(handle, entry_index, settings, cache, sent=sent)
+        finally:
+            if request is not None:
+                in_flight.discard(request)
+
+    def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
+                 cache: TokenCache, *, sent: bool) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
@@ -838,10 +853,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
-        if not message.provisional:  # the chars/4 frame: the measure itself is still on the way
-            arrived = (message.data.entry_index, message.data.generation)
-            self.state.gauges_in_flight = {
-                request for request in self.state.gauges_in_flight if request[:2] != arrived}
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
@@ -1947,8 +1958,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     title=f"{what} failed", severity="error", timeout=10)
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
-        if event.worker.group == "gauge":
-            self.state.gauges_in_flight.clear()  # measure again when asked
 
 
 def _fold_notes(plan: CompactionPlan, profile_name: str | None,
