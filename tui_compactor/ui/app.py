@@ -842,9 +842,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 quick = TokenCache(snapshot.session, get_counter("pi"))
                 data = gauge_at(snapshot, entry_index, settings, quick, describe=_describe_block)
             self.post_message(GaugeReady(data, provisional=True))
+            # Measured even if a newer request cancelled this worker meanwhile: a request for
+            # this node made while it waited was skipped as on its way (a cancelled result for
+            # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-            if get_current_worker().is_cancelled:
-                return
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
                             sent=sent)
