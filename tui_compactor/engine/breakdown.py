@@ -17,6 +17,7 @@ from typing import Any
 
 from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.engine.jstext import js_stringify, utf16_len
+from tui_compactor.engine.messages import dict_blocks
 from tui_compactor.engine.plan import prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import IMAGE_TOKENS, PI_IMAGE_CHARS, TokenCache, TokenCounter
@@ -150,10 +151,6 @@ Block = tuple[str, str | None, "str | None | int"]
 """(kind, tool name, text to count | None for an image | an int: a fixed count)."""
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, list):
-        return [block for block in content if isinstance(block, dict)]
-    return []
 
 
 def _s(value: Any) -> str:
@@ -174,13 +171,13 @@ def message_blocks(message: dict[str, Any], tool_names: dict[str, str]) -> Itera
         if isinstance(content, str):
             yield kind, tool, content
             return
-        for block in _blocks(content):
+        for block in dict_blocks(content):
             if block.get("type") == "text":
                 yield kind, tool, _s(block.get("text"))
             elif block.get("type") == "image":
                 yield "image", None, None
     elif role == "assistant":
-        for block in _blocks(message.get("content")):
+        for block in dict_blocks(message.get("content")):
             block_type = block.get("type")
             if block_type == "text":
                 yield "assistant", None, _s(block.get("text"))
@@ -257,7 +254,7 @@ def token_breakdown(
         message = item.message
         role = message.get("role")
         if role == "assistant":
-            for block in _blocks(message.get("content")):
+            for block in dict_blocks(message.get("content")):
                 if block.get("type") == "toolCall":
                     tool_names[_s(block.get("id"))] = _s(block.get("name")) or "tool"
         pieces = list(message_blocks(message, tool_names)) if tokens else []

@@ -120,10 +120,10 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
     """A message ``content`` as a list of block dicts (string -> one text block; junk dropped)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return list(_dict_blocks(content))
+    return list(dict_blocks(content))
 
 
-def _dict_blocks(content: Any) -> Iterator[dict[str, Any]]:
+def dict_blocks(content: Any) -> Iterator[dict[str, Any]]:
     """The block dicts of a list ``content``, in order, without a copy (junk: none)."""
     if isinstance(content, list):
         for block in content:
@@ -148,7 +148,7 @@ def text_of(
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for block in _dict_blocks(content):
+    for block in dict_blocks(content):
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])

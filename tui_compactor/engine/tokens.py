@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.jstext import js_stringify, utf16_len
-from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
+from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, dict_blocks, message_from_entry
 from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
 from tui_compactor.textsafe import utf8_length
 
@@ -62,10 +62,6 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, list):
-        return [block for block in content if isinstance(block, dict)]
-    return []
 
 
 class PiCounter:
@@ -87,12 +83,12 @@ class PiCounter:
             content = message.get("content")
             if isinstance(content, str):
                 return utf16_len(content)
-            for block in _blocks(content):
+            for block in dict_blocks(content):
                 if block.get("type") == "text" and block.get("text"):
                     chars += utf16_len(_str(block.get("text")))
             return chars
         if role == "assistant":
-            for block in _blocks(message.get("content")):
+            for block in dict_blocks(message.get("content")):
                 kind = block.get("type")
                 if kind == "text":
                     chars += utf16_len(_str(block.get("text")))
@@ -108,7 +104,7 @@ class PiCounter:
             content = message.get("content")
             if isinstance(content, str):
                 return utf16_len(content)
-            for block in _blocks(content):
+            for block in dict_blocks(content):
                 kind = block.get("type")
                 if kind == "text" and block.get("text"):
                     chars += utf16_len(_str(block.get("text")))
@@ -140,14 +136,14 @@ def message_fragments(message: Any) -> Iterator[str | int]:
         if isinstance(content, str):
             yield content
             return
-        for block in _blocks(content):
+        for block in dict_blocks(content):
             kind = block.get("type")
             if kind == "text":
                 yield _str(block.get("text"))
             elif kind == "image":
                 yield IMAGE_TOKENS
     elif role == "assistant":
-        for block in _blocks(message.get("content")):
+        for block in dict_blocks(message.get("content")):
             kind = block.get("type")
             if kind == "text":
                 yield _str(block.get("text"))
@@ -166,7 +162,7 @@ def message_fragments(message: Any) -> Iterator[str | int]:
         if role == "compactionSummary":
             blocks = message.get("blocks")
             if isinstance(blocks, list):
-                for block in _blocks(blocks):
+                for block in dict_blocks(blocks):
                     if block.get("type") == "text":
                         yield _str(block.get("text"))
                     else:
