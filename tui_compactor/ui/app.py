@@ -815,7 +815,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
                      cache: TokenCache, *, sent: bool = False,
-                     request: tuple[Any, ...] | None = None) -> None:
+                     request: tuple[Any, ...]) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
         ``sent`` also what the agent sends for each item (the Context tab's "as sent").
 
@@ -827,13 +827,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         request for that node.
         """
         in_flight = self.state.gauges_in_flight
-        if request is not None:
-            in_flight.add(request)
+        in_flight.add(request)
         try:
             self._measure(handle, entry_index, settings, cache, sent=sent)
         finally:
-            if request is not None:
-                in_flight.discard(request)
+            in_flight.discard(request)
 
     def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
                  cache: TokenCache, *, sent: bool) -> None:
@@ -1801,8 +1799,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # and the search worker would take the GIL from it half of the time.
             self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
-            self.query_one(SessionTree).search_matches = set()
-            self.query_one(SessionTree).invalidate()
+            self.query_one(SessionTree).clear_search()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
     def find_matches(self, handle: SessionHandle, query: str) -> None:
@@ -1883,8 +1880,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.session is None or not self.session.complete or self._indexing():
             tree = self.query_one(SessionTree)
             if tree.search_matches:  # the esc that leaves a search must not stop the index
-                tree.search_matches = set()
-                tree.invalidate()
+                tree.clear_search()
                 self.notify("search cleared; esc again stops indexing", timeout=3)
                 return
             self.state.load_cancel.set()

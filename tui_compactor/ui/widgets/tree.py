@@ -261,6 +261,11 @@ class SessionTree(ScrollView, can_focus=True):
         """Put the scrollbar thumb where the view actually is."""
         self.vertical_scrollbar.position = self.scroll_y
 
+    def clear_search(self) -> None:
+        """Forget the search's matches and redraw without their marks."""
+        self.search_matches = set()
+        self.invalidate()
+
     def invalidate(self) -> None:
         """Forget every cached strip and repaint (marks, counts or rows changed)."""
         self._generation += 1
