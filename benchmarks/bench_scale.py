@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from bench_speed import run_probe, tree_complete
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -71,17 +71,7 @@ PHASES = ("floor", "open+index", "plan", "context", "navigate", "tree complete")
 
 
 def _probe(path: Path) -> dict[str, float]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=3600,
-    )
-    line = next((x for x in result.stdout.splitlines() if x.startswith("SCALE ")), None)
-    if line is None:
-        raise RuntimeError(f"scale probe failed: {result.stderr[-1500:]}")
-    figures: dict[str, float] = json.loads(line[6:])
+    figures: dict[str, float] = json.loads(run_probe(PROBE, [str(path)], "SCALE", "scale probe"))
     return figures
 
 
@@ -128,18 +118,9 @@ and waits until every worker is done (counts, gauge, chart): seconds, peak and f
 def _app(path: Path) -> tuple[float, float, float, float]:
     """(seconds, peak MB, final MB, MB when the rows showed) of the app's probe on ``path`` in
     a fresh process."""
-    result = subprocess.run(
-        [sys.executable, "-c", APP_PROBE, str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=3600,
-    )
-    line = next((x for x in result.stdout.splitlines() if x.startswith("APP ")), None)
-    if line is None:
-        raise RuntimeError(f"app probe failed: {result.stderr[-1500:]}")
-    _, seconds, peak, now, shown = line.split()
-    return float(seconds), float(peak), float(now), float(shown)
+    seconds, peak, now, shown = map(float, run_probe(APP_PROBE, [str(path)], "APP",
+                                                     "app probe").split())
+    return seconds, peak, now, shown
 
 
 APP_CASES = ("chain-200k", "fan-100k")
@@ -165,14 +146,8 @@ def _command(path: Path, command: str) -> tuple[float, float, int]:
         "print('PEAK', peak, status)\n"
     )
     started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=3600
-    )
+    peak, status = run_probe(code, [], "PEAK", command).split()
     seconds = time.perf_counter() - started
-    line = next((x for x in result.stdout.splitlines() if x.startswith("PEAK ")), None)
-    if line is None:
-        raise RuntimeError(f"{command} failed: {result.stderr[-1500:]}")
-    _, peak, status = line.split()
     return seconds, float(peak), int(status)
 
 
@@ -190,7 +165,6 @@ def text_chart(series: dict[str, list[tuple[int, float]]], width: int = 60) -> s
 
 def run(ctx: Any) -> list[dict[str, Any]]:
     """Scaling rows (and the hostile files with ``--huge``)."""
-    from bench_speed import tree_complete
     from gen_session import generate
 
     sizes = [10_000, 100_000] + list(ctx.extra.get("entries") or [])

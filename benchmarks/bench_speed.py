@@ -159,23 +159,26 @@ path's context, back to its last compaction) and the rows on screen show their t
 Per-row counts of the whole active path keep filling in after that, newest first."""
 
 
+def run_probe(code: str, args: list[str], tag: str, what: str, *,
+              env: dict[str, str] | None = None, timeout: float = 3600) -> str:
+    """The rest of the line starting with ``tag`` that a fresh ``python -c code *args`` (run in
+    the repository) prints; RuntimeError naming ``what``, with its stderr's tail, if none."""
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                            text=True, env=env, timeout=timeout, cwd=ROOT)
+    prefix = tag + " "
+    line = next((x for x in result.stdout.splitlines() if x.startswith(prefix)), None)
+    if line is None:
+        raise RuntimeError(f"{what} failed: {result.stderr[-1500:]}")
+    return line[len(prefix):]
+
+
 def tree_complete(path: Path) -> tuple[float, str]:
     """Process start to every row shown with the active path's token counts (headless)."""
     with tempfile.TemporaryDirectory() as home:
         env = _clean_env(home)
         env["BENCH_T0"] = repr(time.time())
-        result = subprocess.run(
-            [sys.executable, "-c", TREE_COMPLETE_CODE, str(path)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=600,
-            cwd=ROOT,
-        )
-    line = next((x for x in result.stdout.splitlines() if x.startswith("TREE ")), None)
-    if line is None:
-        raise RuntimeError(f"tree-complete probe failed: {result.stderr[-1500:]}")
-    _, seconds, *phases = line.split()
+        seconds, *phases = run_probe(TREE_COMPLETE_CODE, [str(path)], "TREE",
+                                     "tree-complete probe", env=env, timeout=600).split()
     return float(seconds), " ".join(phases)
 
 
