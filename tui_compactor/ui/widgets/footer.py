@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.strip import Strip
 from textual.widget import Widget
 
 __all__ = ["FooterItem", "StateFooter"]
@@ -194,31 +195,33 @@ class StateFooter(Widget, can_focus=False):
             put(" ", "pad", len(items) - 1)
         return pieces, tuple(items)
 
-    def render(self) -> Text:
-        """The keys from the left, the palette key at the right edge."""
+    def render_line(self, y: int) -> Strip:
+        """The keys from the left, the palette key at the right edge (drawn as segments: a
+        blank between keys carries only the background, as Textual's footer draws it)."""
         pieces, items = self._layout()
+        base = self.rich_style  # resolving it walks the ancestors: once per paint
+        blank = Style(bgcolor=base.bgcolor)
         partial = {
             role: self.get_component_rich_style(f"footer-key--{role}", partial=True)
             for role in ("key", "description")
         }
-        background = Style(bgcolor=self.rich_style.bgcolor)
-        line = Text(no_wrap=True, overflow="crop", end="")
+        segments: list[Segment] = []
         for text, role, number in pieces:
             if number is None:
-                line.append(text, background)
+                segments.append(Segment(text, blank))
                 continue
             item = (self.get_component_rich_style("footer-key--hover")
-                    if number == self._hover else self.rich_style)
+                    if number == self._hover else base)
             if not items[number].enabled:
                 item += Style(dim=True)
             if role == "rule":
                 rule = self.get_component_rich_style("footer-key--separator")
-                line.append(text, Style(color=rule.color, bgcolor=item.bgcolor))
+                segments.append(Segment(text, Style(color=rule.color, bgcolor=item.bgcolor)))
             elif role == "pad":
-                line.append(text, Style(bgcolor=item.bgcolor))
+                segments.append(Segment(text, Style(bgcolor=item.bgcolor)))
             else:
-                line.append(text, item + partial[role])
-        return line
+                segments.append(Segment(text, item + partial[role]))
+        return Strip(segments).crop_extend(0, self.size.width, blank)
 
     def _item_at(self, x: int) -> int | None:
         for number, item in enumerate(self.items):
