@@ -194,6 +194,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     COMMANDS = App.COMMANDS | {CompactorCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StateFooter"
+    """A zoomed pane (the review) keeps the footer's keys on screen."""
 
     filter_index: reactive[int] = reactive(0, init=False)
 
