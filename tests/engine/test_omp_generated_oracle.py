@@ -1,0 +1,162 @@
+"""``--rules omp`` against oh-my-pi 18.2.3 run live on generated sessions, and on what we append.
+
+Every compared value of the oracle's golden (tree, entries, contexts with what is sent, cut
+points and the keep-recent sweep, branch-summary collection, other leaves, shake, misc) is
+diffed by ``omp_golden.compare`` on:
+
+* the five sessions of ``gen_sessions`` (the pi goldens' generated trees: branches, branch
+  summaries with ``details`` and pi's ``fromHook``, two compactions, long turns, several roots,
+  settings changes, custom messages, images, bash runs), each made loadable by oh-my-pi: a
+  ``cost`` in every usage (18.2.3 refuses a file without one, which the first test shows) and a
+  distinct millisecond timestamp per message (the oracle finds a rewritten message's entry by
+  type, timestamp and text);
+* random trees from ``omp_random.random_session`` (several seeds);
+* a random tree, oh-my-pi's own ``omp-tree`` and a file with malformed lines after each append
+  tui-compactor makes under ``--rules omp`` (a soft compaction, a branch summary, a leaf move, a
+  label, a move back, a handoff compaction, an undo): oh-my-pi loads every entry we wrote, its
+  leaf is ours, and every value still agrees.
+
+Skips with the reason when Bun or the installed reference is missing (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine import gen_sessions
+from tests.engine.omp_golden import compare
+from tests.engine.omp_random import random_session
+from tests.support.omp_oracle import kit_dir, omp_golden, run_bun, skip_reason
+from tui_compactor.session.reader import load_session
+
+REPO = Path(__file__).resolve().parents[2]
+GENERATED = REPO / "tests" / "engine" / "data" / "oracle" / "sessions"
+OMP_TREE = REPO / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-tree.jsonl"
+
+SKIP = skip_reason()
+pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+
+NO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+
+
+def _assert_matches(session_path: Path, golden: dict[str, Any]) -> int:
+    session = load_session(session_path)
+    assert len(session.entries) == golden["load"]["entries"]
+    assert session.leaf == golden["leafIndex"]
+    checks, mismatches = compare(session, golden)
+    shown = "\n".join(
+        f"{where}: expected {exp!r}, got {got!r}" for where, exp, got in mismatches[:20]
+    )
+    assert not mismatches, f"{len(mismatches)} of {checks} differ:\n{shown}"
+    return checks
+
+
+def _loadable_by_oh_my_pi(source: Path, target: Path) -> Path:
+    """``source`` with a cost in every usage and each message stamped with its entry's time."""
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        message = record.get("message")
+        if isinstance(message, dict):
+            usage = message.get("usage")
+            if isinstance(usage, dict):
+                usage.setdefault("cost", dict(NO_COST))
+            stamp = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00"))
+            message["timestamp"] = int(stamp.timestamp() * 1000)
+        lines.append(json.dumps(record))
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def test_oh_my_pi_refuses_a_usage_without_cost(tmp_path: Path) -> None:
+    """Why the generated sessions get a cost: 18.2.3's loader sums ``usage.cost.total``."""
+    path = tmp_path / "gen-long-turns.jsonl"
+    shutil.copyfile(GENERATED / path.name, path)
+    done = run_bun((kit_dir() or Path()) / "omp_oracle.ts", str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    load = json.loads(done.stdout)["load"]
+    assert load["accepted"] is False and "cost" in load["openError"]
+
+
+@pytest.mark.parametrize("name", [f"{name}.jsonl" for name in gen_sessions.GENERATORS])
+def test_generated_sessions_match_oh_my_pi(name: str, tmp_path: Path) -> None:
+    path = _loadable_by_oh_my_pi(GENERATED / name, tmp_path / name)
+    checks = _assert_matches(path, omp_golden(path))
+    print(f"{name}: {checks} of {checks} values match oh-my-pi")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_random_trees_match_oh_my_pi(seed: int, tmp_path: Path) -> None:
+    path = random_session(tmp_path / f"random-{seed}.jsonl", seed, turns=50)
+    checks = _assert_matches(path, omp_golden(path))
+    print(f"random tree {seed}: {checks} of {checks} values match oh-my-pi")
+
+
+def _with_malformed_lines(path: Path) -> Path:
+    lines = random_session(path, 5).read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(30, '{"type":"message","id":"torn", this is not JSON\n')
+    lines.insert(60, "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _run(*argv: str) -> None:
+    from tui_compactor.cli import main
+
+    assert main(list(argv)) == 0, argv
+
+
+@pytest.mark.parametrize("source", ["random", "omp-tree", "malformed"])
+def test_oh_my_pi_loads_what_we_append_and_agrees(source: str, tmp_path: Path) -> None:
+    from tui_compactor.workbench.actions import apply, propose_label
+    from tui_compactor.workbench.handle import SessionHandle
+
+    path = tmp_path / f"{source}.jsonl"
+    if source == "random":
+        random_session(path, 3)
+    elif source == "malformed":
+        _with_malformed_lines(path)
+    else:
+        shutil.copyfile(OMP_TREE, path)
+    write = ("--rules", "omp", "--yes", "--quiet-window", "0")
+    offline = ("--provider", "offline")
+    session = load_session(path)
+    path_now = set(session.path_to(session.leaf))
+    side = next(i for i in range(len(session.entries) - 1, 0, -1) if i not in path_now)
+    steps: list[tuple[str, Any]] = [
+        ("compact", ("compact", str(path), *write, *offline, "--keep-recent", "1000")),
+        ("navigate", ("navigate", str(path), "--to", f"#{side}", "--summarize", *write, *offline)),
+        ("navigate", ("navigate", str(path), "--to", "#1", *write)),
+        ("label", None),
+        ("navigate", None),
+        (
+            "compact",
+            ("compact", str(path), *write, *offline, "--method", "handoff", "--keep-recent", "500"),
+        ),
+        ("undo", ("undo", str(path), "--yes", "--quiet-window", "0")),
+    ]
+    checks = 0
+    for what, argv in steps:
+        before = load_session(path)
+        count = len(before.entries)
+        if what == "label":
+            handle = SessionHandle(before)
+            with handle.read() as snapshot:
+                proposal = propose_label(snapshot, 0, "where it began")
+            apply(handle, proposal, quiet_seconds=0)
+        elif argv is None:  # back to the branch the first navigation left
+            _run("navigate", str(path), "--to", f"#{count - 3}", *write)
+        else:
+            _run(*argv)
+        after = load_session(path)
+        assert len(after.entries) == count + 1, what
+        golden = omp_golden(path)
+        assert golden["entries"][-1]["id"] == after.entries[-1].id
+        checks += _assert_matches(path, golden)
+    print(f"{source} after our seven appends: {checks} of {checks} values match oh-my-pi")
