@@ -1199,7 +1199,46 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.refresh_bindings()
         self.state.running_jobs += 1
         self._update_status()
-        self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
+        handle, panel, job, result = self.handle, message.panel, message.job, message.result
+        changed = self._plan_changed_since(basis)
+        if changed is None:
+            self.append_compaction(handle, panel, job, result, basis)
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (r summarizes the plan "
+                           "shown)"))
+
+        question = Text("The plan changed since this summary was made\n\n", style="bold")
+        question.append(changed + "\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
+
+    def _plan_changed_since(self, basis: PlanReport) -> str | None:
+        """How the plan the screen shows (or was last asked for: a cut moved, rules switched,
+        another leaf) differs from ``basis``, the plan a review summarized; None when it does
+        not. Accepting writes what was summarized, so the user is told before."""
+        summarized = basis.plan
+        rules = self.settings.rules
+        leaf = self.state.plan_leaf
+        shown = self.state.plan_report
+        cut = self.state.plan_cut
+        if cut is None and shown is not None and shown.plan.leaf == leaf:
+            cut = shown.cut_entry
+        if leaf is None or (
+            (leaf, cut if cut is not None else basis.cut_entry, rules)
+            == (summarized.leaf, basis.cut_entry, summarized.rules)
+        ):
+            return None
+        now = f"at leaf #{leaf}" + (f", cut before #{cut}" if cut is not None else "")
+        return (f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
+                f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
+                f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
+                f"before #{basis.cut_entry}); r summarizes the plan shown instead.")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
