@@ -14,7 +14,12 @@ diffed by ``omp_golden.compare`` on:
 * a random tree, oh-my-pi's own ``omp-tree`` and a file with malformed lines after each append
   tui-compactor makes under ``--rules omp`` (a soft compaction, a branch summary, a leaf move, a
   label, a move back, a handoff compaction, an undo): oh-my-pi loads every entry we wrote, its
-  leaf is ours, and every value still agrees.
+  leaf is ours, and every value still agrees;
+* the hostile-file corpus (``tests/fixtures/bad``) where oh-my-pi opens and numbers a file as we
+  do (the files it refuses or numbers otherwise are listed with the reason).
+
+And ``lint``'s omp-rewrite warning is checked against oh-my-pi itself appending one entry to a
+copy (``omp_append_probe.ts``): a plain append, or the whole file written anew.
 
 Skips with the reason when Bun or the installed reference is missing (``.ci/run`` installs it).
 """
@@ -202,3 +207,37 @@ def test_strange_files_load_and_plan_as_oh_my_pi_does(name: str, tmp_path: Path)
     shutil.copyfile(BAD / name, path)
     checks = _assert_matches(path, omp_golden(path))
     print(f"{name}: {checks} of {checks} values match oh-my-pi")
+
+
+REWRITE_CASES = [
+    "oracle/sessions/tree-branches.jsonl",  # clean v3 pi file: a plain append
+    "oracle/sessions/before-compaction.jsonl",  # v1: migrated, rewritten with new ids
+    "oracle-omp/sessions/omp-basic.jsonl",  # oh-my-pi's own, with a title slot
+    "bad/invalid-json-middle.jsonl",
+    "bad/truncated-last-line.jsonl",
+    "bad/raw-control-byte-in-string.jsonl",
+    "bad/v2-hookMessage.jsonl",
+    "bad/blank-lines-interspersed.jsonl",
+    "bad/bom-prefixed.jsonl",
+    "bad/crlf-lines.jsonl",
+    "bad/no-trailing-newline.jsonl",
+    "bad/future-version-99.jsonl",
+]
+
+
+@pytest.mark.parametrize("name", REWRITE_CASES)
+def test_lint_predicts_whether_oh_my_pis_next_append_rewrites_the_file(
+    name: str, tmp_path: Path
+) -> None:
+    """``lint``'s omp-rewrite warning (``flavor.omp_rewrite_reason``) against what oh-my-pi's
+    own SessionManager does when it appends one entry to a copy of the file."""
+    from tui_compactor.session.flavor import omp_rewrite_reason
+
+    source = REPO / "tests" / "fixtures" / name
+    predicted = omp_rewrite_reason(load_session(source)) is not None
+    path = tmp_path / source.name
+    shutil.copyfile(source, path)
+    done = run_bun(Path(__file__).with_name("omp_append_probe.ts"), str(path), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["rewritten"] is predicted, outcome

@@ -45,7 +45,7 @@ def test_a_moved_cut_survives_the_agent_appending(
     app.wait_for_text("cut before #115 ")  # the user moved the cut two valid points back
     chosen = records(session)[115 + 1]["id"]  # entry #N is line N + 1 (the header is first)
     agent = agent_appends(session)
-    app.wait_for_text("1 new entries")
+    app.wait_for_text("1 new entry")
     app.send("r")  # the plan is of the old leaf: planned again first, with the user's cut
     app.wait_for_text("anchors kept")
     app.send("a")
@@ -61,7 +61,7 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
     app = _start(tmux_app, session)
     old_leaf = records(session)[-1]["id"]
     agent = agent_appends(session)  # the cursor stays on the old leaf, as live follow promises
-    app.wait_for_text("1 new entries")
+    app.wait_for_text("1 new entry")
     app.send("c")  # plans at the cursor: the node above the agent's new entry
     app.wait_for_text("Plan for leaf #122 ")
     app.send("r")
@@ -70,6 +70,7 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
     app.send("a")
     asked = app.wait_for_text("leaves the active path")
     assert "Append anyway?" in asked
+    assert ". A compaction entry after" in " ".join(asked.split()), "a sentence starts capitalized"
     app.send("n")
     app.wait_for_text("not written")
     assert session.read_bytes() == grown, "declined: the agent's entry stays on the active path"

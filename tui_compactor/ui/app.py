@@ -1295,9 +1295,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
                         style="bold")
+        what = sanitize(proposal.description, max_len=2000)
         question.append(
             f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
-            + sanitize(proposal.description, max_len=2000)
+            + what[:1].upper() + what[1:]
             + " starts a new branch there.\n\nAppend anyway?", style="")
         self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
@@ -1643,7 +1644,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if added:
             self._report_orphaned_appends()
         if added and announce:
-            self.notify(f"{len(added)} new entries", timeout=2)
+            from tui_compactor.wording import count_of
+
+            self.notify(count_of(len(added), "new entry", "new entries"), timeout=2)
 
     def action_reload(self) -> None:
         """Re-read the file from scratch."""
