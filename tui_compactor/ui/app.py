@@ -863,6 +863,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
+        view = self.view(ContextView)
+        if view is not None and view.as_sent and message.data.sent is None:
+            # Measured without the "as sent" part (asked before `s`/`S`; a thread finishing
+            # after the one that has it): the view keeps what it shows and asks again.
+            self._measure_selected()
+            return
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
@@ -1766,7 +1772,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A tab is built the first time it shows; the Context tab draws only when shown."""
+        """A tab is built the first time it shows; the Context tab draws only when shown.
+        Another tab shown over a full-screen Context (``c``, a tab key) gives the layout back,
+        so what it shows is seen."""
+        if event.pane.id != "tab-context" and isinstance(self.screen.maximized, ContextView):
+            self.screen.minimize()
         if event.pane.id is not None:
             self.build_pane(event.pane.id)
         if event.pane.id == "tab-context":
