@@ -239,9 +239,10 @@ class GaugeData:
     threshold: int | None
     keep_recent: int
     should_compact: bool
-    blocks: Sequence[Block]
+    blocks: Sequence[Block] | None
     """What the model sees: (role/kind label, preview text, tokens, entry index) per block
-    (``ContextBlocks`` from ``gauge_at``)."""
+    (``ContextBlocks``); only listed when asked (``gauge_at``'s ``blocks``: the Context tab is
+    shown), None otherwise: the gauge needs the figure, not 200,000 previews."""
     window_assumed: bool = False
     """The window is the default guess, not the user's setting (pi reads it from the model)."""
     window_model: str | None = None
@@ -297,20 +298,22 @@ def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str,
 
 
 def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
-             *, describe: BlockDescriber = describe_block, sent: bool = False) -> GaugeData:
+             *, describe: BlockDescriber = describe_block, blocks: bool = True,
+             sent: bool = False) -> GaugeData:
     """Measure the context the model would receive at ``entry_index``.
 
-    ``describe`` names and previews each block (the app passes its richer wording); with
-    ``sent`` every item's LLM messages are converted too (``GaugeData.sent``).
+    With ``blocks`` each block is listed (``GaugeData.blocks``), named and previewed by
+    ``describe`` (the app passes its richer wording); with ``sent`` every item's LLM messages
+    are converted too (``GaugeData.sent``). Without either, only the figure is measured.
     """
     session = snapshot.session
     walk = ContextWalk(session, entry_index, cache.counter, settings.rules, cache)
     window = settings.context_window
     engine = settings.compaction()
-    blocks = ContextBlocks()
+    listed = ContextBlocks() if blocks or sent else None
     sent_blocks: list[SentBlock] | None = [] if sent else None
     for item, tokens in walk.items():
-        if item.excluded and sent_blocks is None:
+        if listed is None or (item.excluded and sent_blocks is None):
             continue
         message = item.message if isinstance(item.message, dict) else {}
         entry = session.entries[item.entry_index]
@@ -329,7 +332,7 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
                 item.entry_index, label, tokens, item.excluded,
                 [llm_message_text(one) for one in converted], extras))
         if not item.excluded:
-            blocks.append(label, preview, tokens, item.entry_index)
+            listed.append(label, preview, tokens, item.entry_index)
     estimate = walk.tokens
     local = estimate.local_estimate
     return GaugeData(
@@ -342,7 +345,7 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
         threshold=threshold_tokens(window, engine) if window else None,
         keep_recent=settings.keep_recent_tokens,
         should_compact=window is not None and should_compact(estimate.tokens, window, engine),
-        blocks=blocks,
+        blocks=listed,
         window_assumed=not settings.window_configured and settings.window_model is None,
         window_model=settings.window_model,
         generation=snapshot.generation,

@@ -289,7 +289,8 @@ class ContextView(Vertical):
     """The data drawn last."""
 
     def show(self, data: GaugeData) -> None:
-        """List ``data.blocks`` now if visible, else when the tab is next shown."""
+        """List ``data.blocks`` now if visible, else when the tab is next shown (a measure
+        without its blocks says they are on the way: the app lists them for a shown tab)."""
         if not self.is_on_screen:
             self.pending = data
             return
@@ -336,6 +337,11 @@ class ContextView(Vertical):
                          style="bold")
             self.query_one("#context-title", Static).update(title)
             self.query_one(SentText).set_lines([])
+            return
+        if data.blocks is None:
+            title = Text(f"context at #{data.entry_index}: listing its blocks…", style="bold")
+            update_static(self.query_one("#context-title", Static), title)
+            self.query_one(BlockList).show([])
             return
         title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
                      f"{format_tokens(data.tokens)} tokens  (s: as {agent} sends it)",
