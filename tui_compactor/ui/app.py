@@ -508,11 +508,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.preview_drawn = message.drawn
-        self.query_one(LoadingBar).showing_tail(len(session.entries))
         self._update_status()
         self.state.outline_request += 1
         self.state.token_count_pending = True
         self._show_rows(message.rows, session.leaf)
+
+    @_while_running
+    def _preview_drawn(self) -> None:
+        """The preview's first screen is on the terminal: the index starts, then the bar (how
+        much of the file is shown) and the dimmed whole-file keys show; drawn with the first
+        screen, they would lay it out and restyle it again while its first frame waits."""
+        drawn = self.state.preview_drawn
+        if drawn is None or drawn.is_set():
+            return
+        drawn.set()
+        self.query_one(LoadingBar).showing_tail(len(self._loaded().entries))
         self.refresh_bindings()
 
     @_while_running
@@ -855,15 +865,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
-            self.call_after_refresh(self.state.first_screen.set)
+            self._after_frame(self.state.first_screen.set)
         if self.state.preview_drawn is not None:  # the preview is on screen: index now
-            self.call_after_refresh(self.state.preview_drawn.set)
+            self._after_frame(self._preview_drawn)
         if message.provisional:
             self.query_one(ContextGauge).show(message.data, provisional=True)
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
+
+    def _after_frame(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once what the handler running now changed is on the terminal.
+
+        One ``call_after_refresh`` is not enough: a widget's refresh reaches the screen on the
+        widget's next idle, and the screen may run its callbacks before that (nothing dirty
+        yet); the frame would then be drawn while the worker the callback released holds the
+        GIL. The second call is made after that idle, so it waits for the frame.
+        """
+        self.call_after_refresh(self.call_after_refresh, callback)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
