@@ -84,7 +84,7 @@ from tui_compactor.ui.widgets.context_view import (
     block_label,
     block_preview,
 )
-from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
@@ -710,6 +710,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
                                                 session.label_of(entry_index),
                                                 located=not session.preview)
+        if not markdown_loaded() and not any(worker.group == "markdown"
+                                             for worker in self.workers):
+            self.load_details_markdown()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
+    def load_details_markdown(self) -> None:
+        """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
+        its imports would share the GIL with it), then draw the entry shown with it."""
+        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+        load_markdown()
+        self.call_later(self._markdown_loaded)
+
+    @_while_running
+    def _markdown_loaded(self) -> None:
+        """Draw the entry shown with plain text again, as Markdown."""
+        details = self.query_one(EntryDetails)
+        selected = self.selected_entry
+        if details.shown_plain and selected is not None and details.shown_entry == selected:
+            self._show_details(selected)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
