@@ -84,7 +84,7 @@ from tui_compactor.ui.widgets.context_view import (
     block_label,
     block_preview,
 )
-from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
@@ -508,11 +508,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.preview_drawn = message.drawn
-        self.query_one(LoadingBar).showing_tail(len(session.entries))
         self._update_status()
         self.state.outline_request += 1
         self.state.token_count_pending = True
         self._show_rows(message.rows, session.leaf)
+
+    @_while_running
+    def _preview_drawn(self) -> None:
+        """The preview's first screen is on the terminal: the index starts, then the bar (how
+        much of the file is shown) and the dimmed whole-file keys show; drawn with the first
+        screen, they would lay it out and restyle it again while its first frame waits."""
+        drawn = self.state.preview_drawn
+        if drawn is None or drawn.is_set():
+            return
+        drawn.set()
+        self.query_one(LoadingBar).showing_tail(len(self._loaded().entries))
         self.refresh_bindings()
 
     @_while_running
@@ -700,6 +710,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
                                                 session.label_of(entry_index),
                                                 located=not session.preview)
+        if not markdown_loaded() and not any(worker.group == "markdown"
+                                             for worker in self.workers):
+            self.load_details_markdown()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
+    def load_details_markdown(self) -> None:
+        """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
+        its imports would share the GIL with it), then draw the entry shown with it."""
+        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+        load_markdown()
+        self.call_later(self._markdown_loaded)
+
+    @_while_running
+    def _markdown_loaded(self) -> None:
+        """Draw the entry shown with plain text again, as Markdown."""
+        details = self.query_one(EntryDetails)
+        selected = self.selected_entry
+        if details.shown_plain and selected is not None and details.shown_entry == selected:
+            self._show_details(selected)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
@@ -858,9 +887,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
-            self.call_after_refresh(self.state.first_screen.set)
+            self._after_frame(self.state.first_screen.set)
         if self.state.preview_drawn is not None:  # the preview is on screen: index now
-            self.call_after_refresh(self.state.preview_drawn.set)
+            self._after_frame(self._preview_drawn)
         if message.provisional:
             self.query_one(ContextGauge).show(message.data, provisional=True)
             return
@@ -877,6 +906,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         view.show(data)
         if view.is_on_screen and data.blocks is None:
             self._measure_selected(list_blocks=True)
+
+    def _after_frame(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once what the handler running now changed is on the terminal.
+
+        One ``call_after_refresh`` is not enough: a widget's refresh reaches the screen on the
+        widget's next idle, and the screen may run its callbacks before that (nothing dirty
+        yet); the frame would then be drawn while the worker the callback released holds the
+        GIL. The second call is made after that idle, so it waits for the frame.
+        """
+        self.call_after_refresh(self.call_after_refresh, callback)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
