@@ -753,17 +753,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self._debounce[name] = self.set_timer(
                 delay, lambda: callback() if self.is_running else None)
 
-    def _measure_selected(self) -> None:
-        """Start measuring the context at the selected entry (and count what is on screen)."""
+    def _measure_selected(self, *, list_blocks: bool = False) -> None:
+        """Start measuring the context at the selected entry (and count what is on screen);
+        its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
             context = self.view(ContextView)
             sent = context is not None and context.as_sent
+            blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (self.selected_entry, self.handle.generation, self.settings,
-                       self.token_cache, sent)
+                       self.token_cache, sent, blocks)
             if request not in self.state.gauges_in_flight:  # else its result is on the way
                 self.measure_node(self.handle, self.selected_entry, self.settings,
-                                  self.token_cache, sent=sent, request=request)
+                                  self.token_cache, sent=sent, blocks=blocks, request=request)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -854,10 +856,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                     cache: TokenCache, *, sent: bool = False,
+                     cache: TokenCache, *, sent: bool = False, blocks: bool = False,
                      request: tuple[Any, ...]) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
-        ``sent`` also what the agent sends for each item (the Context tab's "as sent").
+        ``blocks`` also list its blocks, with ``sent`` what the agent sends for each item (the
+        Context tab's list and its "as sent").
 
         While the counter's table is not loaded yet (the first screen), the gauge is first drawn
         from a chars/4 count, marked as such, and measured again once the first screen is up.
@@ -869,16 +872,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         in_flight = self.state.gauges_in_flight
         in_flight.add(request)
         try:
-            self._measure(handle, entry_index, settings, cache, sent=sent)
+            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks)
         finally:
             in_flight.discard(request)
 
     def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                 cache: TokenCache, *, sent: bool) -> None:
+                 cache: TokenCache, *, sent: bool, blocks: bool) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
-                data = gauge_at(snapshot, entry_index, settings, quick, describe=_describe_block)
+                data = gauge_at(snapshot, entry_index, settings, quick, blocks=False)
             self.post_message(GaugeReady(data, provisional=True))
             # Measured even if a newer request cancelled this worker meanwhile: a request for
             # this node made while it waited was skipped as on its way (a cancelled result for
@@ -886,7 +889,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
-                            sent=sent)
+                            blocks=blocks, sent=sent)
         self.post_message(GaugeReady(data))
 
     @_while_running
@@ -903,7 +906,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
-        self.with_view(ContextView, lambda view: view.show(message.data), build=False)
+        self.with_view(ContextView, self._show_context, build=False)
+
+    def _show_context(self, view: ContextView) -> None:
+        """Draw the measured context in the Context tab (drawn when next shown if hidden); a
+        measure without its blocks (made while the tab was hidden) lists them now if shown."""
+        data = self.state.gauge_data
+        if data is None:
+            return
+        view.show(data)
+        if view.is_on_screen and data.blocks is None:
+            self._measure_selected(list_blocks=True)
 
     def _after_frame(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once what the handler running now changed is on the terminal.
@@ -1778,7 +1791,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if event.pane.id is not None:
             self.build_pane(event.pane.id)
         if event.pane.id == "tab-context":
-            self.with_view(ContextView, lambda view: view.show_pending())
+
+            def show(view: ContextView) -> None:
+                view.show_pending()
+                data = self.gauge_data
+                if data is not None and data.blocks is None:
+                    self._measure_selected(list_blocks=True)
+
+            self.with_view(ContextView, show)
         elif event.pane.id == "tab-breakdown":
             self.request_breakdown()
         elif event.pane.id == "tab-diff":
