@@ -59,6 +59,7 @@ from tui_compactor.ui.messages import (
     EntryAppended,
     GaugeData,
     GaugeReady,
+    IndexStarted,
     LoadFailed,
     LoadProgressed,
     NavigationPlanned,
@@ -443,7 +444,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Start indexing ``path``; the window is already up and shows progress. A first open
         of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
-        self.query_one(LoadingBar).start(path.name)
         self.load_session_file(path, self.state.load_cancel, self.settings,
                                self.filter_index, preview=self.session is None)
 
@@ -475,6 +475,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
                                             self._settings_for(settings, tail), drawn))
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+        self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:
             nonlocal last_post
@@ -524,6 +525,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         drawn.set()
         self.query_one(LoadingBar).showing_tail(len(self._loaded().entries))
         self.refresh_bindings()
+
+    @_while_running
+    def on_index_started(self, message: IndexStarted) -> None:
+        """The index runs: the bar shows if it takes a while (with a preview: now, saying how
+        much is shown). Started when the file is opened, its timer could lay out the screen
+        for the bar while the preview's first frame waits."""
+        if self.session is not None and self.session.preview:
+            self._preview_drawn()  # at once if the preview's first frame came late or not
+        else:
+            self.query_one(LoadingBar).start(message.file_name)
 
     @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
