@@ -108,6 +108,7 @@ from tui_compactor.workbench.actions import (
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
+    MeasureCancelled,
     PlanReport,
     chart_points,
     gauge_at,
@@ -860,13 +861,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """
         in_flight = self.state.gauges_in_flight
         in_flight.add(request)
+        worker = get_current_worker()
+        state = self.state
+
+        def abandoned() -> bool:
+            # Cancelled by a newer request, and the cursor is elsewhere: nobody waits for it.
+            return worker.is_cancelled and state.selected_entry != entry_index
+
         try:
-            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks)
+            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks,
+                          cancelled=abandoned)
+        except MeasureCancelled:
+            in_flight.discard(request)
+            # The cursor may have come back meanwhile (its request skipped as on its way).
+            self.call_later(self._measure_if_selected, entry_index)
         finally:
             in_flight.discard(request)
 
+    def _measure_if_selected(self, entry_index: int) -> None:
+        """Measure ``entry_index`` if it is still the selected node (after an abandoned walk)."""
+        if self.selected_entry == entry_index:
+            self._measure_selected()
+
     def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                 cache: TokenCache, *, sent: bool, blocks: bool) -> None:
+                 cache: TokenCache, *, sent: bool, blocks: bool,
+                 cancelled: Callable[[], bool]) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
@@ -878,7 +897,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
-                            blocks=blocks, sent=sent)
+                            blocks=blocks, sent=sent, cancelled=cancelled)
         self.post_message(GaugeReady(data))
 
     @_while_running
