@@ -59,6 +59,7 @@ from tui_compactor.ui.messages import (
     EntryAppended,
     GaugeData,
     GaugeReady,
+    IndexStarted,
     LoadFailed,
     LoadProgressed,
     NavigationPlanned,
@@ -444,7 +445,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Start indexing ``path``; the window is already up and shows progress. A first open
         of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
-        self.query_one(LoadingBar).start(path.name)
         self.load_session_file(path, self.state.load_cancel, self.settings,
                                self.filter_index, preview=self.session is None)
 
@@ -476,6 +476,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
                                             self._settings_for(settings, tail), drawn))
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+        self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:
             nonlocal last_post
@@ -525,6 +526,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         drawn.set()
         self.query_one(LoadingBar).showing_tail(len(self._loaded().entries))
         self.refresh_bindings()
+
+    @_while_running
+    def on_index_started(self, message: IndexStarted) -> None:
+        """The index runs: the bar shows if it takes a while (with a preview: now, saying how
+        much is shown). Started when the file is opened, its timer could lay out the screen
+        for the bar while the preview's first frame waits."""
+        if self.session is not None and self.session.preview:
+            self._preview_drawn()  # at once if the preview's first frame came late or not
+        else:
+            self.query_one(LoadingBar).start(message.file_name)
 
     @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
@@ -914,6 +925,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
+        view = self.view(ContextView)
+        if view is not None and view.as_sent and message.data.sent is None:
+            # Measured without the "as sent" part (asked before `s`/`S`; a thread finishing
+            # after the one that has it): the view keeps what it shows and asks again.
+            self._measure_selected()
+            return
         self.with_view(ContextView, self._show_context, build=False)
 
     def _show_context(self, view: ContextView) -> None:
@@ -1270,7 +1287,46 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.refresh_bindings()
         self.state.running_jobs += 1
         self._update_status()
-        self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
+        handle, panel, job, result = self.handle, message.panel, message.job, message.result
+        changed = self._plan_changed_since(basis)
+        if changed is None:
+            self.append_compaction(handle, panel, job, result, basis)
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (r summarizes the plan "
+                           "shown)"))
+
+        question = Text("The plan changed since this summary was made\n\n", style="bold")
+        question.append(changed + "\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
+
+    def _plan_changed_since(self, basis: PlanReport) -> str | None:
+        """How the plan the screen shows (or was last asked for: a cut moved, rules switched,
+        another leaf) differs from ``basis``, the plan a review summarized; None when it does
+        not. Accepting writes what was summarized, so the user is told before."""
+        summarized = basis.plan
+        rules = self.settings.rules
+        leaf = self.state.plan_leaf
+        shown = self.state.plan_report
+        cut = self.state.plan_cut
+        if cut is None and shown is not None and shown.plan.leaf == leaf:
+            cut = shown.cut_entry
+        if leaf is None or (
+            (leaf, cut if cut is not None else basis.cut_entry, rules)
+            == (summarized.leaf, basis.cut_entry, summarized.rules)
+        ):
+            return None
+        now = f"at leaf #{leaf}" + (f", cut before #{cut}" if cut is not None else "")
+        return (f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
+                f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
+                f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
+                f"before #{basis.cut_entry}); r summarizes the plan shown instead.")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
@@ -1327,9 +1383,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
                         style="bold")
+        what = sanitize(proposal.description, max_len=2000)
         question.append(
             f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
-            + sanitize(proposal.description, max_len=2000)
+            + what[:1].upper() + what[1:]
             + " starts a new branch there.\n\nAppend anyway?", style="")
         self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
@@ -1675,7 +1732,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if added:
             self._report_orphaned_appends()
         if added and announce:
-            self.notify(f"{len(added)} new entries", timeout=2)
+            from tui_compactor.wording import count_of
+
+            self.notify(count_of(len(added), "new entry", "new entries"), timeout=2)
 
     def action_reload(self) -> None:
         """Re-read the file from scratch."""
@@ -1795,7 +1854,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A tab is built the first time it shows; the Context tab draws only when shown."""
+        """A tab is built the first time it shows; the Context tab draws only when shown.
+        Another tab shown over a full-screen Context (``c``, a tab key) gives the layout back,
+        so what it shows is seen."""
+        if event.pane.id != "tab-context" and isinstance(self.screen.maximized, ContextView):
+            self.screen.minimize()
         if event.pane.id is not None:
             self.build_pane(event.pane.id)
         if event.pane.id == "tab-context":
