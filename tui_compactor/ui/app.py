@@ -926,22 +926,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         view = self.view(ContextView)
-        if view is not None and view.as_sent and message.data.sent is None:
-            # Measured without the "as sent" part (asked before `s`/`S`; a thread finishing
-            # after the one that has it): the view keeps what it shows and asks again.
+        if view is not None and ((view.as_sent and message.data.sent is None) or (
+                view.is_on_screen and message.data.blocks is None)):
+            # Measured without what the Context tab shows (its blocks: asked while the tab was
+            # hidden; "as sent": asked before `s`/`S`; a thread finishing after the one that
+            # has it): the view keeps what it shows and asks again.
             self._measure_selected()
             return
-        self.with_view(ContextView, self._show_context, build=False)
-
-    def _show_context(self, view: ContextView) -> None:
-        """Draw the measured context in the Context tab (drawn when next shown if hidden); a
-        measure without its blocks (made while the tab was hidden) lists them now if shown."""
-        data = self.state.gauge_data
-        if data is None:
-            return
-        view.show(data)
-        if view.is_on_screen and data.blocks is None:
-            self._measure_selected(list_blocks=True)
+        self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
     def _after_frame(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once what the handler running now changed is on the terminal.
