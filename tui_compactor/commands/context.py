@@ -62,7 +62,7 @@ def _row(
     return row
 
 
-class _ContextWalk:
+class ContextWalk:
     """The context at a leaf, walked once: its rows are made as they are consumed and tallied
     (count, messages sent, the token figures), so a huge context is never held."""
 
@@ -131,7 +131,7 @@ class _ContextWalk:
 
 def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
     """The context at ``leaf`` as a JSON-ready object."""
-    walk = _ContextWalk(session, leaf, counter, rules)
+    walk = ContextWalk(session, leaf, counter, rules)
     items = [row for _, row in walk.rows()]
     return walk.json(items)
 
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         from tui_compactor.commands.analysis import run_breakdown
 
         return run_breakdown(args, session, leaf, settings)
-    walk = _ContextWalk(session, leaf, counter, settings.rules)
+    walk = ContextWalk(session, leaf, counter, settings.rules)
     if args.json:
         import tempfile
 
