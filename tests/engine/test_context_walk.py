@@ -285,6 +285,53 @@ def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     assert min(counting.read) == first_kept
 
 
+class WatchedEntry:
+    """An entry that notes when its record is read (``data`` or ``message``)."""
+
+    def __init__(self, entry: Any, reads: set[int]) -> None:
+        self._entry, self._reads = entry, reads
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("data", "data_once", "message"):
+            self._reads.add(self._entry.index)
+        return getattr(self._entry, name)
+
+
+def test_the_usage_figure_reads_no_record_before_the_usage(tmp_path: Path) -> None:
+    """The context tokens at a leaf measure what follows the last usage; the messages before
+    it (bash runs here) are only counted, their records never read."""
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"},
+    ]  # fmt: skip
+    parent = None
+    for n in range(6):
+        message = {"role": "bashExecution", "command": f"ls {n}", "output": "x" * 400,
+                   "exitCode": 0, "excludeFromContext": n % 2 == 0}  # fmt: skip
+        records.append({"type": "message", "id": f"b{n}", "parentId": parent,
+                        "timestamp": "2026-01-01T00:00:01Z", "message": message})  # fmt: skip
+        parent = f"b{n}"
+    usage = {"input": 900, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 910}
+    records.append({"type": "message", "id": "a", "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:02Z",
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                "provider": "p", "model": "m", "stopReason": "stop",
+                                "usage": usage}})  # fmt: skip
+    records.append({"type": "message", "id": "u", "parentId": "a",
+                    "timestamp": "2026-01-01T00:00:03Z",
+                    "message": {"role": "user", "content": "and now?"}})  # fmt: skip
+    path = tmp_path / "bash.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    session = load_session(path)
+    expected = estimate_context_tokens(build_context(session, session.leaf), PI, local=False)
+    reads: set[int] = set()
+    session.entries = [WatchedEntry(entry, reads) for entry in session.entries]
+    figure = context_tokens_at(session, session.leaf, PI)
+    assert figure == expected
+    assert (figure.usage_tokens, figure.last_usage_index) == (910, 6)
+    assert reads == {session.index_of("a"), session.index_of("u")}
+
+
 def test_a_thinking_level_set_at_the_start_is_found_without_the_path(tmp_path: Path) -> None:
     """The thinking level set once at the session's start (as agents write it): read from
     the setting entries above the kept part, not by walking the 2,000 turns to them."""

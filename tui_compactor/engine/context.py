@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from tui_compactor.engine.messages import CallIds, LazyMessage
 from tui_compactor.engine.methods import remote_info
@@ -54,6 +54,8 @@ __all__ = [
     "estimate_context_tokens_omp",
     "is_empty_error_turn",
 ]
+
+_T = TypeVar("_T")
 
 
 class ContextItem(LazyMessage):
@@ -630,26 +632,34 @@ def context_tokens_at(
     _, compaction, kept = _pi_shape(session, leaf_index)
     entries = session.entries
 
-    def backwards() -> Iterator[ContextItem]:
+    def backwards() -> Iterator[int]:
+        # Entry indices of the context's items, newest first: an item needs only its entry's
+        # usage and cached count here, so none is made (a bash run's record is never read).
         for index in reversed(kept):
-            item = _item(entries[index], index)
-            if item is not None:
-                yield item
+            if _contributes(entries[index]):
+                yield index
         if compaction is not None:
-            yield ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
+            yield compaction.index
 
-    return _tokens_backwards(backwards(), lambda item: cache.message_tokens(item.entry_index))
+    def usage(index: int) -> dict[str, Any] | None:
+        entry = entries[index]
+        if entry.type != "message" or entry.role != "assistant":
+            return None
+        return _valid_usage(entry.message)
+
+    return _tokens_backwards(backwards(), usage, cache.message_tokens)
 
 
 def _tokens_backwards(
-    items: Iterator[ContextItem], count: Callable[[ContextItem], int]
+    items: Iterator[_T], usage_of: Callable[[_T], dict[str, Any] | None], count: Callable[[_T], int]
 ) -> ContextTokens:
     """pi's ``estimateContextTokens`` over a context's items given newest first: the last valid
-    usage plus ``count`` of the items after it; every item counted when there is no usage.
-    The items before the usage are only counted (for ``last_usage_index``), never measured."""
+    usage (``usage_of``) plus ``count`` of the items after it; every item counted when there is
+    no usage. The items before the usage are only counted (for ``last_usage_index``), never
+    measured."""
     trailing = 0
     for item in items:
-        usage = _item_usage(item)
+        usage = usage_of(item)
         if usage is not None:
             before = sum(1 for _ in items)
             used = usage_tokens(usage)
@@ -761,7 +771,7 @@ def estimate_context_tokens(
             return cache.message_tokens(item.entry_index)
         return counter.count_message(item.message)
 
-    tokens = _tokens_backwards(reversed(items), count)
+    tokens = _tokens_backwards(reversed(items), _item_usage, count)
     if local and tokens.local_estimate is None:
         everything = sum(count(item) for item in items)
         tokens = ContextTokens(
