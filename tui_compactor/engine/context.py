@@ -1,7 +1,9 @@
 """What the model sees at a node: ``buildSessionContext`` for any leaf, and its token count.
 
-The path root..leaf is walked once. The **latest** compaction on it wins: its summary comes
-first, then the entries from its ``firstKeptEntryId`` up to the compaction (nothing, with a
+The reference reads the whole path root..leaf; only its tail decides, so it is walked from the
+leaf up to where the context starts, and the settings above that are read from the setting
+changes alone (``_pi_shape``, ``_omp_shape``). The **latest** compaction on it wins: its summary
+comes first, then the entries from its ``firstKeptEntryId`` up to the compaction (nothing, with a
 warning, when that id is not found before it), then everything after it. ``message`` entries,
 ``custom_message`` entries and ``branch_summary`` entries with a non-empty summary contribute;
 bash executions excluded from context stay in the list (marked ``excluded``) and are dropped
@@ -392,46 +394,12 @@ def _omp_append(items: list[ContextItem], entry: Any) -> None:
 
 def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     """oh-my-pi 18.2.3's ``buildSessionContext`` (model context, not the display transcript)."""
-    path = session.path_to(leaf_index)
-    ctx = SessionContext(leaf=leaf_index, rules="omp")
+    ctx, compaction, shown = _omp_shape(session, leaf_index)
     entries = session.entries
-    nodes = [entries[index] for index in path]
-    compaction_pos = reset_pos = -1
-    explicit_default = False
-    for position, entry in enumerate(nodes):
-        kind = entry.type
-        if kind == "thinking_level_change":
-            level = entry.data.get("thinkingLevel")
-            ctx.thinking_level = level if level is not None else "off"
-        elif kind == "model_change":
-            data = entry.data
-            model = data.get("model")
-            if model:
-                role = data.get("role") or "default"
-                ctx.models[str(role)] = str(model)
-                explicit_default = explicit_default or role == "default"
-        elif kind == "message" and entry.role == "assistant":
-            if not explicit_default:
-                message = entry.message or {}
-                ctx.models["default"] = (
-                    f"{_js(message.get('provider'))}/{_js(message.get('model'))}"
-                )
-        elif kind == "compaction":
-            compaction_pos = position
-        elif kind == "mode_change":
-            ctx.mode = str(entry.data.get("mode"))
-        elif kind == "reset_boundary":
-            reset_pos = position
     items: list[ContextItem] = []
-    if reset_pos >= 0 and reset_pos > compaction_pos:
-        for entry in nodes[reset_pos + 1 :]:
-            _omp_append(items, entry)
-    elif compaction_pos >= 0:
-        compaction = nodes[compaction_pos]
+    if compaction is not None:
         data = compaction.data
-        ctx.compaction_index = compaction.index
-        remote = omp_remote_payload(data)
-        payload = "openaiResponsesHistory" if remote else None
+        payload = "openaiResponsesHistory" if omp_remote_payload(data) else None
         if payload is None and _anthropic_payload(data):
             payload = "anthropicCompaction"
         summary = omp_compaction_message(data, provider_payload=payload)
@@ -440,37 +408,138 @@ def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
                 "compactionSummary", compaction.index, "compaction", summary, entry=compaction
             )
         )
-        if not remote:
-            first_kept = data.get("firstKeptEntryId")
-            kept_from = next(
-                (pos for pos in range(compaction_pos) if nodes[pos].id == first_kept), -1
-            )
-            if kept_from < 0:
-                ctx.warnings.append(
-                    f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the "
-                    "path before it; nothing before the compaction is kept"
-                )
-            else:
-                for entry in nodes[kept_from:compaction_pos]:
-                    _omp_append(items, entry)
-        elif data.get("providerReplayThroughEntryId"):
-            through = data.get("providerReplayThroughEntryId")
-            for pos in range(compaction_pos):
-                if nodes[pos].id == through:
-                    for entry in nodes[pos + 1 : compaction_pos]:
-                        _omp_append(items, entry)
-                    break
-        for entry in nodes[compaction_pos + 1 :]:
-            _omp_append(items, entry)
-    else:
-        for entry in nodes:
-            _omp_append(items, entry)
+    for index in shown:
+        _omp_append(items, entries[index])
     ctx.items = _strip_failed_omp(_strip_dangling_calls(items))
-    default = ctx.models.get("default")
-    if default is not None:
-        provider, _, model_id = default.partition("/")
-        ctx.model = {"provider": provider, "modelId": model_id}
     return ctx
+
+
+def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]:
+    """The context at ``leaf`` under oh-my-pi's rules, before its items are made: the settings,
+    the compaction whose summary leads (or None), and the path entries after it, in path order.
+
+    oh-my-pi reads the whole path root..leaf, but like pi's only its tail decides what is sent:
+    a ``reset_boundary`` newer than the latest compaction (the entries after it), else the
+    latest compaction and the entries from its ``firstKeptEntryId`` on (a remote compaction:
+    those after its ``providerReplayThroughEntryId``, or none), and the settings. So the path
+    is walked up from the leaf until that start; the settings above it are read from the
+    setting changes alone (``Session.setting_above``) once an assistant turn has been seen.
+    """
+    entries = session.entries
+    ctx = SessionContext(leaf=leaf, rules="omp")
+    settings = _OmpSettings(ctx, session)
+    walked: list[int] = []  # leaf first
+    compaction: Any = None
+    compaction_at = -1  # position of the compaction in ``walked``
+    start: Any = None  # id of the entry the kept part starts at (or after, when remote)
+    remote = found = False
+    node: int | None = leaf
+    while node is not None:
+        entry = entries[node]
+        settings.see(entry)
+        walked.append(node)
+        node = entry.parent
+        if compaction is None:
+            if entry.type == "reset_boundary":
+                # Newer than any compaction: only what follows it is sent.
+                settings.walk_up(node)
+                walked.pop()
+                walked.reverse()
+                return ctx, None, walked
+            if entry.type == "compaction":
+                compaction, compaction_at = entry, len(walked) - 1
+                data = entry.data
+                remote = omp_remote_payload(data) is not None
+                start = data.get("providerReplayThroughEntryId") if remote else (
+                    data.get("firstKeptEntryId")
+                )
+                if remote and not start:
+                    break  # the provider's payload replaces every kept message
+        elif entry.id == start:
+            found = True
+            break
+    settings.walk_up(node)
+    if compaction is None:
+        walked.reverse()
+        return ctx, None, walked
+    ctx.compaction_index = compaction.index
+    if found:
+        # The kept part starts at the found entry (after it, for a remote compaction).
+        shown = walked[-2::-1] if remote else walked[::-1]
+        del shown[len(shown) - 1 - compaction_at]
+    else:
+        if not remote:
+            ctx.warnings.append(
+                f"compaction {compaction.id}: firstKeptEntryId {start!r} is not on the path "
+                "before it; nothing before the compaction is kept"
+            )
+        shown = walked[compaction_at - 1 :: -1] if compaction_at else []
+    return ctx, compaction, shown
+
+
+class _OmpSettings:
+    """oh-my-pi's settings at a leaf, read from the leaf up: the thinking level of the newest
+    ``thinking_level_change`` (``"off"`` without a level), the newest model per role of the
+    ``model_change`` entries, the default one from the newest assistant turn unless a
+    ``model_change`` sets it, and the mode of the newest ``mode_change``."""
+
+    __slots__ = ("ctx", "session", "thinking", "mode", "assistant")
+
+    def __init__(self, ctx: SessionContext, session: Any) -> None:
+        self.ctx = ctx
+        self.session = session
+        self.thinking = False
+        self.mode = False
+        self.assistant: str | None = None
+        """``provider/model`` of the newest assistant turn, once seen."""
+
+    def see(self, entry: Any) -> None:
+        """The next entry up the path."""
+        kind = entry.type
+        ctx = self.ctx
+        if kind == "message":
+            if self.assistant is None and entry.role == "assistant":
+                message = entry.message or {}
+                self.assistant = f"{_js(message.get('provider'))}/{_js(message.get('model'))}"
+        elif kind == "thinking_level_change":
+            if not self.thinking:
+                self.thinking = True
+                level = entry.data.get("thinkingLevel")
+                ctx.thinking_level = level if level is not None else "off"
+        elif kind == "model_change":
+            data = entry.data
+            model = data.get("model")
+            if model:
+                role = str(data.get("role") or "default")
+                ctx.models.setdefault(role, str(model))
+        elif kind == "mode_change" and not self.mode:
+            self.mode = True
+            ctx.mode = str(entry.data.get("mode"))
+
+    def walk_up(self, node: int | None) -> None:
+        """Read ``node`` and its ancestors to the root, then settle the models. Every model
+        change counts (any role, and an explicit default anywhere beats the assistant turns),
+        so the walk goes to the root: entry by entry until an assistant turn is seen, then from
+        setting change to setting change."""
+        session = self.session
+        entries = session.entries
+        while node is not None:
+            if self.assistant is not None:
+                node = session.setting_above(node)
+                if node is None:
+                    break
+            entry = entries[node]
+            self.see(entry)
+            node = entry.parent
+        ctx = self.ctx
+        default = ctx.models.pop("default", None) or self.assistant
+        # Found newest first; listed as a forward reading mostly lists them: the default (set
+        # first in a session) first, then the other roles oldest first.
+        roles = list(ctx.models.items())[::-1]
+        ctx.models = dict([("default", default), *roles] if default is not None else roles)
+        if default is not None:
+            provider, _, model_id = default.partition("/")
+            ctx.model = {"provider": provider, "modelId": model_id}
 
 
 def item_llm_messages(item: ContextItem, rules: str = "pi") -> list[dict[str, Any]]:
