@@ -253,16 +253,30 @@ def _pi_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]:
         walked.reverse()
         return ctx, None, walked
     ctx.compaction_index = compaction.index
-    if kept_found:
-        kept = walked[::-1]
-        del kept[len(walked) - 1 - compaction_at]
-    else:
-        ctx.warnings.append(
-            f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
-            "before it; nothing before the compaction is kept"
-        )
-        kept = walked[compaction_at - 1 :: -1] if compaction_at else []
-    return ctx, compaction, kept
+    if not kept_found:
+        _warn_kept_missing(ctx, compaction, first_kept)
+    return ctx, compaction, _kept_indices(walked, compaction_at, kept_found)
+
+
+def _kept_indices(
+    walked: list[int], compaction_at: int, found: bool, *, after_start: bool = False
+) -> list[int]:
+    """The entries a context keeps around its compaction, in path order, from a walk up the
+    path (leaf first) that met the compaction at ``compaction_at`` and stopped at the entry its
+    kept part starts at (``found``; ``after_start``: the part starts after that entry). Not
+    found: only the entries after the compaction."""
+    if not found:
+        return walked[compaction_at - 1 :: -1] if compaction_at else []
+    kept = walked[-2::-1] if after_start else walked[::-1]
+    del kept[len(kept) - 1 - compaction_at]
+    return kept
+
+
+def _warn_kept_missing(ctx: SessionContext, compaction: Any, first_kept: Any) -> None:
+    ctx.warnings.append(
+        f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
+        "before it; nothing before the compaction is kept"
+    )
 
 
 class _PiSettings:
@@ -305,15 +319,35 @@ class _PiSettings:
     def walk_up(self, session: Any, node: int | None, *, model_only: bool = False) -> None:
         """Read ``node`` and its ancestors until the settings (or only the model) are known.
         Once the model is known, only setting changes are read (``Session.setting_above``)."""
-        entries = session.entries
-        while node is not None and not (self.model if model_only else self.known):
-            if self.model:
-                node = session.setting_above(node)
-                if node is None:
-                    return
-            entry = entries[node]
-            self.see(entry)
-            node = entry.parent
+        _read_up(
+            session,
+            node,
+            self.see,
+            stepwise=lambda: not self.model,
+            done=(lambda: self.model) if model_only else (lambda: self.known),
+        )
+
+
+def _read_up(
+    session: Any,
+    node: int | None,
+    see: Callable[[Any], None],
+    *,
+    stepwise: Callable[[], bool],
+    done: Callable[[], bool] = lambda: False,
+) -> None:
+    """Show ``see`` the entry ``node`` and its ancestors, nearest first, until ``done()`` or
+    the root: every entry while ``stepwise()``, then only the setting changes
+    (``Session.setting_above``), which alone can change a setting found by then."""
+    entries = session.entries
+    while node is not None and not done():
+        if not stepwise():
+            node = session.setting_above(node)
+            if node is None:
+                return
+        entry = entries[node]
+        see(entry)
+        node = entry.parent
 
 
 def context_model(session: Any, leaf: int | None, *, rules: str = "pi") -> dict[str, Any] | None:
@@ -463,18 +497,9 @@ def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]
         walked.reverse()
         return ctx, None, walked
     ctx.compaction_index = compaction.index
-    if found:
-        # The kept part starts at the found entry (after it, for a remote compaction).
-        shown = walked[-2::-1] if remote else walked[::-1]
-        del shown[len(shown) - 1 - compaction_at]
-    else:
-        if not remote:
-            ctx.warnings.append(
-                f"compaction {compaction.id}: firstKeptEntryId {start!r} is not on the path "
-                "before it; nothing before the compaction is kept"
-            )
-        shown = walked[compaction_at - 1 :: -1] if compaction_at else []
-    return ctx, compaction, shown
+    if not found and not remote:
+        _warn_kept_missing(ctx, compaction, start)
+    return ctx, compaction, _kept_indices(walked, compaction_at, found, after_start=remote)
 
 
 class _OmpSettings:
@@ -521,16 +546,7 @@ class _OmpSettings:
         change counts (any role, and an explicit default anywhere beats the assistant turns),
         so the walk goes to the root: entry by entry until an assistant turn is seen, then from
         setting change to setting change."""
-        session = self.session
-        entries = session.entries
-        while node is not None:
-            if self.assistant is not None:
-                node = session.setting_above(node)
-                if node is None:
-                    break
-            entry = entries[node]
-            self.see(entry)
-            node = entry.parent
+        _read_up(self.session, node, self.see, stepwise=lambda: self.assistant is None)
         ctx = self.ctx
         default = ctx.models.pop("default", None) or self.assistant
         # Found newest first; listed as a forward reading mostly lists them: the default (set
