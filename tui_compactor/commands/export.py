@@ -88,13 +88,13 @@ def to_markdown(session: Any, data: dict[str, Any], messages: list[dict[str, Any
 
 def run(args: argparse.Namespace) -> int:
     """Write the export."""
-    from tui_compactor.commands.context import ContextWalk
+    from tui_compactor.commands.context import ContextRows
 
     try:
         settings, session, leaf = common.load_at_leaf(args, writes=False)
     except common.CommandError as error:
         return common.fail(error)
-    walk = ContextWalk(session, leaf, settings.counter(), settings.rules)
+    walk = ContextRows(session, leaf, settings.counter(), settings.rules)
     pairs = list(walk.rows())
     data = walk.json([row for _, row in pairs])
     messages = [item.message for item, _ in pairs]
