@@ -109,6 +109,7 @@ from tui_compactor.workbench.actions import (
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
+    MeasureCancelled,
     PlanReport,
     chart_points,
     gauge_at,
@@ -871,13 +872,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """
         in_flight = self.state.gauges_in_flight
         in_flight.add(request)
+        worker = get_current_worker()
+        state = self.state
+
+        def abandoned() -> bool:
+            # Cancelled by a newer request, and the cursor is elsewhere: nobody waits for it.
+            return worker.is_cancelled and state.selected_entry != entry_index
+
         try:
-            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks)
+            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks,
+                          cancelled=abandoned)
+        except MeasureCancelled:
+            in_flight.discard(request)
+            # The cursor may have come back meanwhile (its request skipped as on its way).
+            self.call_later(self._measure_if_selected, entry_index)
         finally:
             in_flight.discard(request)
 
+    def _measure_if_selected(self, entry_index: int) -> None:
+        """Measure ``entry_index`` if it is still the selected node (after an abandoned walk)."""
+        if self.selected_entry == entry_index:
+            self._measure_selected()
+
     def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                 cache: TokenCache, *, sent: bool, blocks: bool) -> None:
+                 cache: TokenCache, *, sent: bool, blocks: bool,
+                 cancelled: Callable[[], bool]) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
@@ -889,7 +908,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
-                            blocks=blocks, sent=sent)
+                            blocks=blocks, sent=sent, cancelled=cancelled)
         self.post_message(GaugeReady(data))
 
     @_while_running
@@ -907,22 +926,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         view = self.view(ContextView)
-        if view is not None and view.as_sent and message.data.sent is None:
-            # Measured without the "as sent" part (asked before `s`/`S`; a thread finishing
-            # after the one that has it): the view keeps what it shows and asks again.
+        if view is not None and ((view.as_sent and message.data.sent is None) or (
+                view.is_on_screen and message.data.blocks is None)):
+            # Measured without what the Context tab shows (its blocks: asked while the tab was
+            # hidden; "as sent": asked before `s`/`S`; a thread finishing after the one that
+            # has it): the view keeps what it shows and asks again.
             self._measure_selected()
             return
-        self.with_view(ContextView, self._show_context, build=False)
-
-    def _show_context(self, view: ContextView) -> None:
-        """Draw the measured context in the Context tab (drawn when next shown if hidden); a
-        measure without its blocks (made while the tab was hidden) lists them now if shown."""
-        data = self.state.gauge_data
-        if data is None:
-            return
-        view.show(data)
-        if view.is_on_screen and data.blocks is None:
-            self._measure_selected(list_blocks=True)
+        self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
     def _after_frame(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once what the handler running now changed is on the terminal.
