@@ -109,6 +109,7 @@ from tui_compactor.workbench.actions import (
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
+    MeasureCancelled,
     PlanReport,
     chart_points,
     gauge_at,
@@ -871,13 +872,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """
         in_flight = self.state.gauges_in_flight
         in_flight.add(request)
+        worker = get_current_worker()
+        state = self.state
+
+        def abandoned() -> bool:
+            # Cancelled by a newer request, and the cursor is elsewhere: nobody waits for it.
+            return worker.is_cancelled and state.selected_entry != entry_index
+
         try:
-            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks)
+            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks,
+                          cancelled=abandoned)
+        except MeasureCancelled:
+            in_flight.discard(request)
+            # The cursor may have come back meanwhile (its request skipped as on its way).
+            self.call_later(self._measure_if_selected, entry_index)
         finally:
             in_flight.discard(request)
 
+    def _measure_if_selected(self, entry_index: int) -> None:
+        """Measure ``entry_index`` if it is still the selected node (after an abandoned walk)."""
+        if self.selected_entry == entry_index:
+            self._measure_selected()
+
     def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                 cache: TokenCache, *, sent: bool, blocks: bool) -> None:
+                 cache: TokenCache, *, sent: bool, blocks: bool,
+                 cancelled: Callable[[], bool]) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
@@ -889,7 +908,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
-                            blocks=blocks, sent=sent)
+                            blocks=blocks, sent=sent, cancelled=cancelled)
         self.post_message(GaugeReady(data))
 
     @_while_running
@@ -906,17 +925,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
-        self.with_view(ContextView, self._show_context, build=False)
-
-    def _show_context(self, view: ContextView) -> None:
-        """Draw the measured context in the Context tab (drawn when next shown if hidden); a
-        measure without its blocks (made while the tab was hidden) lists them now if shown."""
-        data = self.state.gauge_data
-        if data is None:
+        view = self.view(ContextView)
+        if view is not None and ((view.as_sent and message.data.sent is None) or (
+                view.is_on_screen and message.data.blocks is None)):
+            # Measured without what the Context tab shows (its blocks: asked while the tab was
+            # hidden; "as sent": asked before `s`/`S`; a thread finishing after the one that
+            # has it): the view keeps what it shows and asks again.
+            self._measure_selected()
             return
-        view.show(data)
-        if view.is_on_screen and data.blocks is None:
-            self._measure_selected(list_blocks=True)
+        self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
     def _after_frame(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once what the handler running now changed is on the terminal.
@@ -1262,7 +1279,46 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.refresh_bindings()
         self.state.running_jobs += 1
         self._update_status()
-        self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
+        handle, panel, job, result = self.handle, message.panel, message.job, message.result
+        changed = self._plan_changed_since(basis)
+        if changed is None:
+            self.append_compaction(handle, panel, job, result, basis)
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (r summarizes the plan "
+                           "shown)"))
+
+        question = Text("The plan changed since this summary was made\n\n", style="bold")
+        question.append(changed + "\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
+
+    def _plan_changed_since(self, basis: PlanReport) -> str | None:
+        """How the plan the screen shows (or was last asked for: a cut moved, rules switched,
+        another leaf) differs from ``basis``, the plan a review summarized; None when it does
+        not. Accepting writes what was summarized, so the user is told before."""
+        summarized = basis.plan
+        rules = self.settings.rules
+        leaf = self.state.plan_leaf
+        shown = self.state.plan_report
+        cut = self.state.plan_cut
+        if cut is None and shown is not None and shown.plan.leaf == leaf:
+            cut = shown.cut_entry
+        if leaf is None or (
+            (leaf, cut if cut is not None else basis.cut_entry, rules)
+            == (summarized.leaf, basis.cut_entry, summarized.rules)
+        ):
+            return None
+        now = f"at leaf #{leaf}" + (f", cut before #{cut}" if cut is not None else "")
+        return (f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
+                f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
+                f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
+                f"before #{basis.cut_entry}); r summarizes the plan shown instead.")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
@@ -1319,9 +1375,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
                         style="bold")
+        what = sanitize(proposal.description, max_len=2000)
         question.append(
             f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
-            + sanitize(proposal.description, max_len=2000)
+            + what[:1].upper() + what[1:]
             + " starts a new branch there.\n\nAppend anyway?", style="")
         self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
@@ -1667,7 +1724,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if added:
             self._report_orphaned_appends()
         if added and announce:
-            self.notify(f"{len(added)} new entries", timeout=2)
+            from tui_compactor.wording import count_of
+
+            self.notify(count_of(len(added), "new entry", "new entries"), timeout=2)
 
     def action_reload(self) -> None:
         """Re-read the file from scratch."""
@@ -1787,7 +1846,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A tab is built the first time it shows; the Context tab draws only when shown."""
+        """A tab is built the first time it shows; the Context tab draws only when shown.
+        Another tab shown over a full-screen Context (``c``, a tab key) gives the layout back,
+        so what it shows is seen."""
+        if event.pane.id != "tab-context" and isinstance(self.screen.maximized, ContextView):
+            self.screen.minimize()
         if event.pane.id is not None:
             self.build_pane(event.pane.id)
         if event.pane.id == "tab-context":
