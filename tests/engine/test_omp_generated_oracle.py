@@ -19,8 +19,9 @@ diffed by ``omp_golden.compare`` on:
   do (the files it refuses or numbers otherwise are listed with the reason).
 
 ``compact --rules omp`` writes the cut, ``tokensBefore`` and file lists oh-my-pi's own
-``prepareCompaction`` prepares. And ``lint``'s omp-rewrite warning is checked against oh-my-pi itself appending one entry to a
-copy (``omp_append_probe.ts``): a plain append, or the whole file written anew.
+``prepareCompaction`` prepares. And ``lint``'s omp-rewrite warning is checked against oh-my-pi
+itself appending one entry to a copy (``omp_append_probe.ts``): a plain append, or the whole
+file written anew.
 
 Skips with the reason when Bun or the installed reference is missing (``.ci/run`` installs it).
 """
