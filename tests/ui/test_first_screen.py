@@ -175,3 +175,30 @@ async def test_a_message_shown_before_markdown_loads_is_drawn_again_as_markdown(
         await settle(pilot)
         assert details.shown_entry == 1 and not details.shown_plain
         assert "the plan works" in _screen_text(app)  # the details (the tree row: "**plan**")
+
+
+def _styles_of(app: Any) -> dict[str, Any]:
+    """Every widget's resolved rules and component styles on the main screen, by DOM path."""
+    found = {}
+    for number, node in enumerate(app.screen.walk_children(with_self=True)):
+        key = f"{number} {type(node).__name__}#{node.id}"
+        components = {name: styles.get_rules() for name, styles in node._component_styles.items()}
+        found[key] = (node.styles.base.get_rules(), components, node.rich_style)
+    return found
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24), (200, 60)])
+async def test_the_first_screen_is_styled_as_a_full_restyle_would_style_it(
+    size: tuple[int, int],
+) -> None:
+    """The main screen skips Textual's restyle of every widget at its first showing (it was
+    styled as it was mounted, size classes included): nothing may differ from a full one."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        shown = _styles_of(app)
+        app.stylesheet.update(app.screen)
+        await pilot.pause()
+        assert _styles_of(app) == shown
+        assert app.screen.has_class("-wide") == (size[0] >= 160)
+        assert app.screen.has_class("-short") == (size[1] < 30)

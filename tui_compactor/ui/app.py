@@ -172,6 +172,25 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
+class MainScreen(Screen[None]):
+    """The app's main screen (tree, gauge, tabs).
+
+    Textual styles each widget as it is mounted, under the whole stylesheet, and styles every
+    widget of a screen again each time the screen is shown (``ScreenResume``): at start-up that
+    second pass changes nothing here (the size classes are set before the first, see
+    ``get_default_screen``), yet it re-resolves every widget's and component class's rules and
+    asks for a layout of them all, another frame before the first screen. Its first showing
+    skips it; every later one (after a dialog, the picker...) restyles as Textual does.
+    """
+
+    _shown_before = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        if not self._shown_before:
+            self._shown_before = True
+            event.refresh_styles = False  # read by Screen's own handler, which runs next
+
+
 def _while_running(handler: HandlerT) -> HandlerT:
     """Ignore a worker's result that is handled while the app shuts down.
 
@@ -333,7 +352,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The main screen, with its size classes (``-wide``, ``-short``...) set from the
         terminal's size before its widgets are first styled: set at the first resize, they
         would restyle every widget a second time."""
-        screen = super().get_default_screen()
+        screen = MainScreen(id="_default")
         width, height = self.size
         screen.add_class(*screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
                          *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
