@@ -31,7 +31,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,15 @@ def minimal_ready(screen: str) -> bool:
     return "MINIMAL-READY" in screen
 
 
-def _clean_env(home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "PYTHONDONTWRITEBYTECODE")}
+def clean_env(home: str) -> dict[str, str]:
+    """This process's environment for a measured process whose ``HOME`` (and config directory)
+    is ``home``: without ``TUI_COMPACTOR_*`` variables, outside the caller's tmux, with this
+    checkout first on ``PYTHONPATH``; ``probe_env`` makes the ``HOME``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("TMUX", "PYTHONDONTWRITEBYTECODE") and not key.startswith("TUI_COMPACTOR_")
+    }
     env.update(
         HOME=home,
         XDG_CONFIG_HOME=home,
@@ -71,14 +79,21 @@ def _clean_env(home: str) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def probe_env() -> Iterator[dict[str, str]]:
+    """The environment every measured process runs in (``clean_env``) with a fresh empty
+    ``HOME``: no user's config file or setting reaches a measurement."""
+    with tempfile.TemporaryDirectory(prefix="tuic-bench-home-") as home:
+        yield clean_env(home)
+
+
 def tmux_first_screen(command: list[str], ready: Callable[[str], bool]) -> float | None:
     """Seconds from starting ``command`` in a fresh 120x40 tmux to ``ready(screen)``."""
     if shutil.which("tmux") is None:
         return None
     socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     line = " ".join(command)
-    with tempfile.TemporaryDirectory() as home:
-        env = _clean_env(home)
+    with probe_env() as env:
         started = time.perf_counter()
         subprocess.run(
             [
@@ -162,9 +177,11 @@ Per-row counts of the whole active path keep filling in after that, newest first
 def run_probe(code: str, args: list[str], tag: str, what: str, *,
               env: dict[str, str] | None = None, timeout: float = 3600) -> str:
     """The rest of the line starting with ``tag`` that a fresh ``python -c code *args`` (run in
-    the repository) prints; RuntimeError naming ``what``, with its stderr's tail, if none."""
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                            text=True, env=env, timeout=timeout, cwd=ROOT)
+    the repository, in ``env`` or else ``probe_env()``) prints; RuntimeError naming ``what``,
+    with its stderr's tail, if none."""
+    with probe_env() as clean:
+        result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                                text=True, env=env or clean, timeout=timeout, cwd=ROOT)
     prefix = tag + " "
     line = next((x for x in result.stdout.splitlines() if x.startswith(prefix)), None)
     if line is None:
@@ -174,8 +191,7 @@ def run_probe(code: str, args: list[str], tag: str, what: str, *,
 
 def tree_complete(path: Path) -> tuple[float, str]:
     """Process start to every row shown with the active path's token counts (headless)."""
-    with tempfile.TemporaryDirectory() as home:
-        env = _clean_env(home)
+    with probe_env() as env:
         env["BENCH_T0"] = repr(time.time())
         seconds, *phases = run_probe(TREE_COMPLETE_CODE, [str(path)], "TREE",
                                      "tree-complete probe", env=env, timeout=600).split()
@@ -193,15 +209,15 @@ def json_floor(path: Path) -> None:
 
 def import_times() -> tuple[float, list[tuple[str, float]]]:
     """Cumulative import seconds of ``tui_compactor.ui.app`` and its largest direct imports."""
-    env = _clean_env(tempfile.gettempdir())
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import tui_compactor.ui.app"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    with probe_env() as env:
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import tui_compactor.ui.app"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+        )
     rows = []
     total = 0.0
     for line in result.stderr.splitlines():
@@ -230,8 +246,12 @@ def plan_processes(path: Path, runs: int) -> list[dict[str, Any]]:
     node = shutil.which("node")
     if node is None or not PI_PACKAGE.is_dir():
         return [{"case": "plan process vs pi (skipped)", "notes": "node or pi package missing"}]
-    env = _clean_env(tempfile.gettempdir())
-    env["PI_CODING_AGENT_DIR"] = str(PI_PACKAGE)
+    with probe_env() as env:
+        env["PI_CODING_AGENT_DIR"] = str(PI_PACKAGE)
+        return _plan_processes(path, runs, node, env)
+
+
+def _plan_processes(path: Path, runs: int, node: str, env: dict[str, str]) -> list[dict[str, Any]]:
     label = f"{path.stem}"
 
     def ours() -> float:

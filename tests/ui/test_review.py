@@ -74,6 +74,8 @@ async def test_review_keys_work_from_the_tree_and_the_footer_shows_them(tmp_path
         cursor = tree.cursor
         keys = footer_keys(app)
         assert {"Accept", "Discard", "Regenerate", "Keep missing"} <= set(keys)
+        cancel = panel.query_one("#compaction-cancel", Button)
+        assert not cancel.display and "Cancel" not in keys  # nothing left to cancel
         await pilot.press("g")  # regenerate, not "first row of the tree"
         await settle(pilot)
         assert panel.candidates[0].state.runs == 2
@@ -165,6 +167,7 @@ async def test_accept_while_streaming_says_why_and_quit_asks_first(
             await pilot.pause()
             panel = app.query_one(CompactionPanel)
             assert panel.running
+            assert panel.query_one("#compaction-cancel", Button).display
             await pilot.press("a")
             await pilot.pause()
             assert any("still streaming" in note for note in notes(app))

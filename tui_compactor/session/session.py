@@ -36,9 +36,9 @@ from tui_compactor.session.model import (
 
 __all__ = ["ChildLists", "Session", "Refresh", "SETTING_TYPES", "timestamp_key", "gc_paused"]
 
-SETTING_TYPES = frozenset({"thinking_level_change", "model_change"})
-"""Entry types that change the model or thinking level of everything below them
-(``Session.setting_above`` finds the nearest one)."""
+SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "mode_change"})
+"""Entry types that change the model, the thinking level or (oh-my-pi) the mode of everything
+below them (``Session.setting_above`` finds the nearest one)."""
 
 
 @contextmanager

@@ -1187,7 +1187,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                         severity="error")
             return
         if candidates and len(summarizers) < 2:
-            self.notify(sanitize(no_candidates_text(), max_len=600),
+            self.notify(sanitize(no_candidates_text(self.config), max_len=600),
                         title="nothing to compare", severity="warning", timeout=15)
             return
         method, focus, replace = self.compaction_options
@@ -2057,7 +2057,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.ui.widgets.help import help_groups
 
         groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
-        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap)))
+        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap),
+                                    keymap_read=not self.config.fixed))
 
     @_while_running
     def on_work_failed(self, message: WorkFailed) -> None:
@@ -2120,15 +2121,24 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def no_candidates_text() -> str:
-    """What ``R`` compares, and how to get a second candidate, when only offline is set up."""
+def no_candidates_text(config: Config) -> str:
+    """What ``R`` compares, and how to get a second candidate, when only offline is set up
+    (the demo reads no config file: it says where profiles work instead)."""
     from tui_compactor.config import config_path
 
-    return (
+    what = (
         "R runs the plan with up to three summarizer profiles side by side and compares their "
-        "summaries: length, anchors kept by the audit, time. Only the offline summarizer is "
-        f"configured, so there is nothing to compare (r runs it). Add a profile to "
-        f"{config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
+        "summaries: length, anchors kept by the audit, time. "
+    )
+    if config.fixed:
+        return what + (
+            "The demo runs the offline summarizer only and reads no config file, so there is "
+            "nothing to compare here (r runs it). On your own sessions "
+            f"(tui-compactor SESSION.jsonl), profiles in {config_path()} run side by side."
+        )
+    return what + (
+        "Only the offline summarizer is configured, so there is nothing to compare (r runs "
+        f"it). Add a profile to {config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
         "base_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen2.5-coder-14b\"\n"
         "then R runs it beside offline."
     )

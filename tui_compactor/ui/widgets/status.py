@@ -46,10 +46,10 @@ class SessionStatus(Static):
         rules_source: str = "",
     ) -> None:
         """Describe ``session`` (only its file name: full paths are noise and unstable)."""
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
+        name = sanitize(session.name, single_line=True, max_len=50) if session.name else ""
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
-        if session.name:
-            line.append(f"  “{sanitize(session.name, single_line=True, max_len=50)}”")
         if session.preview:
             line.append(f"  last {len(session.entries):,} entries (indexing the rest)")
         else:
@@ -75,12 +75,40 @@ class SessionStatus(Static):
             if why.startswith("config file"):
                 why = "config"
             line.append(f" ({sanitize(why, single_line=True, max_len=30)})", style="dim")
-        line.append(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
         if jobs:
             line.append(f"  ⟳ {jobs} running", style="bold yellow")
         if following:
             line.append("  ● live", style="green")
+        tail = Text(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
+        self._parts = (head, name, line, tail)
+        self._fit()
+
+    _parts: tuple[Text, str, Text, Text] | None = None
+    """The line's file name, session name, the facts and the view settings, kept to fit them
+    again on a resize."""
+
+    def _fit(self) -> None:
+        """Show the line; on a narrow terminal the session name gives way (shortened with an
+        ellipsis, or left out) to the facts (the rules and why, running jobs, the live mark),
+        and the filter and counter, last, are cut at the edge."""
+        if self._parts is None:
+            return
+        head, name, facts, tail = self._parts
+        width = self.content_size.width
+        if name and width > 0:
+            room = width - head.cell_len - facts.cell_len - len("  “”")
+            if room < len(name):
+                name = "" if room < 8 else name[: room - 1] + "…"
+        line = head.copy()
+        if name:
+            line.append(f"  “{name}”")
+        line.append_text(facts)
+        line.append_text(tail)
         self.update(line)
+
+    def on_resize(self) -> None:
+        """Fit the line to the new width."""
+        self._fit()
 
 
     def on_click(self) -> None:
