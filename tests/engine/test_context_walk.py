@@ -328,6 +328,7 @@ def assert_omp_context_is_the_whole_path_reading(session: Any, leaf: int) -> Non
         _omp_append(items, session.entries[index])
     stripped = _strip_failed_omp(_strip_dangling_calls(items))
     built = build_context(session, leaf, rules="omp")
+    assert context_model(session, leaf, rules="omp") == expected["model"], leaf
     offset = 0 if expected["summary"] is None else 1
     assert [(item.entry_index, item.role, item.message) for item in built.items[offset:]] == [
         (item.entry_index, item.role, item.message) for item in stripped
@@ -448,6 +449,9 @@ def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     assert [item.entry_index for item in omp.items[1:]][:1] == [first_kept]
     settings = {session.index_of("t0"), session.index_of("m0")}  # the setting changes above
     assert counting.read - settings == set(range(first_kept, len(session.entries)))
+    counting.read.clear()  # the model alone (the window at load): the settings only
+    assert context_model(session, session.leaf, rules="omp") == omp.model
+    assert counting.read == settings | {session.index_of("t1"), session.leaf}
 
 
 class WatchedEntry:

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button
-from textual.widgets._footer import FooterKey
 
 from tests.summarize.helpers import plan_for, split_turn_session
 from tests.support.llm_server import LLMServer
@@ -31,6 +30,7 @@ from tui_compactor.summarize.compaction import CompactionJob
 from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.ui.screens.confirm import ConfirmDialog
 from tui_compactor.ui.widgets.compaction import CompactionPanel
+from tui_compactor.ui.widgets.footer import FooterItem, StateFooter
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -41,14 +41,10 @@ def notes(app: Any) -> list[str]:
     return [str(notification.message) for notification in app._notifications]
 
 
-def footer_keys(app: Any) -> dict[str, FooterKey]:
+def footer_keys(app: Any) -> dict[str, FooterItem]:
     """Footer keys that are fully on screen, by description."""
-    width = app.size.width
-    return {
-        key.description: key
-        for key in app.screen.query(FooterKey)
-        if key.region.width and key.region.right <= width
-    }
+    footer = app.screen.query_one(StateFooter)
+    return {item.description: item for item in footer.items if item.end <= footer.size.width}
 
 
 def header(panel: CompactionPanel) -> str:

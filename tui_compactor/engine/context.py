@@ -351,14 +351,15 @@ def _read_up(
 
 
 def context_model(session: Any, leaf: int | None, *, rules: str = "pi") -> dict[str, Any] | None:
-    """``build_context(...).model`` without building the context (pi rules: read from the leaf
-    up to the newest model change or assistant message)."""
+    """``build_context(...).model`` without building the context: only the settings are read
+    from the leaf up (pi rules: up to the newest model change or assistant message)."""
     if leaf is None:
         return None
-    if rules == "omp":
-        return _build_context_omp(session, leaf).model
     ctx = SessionContext(leaf=leaf)
-    _PiSettings(ctx).walk_up(session, leaf, model_only=True)
+    if rules == "omp":
+        _OmpSettings(ctx, session).walk_up(leaf)
+    else:
+        _PiSettings(ctx).walk_up(session, leaf, model_only=True)
     return ctx.model
 
 
