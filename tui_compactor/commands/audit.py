@@ -28,13 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_with_facts(args: argparse.Namespace) -> tuple[Settings, Any, EntryFacts]:
     """The settings, the session and what the hindsight audit needs of each entry: noted by
-    a copy of this process while this one loads the file (``FactsAhead``), or else while
-    the file loads (each record decoded once); ``audit`` and ``timeline`` load so. Raises
-    ``CommandError``."""
+    a copy of this process while this one loads the file when a core is free
+    (``FactsAhead``), or else while the file loads (each record decoded once); ``audit`` and
+    ``timeline`` load so. Raises ``CommandError``."""
     from tui_compactor.engine.hindsight import EntryFacts, FactsAhead
 
     facts = EntryFacts()
-    ahead = FactsAhead.start(args.session)
+    ahead = FactsAhead.start(args.session) if FactsAhead.worth_it() else None
     on_record = facts.take if ahead is None else None
     try:
         settings, session = common.load_with_settings(args, writes=False, on_record=on_record)

@@ -221,20 +221,32 @@ class EntryFacts:
 class FactsAhead:
     """The facts of a session file's messages noted by a forked copy of this process while
     this one loads the file: the whole ``audit`` command then takes about as long as the
-    load, not the load and the reading of every message after it (on two cores).
+    load, not the load and the reading of every message after it (on two free cores).
 
-    ``start(path)`` before loading (None when this cannot be done exactly or safely: not a
-    regular file, not a version-3 file, which is read without migration, no ``fork``, other
-    threads running); load without ``on_record``; then ``finish(facts, session)``. The copy
-    reads each line that can be such an entry, parses it and notes its facts as
-    ``EntryFacts`` does (the same code), keyed by the line's offset; an entry whose line the
-    copy did not note (or all of them, if the copy failed or the file turned out not to be
-    read as version 3) is read here instead.
+    ``start(path)`` before loading, when ``worth_it()`` (None when this cannot be done
+    exactly or safely: not a regular file, not a version-3 file, which is read without
+    migration, no ``fork``, other threads running); load without ``on_record``; then
+    ``finish(facts, session)``. The copy reads each line that can be such an entry, parses
+    it and notes its facts as ``EntryFacts`` does (the same code), keyed by the line's
+    offset; an entry whose line the copy did not note (or all of them, if the copy failed or
+    the file turned out not to be read as version 3) is read here instead.
     """
 
     def __init__(self, pid: int, pipe: int) -> None:
         self._pid = pid
         self._pipe = pipe
+
+    @staticmethod
+    def worth_it() -> bool:
+        """Whether a copy would run beside this process rather than take turns with it: a
+        second core and, over the last minute, fewer processes wanting a core than there
+        are cores. (On a busy machine the copy only adds the work of reading the lines.)"""
+        cores = os.cpu_count() or 1
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return False
+        return cores > 1 and busy < cores
 
     @classmethod
     def start(cls, path: Any) -> FactsAhead | None:
