@@ -66,3 +66,21 @@ def test_accepting_after_the_plan_changed_asks_and_writes_what_was_summarized(
     app.wait_for_text("compaction appended")
     last = records(session)[-1]
     assert last["type"] == "compaction" and last["firstKeptEntryId"] == summarized
+
+
+def test_a_review_fills_the_screen_when_the_terminal_is_made_small(
+    tmux_app: Callable[..., TmuxApp],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Opened small, a review fills the screen; made small while it is shown, likewise (a side
+    pane of 40 columns is no place to read a summary), and made big again the tree is back."""
+    session = tmp_path / "review.jsonl"
+    shutil.copyfile(FIXTURE, session)
+    app = tmux_app([str(session)], (200, 60))
+    app.wait_for(lambda s: "entries" in s.splitlines()[0] and "q Quit" in s, "the tree")
+    app.send("c", "r")
+    app.wait_for(lambda s: _review_ready(s) and "┃" in s, "the review beside the tree")
+    app.resize(80, 24)
+    app.wait_for(lambda s: "Compaction " in s.splitlines()[0] and "┃·" not in s, "the review alone")
+    app.resize(200, 60)
+    app.wait_for(lambda s: "┃" in s and "Compaction " in s, "the tree back beside the review")

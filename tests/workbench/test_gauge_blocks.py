@@ -80,3 +80,38 @@ def test_a_200k_block_context_takes_a_few_megabytes() -> None:
         tracemalloc.stop()
     assert blocks[123_457] == ("user", "step 123457: ok", 123_457 % 50 + 3, 123_457)
     assert size < 10 * 1024 * 1024
+
+
+def test_a_cancelled_measure_stops_and_an_uncancelled_one_is_unchanged(tmp_path: Path) -> None:
+    from tui_compactor.workbench.views import CANCEL_CHECK_EVERY, MeasureCancelled
+
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t",
+                         "cwd": "/"})]
+    for number in range(1, 10_001):
+        role = "user" if number % 2 else "assistant"
+        lines.append(json.dumps({
+            "type": "message", "id": f"{number:08x}",
+            "parentId": f"{number - 1:08x}" if number > 1 else None, "timestamp": "t",
+            "message": {"role": role, "content": [{"type": "text", "text": f"step {number}"}]},
+        }))
+    path = tmp_path / "chain.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = load_session(path)
+    handle = SessionHandle(session)
+    settings = Settings(tokens="pi")
+    cache = handle.token_cache(get_counter("pi"))
+    asked: list[int] = []
+
+    def never() -> bool:
+        asked.append(1)
+        return False
+
+    with handle.read() as snapshot:
+        whole = gauge_at(snapshot, session.leaf, settings, cache)
+        watched = gauge_at(snapshot, session.leaf, settings, cache, cancelled=never)
+        with pytest.raises(MeasureCancelled):
+            gauge_at(snapshot, session.leaf, settings, cache, cancelled=lambda: True)
+    assert len(asked) == -(-10_000 // CANCEL_CHECK_EVERY)
+    assert (watched.tokens, watched.local_estimate) == (whole.tokens, whole.local_estimate)
+    assert whole.blocks is not None and len(whole.blocks) == 10_000
+    assert list(watched.blocks or []) == list(whole.blocks)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Block",
+    "MeasureCancelled",
     "ChartData",
     "ContextBlocks",
     "ContextWalk",
@@ -285,6 +286,13 @@ class PlanReport:
     cut_entry: int | None = None
 
 
+class MeasureCancelled(Exception):
+    """``gauge_at`` stopped because its ``cancelled`` said the measure is no longer wanted."""
+
+
+CANCEL_CHECK_EVERY = 4096
+"""Items ``gauge_at`` walks between two looks at its ``cancelled`` (a 200k-item context: ~50)."""
+
 BlockDescriber = Callable[[Any, dict[str, Any], Any], tuple[str, str]]
 """(context item, its message, its entry) -> (short label, one sanitized preview line)."""
 
@@ -299,12 +307,14 @@ def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str,
 
 def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
              *, describe: BlockDescriber = describe_block, blocks: bool = True,
-             sent: bool = False) -> GaugeData:
+             sent: bool = False, cancelled: Callable[[], bool] | None = None) -> GaugeData:
     """Measure the context the model would receive at ``entry_index``.
 
     With ``blocks`` each block is listed (``GaugeData.blocks``), named and previewed by
     ``describe`` (the app passes its richer wording); with ``sent`` every item's LLM messages
     are converted too (``GaugeData.sent``). Without either, only the figure is measured.
+    ``cancelled`` is asked every ``CANCEL_CHECK_EVERY`` items; once it says True the walk stops
+    with ``MeasureCancelled`` (a 200k-item walk the user moved away from costs no more CPU).
     """
     session = snapshot.session
     walk = ContextWalk(session, entry_index, cache.counter, settings.rules, cache)
@@ -312,7 +322,9 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
     engine = settings.compaction()
     listed = ContextBlocks() if blocks or sent else None
     sent_blocks: list[SentBlock] | None = [] if sent else None
-    for item, tokens in walk.items():
+    for position, (item, tokens) in enumerate(walk.items()):
+        if cancelled is not None and position % CANCEL_CHECK_EVERY == 0 and cancelled():
+            raise MeasureCancelled(entry_index)
         if listed is None or (item.excluded and sent_blocks is None):
             continue
         message = item.message if isinstance(item.message, dict) else {}
