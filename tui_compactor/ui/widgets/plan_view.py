@@ -67,6 +67,36 @@ def _int_or_none(text: str) -> int | None:
     return int(value * scale)
 
 
+def form_values(settings: Any) -> tuple[dict[str, str], dict[str, bool], str, str | None]:
+    """What the form shows for ``settings`` (a ``workbench.Settings``): input id -> text,
+    checkbox id -> flag, the summary effort, and the reserve input's placeholder: the figure a
+    reserve left to its default stands for (the gauge's), when the window is known."""
+    from tui_compactor.engine.settings import effective_reserve
+
+    def figure(value: int | None) -> str:
+        return "" if value is None else str(value)
+
+    def number(value: Any) -> str:
+        return "" if value is None or value <= 0 else f"{value:g}"
+
+    texts = {
+        "plan-keep": figure(settings.keep_recent_tokens),
+        "plan-reserve": figure(settings.reserve_tokens),
+        "plan-window": figure(settings.context_window),
+        "plan-threshold-percent": number(settings.threshold_percent),
+        "plan-threshold-tokens": number(settings.threshold_tokens),
+        "plan-branch-reserve": str(settings.branch_summary_reserve_tokens),
+        "plan-summary-window": number(settings.summary_window),
+    }
+    flags = {"plan-split-turns": bool(settings.split_turns),
+             "plan-branch-ask": bool(settings.branch_summary_enabled)}  # fmt: skip
+    reserve_hint = None
+    if settings.context_window:
+        compaction = settings.compaction().with_changes(reserve_tokens=None)
+        reserve_hint = str(effective_reserve(settings.context_window, compaction))
+    return texts, flags, settings.summary_reasoning_effort or "profile", reserve_hint
+
+
 def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
                  refusal: str | None = None, notes: list[str] | None = None) -> Text:
     """The plan in a few readable lines; ``refusal`` says why it cannot be run, if so."""
@@ -189,95 +219,108 @@ class PlanView(VerticalScroll):
             self.reserve = reserve
             self.window = window
 
+    def __init__(self, settings: Any = None, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._settings = settings
+        """The settings the form is built with (None: blank until ``show_settings``)."""
+
     plan_text: Text | None = None
     """The plan drawn last (kept, dimmed, while the next one is being made)."""
     sweep: RenderableType | None = None
     """The cut sweep drawn last (kept, dimmed, while the next one is being made)."""
 
     def compose(self) -> ComposeResult:
-        """Summary text and the three inputs."""
+        """Summary text, the budget inputs and the further settings, showing the settings the
+        view was made with: filled in as they are made, not changed once shown (each change
+        of a shown input re-measures it and lays the screen out again)."""
+        texts: dict[str, str] = {}
+        flags: dict[str, bool] = {}
+        hint: str | None = None
+        if self._settings is not None:
+            texts, flags, self._effort_shown, hint = form_values(self._settings)
+
+        def field(widget_id: str, restrict: str, placeholder: str = "") -> Input:
+            return Input(texts.get(widget_id) or None, placeholder, id=widget_id,
+                         restrict=restrict)  # fmt: skip
+
+        def flag(label: str, widget_id: str) -> Checkbox:
+            return Checkbox(label, flags.get(widget_id, True), id=widget_id, compact=True)
+
+        figures = r"[0-9kKmM.,_]*"
+        # Made with their values: nothing they post while made or mounted is an edit.
+        with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
+            keep, reserve = field("plan-keep", figures), field("plan-reserve", figures, "default")
+            window = field("plan-window", figures)
+            if hint is not None:
+                reserve.placeholder = hint
+            percent = field("plan-threshold-percent", r"[0-9.]*", "auto")
+            tokens = field("plan-threshold-tokens", figures, "auto")
+            split, ask = flag("cut may split a turn", "plan-split-turns"), flag(
+                "ask on navigate", "plan-branch-ask")  # fmt: skip
+            branch_reserve = field("plan-branch-reserve", figures)
+            summary_window = field("plan-summary-window", figures, "profile")
+            effort = Select([(name, name) for name in EFFORTS], value=self._effort_shown,
+                            allow_blank=False, id="plan-effort", compact=True)  # fmt: skip
+            method = Select([("soft", "soft"), ("handoff", "handoff"),
+                             ("shake (preview)", "shake")], value="soft",
+                            allow_blank=False, id="plan-method", compact=True)  # fmt: skip
+            replace = Checkbox("focus replaces the prompt", id="plan-replace", compact=True)
+            focus = Input(id="plan-focus", placeholder="what the summary must keep (optional)")
         yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
                      id="plan-text")
         yield Static(id="plan-sweep")
         with Horizontal(id="plan-inputs"):
             yield Label("keep")
-            yield Input(id="plan-keep", restrict=r"[0-9kKmM.,_]*")
+            yield keep
             yield Label("reserve")
-            yield Input(id="plan-reserve", restrict=r"[0-9kKmM.,_]*", placeholder="default")
+            yield reserve
             yield Label("window")
-            yield Input(id="plan-window", restrict=r"[0-9kKmM.,_]*")
+            yield window
         with Horizontal(id="plan-thresholds", classes="plan-row"):
             yield Label("threshold %")
-            yield Input(id="plan-threshold-percent", restrict=r"[0-9.]*", placeholder="auto")
+            yield percent
             yield Label("or tokens")
-            yield Input(id="plan-threshold-tokens", restrict=r"[0-9kKmM.,_]*",
-                        placeholder="auto")
+            yield tokens
         with Horizontal(id="plan-flags", classes="plan-row"):
-            yield Checkbox("cut may split a turn", True, id="plan-split-turns", compact=True)
-            yield Checkbox("ask on navigate", True, id="plan-branch-ask", compact=True)
+            yield split
+            yield ask
         with Horizontal(id="plan-branch", classes="plan-row"):
             yield Label("branch reserve")
-            yield Input(id="plan-branch-reserve", restrict=r"[0-9kKmM.,_]*")
+            yield branch_reserve
             yield Label("summary window")
-            yield Input(id="plan-summary-window", restrict=r"[0-9kKmM.,_]*",
-                        placeholder="profile")
+            yield summary_window
         with Horizontal(id="plan-summarizer", classes="plan-row"):
             yield Label("summary effort")
-            yield Select([(name, name) for name in EFFORTS], value="profile",
-                         allow_blank=False, id="plan-effort", compact=True)
+            yield effort
         with Horizontal(id="plan-options"):
             yield Label("method")
-            yield Select([("soft", "soft"), ("handoff", "handoff"),
-                          ("shake (preview)", "shake")], value="soft",
-                         allow_blank=False, id="plan-method", compact=True)
-            yield Checkbox("focus replaces the prompt", id="plan-replace", compact=True)
+            yield method
+            yield replace
         with Horizontal(id="plan-focus-row"):
             yield Label("focus")
-            yield Input(id="plan-focus", placeholder="what the summary must keep (optional)")
+            yield focus
 
     def show_settings(self, settings: Any) -> None:
-        """Show the settings' figures (a ``workbench.Settings``); a reserve left to its default
-        shows the number it stands for (the gauge's figure) in the empty input."""
-        from tui_compactor.engine.settings import effective_reserve
-
-        window = settings.context_window
-        self.set_settings(settings.keep_recent_tokens, settings.reserve_tokens, window)
-        if window:
-            compaction = settings.compaction().with_changes(reserve_tokens=None)
-            default = effective_reserve(window, compaction)
-            self.query_one("#plan-reserve", Input).placeholder = str(default)
-
-    def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
-        """Show the current figures in the inputs (without firing an edit)."""
-        for widget_id, value in (("#plan-keep", keep_recent), ("#plan-reserve", reserve),
-                                 ("#plan-window", window)):
-            field = self.query_one(widget_id, Input)
-            with field.prevent(Input.Changed):
-                field.value = "" if value is None else str(value)
-
-    def show_more_settings(self, settings: Any) -> None:
-        """Show the further settings' values (without firing an edit)."""
-        def number(value: Any) -> str:
-            return "" if value is None or value <= 0 else f"{value:g}"
-
-        for widget_id, text in (
-            ("#plan-threshold-percent", number(settings.threshold_percent)),
-            ("#plan-threshold-tokens", number(settings.threshold_tokens)),
-            ("#plan-branch-reserve", str(settings.branch_summary_reserve_tokens)),
-            ("#plan-summary-window", number(settings.summary_window)),
-        ):
-            field = self.query_one(widget_id, Input)
-            with field.prevent(Input.Changed):
-                field.value = text
-        for widget_id, flag in (("#plan-split-turns", settings.split_turns),
-                                ("#plan-branch-ask", settings.branch_summary_enabled)):
-            box = self.query_one(widget_id, Checkbox)
-            with box.prevent(Checkbox.Changed):
-                box.value = bool(flag)
-        select = self.query_one("#plan-effort", Select)
-        self._effort_shown = settings.summary_reasoning_effort or "profile"
-        with select.prevent(Select.Changed):
-            select.value = self._effort_shown
+        """Show the settings (a ``workbench.Settings``) without firing an edit; only what
+        differs from what is shown is set."""
+        texts, flags, effort, hint = form_values(settings)
+        for widget_id, text in texts.items():
+            field = self.query_one(f"#{widget_id}", Input)
+            if field.value != text:
+                with field.prevent(Input.Changed):
+                    field.value = text
+        if hint is not None:
+            self.query_one("#plan-reserve", Input).placeholder = hint
+        for widget_id, value in flags.items():
+            box = self.query_one(f"#{widget_id}", Checkbox)
+            if box.value != value:
+                with box.prevent(Checkbox.Changed):
+                    box.value = value
+        if effort != self._effort_shown:
+            self._effort_shown = effort
+            select = self.query_one("#plan-effort", Select)
+            with select.prevent(Select.Changed):
+                select.value = effort
 
     def show_plan(self, text: Text) -> None:
         """Show a plan's description (``plan_summary``, made in the plan worker)."""
