@@ -80,7 +80,7 @@ class SessionStatus(Static):
             line.append(f"  ⟳ {jobs} running", style="bold yellow")
         if following:
             line.append("  ● live", style="green")
-        self.update(line)
+        self.update(line, layout=False)  # one row, the screen's width: its size never changes
 
 
     def on_click(self) -> None:
