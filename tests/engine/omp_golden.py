@@ -42,9 +42,10 @@ LOAD_KEYS = (
     "sessionId",
     "cwd",
     "entries",
+    "malformedRecords",
 )
 """Compared ``load`` fields; the rest record what oh-my-pi's own loader writes to a file
-(``copyChanged*``), its malformed-line count and its merged header keys."""
+(``copyChanged*``) and its merged header keys."""
 SECTIONS = (
     "load",
     "leafIndex",
@@ -557,7 +558,10 @@ class Ours:
     # -- misc ------------------------------------------------------------------------------
 
     def load(self) -> dict[str, Any]:
-        """What loading found (the oracle's ``load`` minus oh-my-pi's own file rewriting)."""
+        """What loading found (the oracle's ``load`` minus oh-my-pi's own file rewriting); the
+        malformed lines are those ``flavor.omp_rewrite_reason`` counts."""
+        from tui_compactor.session.flavor import MALFORMED_CODES
+
         session = self.session
         slot = session.title_slot
         header = session.header or {}
@@ -569,11 +573,12 @@ class Ours:
             "accepted": True,
             "titleSlot": title_slot,
             "originalVersion": version,
-            "versionAfterLoad": 3,
+            "versionAfterLoad": max(version, 3),
             "migrated": version < 3,
             "sessionId": header.get("id"),
             "cwd": header.get("cwd"),
             "entries": len(session.entries),
+            "malformedRecords": sum(1 for d in session.diagnostics if d.code in MALFORMED_CODES),
         }
 
     def misc(self, windows: list[int], context_tokens: int) -> dict[str, Any]:

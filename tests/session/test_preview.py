@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from tui_compactor.engine.context import build_context
-from tui_compactor.session.reader import PREVIEW_REFUSAL, load_session, load_tail_preview
+from tui_compactor.session.reader import (
+    PREVIEW_ENTRIES,
+    PREVIEW_FILL_BYTES,
+    PREVIEW_REFUSAL,
+    load_session,
+    load_tail_preview,
+)
 
 BAD = Path(__file__).resolve().parents[1] / "fixtures" / "bad"
 TS = "2026-01-01T00:00:{:02d}.000Z"
@@ -107,6 +113,22 @@ def test_the_tail_grows_until_the_context_is_in_it(tmp_path: Path) -> None:
     path = big_session(tmp_path / "c.jsonl", 600, compaction_at=590)
     preview = load_tail_preview(path, min_size=0, first_bytes=4096, max_bytes=64 * 1024)
     assert preview is not None and len(preview.entries) < 100
+    assert_agrees(preview, load_session(path))
+
+
+def test_the_tail_grows_for_a_screenful_of_entries_but_not_past_a_megabyte(
+        tmp_path: Path) -> None:
+    # A compaction near the end: a 4 KB tail holds the leaf's context, but the tree wants more
+    # rows than that to show (and scroll to) while the file is indexed.
+    path = big_session(tmp_path / "s.jsonl", 3000, compaction_at=2990)
+    preview = load_tail_preview(path, min_size=0, first_bytes=4096)
+    assert preview is not None and PREVIEW_ENTRIES <= len(preview.entries) < 1000
+    assert_agrees(preview, load_session(path))
+    # Entries of ~20 KB: a megabyte of them is fewer than wanted, and the tail stops there.
+    path = big_session(tmp_path / "wide.jsonl", 300, filler=20_000, compaction_at=295)
+    preview = load_tail_preview(path, min_size=0, first_bytes=4096)
+    assert preview is not None and 20 < len(preview.entries) < PREVIEW_ENTRIES
+    assert sum(entry.size for entry in preview.entries) < PREVIEW_FILL_BYTES
     assert_agrees(preview, load_session(path))
 
 

@@ -5,7 +5,9 @@ something to show, and then show exactly what they would have shown had they exi
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +15,15 @@ from textual.widgets import Input, Static
 
 from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
 from tui_compactor.engine import tokens
+from tui_compactor.ui import app as app_module
+from tui_compactor.ui.widgets import details as details_module
 from tui_compactor.ui.widgets.analysis import BreakdownView
 from tui_compactor.ui.widgets.context_view import BlockList, ContextView
+from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench import settings as settings_module
 
 pytestmark = pytest.mark.asyncio
@@ -128,3 +134,44 @@ async def test_the_first_gauge_is_drawn_before_the_token_table_loads_then_measur
         assert "≈ chars/4" not in _screen_text(app)
         assert counter.loaded
         assert app.query_one("#tree").token_counts  # type: ignore[attr-defined]
+
+
+async def test_a_message_shown_before_markdown_loads_is_drawn_again_as_markdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first screen does not wait for the Markdown renderer (its imports): the leaf's text
+    shows plain, and as Markdown once the renderer has loaded after the first screen."""
+    records = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/w"},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
+         "message": {"role": "user", "content": "hello", "timestamp": 1}},
+        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02Z",
+         "message": {"role": "assistant", "stopReason": "stop", "timestamp": 2,
+                     "content": [{"type": "text", "text": "the **plan** works"}]}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    monkeypatch.setattr(details_module, "_markdown_class", None)  # not loaded yet
+    release = threading.Event()
+
+    def held_load() -> None:
+        release.wait(20)
+        details_module.load_markdown()
+
+    monkeypatch.setattr(app_module, "load_markdown", held_load)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        details = app.query_one(EntryDetails)
+        tree = app.query_one(SessionTree)
+        for _ in range(1000):  # the first screen, then the leaf's count (details drawn again)
+            await asyncio.sleep(0.01)
+            if app.gauge_data is not None and 1 in tree.token_counts:
+                break
+        await pilot.pause()
+        assert details.shown_entry == app.selected_entry == 1
+        assert details.shown_plain and "the plan works" not in _screen_text(app)
+        release.set()
+        await settle(pilot)
+        assert details.shown_entry == 1 and not details.shown_plain
+        assert "the plan works" in _screen_text(app)  # the details (the tree row: "**plan**")

@@ -79,3 +79,62 @@ async def test_a_measurement_cancelled_before_it_ran_does_not_block_the_next() -
         await settle(pilot)
         assert app.gauge_data.entry_index == leaf
         assert not app.state.gauges_in_flight
+
+
+async def test_a_walk_the_cursor_left_stops_and_is_made_again_when_it_comes_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A leaf's walk (seconds on a 200k-deep chain) stops once a newer request cancelled it and
+    the cursor is elsewhere; if the cursor is back when it stopped, the leaf is measured again."""
+    from tui_compactor.workbench.views import MeasureCancelled
+
+    app = make_app(TREE_BRANCHES)
+    real_gauge_at = app_module.gauge_at
+    outcomes: list[tuple[int, str]] = []
+    release = threading.Event()
+    slow: set[int] = set()
+    back_when_stopped = False
+
+    def gauge_at(snapshot: Any, entry_index: int, *args: Any, **kwargs: Any) -> Any:
+        if entry_index in slow:
+            slow.discard(entry_index)
+            release.wait(30)
+        try:
+            data = real_gauge_at(snapshot, entry_index, *args, **kwargs)
+        except MeasureCancelled:
+            outcomes.append((entry_index, "stopped"))
+            if back_when_stopped:
+                app.state.selected_entry = entry_index  # the user came back meanwhile
+            raise
+        outcomes.append((entry_index, "measured"))
+        return data
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        assert session is not None and session.leaf is not None
+        leaf = session.leaf
+        monkeypatch.setattr(app_module, "gauge_at", gauge_at)
+        for back in (False, True):
+            back_when_stopped = back
+            outcomes.clear()
+            release.clear()
+            slow.add(leaf)
+            await pilot.press("g")
+            await settle(pilot)
+            first = app.selected_entry
+            try:
+                await pilot.press("l")  # the leaf's walk starts and waits
+                await pilot.pause()
+                await pilot.press("g")  # away: a newer request cancels it
+                await pilot.pause()
+            finally:
+                release.set()
+            await settle(pilot)
+            assert (leaf, "stopped") in outcomes, outcomes
+            if back:
+                assert outcomes[-1] == (leaf, "measured"), outcomes
+                assert app.gauge_data is not None and app.gauge_data.entry_index == leaf
+            else:
+                assert (leaf, "measured") not in outcomes, outcomes
+                assert app.gauge_data is not None and app.gauge_data.entry_index == first

@@ -16,7 +16,7 @@ from rich.console import Console, Group
 
 from tests.ui.app_helpers import ROOT, SIZE, make_app, settle
 from tui_compactor.session.reader import load_session
-from tui_compactor.ui.widgets.context_view import ContextView
+from tui_compactor.ui.widgets.context_view import BlockList, ContextView
 from tui_compactor.ui.widgets.details import EntryDetails, entry_renderable
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench.preview import entry_preview
@@ -130,20 +130,22 @@ async def test_app_tree_details_and_context_view_on_the_methods_session(tmp_path
         await settle(pilot)
         assert app.query_one(EntryDetails).shown_entry == REMOTE + 1
         assert app.gauge_data is not None and app.gauge_data.entry_index == REMOTE + 1
-        labels = [label for label, _, _, _ in app.gauge_data.blocks]
+        assert app.gauge_data.blocks is None  # listed only for the Context tab
+        await pilot.press("2")  # the context tab: its blocks are listed now
+        await settle(pilot)
+        assert app.query_one(ContextView).is_on_screen
+        assert app.gauge_data is not None and app.gauge_data.entry_index == REMOTE + 1
+        blocks = app.gauge_data.blocks
+        assert blocks is not None and app.query_one(BlockList).blocks is blocks
+        labels = [label for label, _, _, _ in blocks]
         assert labels[0] == "summary:remote"
-        assert app.gauge_data.blocks[0][1].startswith(
-            "[4 provider item(s) replace the kept history for openai]"
-        )
+        assert blocks[0][1].startswith("[4 provider item(s) replace the kept history for openai]")
         # After the soft compaction with its dead-end warning, the summary block says so.
         assert tree.move_to_entry(SOFT + 1)
         await settle(pilot)
-        assert app.gauge_data is not None and app.gauge_data.blocks[0][0] == "summary ⚠"
-        assert tree.move_to_entry(REMOTE)
-        await settle(pilot)
-        await pilot.press("2")  # the context tab: drawn from the same blocks
-        await settle(pilot)
-        assert app.query_one(ContextView).is_on_screen
+        blocks = app.gauge_data.blocks
+        assert blocks is not None and blocks[0][0] == "summary ⚠"
+        assert "summary ⚠" in app.query_one(BlockList).render_line(1).text
 
 
 @pytest.mark.asyncio

@@ -159,3 +159,25 @@ async def test_a_small_file_opens_without_a_preview(tmp_path: Path) -> None:
         assert app.session is not None and app.session.complete
         assert app.session.entries[app.selected_entry].id == "e0000199"
     assert seen == [False]
+
+
+@pytest.mark.asyncio
+async def test_without_a_preview_the_bar_shows_while_the_file_is_indexed(
+    tmp_path: Path, held_index: threading.Event
+) -> None:
+    """No compaction: the leaf's context reaches further back than a preview may read, so
+    nothing shows until the index is done, and the bar says the file is being indexed."""
+    path = big_session(tmp_path / "long.jsonl", 10_000)
+    assert path.stat().st_size > reader.PREVIEW_MAX_BYTES
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "indexing long.jsonl (esc stops)" in _screen_text(app))
+        assert app.session is None and not held_index.is_set()
+        held_index.set()
+        await until(pilot, lambda: app.session is not None)
+        await settle(pilot)
+        assert app.session.complete and "esc stops" not in _screen_text(app)
+
+
+def _screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())

@@ -103,6 +103,10 @@ class TmuxApp:
         for key in keys:
             self._tmux("send-keys", "-t", self.target, key)
 
+    def resize(self, width: int, height: int) -> None:
+        """Resize the terminal (the app gets a resize event, as from a window manager)."""
+        self._tmux("resize-window", "-t", self.target, "-x", str(width), "-y", str(height))
+
     def wait_for(self, condition: Callable[[str], bool], what: str) -> str:
         """Poll the screen until ``condition(screen)`` holds; fail after the deadline."""
         deadline = time.monotonic() + DEADLINE_SECONDS

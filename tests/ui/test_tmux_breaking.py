@@ -45,7 +45,7 @@ def test_a_moved_cut_survives_the_agent_appending(
     app.wait_for_text("cut before #115 ")  # the user moved the cut two valid points back
     chosen = records(session)[115 + 1]["id"]  # entry #N is line N + 1 (the header is first)
     agent = agent_appends(session)
-    app.wait_for_text("1 new entries")
+    app.wait_for_text("1 new entry")
     app.send("r")  # the plan is of the old leaf: planned again first, with the user's cut
     app.wait_for_text("anchors kept")
     app.send("a")
@@ -61,7 +61,7 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
     app = _start(tmux_app, session)
     old_leaf = records(session)[-1]["id"]
     agent = agent_appends(session)  # the cursor stays on the old leaf, as live follow promises
-    app.wait_for_text("1 new entries")
+    app.wait_for_text("1 new entry")
     app.send("c")  # plans at the cursor: the node above the agent's new entry
     app.wait_for_text("Plan for leaf #122 ")
     app.send("r")
@@ -70,6 +70,8 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
     app.send("a")
     asked = app.wait_for_text("leaves the active path")
     assert "Append anyway?" in asked
+    boxed = [line.split("█")[1] for line in asked.splitlines() if line.count("█") >= 2]
+    assert ". A compaction entry after" in " ".join(" ".join(boxed).split()), "capitalized"
     app.send("n")
     app.wait_for_text("not written")
     assert session.read_bytes() == grown, "declined: the agent's entry stays on the active path"
@@ -139,3 +141,17 @@ def test_the_main_screens_keys_do_nothing_in_the_session_picker(
     app.send("Enter")
     header = app.wait_for(lambda s: "entries" in s.splitlines()[0], "the session").splitlines()[0]
     assert "filter: default" in header or "filter:" not in header, header
+
+
+@pytest.mark.parametrize("key", ["c", "3"])
+def test_a_key_that_shows_another_tab_leaves_the_full_screen_context(
+    tmux_app: Callable[..., TmuxApp], session: Path, key: str  # noqa: F811
+) -> None:
+    """``c`` (plan) and ``3`` (the Plan tab) show the Plan tab: over a full-screen Context it
+    would be planned and switched unseen, so the layout comes back with the plan in view."""
+    app = _start(tmux_app, session, (100, 30))
+    app.send("S")
+    app.wait_for(lambda s: "┃·" not in s and "as pi sends it" in s, "full screen")
+    app.send(key)
+    app.wait_for(lambda s: "┃·" in s and "Plan" in s and "as pi sends it" not in s,
+                 "the tree and the plan tab back")

@@ -61,7 +61,7 @@ def test_accept_after_growth_replans_and_never_writes_on_the_old_leaf(
     app.wait_for_text("anchors kept")  # the compaction finished and waits for the user
     agent = agent_appends(session)
     grown = session.read_bytes()
-    app.wait_for_text("1 new entries")  # live follow showed the agent's message
+    app.wait_for_text("1 new entry")  # live follow showed the agent's message
     app.send("a")
     screen = app.wait_for_text("nothing written")
     assert "planned again at the new leaf" in screen or "was not written" in screen
@@ -128,7 +128,7 @@ def test_a_label_typed_while_the_agent_appends_goes_after_its_entry(
     app.send("k", "L")
     app.wait_for_text("Label of")
     agent = agent_appends(session)  # while the user types the label
-    app.wait_for_text("1 new entries")  # live follow showed the agent's message
+    app.wait_for_text("1 new entry")  # live follow showed the agent's message
     grown = session.read_bytes()
     app.send("milestone", "Enter")
     screen = app.wait_for_text("label “milestone” set")

@@ -31,11 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _row(
-    session: Any, item: Any, counter: Any, cache: Any, rules: str, *, texts: bool = True
+    session: Any, item: Any, tokens: int, rules: str, *, texts: bool = True
 ) -> dict[str, Any]:
-    """One ``items`` row of ``context --json``; without ``texts`` its ``llm`` lists only the
-    roles of the messages sent (the text listing counts them, it does not print them)."""
-    from tui_compactor.engine.context import item_llm, item_llm_messages, item_tokens
+    """One ``items`` row of ``context --json`` (the item's ``tokens`` measured by the walk);
+    without ``texts`` its ``llm`` lists only the roles of the messages sent (the text listing
+    counts them, it does not print them)."""
+    from tui_compactor.engine.context import item_llm, item_llm_messages
     from tui_compactor.engine.methods import shaken_result
 
     row: dict[str, Any] = {
@@ -43,7 +44,7 @@ def _row(
         "entryId": session.entries[item.entry_index].id,
         "entryIndex": item.entry_index,
         "kind": item.kind,
-        "tokens": item_tokens(item, counter, cache),
+        "tokens": tokens,
     }
     if item.excluded:
         row["excludeFromContext"] = True
@@ -63,48 +64,33 @@ def _row(
 
 
 class _ContextWalk:
-    """The context at a leaf, walked once: its rows are made as they are consumed and tallied
-    (count, messages sent, the token figures), so a huge context is never held."""
+    """The context at a leaf as ``context`` prints it: the rows of ``workbench.views.ContextWalk``
+    (the gauge's walk) made as they are consumed, with the messages sent counted."""
 
     def __init__(self, session: Any, leaf: int, counter: Any, rules: str) -> None:
-        from tui_compactor.engine.context import (
-            ContextTally,
-            estimate_context_tokens,
-            stream_context,
-        )
-        from tui_compactor.engine.tokens import TokenCache
+        from tui_compactor.workbench.views import ContextWalk
 
         self.session, self.leaf, self.counter, self.rules = session, leaf, counter, rules
-        self.ctx, self._items = stream_context(session, leaf, rules=rules)
-        self.cache = TokenCache(session, counter)
-        # oh-my-pi's figure needs the whole context, which its rules build anyway; pi's is
-        # tallied from the rows as they go by.
-        self._tally = None if rules == "omp" else ContextTally()
-        self._tokens = (
-            estimate_context_tokens(self.ctx, counter, self.cache) if self._tally is None else None
-        )
-        self.length = 0
+        self._walk = ContextWalk(session, leaf, counter, rules)
+        self.ctx = self._walk.ctx
         self.sent = 0
 
     def rows(self, *, texts: bool = True) -> Iterator[tuple[Any, dict[str, Any]]]:
         """(item, ``items`` row) pairs in context order (one pass; ``texts``: see ``_row``)."""
-        tally = self._tally
-        for item in self._items:
-            row = _row(
-                self.session, item.hold(), self.counter, self.cache, self.rules, texts=texts
-            )
-            self.length += 1
+        for item, tokens in self._walk.items():
+            row = _row(self.session, item, tokens, self.rules, texts=texts)
             self.sent += len(row["llm"])
-            if tally is not None:
-                tally.add(item, row["tokens"])
             yield item, row
+
+    @property
+    def length(self) -> int:
+        """Rows made so far."""
+        return self._walk.length
 
     @property
     def tokens(self) -> Any:
         """The context's ``ContextTokens`` (pi rules: of the rows walked so far)."""
-        if self._tally is not None:
-            return self._tally.result()
-        return self._tokens
+        return self._walk.tokens
 
     def json(self, items: Any) -> dict[str, Any]:
         """The ``context --json`` object around ``items`` (call after ``rows`` ran)."""

@@ -22,7 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.fileops import FileOps, add_details, extract_file_ops
+from tui_compactor.engine.fileops import (
+    FileOps,
+    add_details,
+    extract_file_ops,
+    written_by_extension,
+)
 from tui_compactor.engine.messages import message_from_entry, text_of
 from tui_compactor.engine.serialize import truncate_for_summary
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
@@ -201,8 +206,7 @@ def select_branch_entries(
         if entry.type != "branch_summary":
             continue
         data = entry.data
-        from_extension = data.get("fromHook") or (rules == "omp" and data.get("fromExtension"))
-        if not from_extension and data.get("details"):
+        if not written_by_extension(data, rules) and data.get("details"):
             add_details(data.get("details"), ops, rules)
     chosen: list[tuple[int, dict[str, Any]]] = []
     total = 0

@@ -24,6 +24,7 @@ __all__ = [
     "FileOps",
     "extract_file_ops",
     "add_details",
+    "written_by_extension",
     "compute_file_lists",
     "format_pi_file_ops",
     "format_files_block",
@@ -138,6 +139,13 @@ def add_details(details: Any, ops: FileOps, rules: str = "pi") -> None:
         for path in modified:
             if isinstance(path, str):
                 ops.edited[path] = None
+
+
+def written_by_extension(data: dict[str, Any], rules: str = "pi") -> bool:
+    """Whether an extension wrote this compaction or branch-summary entry, by the flag the rules
+    read: pi's ``fromHook``, oh-my-pi's ``fromExtension`` (18.2.3 ignores ``fromHook``). Such an
+    entry's ``details`` do not feed the file lists."""
+    return bool(data.get("fromExtension" if rules == "omp" else "fromHook"))
 
 
 def compute_file_lists(ops: FileOps, rules: str = "pi") -> tuple[list[str], list[str]]:

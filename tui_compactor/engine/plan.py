@@ -42,7 +42,12 @@ from tui_compactor.engine.cutpoint import (
     find_cut_point_omp,
     valid_cut_points,
 )
-from tui_compactor.engine.fileops import FileOps, add_details, extract_file_ops
+from tui_compactor.engine.fileops import (
+    FileOps,
+    add_details,
+    extract_file_ops,
+    written_by_extension,
+)
 from tui_compactor.engine.messages import LazyMessage, is_remote_compaction, message_from_entry
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
@@ -481,8 +486,7 @@ def _take_previous(plan: CompactionPlan, data: dict[str, Any]) -> None:
     ``fromExtension``, pi's ``fromHook``) wrote it."""
     summary = data.get("summary")
     plan.previous_summary = summary if isinstance(summary, str) else None
-    source = "fromExtension" if plan.rules == "omp" else "fromHook"
-    plan.previous_from_extension = bool(data.get(source))
+    plan.previous_from_extension = written_by_extension(data, plan.rules)
 
 
 def _start_plan(

@@ -1877,8 +1877,15 @@ def _load(
 
 PREVIEW_MIN_BYTES = LAZY_THRESHOLD
 """Files smaller than this are indexed whole before anything is shown (it is quick)."""
-PREVIEW_FIRST_BYTES = 1024 * 1024
-"""The first tail read for a preview; it grows fourfold until the leaf's context is in it."""
+PREVIEW_FIRST_BYTES = 256 * 1024
+"""The first tail read for a preview; it grows fourfold until it holds the leaf's context and
+``PREVIEW_ENTRIES`` entries (what the first screen shows costs parsing: read no more)."""
+PREVIEW_ENTRIES = 100
+"""Entries a preview wants besides the leaf's context: the tree's first screen and more to
+scroll to while the file is indexed. The tail grows for them up to ``PREVIEW_FILL_BYTES``."""
+PREVIEW_FILL_BYTES = 1024 * 1024
+"""The longest tail read for ``PREVIEW_ENTRIES`` alone (entries of huge tool outputs: a
+few of them fill the screen, and reading further delays it)."""
 PREVIEW_MAX_BYTES = 8 * 1024 * 1024
 """A leaf whose context reaches further back than this gets no preview (the index comes
 soon after; a larger tail would only delay it)."""
@@ -1903,7 +1910,8 @@ def load_tail_preview(
     for files under ``min_size`` bytes, files that are not valid version-3 sessions, files the
     memory limit refuses, and a leaf whose context is not within the last ``max_bytes``.
     Never raises; never writes. The limits default to ``PREVIEW_FIRST_BYTES``,
-    ``PREVIEW_MAX_BYTES`` and ``PREVIEW_MIN_BYTES``.
+    ``PREVIEW_MAX_BYTES`` and ``PREVIEW_MIN_BYTES``. The tail's records stay in memory (it is
+    small), so showing its rows, the leaf's details and its gauge reads nothing again.
     """
     first = PREVIEW_FIRST_BYTES if first_bytes is None else first_bytes
     most = PREVIEW_MAX_BYTES if max_bytes is None else max_bytes
@@ -1932,10 +1940,12 @@ def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -
             session = _preview_at(path, fd, size, start)
             if session is None:
                 return None
-            if session.entries and _context_within(session):
+            last = start == 0 or tail >= max_bytes  # the tail cannot grow
+            if session.entries and _context_within(session) and (
+                    last or len(session.entries) >= PREVIEW_ENTRIES or tail >= PREVIEW_FILL_BYTES):
                 return session
             session.close()
-            if start == 0 or tail >= max_bytes:
+            if last:
                 return None
             tail = min(tail * 4, max_bytes)
     finally:
@@ -1945,9 +1955,7 @@ def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -
 def _preview_at(path: Path, fd: int, size: int, start: int) -> Session | None:
     """The header, then every complete line from the first line start at or after ``start``."""
     session = Session(path)
-    session._lazy = _LazyRecords(session, os.dup(fd))
-    session._keep_records = False
-    scanner = _Scanner(session, fd, keep_records=False)
+    scanner = _Scanner(session, fd, keep_records=True)
     session._scan_fd = fd
     head = os.pread(fd, min(size, 2 * SAMPLE_BYTES), 0)
     first = head.find(b"\n")

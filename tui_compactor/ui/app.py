@@ -59,6 +59,7 @@ from tui_compactor.ui.messages import (
     EntryAppended,
     GaugeData,
     GaugeReady,
+    IndexStarted,
     LoadFailed,
     LoadProgressed,
     NavigationPlanned,
@@ -84,7 +85,7 @@ from tui_compactor.ui.widgets.context_view import (
     block_label,
     block_preview,
 )
-from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
@@ -108,6 +109,7 @@ from tui_compactor.workbench.actions import (
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
+    MeasureCancelled,
     PlanReport,
     chart_points,
     gauge_at,
@@ -443,7 +445,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Start indexing ``path``; the window is already up and shows progress. A first open
         of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
-        self.query_one(LoadingBar).start(path.name)
         self.load_session_file(path, self.state.load_cancel, self.settings,
                                self.filter_index, preview=self.session is None)
 
@@ -475,6 +476,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
                                             self._settings_for(settings, tail), drawn))
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+        self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:
             nonlocal last_post
@@ -508,12 +510,32 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.preview_drawn = message.drawn
-        self.query_one(LoadingBar).showing_tail(len(session.entries))
         self._update_status()
         self.state.outline_request += 1
         self.state.token_count_pending = True
         self._show_rows(message.rows, session.leaf)
+
+    @_while_running
+    def _preview_drawn(self) -> None:
+        """The preview's first screen is on the terminal: the index starts, then the bar (how
+        much of the file is shown) and the dimmed whole-file keys show; drawn with the first
+        screen, they would lay it out and restyle it again while its first frame waits."""
+        drawn = self.state.preview_drawn
+        if drawn is None or drawn.is_set():
+            return
+        drawn.set()
+        self.query_one(LoadingBar).showing_tail(len(self._loaded().entries))
         self.refresh_bindings()
+
+    @_while_running
+    def on_index_started(self, message: IndexStarted) -> None:
+        """The index runs: the bar shows if it takes a while (with a preview: now, saying how
+        much is shown). Started when the file is opened, its timer could lay out the screen
+        for the bar while the preview's first frame waits."""
+        if self.session is not None and self.session.preview:
+            self._preview_drawn()  # at once if the preview's first frame came late or not
+        else:
+            self.query_one(LoadingBar).start(message.file_name)
 
     @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
@@ -700,6 +722,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
                                                 session.label_of(entry_index),
                                                 located=not session.preview)
+        if not markdown_loaded() and not any(worker.group == "markdown"
+                                             for worker in self.workers):
+            self.load_details_markdown()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
+    def load_details_markdown(self) -> None:
+        """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
+        its imports would share the GIL with it), then draw the entry shown with it."""
+        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+        load_markdown()
+        self.call_later(self._markdown_loaded)
+
+    @_while_running
+    def _markdown_loaded(self) -> None:
+        """Draw the entry shown with plain text again, as Markdown."""
+        details = self.query_one(EntryDetails)
+        selected = self.selected_entry
+        if details.shown_plain and selected is not None and details.shown_entry == selected:
+            self._show_details(selected)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
@@ -713,17 +754,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self._debounce[name] = self.set_timer(
                 delay, lambda: callback() if self.is_running else None)
 
-    def _measure_selected(self) -> None:
-        """Start measuring the context at the selected entry (and count what is on screen)."""
+    def _measure_selected(self, *, list_blocks: bool = False) -> None:
+        """Start measuring the context at the selected entry (and count what is on screen);
+        its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
         if self.handle is not None and self.token_cache is not None and (
                 self.selected_entry is not None):
             context = self.view(ContextView)
             sent = context is not None and context.as_sent
+            blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (self.selected_entry, self.handle.generation, self.settings,
-                       self.token_cache, sent)
+                       self.token_cache, sent, blocks)
             if request not in self.state.gauges_in_flight:  # else its result is on the way
                 self.measure_node(self.handle, self.selected_entry, self.settings,
-                                  self.token_cache, sent=sent, request=request)
+                                  self.token_cache, sent=sent, blocks=blocks, request=request)
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -814,10 +857,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
     def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                     cache: TokenCache, *, sent: bool = False,
+                     cache: TokenCache, *, sent: bool = False, blocks: bool = False,
                      request: tuple[Any, ...]) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
-        ``sent`` also what the agent sends for each item (the Context tab's "as sent").
+        ``blocks`` also list its blocks, with ``sent`` what the agent sends for each item (the
+        Context tab's list and its "as sent").
 
         While the counter's table is not loaded yet (the first screen), the gauge is first drawn
         from a chars/4 count, marked as such, and measured again once the first screen is up.
@@ -828,17 +872,35 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """
         in_flight = self.state.gauges_in_flight
         in_flight.add(request)
+        worker = get_current_worker()
+        state = self.state
+
+        def abandoned() -> bool:
+            # Cancelled by a newer request, and the cursor is elsewhere: nobody waits for it.
+            return worker.is_cancelled and state.selected_entry != entry_index
+
         try:
-            self._measure(handle, entry_index, settings, cache, sent=sent)
+            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks,
+                          cancelled=abandoned)
+        except MeasureCancelled:
+            in_flight.discard(request)
+            # The cursor may have come back meanwhile (its request skipped as on its way).
+            self.call_later(self._measure_if_selected, entry_index)
         finally:
             in_flight.discard(request)
 
+    def _measure_if_selected(self, entry_index: int) -> None:
+        """Measure ``entry_index`` if it is still the selected node (after an abandoned walk)."""
+        if self.selected_entry == entry_index:
+            self._measure_selected()
+
     def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                 cache: TokenCache, *, sent: bool) -> None:
+                 cache: TokenCache, *, sent: bool, blocks: bool,
+                 cancelled: Callable[[], bool]) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
-                data = gauge_at(snapshot, entry_index, settings, quick, describe=_describe_block)
+                data = gauge_at(snapshot, entry_index, settings, quick, blocks=False)
             self.post_message(GaugeReady(data, provisional=True))
             # Measured even if a newer request cancelled this worker meanwhile: a request for
             # this node made while it waited was skipped as on its way (a cancelled result for
@@ -846,7 +908,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         with handle.read() as snapshot:
             data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
-                            sent=sent)
+                            blocks=blocks, sent=sent, cancelled=cancelled)
         self.post_message(GaugeReady(data))
 
     @_while_running
@@ -855,15 +917,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
-            self.call_after_refresh(self.state.first_screen.set)
+            self._after_frame(self.state.first_screen.set)
         if self.state.preview_drawn is not None:  # the preview is on screen: index now
-            self.call_after_refresh(self.state.preview_drawn.set)
+            self._after_frame(self._preview_drawn)
         if message.provisional:
             self.query_one(ContextGauge).show(message.data, provisional=True)
             return
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
+        view = self.view(ContextView)
+        if view is not None and ((view.as_sent and message.data.sent is None) or (
+                view.is_on_screen and message.data.blocks is None)):
+            # Measured without what the Context tab shows (its blocks: asked while the tab was
+            # hidden; "as sent": asked before `s`/`S`; a thread finishing after the one that
+            # has it): the view keeps what it shows and asks again.
+            self._measure_selected()
+            return
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
+
+    def _after_frame(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once what the handler running now changed is on the terminal.
+
+        One ``call_after_refresh`` is not enough: a widget's refresh reaches the screen on the
+        widget's next idle, and the screen may run its callbacks before that (nothing dirty
+        yet); the frame would then be drawn while the worker the callback released holds the
+        GIL. The second call is made after that idle, so it waits for the frame.
+        """
+        self.call_after_refresh(self.call_after_refresh, callback)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
@@ -1194,7 +1274,46 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.refresh_bindings()
         self.state.running_jobs += 1
         self._update_status()
-        self.append_compaction(self.handle, message.panel, message.job, message.result, basis)
+        handle, panel, job, result = self.handle, message.panel, message.job, message.result
+        changed = self._plan_changed_since(basis)
+        if changed is None:
+            self.append_compaction(handle, panel, job, result, basis)
+            return
+        from tui_compactor.ui.screens.confirm import ConfirmDialog
+
+        def answered(yes: bool | None) -> None:
+            if yes and handle is self.handle:
+                self.append_compaction(handle, panel, job, result, basis)
+            else:
+                self.post_message(CompactionAppendFailed(
+                    panel, "compaction not appended: nothing written (r summarizes the plan "
+                           "shown)"))
+
+        question = Text("The plan changed since this summary was made\n\n", style="bold")
+        question.append(changed + "\n\nAppend anyway?", style="")
+        self.push_screen(ConfirmDialog(question, yes="Append"), answered)
+
+    def _plan_changed_since(self, basis: PlanReport) -> str | None:
+        """How the plan the screen shows (or was last asked for: a cut moved, rules switched,
+        another leaf) differs from ``basis``, the plan a review summarized; None when it does
+        not. Accepting writes what was summarized, so the user is told before."""
+        summarized = basis.plan
+        rules = self.settings.rules
+        leaf = self.state.plan_leaf
+        shown = self.state.plan_report
+        cut = self.state.plan_cut
+        if cut is None and shown is not None and shown.plan.leaf == leaf:
+            cut = shown.cut_entry
+        if leaf is None or (
+            (leaf, cut if cut is not None else basis.cut_entry, rules)
+            == (summarized.leaf, basis.cut_entry, summarized.rules)
+        ):
+            return None
+        now = f"at leaf #{leaf}" + (f", cut before #{cut}" if cut is not None else "")
+        return (f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
+                f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
+                f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
+                f"before #{basis.cut_entry}); r summarizes the plan shown instead.")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
     def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
@@ -1251,9 +1370,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
                         style="bold")
+        what = sanitize(proposal.description, max_len=2000)
         question.append(
             f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
-            + sanitize(proposal.description, max_len=2000)
+            + what[:1].upper() + what[1:]
             + " starts a new branch there.\n\nAppend anyway?", style="")
         self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
@@ -1599,7 +1719,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if added:
             self._report_orphaned_appends()
         if added and announce:
-            self.notify(f"{len(added)} new entries", timeout=2)
+            from tui_compactor.wording import count_of
+
+            self.notify(count_of(len(added), "new entry", "new entries"), timeout=2)
 
     def action_reload(self) -> None:
         """Re-read the file from scratch."""
@@ -1719,11 +1841,22 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A tab is built the first time it shows; the Context tab draws only when shown."""
+        """A tab is built the first time it shows; the Context tab draws only when shown.
+        Another tab shown over a full-screen Context (``c``, a tab key) gives the layout back,
+        so what it shows is seen."""
+        if event.pane.id != "tab-context" and isinstance(self.screen.maximized, ContextView):
+            self.screen.minimize()
         if event.pane.id is not None:
             self.build_pane(event.pane.id)
         if event.pane.id == "tab-context":
-            self.with_view(ContextView, lambda view: view.show_pending())
+
+            def show(view: ContextView) -> None:
+                view.show_pending()
+                data = self.gauge_data
+                if data is not None and data.blocks is None:
+                    self._measure_selected(list_blocks=True)
+
+            self.with_view(ContextView, show)
         elif event.pane.id == "tab-breakdown":
             self.request_breakdown()
         elif event.pane.id == "tab-diff":

@@ -39,6 +39,14 @@ class LoadProgressed(Message):
         return isinstance(message, LoadProgressed)
 
 
+class IndexStarted(Message):
+    """The whole file's index starts (after the preview's first frame, if there is one)."""
+
+    def __init__(self, file_name: str) -> None:
+        super().__init__()
+        self.file_name = file_name
+
+
 class PreviewLoaded(Message):
     """The file's tail, read before the whole file is indexed (``reader.load_tail_preview``)."""
 

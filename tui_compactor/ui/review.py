@@ -16,6 +16,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import events
+from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
@@ -133,10 +135,28 @@ class ReviewKeys(_Base):
         """A review was mounted: the chart yields its rows; on a small terminal the review
         fills the screen."""
         self.screen.add_class("-reviewing")
+        self._review_size = self.size
         width, height = self.size
         if width < ZOOM_BELOW[0] or height < ZOOM_BELOW[1]:
             self.call_after_refresh(self.screen.maximize, panel, False)
         self.call_after_refresh(self.refresh_bindings)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The terminal crossed ``ZOOM_BELOW`` while a review is shown: made small, the review
+        fills the screen (as when it opens there); made big again, the tree comes back."""
+        before = getattr(self, "_review_size", None)
+        self._review_size = event.size
+        panel = self.review_panel
+        if panel is None or before is None or len(self.screen_stack) > 1:
+            return
+
+        def small(size: Size) -> bool:
+            return size.width < ZOOM_BELOW[0] or size.height < ZOOM_BELOW[1]
+
+        if small(event.size) and not small(before) and self.screen.maximized is None:
+            self.screen.maximize(panel, container=False)
+        elif small(before) and not small(event.size) and self.screen.maximized is panel:
+            self.screen.minimize()
 
     def action_zoom_compaction(self) -> None:
         """Key: let the review fill the screen, or give the tree back."""

@@ -1,7 +1,10 @@
 """Views computed completely off the UI thread: each function reads a ``Snapshot`` and returns
 plain data the front-end only draws (no lazy work left for the UI thread).
 
-* ``gauge_at``: the context at a node, its size against the window, and one row per block.
+* ``ContextWalk``: the context at a node walked once, each item with its tokens, and its token
+  figure tallied on the way (``context`` and the gauge share it).
+* ``gauge_at``: the context at a node, its size against the window, and one row per block
+  (``ContextBlocks``: flat arrays, not an object per block).
 * ``chart_points``: context size after every assistant turn on the active path.
 * ``plan_report``: a plan with its regions, region tokens and file lists already computed.
 * ``previous_summary``: a compaction's summary and the one it updated.
@@ -9,16 +12,20 @@ plain data the front-end only draws (no lazy work left for the UI thread).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from tui_compactor.engine.context import (
-    build_context,
+    ContextItem,
+    ContextTally,
+    ContextTokens,
     estimate_context_tokens,
     item_llm_messages,
     item_tokens,
     llm_message_text,
+    stream_context,
     usage_tokens,
 )
 from tui_compactor.engine.messages import content_blocks, message_text
@@ -33,12 +40,16 @@ from tui_compactor.workbench.plans import make_plan, run_refusal
 
 if TYPE_CHECKING:
     from tui_compactor.engine.plan import CompactionPlan
-    from tui_compactor.engine.tokens import TokenCache
+    from tui_compactor.engine.tokens import TokenCache, TokenCounter
     from tui_compactor.workbench.handle import Snapshot
     from tui_compactor.workbench.settings import Settings
 
 __all__ = [
+    "Block",
+    "MeasureCancelled",
     "ChartData",
+    "ContextBlocks",
+    "ContextWalk",
     "GaugeData",
     "PlanReport",
     "SentBlock",
@@ -97,6 +108,123 @@ def non_text_parts(message: dict[str, Any], *, frames: bool = False) -> str:
     return ", ".join(parts)
 
 
+class ContextWalk:
+    """The context at a leaf, walked once in context order: each item with its tokens, and the
+    context's token figure tallied on the way. Under pi rules the items are made as they are
+    consumed (``stream_context``), so a 200,000-item context is never held; oh-my-pi's rules
+    need the whole context, which they build, and measure it as oh-my-pi does. ``context`` and
+    the app's gauge both walk it: their figures agree by construction.
+    """
+
+    def __init__(self, session: Any, leaf: int, counter: TokenCounter, rules: str,
+                 cache: TokenCache | None = None) -> None:
+        from tui_compactor.engine.tokens import TokenCache
+
+        self.session, self.leaf, self.counter, self.rules = session, leaf, counter, rules
+        self.ctx, self._items = stream_context(session, leaf, rules=rules)
+        self.cache = cache if cache is not None and cache.counter is counter else (
+            TokenCache(session, counter))
+        self._tally = None if rules == "omp" else ContextTally()
+        self._tokens = (estimate_context_tokens(self.ctx, counter, self.cache)
+                        if self._tally is None else None)
+        self.length = 0
+        """Items walked so far."""
+
+    def items(self) -> Iterator[tuple[ContextItem, int]]:
+        """(item, its tokens) in context order, once; each item keeps its message while it is
+        used (``ContextItem.hold``: a lazily loaded record is read once)."""
+        tally = self._tally
+        for item in self._items:
+            item.hold()
+            tokens = item_tokens(item, self.counter, self.cache)
+            if tally is not None:
+                tally.add(item, tokens)
+            self.length += 1
+            yield item, tokens
+
+    @property
+    def tokens(self) -> ContextTokens:
+        """The context's figure (pi rules: of the items walked so far)."""
+        if self._tally is not None:
+            return self._tally.result()
+        assert self._tokens is not None
+        return self._tokens
+
+
+Block = tuple[str, str, int, int | None]
+"""One block of a context: (label, preview, tokens, entry index)."""
+
+
+class ContextBlocks(Sequence[Block]):
+    """The blocks of one context, compact: entry indices, tokens and label codes in flat arrays
+    and the previews packed in one UTF-8 buffer. A 200,000-block context takes a few MB, where
+    a list of tuples of strings and boxed ints took ~45 MB; a block's tuple is made when read.
+    """
+
+    __slots__ = ("_entries", "_tokens", "_labels", "_names", "_codes", "_text", "_ends",
+                 "max_tokens", "max_entry_index")
+
+    def __init__(self, blocks: Sequence[Block] = ()) -> None:
+        self._entries = array("q")
+        self._tokens = array("q")
+        self._labels = array("l")
+        self._names: list[str] = []
+        self._codes: dict[str, int] = {}
+        self._text = bytearray()
+        self._ends = array("q")
+        self.max_tokens = 0
+        """The largest block's tokens (0 when empty)."""
+        self.max_entry_index = -1
+        """The largest entry index of a block (-1 when empty or none has one)."""
+        for block in blocks:
+            self.append(*block)
+
+    def append(self, label: str, preview: str, tokens: int, entry_index: int | None) -> None:
+        """Add the next block."""
+        code = self._codes.get(label)
+        if code is None:
+            code = self._codes[label] = len(self._names)
+            self._names.append(label)
+        self._labels.append(code)
+        self._tokens.append(tokens)
+        self._entries.append(-1 if entry_index is None else entry_index)
+        self._text += preview.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._text))
+        self.max_tokens = max(self.max_tokens, tokens)
+        if entry_index is not None:
+            self.max_entry_index = max(self.max_entry_index, entry_index)
+
+    @property
+    def labels(self) -> list[str]:
+        """Every distinct label, in order of first use."""
+        return list(self._names)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, position: int) -> Block: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[Block]: ...
+
+    def __getitem__(self, position: int | slice) -> Block | list[Block]:
+        if isinstance(position, slice):
+            return [self[one] for one in range(*position.indices(len(self)))]
+        if position < 0:
+            position += len(self)
+        if not 0 <= position < len(self):
+            raise IndexError(position)
+        start = self._ends[position - 1] if position else 0
+        preview = self._text[start:self._ends[position]].decode("utf-8", "surrogatepass")
+        entry = self._entries[position]
+        return (self._names[self._labels[position]], preview, self._tokens[position],
+                None if entry < 0 else entry)
+
+    def __repr__(self) -> str:
+        return f"ContextBlocks({len(self)} blocks)"
+
+
 @dataclass(slots=True)
 class GaugeData:
     """Everything the gauge and the Context tab draw for one node."""
@@ -112,8 +240,10 @@ class GaugeData:
     threshold: int | None
     keep_recent: int
     should_compact: bool
-    blocks: list[tuple[str, str, int, int | None]]
-    """What the model sees: (role/kind label, preview text, tokens, entry index) per block."""
+    blocks: Sequence[Block] | None
+    """What the model sees: (role/kind label, preview text, tokens, entry index) per block
+    (``ContextBlocks``); only listed when asked (``gauge_at``'s ``blocks``: the Context tab is
+    shown), None otherwise: the gauge needs the figure, not 200,000 previews."""
     window_assumed: bool = False
     """The window is the default guess, not the user's setting (pi reads it from the model)."""
     window_model: str | None = None
@@ -156,6 +286,13 @@ class PlanReport:
     cut_entry: int | None = None
 
 
+class MeasureCancelled(Exception):
+    """``gauge_at`` stopped because its ``cancelled`` said the measure is no longer wanted."""
+
+
+CANCEL_CHECK_EVERY = 4096
+"""Items ``gauge_at`` walks between two looks at its ``cancelled`` (a 200k-item context: ~50)."""
+
 BlockDescriber = Callable[[Any, dict[str, Any], Any], tuple[str, str]]
 """(context item, its message, its entry) -> (short label, one sanitized preview line)."""
 
@@ -169,26 +306,30 @@ def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str,
 
 
 def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
-             *, describe: BlockDescriber = describe_block, sent: bool = False) -> GaugeData:
+             *, describe: BlockDescriber = describe_block, blocks: bool = True,
+             sent: bool = False, cancelled: Callable[[], bool] | None = None) -> GaugeData:
     """Measure the context the model would receive at ``entry_index``.
 
-    ``describe`` names and previews each block (the app passes its richer wording); with
-    ``sent`` every item's LLM messages are converted too (``GaugeData.sent``).
+    With ``blocks`` each block is listed (``GaugeData.blocks``), named and previewed by
+    ``describe`` (the app passes its richer wording); with ``sent`` every item's LLM messages
+    are converted too (``GaugeData.sent``). Without either, only the figure is measured.
+    ``cancelled`` is asked every ``CANCEL_CHECK_EVERY`` items; once it says True the walk stops
+    with ``MeasureCancelled`` (a 200k-item walk the user moved away from costs no more CPU).
     """
     session = snapshot.session
-    context = build_context(session, entry_index, rules=settings.rules)
-    estimate = estimate_context_tokens(context, cache.counter, cache)
+    walk = ContextWalk(session, entry_index, cache.counter, settings.rules, cache)
     window = settings.context_window
     engine = settings.compaction()
-    blocks: list[tuple[str, str, int, int | None]] = []
+    listed = ContextBlocks() if blocks or sent else None
     sent_blocks: list[SentBlock] | None = [] if sent else None
-    for item in context.items:
-        message = item.message if isinstance(item.message, dict) else {}
-        if item.excluded and sent_blocks is None:
+    for position, (item, tokens) in enumerate(walk.items()):
+        if cancelled is not None and position % CANCEL_CHECK_EVERY == 0 and cancelled():
+            raise MeasureCancelled(entry_index)
+        if listed is None or (item.excluded and sent_blocks is None):
             continue
+        message = item.message if isinstance(item.message, dict) else {}
         entry = session.entries[item.entry_index]
         label, preview = describe(item, message, entry)
-        tokens = item_tokens(item, cache.counter, cache)
         if sent_blocks is not None:
             converted = item_llm_messages(item, settings.rules)
             summary = entry.type == "compaction" and item.role == "compactionSummary"
@@ -203,7 +344,8 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
                 item.entry_index, label, tokens, item.excluded,
                 [llm_message_text(one) for one in converted], extras))
         if not item.excluded:
-            blocks.append((label, preview, tokens, item.entry_index))
+            listed.append(label, preview, tokens, item.entry_index)
+    estimate = walk.tokens
     local = estimate.local_estimate
     return GaugeData(
         entry_index=entry_index,
@@ -215,7 +357,7 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
         threshold=threshold_tokens(window, engine) if window else None,
         keep_recent=settings.keep_recent_tokens,
         should_compact=window is not None and should_compact(estimate.tokens, window, engine),
-        blocks=blocks,
+        blocks=listed,
         window_assumed=not settings.window_configured and settings.window_model is None,
         window_model=settings.window_model,
         generation=snapshot.generation,

@@ -9,11 +9,13 @@ oh-my-pi's wrappers, the developer role, joined shaken results, placeholders), t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -27,7 +29,7 @@ from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import set_virtual_size, update_static
 from tui_compactor.ui.widgets.stream_text import wrap_cells
-from tui_compactor.workbench.views import SentBlock
+from tui_compactor.workbench.views import Block, ContextBlocks, SentBlock
 
 RULES_AGENT = {"pi": "pi", "omp": "oh-my-pi"}
 """Rule set -> the agent whose sending the "as sent" view shows."""
@@ -66,10 +68,6 @@ def block_preview(message: dict[str, Any], entry: Any = None) -> str:
     return sanitize(text, single_line=True, max_len=200)
 
 
-Block = tuple[str, str, int, int | None]
-"""One row of the block list: (label, preview, tokens, entry index); as ``GaugeData.blocks``."""
-
-
 def _block_style(label: str) -> str:
     """The label's style: summaries and branch summaries stand out, shaken results warn."""
     if label.startswith("summary"):
@@ -79,7 +77,8 @@ def _block_style(label: str) -> str:
 
 class BlockList(ScrollView):
     """Every block of a context, one row each (``#``, block, tokens, text), drawn only as rows
-    scroll into view: a context of thousands of blocks costs the UI thread a screenful.
+    scroll into view: a context of thousands of blocks costs the UI thread a screenful (a block
+    of ``ContextBlocks`` is unpacked when its row is drawn, the recent strips are cached).
 
     The header row stays on top; previews are sanitized one-liners (``GaugeData.blocks``).
     """
@@ -90,19 +89,23 @@ class BlockList(ScrollView):
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
-        self.blocks: list[Block] = []
+        self.blocks: ContextBlocks = ContextBlocks()
         self._columns = (1, len("block"), len("tokens"))
         """Widths of the ``#``, block and tokens columns (the text takes the rest)."""
-        self._strips: dict[tuple[int, int], Strip] = {}
+        self._strips: LRUCache[tuple[int, int], Strip] = LRUCache(1024)
 
-    def show(self, blocks: list[Block]) -> None:
+    def show(self, blocks: Sequence[Block]) -> None:
         """List ``blocks`` from the top."""
+        if not isinstance(blocks, ContextBlocks):
+            blocks = ContextBlocks(blocks)
         self.blocks = blocks
         self._strips.clear()
+        # Counts below a million take at most six characters (as "tokens"); above, the text
+        # only widens with the count: the largest one decides.
         self._columns = (
-            max([len(str(index)) for *_, index in blocks if index is not None] + [1]),
-            max([len(label) for label, *_ in blocks] + [len("block")]),
-            max([len(format_tokens(tokens)) for _, _, tokens, _ in blocks] + [len("tokens")]),
+            len(str(max(blocks.max_entry_index, 0))),
+            max([len(label) for label in blocks.labels] + [len("block")]),
+            max(len(format_tokens(blocks.max_tokens)), len("tokens")),
         )
         set_virtual_size(self, Size(0, len(blocks) + 1))  # rows are cut to the width
         self.scroll_to(0, 0, animate=False)
@@ -286,7 +289,8 @@ class ContextView(Vertical):
     """The data drawn last."""
 
     def show(self, data: GaugeData) -> None:
-        """List ``data.blocks`` now if visible, else when the tab is next shown."""
+        """List ``data.blocks`` now if visible, else when the tab is next shown (a measure
+        without its blocks says they are on the way: the app lists them for a shown tab)."""
         if not self.is_on_screen:
             self.pending = data
             return
@@ -333,6 +337,11 @@ class ContextView(Vertical):
                          style="bold")
             self.query_one("#context-title", Static).update(title)
             self.query_one(SentText).set_lines([])
+            return
+        if data.blocks is None:
+            title = Text(f"context at #{data.entry_index}: listing its blocks…", style="bold")
+            update_static(self.query_one("#context-title", Static), title)
+            self.query_one(BlockList).show([])
             return
         title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
                      f"{format_tokens(data.tokens)} tokens  (s: as {agent} sends it)",

@@ -4,12 +4,15 @@ Text blocks render as Markdown (user and assistant messages, summaries), tool ca
 arguments, tool results and thinking as plain text. Every string from the session passes through
 ``textsafe.sanitize`` and becomes ``Text`` or ``Markdown`` source — never Rich markup — so
 brackets, escape sequences and control characters show as what they are.
+
+The Markdown renderer loads after the app's first screen (``load_markdown``): an entry shown
+before that shows its text plain, and the app draws it again once the renderer is in.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Group, RenderableType
 from rich.rule import Rule
@@ -41,11 +44,32 @@ def _safe(text: Any, max_len: int = MAX_BLOCK_CHARS) -> str:
     return clean
 
 
-def _markdown(text: str) -> RenderableType:
-    """Markdown from already sanitized text, without terminal hyperlinks."""
-    from rich.markdown import Markdown  # imported on first use: it is slow to import
+_markdown_class: Any = None
+"""``rich.markdown.Markdown`` once ``load_markdown`` has imported it."""
 
-    return Markdown(text, hyperlinks=False)
+
+def load_markdown() -> None:
+    """Import the Markdown renderer (markdown-it and pygments: 20-40 ms, more under load), which
+    the first screen would otherwise wait for when its entry is a message. Idempotent; any
+    thread."""
+    global _markdown_class
+    if _markdown_class is None:
+        from rich.markdown import Markdown
+
+        _markdown_class = Markdown
+
+
+def markdown_loaded() -> bool:
+    """Whether text blocks render as Markdown yet (``load_markdown``)."""
+    return _markdown_class is not None
+
+
+def _markdown(text: str) -> RenderableType:
+    """Markdown from already sanitized text, without terminal hyperlinks (plain text until
+    ``load_markdown``)."""
+    if _markdown_class is None:
+        return Text(text)
+    return cast("RenderableType", _markdown_class(text, hyperlinks=False))
 
 
 def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]:
@@ -235,6 +259,8 @@ class EntryDetails(VerticalScroll):
 
     shown_entry: int | None = None
     """Index of the entry on display."""
+    shown_plain: bool = False
+    """Whether it was drawn before the Markdown renderer loaded (``markdown_loaded``)."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         """One static body, replaced as the cursor moves."""
@@ -244,6 +270,7 @@ class EntryDetails(VerticalScroll):
                    located: bool = True) -> None:
         """Show ``entry`` from the top (``located``: see ``entry_renderable``)."""
         self.shown_entry = entry.index
+        self.shown_plain = not markdown_loaded()
         self.query_one("#details-body", Static).update(
             entry_renderable(entry, tokens, label, located=located))
         self.scroll_home(animate=False)

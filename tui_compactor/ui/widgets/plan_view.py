@@ -138,9 +138,10 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
     if plan.is_split_turn and plan.has_turn_prefix:
         turn_entry = plan.branch[plan.turn_start_index]
         count = len(plan.turn_prefix_messages)
+        before = ("1 message before the cut gets its" if count == 1
+                  else f"{count} messages before the cut get their")
         out.append(f"split turn: the turn starting at #{turn_entry} is cut in the middle; its "
-                   f"{count} message{'' if count == 1 else 's'} before the cut get their own "
-                   "summary\n", style="yellow")
+                   f"{before} own summary\n", style="yellow")
     elif plan.is_split_turn:
         out.append(f"{plan.split_turn_note}\n", style="dim")
     else:

@@ -1,0 +1,100 @@
+"""In a real terminal, keys pressed wherever the focus happens to be, and the rules switched while
+a plan is shown:
+
+* letters that are app keys elsewhere (``q`` quit, ``o`` rules, ``r`` compact, ``u`` undo,
+  ``a`` accept, digits for tabs) typed into the label dialog and the search box are text: the
+  label written is exactly what was typed, nothing else happens;
+* with a config file and ``TUI_COMPACTOR_*`` variables set together, ``o`` switches pi /
+  oh-my-pi rules with the plan on screen, and the app's plan cuts where ``plan --rules X`` cuts
+  under the same file and variables, both ways (by construction: one planner, one settings
+  resolution).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_tmux import EXIT_MARK, FIXTURES, TmuxApp, app_command, tmux_app  # noqa: F401
+from tests.ui.test_tmux_context import tree_focused
+from tests.ui.test_tmux_growth import FIXTURE, records
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "keys.jsonl"
+    shutil.copyfile(FIXTURE, target)
+    return target
+
+
+def test_app_keys_typed_into_the_label_dialog_and_the_search_box_are_text(
+    tmux_app: Callable[..., TmuxApp],  # noqa: F811
+    session: Path,
+) -> None:
+    app = tmux_app([str(session)], (80, 24))
+    first = app.wait_for(lambda s: "entries" in s.splitlines()[0] and tree_focused(s), "the tree")
+    rules = "omp rules" if "omp rules" in first.splitlines()[0] else "pi rules"
+    count = len(records(session))
+    app.send("k", "L")
+    app.wait_for_text("Label of")
+    app.send("quota", "Space", "rules", "Space", "2", "Space", "undo", "Enter")
+    app.wait_for_text("label “quota rules 2 undo” set")
+    added = records(session)[count:]
+    assert [(r["type"], r["label"]) for r in added] == [("label", "quota rules 2 undo")]
+    app.send("/")
+    app.wait_for_text("search entries")
+    app.send("q", "o", "r", "u", "a", "3")
+    app.wait_for(lambda s: "qorua3" in s, "the typed search")
+    screen = app.capture()
+    assert EXIT_MARK not in screen and rules in screen.splitlines()[0]
+    assert len(records(session)) == count + 1, "nothing else was written"
+
+
+def _plan_cut(session: Path, config: Path, rules: str) -> int:
+    done = subprocess.run(
+        [*app_command(), "plan", str(session), "--config", str(config), "--rules", rules, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(json.loads(done.stdout)["plans"][0]["firstKeptEntryEntriesIndex"])
+
+
+def test_rules_switched_with_the_plan_shown_cut_where_plan_cuts_under_file_and_variables(
+    tmux_app: Callable[..., TmuxApp],  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = tmp_path / "tree-branches.jsonl"
+    shutil.copyfile(FIXTURES / "oracle" / "sessions" / session.name, session)
+    config = tmp_path / "config.toml"
+    config.write_text('[compaction]\nkeep_recent_tokens = 9000\nrules = "omp"\n')
+    monkeypatch.setenv("TUI_COMPACTOR_RULES", "pi")  # beats the file's omp
+    monkeypatch.setenv("TUI_COMPACTOR_KEEP_RECENT_TOKENS", "2000")  # beats the file's 9000
+    pi_cut, omp_cut = _plan_cut(session, config, "pi"), _plan_cut(session, config, "omp")
+    assert pi_cut != omp_cut, "the rules must disagree here for the test to mean anything"
+    app = tmux_app([str(session), "--config", str(config)], (200, 60))
+    top = app.wait_for(lambda s: "entries" in s.splitlines()[0] and tree_focused(s), "the tree")
+    assert "pi rules (TUI_COMPACTOR_RULES)" in top.splitlines()[0]
+    app.send("G", "c")
+    app.wait_for_text(f"cut before #{pi_cut} ")
+    app.send("o")
+    switched = app.wait_for_text(f"cut before #{omp_cut} ")
+    assert "omp rules (app)" in switched.splitlines()[0]
+    assert "keep  2000" in switched  # the variable's keep-recent survives the switch
+    app.send("o")
+    back = app.wait_for_text(f"cut before #{pi_cut} ")
+    assert "pi rules (app)" in back.splitlines()[0]
