@@ -70,10 +70,13 @@ class BenchContext:
             "    peak = usage * (1 if sys.platform == 'darwin' else 1024)\n"
             "print('RSS', peak)\n"
         )
-        result = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-        )  # fmt: skip
+        from bench_speed import probe_env
+
+        with probe_env() as env:
+            result = subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
+                env={**env, "PYTHONHASHSEED": "0"},
+            )  # fmt: skip
         if result.returncode != 0:
             raise RuntimeError(f"RSS probe failed: {result.stderr[-2000:]}")
         line = next(x for x in result.stdout.splitlines() if x.startswith("RSS "))
@@ -130,6 +133,27 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def _run_modules(
+    modules: list[tuple[str, Any]], ctx: BenchContext
+) -> tuple[list[dict[str, Any]], list[tuple[float, float, float]]]:
+    """Every module's rows, and the load averages at the start and after each module."""
+    loads = [os.getloadavg()]
+    rows: list[dict[str, Any]] = []
+    for name, module in modules:
+        started = time.perf_counter()
+        print(f"# {name} ...", file=sys.stderr, flush=True)
+        try:
+            produced = module.run(ctx)
+        except Exception as error:  # noqa: BLE001 - one broken module must not hide the rest
+            produced = [{"case": "(failed)", "notes": f"{type(error).__name__}: {error}"}]
+        for row in produced:
+            row.setdefault("bench", name)
+        rows.extend(produced)
+        loads.append(os.getloadavg())
+        print(f"# {name} done in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    return rows, loads
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks and print the table."""
     parser = argparse.ArgumentParser(description="tui-compactor benchmarks")
@@ -146,20 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = BenchContext(quick=args.quick, runs=args.runs or (3 if args.quick else 5))
     ctx.extra.update(entries=args.entries, huge=args.huge)
-    loads = [os.getloadavg()]
-    rows: list[dict[str, Any]] = []
-    for name, module in discover(args.only):
-        started = time.perf_counter()
-        print(f"# {name} ...", file=sys.stderr, flush=True)
-        try:
-            produced = module.run(ctx)
-        except Exception as error:  # noqa: BLE001 - one broken module must not hide the rest
-            produced = [{"case": "(failed)", "notes": f"{type(error).__name__}: {error}"}]
-        for row in produced:
-            row.setdefault("bench", name)
-        rows.extend(produced)
-        loads.append(os.getloadavg())
-        print(f"# {name} done in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    from bench_speed import probe_env
+
+    # What the modules measure in this process (the app under Pilot) reads no user's config
+    # either: the driver runs in the environment of the processes it measures.
+    with probe_env() as env:
+        os.environ.clear()
+        os.environ.update(env)
+        rows, loads = _run_modules(discover(args.only), ctx)
     print(format_table(rows))
     one_minute = [load[0] for load in loads]
     print(

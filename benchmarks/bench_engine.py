@@ -15,7 +15,6 @@ interleaved run by run so a busy machine slows them alike.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import shutil
 import statistics
@@ -28,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _place in (ROOT, ROOT / "benchmarks"):
+    if str(_place) not in sys.path:
+        sys.path.insert(0, str(_place))
+
+from bench_speed import clean_env  # noqa: E402 - a sibling module, found once the path is set
 
 SAMPLE = ROOT / "tests" / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
 PI_SCRIPT = ROOT / "benchmarks" / "pi_plan.mjs"
@@ -240,11 +242,11 @@ def _process_rows(runs: int) -> list[dict[str, Any]]:
         # Like an installed tool: bytecode cached (pip compiles on install). This checkout runs
         # with PYTHONDONTWRITEBYTECODE=1, so cache it under the scratch directory instead of
         # recompiling every module on every run (the warm-up run fills the cache).
-        ours_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        ours_env = clean_env(scratch)
         ours_env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
         node = shutil.which("node")
         package = PI_PACKAGE_HOME / "node_modules" / "@mariozechner" / "pi-coding-agent"
-        env = dict(os.environ)
+        env = clean_env(scratch)
         if package.is_dir():
             env.setdefault("PI_CODING_AGENT_DIR", str(package))
         have_reference = node is not None and (package.is_dir() or "PI_CODING_AGENT_DIR" in env)
@@ -322,8 +324,8 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
     from tui_compactor.session.reader import load_session
 
     rows: list[dict[str, Any]] = []
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="bench-analysis-") as scratch:
+        env = clean_env(scratch)
         env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
         commands = {
             "plan": ["plan", str(big)],

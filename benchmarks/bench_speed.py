@@ -11,7 +11,11 @@ Cases (100k-entry generated session; ``--quick``: 10k):
   showing content in a real terminal (tmux, 120x40), for a 10-entry session and the big
   one; the floor is ``minimal_app.py`` (a dozen ``Static`` widgets) measured the same way.
   The gauge's first frame is a chars/4 count (marked ``≈ chars/4``) when the cl100k table has
-  not loaded yet; the measured count replaces it once the table is in.
+  not loaded yet; the measured count replaces it once the table is in. Alone, and against
+  another checkout in the same rounds (e.g. a ``git worktree`` of main)::
+
+      python benchmarks/bench_speed.py --first-screen --runs 9 [--entries 10 --entries 100000]
+          [--against ../main-checkout]
 * **import time** — ``python -X importtime -c "import tui_compactor.ui.app"``: the
   cumulative import time of the app module and its largest direct imports.
 * **plan --tokens pi (process)** — the whole ``tui-compactor plan --tokens pi --json``
@@ -31,7 +35,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +64,15 @@ def minimal_ready(screen: str) -> bool:
     return "MINIMAL-READY" in screen
 
 
-def _clean_env(home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "PYTHONDONTWRITEBYTECODE")}
+def clean_env(home: str) -> dict[str, str]:
+    """This process's environment for a measured process whose ``HOME`` (and config directory)
+    is ``home``: without ``TUI_COMPACTOR_*`` variables, outside the caller's tmux, with this
+    checkout first on ``PYTHONPATH``; ``probe_env`` makes the ``HOME``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("TMUX", "PYTHONDONTWRITEBYTECODE") and not key.startswith("TUI_COMPACTOR_")
+    }
     env.update(
         HOME=home,
         XDG_CONFIG_HOME=home,
@@ -71,14 +83,21 @@ def _clean_env(home: str) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def probe_env() -> Iterator[dict[str, str]]:
+    """The environment every measured process runs in (``clean_env``) with a fresh empty
+    ``HOME``: no user's config file or setting reaches a measurement."""
+    with tempfile.TemporaryDirectory(prefix="tuic-bench-home-") as home:
+        yield clean_env(home)
+
+
 def tmux_first_screen(command: list[str], ready: Callable[[str], bool]) -> float | None:
     """Seconds from starting ``command`` in a fresh 120x40 tmux to ``ready(screen)``."""
     if shutil.which("tmux") is None:
         return None
     socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     line = " ".join(command)
-    with tempfile.TemporaryDirectory() as home:
-        env = _clean_env(home)
+    with probe_env() as env:
         started = time.perf_counter()
         subprocess.run(
             [
@@ -162,9 +181,11 @@ Per-row counts of the whole active path keep filling in after that, newest first
 def run_probe(code: str, args: list[str], tag: str, what: str, *,
               env: dict[str, str] | None = None, timeout: float = 3600) -> str:
     """The rest of the line starting with ``tag`` that a fresh ``python -c code *args`` (run in
-    the repository) prints; RuntimeError naming ``what``, with its stderr's tail, if none."""
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                            text=True, env=env, timeout=timeout, cwd=ROOT)
+    the repository, in ``env`` or else ``probe_env()``) prints; RuntimeError naming ``what``,
+    with its stderr's tail, if none."""
+    with probe_env() as clean:
+        result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                                text=True, env=env or clean, timeout=timeout, cwd=ROOT)
     prefix = tag + " "
     line = next((x for x in result.stdout.splitlines() if x.startswith(prefix)), None)
     if line is None:
@@ -174,8 +195,7 @@ def run_probe(code: str, args: list[str], tag: str, what: str, *,
 
 def tree_complete(path: Path) -> tuple[float, str]:
     """Process start to every row shown with the active path's token counts (headless)."""
-    with tempfile.TemporaryDirectory() as home:
-        env = _clean_env(home)
+    with probe_env() as env:
         env["BENCH_T0"] = repr(time.time())
         seconds, *phases = run_probe(TREE_COMPLETE_CODE, [str(path)], "TREE",
                                      "tree-complete probe", env=env, timeout=600).split()
@@ -193,15 +213,15 @@ def json_floor(path: Path) -> None:
 
 def import_times() -> tuple[float, list[tuple[str, float]]]:
     """Cumulative import seconds of ``tui_compactor.ui.app`` and its largest direct imports."""
-    env = _clean_env(tempfile.gettempdir())
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import tui_compactor.ui.app"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    with probe_env() as env:
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import tui_compactor.ui.app"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+        )
     rows = []
     total = 0.0
     for line in result.stderr.splitlines():
@@ -220,6 +240,75 @@ def import_times() -> tuple[float, list[tuple[str, float]]]:
     return total, rows[:6]
 
 
+def first_screens(sessions: list[tuple[str, Path]], runs: int,
+                  against: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """First full screen of the floor app and of the app on each session, interleaved (one
+    round: the floor, then each session), ``runs`` rounds; ratios to the floor's median.
+
+    ``against``: other checkouts of the project whose app is measured in the same rounds
+    (side by side, under the same load), e.g. a ``git worktree`` of main.
+    """
+    global ROOT
+    app = [sys.executable, "-m", "tui_compactor"]
+    minimal = [sys.executable, str(HERE / "minimal_app.py")]
+    here = ROOT
+    roots = (here, *against)
+    samples: dict[tuple[Path, str], list[float]] = {}
+    floor_samples: list[float] = []
+    try:
+        for _ in range(runs):  # interleaved
+            ROOT = here
+            value = tmux_first_screen(minimal, minimal_ready)
+            if value is not None:
+                floor_samples.append(value)
+            for root in roots:
+                ROOT = root  # the tmux window's directory and PYTHONPATH
+                for label, path in sessions:
+                    value = tmux_first_screen([*app, str(path), "--no-follow"], app_ready)
+                    if value is not None:
+                        samples.setdefault((root, label), []).append(value)
+    finally:
+        ROOT = here
+    if not floor_samples:
+        return [{"case": "first full screen (skipped)", "notes": "no tmux"}]
+    floor = statistics.median(floor_samples)
+    out: list[dict[str, Any]] = [
+        {
+            "case": "first full screen, minimal Textual app",
+            "median_s": floor,
+            "runs": len(floor_samples),
+            "ratio": 1.0,
+            "notes": "floor (tmux 120x40)",
+        }
+    ]
+    for root in roots:
+        which = "" if root == here else f" [{root}]"
+        first: float | None = None
+        for label, _path in sessions:
+            values = samples.get((root, label))
+            if not values:
+                out.append({"case": f"{label} first full screen{which} (timed out)"})
+                continue
+            value = statistics.median(values)
+            note = "tree + gauge + details drawn"
+            if first is None:
+                first = value
+            else:
+                note += (f"; {value / first:.2f}x the {sessions[0][0].strip()}-entry session "
+                         "(target <=1.1x)")
+            out.append(
+                {
+                    "case": f"{label} first full screen (tmux){which}",
+                    "median_s": value,
+                    "runs": len(values),
+                    "ratio": value / floor,
+                    "target": "<=1.5x",
+                    "notes": note,
+                }
+            )
+    return out
+
+
 def _median_of(fn: Callable[[], float | None], runs: int) -> tuple[float | None, list[float]]:
     values = [v for v in (fn() for _ in range(runs)) if v is not None]
     return (statistics.median(values) if values else None), values
@@ -230,8 +319,12 @@ def plan_processes(path: Path, runs: int) -> list[dict[str, Any]]:
     node = shutil.which("node")
     if node is None or not PI_PACKAGE.is_dir():
         return [{"case": "plan process vs pi (skipped)", "notes": "node or pi package missing"}]
-    env = _clean_env(tempfile.gettempdir())
-    env["PI_CODING_AGENT_DIR"] = str(PI_PACKAGE)
+    with probe_env() as env:
+        env["PI_CODING_AGENT_DIR"] = str(PI_PACKAGE)
+        return _plan_processes(path, runs, node, env)
+
+
+def _plan_processes(path: Path, runs: int, node: str, env: dict[str, str]) -> list[dict[str, Any]]:
     label = f"{path.stem}"
 
     def ours() -> float:
@@ -333,50 +426,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         ]
 
     def screens() -> list[dict[str, Any]]:
-        app = [sys.executable, "-m", "tui_compactor"]
-        minimal = [sys.executable, str(HERE / "minimal_app.py")]
-        samples: dict[str, list[float]] = {"floor": [], "small": [], "big": []}
-        for _ in range(runs):  # interleaved
-            for key, command, ready in (
-                ("floor", minimal, minimal_ready),
-                ("small", [*app, str(small), "--no-follow"], app_ready),
-                ("big", [*app, str(big), "--no-follow"], app_ready),
-            ):
-                value = tmux_first_screen(command, ready)
-                if value is not None:
-                    samples[key].append(value)
-        if not samples["floor"]:
-            return [{"case": "first full screen (skipped)", "notes": "no tmux"}]
-        floor = statistics.median(samples["floor"])
-        small_s = statistics.median(samples["small"]) if samples["small"] else None
-        out = [
-            {
-                "case": "first full screen, minimal Textual app",
-                "median_s": floor,
-                "runs": len(samples["floor"]),
-                "ratio": 1.0,
-                "notes": "floor (tmux 120x40)",
-            }
-        ]
-        for key, label in (("small", "     10"), ("big", f"{entries:>7}")):
-            if not samples[key]:
-                out.append({"case": f"{label} first full screen (timed out)"})
-                continue
-            value = statistics.median(samples[key])
-            note = "tree + gauge + details drawn"
-            if key == "big" and small_s:
-                note += f"; {value / small_s:.2f}x the 10-entry session (target <=1.1x)"
-            out.append(
-                {
-                    "case": f"{label} first full screen (tmux)",
-                    "median_s": value,
-                    "runs": len(samples[key]),
-                    "ratio": value / floor,
-                    "target": "<=1.5x",
-                    "notes": note,
-                }
-            )
-        return out
+        return first_screens([("     10", small), (f"{entries:>7}", big)], runs)
 
     def imports() -> list[dict[str, Any]]:
         totals = []
@@ -400,3 +450,33 @@ def run(ctx: Any) -> list[dict[str, Any]]:
     case("plan process 1k", lambda: plan_processes(real_1k, runs))
     case("plan process big", lambda: plan_processes(big, runs))
     return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--first-screen``: only the first-full-screen probe (the whole module runs from
+    ``bench.py --only speed``)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--first-screen", action="store_true", required=True,
+                        help="measure the first full screen against the minimal app")
+    parser.add_argument("--runs", type=int, default=7, help="interleaved rounds (default 7)")
+    parser.add_argument("--entries", type=int, action="append", default=None, metavar="N",
+                        help="a generated N-entry session (repeatable; default: 10)")
+    parser.add_argument("--against", type=Path, action="append", default=[], metavar="DIR",
+                        help="also another checkout's app, in the same rounds (repeatable)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    from bench import format_table  # type: ignore[import-not-found]
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    sessions = [(f"{n:>7}", generate(n)) for n in args.entries or [10]]
+    load = os.getloadavg()[0]
+    rows = first_screens(sessions, args.runs, tuple(path.resolve() for path in args.against))
+    print(format_table(rows))
+    print(f"\nload average (1 min) at start and end: {load:.1f} {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_speed import probe_env
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SIZE = (120, 36)
@@ -117,10 +119,7 @@ def _tmux_first_paint(path: Path) -> float | None:
     command = [sys.executable, "-m", "tui_compactor"]  # this checkout (PYTHONPATH below)
     socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     line = " ".join([*command, str(path), "--no-follow"])  # a leading option hides the path
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "TERM": "xterm-256color",
-               "PYTHONPATH": str(ROOT)}  # fmt: skip
-        env.pop("TMUX", None)
+    with probe_env() as env:
         started = time.perf_counter()
         subprocess.run(
             ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "b",

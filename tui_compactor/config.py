@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
 
 from tui_compactor.config_sources import (
     ENV_VARS,
@@ -195,6 +195,18 @@ class Config(_Strict):
     profiles: dict[str, Profile] = Field(default_factory=dict)
     ui: UIConfig = Field(default_factory=lambda: UIConfig.model_validate({}))
     source: Path | None = Field(None, exclude=True)
+    _fixed: bool = PrivateAttr(False)
+
+    @property
+    def fixed(self) -> bool:
+        """True for a configuration the program made itself (the demo's): no config file or
+        variable is read, so no hint may send the user to them."""
+        return self._fixed
+
+    def as_fixed(self) -> Config:
+        """This configuration, marked ``fixed``."""
+        self._fixed = True
+        return self
 
     def profile(self, name: str | None = None) -> Profile:
         """The named profile, else the default one, else the offline profile.

@@ -163,6 +163,36 @@ def test_export_markdown_and_json(compacted: Path, tmp_path: Path) -> None:
     assert len(data["items"]) == 33 and data["items"][1]["message"]["role"] == "user"
 
 
+@pytest.mark.parametrize("rules", ["pi", "omp"])
+def test_export_builds_the_context_once(
+    compacted: Path, tmp_path: Path, rules: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``export --format json`` is ``context --json`` with each item's message, made from one
+    build of the context (the rows and the messages come from the same items)."""
+    from tui_compactor.cli import main
+    from tui_compactor.engine import context as engine_context
+    from tui_compactor.engine.context import build_context
+    from tui_compactor.session.reader import load_session
+
+    built: list[str] = []
+    for name in ("_pi_shape", "_build_context_omp"):  # where each rule set builds a context
+        build = getattr(engine_context, name)
+        monkeypatch.setattr(
+            engine_context, name, lambda *a, _b=build, _n=name: built.append(_n) or _b(*a)
+        )
+    out = tmp_path / "context.json"
+    argv = ["export", str(compacted), "--rules", rules, "--format", "json", "-o", str(out)]
+    assert main(argv) == 0
+    assert len(built) == 1, built
+    data = json.loads(out.read_text(encoding="utf-8"))
+    session = load_session(compacted)
+    expected = build_context(session, session.leaf, rules=rules).messages
+    assert [row["message"] for row in data["items"]] == json.loads(json.dumps(expected))
+    context = cli("context", str(compacted), "--rules", rules, "--json")
+    rows = json.loads(context.stdout)["items"]
+    assert [{k: v for k, v in row.items() if k != "message"} for row in data["items"]] == rows
+
+
 def test_refused_file_is_reported(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")

@@ -6,6 +6,8 @@ hold it to a plain forward reading of the whole path (pi's algorithm, written ou
 every node of the shared fixtures and of generated trees with several compactions across
 branches, check that the walk really stops, and that every token figure (the planner's
 backward scan, the gauge's estimate, the ``context`` command's one-pass tally) is the same.
+oh-my-pi's rules are held the same way to its own forward reading (resets, remote compactions,
+models per role, modes), on the same fixtures and on trees with its entries.
 """
 
 from __future__ import annotations
@@ -22,11 +24,16 @@ import pytest
 from tui_compactor.cli import main
 from tui_compactor.engine.context import (
     ContextTally,
+    _omp_append,
+    _omp_shape,
+    _strip_dangling_calls,
+    _strip_failed_omp,
     build_context,
     context_model,
     context_tokens_at,
     estimate_context_tokens,
     item_tokens,
+    omp_remote_payload,
     stream_context,
 )
 from tui_compactor.engine.tokens import TokenCache, get_counter
@@ -123,14 +130,17 @@ def test_context_equals_the_whole_path_reading_on_the_shared_fixtures(path: Path
     session = load_session(path)
     for leaf in range(len(session.entries)):
         assert walked_context(session, leaf) == reference_context(session, leaf), leaf
+        assert_omp_context_is_the_whole_path_reading(session, leaf)
     for leaf in range(0, len(session.entries), max(1, len(session.entries) // 40)):
         assert_figures_agree(session, leaf)
 
 
-def generated_tree(seed: int, entries: int = 400) -> list[dict[str, Any]]:
+def generated_tree(seed: int, entries: int = 400, *, omp: bool = False) -> list[dict[str, Any]]:
     """A session tree with branches everywhere and several compactions per branch: first
     kept ids on the path, off the path (another branch) and unknown; settings changes;
-    branch summaries with and without text; custom messages; usage on some turns."""
+    branch summaries with and without text; custom messages; usage on some turns. With
+    ``omp``, oh-my-pi's entries too: remote compactions (with and without a replay id),
+    ``reset_boundary``, ``mode_change`` and role ``model_change`` entries."""
     rng = random.Random(seed)
     records: list[dict[str, Any]] = [
         {"type": "session", "version": 3, "id": f"s{seed}", "timestamp": "2026-01-01T00:00:00Z",
@@ -154,7 +164,9 @@ def generated_tree(seed: int, entries: int = 400) -> list[dict[str, Any]]:
         stamp = f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
         base = {"id": entry_id, "parentId": tip, "timestamp": stamp}
         roll = rng.random()
-        if roll < 0.07 and tip is not None:
+        if omp and roll >= 0.86:  # in place of some assistant turns
+            record = omp_record(rng, base, path_of(tip) if tip is not None else [], ids, n)
+        elif roll < 0.07 and tip is not None:
             on_path = path_of(tip)
             choice = rng.random()
             if choice < 0.7:
@@ -200,6 +212,129 @@ def generated_tree(seed: int, entries: int = 400) -> list[dict[str, Any]]:
     return records
 
 
+def omp_record(
+    rng: random.Random, base: dict[str, Any], on_path: list[str], ids: list[str], n: int
+) -> dict[str, Any]:
+    """One of oh-my-pi's own entries (``generated_tree(omp=True)``)."""
+    roll = rng.random()
+    if roll < 0.3 and on_path:
+        remote = {"provider": "openai", "replacementHistory": [{"type": "message"}]}
+        record = {**base, "type": "compaction", "summary": f"remote {n}", "tokensBefore": n,
+                  "firstKeptEntryId": rng.choice(on_path[-12:]),
+                  "preserveData": {"openaiRemoteCompaction": remote}}  # fmt: skip
+        choice = rng.random()
+        if choice < 0.6:
+            record["providerReplayThroughEntryId"] = rng.choice(on_path[-12:])
+        elif choice < 0.75:
+            record["providerReplayThroughEntryId"] = rng.choice(ids)
+        return record
+    if roll < 0.45:
+        return {**base, "type": "reset_boundary"}
+    if roll < 0.65:
+        return {**base, "type": "mode_change", "mode": rng.choice(["plan", "none", "vibe"])}
+    role = rng.choice([None, "default", "smol", "slow", ""])
+    record = {**base, "type": "model_change", "model": rng.choice([f"p/m{n}", ""])}
+    if role is not None:
+        record["role"] = role
+    return record
+
+
+def reference_context_omp(session: Any, leaf: int) -> dict[str, Any]:
+    """oh-my-pi's buildSessionContext read forward over the whole path (its model context:
+    the emitted entries before dangling calls and failed turns are stripped, and settings)."""
+    path = [session.entries[index] for index in session.path_to(leaf)]
+    thinking: Any = "off"
+    models: dict[str, str] = {}
+    explicit = False
+    mode = "none"
+    compaction = reset = -1
+    for position, entry in enumerate(path):
+        data = entry.data
+        if entry.type == "thinking_level_change":
+            level = data.get("thinkingLevel")
+            thinking = level if level is not None else "off"
+        elif entry.type == "model_change" and data.get("model"):
+            role = str(data.get("role") or "default")
+            models[role] = str(data["model"])
+            explicit = explicit or role == "default"
+        elif entry.type == "message" and entry.role == "assistant" and not explicit:
+            message = entry.message or {}
+            models["default"] = f"{message.get('provider')}/{message.get('model')}".replace(
+                "None", "undefined"
+            )
+        elif entry.type == "compaction":
+            compaction = position
+        elif entry.type == "mode_change":
+            mode = str(data.get("mode"))
+        elif entry.type == "reset_boundary":
+            reset = position
+    emitted: list[int] = []
+    summary = None
+    warned = False
+    if reset >= 0 and reset > compaction:
+        emitted = [entry.index for entry in path[reset + 1 :]]
+    elif compaction >= 0:
+        data = path[compaction].data
+        summary = path[compaction].index
+        remote = omp_remote_payload(data) is not None
+        if not remote:
+            first_kept = data.get("firstKeptEntryId")
+            start = next((p for p in range(compaction) if path[p].id == first_kept), None)
+            warned = start is None
+            if start is not None:
+                emitted = [entry.index for entry in path[start:compaction]]
+        elif data.get("providerReplayThroughEntryId"):
+            through = data.get("providerReplayThroughEntryId")
+            start = next((p for p in range(compaction) if path[p].id == through), None)
+            if start is not None:
+                emitted = [entry.index for entry in path[start + 1 : compaction]]
+        emitted += [entry.index for entry in path[compaction + 1 :]]
+    else:
+        emitted = [entry.index for entry in path]
+    default = models.get("default")
+    return {
+        "summary": summary,
+        "emitted": emitted,
+        "thinking": thinking,
+        "models": models,
+        "mode": mode,
+        "model": None if default is None else dict(
+            zip(("provider", "modelId"), default.split("/", 1) + [""] * ("/" not in default),
+                strict=True)),
+        "warned": warned,
+    }  # fmt: skip
+
+
+def walked_context_omp(session: Any, leaf: int) -> dict[str, Any]:
+    ctx, compaction, shown = _omp_shape(session, leaf)
+    return {
+        "summary": compaction.index if compaction is not None else None,
+        "emitted": shown,
+        "thinking": ctx.thinking_level,
+        "models": ctx.models,
+        "mode": ctx.mode,
+        "model": ctx.model,
+        "warned": bool(ctx.warnings),
+    }
+
+
+def assert_omp_context_is_the_whole_path_reading(session: Any, leaf: int) -> None:
+    """The walk emits what the forward reading does, and the context built from it (what the
+    model gets, after oh-my-pi strips dangling calls and failed turns) is the same."""
+    expected = reference_context_omp(session, leaf)
+    assert walked_context_omp(session, leaf) == expected, leaf
+    items: list[Any] = []
+    for index in expected["emitted"]:
+        _omp_append(items, session.entries[index])
+    stripped = _strip_failed_omp(_strip_dangling_calls(items))
+    built = build_context(session, leaf, rules="omp")
+    assert context_model(session, leaf, rules="omp") == expected["model"], leaf
+    offset = 0 if expected["summary"] is None else 1
+    assert [(item.entry_index, item.role, item.message) for item in built.items[offset:]] == [
+        (item.entry_index, item.role, item.message) for item in stripped
+    ], leaf
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_context_equals_the_whole_path_reading_on_generated_trees(
     seed: int, tmp_path: Path
@@ -216,7 +351,31 @@ def test_context_equals_the_whole_path_reading_on_generated_trees(
         on_path = set(session.path_to(leaf))
         several += sum(1 for index in compactions if index in on_path) >= 2
         assert_figures_agree(session, leaf)
+        assert_omp_context_is_the_whole_path_reading(session, leaf)
     assert several > 50  # many leaves see more than one compaction on their path
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_omp_context_equals_the_whole_path_reading_on_generated_trees(
+    seed: int, tmp_path: Path
+) -> None:
+    """oh-my-pi's rules on trees with its own entries: resets newer and older than the latest
+    compaction, remote compactions with a replay id on the path, off it or none, roles."""
+    path = tmp_path / f"omp-tree-{seed}.jsonl"
+    records = generated_tree(seed, omp=True)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    session = load_session(path)
+    kinds = {entry.type for entry in session.entries}
+    assert {"reset_boundary", "mode_change", "model_change", "compaction"} <= kinds
+    shapes = set()
+    roles = 0
+    for leaf in range(len(session.entries)):
+        assert_omp_context_is_the_whole_path_reading(session, leaf)
+        ctx, compaction, _ = _omp_shape(session, leaf)
+        if compaction is not None:
+            shapes.add("remote" if omp_remote_payload(compaction.data) else "local")
+        roles = max(roles, len(ctx.models))
+    assert shapes == {"remote", "local"} and roles >= 2
 
 
 class CountingEntries(list):  # type: ignore[type-arg]
@@ -270,7 +429,8 @@ def linear_session(path: Path, body: int, *, thinking_in_tail: bool) -> Path:
 
 def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     """With the settings decided after the compaction, nothing before its kept part is read:
-    the cost follows the context (12 entries), not the path (2,000)."""
+    the cost follows the context (12 entries), not the path (2,000). oh-my-pi's rules read the
+    setting changes above it too (any of them may set a role's model), nothing else."""
     session = load_session(linear_session(tmp_path / "s.jsonl", 2000, thinking_in_tail=True))
     first_kept = session.index_of("n1990")
     assert first_kept is not None
@@ -283,6 +443,62 @@ def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     counting.read.clear()
     context_tokens_at(session, session.leaf, PI)
     assert min(counting.read) == first_kept
+    counting.read.clear()
+    omp = build_context(session, session.leaf, rules="omp")
+    assert (omp.thinking_level, omp.models) == ("high", {"default": "p/tail-model"})
+    assert [item.entry_index for item in omp.items[1:]][:1] == [first_kept]
+    settings = {session.index_of("t0"), session.index_of("m0")}  # the setting changes above
+    assert counting.read - settings == set(range(first_kept, len(session.entries)))
+    counting.read.clear()  # the model alone (the window at load): the settings only
+    assert context_model(session, session.leaf, rules="omp") == omp.model
+    assert counting.read == settings | {session.index_of("t1"), session.leaf}
+
+
+class WatchedEntry:
+    """An entry that notes when its record is read (``data`` or ``message``)."""
+
+    def __init__(self, entry: Any, reads: set[int]) -> None:
+        self._entry, self._reads = entry, reads
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("data", "data_once", "message"):
+            self._reads.add(self._entry.index)
+        return getattr(self._entry, name)
+
+
+def test_the_usage_figure_reads_no_record_before_the_usage(tmp_path: Path) -> None:
+    """The context tokens at a leaf measure what follows the last usage; the messages before
+    it (bash runs here) are only counted, their records never read."""
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"},
+    ]  # fmt: skip
+    parent = None
+    for n in range(6):
+        message = {"role": "bashExecution", "command": f"ls {n}", "output": "x" * 400,
+                   "exitCode": 0, "excludeFromContext": n % 2 == 0}  # fmt: skip
+        records.append({"type": "message", "id": f"b{n}", "parentId": parent,
+                        "timestamp": "2026-01-01T00:00:01Z", "message": message})  # fmt: skip
+        parent = f"b{n}"
+    usage = {"input": 900, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 910}
+    records.append({"type": "message", "id": "a", "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:02Z",
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                "provider": "p", "model": "m", "stopReason": "stop",
+                                "usage": usage}})  # fmt: skip
+    records.append({"type": "message", "id": "u", "parentId": "a",
+                    "timestamp": "2026-01-01T00:00:03Z",
+                    "message": {"role": "user", "content": "and now?"}})  # fmt: skip
+    path = tmp_path / "bash.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    session = load_session(path)
+    expected = estimate_context_tokens(build_context(session, session.leaf), PI, local=False)
+    reads: set[int] = set()
+    session.entries = [WatchedEntry(entry, reads) for entry in session.entries]
+    figure = context_tokens_at(session, session.leaf, PI)
+    assert figure == expected
+    assert (figure.usage_tokens, figure.last_usage_index) == (910, 6)
+    assert reads == {session.index_of("a"), session.index_of("u")}
 
 
 def test_a_thinking_level_set_at_the_start_is_found_without_the_path(tmp_path: Path) -> None:

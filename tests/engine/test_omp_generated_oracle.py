@@ -18,8 +18,10 @@ diffed by ``omp_golden.compare`` on:
 * the hostile-file corpus (``tests/fixtures/bad``) where oh-my-pi opens and numbers a file as we
   do (the files it refuses or numbers otherwise are listed with the reason).
 
-And ``lint``'s omp-rewrite warning is checked against oh-my-pi itself appending one entry to a
-copy (``omp_append_probe.ts``): a plain append, or the whole file written anew.
+``compact --rules omp`` writes the cut, ``tokensBefore`` and file lists oh-my-pi's own
+``prepareCompaction`` prepares. And ``lint``'s omp-rewrite warning is checked against oh-my-pi
+itself appending one entry to a copy (``omp_append_probe.ts``): a plain append, or the whole
+file written anew.
 
 Skips with the reason when Bun or the installed reference is missing (``.ci/run`` installs it).
 """
@@ -241,3 +243,24 @@ def test_lint_predicts_whether_oh_my_pis_next_append_rewrites_the_file(
     assert done.returncode == 0, done.stderr[-2000:]
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["rewritten"] is predicted, outcome
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4])
+def test_compact_writes_the_cut_oh_my_pi_prepares(seed: int, tmp_path: Path) -> None:
+    """``compact --rules omp`` appends the compaction oh-my-pi's ``prepareCompaction`` would
+    prepare at the same keep-recent: its first kept entry, ``tokensBefore`` and the file lists
+    of its ``details``."""
+    path = random_session(tmp_path / f"random-{seed}.jsonl", seed)
+    golden = omp_golden(path)
+    row = next(row for row in golden["cutPoints"] if row["keepRecentTokens"] == 1000)
+    assert row["prepared"], row
+    offline = ("--provider", "offline", "--keep-recent", "1000")
+    _run("compact", str(path), "--rules", "omp", "--yes", "--quiet-window", "0", *offline)
+    written = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    assert written["type"] == "compaction"
+    assert written["firstKeptEntryId"] == row["firstKeptEntryId"]
+    assert written["tokensBefore"] == row["tokensBefore"]
+    assert written["details"] == {
+        "readFiles": row["fileOps"]["readFiles"],
+        "modifiedFiles": row["fileOps"]["modifiedFiles"],
+    }

@@ -6,6 +6,10 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
+from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
+from tui_compactor.session.session import pause_gc, resume_gc
 from tui_compactor.ui import collector
 
 
@@ -82,3 +86,38 @@ def test_a_deep_collection_runs_only_when_frozen_objects_outlive_their_reference
         assert held[0].partner is held[0]
     finally:
         collector.uninstall()
+
+
+def test_overlapping_pauses_keep_the_collector_off_until_the_last_one_ends() -> None:
+    """The start-up hold, the indexer and an outline build pause the collector in turns that
+    overlap (across threads): the first to end must not turn it back on under the others."""
+    assert gc.isenabled()
+    try:
+        collector.hold_for_start_up()
+        pause_gc()  # the indexer starts while the first screen is built
+        collector.release_start_up()  # the first screen is up; the index still runs
+        assert not gc.isenabled()
+        collector.release_start_up()  # a second release changes nothing
+        assert not gc.isenabled()
+        resume_gc()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0, "what the pauses built is out of the collector's reach"
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+@pytest.mark.asyncio
+async def test_the_app_releases_the_start_up_hold_once_its_first_screen_is_drawn() -> None:
+    collector.hold_for_start_up()  # as ``tui-compactor open`` does before importing the app
+    assert not gc.isenabled()
+    try:
+        app = make_app(TREE_COMPACTED)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.state.first_screen.is_set()
+            assert gc.isenabled()
+    finally:
+        collector.release_start_up()
+        gc.unfreeze()
+    assert gc.isenabled()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Static
+from textual.widgets._toast import Toast
 
 from tests.ui.app_helpers import TREE_COMPACTED, make_app, settle
+from tui_compactor.commands.demo import copy_sample, demo_config
 from tui_compactor.engine.estimates import disagreement
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.gauge import ContextGauge
@@ -104,6 +107,47 @@ async def test_help_lists_every_mode_with_readable_keys_and_an_intact_header() -
         for section in ("Search box", "Plan budget inputs", "Dialogs", "Compaction review"):
             assert section in text
         assert "navigate.summarize" in text  # the navigation dialog's own keys
+
+
+@pytest.mark.asyncio
+async def test_help_at_80x24_is_not_covered_by_notifications() -> None:
+    """A notification on screen when help opens does not cover the keys; it is still the app's
+    and shows again when help closes."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        app.notify("a long notification " * 12, timeout=60)
+        await pilot.pause(0.2)
+        assert any(toast.region.area for toast in app.screen.query(Toast))
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HelpScreen)
+        assert not any(toast.region.area for toast in app.screen.query(Toast))
+        table = app.screen.query_one("#help-table")
+        assert all(app.screen.get_widget_at(x, 15)[0] is table for x in range(4, 74))
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        assert any(toast.region.area for toast in app.screen.query(Toast))
+
+
+@pytest.mark.asyncio
+async def test_the_demo_says_what_holds_in_the_demo(tmp_path: Path) -> None:
+    """The demo reads no config file: ``R`` and the help say so instead of offering one."""
+    app = make_app(copy_sample(tmp_path), config=demo_config())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        said = next(n.message for n in app._notifications if "nothing to compare" in n.message)
+        assert "The demo runs the offline summarizer only and reads no config file" in said
+        assert "Add a profile" not in said and "[profiles.local]" not in said
+        await pilot.press("question_mark")
+        await pilot.pause()
+        notes = [str(widget.render()) for widget in app.screen.query(Static)]
+        assert any("The demo reads no config file" in note for note in notes)
+        assert not any("Change keys in config.toml" in note for note in notes)
 
 
 def _table_text(table: Any) -> str:

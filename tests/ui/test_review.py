@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button
-from textual.widgets._footer import FooterKey
 
 from tests.summarize.helpers import plan_for, split_turn_session
 from tests.support.llm_server import LLMServer
@@ -31,6 +30,7 @@ from tui_compactor.summarize.compaction import CompactionJob
 from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.ui.screens.confirm import ConfirmDialog
 from tui_compactor.ui.widgets.compaction import CompactionPanel
+from tui_compactor.ui.widgets.footer import FooterItem, StateFooter
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -41,14 +41,10 @@ def notes(app: Any) -> list[str]:
     return [str(notification.message) for notification in app._notifications]
 
 
-def footer_keys(app: Any) -> dict[str, FooterKey]:
+def footer_keys(app: Any) -> dict[str, FooterItem]:
     """Footer keys that are fully on screen, by description."""
-    width = app.size.width
-    return {
-        key.description: key
-        for key in app.screen.query(FooterKey)
-        if key.region.width and key.region.right <= width
-    }
+    footer = app.screen.query_one(StateFooter)
+    return {item.description: item for item in footer.items if item.end <= footer.size.width}
 
 
 def header(panel: CompactionPanel) -> str:
@@ -74,6 +70,8 @@ async def test_review_keys_work_from_the_tree_and_the_footer_shows_them(tmp_path
         cursor = tree.cursor
         keys = footer_keys(app)
         assert {"Accept", "Discard", "Regenerate", "Keep missing"} <= set(keys)
+        cancel = panel.query_one("#compaction-cancel", Button)
+        assert not cancel.display and "Cancel" not in keys  # nothing left to cancel
         await pilot.press("g")  # regenerate, not "first row of the tree"
         await settle(pilot)
         assert panel.candidates[0].state.runs == 2
@@ -165,6 +163,7 @@ async def test_accept_while_streaming_says_why_and_quit_asks_first(
             await pilot.pause()
             panel = app.query_one(CompactionPanel)
             assert panel.running
+            assert panel.query_one("#compaction-cancel", Button).display
             await pilot.press("a")
             await pilot.pause()
             assert any("still streaming" in note for note in notes(app))

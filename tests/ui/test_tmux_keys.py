@@ -98,3 +98,19 @@ def test_rules_switched_with_the_plan_shown_cut_where_plan_cuts_under_file_and_v
     app.send("o")
     back = app.wait_for_text(f"cut before #{pi_cut} ")
     assert "pi rules (app)" in back.splitlines()[0]
+
+
+def test_at_80_columns_the_header_keeps_the_rules_and_their_source(
+    tmux_app: Callable[..., TmuxApp],  # noqa: F811
+    session: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long session name gives way (shortened with an ellipsis, or left out) to what the user
+    needs to read: which rules plan it and why (and running jobs, a pending reload); made wide
+    again the whole name is back."""
+    monkeypatch.setenv("TUI_COMPACTOR_RULES", "omp")
+    app = tmux_app([str(session)], (80, 24))
+    top = app.wait_for(lambda s: "entries" in s.splitlines()[0] and "q Quit" in s, "the tree")
+    assert "omp rules (TUI_COMPACTOR_RULES)" in top.splitlines()[0], top.splitlines()[0]
+    app.resize(200, 24)
+    app.wait_for(lambda s: "“weather-cli: caching layer”" in s.splitlines()[0], "the whole name")

@@ -63,7 +63,7 @@ def _row(
     return row
 
 
-class _ContextWalk:
+class ContextRows:
     """The context at a leaf as ``context`` prints it: the rows of ``workbench.views.ContextWalk``
     (the gauge's walk) made as they are consumed, with the messages sent counted."""
 
@@ -117,7 +117,7 @@ class _ContextWalk:
 
 def context_json(session: Any, leaf: int, counter: Any, rules: str) -> dict[str, Any]:
     """The context at ``leaf`` as a JSON-ready object."""
-    walk = _ContextWalk(session, leaf, counter, rules)
+    walk = ContextRows(session, leaf, counter, rules)
     items = [row for _, row in walk.rows()]
     return walk.json(items)
 
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         from tui_compactor.commands.analysis import run_breakdown
 
         return run_breakdown(args, session, leaf, settings)
-    walk = _ContextWalk(session, leaf, counter, settings.rules)
+    walk = ContextRows(session, leaf, counter, settings.rules)
     if args.json:
         import tempfile
 

@@ -32,11 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def demo_config() -> Any:
     """The demo's configuration: the offline summarizer only, whatever the user's config says
-    (also what ``scripts/screenshots.py`` runs the app with)."""
+    (also what ``scripts/screenshots.py`` runs the app with). It is ``fixed``: the app's hints
+    say what holds in the demo instead of pointing at a config file it does not read."""
     from tui_compactor.config import OFFLINE_PROFILE, Config
 
-    return Config(profiles={"offline": OFFLINE_PROFILE}, default_profile="offline",
-                  compaction_profile="offline", source=None)
+    config = Config(profiles={"offline": OFFLINE_PROFILE}, default_profile="offline",
+                    compaction_profile="offline", source=None)
+    return config.as_fixed()
 
 
 def copy_sample(directory: Path) -> Path:

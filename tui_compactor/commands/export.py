@@ -63,7 +63,7 @@ def _message_markdown(message: dict[str, Any]) -> str:
 
 
 def to_markdown(session: Any, data: dict[str, Any], messages: list[dict[str, Any]]) -> str:
-    """Markdown for a ``context_json`` object and its messages."""
+    """Markdown for a ``context --json`` object and its messages."""
     model = data["model"] or {}
     lines = [
         f"# Context at `{data['leafId']}`",
@@ -88,15 +88,16 @@ def to_markdown(session: Any, data: dict[str, Any], messages: list[dict[str, Any
 
 def run(args: argparse.Namespace) -> int:
     """Write the export."""
-    from tui_compactor.commands.context import context_json
-    from tui_compactor.engine.context import build_context
+    from tui_compactor.commands.context import ContextRows
 
     try:
         settings, session, leaf = common.load_at_leaf(args, writes=False)
     except common.CommandError as error:
         return common.fail(error)
-    data = context_json(session, leaf, settings.counter(), settings.rules)
-    messages = build_context(session, leaf, rules=settings.rules).messages
+    walk = ContextRows(session, leaf, settings.counter(), settings.rules)
+    pairs = list(walk.rows())
+    data = walk.json([row for _, row in pairs])
+    messages = [item.message for item, _ in pairs]
     if args.format == "json":
         for row, message in zip(data["items"], messages, strict=True):
             row["message"] = message

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"tui-compactor: {session_path}: no such file or directory", file=sys.stderr)
         return EXIT_USAGE
 
+    from tui_compactor.ui import collector
+
+    collector.hold_for_start_up()  # the app releases it once its first screen is drawn
     from tui_compactor.ui.app import CompactorApp
 
     app = CompactorApp(

@@ -1,7 +1,9 @@
 """What the model sees at a node: ``buildSessionContext`` for any leaf, and its token count.
 
-The path root..leaf is walked once. The **latest** compaction on it wins: its summary comes
-first, then the entries from its ``firstKeptEntryId`` up to the compaction (nothing, with a
+The reference reads the whole path root..leaf; only its tail decides, so it is walked from the
+leaf up to where the context starts, and the settings above that are read from the setting
+changes alone (``_pi_shape``, ``_omp_shape``). The **latest** compaction on it wins: its summary
+comes first, then the entries from its ``firstKeptEntryId`` up to the compaction (nothing, with a
 warning, when that id is not found before it), then everything after it. ``message`` entries,
 ``custom_message`` entries and ``branch_summary`` entries with a non-empty summary contribute;
 bash executions excluded from context stay in the list (marked ``excluded``) and are dropped
@@ -24,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from tui_compactor.engine.messages import CallIds, LazyMessage
 from tui_compactor.engine.methods import remote_info
@@ -54,6 +56,8 @@ __all__ = [
     "estimate_context_tokens_omp",
     "is_empty_error_turn",
 ]
+
+_T = TypeVar("_T")
 
 
 class ContextItem(LazyMessage):
@@ -249,16 +253,30 @@ def _pi_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]:
         walked.reverse()
         return ctx, None, walked
     ctx.compaction_index = compaction.index
-    if kept_found:
-        kept = walked[::-1]
-        del kept[len(walked) - 1 - compaction_at]
-    else:
-        ctx.warnings.append(
-            f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
-            "before it; nothing before the compaction is kept"
-        )
-        kept = walked[compaction_at - 1 :: -1] if compaction_at else []
-    return ctx, compaction, kept
+    if not kept_found:
+        _warn_kept_missing(ctx, compaction, first_kept)
+    return ctx, compaction, _kept_indices(walked, compaction_at, kept_found)
+
+
+def _kept_indices(
+    walked: list[int], compaction_at: int, found: bool, *, after_start: bool = False
+) -> list[int]:
+    """The entries a context keeps around its compaction, in path order, from a walk up the
+    path (leaf first) that met the compaction at ``compaction_at`` and stopped at the entry its
+    kept part starts at (``found``; ``after_start``: the part starts after that entry). Not
+    found: only the entries after the compaction."""
+    if not found:
+        return walked[compaction_at - 1 :: -1] if compaction_at else []
+    kept = walked[-2::-1] if after_start else walked[::-1]
+    del kept[len(kept) - 1 - compaction_at]
+    return kept
+
+
+def _warn_kept_missing(ctx: SessionContext, compaction: Any, first_kept: Any) -> None:
+    ctx.warnings.append(
+        f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the path "
+        "before it; nothing before the compaction is kept"
+    )
 
 
 class _PiSettings:
@@ -301,26 +319,47 @@ class _PiSettings:
     def walk_up(self, session: Any, node: int | None, *, model_only: bool = False) -> None:
         """Read ``node`` and its ancestors until the settings (or only the model) are known.
         Once the model is known, only setting changes are read (``Session.setting_above``)."""
-        entries = session.entries
-        while node is not None and not (self.model if model_only else self.known):
-            if self.model:
-                node = session.setting_above(node)
-                if node is None:
-                    return
-            entry = entries[node]
-            self.see(entry)
-            node = entry.parent
+        _read_up(
+            session,
+            node,
+            self.see,
+            stepwise=lambda: not self.model,
+            done=(lambda: self.model) if model_only else (lambda: self.known),
+        )
+
+
+def _read_up(
+    session: Any,
+    node: int | None,
+    see: Callable[[Any], None],
+    *,
+    stepwise: Callable[[], bool],
+    done: Callable[[], bool] = lambda: False,
+) -> None:
+    """Show ``see`` the entry ``node`` and its ancestors, nearest first, until ``done()`` or
+    the root: every entry while ``stepwise()``, then only the setting changes
+    (``Session.setting_above``), which alone can change a setting found by then."""
+    entries = session.entries
+    while node is not None and not done():
+        if not stepwise():
+            node = session.setting_above(node)
+            if node is None:
+                return
+        entry = entries[node]
+        see(entry)
+        node = entry.parent
 
 
 def context_model(session: Any, leaf: int | None, *, rules: str = "pi") -> dict[str, Any] | None:
-    """``build_context(...).model`` without building the context (pi rules: read from the leaf
-    up to the newest model change or assistant message)."""
+    """``build_context(...).model`` without building the context: only the settings are read
+    from the leaf up (pi rules: up to the newest model change or assistant message)."""
     if leaf is None:
         return None
-    if rules == "omp":
-        return _build_context_omp(session, leaf).model
     ctx = SessionContext(leaf=leaf)
-    _PiSettings(ctx).walk_up(session, leaf, model_only=True)
+    if rules == "omp":
+        _OmpSettings(ctx, session).walk_up(leaf)
+    else:
+        _PiSettings(ctx).walk_up(session, leaf, model_only=True)
     return ctx.model
 
 
@@ -390,46 +429,12 @@ def _omp_append(items: list[ContextItem], entry: Any) -> None:
 
 def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     """oh-my-pi 18.2.3's ``buildSessionContext`` (model context, not the display transcript)."""
-    path = session.path_to(leaf_index)
-    ctx = SessionContext(leaf=leaf_index, rules="omp")
+    ctx, compaction, shown = _omp_shape(session, leaf_index)
     entries = session.entries
-    nodes = [entries[index] for index in path]
-    compaction_pos = reset_pos = -1
-    explicit_default = False
-    for position, entry in enumerate(nodes):
-        kind = entry.type
-        if kind == "thinking_level_change":
-            level = entry.data.get("thinkingLevel")
-            ctx.thinking_level = level if level is not None else "off"
-        elif kind == "model_change":
-            data = entry.data
-            model = data.get("model")
-            if model:
-                role = data.get("role") or "default"
-                ctx.models[str(role)] = str(model)
-                explicit_default = explicit_default or role == "default"
-        elif kind == "message" and entry.role == "assistant":
-            if not explicit_default:
-                message = entry.message or {}
-                ctx.models["default"] = (
-                    f"{_js(message.get('provider'))}/{_js(message.get('model'))}"
-                )
-        elif kind == "compaction":
-            compaction_pos = position
-        elif kind == "mode_change":
-            ctx.mode = str(entry.data.get("mode"))
-        elif kind == "reset_boundary":
-            reset_pos = position
     items: list[ContextItem] = []
-    if reset_pos >= 0 and reset_pos > compaction_pos:
-        for entry in nodes[reset_pos + 1 :]:
-            _omp_append(items, entry)
-    elif compaction_pos >= 0:
-        compaction = nodes[compaction_pos]
+    if compaction is not None:
         data = compaction.data
-        ctx.compaction_index = compaction.index
-        remote = omp_remote_payload(data)
-        payload = "openaiResponsesHistory" if remote else None
+        payload = "openaiResponsesHistory" if omp_remote_payload(data) else None
         if payload is None and _anthropic_payload(data):
             payload = "anthropicCompaction"
         summary = omp_compaction_message(data, provider_payload=payload)
@@ -438,37 +443,120 @@ def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
                 "compactionSummary", compaction.index, "compaction", summary, entry=compaction
             )
         )
-        if not remote:
-            first_kept = data.get("firstKeptEntryId")
-            kept_from = next(
-                (pos for pos in range(compaction_pos) if nodes[pos].id == first_kept), -1
-            )
-            if kept_from < 0:
-                ctx.warnings.append(
-                    f"compaction {compaction.id}: firstKeptEntryId {first_kept!r} is not on the "
-                    "path before it; nothing before the compaction is kept"
-                )
-            else:
-                for entry in nodes[kept_from:compaction_pos]:
-                    _omp_append(items, entry)
-        elif data.get("providerReplayThroughEntryId"):
-            through = data.get("providerReplayThroughEntryId")
-            for pos in range(compaction_pos):
-                if nodes[pos].id == through:
-                    for entry in nodes[pos + 1 : compaction_pos]:
-                        _omp_append(items, entry)
-                    break
-        for entry in nodes[compaction_pos + 1 :]:
-            _omp_append(items, entry)
-    else:
-        for entry in nodes:
-            _omp_append(items, entry)
+    for index in shown:
+        _omp_append(items, entries[index])
     ctx.items = _strip_failed_omp(_strip_dangling_calls(items))
-    default = ctx.models.get("default")
-    if default is not None:
-        provider, _, model_id = default.partition("/")
-        ctx.model = {"provider": provider, "modelId": model_id}
     return ctx
+
+
+def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]:
+    """The context at ``leaf`` under oh-my-pi's rules, before its items are made: the settings,
+    the compaction whose summary leads (or None), and the path entries after it, in path order.
+
+    oh-my-pi reads the whole path root..leaf, but like pi's only its tail decides what is sent:
+    a ``reset_boundary`` newer than the latest compaction (the entries after it), else the
+    latest compaction and the entries from its ``firstKeptEntryId`` on (a remote compaction:
+    those after its ``providerReplayThroughEntryId``, or none), and the settings. So the path
+    is walked up from the leaf until that start; the settings above it are read from the
+    setting changes alone (``Session.setting_above``) once an assistant turn has been seen.
+    """
+    entries = session.entries
+    ctx = SessionContext(leaf=leaf, rules="omp")
+    settings = _OmpSettings(ctx, session)
+    walked: list[int] = []  # leaf first
+    compaction: Any = None
+    compaction_at = -1  # position of the compaction in ``walked``
+    start: Any = None  # id of the entry the kept part starts at (or after, when remote)
+    remote = found = False
+    node: int | None = leaf
+    while node is not None:
+        entry = entries[node]
+        settings.see(entry)
+        walked.append(node)
+        node = entry.parent
+        if compaction is None:
+            if entry.type == "reset_boundary":
+                # Newer than any compaction: only what follows it is sent.
+                settings.walk_up(node)
+                walked.pop()
+                walked.reverse()
+                return ctx, None, walked
+            if entry.type == "compaction":
+                compaction, compaction_at = entry, len(walked) - 1
+                data = entry.data
+                remote = omp_remote_payload(data) is not None
+                start = data.get("providerReplayThroughEntryId") if remote else (
+                    data.get("firstKeptEntryId")
+                )
+                if remote and not start:
+                    break  # the provider's payload replaces every kept message
+        elif entry.id == start:
+            found = True
+            break
+    settings.walk_up(node)
+    if compaction is None:
+        walked.reverse()
+        return ctx, None, walked
+    ctx.compaction_index = compaction.index
+    if not found and not remote:
+        _warn_kept_missing(ctx, compaction, start)
+    return ctx, compaction, _kept_indices(walked, compaction_at, found, after_start=remote)
+
+
+class _OmpSettings:
+    """oh-my-pi's settings at a leaf, read from the leaf up: the thinking level of the newest
+    ``thinking_level_change`` (``"off"`` without a level), the newest model per role of the
+    ``model_change`` entries, the default one from the newest assistant turn unless a
+    ``model_change`` sets it, and the mode of the newest ``mode_change``."""
+
+    __slots__ = ("ctx", "session", "thinking", "mode", "assistant")
+
+    def __init__(self, ctx: SessionContext, session: Any) -> None:
+        self.ctx = ctx
+        self.session = session
+        self.thinking = False
+        self.mode = False
+        self.assistant: str | None = None
+        """``provider/model`` of the newest assistant turn, once seen."""
+
+    def see(self, entry: Any) -> None:
+        """The next entry up the path."""
+        kind = entry.type
+        ctx = self.ctx
+        if kind == "message":
+            if self.assistant is None and entry.role == "assistant":
+                message = entry.message or {}
+                self.assistant = f"{_js(message.get('provider'))}/{_js(message.get('model'))}"
+        elif kind == "thinking_level_change":
+            if not self.thinking:
+                self.thinking = True
+                level = entry.data.get("thinkingLevel")
+                ctx.thinking_level = level if level is not None else "off"
+        elif kind == "model_change":
+            data = entry.data
+            model = data.get("model")
+            if model:
+                role = str(data.get("role") or "default")
+                ctx.models.setdefault(role, str(model))
+        elif kind == "mode_change" and not self.mode:
+            self.mode = True
+            ctx.mode = str(entry.data.get("mode"))
+
+    def walk_up(self, node: int | None) -> None:
+        """Read ``node`` and its ancestors to the root, then settle the models. Every model
+        change counts (any role, and an explicit default anywhere beats the assistant turns),
+        so the walk goes to the root: entry by entry until an assistant turn is seen, then from
+        setting change to setting change."""
+        _read_up(self.session, node, self.see, stepwise=lambda: self.assistant is None)
+        ctx = self.ctx
+        default = ctx.models.pop("default", None) or self.assistant
+        # Found newest first; listed as a forward reading mostly lists them: the default (set
+        # first in a session) first, then the other roles oldest first.
+        roles = list(ctx.models.items())[::-1]
+        ctx.models = dict([("default", default), *roles] if default is not None else roles)
+        if default is not None:
+            provider, _, model_id = default.partition("/")
+            ctx.model = {"provider": provider, "modelId": model_id}
 
 
 def item_llm_messages(item: ContextItem, rules: str = "pi") -> list[dict[str, Any]]:
@@ -630,26 +718,34 @@ def context_tokens_at(
     _, compaction, kept = _pi_shape(session, leaf_index)
     entries = session.entries
 
-    def backwards() -> Iterator[ContextItem]:
+    def backwards() -> Iterator[int]:
+        # Entry indices of the context's items, newest first: an item needs only its entry's
+        # usage and cached count here, so none is made (a bash run's record is never read).
         for index in reversed(kept):
-            item = _item(entries[index], index)
-            if item is not None:
-                yield item
+            if _contributes(entries[index]):
+                yield index
         if compaction is not None:
-            yield ContextItem("compactionSummary", compaction.index, "compaction", entry=compaction)
+            yield compaction.index
 
-    return _tokens_backwards(backwards(), lambda item: cache.message_tokens(item.entry_index))
+    def usage(index: int) -> dict[str, Any] | None:
+        entry = entries[index]
+        if entry.type != "message" or entry.role != "assistant":
+            return None
+        return _valid_usage(entry.message)
+
+    return _tokens_backwards(backwards(), usage, cache.message_tokens)
 
 
 def _tokens_backwards(
-    items: Iterator[ContextItem], count: Callable[[ContextItem], int]
+    items: Iterator[_T], usage_of: Callable[[_T], dict[str, Any] | None], count: Callable[[_T], int]
 ) -> ContextTokens:
     """pi's ``estimateContextTokens`` over a context's items given newest first: the last valid
-    usage plus ``count`` of the items after it; every item counted when there is no usage.
-    The items before the usage are only counted (for ``last_usage_index``), never measured."""
+    usage (``usage_of``) plus ``count`` of the items after it; every item counted when there is
+    no usage. The items before the usage are only counted (for ``last_usage_index``), never
+    measured."""
     trailing = 0
     for item in items:
-        usage = _item_usage(item)
+        usage = usage_of(item)
         if usage is not None:
             before = sum(1 for _ in items)
             used = usage_tokens(usage)
@@ -761,7 +857,7 @@ def estimate_context_tokens(
             return cache.message_tokens(item.entry_index)
         return counter.count_message(item.message)
 
-    tokens = _tokens_backwards(reversed(items), count)
+    tokens = _tokens_backwards(reversed(items), _item_usage, count)
     if local and tokens.local_estimate is None:
         everything = sum(count(item) for item in items)
         tokens = ContextTokens(

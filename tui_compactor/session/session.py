@@ -34,16 +34,53 @@ from tui_compactor.session.model import (
     Verdict,
 )
 
-__all__ = ["ChildLists", "Session", "Refresh", "SETTING_TYPES", "timestamp_key", "gc_paused"]
+__all__ = ["ChildLists", "Session", "Refresh", "SETTING_TYPES", "timestamp_key", "gc_paused",
+           "pause_gc", "resume_gc"]
 
-SETTING_TYPES = frozenset({"thinking_level_change", "model_change"})
-"""Entry types that change the model or thinking level of everything below them
-(``Session.setting_above`` finds the nearest one)."""
+SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "mode_change"})
+"""Entry types that change the model, the thinking level or (oh-my-pi) the mode of everything
+below them (``Session.setting_above`` finds the nearest one)."""
+
+
+_gc_pause_lock = threading.Lock()
+_gc_pauses = 0
+"""Pauses of the cyclic collector in force (``pause_gc``); it runs again when the last ends."""
+_gc_resume = False
+"""Whether the collector was running when the first pause in force began."""
+
+
+def pause_gc() -> None:
+    """Pause the cyclic garbage collector until the matching ``resume_gc``.
+
+    Pauses nest and may overlap across threads (the app's start-up, the indexer, an outline
+    build): the collector runs again only when the last one ends, and only if it ran before
+    the first began.
+    """
+    global _gc_pauses, _gc_resume
+    with _gc_pause_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+
+
+def resume_gc() -> None:
+    """End one ``pause_gc``. When the last pause ends, everything alive is moved out of the
+    collector's reach (``gc.freeze``) and the collector runs again: what was built meanwhile
+    is long-lived, and a full collection would otherwise scan all of it."""
+    global _gc_pauses
+    with _gc_pause_lock:
+        if _gc_pauses == 0:
+            return
+        _gc_pauses -= 1
+        if _gc_pauses == 0 and _gc_resume:
+            gc.freeze()
+            gc.enable()
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many objects.
+    """Pause the cyclic garbage collector while building many objects (``pause_gc``).
 
     Indexing creates hundreds of thousands of small objects; every few hundred allocations
     the collector would otherwise re-scan all of them (measured: up to 2-5x slower builds).
@@ -52,14 +89,11 @@ def gc_paused() -> Iterator[None]:
     collection scans the whole index (0.3-0.9 s on 100k entries, holding the GIL, so the UI
     stalls). Frozen objects are still freed by reference counting when dropped.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    pause_gc()
     try:
         yield
     finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
+        resume_gc()
 
 
 NO_CHILDREN: list[int] = cast(list[int], ())

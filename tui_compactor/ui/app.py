@@ -23,6 +23,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
@@ -139,6 +140,10 @@ PREVIEW_HEAD_START = 0.5
 FIRST_SCREEN_WAIT = 0.5
 """Seconds at most token counting waits for the first gauge to be drawn."""
 
+START_UP_HOLD = 2.0
+"""Seconds after mounting at most that the collector stays paused for the first screen
+(``collector.hold_for_start_up``; a file that cannot be shown never draws a gauge)."""
+
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
 
@@ -191,6 +196,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     COMMANDS = App.COMMANDS | {CompactorCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StateFooter"
+    """A zoomed pane (the review) keeps the footer's keys on screen."""
 
     filter_index: reactive[int] = reactive(0, init=False)
 
@@ -320,8 +327,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                         yield EntryDetails(id="details")  # the hindsight audit: ui.panes
                     for title, pane_id in LAZY_TABS:
                         yield TabPane(title, id=pane_id)  # built on first use (ui.panes)
-        yield Input(placeholder="search entries (enter: find, esc: close)", id="search")
-        yield StateFooter()
+        yield StateFooter()  # the search box (``search_box``) is built when first opened
+
+    def get_default_screen(self) -> Screen[Any]:
+        """The main screen, with its size classes (``-wide``, ``-short``...) set from the
+        terminal's size before its widgets are first styled: set at the first resize, they
+        would restyle every widget a second time."""
+        screen = super().get_default_screen()
+        width, height = self.size
+        screen.add_class(*screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
+                         *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
+                         update=False)
+        return screen
 
     def pane_content(self, pane_id: str) -> list[Widget]:
         """What a preview tab (or the hindsight area under the details) holds, built the
@@ -346,15 +363,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
         collector.install()
+        self.set_timer(START_UP_HOLD, collector.release_start_up)
         self._debounce["collect"] = self.set_interval(IDLE_COLLECT_CHECK, self._collect_when_idle)
         self._apply_config()
-        self.query_one("#search", Input).display = False
         self.query_one(SessionTree).focus()
         if self.state.session_path is not None:
             # Paint the (empty) window first, then start indexing: the indexer holds the GIL
             # in slices and would otherwise delay the first frame.
             self.call_after_refresh(self.open_session, self.state.session_path)
         else:
+            self.call_after_refresh(collector.release_start_up)
             self.pick_session()
 
     def on_unmount(self) -> None:
@@ -911,13 +929,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                             blocks=blocks, sent=sent, cancelled=cancelled)
         self.post_message(GaugeReady(data))
 
+    def _first_screen_drawn(self) -> None:
+        """The first screen is up: token counting may start, the collector may run."""
+        self.state.first_screen.set()
+        collector.release_start_up()
+
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
         if message.data.entry_index != self.selected_entry:
             return
         if not self.state.first_screen.is_set():
-            self._after_frame(self.state.first_screen.set)
+            self._after_frame(self._first_screen_drawn)
         if self.state.preview_drawn is not None:  # the preview is on screen: index now
             self._after_frame(self._preview_drawn)
         if message.provisional:
@@ -1182,7 +1205,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                         severity="error")
             return
         if candidates and len(summarizers) < 2:
-            self.notify(sanitize(no_candidates_text(), max_len=600),
+            self.notify(sanitize(no_candidates_text(self.config), max_len=600),
                         title="nothing to compare", severity="warning", timeout=15)
             return
         method, focus, replace = self.compaction_options
@@ -1909,6 +1932,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- search ------------------------------------------------------------------------
 
+    def search_box(self, *, build: bool = False) -> Input | None:
+        """The search box above the footer; built the first time it opens (``build``)."""
+        found = self.screen.query("#search")
+        if found:
+            return found.only_one(Input)
+        if not build:
+            return None
+        search = Input(placeholder="search entries (enter: find, esc: close)", id="search")
+        self.screen.mount(search, before=self.query_one(StateFooter))
+        return search
+
     def action_search(self) -> None:
         """Open the search box."""
         search = self.show_search_box(True)
@@ -1916,9 +1950,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         search.focus()
 
     def show_search_box(self, shown: bool) -> Input:
-        """Show or hide the search box. It lies over the bottom rows of the panes (a layer of
-        its own: no pane is laid out again); the tree keeps its cursor row above it."""
-        search = self.query_one("#search", Input)
+        """Show (building it the first time) or hide the search box. It lies over the bottom
+        rows of the panes (a layer of its own: no pane is laid out again); the tree keeps its
+        cursor row above it."""
+        search = self.search_box(build=True)
+        assert search is not None
         search.display = shown
         tree = self.query_one(SessionTree)
         height = search.styles.height
@@ -1932,8 +1968,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.show_search_box(False)
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
-            # After the frame without the search box: that relayout repaints the whole screen,
-            # and the search worker would take the GIL from it half of the time.
+            # After the frame without the search box: the search worker would take the GIL
+            # from it half of the time.
             self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).clear_search()
@@ -2005,7 +2041,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def action_cancel(self) -> None:
         """Escape: close search (while indexing, clear its matches first), stop indexing,
         cancel running summaries."""
-        if self.query_one("#search", Input).display:
+        search = self.search_box()
+        if search is not None and search.display:
             self.show_search_box(False)
             self.query_one(SessionTree).focus()
             return
@@ -2061,7 +2098,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.ui.widgets.help import help_groups
 
         groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
-        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap)))
+        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap),
+                                    keymap_read=not self.config.fixed))
 
     @_while_running
     def on_work_failed(self, message: WorkFailed) -> None:
@@ -2124,15 +2162,24 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def no_candidates_text() -> str:
-    """What ``R`` compares, and how to get a second candidate, when only offline is set up."""
+def no_candidates_text(config: Config) -> str:
+    """What ``R`` compares, and how to get a second candidate, when only offline is set up
+    (the demo reads no config file: it says where profiles work instead)."""
     from tui_compactor.config import config_path
 
-    return (
+    what = (
         "R runs the plan with up to three summarizer profiles side by side and compares their "
-        "summaries: length, anchors kept by the audit, time. Only the offline summarizer is "
-        f"configured, so there is nothing to compare (r runs it). Add a profile to "
-        f"{config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
+        "summaries: length, anchors kept by the audit, time. "
+    )
+    if config.fixed:
+        return what + (
+            "The demo runs the offline summarizer only and reads no config file, so there is "
+            "nothing to compare here (r runs it). On your own sessions "
+            f"(tui-compactor SESSION.jsonl), profiles in {config_path()} run side by side."
+        )
+    return what + (
+        "Only the offline summarizer is configured, so there is nothing to compare (r runs "
+        f"it). Add a profile to {config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
         "base_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen2.5-coder-14b\"\n"
         "then R runs it beside offline."
     )

@@ -624,7 +624,8 @@ class CompactionPanel(Vertical, can_focus=True):
         self.query_one("#compaction-regenerate-focus", Button).disabled = not (
             can_rerun and missing
         )
-        self.query_one("#compaction-cancel", Button).disabled = not self.running
+        # Offered only while something can be cancelled (esc on a finished review discards).
+        self.query_one("#compaction-cancel", Button).display = self.running
         self.query_one("#compaction-toggle-diff", Button).disabled = self.selected_result is None
         self.query_one("#compaction-discard", Button).disabled = finished
 

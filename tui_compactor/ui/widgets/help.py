@@ -131,7 +131,11 @@ def help_groups(app_bindings: Sequence[Binding], tree_bindings: Sequence[Any],
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key of the app, the tree, the review, the inputs and the dialogs; esc or ? closes."""
+    """Every key of the app, the tree, the review, the inputs and the dialogs; esc or ? closes.
+
+    Notifications are not drawn over it (at 80x24 they would cover a third of the keys); they
+    stay the app's and show again, if not expired, when the help closes.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,f1,q", "dismiss", "Close", id="help.close"),
@@ -139,14 +143,24 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
+    HelpScreen ToastHolder { display: none; }
     HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: 90%;
                                   border: thick $accent; background: $panel; padding: 0 1; }
     """
 
-    def __init__(self, groups: Sequence[tuple[str, Iterable[Any]]], keymap: dict[str, str]) -> None:
+    def __init__(
+        self,
+        groups: Sequence[tuple[str, Iterable[Any]]],
+        keymap: dict[str, str],
+        *,
+        keymap_read: bool = True,
+    ) -> None:
+        """``keymap_read``: False when the app reads no config file (the demo), so the note
+        under the keys does not offer a ``[ui.keymap]`` that would not apply."""
         super().__init__()
         self.groups = list(groups)
         self.keymap = keymap
+        self.keymap_read = keymap_read
 
     def compose(self) -> ComposeResult:
         """Title, legend, the bindings table."""
@@ -154,5 +168,10 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("tui-compactor — keys", style="bold"))
             yield Static(LEGEND)
             yield Static(bindings_table(self.groups, self.keymap), id="help-table")
-            yield Static(Text("Change keys in config.toml: [ui.keymap] plan = \"c,f5\"  ·  "
-                              "ctrl+p opens the command palette", style="dim"))
+            keys = (
+                'Change keys in config.toml: [ui.keymap] plan = "c,f5"'
+                if self.keymap_read
+                else "The demo reads no config file: its keys are the defaults ([ui.keymap] in "
+                "config.toml changes them on your own sessions)"
+            )
+            yield Static(Text(keys + "  ·  ctrl+p opens the command palette", style="dim"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
@@ -46,10 +45,10 @@ class SessionStatus(Static):
         rules_source: str = "",
     ) -> None:
         """Describe ``session`` (only its file name: full paths are noise and unstable)."""
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
+        name = sanitize(session.name, single_line=True, max_len=50) if session.name else ""
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
-        if session.name:
-            line.append(f"  “{sanitize(session.name, single_line=True, max_len=50)}”")
         if session.preview:
             line.append(f"  last {len(session.entries):,} entries (indexing the rest)")
         else:
@@ -75,12 +74,40 @@ class SessionStatus(Static):
             if why.startswith("config file"):
                 why = "config"
             line.append(f" ({sanitize(why, single_line=True, max_len=30)})", style="dim")
-        line.append(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
         if jobs:
             line.append(f"  ⟳ {jobs} running", style="bold yellow")
         if following:
             line.append("  ● live", style="green")
+        tail = Text(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
+        self._parts = (head, name, line, tail)
+        self._fit()
+
+    _parts: tuple[Text, str, Text, Text] | None = None
+    """The line's file name, session name, the facts and the view settings, kept to fit them
+    again on a resize."""
+
+    def _fit(self) -> None:
+        """Show the line; on a narrow terminal the session name gives way (shortened with an
+        ellipsis, or left out) to the facts (the rules and why, running jobs, the live mark),
+        and the filter and counter, last, are cut at the edge."""
+        if self._parts is None:
+            return
+        head, name, facts, tail = self._parts
+        width = self.content_size.width
+        if name and width > 0:
+            room = width - head.cell_len - facts.cell_len - len("  “”")
+            if room < len(name):
+                name = "" if room < 8 else name[: room - 1] + "…"
+        line = head.copy()
+        if name:
+            line.append(f"  “{name}”")
+        line.append_text(facts)
+        line.append_text(tail)
         self.update(line, layout=False)  # one row, the screen's width: its size never changes
+
+    def on_resize(self) -> None:
+        """Fit the line to the new width."""
+        self._fit()
 
 
     def on_click(self) -> None:
@@ -110,7 +137,10 @@ class ReadOnlyBanner(Static):
 
 
 class LoadingBar(Horizontal):
-    """Progress of indexing a file; Escape stops it and shows what was read."""
+    """Progress of indexing a file; Escape stops it and shows what was read.
+
+    The label and the bar are built the first time the bar shows: most files are indexed
+    before that, and the first screen does not style widgets nobody sees."""
 
     DEFAULT_CSS = """
     LoadingBar { height: 1; padding: 0 1; display: none; }
@@ -127,16 +157,29 @@ class LoadingBar(Horizontal):
     """While a tail-first preview is shown: how many of the file's last entries it has."""
 
     _show_timer: Timer | None = None
+    _label_text: Text = Text("indexing…")
+    """What the label says (kept while the label is not built yet)."""
+    _progress: tuple[int, int] | None = None
+    """Bytes done and total (kept while the bar is not built yet); None: not known yet."""
 
-    def compose(self) -> ComposeResult:
-        """Label and bar."""
-        yield Label("indexing…", id="loading-label")
-        yield ProgressBar(total=None, show_eta=False, id="loading-progress")
+    def _built(self) -> tuple[Label, ProgressBar] | None:
+        """The label and the bar, once the bar has shown."""
+        if not self.children:
+            return None
+        label = self.query_one("#loading-label", Label)
+        return label, self.query_one("#loading-progress", ProgressBar)
+
+    def _set_label(self, text: Text) -> None:
+        self._label_text = text
+        built = self._built()
+        if built is not None:
+            built[0].update(text)
 
     def start(self, file_name: str) -> None:
         """Show the bar for ``file_name``."""
         self.tail_entries = None
-        self.query_one("#loading-label", Label).update(
+        self._progress = None
+        self._set_label(
             Text(f"indexing {sanitize(file_name, single_line=True, max_len=60)} (esc stops)")
         )
         if self._show_timer is None and not self.has_class("-shown"):
@@ -146,12 +189,18 @@ class LoadingBar(Horizontal):
         if self._show_timer is not None:
             self._show_timer.stop()
             self._show_timer = None
+        if not self.children:
+            bar = ProgressBar(total=None, show_eta=False, id="loading-progress")
+            if self._progress is not None:
+                done, total = self._progress
+                bar.update(total=max(total, 1), progress=done)
+            self.mount(Label(self._label_text, id="loading-label"), bar)
         self.add_class("-shown")
 
     def showing_tail(self, entries: int) -> None:
         """Say that the tree shows the file's last ``entries`` entries until the index is done."""
         self.tail_entries = entries
-        self.query_one("#loading-label", Label).update(self._label(0))
+        self._set_label(self._label(0))
         self._show()
 
     def _label(self, entries: int) -> Text:
@@ -164,9 +213,11 @@ class LoadingBar(Horizontal):
 
     def advance(self, bytes_done: int, bytes_total: int, entries: int) -> None:
         """Move the bar."""
-        bar = self.query_one("#loading-progress", ProgressBar)
-        bar.update(total=max(bytes_total, 1), progress=bytes_done)
-        self.query_one("#loading-label", Label).update(self._label(entries))
+        self._progress = (bytes_done, bytes_total)
+        built = self._built()
+        if built is not None:
+            built[1].update(total=max(bytes_total, 1), progress=bytes_done)
+        self._set_label(self._label(entries))
 
     def stop(self) -> None:
         """Hide the bar."""

@@ -449,7 +449,7 @@ class SessionTree(ScrollView, can_focus=True):
         position = int(self.scroll_y) + y
         width = self.scrollable_content_region.width
         if position >= len(self.rows) or width <= 0:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._row_base_style(False))
         is_cursor = position == self.cursor
         index = self.rows.index_at(position)
         key = (position, is_cursor, width, self._generation, self.has_focus,

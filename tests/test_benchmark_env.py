@@ -1,0 +1,44 @@
+"""The benchmark's measured processes never see the user's configuration.
+
+A config file or a ``TUI_COMPACTOR_*`` variable would change what is measured (rules, token
+counter, window), so every probe runs in the same clean environment (``bench_speed.probe_env``):
+a fresh ``HOME`` and config directory, no ``TUI_COMPACTOR_*`` variable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+USER_CONFIG = "from tui_compactor.config_sources import has_user_config\nfound = has_user_config()"
+CLEAN = USER_CONFIG + "\nprint('CLEAN', found)"
+
+
+@pytest.fixture
+def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user with a config file in both usual places, a named one and a setting variable."""
+    for base in (tmp_path / "home" / ".config", tmp_path / "xdg"):
+        (base / "tui-compactor").mkdir(parents=True)
+        (base / "tui-compactor" / "config.toml").write_text('[compaction]\nrules = "omp"\n')
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    named = tmp_path / "xdg" / "tui-compactor" / "config.toml"
+    monkeypatch.setenv("TUI_COMPACTOR_CONFIG", str(named))
+    monkeypatch.setenv("TUI_COMPACTOR_RULES", "omp")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+
+
+@pytest.mark.usefixtures("user_config")
+def test_every_probe_runs_without_the_users_config() -> None:
+    import bench
+    import bench_speed
+
+    assert bench_speed.run_probe(CLEAN, [], "CLEAN", "probe") == "False"  # scale, app, commands
+    with bench_speed.probe_env() as env:  # tree complete, first screen, imports, plan vs pi
+        assert not any(name.startswith("TUI_COMPACTOR_") for name in env)
+        assert not (Path(env["HOME"]) / ".config").exists()
+        assert bench_speed.run_probe(CLEAN, [], "CLEAN", "probe", env=env) == "False"
+    context = bench.BenchContext(quick=True, runs=1)
+    assert context.peak_rss(USER_CONFIG + "\nassert not found") > 0
