@@ -3,7 +3,9 @@
 ``session.outline.build_outline`` flattens the session (linear runs flat, only branch points
 indent, the active path continues the main line). This widget only draws the rows that are on
 screen through ``render_line`` and keeps rendered strips in an LRU cache, so 100k rows and 50k
-levels of parentId nesting cost the same as 100.
+levels of parentId nesting cost the same as 100. The preview of a row whose record is not in
+memory (a big, lazily read session) is read in a thread, a screenful at a time; the row shows a
+placeholder until it arrives, so scrolling never waits for the file (or for a worker's GIL).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ KIND_TAGS: dict[str, tuple[str, str]] = {
     "branch": ("⎇ branch summary", "branch"),
 }
 """Entry kind -> (tag drawn in the row, component class suffix)."""
+
+PREVIEW_PENDING = "…"
+"""What a row shows while its preview is being read."""
 
 REGION_MARKS: dict[str, str] = {
     "summarize": "S",
@@ -198,6 +203,14 @@ class SessionTree(ScrollView, can_focus=True):
             self.tree = tree
             self.entry_index = entry_index
 
+    class PreviewsRead(Message):
+        """Previews read in a thread for the rows shown (``epoch``: of the cache they fill)."""
+
+        def __init__(self, epoch: int, previews: dict[int, str]) -> None:
+            super().__init__()
+            self.epoch = epoch
+            self.previews = previews
+
     class FoldToggled(Message):
         """Space on a branch point (or an arrow on a folded row): fold or unfold it."""
 
@@ -229,6 +242,11 @@ class SessionTree(ScrollView, can_focus=True):
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
         self._preview_cache: LRUCache[int, str] = LRUCache(4096)
+        self._preview_epoch = 0
+        """Bumped whenever the preview cache is cleared: a read started before fills nothing."""
+        self._previews_wanted: dict[int, None] = {}
+        """Entries drawn with a placeholder whose previews are to be read (in drawing order)."""
+        self._previews_reading = False
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -249,7 +267,7 @@ class SessionTree(ScrollView, can_focus=True):
         self.rows = rows
         self.row_of_entry = rows.positions  # built with the rows, in a worker
         self.file_leaf = getattr(session, "leaf", None)
-        self._preview_cache.clear()
+        self._forget_all_previews()
         self.invalidate()
         # The tree keeps its own size whatever rows it holds: only its scrollbar follows.
         set_virtual_size(self, self._virtual_size())
@@ -299,11 +317,17 @@ class SessionTree(ScrollView, can_focus=True):
     def forget_previews(self, entries: Sequence[int] | None = None) -> None:
         """Drop cached preview text (after live follow appended or replaced records)."""
         if entries is None:
-            self._preview_cache.clear()
+            self._forget_all_previews()
         else:
+            self._preview_epoch += 1  # a read on its way may hold an old text of these
             for index in entries:
                 self._preview_cache.discard(index)
         self.invalidate()
+
+    def _forget_all_previews(self) -> None:
+        self._preview_cache.clear()
+        self._preview_epoch += 1
+        self._previews_wanted.clear()
 
     def add_token_counts(self, counts: dict[int, int]) -> None:
         """Merge a batch of per-entry token counts; repaint only the rows on screen that got
@@ -341,6 +365,53 @@ class SessionTree(ScrollView, can_focus=True):
             cached = entry_preview(self.session.entries[entry_index])
             self._preview_cache[entry_index] = cached
         return cached
+
+    def preview_if_ready(self, entry_index: int) -> str | None:
+        """``preview_of`` when it costs no file read (cached, or the record is in memory);
+        else None, and the preview is read in a thread (the row is drawn again with it)."""
+        cached = self._preview_cache.get(entry_index)
+        if cached is not None:
+            return cached
+        if getattr(self.session.entries[entry_index], "_source", None) is not None:
+            self._want_preview(entry_index)
+            return None
+        return self.preview_of(entry_index)
+
+    def _want_preview(self, entry_index: int) -> None:
+        """Read ``entry_index``'s preview with the others wanted in this frame."""
+        if not self._previews_wanted and not self._previews_reading:
+            self.call_after_refresh(self._read_wanted_previews)
+        self._previews_wanted[entry_index] = None
+
+    def _read_wanted_previews(self) -> None:
+        """Start one thread reading the previews wanted so far (one read at a time)."""
+        if self._previews_reading or not self._previews_wanted or self.session is None:
+            return
+        wanted = list(self._previews_wanted)
+        self._previews_wanted.clear()
+        self._previews_reading = True
+        entries = self.session.entries
+        epoch = self._preview_epoch
+
+        def read() -> None:
+            previews: dict[int, str] = {}
+            try:
+                for index in wanted:
+                    previews[index] = entry_preview(entries[index])
+            finally:  # always answered: the next reads wait for this one
+                self.post_message(self.PreviewsRead(epoch, previews))
+
+        self.run_worker(read, thread=True, group="tree-previews", exit_on_error=False)
+
+    def on_session_tree_previews_read(self, message: PreviewsRead) -> None:
+        """Keep the previews read (unless the cache was cleared since), draw their rows again,
+        and read the next ones wanted."""
+        self._previews_reading = False
+        if message.epoch == self._preview_epoch:
+            for index, preview in message.previews.items():
+                self._preview_cache[index] = preview
+            self.invalidate()
+        self._read_wanted_previews()
 
     # ----- cursor --------------------------------------------------------------------------
 
@@ -456,7 +527,7 @@ class SessionTree(ScrollView, can_focus=True):
                self.token_counts.get(index), self._marks(index))  # fmt: skip
         strip = self._strip_cache.get(key)
         if strip is None:
-            text = self.row_text(position, width)
+            text = self.row_text(position, width, wait=False)
             base = self._row_base_style(is_cursor)
             text.style = base  # the base style sits under every span of the row
             segments = list(text.render(self.app.console))
@@ -492,8 +563,9 @@ class SessionTree(ScrollView, can_focus=True):
         """A component style by its short name."""
         return self.get_component_rich_style(f"session-tree--{name}", partial=True)
 
-    def row_text(self, position: int, width: int) -> Text:
-        """The row at ``position`` as styled text exactly ``width`` cells wide."""
+    def row_text(self, position: int, width: int, *, wait: bool = True) -> Text:
+        """The row at ``position`` as styled text exactly ``width`` cells wide (without
+        ``wait``: a preview not in memory yet is drawn as a placeholder, ``preview_if_ready``)."""
         row = self.rows[position]
         entry = self.session.entries[row.index]
         left = Text(no_wrap=True, overflow="ellipsis")
@@ -524,11 +596,11 @@ class SessionTree(ScrollView, can_focus=True):
         label = self.session.label_of(row.index) if self.session is not None else None
         if label:
             left.append(f"[{sanitize(label, single_line=True, max_len=40)}] ", self._style("label"))
-        preview = self.preview_of(row.index)
+        preview = self.preview_of(row.index) if wait else self.preview_if_ready(row.index)
         preview_style = self._style("match") if row.index in self.search_matches else Style()
-        if style_name == "meta":
+        if style_name == "meta" or preview is None:
             preview_style += self._style("meta")
-        left.append(preview, preview_style)
+        left.append(PREVIEW_PENDING if preview is None else preview, preview_style)
 
         right = Text(no_wrap=True)
         if row.folded and row.hidden_count:
