@@ -494,6 +494,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
                                             self._settings_for(settings, tail), drawn))
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+            # The details' renderer (``load_details_markdown``) loads now, before the index,
+            # not while it runs: they would share the GIL with each other and the UI.
+            load_markdown()
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:
