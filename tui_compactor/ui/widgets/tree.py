@@ -29,6 +29,7 @@ from textual.strip import Strip
 from tui_compactor.session.outline import OutlineRows
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+from tui_compactor.ui.widgets.redraw import set_virtual_size
 from tui_compactor.workbench.preview import entry_preview
 
 MAX_VISIBLE_INDENT = 16
@@ -235,6 +236,8 @@ class SessionTree(ScrollView, can_focus=True):
         """Entry index -> progress text of a background job targeting it."""
         self.search_matches: set[int] = set()
         self.file_leaf: int | None = None
+        self.covered_rows = 0
+        """Rows at the bottom a box lies over (``cover_bottom``)."""
         self._generation = 0
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
@@ -266,7 +269,8 @@ class SessionTree(ScrollView, can_focus=True):
         self.file_leaf = getattr(session, "leaf", None)
         self._forget_all_previews()
         self.invalidate()
-        self.virtual_size = Size(max(self.size.width, 1), len(rows))
+        # The tree keeps its own size whatever rows it holds: only its scrollbar follows.
+        set_virtual_size(self, self._virtual_size())
         if keep_entry is not None and keep_entry in self.row_of_entry:
             target = self.row_of_entry[keep_entry]
         else:
@@ -275,17 +279,37 @@ class SessionTree(ScrollView, can_focus=True):
         # The scrollbar may only appear with the new virtual size: sync its thumb afterwards.
         self.call_after_refresh(self._sync_scrollbar)
 
+    def _virtual_size(self) -> Size:
+        """Rows to scroll through: every row, and room for those a box covers at the bottom."""
+        return Size(max(self.size.width, 1), len(self.rows) + self.covered_rows)
+
+    def cover_bottom(self, rows: int) -> None:
+        """A box lies over the tree's bottom ``rows`` rows (0: none): the tree scrolls that much
+        further and its cursor row stays above the box, as if the tree were that much shorter
+        (without re-laying out the screen)."""
+        self.covered_rows = rows
+        set_virtual_size(self, self._virtual_size())
+        top = int(self.scroll_y)
+        shown = max(self.size.height - rows, 1)
+        if self.cursor >= top + shown:
+            self.scroll_to(y=self.cursor - shown + 1, animate=False, force=True, immediate=True)
+
     def _sync_scrollbar(self) -> None:
         """Put the scrollbar thumb where the view actually is."""
         self.vertical_scrollbar.position = self.scroll_y
 
     def clear_search(self) -> None:
         """Forget the search's matches and redraw without their marks."""
-        self.search_matches = set()
-        self.invalidate()
+        self.mark_matches(set())
+
+    def mark_matches(self, matches: set[int]) -> None:
+        """Mark a search's matching entries (only the rows whose mark changes are redrawn)."""
+        self.search_matches = matches
+        self.refresh()
 
     def invalidate(self) -> None:
-        """Forget every cached strip and repaint (marks, counts or rows changed)."""
+        """Forget every cached strip and repaint (rows or their text changed; a row's marks
+        and count are part of its strip's cache key, so changing those only repaints)."""
         self._generation += 1
         self._strip_cache.clear()
         self.refresh()
@@ -319,12 +343,12 @@ class SessionTree(ScrollView, can_focus=True):
         self.plan_regions = regions
         self.cut_entry = cut_entry
         self.cut_dependencies = {}
-        self.invalidate()
+        self.refresh()
 
     def set_cut_dependencies(self, counts: dict[int, int]) -> None:
         """Show on each valid cut point's row how many dependencies a cut there crosses."""
         self.cut_dependencies = counts
-        self.invalidate()
+        self.refresh()
 
     def set_progress(self, entry_index: int, text: str | None) -> None:
         """Show (or clear, with None) a background job's progress on a row."""
@@ -332,7 +356,7 @@ class SessionTree(ScrollView, can_focus=True):
             self.progress.pop(entry_index, None)
         else:
             self.progress[entry_index] = text
-        self.invalidate()
+        self.refresh()
 
     def preview_of(self, entry_index: int) -> str:
         """Sanitized one-line preview of an entry, cached."""
@@ -480,7 +504,7 @@ class SessionTree(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         """Row strips depend on the width; re-measure, and keep the cursor row in view (the
         loading bar or a banner may have taken rows since the cursor was placed)."""
-        self.virtual_size = Size(max(event.size.width, 1), len(self.rows))
+        self.virtual_size = self._virtual_size()
         self.invalidate()
         self.call_after_refresh(self._keep_cursor_in_view)
 
@@ -498,8 +522,9 @@ class SessionTree(ScrollView, can_focus=True):
         if position >= len(self.rows) or width <= 0:
             return Strip.blank(width, self._row_base_style(False))
         is_cursor = position == self.cursor
-        tokens = self.token_counts.get(self.rows.index_at(position))
-        key = (position, is_cursor, width, self._generation, self.has_focus, tokens)
+        index = self.rows.index_at(position)
+        key = (position, is_cursor, width, self._generation, self.has_focus,
+               self.token_counts.get(index), self._marks(index))  # fmt: skip
         strip = self._strip_cache.get(key)
         if strip is None:
             text = self.row_text(position, width, wait=False)
@@ -509,6 +534,13 @@ class SessionTree(ScrollView, can_focus=True):
             strip = Strip(segments).crop_extend(0, width, base).simplify()
             self._strip_cache[key] = strip
         return strip
+
+    def _marks(self, index: int) -> tuple[Any, ...]:
+        """What a row shows besides its entry: plan region (and whether a plan is shown), cut,
+        dependencies crossing a cut there, a job's progress, a search match."""
+        return (self.plan_regions.get(index), not self.plan_regions, index == self.cut_entry,
+                self.cut_dependencies.get(index), self.progress.get(index),
+                index in self.search_matches)  # fmt: skip
 
     def _row_base_style(self, is_cursor: bool) -> Style:
         """The style under a row (the widget's, plus the cursor's), cached until the CSS or
