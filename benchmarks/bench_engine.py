@@ -387,7 +387,8 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
         note = "after load, cold token cache"
         if name == "audit":
             note += (f"; {len(result)} compactions, every user and assistant record read after "
-                     "load (the app's first timeline; the command notes them while loading)")
+                     "load (the app's first timeline; the command notes them while loading, "
+                     "or has a forked copy do it beside the load when a core is free)")
         rows.append(_row(f"{name} 100k after load [cl100k]", median, best, runs, notes=note))
     known = EntryFacts()
     audit_compactions(session, facts=known)

@@ -13,6 +13,10 @@ Cases (the app runs headless through Textual's ``run_test`` at 120x36 unless not
   candidate summaries stream at the same time from the loopback test server (fast chunks, so
   many deltas). Target p99 <= 30 ms.
 * **cut move** — keypress (``[``) to the new plan drawn, on the 100k session, median and max.
+* **lag through flows** — lateness of a 5 ms timer through every flow on the 100k session, per
+  flow. One flow at a time, several runs, with the median of their max / p99::
+
+      python benchmarks/bench_ui.py --flow filter --flow "show plan" --runs 5
 """
 
 from __future__ import annotations
@@ -281,88 +285,177 @@ class LagSampler:
             self._task.cancel()
 
 
-async def _lag_through_flows(path: Path, moves: int = 20) -> dict[str, list[float]]:
+FLOWS = (
+    "open",
+    "scroll to end",
+    "filter",
+    "search",
+    "show plan",
+    "move cut x20",
+    "context tab",
+    "compaction, 3 streams",
+    "navigate",
+)
+"""The flows ``_lag_through_flows`` drives, in order."""
+
+FLOW_NEEDS = {"move cut x20": "show plan", "compaction, 3 streams": "show plan"}
+"""A flow that starts from the state another flow leaves (run first, its lag not kept)."""
+
+
+async def _lag_through_flows(
+    path: Path, moves: int = 20, only: set[str] | None = None
+) -> dict[str, list[float]]:
     """Event-loop lag through every flow on ``path``: open, scroll to the end, filter, search,
     show the plan, move the cut ``moves`` times, the Context tab, a compaction with three
-    streams, navigate. Returns lateness samples (s) per flow."""
+    streams, navigate. Returns lateness samples (s) per flow; with ``only``, those flows alone
+    (after the open and what they start from, whose lag is not kept)."""
     from tui_compactor.config import Profile
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.providers import make_summarizer
     from tui_compactor.ui.widgets.compaction import CompactionPanel
 
-    code = SERVER_CODE.format(root=str(ROOT), reply=LONG_REPLY, chars=STREAM_CHUNK_CHARS,
-                              delay=STREAM_CHUNK_DELAY_S)  # fmt: skip
-    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    wanted = set(FLOWS) if only is None else set(only)
+    unknown = wanted - set(FLOWS)
+    if unknown:
+        raise ValueError(f"unknown flows {sorted(unknown)}; known: {', '.join(FLOWS)}")
+    running = {"open"} | wanted | {FLOW_NEEDS[flow] for flow in wanted if flow in FLOW_NEEDS}
+    server: subprocess.Popen[str] | None = None
+    if "compaction, 3 streams" in running:
+        code = SERVER_CODE.format(root=str(ROOT), reply=LONG_REPLY, chars=STREAM_CHUNK_CHARS,
+                                  delay=STREAM_CHUNK_DELAY_S)  # fmt: skip
+        server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
     sampler = LagSampler()
     try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
-        profile = Profile(name="local", provider="openai", base_url=f"http://127.0.0.1:{port}/v1",
-                          model="bench", max_retries=0)  # fmt: skip
         app = _make_app(path)
         async with app.run_test(size=SIZE) as pilot:
+
+            async def scroll_to_end() -> None:
+                await pilot.press("G")
+                await pilot.pause(0.2)
+                await pilot.press("g")
+                await pilot.pause(0.2)
+
+            async def filter_rows() -> None:
+                for _ in range(2):
+                    await pilot.press("f")
+                    await _settle(pilot, 600)
+                await pilot.press("F", "F")
+                await _settle(pilot, 600)
+
+            async def search() -> None:
+                await pilot.press("slash", *"cache", "enter")
+                await _settle(pilot, 600)
+                await pilot.press("n", "n", "escape")
+
+            async def show_plan() -> None:
+                await pilot.press("l", "c")
+                await _until(pilot, lambda: app.plan is not None, "the plan", 300)
+                await _settle(pilot, 600)
+
+            async def move_cut() -> None:
+                for _ in range(moves):
+                    previous = app.plan
+                    if previous is None or not any(
+                        cut < previous.first_kept_index for cut in previous.valid_cut_points
+                    ):
+                        break
+                    await pilot.press("left_square_bracket")
+                    await _until(pilot, lambda p=previous: app.plan is not p, "the moved cut",
+                                 300)  # fmt: skip
+                await _settle(pilot, 600)
+
+            async def context_tab() -> None:
+                await pilot.press("2")
+                await _settle(pilot, 600)
+                await pilot.press("1")
+
+            async def compaction() -> None:
+                assert server is not None and server.stdout is not None
+                port = int(server.stdout.readline())
+                profile = Profile(name="local", provider="openai",
+                                  base_url=f"http://127.0.0.1:{port}/v1", model="bench",
+                                  max_retries=0)  # fmt: skip
+                environ = {"OPENAI_API_KEY": "bench-not-a-key"}
+                jobs = [CompactionJob(app.plan, app.session,
+                                      make_summarizer(profile, environ=environ), app.settings)
+                        for _ in range(3)]  # fmt: skip
+                panel = CompactionPanel(jobs, id="bench-panel")
+                host = app.query("#compaction-host")
+                await (host.first() if host else app.screen).mount(panel)
+                app.action_show_tab("tab-compaction")
+                await _until(pilot, lambda: panel.running, "the run to start", 60)
+                await _until(pilot, lambda: not panel.running, "the run to end", 600)
+                await panel.remove()
+                await _settle(pilot, 600)
+
+            async def navigate() -> None:
+                await pilot.press("1", "g", "j", "j", "enter")
+                await pilot.pause(1.0)
+                await pilot.press("escape")
+                await _settle(pilot, 600)
+
+            steps: dict[str, Callable[[], Any]] = {
+                "scroll to end": scroll_to_end, "filter": filter_rows, "search": search,
+                "show plan": show_plan, "move cut x20": move_cut, "context tab": context_tab,
+                "compaction, 3 streams": compaction, "navigate": navigate,
+            }  # fmt: skip
             sampler.start()
             sampler.flow = "open"
             await _until(pilot, lambda: app.session is not None and app.session.complete
                          and _tree_rows(app) > 0, "the session", 300)  # fmt: skip
             await _settle(pilot, 600)
-            sampler.flow = "scroll to end"
-            await pilot.press("G")
-            await pilot.pause(0.2)
-            await pilot.press("g")
-            await pilot.pause(0.2)
-            sampler.flow = "filter"
-            for _ in range(2):
-                await pilot.press("f")
-                await _settle(pilot, 600)
-            await pilot.press("F", "F")
-            await _settle(pilot, 600)
-            sampler.flow = "search"
-            await pilot.press("slash", *"cache", "enter")
-            await _settle(pilot, 600)
-            await pilot.press("n", "n", "escape")
-            sampler.flow = "show plan"
-            await pilot.press("l", "c")
-            await _until(pilot, lambda: app.plan is not None, "the plan", 300)
-            await _settle(pilot, 600)
-            sampler.flow = "move cut x20"
-            for _ in range(moves):
-                previous = app.plan
-                if previous is None or not any(
-                    cut < previous.first_kept_index for cut in previous.valid_cut_points
-                ):
-                    break
-                await pilot.press("left_square_bracket")
-                await _until(pilot, lambda p=previous: app.plan is not p, "the moved cut", 300)
-            await _settle(pilot, 600)
-            sampler.flow = "context tab"
-            await pilot.press("2")
-            await _settle(pilot, 600)
-            await pilot.press("1")
-            sampler.flow = "compaction, 3 streams"
-            plan = app.plan
-            environ = {"OPENAI_API_KEY": "bench-not-a-key"}
-            jobs = [CompactionJob(plan, app.session, make_summarizer(profile, environ=environ),
-                                  app.settings) for _ in range(3)]  # fmt: skip
-            panel = CompactionPanel(jobs, id="bench-panel")
-            host = app.query("#compaction-host")
-            await (host.first() if host else app.screen).mount(panel)
-            app.action_show_tab("tab-compaction")
-            await _until(pilot, lambda: panel.running, "the run to start", 60)
-            await _until(pilot, lambda: not panel.running, "the run to end", 600)
-            await panel.remove()
-            await _settle(pilot, 600)
-            sampler.flow = "navigate"
-            await pilot.press("1", "g", "j", "j", "enter")
-            await pilot.pause(1.0)
-            await pilot.press("escape")
-            await _settle(pilot, 600)
+            for flow in FLOWS[1:]:
+                if flow in running:
+                    sampler.flow = flow
+                    await steps[flow]()
             sampler.stop()
     finally:
         sampler.stop()
-        server.communicate(input="", timeout=30)
-    return sampler.samples
+        if server is not None:
+            server.communicate(input="", timeout=30)
+    return {flow: values for flow, values in sampler.samples.items() if flow in wanted}
+
+
+def _flows_main(argv: list[str] | None = None) -> int:
+    """CLI: the lag of chosen flows, several runs, each run's and the median max / p99 (ms)."""
+    import argparse
+
+    sys.path.insert(0, str(HERE))
+    from gen_session import generate
+
+    parser = argparse.ArgumentParser(
+        description="Event-loop lag (max / p99 ms) through the app's flows on a big session."
+    )
+    parser.add_argument(
+        "--flow",
+        action="append",
+        choices=FLOWS,
+        metavar="FLOW",
+        help=f"one of: {', '.join(FLOWS)} (repeatable; default all)",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs (a fresh app each)")
+    parser.add_argument("--entries", type=int, default=100000, help="session size")
+    parser.add_argument("--moves", type=int, default=20, help="cut moves")
+    args = parser.parse_args(argv)
+    path = generate(args.entries)
+    results: dict[str, list[tuple[float, float, int]]] = {}
+    for run in range(args.runs):
+        samples = asyncio.run(_lag_through_flows(path, args.moves, set(args.flow or FLOWS)))
+        for flow, values in samples.items():
+            figures = (max(values) * 1000, _percentile(values, 0.99) * 1000, len(values))
+            results.setdefault(flow, []).append(figures)
+            print(f"run {run + 1}: {flow:24} max {figures[0]:6.1f}  p99 {figures[1]:6.1f}  "
+                  f"ticks {figures[2]}", flush=True)  # fmt: skip
+    print(f"median of {args.runs} runs (load {os.getloadavg()[0]:.1f}):")
+    for flow in FLOWS:
+        if flow in results:
+            runs = results[flow]
+            print(
+                f"  {flow:24} max {statistics.median(r[0] for r in runs):6.1f}  "
+                f"p99 {statistics.median(r[1] for r in runs):6.1f}"
+            )
+    return 0
 
 
 def run(ctx: Any) -> list[dict[str, Any]]:
@@ -462,3 +555,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
     case("lag while streaming", lag)
     case(f"{entries:>6} cut move", cut_moves)
     return rows
+
+
+if __name__ == "__main__":
+    sys.exit(_flows_main())

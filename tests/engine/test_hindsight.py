@@ -296,3 +296,67 @@ def test_numbers_a_user_gave_are_anchors_but_not_uses() -> None:
     assert ("identifier", "load_all") in uses
     assert [anchor for anchor in uses if anchor[0] == "number"] == []
     assert uses == [anchor for anchor in full if anchor[0] != "number"]
+
+
+def test_facts_noted_by_a_copy_while_loading_are_the_same(tmp_path: Path) -> None:
+    """``audit`` has a forked copy of its process note the messages' facts while it loads a
+    version-3 file (``FactsAhead``): every entry gets exactly the facts noted while loading,
+    lines the copy could not note (here: one that is not UTF-8, which the loader repairs)
+    are read by the process itself, and other versions are not handed to a copy at all."""
+    from tui_compactor.engine.hindsight import EntryFacts, FactsAhead
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    lines = path.read_bytes().split(b"\n")
+    users = [i for i, line in enumerate(lines) if b'"role":"user"' in line and i > 100]
+    lines[users[0]] += b"\r"  # a CRLF line: the loader's slow path, the copy's parse
+    lines[users[1]] = lines[users[1]].replace(b'"text":"', b'"text":"\xff', 1)  # not UTF-8
+    path.write_bytes(b"\n".join(lines))
+    noted = EntryFacts()
+    expected_session = load_session(path, on_record=noted.take)
+    ahead = FactsAhead.start(path)
+    assert ahead is not None
+    session = load_session(path)
+    by_copy = EntryFacts()
+    ahead.finish(by_copy, session)
+    assert len(session.entries) == len(expected_session.entries)
+    checked = 0
+    for entry in session.entries:
+        expected = noted.known(entry.index)
+        assert by_copy.known(entry.index) == expected, entry.index
+        checked += expected is not None
+    assert checked > 1000
+
+    old = tmp_path / "v2.jsonl"
+    header = json.loads(lines[0])
+    header["version"] = 2
+    old.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    assert FactsAhead.start(old) is None
+    assert FactsAhead.start(tmp_path) is None  # not a file
+
+
+def test_a_failed_copy_leaves_the_audit_to_the_process(tmp_path: Path) -> None:
+    """When the copy's results never arrive (it was stopped), every entry's facts are read by
+    the process itself: the audit is the same."""
+    from tui_compactor.engine.hindsight import EntryFacts, FactsAhead, audit_compactions
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    session = load_session(path)
+    ahead = FactsAhead.start(path)
+    assert ahead is not None
+    import os
+    import signal
+
+    os.kill(ahead._pid, signal.SIGKILL)
+    facts = EntryFacts()
+    ahead.finish(facts, session)
+    plain = [audit.to_json(session) for audit in audit_compactions(load_session(path), "pi")]
+    assert [audit.to_json(session) for audit in audit_compactions(session, "pi", facts)] == plain
+    assert plain and any(row["lost"] for row in plain)

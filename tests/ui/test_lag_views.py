@@ -95,3 +95,87 @@ async def test_context_tab_lists_every_block_and_scrolls_to_the_last() -> None:
         assert last[:3] == [str(index), label, format_tokens(tokens)]
         title = str(app.query_one("#context-title", Static).render())
         assert f"{len(data.blocks)} blocks" in title
+
+
+def _drawn_and_fresh(tree: SessionTree) -> tuple[list[str], list[str]]:
+    """Every screen line of the tree as drawn now (from its strip cache where it can) and as
+    drawn from scratch, with styles (a stale cached row would differ)."""
+
+    def lines() -> list[str]:
+        return ["".join(f"{segment.text}|{segment.style}" for segment in tree.render_line(y))
+                for y in range(tree.size.height)]  # fmt: skip
+
+    drawn = lines()
+    tree._strip_cache.clear()
+    return drawn, lines()
+
+
+async def test_tree_rows_follow_plan_cut_sweep_and_search_marks() -> None:
+    """Marks that change row by row (plan regions, the cut, the dependencies a cut there
+    crosses, search matches) repaint the tree without forgetting its drawn rows: each row
+    drawn afterwards is what a fresh drawing shows, through a plan, cut moves, a search and
+    clearing both."""
+    app = make_app(SAMPLE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        seen = _drawn_and_fresh(tree)
+        assert seen[0] == seen[1]
+        await pilot.press("c")
+        await settle(pilot)
+        drawn, fresh = _drawn_and_fresh(tree)
+        assert drawn == fresh and drawn != seen[0], "the plan column shows"
+        assert tree.cut_dependencies, "the sweep's dependency counts are in"
+        for key in ("left_square_bracket", "left_square_bracket", "right_square_bracket"):
+            before = app.plan
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.plan is not before
+            drawn, fresh = _drawn_and_fresh(tree)
+            assert drawn == fresh
+            cut_row = tree.row_of_entry[tree.cut_entry]
+            top = int(tree.scroll_y)
+            assert "✂ cut" in drawn[cut_row - top]
+        await pilot.press("slash", *"user", "enter")
+        await settle(pilot)
+        assert tree.search_matches
+        drawn, fresh = _drawn_and_fresh(tree)
+        assert drawn == fresh
+        await pilot.press("escape")  # leaves the plan (and the search stays marked)
+        await settle(pilot)
+        assert not tree.plan_regions
+        drawn, fresh = _drawn_and_fresh(tree)
+        assert drawn == fresh
+        tree.clear_search()
+        await pilot.pause()
+        drawn, fresh = _drawn_and_fresh(tree)
+        assert drawn == fresh
+
+
+async def test_search_box_lies_over_the_panes_and_keeps_the_cursor_in_view() -> None:
+    """Opening the search box at the last row (``G``, ``/``) resizes no pane; the cursor's row
+    scrolls up above the box, as when the box took the rows; closing it gives them back."""
+    from textual.widgets import Input
+
+    app = make_app(SAMPLE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("G")
+        await pilot.pause()
+        sizes = {widget.id: widget.size for widget in (tree, app.query_one("#side"))}
+        assert tree.cursor == len(tree.rows) - 1
+        assert tree.cursor - int(tree.scroll_y) == tree.size.height - 1, "on the bottom line"
+        await pilot.press("slash")
+        await pilot.pause()
+        search = app.query_one("#search", Input)
+        assert app.focused is search
+        assert {w.id: w.size for w in (tree, app.query_one("#side"))} == sizes
+        box_top = search.region.y
+        cursor_y = tree.content_region.y + tree.cursor - int(tree.scroll_y)
+        assert cursor_y < box_top, "the cursor's row shows above the box"
+        assert cursor_y == box_top - 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not search.display and tree.covered_rows == 0
+        assert tree.cursor - int(tree.scroll_y) == tree.size.height - 1

@@ -27,13 +27,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_with_facts(args: argparse.Namespace) -> tuple[Settings, Any, EntryFacts]:
-    """The settings, the session and what the hindsight audit needs of each entry, noted while
-    the file loads (each record is decoded once); ``audit`` and ``timeline`` load so. Raises
-    ``CommandError``."""
-    from tui_compactor.engine.hindsight import EntryFacts
+    """The settings, the session and what the hindsight audit needs of each entry: noted by
+    a copy of this process while this one loads the file when a core is free
+    (``FactsAhead``), or else while the file loads (each record decoded once); ``audit`` and
+    ``timeline`` load so. Raises ``CommandError``."""
+    from tui_compactor.engine.hindsight import EntryFacts, FactsAhead
 
     facts = EntryFacts()
-    settings, session = common.load_with_settings(args, writes=False, on_record=facts.take)
+    ahead = FactsAhead.start(args.session) if FactsAhead.worth_it() else None
+    on_record = facts.take if ahead is None else None
+    try:
+        settings, session = common.load_with_settings(args, writes=False, on_record=on_record)
+    except BaseException:
+        if ahead is not None:
+            ahead.cancel()
+        raise
+    if ahead is not None:
+        ahead.finish(facts, session)
     return settings, session, facts
 
 
@@ -84,5 +94,7 @@ def print_audits(session: Any, audits: list[Any]) -> None:
             path = sanitize(item.path, single_line=True, max_len=80)
             print(f"  re-read    {path:<80} #{item.read_at} → again #{item.reread_at}")
     worst = min(audits, key=lambda a: a.score)
-    print(f"{count_of(len(audits), 'compaction')}; worst score {worst.score:.2f} "
-          f"(entry #{worst.entry_index})")
+    print(
+        f"{count_of(len(audits), 'compaction')}; worst score {worst.score:.2f} "
+        f"(entry #{worst.entry_index})"
+    )

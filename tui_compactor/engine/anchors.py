@@ -52,20 +52,30 @@ MAX_PER_KIND = 12
 """The fidelity audit lists at most this many anchors of one kind."""
 
 _PATH = re.compile(
-    r"(?<![\w/.-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}|[\w-]+\.(?:py|ts|tsx|js|"
-    r"jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|html|sql|txt|lock))(?![\w/])"
+    r"(?<![\w/.-])((?=[~\w.-]*+/)(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}"
+    r"|[\w-]++\.(?:py|ts|tsx|js|jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|"
+    r"html|sql|txt|lock))(?![\w/])"
 )
+"""A file path: directories and a name with an extension, or a bare name with a known one.
+(The look-ahead and the possessive runs only save backtracking: a path's first ``/`` follows
+its leading run of name characters, and a bare name ends at its first ``.``.)"""
 _DOT_ALNUM = re.compile(r"\.[A-Za-z0-9]")
 """Cheap test a text must pass before ``_PATH`` (both of its forms end in ``.`` + extension)."""
 _URL = re.compile(r"\b(?:https?|ftp|file)://[^\s<>\"'`)\]]+")
+_DEFINITION_KEYWORDS = "def class function fn func interface struct enum type".split()
 _DEFINITION = re.compile(
-    r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
+    "(?:" + "|".join(rf"{word}(?<!\w{word})" for word in _DEFINITION_KEYWORDS) + r")"
+    r"\s+([A-Za-z_]\w{2,})"
 )
+"""A keyword at a word's start (``\\b``, written as a look-behind after the keyword so the
+engine can skip to the keywords' first letters), whitespace, the name."""
 _CODE_SPAN = re.compile(r"`([A-Za-z_][\w.]*(?:\(\))?)`")
 _BARE_IDENTIFIER = re.compile(
-    r"(?<![\w./-])([a-z_][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)"
-    r"(?![\w/-])"
+    r"(?<![\w./-])([a-z_][a-z0-9]*+_[a-z0-9_]++|[a-z]++[A-Z][A-Za-z0-9]++"
+    r"|[A-Z][a-z0-9]++[A-Z][A-Za-z0-9]++)(?![\w/-])"
 )
+"""``snake_case``, ``camelCase`` or ``PascalCase`` standing alone (possessive runs: each run
+stops where the next part must start, so giving characters back never helps)."""
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:%|ms|s|k|KB|MB|GB)?)(?![\w.])")
 _URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
 _ERROR_LINE = re.compile(
@@ -263,6 +273,17 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+_BYTES_SPACE = (
+    rb"(?:[\t\n\x0b\x0c\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+    rb"|\xe2\x81\x9f|\xe3\x80\x80)+"
+)
+"""``\\s+`` of a text in its UTF-8 bytes: a run of the characters ``str.isspace`` (and so
+``\\s``) calls whitespace, byte by byte."""
+_CASE_INTO_ASCII = ("\u0130", "\u212a")
+"""The only characters not in ASCII that ``str.lower`` turns into ASCII letters (``İ``, the
+Kelvin sign)."""
+
+
 @functools.lru_cache(maxsize=1024)
 def _spaced_pattern(needle: str) -> re.Pattern[str]:
     """Where the words of ``needle`` (single-spaced) follow each other in a lower-cased text,
@@ -270,16 +291,51 @@ def _spaced_pattern(needle: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(re.escape(word) for word in needle.split(" ")))
 
 
+@functools.lru_cache(maxsize=1024)
+def _spaced_bytes_pattern(needle: bytes) -> re.Pattern[bytes]:
+    """``_spaced_pattern`` of an ASCII needle, for the UTF-8 bytes of a text."""
+    return re.compile(_BYTES_SPACE.join(re.escape(word) for word in needle.split(b" ")))
+
+
 class Haystack:
     """A text anchors are looked up in, as given (``raw``); the lower-case form is made on
-    the first lookup, the ``normalize``d one only when a lookup cannot do without it."""
+    the first lookup, the ``normalize``d one only when a lookup cannot do without it.
 
-    __slots__ = ("raw", "_lower", "_norm")
+    An ASCII needle (the usual one) is looked for in the UTF-8 bytes of the text with their
+    ASCII letters lower-cased: it occurs there exactly when it occurs in the lower-case text
+    (a UTF-8 sequence never holds an ASCII byte it does not stand for), unless the text has
+    one of the two characters ``str.lower`` makes ASCII of; and bytes are searched faster.
+    """
+
+    __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts")
+
+    _STARTS_LIMIT = 200
+    """Past this many places of a first word, trying the pattern at each costs more than
+    one search through the text."""
 
     def __init__(self, raw: str) -> None:
-        self.raw = raw
+        self._raw: str | None = raw
+        self._parts: list[str] = []
         self._lower: str | None = None
+        self._bytes: bytes | None = None
+        self._ascii_ok = True
         self._norm: str | None = None
+        self._starts: dict[bytes, list[int] | None] = {}
+
+    @classmethod
+    def joined(cls, parts: list[str]) -> Haystack:
+        """The haystack of ``parts`` joined by newlines, made lazily."""
+        haystack = cls("")
+        haystack._raw = None
+        haystack._parts = parts
+        return haystack
+
+    @property
+    def raw(self) -> str:
+        """The text as given."""
+        if self._raw is None:
+            self._raw = "\n".join(self._parts)
+        return self._raw
 
     @property
     def lower(self) -> str:
@@ -287,6 +343,17 @@ class Haystack:
         if self._lower is None:
             self._lower = self.raw.lower()
         return self._lower
+
+    def _ascii_lower(self) -> bytes | None:
+        """The UTF-8 bytes of ``raw`` with ASCII letters in lower case, or None when the text
+        has a character ``str.lower`` makes ASCII of (then that is not the lower-case text
+        as far as ASCII needles are concerned)."""
+        if self._bytes is None and self._ascii_ok:
+            raw = self.raw
+            self._ascii_ok = raw.isascii() or not any(c in raw for c in _CASE_INTO_ASCII)
+            if self._ascii_ok:
+                self._bytes = raw.encode("utf-8", "surrogatepass").lower()
+        return self._bytes
 
     def contains(self, needle: str) -> bool:
         """Whether ``needle`` (lower case) occurs in ``normalize(raw)``.
@@ -299,13 +366,55 @@ class Haystack:
             return needle in self._norm
         # Only " " is both whitespace and printable: the usual needle needs no regex.
         printable = needle.isprintable()
-        if " " not in needle and (printable or not _HAS_SPACE.search(needle)):
+        plain = " " not in needle and (printable or not _HAS_SPACE.search(needle))
+        spaced = (
+            not plain
+            and printable
+            and "  " not in needle
+            and needle[0] != " "
+            and needle[-1] != " "
+        )
+        if (plain or spaced) and needle.isascii():
+            text = self._ascii_lower()
+            if text is not None:
+                encoded = needle.encode("ascii")
+                if plain:
+                    return encoded in text
+                return self._spaced(text, encoded)
+        if plain:
             return needle in self.lower
-        single_spaced = printable and "  " not in needle
-        if single_spaced and needle[0] != " " and needle[-1] != " ":
+        if spaced:
             return _spaced_pattern(needle).search(self.lower) is not None
         self._norm = " ".join(self.lower.split())
         return needle in self._norm
+
+    def _spaced(self, text: bytes, needle: bytes) -> bool:
+        """Whether the words of ``needle`` follow each other in ``text`` with whitespace
+        between. Every match starts where the first word does: the places of a first word
+        are found in one pass per haystack (the needles of one kind mostly share it, e.g.
+        commands), and the pattern is tried at each; a word found too often is left to the
+        pattern's own search."""
+        pattern = _spaced_bytes_pattern(needle)
+        first = needle[: needle.index(b" ")]
+        starts = self._starts.get(first, ())
+        if starts == ():
+            starts = self._starts[first] = _places(text, first, self._STARTS_LIMIT)
+        if starts is None:
+            return pattern.search(text) is not None
+        match = pattern.match
+        return any(match(text, at) is not None for at in starts)
+
+
+def _places(text: bytes, word: bytes, limit: int) -> list[int] | None:
+    """Where ``word`` occurs in ``text`` (overlaps included), or None past ``limit`` places."""
+    found: list[int] = []
+    at = text.find(word)
+    while at >= 0:
+        if len(found) == limit:
+            return None
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 _HAS_SPACE = re.compile(r"\s")

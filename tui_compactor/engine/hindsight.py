@@ -22,8 +22,13 @@ proper, and an output the agent never mentioned is not something it could have c
 
 from __future__ import annotations
 
+import os
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from tui_compactor.engine.anchors import (
     READ_TOOLS,
@@ -35,8 +40,9 @@ from tui_compactor.engine.anchors import (
     message_text,
     tool_calls,
 )
-from tui_compactor.engine.messages import message_from_entry
+from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session.migrate import CURRENT_VERSION
 
 __all__ = [
     "HINDSIGHT_KINDS",
@@ -55,7 +61,6 @@ HINDSIGHT_KINDS: frozenset[AnchorKind] = frozenset(
 """Anchor kinds the hindsight audit follows (tool-call ids, numbers and requests are not facts
 a later turn reuses by name)."""
 
-_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary", "compaction"})
 _USE_ROLES = frozenset({"user", "assistant", "custom", "bashExecution"})
 
 
@@ -152,9 +157,9 @@ class EntryFacts:
 
     Worked out once per entry. A caller that audits a whole file fills it while the file
     loads (``load_session(path, on_record=facts.take)``), so each record is decoded once;
-    otherwise ``of`` reads a record the first time it is asked about (``Entry.data_once``:
-    not through the session's record cache). Records are dropped once their facts are
-    taken; equal facts share one tuple.
+    otherwise an entry's record is read the first time an audit asks about it
+    (``Entry.data_once``: not through the session's record cache). Records are dropped once
+    their facts are taken; equal facts share one tuple.
     """
 
     def __init__(self) -> None:
@@ -164,7 +169,7 @@ class EntryFacts:
     def take(self, entry: Any, record: dict[str, Any]) -> None:
         """Note the facts of ``entry`` from its parsed ``record`` (the load hook)."""
         if _has_uses(entry):
-            self._facts[entry.index] = self._learn(entry, _message_of(entry, record))
+            self._facts[entry.index] = self._learn(entry.role, _message_of(entry, record))
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
@@ -176,11 +181,21 @@ class EntryFacts:
         if found is None:
             found = _NO_FACTS
             if _has_uses(entry):
-                found = self._learn(entry, _message_of(entry, entry.data_once()))
+                found = self._learn(entry.role, _message_of(entry, entry.data_once()))
             self._facts[entry.index] = found
         return found
 
-    def _learn(self, entry: Any, message: dict[str, Any] | None) -> Facts:
+    def lookup(self, entries: Any, *groups: list[int]) -> Callable[[int], Facts]:
+        """The facts of the entries whose indices are in ``groups`` (``entries``: the
+        session's), each worked out if not known yet, as a look-up by index."""
+        facts = self._facts
+        for group in groups:
+            for index in group:
+                if index not in facts:
+                    self.of(entries[index])
+        return facts.__getitem__
+
+    def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
         shared = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
         for anchor in message_anchors(message, uses_only=True):
@@ -194,13 +209,129 @@ class EntryFacts:
                 key = shared[anchor] = shared.setdefault(key, key)
             uses[key] = None
         reads: tuple[str, ...] = ()
-        if entry.role == "assistant" and message is not None:
+        if role == "assistant" and message is not None:
             reads = tuple(
                 path
                 for _, name, arguments in tool_calls(message)
                 if name in READ_TOOLS and (path := call_path(arguments))
             )
         return (tuple(uses), reads) if uses or reads else _NO_FACTS
+
+
+class FactsAhead:
+    """The facts of a session file's messages noted by a forked copy of this process while
+    this one loads the file: the whole ``audit`` command then takes about as long as the
+    load, not the load and the reading of every message after it (on two free cores).
+
+    ``start(path)`` before loading, when ``worth_it()`` (None when this cannot be done
+    exactly or safely: not a regular file, not a version-3 file, which is read without
+    migration, no ``fork``, other threads running); load without ``on_record``; then
+    ``finish(facts, session)``. The copy reads each line that can be such an entry, parses
+    it and notes its facts as ``EntryFacts`` does (the same code), keyed by the line's
+    offset; an entry whose line the copy did not note (or all of them, if the copy failed or
+    the file turned out not to be read as version 3) is read here instead.
+    """
+
+    def __init__(self, pid: int, pipe: int) -> None:
+        self._pid = pid
+        self._pipe = pipe
+
+    @staticmethod
+    def worth_it() -> bool:
+        """Whether a copy would run beside this process rather than take turns with it: a
+        second core and, over the last minute, fewer processes wanting a core than there
+        are cores. (On a busy machine the copy only adds the work of reading the lines.)"""
+        cores = os.cpu_count() or 1
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return False
+        return cores > 1 and busy < cores
+
+    @classmethod
+    def start(cls, path: Any) -> FactsAhead | None:
+        """Fork the copy that notes the facts of ``path``'s messages."""
+        import threading
+
+        if not hasattr(os, "fork") or threading.active_count() > 1:
+            return None
+        try:
+            if not os.path.isfile(path):
+                return None
+            with open(path, "rb") as file:
+                header = orjson.loads(file.readline())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(header, dict) or header.get("version") != CURRENT_VERSION:
+            return None
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the copy: note, send, leave without any clean-up
+            status = 1
+            try:
+                os.close(read_end)
+                sent = pickle.dumps(_note_lines(path), pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write_end, "wb") as pipe:
+                    pipe.write(sent)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def cancel(self) -> None:
+        """Stop the copy (the file could not be loaded after all)."""
+        import signal
+
+        os.close(self._pipe)
+        os.kill(self._pid, signal.SIGKILL)
+        os.waitpid(self._pid, 0)
+
+    def finish(self, facts: EntryFacts, session: Any) -> None:
+        """Note in ``facts`` what the copy sent for ``session`` (loaded from the same file),
+        and read here what it did not."""
+        with os.fdopen(self._pipe, "rb") as pipe:
+            received = pipe.read()
+        _, status = os.waitpid(self._pid, 0)
+        noted: dict[int, Facts] = {}
+        if status == 0 and received and session.version == CURRENT_VERSION:
+            noted = pickle.loads(received)
+        known = facts._facts
+        for entry in session.entries:
+            if _has_uses(entry):
+                found = noted.get(entry.offset)
+                if found is None:
+                    facts.of(entry)
+                else:
+                    known[entry.index] = found
+
+
+def _note_lines(path: Any) -> dict[int, Facts]:
+    """The facts of each line of a version-3 session file that is a message entry of the
+    user, the agent, a shell run or an extension (``_has_uses``), by the line's offset."""
+    facts = EntryFacts()
+    noted: dict[int, Facts] = {}
+    offset = 0
+    with open(path, "rb") as file:
+        for line in file:
+            # Both entry types that carry uses say "message"; tool results (most of the file)
+            # are passed over unparsed (one written otherwise is parsed and skipped).
+            if b"message" in line and b'"role":"toolResult"' not in line:
+                try:
+                    record = orjson.loads(line)
+                except ValueError:
+                    record = None
+                if isinstance(record, dict):
+                    kind = record.get("type")
+                    if kind == "message":
+                        message = record.get("message")
+                        role = message.get("role") if isinstance(message, dict) else None
+                        if role in _USE_ROLES:
+                            noted[offset] = facts._learn(role, message)
+                    elif kind == "custom_message":
+                        noted[offset] = facts._learn(None, message_from_entry(record))
+            offset += len(line)
+    return noted
 
 
 def _has_uses(entry: Any) -> bool:
@@ -216,13 +347,13 @@ def _message_of(entry: Any, record: dict[str, Any]) -> dict[str, Any] | None:
     if entry.type == "message":
         message = record.get("message")
         return message if isinstance(message, dict) else None
-    return message_from_entry(record) if entry.type in _MESSAGE_TYPES else None
+    return message_from_entry(record) if entry.type in MESSAGE_BEARING_TYPES else None
 
 
-def _entry_text(entry: Any) -> str:
-    """Everything of ``entry`` a later turn could find a fact in: its text, tool call
-    arguments and outputs."""
-    message = _message_of(entry, entry.data_once())
+def _entry_text(entry: Any, record: dict[str, Any]) -> str:
+    """Everything of ``entry`` (its ``record``) a later turn could find a fact in: its text,
+    tool call arguments and outputs."""
+    message = _message_of(entry, record)
     if not isinstance(message, dict):
         return ""
     parts = [message_text(message)]
@@ -279,9 +410,15 @@ def _life(session: Any, start: int) -> list[int]:
 
 
 def audit_compaction(
-    session: Any, index: int, rules: str = "pi", facts: EntryFacts | None = None
+    session: Any,
+    index: int,
+    rules: str = "pi",
+    facts: EntryFacts | None = None,
+    *,
+    records: dict[int, dict[str, Any]] | None = None,
 ) -> CompactionAudit:
-    """The hindsight audit of the compaction entry at ``index``."""
+    """The hindsight audit of the compaction entry at ``index``. ``records``: kept entries'
+    records read already (by index); those the audit reads are added."""
     facts = EntryFacts() if facts is None else facts
     entries = session.entries
     compaction = entries[index]
@@ -294,46 +431,45 @@ def audit_compaction(
     if first_kept is None:
         audit.warning = "firstKeptEntryId is not in the context before the compaction"
         first_kept = len(chain)
-    audit.region = [i for i in chain[:first_kept] if entries[i].type in _MESSAGE_TYPES]
-    audit.kept = [i for i in chain[first_kept:] if entries[i].type in _MESSAGE_TYPES]
+    audit.region = [i for i in chain[:first_kept] if entries[i].type in MESSAGE_BEARING_TYPES]
+    audit.kept = [i for i in chain[first_kept:] if entries[i].type in MESSAGE_BEARING_TYPES]
     audit.life = _life(session, index)
 
-    where: dict[tuple[AnchorKind, str], int] = {}
+    facts_of = facts.lookup(entries, audit.region, audit.kept, audit.life)
+    where: dict[tuple[AnchorKind, str], int] = {}  # fact -> where the region last had it
     read_at: dict[str, int] = {}
-    noted = facts.known  # what is known already; ``of`` works out the rest
-    of = facts.of
     for entry_index in audit.region:
-        uses, reads = noted(entry_index) or of(entries[entry_index])
+        uses, reads = facts_of(entry_index)
         if uses:
             where.update(dict.fromkeys(uses, entry_index))
         if reads:
             read_at.update(dict.fromkeys(reads, entry_index))
     if not where and not read_at:
         return audit
-    kept: set[tuple[AnchorKind, str]] = set()
-    for entry_index in audit.kept:
-        kept.update((noted(entry_index) or of(entries[entry_index]))[0])
-    summary = compaction.data.get("summary")
-    summary = summary if isinstance(summary, str) else ""
-    needed: dict[tuple[AnchorKind, str], int] = {}
-    reread: dict[str, int] = {}
-    for entry_index in audit.life:
-        uses, reads = noted(entry_index) or of(entries[entry_index])
-        for key in uses:
-            if key in where and key not in needed:
-                needed[key] = entry_index
-        for read in reads:
-            if read in read_at and read not in reread:
-                reread[read] = entry_index
+    first_use: dict[tuple[AnchorKind, str], int] = {}  # fact -> where the life first used it
+    first_read: dict[str, int] = {}
+    for entry_index in reversed(audit.life):
+        uses, reads = facts_of(entry_index)
+        if uses:
+            first_use.update(dict.fromkeys(uses, entry_index))
+        if reads:
+            first_read.update(dict.fromkeys(reads, entry_index))
+    needed = first_use.keys() & where.keys()
     audit.used = len(needed)
-    summary_haystack = Haystack(summary)
+    not_kept = needed.difference(*(facts_of(entry_index)[0] for entry_index in audit.kept))
+    summary = compaction.data.get("summary")
+    summary_haystack = Haystack(summary if isinstance(summary, str) else "")
     missing = [
-        (key, needed_at)
-        for key, needed_at in needed.items()
-        if key not in kept and not anchor_present(key[0], key[1], summary_haystack)
+        (key, first_use[key])
+        for key in not_kept
+        if not anchor_present(key[0], key[1], summary_haystack)
     ]
     if missing and audit.kept:  # the kept window's tool outputs may still carry them
-        kept_text = Haystack("\n".join(_entry_text(entries[i]) for i in audit.kept))
+        read = {} if records is None else records
+        for i in audit.kept:
+            if i not in read:
+                read[i] = entries[i].data_once()
+        kept_text = Haystack.joined([_entry_text(entries[i], read[i]) for i in audit.kept])
         missing = [
             (key, at) for key, at in missing if not anchor_present(key[0], key[1], kept_text)
         ]
@@ -341,7 +477,10 @@ def audit_compaction(
         audit.lost.append(LostFact(kind, text, where[(kind, text)], needed_at))
     audit.lost.sort(key=lambda fact: (fact.needed_at, fact.kind, fact.text))
     audit.rereads = sorted(
-        (ReRead(path_, read_at[path_], at) for path_, at in reread.items()),
+        (
+            ReRead(path_, read_at[path_], first_read[path_])
+            for path_ in first_read.keys() & read_at.keys()
+        ),
         key=lambda item: (item.reread_at, item.path),
     )
     return audit
@@ -351,7 +490,7 @@ def audit_compactions(
     session: Any, rules: str = "pi", facts: EntryFacts | None = None
 ) -> list[CompactionAudit]:
     """The hindsight audit of every compaction in the file, in file order. ``facts`` may hold
-    what the load already noted (``EntryFacts.take``)."""
+    what the load already noted (``EntryFacts.take``, ``FactsAhead``)."""
     facts = EntryFacts() if facts is None else facts
     return [
         audit_compaction(session, entry.index, rules, facts)
@@ -421,41 +560,42 @@ def compaction_timeline(
     facts: EntryFacts | None = None,
 ) -> list[TimelineRow]:
     """Every compaction and branch summary of the tree in file order, compactions with their
-    hindsight audit (``facts`` as for ``audit_compactions``). ``tokens_after`` is the local
-    count of the summary and the kept window."""
+    hindsight audit (``facts`` as for ``audit_compactions``). ``tokens_after``
+    is the local count of the summary and the kept window (each kept record read once: for
+    its tokens and, when the audit looks there, its text)."""
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     active = set(session.path_to(session.leaf)) if session.leaf is not None else set()
     facts = EntryFacts() if facts is None else facts
-    rows = []
-    for entry in session.entries:
-        if entry.type not in ("compaction", "branch_summary"):
-            continue
+    entries = session.entries
+
+    def row_of(index: int) -> TimelineRow:
+        entry = entries[index]
         data = entry.data
         summary = data.get("summary")
-        summary = summary if isinstance(summary, str) else ""
         short = data.get("shortSummary")
         method = data.get("method")
         before = data.get("tokensBefore")
         row = TimelineRow(
-            entry_index=entry.index,
+            entry_index=index,
             kind=entry.type,
-            on_active_path=entry.index in active,
+            on_active_path=index in active,
             method=method if isinstance(method, str) else None,
             tokens_before=before
             if isinstance(before, int) and not isinstance(before, bool)
             else None,
-            tokens_after=None,
-            summary_chars=len(summary),
+            tokens_after=cache.message_tokens(index),
+            summary_chars=len(summary) if isinstance(summary, str) else 0,
             short_summary=short if isinstance(short, str) else None,
             model=_writer(data),
         )
         if entry.type == "compaction":
-            row.audit = audit_compaction(session, entry.index, rules, facts)
-            row.tokens_after = cache.message_tokens(entry.index) + sum(
-                cache.message_tokens(i) for i in row.audit.kept
-            )
-        else:
-            row.tokens_after = cache.message_tokens(entry.index)
-        rows.append(row)
-    return rows
+            read: dict[int, dict[str, Any]] = {}
+            row.audit = audit_compaction(session, index, rules, facts, records=read)
+            tokens = cache.message_tokens(index)
+            for kept in row.audit.kept:  # records the audit read are not read again
+                tokens += cache.entry_tokens(kept, read.get(kept)) or 0
+            row.tokens_after = tokens
+        return row
+
+    return [row_of(e.index) for e in entries if e.type in ("compaction", "branch_summary")]

@@ -62,8 +62,6 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-
-
 class PiCounter:
     """pi 0.73.1 ``estimateTokens``: one ``ceil(chars/4)`` per message."""
 
@@ -297,8 +295,9 @@ class TokenCache:
         self.counter = counter
         self._blocks: dict[int, array[int]] = {}
 
-    def entry_tokens(self, index: int) -> int | None:
-        """Tokens of entry ``index`` as a message, or None if it is not message-bearing."""
+    def entry_tokens(self, index: int, record: dict[str, Any] | None = None) -> int | None:
+        """Tokens of entry ``index`` as a message, or None if it is not message-bearing.
+        ``record``: the entry's record when the caller has read it already."""
         block = self._blocks.get(index >> self._SHIFT)
         if block is not None:
             cached = block[index & (self._BLOCK - 1)]
@@ -309,7 +308,7 @@ class TokenCache:
         entry = self.session.entries[index]
         tokens: int | None = None
         if entry.type in MESSAGE_BEARING_TYPES:
-            message = message_from_entry(entry)
+            message = message_from_entry(entry if record is None else record)
             tokens = self.counter.count_message(message) if message is not None else 0
         if block is None:
             block = self._blocks[index >> self._SHIFT] = array("q", self._EMPTY_BLOCK)

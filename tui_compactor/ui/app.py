@@ -369,7 +369,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             context.pending = self.state.gauge_data  # drawn when the tab shows
             return [context]
         if pane_id == "tab-plan":
-            return [PlanView(id="plan")]
+            return [PlanView(self.state.settings, id="plan")]
         if pane_id == "tab-diff":
             return [SummaryDiff(id="summary-diff")]
         if pane_id == "tab-breakdown":
@@ -513,6 +513,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
                                             self._settings_for(settings, tail), drawn))
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+            # The details' renderer (``load_details_markdown``) loads now, before the index,
+            # not while it runs: they would share the GIL with each other and the UI.
+            load_markdown()
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:
@@ -1011,11 +1014,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_cut = None
         settings = self.settings
 
-        def show_settings(view: PlanView) -> None:
-            view.show_settings(settings)
-            view.show_more_settings(settings)
-
-        self.with_view(PlanView, show_settings)
+        self.with_view(PlanView, lambda view: view.show_settings(settings))
         self.action_show_tab("tab-plan")
         self.request_plan()
 
@@ -1101,7 +1100,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         def edit(view: PlanView) -> None:
             view.show_settings(settings)
-            view.show_more_settings(settings)
             view.focus_inputs()
 
         self.with_view(PlanView, edit)
@@ -1969,21 +1967,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def action_search(self) -> None:
         """Open the search box."""
-        search = self.search_box(build=True)
-        assert search is not None
-        search.display = True
+        search = self.show_search_box(True)
         search.value = self.state.search_query
         search.focus()
+
+    def show_search_box(self, shown: bool) -> Input:
+        """Show (building it the first time) or hide the search box. It lies over the bottom
+        rows of the panes (a layer of its own: no pane is laid out again); the tree keeps its
+        cursor row above it."""
+        search = self.search_box(build=True)
+        assert search is not None
+        search.display = shown
+        tree = self.query_one(SessionTree)
+        height = search.styles.height
+        tree.cover_bottom((height.cells or 0) if shown and height is not None else 0)
+        return search
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         """Find the query in every entry (worker), then jump to the first match after the cursor."""
         self.state.search_query = event.value.strip()
-        event.input.display = False
+        self.show_search_box(False)
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
-            # After the frame without the search box: that relayout repaints the whole screen,
-            # and the search worker would take the GIL from it half of the time.
+            # After the frame without the search box: the search worker would take the GIL
+            # from it half of the time.
             self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
         else:
             self.query_one(SessionTree).clear_search()
@@ -2013,8 +2021,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return  # searched in a preview the whole session has replaced since
         query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
-        tree.search_matches = matches
-        tree.invalidate()
+        tree.mark_matches(matches)
         visible = len(self.shown_match_rows())
         self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
                     + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
@@ -2031,15 +2038,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if not shown:
             return
         if step > 0:
-            after = bisect.bisect_right(shown, tree.cursor)
-            wrapped = after == len(shown)
-            position = shown[0] if wrapped else shown[after]
+            number = bisect.bisect_right(shown, tree.cursor)
+            wrapped = number == len(shown)
+            if wrapped:
+                number = 0
         else:
-            before = bisect.bisect_left(shown, tree.cursor) - 1
-            wrapped = before < 0
-            position = shown[before]  # -1 when wrapped: the last one
-        tree.move_cursor(position, center=True)
-        self.report_search_position(position, wrapped, step)
+            number = bisect.bisect_left(shown, tree.cursor) - 1
+            wrapped = number < 0
+            if wrapped:
+                number = len(shown) - 1
+        tree.move_cursor(shown[number], center=True)
+        self.report_search_position(number, wrapped, step)
 
     def action_search_next(self) -> None:
         """Next match."""
@@ -2056,7 +2065,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         cancel running summaries."""
         search = self.search_box()
         if search is not None and search.display:
-            search.display = False
+            self.show_search_box(False)
             self.query_one(SessionTree).focus()
             return
         if isinstance(self.focused, Input | SentText):  # leave a budget input or the

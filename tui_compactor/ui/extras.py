@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -207,13 +206,11 @@ class SessionExtras(_Base):
         self._match_rows = (positions, tree.search_matches, shown)
         return shown
 
-    def report_search_position(self, position: int, wrapped: bool, step: int) -> None:
-        """Say which visible match the cursor is on (``3/7``) and whether the step wrapped."""
+    def report_search_position(self, number: int, wrapped: bool, step: int) -> None:
+        """Say which visible match the cursor is on (``number`` counts from 0 in
+        ``shown_match_rows``: ``3/7``) and whether the step wrapped."""
         tree = self.query_one(SessionTree)
         shown = self.shown_match_rows()
-        number = bisect_left(shown, position)
-        if number == len(shown) or shown[number] != position:
-            return
         text = f"match {number + 1}/{len(shown)}"
         hidden = len(tree.search_matches) - len(shown)
         if hidden:

@@ -13,12 +13,13 @@ prompt or replacing it (the CLI's ``--instructions`` / ``--replace-instructions`
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 from rich.console import RenderableType
 from rich.styled import Styled
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
@@ -65,6 +66,36 @@ def _int_or_none(text: str) -> int | None:
     if value < 0:
         raise ValueError("must not be negative")
     return int(value * scale)
+
+
+def form_values(settings: Any) -> tuple[dict[str, str], dict[str, bool], str, str | None]:
+    """What the form shows for ``settings`` (a ``workbench.Settings``): input id -> text,
+    checkbox id -> flag, the summary effort, and the reserve input's placeholder: the figure a
+    reserve left to its default stands for (the gauge's), when the window is known."""
+    from tui_compactor.engine.settings import effective_reserve
+
+    def figure(value: int | None) -> str:
+        return "" if value is None else str(value)
+
+    def number(value: Any) -> str:
+        return "" if value is None or value <= 0 else f"{value:g}"
+
+    texts = {
+        "plan-keep": figure(settings.keep_recent_tokens),
+        "plan-reserve": figure(settings.reserve_tokens),
+        "plan-window": figure(settings.context_window),
+        "plan-threshold-percent": number(settings.threshold_percent),
+        "plan-threshold-tokens": number(settings.threshold_tokens),
+        "plan-branch-reserve": str(settings.branch_summary_reserve_tokens),
+        "plan-summary-window": number(settings.summary_window),
+    }
+    flags = {"plan-split-turns": bool(settings.split_turns),
+             "plan-branch-ask": bool(settings.branch_summary_enabled)}  # fmt: skip
+    reserve_hint = None
+    if settings.context_window:
+        compaction = settings.compaction().with_changes(reserve_tokens=None)
+        reserve_hint = str(effective_reserve(settings.context_window, compaction))
+    return texts, flags, settings.summary_reasoning_effort or "profile", reserve_hint
 
 
 def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
@@ -190,95 +221,136 @@ class PlanView(VerticalScroll):
             self.reserve = reserve
             self.window = window
 
+    def __init__(self, settings: Any = None, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._settings = settings
+        """The settings the form is made with (None: blank until ``show_settings``)."""
+        self._fields: dict[str, Input | Checkbox | Select[str]] = {}
+        """The form's inputs by id, mounted or not yet."""
+        self._rows: list[Horizontal] = []
+        """The form's rows not mounted yet."""
+
     plan_text: Text | None = None
     """The plan drawn last (kept, dimmed, while the next one is being made)."""
     sweep: RenderableType | None = None
     """The cut sweep drawn last (kept, dimmed, while the next one is being made)."""
 
     def compose(self) -> ComposeResult:
-        """Summary text and the three inputs."""
+        """The plan's text and sweep; the form follows them, a row a frame (``on_mount``)."""
         yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
                      id="plan-text")
         yield Static(id="plan-sweep")
-        with Horizontal(id="plan-inputs"):
-            yield Label("keep")
-            yield Input(id="plan-keep", restrict=r"[0-9kKmM.,_]*")
-            yield Label("reserve")
-            yield Input(id="plan-reserve", restrict=r"[0-9kKmM.,_]*", placeholder="default")
-            yield Label("window")
-            yield Input(id="plan-window", restrict=r"[0-9kKmM.,_]*")
-        with Horizontal(id="plan-thresholds", classes="plan-row"):
-            yield Label("threshold %")
-            yield Input(id="plan-threshold-percent", restrict=r"[0-9.]*", placeholder="auto")
-            yield Label("or tokens")
-            yield Input(id="plan-threshold-tokens", restrict=r"[0-9kKmM.,_]*",
-                        placeholder="auto")
-        with Horizontal(id="plan-flags", classes="plan-row"):
-            yield Checkbox("cut may split a turn", True, id="plan-split-turns", compact=True)
-            yield Checkbox("ask on navigate", True, id="plan-branch-ask", compact=True)
-        with Horizontal(id="plan-branch", classes="plan-row"):
-            yield Label("branch reserve")
-            yield Input(id="plan-branch-reserve", restrict=r"[0-9kKmM.,_]*")
-            yield Label("summary window")
-            yield Input(id="plan-summary-window", restrict=r"[0-9kKmM.,_]*",
-                        placeholder="profile")
-        with Horizontal(id="plan-summarizer", classes="plan-row"):
-            yield Label("summary effort")
-            yield Select([(name, name) for name in EFFORTS], value="profile",
-                         allow_blank=False, id="plan-effort", compact=True)
-        with Horizontal(id="plan-options"):
-            yield Label("method")
-            yield Select([("soft", "soft"), ("handoff", "handoff"),
-                          ("shake (preview)", "shake")], value="soft",
-                         allow_blank=False, id="plan-method", compact=True)
-            yield Checkbox("focus replaces the prompt", id="plan-replace", compact=True)
-        with Horizontal(id="plan-focus-row"):
-            yield Label("focus")
-            yield Input(id="plan-focus", placeholder="what the summary must keep (optional)")
+
+    def on_mount(self) -> None:
+        """Make the form and mount its rows one per frame: all at once they are one layout of
+        ~40 widgets (tens of ms on the UI thread) in the frame that first shows the plan,
+        and at the usual heights they lie below the plan and its sweep anyway."""
+        self._rows = self._form_rows()
+        self._mount_rows()
+
+    @work(group="plan-form", exit_on_error=False)
+    async def _mount_rows(self) -> None:
+        """Mount the form's rows, each after the screen drew the one before."""
+        while self._rows and self.is_attached:
+            await self.mount(self._rows.pop(0))
+            drawn = asyncio.Event()
+            self.call_after_refresh(drawn.set)
+            await drawn.wait()
+
+    def _mount_form_now(self) -> None:
+        """Mount the rows not mounted yet at once (the user goes to the form)."""
+        rows, self._rows = self._rows, []
+        if rows:
+            self.mount_all(rows)
+
+    def _form_rows(self) -> list[Horizontal]:
+        """The form's rows, made showing the settings the view was made with: filled in as
+        they are made, not changed once shown (each change of a shown input re-measures it
+        and lays the screen out again). ``_fields`` holds the inputs by id."""
+        texts: dict[str, str] = {}
+        flags: dict[str, bool] = {}
+        hint: str | None = None
+        if self._settings is not None:
+            texts, flags, self._effort_shown, hint = form_values(self._settings)
+        fields = self._fields
+
+        def field(widget_id: str, restrict: str, placeholder: str = "") -> Input:
+            made = Input(texts.get(widget_id) or None, placeholder, id=widget_id,
+                         restrict=restrict)  # fmt: skip
+            fields[widget_id] = made
+            return made
+
+        def flag(label: str, widget_id: str, value: bool = True) -> Checkbox:
+            made = Checkbox(label, flags.get(widget_id, value), id=widget_id, compact=True)
+            fields[widget_id] = made
+            return made
+
+        def select(widget_id: str, options: list[tuple[str, str]], value: str) -> Select[str]:
+            made: Select[str] = Select(options, value=value, allow_blank=False, id=widget_id,
+                                       compact=True)  # fmt: skip
+            fields[widget_id] = made
+            return made
+
+        figures = r"[0-9kKmM.,_]*"
+        # Made with their values: nothing they post while made or mounted is an edit.
+        with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
+            rows = [
+                Horizontal(Label("keep"), field("plan-keep", figures),
+                           Label("reserve"), field("plan-reserve", figures, hint or "default"),
+                           Label("window"), field("plan-window", figures), id="plan-inputs"),
+                Horizontal(Label("threshold %"),
+                           field("plan-threshold-percent", r"[0-9.]*", "auto"),
+                           Label("or tokens"), field("plan-threshold-tokens", figures, "auto"),
+                           id="plan-thresholds", classes="plan-row"),
+                Horizontal(flag("cut may split a turn", "plan-split-turns"),
+                           flag("ask on navigate", "plan-branch-ask"),
+                           id="plan-flags", classes="plan-row"),
+                Horizontal(Label("branch reserve"), field("plan-branch-reserve", figures),
+                           Label("summary window"),
+                           field("plan-summary-window", figures, "profile"),
+                           id="plan-branch", classes="plan-row"),
+                Horizontal(Label("summary effort"),
+                           select("plan-effort", [(name, name) for name in EFFORTS],
+                                  self._effort_shown),
+                           id="plan-summarizer", classes="plan-row"),
+                Horizontal(Label("method"),
+                           select("plan-method", [("soft", "soft"), ("handoff", "handoff"),
+                                                  ("shake (preview)", "shake")], "soft"),
+                           flag("focus replaces the prompt", "plan-replace", False),
+                           id="plan-options"),
+                Horizontal(Label("focus"),
+                           field("plan-focus", "", "what the summary must keep (optional)"),
+                           id="plan-focus-row"),
+            ]  # fmt: skip
+        return rows
 
     def show_settings(self, settings: Any) -> None:
-        """Show the settings' figures (a ``workbench.Settings``); a reserve left to its default
-        shows the number it stands for (the gauge's figure) in the empty input."""
-        from tui_compactor.engine.settings import effective_reserve
-
-        window = settings.context_window
-        self.set_settings(settings.keep_recent_tokens, settings.reserve_tokens, window)
-        if window:
-            compaction = settings.compaction().with_changes(reserve_tokens=None)
-            default = effective_reserve(window, compaction)
-            self.query_one("#plan-reserve", Input).placeholder = str(default)
-
-    def set_settings(self, keep_recent: int, reserve: int | None, window: int | None) -> None:
-        """Show the current figures in the inputs (without firing an edit)."""
-        for widget_id, value in (("#plan-keep", keep_recent), ("#plan-reserve", reserve),
-                                 ("#plan-window", window)):
-            field = self.query_one(widget_id, Input)
-            with field.prevent(Input.Changed):
-                field.value = "" if value is None else str(value)
-
-    def show_more_settings(self, settings: Any) -> None:
-        """Show the further settings' values (without firing an edit)."""
-        def number(value: Any) -> str:
-            return "" if value is None or value <= 0 else f"{value:g}"
-
-        for widget_id, text in (
-            ("#plan-threshold-percent", number(settings.threshold_percent)),
-            ("#plan-threshold-tokens", number(settings.threshold_tokens)),
-            ("#plan-branch-reserve", str(settings.branch_summary_reserve_tokens)),
-            ("#plan-summary-window", number(settings.summary_window)),
-        ):
-            field = self.query_one(widget_id, Input)
-            with field.prevent(Input.Changed):
-                field.value = text
-        for widget_id, flag in (("#plan-split-turns", settings.split_turns),
-                                ("#plan-branch-ask", settings.branch_summary_enabled)):
-            box = self.query_one(widget_id, Checkbox)
-            with box.prevent(Checkbox.Changed):
-                box.value = bool(flag)
-        select = self.query_one("#plan-effort", Select)
-        self._effort_shown = settings.summary_reasoning_effort or "profile"
-        with select.prevent(Select.Changed):
-            select.value = self._effort_shown
+        """Show the settings (a ``workbench.Settings``) without firing an edit; only what
+        differs from what is shown is set (a row not mounted yet is set as it waits)."""
+        texts, flags, effort, hint = form_values(settings)
+        fields = self._fields
+        if not fields:  # not mounted yet: the form will be made with these
+            self._settings = settings
+            return
+        for widget_id, text in texts.items():
+            field = fields[widget_id]
+            assert isinstance(field, Input)
+            if field.value != text:
+                with field.prevent(Input.Changed):
+                    field.value = text
+        if hint is not None:
+            cast(Input, fields["plan-reserve"]).placeholder = hint
+        for widget_id, value in flags.items():
+            box = fields[widget_id]
+            assert isinstance(box, Checkbox)
+            if box.value != value:
+                with box.prevent(Checkbox.Changed):
+                    box.value = value
+        if effort != self._effort_shown:
+            self._effort_shown = effort
+            select = cast("Select[str]", fields["plan-effort"])
+            with select.prevent(Select.Changed):
+                select.value = effort
 
     def show_plan(self, text: Text) -> None:
         """Show a plan's description (``plan_summary``, made in the plan worker)."""
@@ -324,16 +396,24 @@ class PlanView(VerticalScroll):
                       shrink=False)
 
     def focus_inputs(self) -> None:
-        """Put the focus on the first input."""
-        field = self.query_one("#plan-keep", Input)
+        """Put the focus on the first input (once the form is mounted)."""
+        field = self._fields.get("plan-keep")
+        if self._rows or field is None or not field.is_mounted:
+            self._mount_form_now()
+            self.call_after_refresh(self.focus_inputs)
+            return
+        assert isinstance(field, Input)
         field.focus()
         field.select_all()  # typing replaces the figure
 
     def options(self) -> tuple[str, str, bool]:
         """The method, focus text and replace flag shown now."""
-        method = self.query_one("#plan-method", Select).value
-        focus = self.query_one("#plan-focus", Input).value
-        replace = self.query_one("#plan-replace", Checkbox).value
+        fields = self._fields
+        if not fields:
+            return "soft", "", False
+        method = cast("Select[str]", fields["plan-method"]).value
+        focus = cast(Input, fields["plan-focus"]).value
+        replace = cast(Checkbox, fields["plan-replace"]).value
         return (method if isinstance(method, str) else "soft"), focus, bool(replace)
 
     @on(Checkbox.Changed, "#plan-split-turns")
@@ -395,9 +475,9 @@ class PlanView(VerticalScroll):
             self._more_input_changed(event.input.id, event.value)
             return
         try:
-            keep = _int_or_none(self.query_one("#plan-keep", Input).value)
-            reserve = _int_or_none(self.query_one("#plan-reserve", Input).value)
-            window = _int_or_none(self.query_one("#plan-window", Input).value)
+            keep = _int_or_none(cast(Input, self._fields["plan-keep"]).value)
+            reserve = _int_or_none(cast(Input, self._fields["plan-reserve"]).value)
+            window = _int_or_none(cast(Input, self._fields["plan-window"]).value)
         except ValueError:
             return
         if keep is None:

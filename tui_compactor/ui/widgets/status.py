@@ -103,7 +103,7 @@ class SessionStatus(Static):
             line.append(f"  “{name}”")
         line.append_text(facts)
         line.append_text(tail)
-        self.update(line)
+        self.update(line, layout=False)  # one row, the screen's width: its size never changes
 
     def on_resize(self) -> None:
         """Fit the line to the new width."""

@@ -3,7 +3,9 @@
 ``session.outline.build_outline`` flattens the session (linear runs flat, only branch points
 indent, the active path continues the main line). This widget only draws the rows that are on
 screen through ``render_line`` and keeps rendered strips in an LRU cache, so 100k rows and 50k
-levels of parentId nesting cost the same as 100.
+levels of parentId nesting cost the same as 100. The preview of a row whose record is not in
+memory (a big, lazily read session) is read in a thread, a screenful at a time; the row shows a
+placeholder until it arrives, so scrolling never waits for the file (or for a worker's GIL).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from textual.strip import Strip
 from tui_compactor.session.outline import OutlineRows
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
+from tui_compactor.ui.widgets.redraw import set_virtual_size
 from tui_compactor.workbench.preview import entry_preview
 
 MAX_VISIBLE_INDENT = 16
@@ -41,6 +44,9 @@ KIND_TAGS: dict[str, tuple[str, str]] = {
     "branch": ("⎇ branch summary", "branch"),
 }
 """Entry kind -> (tag drawn in the row, component class suffix)."""
+
+PREVIEW_PENDING = "…"
+"""What a row shows while its preview is being read."""
 
 REGION_MARKS: dict[str, str] = {
     "summarize": "S",
@@ -197,6 +203,14 @@ class SessionTree(ScrollView, can_focus=True):
             self.tree = tree
             self.entry_index = entry_index
 
+    class PreviewsRead(Message):
+        """Previews read in a thread for the rows shown (``epoch``: of the cache they fill)."""
+
+        def __init__(self, epoch: int, previews: dict[int, str]) -> None:
+            super().__init__()
+            self.epoch = epoch
+            self.previews = previews
+
     class FoldToggled(Message):
         """Space on a branch point (or an arrow on a folded row): fold or unfold it."""
 
@@ -222,10 +236,17 @@ class SessionTree(ScrollView, can_focus=True):
         """Entry index -> progress text of a background job targeting it."""
         self.search_matches: set[int] = set()
         self.file_leaf: int | None = None
+        self.covered_rows = 0
+        """Rows at the bottom a box lies over (``cover_bottom``)."""
         self._generation = 0
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
         self._preview_cache: LRUCache[int, str] = LRUCache(4096)
+        self._preview_epoch = 0
+        """Bumped whenever the preview cache is cleared: a read started before fills nothing."""
+        self._previews_wanted: dict[int, None] = {}
+        """Entries drawn with a placeholder whose previews are to be read (in drawing order)."""
+        self._previews_reading = False
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -246,9 +267,10 @@ class SessionTree(ScrollView, can_focus=True):
         self.rows = rows
         self.row_of_entry = rows.positions  # built with the rows, in a worker
         self.file_leaf = getattr(session, "leaf", None)
-        self._preview_cache.clear()
+        self._forget_all_previews()
         self.invalidate()
-        self.virtual_size = Size(max(self.size.width, 1), len(rows))
+        # The tree keeps its own size whatever rows it holds: only its scrollbar follows.
+        set_virtual_size(self, self._virtual_size())
         if keep_entry is not None and keep_entry in self.row_of_entry:
             target = self.row_of_entry[keep_entry]
         else:
@@ -257,17 +279,37 @@ class SessionTree(ScrollView, can_focus=True):
         # The scrollbar may only appear with the new virtual size: sync its thumb afterwards.
         self.call_after_refresh(self._sync_scrollbar)
 
+    def _virtual_size(self) -> Size:
+        """Rows to scroll through: every row, and room for those a box covers at the bottom."""
+        return Size(max(self.size.width, 1), len(self.rows) + self.covered_rows)
+
+    def cover_bottom(self, rows: int) -> None:
+        """A box lies over the tree's bottom ``rows`` rows (0: none): the tree scrolls that much
+        further and its cursor row stays above the box, as if the tree were that much shorter
+        (without re-laying out the screen)."""
+        self.covered_rows = rows
+        set_virtual_size(self, self._virtual_size())
+        top = int(self.scroll_y)
+        shown = max(self.size.height - rows, 1)
+        if self.cursor >= top + shown:
+            self.scroll_to(y=self.cursor - shown + 1, animate=False, force=True, immediate=True)
+
     def _sync_scrollbar(self) -> None:
         """Put the scrollbar thumb where the view actually is."""
         self.vertical_scrollbar.position = self.scroll_y
 
     def clear_search(self) -> None:
         """Forget the search's matches and redraw without their marks."""
-        self.search_matches = set()
-        self.invalidate()
+        self.mark_matches(set())
+
+    def mark_matches(self, matches: set[int]) -> None:
+        """Mark a search's matching entries (only the rows whose mark changes are redrawn)."""
+        self.search_matches = matches
+        self.refresh()
 
     def invalidate(self) -> None:
-        """Forget every cached strip and repaint (marks, counts or rows changed)."""
+        """Forget every cached strip and repaint (rows or their text changed; a row's marks
+        and count are part of its strip's cache key, so changing those only repaints)."""
         self._generation += 1
         self._strip_cache.clear()
         self.refresh()
@@ -275,11 +317,17 @@ class SessionTree(ScrollView, can_focus=True):
     def forget_previews(self, entries: Sequence[int] | None = None) -> None:
         """Drop cached preview text (after live follow appended or replaced records)."""
         if entries is None:
-            self._preview_cache.clear()
+            self._forget_all_previews()
         else:
+            self._preview_epoch += 1  # a read on its way may hold an old text of these
             for index in entries:
                 self._preview_cache.discard(index)
         self.invalidate()
+
+    def _forget_all_previews(self) -> None:
+        self._preview_cache.clear()
+        self._preview_epoch += 1
+        self._previews_wanted.clear()
 
     def add_token_counts(self, counts: dict[int, int]) -> None:
         """Merge a batch of per-entry token counts; repaint only the rows on screen that got
@@ -295,12 +343,12 @@ class SessionTree(ScrollView, can_focus=True):
         self.plan_regions = regions
         self.cut_entry = cut_entry
         self.cut_dependencies = {}
-        self.invalidate()
+        self.refresh()
 
     def set_cut_dependencies(self, counts: dict[int, int]) -> None:
         """Show on each valid cut point's row how many dependencies a cut there crosses."""
         self.cut_dependencies = counts
-        self.invalidate()
+        self.refresh()
 
     def set_progress(self, entry_index: int, text: str | None) -> None:
         """Show (or clear, with None) a background job's progress on a row."""
@@ -308,7 +356,7 @@ class SessionTree(ScrollView, can_focus=True):
             self.progress.pop(entry_index, None)
         else:
             self.progress[entry_index] = text
-        self.invalidate()
+        self.refresh()
 
     def preview_of(self, entry_index: int) -> str:
         """Sanitized one-line preview of an entry, cached."""
@@ -317,6 +365,53 @@ class SessionTree(ScrollView, can_focus=True):
             cached = entry_preview(self.session.entries[entry_index])
             self._preview_cache[entry_index] = cached
         return cached
+
+    def preview_if_ready(self, entry_index: int) -> str | None:
+        """``preview_of`` when it costs no file read (cached, or the record is in memory);
+        else None, and the preview is read in a thread (the row is drawn again with it)."""
+        cached = self._preview_cache.get(entry_index)
+        if cached is not None:
+            return cached
+        if getattr(self.session.entries[entry_index], "_source", None) is not None:
+            self._want_preview(entry_index)
+            return None
+        return self.preview_of(entry_index)
+
+    def _want_preview(self, entry_index: int) -> None:
+        """Read ``entry_index``'s preview with the others wanted in this frame."""
+        if not self._previews_wanted and not self._previews_reading:
+            self.call_after_refresh(self._read_wanted_previews)
+        self._previews_wanted[entry_index] = None
+
+    def _read_wanted_previews(self) -> None:
+        """Start one thread reading the previews wanted so far (one read at a time)."""
+        if self._previews_reading or not self._previews_wanted or self.session is None:
+            return
+        wanted = list(self._previews_wanted)
+        self._previews_wanted.clear()
+        self._previews_reading = True
+        entries = self.session.entries
+        epoch = self._preview_epoch
+
+        def read() -> None:
+            previews: dict[int, str] = {}
+            try:
+                for index in wanted:
+                    previews[index] = entry_preview(entries[index])
+            finally:  # always answered: the next reads wait for this one
+                self.post_message(self.PreviewsRead(epoch, previews))
+
+        self.run_worker(read, thread=True, group="tree-previews", exit_on_error=False)
+
+    def on_session_tree_previews_read(self, message: PreviewsRead) -> None:
+        """Keep the previews read (unless the cache was cleared since), draw their rows again,
+        and read the next ones wanted."""
+        self._previews_reading = False
+        if message.epoch == self._preview_epoch:
+            for index, preview in message.previews.items():
+                self._preview_cache[index] = preview
+            self.invalidate()
+        self._read_wanted_previews()
 
     # ----- cursor --------------------------------------------------------------------------
 
@@ -409,7 +504,7 @@ class SessionTree(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         """Row strips depend on the width; re-measure, and keep the cursor row in view (the
         loading bar or a banner may have taken rows since the cursor was placed)."""
-        self.virtual_size = Size(max(event.size.width, 1), len(self.rows))
+        self.virtual_size = self._virtual_size()
         self.invalidate()
         self.call_after_refresh(self._keep_cursor_in_view)
 
@@ -427,17 +522,25 @@ class SessionTree(ScrollView, can_focus=True):
         if position >= len(self.rows) or width <= 0:
             return Strip.blank(width, self._row_base_style(False))
         is_cursor = position == self.cursor
-        tokens = self.token_counts.get(self.rows.index_at(position))
-        key = (position, is_cursor, width, self._generation, self.has_focus, tokens)
+        index = self.rows.index_at(position)
+        key = (position, is_cursor, width, self._generation, self.has_focus,
+               self.token_counts.get(index), self._marks(index))  # fmt: skip
         strip = self._strip_cache.get(key)
         if strip is None:
-            text = self.row_text(position, width)
+            text = self.row_text(position, width, wait=False)
             base = self._row_base_style(is_cursor)
             text.style = base  # the base style sits under every span of the row
             segments = list(text.render(self.app.console))
             strip = Strip(segments).crop_extend(0, width, base).simplify()
             self._strip_cache[key] = strip
         return strip
+
+    def _marks(self, index: int) -> tuple[Any, ...]:
+        """What a row shows besides its entry: plan region (and whether a plan is shown), cut,
+        dependencies crossing a cut there, a job's progress, a search match."""
+        return (self.plan_regions.get(index), not self.plan_regions, index == self.cut_entry,
+                self.cut_dependencies.get(index), self.progress.get(index),
+                index in self.search_matches)  # fmt: skip
 
     def _row_base_style(self, is_cursor: bool) -> Style:
         """The style under a row (the widget's, plus the cursor's), cached until the CSS or
@@ -460,8 +563,9 @@ class SessionTree(ScrollView, can_focus=True):
         """A component style by its short name."""
         return self.get_component_rich_style(f"session-tree--{name}", partial=True)
 
-    def row_text(self, position: int, width: int) -> Text:
-        """The row at ``position`` as styled text exactly ``width`` cells wide."""
+    def row_text(self, position: int, width: int, *, wait: bool = True) -> Text:
+        """The row at ``position`` as styled text exactly ``width`` cells wide (without
+        ``wait``: a preview not in memory yet is drawn as a placeholder, ``preview_if_ready``)."""
         row = self.rows[position]
         entry = self.session.entries[row.index]
         left = Text(no_wrap=True, overflow="ellipsis")
@@ -492,11 +596,11 @@ class SessionTree(ScrollView, can_focus=True):
         label = self.session.label_of(row.index) if self.session is not None else None
         if label:
             left.append(f"[{sanitize(label, single_line=True, max_len=40)}] ", self._style("label"))
-        preview = self.preview_of(row.index)
+        preview = self.preview_of(row.index) if wait else self.preview_if_ready(row.index)
         preview_style = self._style("match") if row.index in self.search_matches else Style()
-        if style_name == "meta":
+        if style_name == "meta" or preview is None:
             preview_style += self._style("meta")
-        left.append(preview, preview_style)
+        left.append(PREVIEW_PENDING if preview is None else preview, preview_style)
 
         right = Text(no_wrap=True)
         if row.folded and row.hidden_count:

@@ -1,0 +1,83 @@
+"""The anchor extractor and the look-ups of anchors in a text, against their plain definitions.
+
+``engine.anchors`` writes its patterns so the regular expression engine backtracks less (a
+keyword's word boundary as a look-behind, possessive runs) and looks anchors up in UTF-8 bytes
+when that gives the same answer: these tests hold each of those to the plain reading it
+replaces, on generated texts full of the characters where they could go wrong (case rules,
+Unicode whitespace, words that are keywords, paths and names at the ends of a text)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui_compactor.engine import anchors
+
+PLAIN_PATH = re.compile(
+    r"(?<![\w/.-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}|[\w-]+\.(?:py|ts|tsx|js|"
+    r"jsx|rs|go|md|json|jsonl|toml|yaml|yml|c|h|cpp|java|rb|sh|css|html|sql|txt|lock))(?![\w/])"
+)
+PLAIN_DEFINITION = re.compile(
+    r"\b(?:def|class|function|fn|func|interface|struct|enum|type)\s+([A-Za-z_]\w{2,})"
+)
+PLAIN_BARE = re.compile(
+    r"(?<![\w./-])([a-z_][a-z0-9]*_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+)"
+    r"(?![\w/-])"
+)
+"""The patterns as first written: what a path, a defined name and a bare name are."""
+
+PIECES = [
+    "class", "def", "function", "func", "fn", "type", "enum", "struct", "interface", "myclass",
+    " ", "  ", "\n", "\t", "\u00a0", "\x1c", "\u2028", "\u3000", "foo", "Bar", "load_all",
+    "checkForNew", "HTTPServer", "x", "_", "/", ".", "./", "../", "~/", "src/a.py", "a.b",
+    "file.ts", "x.lock", ".md", "-", "`", "`a.b()`", "http://", "é", "ß", "日本", "🚀", "İ", "K",
+    "K", "k", "i", "Σ", "ς", "\u0307", "npm", "test", "--", "2>&1", "|", "-50", "1", "22", "(",
+]  # fmt: skip
+texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+
+
+def _unique(values: list[str]) -> list[str]:
+    return [value for value in dict.fromkeys(values) if value]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(texts)
+def test_the_scans_find_what_the_plain_patterns_find(text: str) -> None:
+    """Paths, bare names and defined names are exactly the plain patterns' matches, in
+    order."""
+    assert anchors.mentioned_paths(text) == _unique(
+        [path for path in PLAIN_PATH.findall(text) if "://" not in path]
+    )
+    assert anchors.request_names(text) == _unique(PLAIN_BARE.findall(text))
+    assert anchors.defined_names(text) == _unique(PLAIN_DEFINITION.findall(text))
+
+
+def test_bytes_whitespace_is_the_texts_whitespace() -> None:
+    """The UTF-8 whitespace pattern matches a character exactly when ``\\s`` does."""
+    space = re.compile(anchors._BYTES_SPACE)
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        char = chr(code)
+        assert bool(space.fullmatch(char.encode())) == char.isspace(), hex(code)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=4), st.lists(texts, min_size=1, max_size=6))
+def test_a_haystack_answers_as_the_normalized_text(parts: list[str], needles: list[str]) -> None:
+    """Whatever the order of look-ups (a haystack keeps what it worked out), a needle is found
+    exactly when it occurs in the normalized text, for a text and for the same text given
+    in parts."""
+    text = "\n".join(parts)
+    whole = anchors.Haystack(text)
+    joined = anchors.Haystack.joined(list(parts))
+    expected_text = anchors.normalize(text)
+    for needle in needles:
+        needle = anchors.normalize(needle) if needle.strip() else needle
+        if not needle:
+            continue
+        expected = needle in expected_text
+        assert whole.contains(needle) == expected, needle
+        assert joined.contains(needle) == expected, needle
