@@ -66,14 +66,24 @@ async def test_plan_pane_sweeps_every_valid_cut_and_follows_the_cut() -> None:
         text = screen_text(app)
         assert f"sweep over {len(plan.valid_cut_points)} valid cuts" in text
         row = expected.row_at(plan.first_kept_index)
-        assert f"this cut: {row.dependencies} dependencies cross it" in text
+        assert f"this cut: {crossing_words(row.dependencies)} it" in text
         # Move the cut back a few valid cuts: the sweep follows the new cut.
         await pilot.press("left_square_bracket", "left_square_bracket", "left_square_bracket")
         await settle(pilot)
         moved = app.plan
         assert moved.first_kept_index != plan.first_kept_index
         row = expected.row_at(moved.first_kept_index)
-        assert f"this cut: {row.dependencies} dependencies cross it" in screen_text(app)
+        assert f"this cut: {crossing_words(row.dependencies)} it" in screen_text(app)
+
+
+def deps_words(count: int) -> str:
+    """How the tree row and the cut list name a count of crossing dependencies."""
+    return "1 dep" if count == 1 else f"{count} deps"
+
+
+def crossing_words(count: int) -> str:
+    """The sweep's sentence about the planned cut, in the right number."""
+    return "1 dependency crosses" if count == 1 else f"{count} dependencies cross"
 
 
 def sweep_text(app: Any) -> str:
@@ -134,21 +144,21 @@ async def test_each_valid_cut_shows_its_dependency_count() -> None:
             count = expected[entry_index]
             row = tree.row_text(tree.row_of_entry[entry_index], 120).plain
             if entry_index == cut_entry:
-                assert f"✂ cut · {count} deps" in row
+                assert f"✂ cut · {deps_words(count)}" in row
             else:
                 assert f"✂{count}" in row
         text = " ".join(sweep_text(app).split())
-        assert f"▶ #{cut_entry} {expected[cut_entry]} deps" in text
+        assert f"▶ #{cut_entry} {deps_words(expected[cut_entry])}" in text
         cuts = sorted(plan.valid_cut_points)
         earlier = plan.branch[cuts[cuts.index(plan.first_kept_index) - 1]]
-        assert f"#{earlier} {expected[earlier]} deps" in text
+        assert f"#{earlier} {deps_words(expected[earlier])}" in text
         # Another plan clears the counts until its own sweep is in; they follow the cut.
         await pilot.press("left_square_bracket")
         await settle(pilot)
         assert app.plan.branch[app.plan.first_kept_index] == earlier
         assert tree.cut_dependencies == expected
         row = tree.row_text(tree.row_of_entry[earlier], 120).plain
-        assert f"✂ cut · {expected[earlier]} deps" in row
+        assert f"✂ cut · {deps_words(expected[earlier])}" in row
 
 
 async def test_compaction_node_shows_its_hindsight_audit() -> None:

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.wording import count_of
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -188,13 +189,15 @@ def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableTyp
     out.append("\n")
     current = sweep.row_at(planned) if planned is not None else None
     if current is not None:
-        out.append(f"this cut: {current.dependencies} dependencies cross it, keeps "
+        crossing = count_of(current.dependencies, "dependency", "dependencies")
+        verb = "crosses" if current.dependencies == 1 else "cross"
+        out.append(f"this cut: {crossing} {verb} it, keeps "
                    f"{format_tokens(current.tokens_kept)}\n", style="bold")
         out.append_text(cut_choices(rows, rows.index(current)))
     best = [row for row in sweep.best_rows() if row.branch_index != planned][:3]
     if best:
         shown = ", ".join(f"#{row.entry_index} ({format_tokens(row.tokens_kept)} kept, "
-                          f"{row.dependencies} deps)" for row in best)
+                          f"{count_of(row.dependencies, 'dep')})" for row in best)
         out.append(f"fewer crossings: {shown}\n", style="green")
     parts: list[RenderableType] = [out]
     if planned is not None:
@@ -230,7 +233,8 @@ def cut_choices(rows: list[Any], at: int) -> Text:
         this = number == at
         out.append(f" {'▶' if this else ' '} #{row.entry_index:<7}", style="bold" if this else "")
         style = "bold yellow" if this else "red" if row.dependencies else "green"
-        out.append(f"{row.dependencies:>4} deps", style=style)
+        noun = "dep " if row.dependencies == 1 else "deps"
+        out.append(f"{row.dependencies:>4} {noun}", style=style)
         out.append(f"  {format_tokens(row.tokens_kept):>6} kept\n", style="dim")
     return out
 

@@ -30,6 +30,7 @@ from tui_compactor.session.outline import OutlineRows
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.ui.widgets.redraw import set_virtual_size
+from tui_compactor.wording import count_of
 from tui_compactor.workbench.preview import entry_preview
 
 MAX_VISIBLE_INDENT = 16
@@ -610,7 +611,7 @@ class SessionTree(ScrollView, can_focus=True):
             right.append(f" {progress}", self._style("progress"))
         crossing = self.cut_dependencies.get(row.index)
         if self.cut_entry == row.index:
-            deps = "" if crossing is None else f" · {crossing} deps"
+            deps = "" if crossing is None else f" · {count_of(crossing, 'dep')}"
             right.append(f" ✂ cut{deps}", self._style("cut"))
         elif crossing is not None:
             right.append(f" ✂{crossing}", self._style("meta"))
