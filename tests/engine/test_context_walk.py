@@ -296,7 +296,7 @@ def reference_context_omp(session: Any, leaf: int) -> dict[str, Any]:
         "summary": summary,
         "emitted": emitted,
         "thinking": thinking,
-        "models": models,
+        "models": list(models.items()),  # in order: a JavaScript object keeps its first keys
         "mode": mode,
         "model": None if default is None else dict(
             zip(("provider", "modelId"), default.split("/", 1) + [""] * ("/" not in default),
@@ -306,12 +306,12 @@ def reference_context_omp(session: Any, leaf: int) -> dict[str, Any]:
 
 
 def walked_context_omp(session: Any, leaf: int) -> dict[str, Any]:
-    ctx, compaction, shown = _omp_shape(session, leaf)
+    ctx, compaction, _, shown = _omp_shape(session, leaf)
     return {
         "summary": compaction.index if compaction is not None else None,
         "emitted": shown,
         "thinking": ctx.thinking_level,
-        "models": ctx.models,
+        "models": list(ctx.models.items()),
         "mode": ctx.mode,
         "model": ctx.model,
         "warned": bool(ctx.warnings),
@@ -371,9 +371,9 @@ def test_omp_context_equals_the_whole_path_reading_on_generated_trees(
     roles = 0
     for leaf in range(len(session.entries)):
         assert_omp_context_is_the_whole_path_reading(session, leaf)
-        ctx, compaction, _ = _omp_shape(session, leaf)
+        ctx, compaction, remote, _ = _omp_shape(session, leaf)
         if compaction is not None:
-            shapes.add("remote" if omp_remote_payload(compaction.data) else "local")
+            shapes.add("remote" if remote else "local")
         roles = max(roles, len(ctx.models))
     assert shapes == {"remote", "local"} and roles >= 2
 
