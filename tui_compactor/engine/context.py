@@ -490,7 +490,7 @@ def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, bool, list
                 start = (
                     data.get("providerReplayThroughEntryId")
                     if remote
-                    else (data.get("firstKeptEntryId"))
+                    else data.get("firstKeptEntryId")
                 )
                 if remote and not start:
                     break  # the provider's payload replaces every kept message
@@ -687,7 +687,7 @@ def _strip_dangling_calls(items: list[ContextItem]) -> list[ContextItem]:
         if not kept:
             continue
         rewritten = ContextItem(
-            item.role, item.entry_index, item.kind, {**message, "content": kept}
+            item.role, item.entry_index, item.kind, {**message, "content": kept}, entry=item.entry
         )
         rewritten.rewritten = True
         out.append(rewritten)
@@ -758,10 +758,7 @@ def context_tokens_at(
             yield compaction.index
 
     def usage(index: int) -> dict[str, Any] | None:
-        entry = entries[index]
-        if entry.type != "message" or entry.role != "assistant":
-            return None
-        return _valid_usage(entry.message)
+        return _entry_usage(entries[index])
 
     return _tokens_backwards(backwards(), usage, cache.message_tokens)
 
@@ -784,9 +781,19 @@ def _tokens_backwards(
     return ContextTokens(trailing, 0, trailing, None, trailing)
 
 
+def _entry_usage(entry: Any) -> dict[str, Any] | None:
+    """The usage an entry anchors the context estimate with: a valid assistant turn's usage, or
+    None. No other entry's message is read."""
+    if entry.type != "message" or entry.role != "assistant":
+        return None
+    return _valid_usage(entry.message)
+
+
 def _item_usage(item: ContextItem) -> dict[str, Any] | None:
-    """The usage a context item anchors the estimate with: a valid assistant usage, or None."""
-    return _valid_usage(item.message) if item.role == "assistant" else None
+    """The usage a context item anchors the estimate with: its entry's (a rewritten turn keeps
+    its entry's usage), or None."""
+    entry = item.entry
+    return None if entry is None else _entry_usage(entry)
 
 
 class ContextTally:
