@@ -454,6 +454,52 @@ def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     assert counting.read == settings | {session.index_of("t1"), session.leaf}
 
 
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        # a session that records its default first: smol -> slow -> smol lists smol first
+        (["default:p/d", "smol:p/s1", "slow:p/w", "smol:p/s2", "turn"],
+         [("default", "p/d"), ("smol", "p/s2"), ("slow", "p/w")]),
+        # no explicit default: the first assistant turn sets it, after a role set before it
+        (["smol:p/s1", "turn", "slow:p/w", "smol:p/s2", "turn"],
+         [("smol", "p/s2"), ("default", "p/m"), ("slow", "p/w")]),
+        # an explicit default after a turn keeps the place the turn gave it
+        (["smol:p/s1", "turn", "slow:p/w", "default:p/d"],
+         [("smol", "p/s1"), ("default", "p/d"), ("slow", "p/w")]),
+    ],
+)  # fmt: skip
+def test_omp_models_are_listed_in_the_order_each_role_was_first_set(
+    changes: list[str], expected: list[tuple[str, str]], tmp_path: Path
+) -> None:
+    """``context --json --rules omp`` lists ``models`` as oh-my-pi's forward reading fills its
+    object: each role where it was first set, whatever changed it later."""
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"}
+    ]  # fmt: skip
+    parent = None
+    for n, change in enumerate(changes):
+        base = {"id": f"e{n}", "parentId": parent, "timestamp": "2026-01-01T00:00:01Z"}
+        if change == "turn":
+            message = {"role": "assistant", "content": [], "provider": "p", "model": "m",
+                       "stopReason": "stop"}  # fmt: skip
+            records.append({**base, "type": "message", "message": message})
+        else:
+            role, model = change.split(":")
+            records.append({**base, "type": "model_change", "model": model, "role": role})
+        parent = f"e{n}"
+    path = tmp_path / "roles.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    session = load_session(path)
+    ctx = build_context(session, session.leaf, rules="omp")
+    assert list(ctx.models.items()) == expected
+    assert list(reference_context_omp(session, session.leaf)["models"]) == expected
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["context", str(path), "--json", "--rules", "omp"]) == 0
+    assert list(json.loads(out.getvalue())["models"].items()) == expected
+
+
 class WatchedEntry:
     """An entry that notes when its record is read (``data`` or ``message``)."""
 
