@@ -101,3 +101,31 @@ async def test_a_click_presses_the_key_and_a_disabled_key_does_nothing() -> None
         await pilot.click(StateFooter, offset=(items["Locked"].start + 1, 0))
         await pilot.pause()
         assert app.pressed == ["run", "plan"]
+
+
+class WideKeysApp(KeysApp):
+    """The same keys described in Chinese: each character takes two columns."""
+
+    BINDINGS = [
+        Binding("c", "plan", "计划"),
+        Binding("r", "run", "压缩会话"),
+        Binding("x", "locked", "锁定"),
+        Binding("q", "quit", "退出", id="quit"),
+    ]
+
+
+@pytest.mark.parametrize("width", range(12, 50, 3))
+async def test_keys_with_wide_descriptions_are_dropped_rather_than_cut_at_the_edge(
+    width: int,
+) -> None:
+    """Which keys fit is measured in cells, as they are drawn: a key that does not fit whole is
+    left out, never cut at the right edge, and the palette key shows only with room for it."""
+    app = WideKeysApp(StateFooter())
+    async with app.run_test(size=(width, 10)) as pilot:
+        await pilot.pause()
+        items = app.query_one(StateFooter).items
+        assert items and all(item.end <= width for item in items), (width, items)
+        line = "".join(cell[0] for cell in footer_cells(app))
+        for item in items:
+            assert item.description in line, (width, line)
+        assert items[0].description == "计划"

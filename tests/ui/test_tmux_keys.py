@@ -114,3 +114,28 @@ def test_at_80_columns_the_header_keeps_the_rules_and_their_source(
     assert "omp rules (TUI_COMPACTOR_RULES)" in top.splitlines()[0], top.splitlines()[0]
     app.resize(200, 24)
     app.wait_for(lambda s: "“weather-cli: caching layer”" in s.splitlines()[0], "the whole name")
+
+
+def test_at_80_columns_a_chinese_session_name_gives_way_to_the_rules(
+    tmux_app: Callable[..., TmuxApp],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A session file named in Chinese, its session name too: each character takes two columns,
+    and the session name is shortened by columns (not characters), so the rules and why stay
+    whole on the line; made wide again the whole name is back."""
+    name = "天气命令行工具缓存层的设计实现与测试"
+    target = tmp_path / "天气.jsonl"
+    lines = []
+    for record in records(FIXTURE):
+        if record.get("type") == "session_info":
+            record["name"] = name
+        lines.append(json.dumps(record, ensure_ascii=False))
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    app = tmux_app([str(target)], (80, 24))
+    top = app.wait_for(lambda s: "entries" in s.splitlines()[0] and "q Quit" in s, "the tree")
+    header = top.splitlines()[0]
+    assert header.startswith(" 天气.jsonl"), header
+    assert header.endswith("  pi rules (no omp content)"), header  # the rules, and why
+    assert "“天气命令行工…”" in header, header  # shortened, by columns, to make room
+    app.resize(200, 24)
+    app.wait_for(lambda s: f"“{name}”" in s.splitlines()[0], "the whole name")

@@ -112,8 +112,9 @@ class StateFooter(Widget, can_focus=False):
             self.refresh()
 
     def _cells(self, binding: Binding) -> int:
-        """Columns one footer key takes: key, space, description, padding."""
-        return len(self.app.get_key_display(binding)) + len(binding.description) + 3
+        """Columns one footer key takes: key, space, description, padding (measured in cells,
+        as ``_layout`` draws it: a wide character takes two)."""
+        return cell_len(self.app.get_key_display(binding)) + cell_len(binding.description) + 3
 
     def _signature(
         self, chosen: list[tuple[Binding, bool, str]], palette: Any

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual.containers import Horizontal
 from textual.message import Message
@@ -95,9 +96,10 @@ class SessionStatus(Static):
         head, name, facts, tail = self._parts
         width = self.content_size.width
         if name and width > 0:
-            room = width - head.cell_len - facts.cell_len - len("  “”")
-            if room < len(name):
-                name = "" if room < 8 else name[: room - 1] + "…"
+            # Measured and cut in cells: a CJK or emoji name takes two columns a character.
+            room = width - head.cell_len - facts.cell_len - cell_len("  “”")
+            if room < cell_len(name):
+                name = "" if room < 8 else set_cell_size(name, room - 1).rstrip() + "…"
         line = head.copy()
         if name:
             line.append(f"  “{name}”")
