@@ -360,3 +360,213 @@ def test_a_failed_copy_leaves_the_audit_to_the_process(tmp_path: Path) -> None:
     plain = [audit.to_json(session) for audit in audit_compactions(load_session(path), "pi")]
     assert [audit.to_json(session) for audit in audit_compactions(session, "pi", facts)] == plain
     assert plain and any(row["lost"] for row in plain)
+
+
+def _generated(tmp_path: Path, entries: int = 3000) -> Path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate  # type: ignore[import-not-found]
+
+    return generate(entries, tmp_path / f"gen-{entries}.jsonl")
+
+
+def _audit_rows(session: Any, facts: Any) -> list[dict[str, Any]]:
+    from tui_compactor.engine.hindsight import audit_compactions
+
+    return [audit.to_json(session) for audit in audit_compactions(session, "pi", facts)]
+
+
+def _audit_with_copy(path: Path) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """``audit`` with the copy noting the facts (the session, its facts, the rows)."""
+    from tui_compactor.engine.hindsight import EntryFacts, FactsAhead
+    from tui_compactor.session.reader import load_session
+
+    ahead = FactsAhead.start(path)
+    assert ahead is not None
+    session = load_session(path)
+    facts = EntryFacts()
+    ahead.finish(facts, session)
+    return session, facts, _audit_rows(session, facts)
+
+
+def _audit_without_copy(path: Path) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """``audit`` with the facts noted while the file loads (no copy)."""
+    from tui_compactor.engine.hindsight import EntryFacts
+    from tui_compactor.session.reader import load_session
+
+    facts = EntryFacts()
+    session = load_session(path, on_record=facts.take)
+    return session, facts, _audit_rows(session, facts)
+
+
+def _long_user_line(entry_id: str, parent_id: str, size: int) -> bytes:
+    """A user message line of about ``size`` bytes that names a planted fact."""
+    record = {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": "2025-11-03T09:00:00.000Z",
+        "message": text("user", f"look at {PATH} and {FACT} " + "x" * size),
+    }
+    return json.dumps(record).encode()
+
+
+def test_the_copy_passes_over_a_line_the_loader_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line over the loader's line limit (``MAX_LINE_BYTES``, lowered here so the file
+    stays small) is skipped by the load; the copy passes over it too (it notes nothing for
+    it and the lines after it keep their offsets, so their facts are all taken from the
+    copy), and the audit is the one made without a copy."""
+    from tui_compactor.engine.hindsight import _has_uses, _note_lines
+    from tui_compactor.session import reader
+
+    limit = 64 * 1024  # above every line of the generated file
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", limit)
+    path = _generated(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    first = json.loads(lines[200])
+    long_lines = [
+        _long_user_line("long0001", first["id"], 4 * limit),  # several limits long
+        _long_user_line("long0002", first["id"], limit + 1 - 200),  # just over it
+    ]
+    assert [len(line) > limit for line in lines] == [False] * len(lines)
+    assert all(limit < len(line) < limit + 100 or len(line) > 4 * limit for line in long_lines)
+    lines[201:201] = long_lines[:1]
+    lines[1500:1500] = long_lines[1:]
+    path.write_bytes(b"\n".join(lines))
+    long_offsets = [
+        sum(len(line) + 1 for line in lines[:n]) for n, line in enumerate(lines)
+        if line in long_lines
+    ]  # fmt: skip
+    assert len(long_offsets) == 2
+
+    session, by_copy, rows = _audit_with_copy(path)
+    plain_session, plain, plain_rows = _audit_without_copy(path)
+    assert rows == plain_rows and any(row["lost"] for row in rows)
+    assert (
+        len(session.entries) == len(plain_session.entries) == len(lines) - 4
+    )  # header, 2 long, end
+    assert {"long0001", "long0002"}.isdisjoint(entry.id for entry in session.entries)
+    for entry in session.entries:
+        assert by_copy.known(entry.index) == plain.known(entry.index), entry.index
+
+    noted = _note_lines(path)
+    assert not set(long_offsets) & set(noted)
+    users = [entry for entry in session.entries if _has_uses(entry.type, entry.role)]
+    assert len(users) > 1000
+    for entry in users:
+        assert noted[entry.offset][:2] == (entry.id, entry.size), entry.index
+
+
+def test_a_first_line_over_the_limit_is_not_handed_to_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version-3 header longer than ``MAX_LINE_BYTES`` (lowered here) is one the loader
+    skips: no copy is started (nor the line read whole to find out), the audit is the plain
+    one."""
+    from tui_compactor.engine.hindsight import FactsAhead
+    from tui_compactor.session import reader
+
+    limit = 64 * 1024
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", limit)
+    path = _generated(tmp_path, 300)
+    lines = path.read_bytes().split(b"\n")
+    header = json.loads(lines[0])
+    assert header["version"] == 3
+    header["padding"] = "p" * limit
+    path.write_bytes(b"\n".join([json.dumps(header).encode(), *lines[1:]]))
+    assert FactsAhead.start(path) is None
+    header["padding"] = "p" * (limit - len(lines[0]) - 40)
+    path.write_bytes(b"\n".join([json.dumps(header).encode(), *lines[1:]]))
+    ahead = FactsAhead.start(path)  # just under the limit: a copy as before
+    assert ahead is not None
+    ahead.cancel()
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status")
+def test_the_copy_never_holds_a_line_over_the_limit(tmp_path: Path) -> None:
+    """The copy's memory does not grow with a line over the limit: with the limit at 64 KB,
+    a 48 MB line raises its peak by a few MB at most (holding it would take the line twice
+    over, bytes and parsed text). Measured in a fresh interpreter."""
+    import subprocess
+
+    path = _generated(tmp_path, 300)
+    lines = path.read_bytes().split(b"\n")
+    parent = json.loads(lines[100])["id"]
+    lines.insert(101, _long_user_line("huge0001", parent, 48 * 1024 * 1024))
+    path.write_bytes(b"\n".join(lines))
+    del lines
+    script = (
+        "import re, sys\n"
+        "from tui_compactor.session import reader\n"
+        "from tui_compactor.engine.hindsight import _note_lines\n"
+        "def peak():\n"  # this process's own high-water mark (ru_maxrss keeps the parent's)
+        "    with open('/proc/self/status') as status:\n"
+        "        return int(re.search(r'VmHWM:\\s+(\\d+)', status.read()).group(1))\n"
+        "reader.MAX_LINE_BYTES = 64 * 1024\n"
+        "before = peak()\n"
+        "noted = _note_lines(sys.argv[1])\n"
+        "print(len(noted), (peak() - before) // 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    noted, grown_mb = map(int, done.stdout.split())
+    assert noted > 100
+    assert grown_mb < 16, f"the copy grew by {grown_mb} MB reading a 48 MB line"
+
+
+def test_a_file_rewritten_under_the_copy_gives_the_audit_of_the_new_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is rewritten between the copy's reading and the load (oh-my-pi rewrites
+    files): messages moved to where others were and one shortened in place. Facts noted
+    from a line that is no longer what the entry at its offset is are not used: the audit
+    is the plain one of the new file."""
+    from tui_compactor.engine import hindsight
+
+    path = _generated(tmp_path)
+    before = tmp_path / "before.jsonl"
+    shutil.copy(path, before)
+    note_lines = hindsight._note_lines
+    monkeypatch.setattr(hindsight, "_note_lines", lambda _path: note_lines(before))
+
+    lines = path.read_bytes().split(b"\n")
+    kinds = [
+        (json.loads(line).get("message") or {}).get("role") if line else None
+        for line in lines
+    ]  # fmt: skip
+    uses = {"user", "assistant"}
+    n = 100
+    swapped = 0
+    while n < len(lines) - 1:
+        if kinds[n] in uses and kinds[n + 1] in uses:
+            lines[n], lines[n + 1] = lines[n + 1], lines[n]
+            swapped += 1
+            n += 7
+        n += 1
+    assert swapped > 50
+    shortened = next(
+        n for n in range(2000, len(lines)) if kinds[n] == "user" and b"  " not in lines[n]
+    )
+    record = json.loads(lines[shortened])
+    record["message"] = text("user", f"use {FACT} in {PATH}")
+    lines[shortened] = json.dumps(record, separators=(",", ":")).encode()
+    path.write_bytes(b"\n".join(lines))
+
+    session, by_copy, rows = _audit_with_copy(path)
+    plain_session, plain, plain_rows = _audit_without_copy(path)
+    assert rows == plain_rows and any(row["lost"] for row in rows)
+    for entry in session.entries:
+        assert by_copy.known(entry.index) == plain.known(entry.index), entry.index
+    noted = note_lines(before)
+    at_noted = [entry for entry in session.entries if entry.offset in noted]
+    moved = [entry for entry in at_noted if noted[entry.offset][0] != entry.id]
+    assert len(moved) > 100  # each pair swapped before the shortened line
+    resized = [
+        entry.line
+        for entry in at_noted
+        if noted[entry.offset][0] == entry.id and noted[entry.offset][1] != entry.size
+    ]
+    assert resized == [shortened + 1]

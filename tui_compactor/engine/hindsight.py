@@ -42,6 +42,7 @@ from tui_compactor.engine.anchors import (
 )
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session import reader
 from tui_compactor.session.migrate import CURRENT_VERSION
 
 __all__ = [
@@ -168,8 +169,8 @@ class EntryFacts:
 
     def take(self, entry: Any, record: dict[str, Any]) -> None:
         """Note the facts of ``entry`` from its parsed ``record`` (the load hook)."""
-        if _has_uses(entry):
-            self._facts[entry.index] = self._learn(entry.role, _message_of(entry, record))
+        if _has_uses(entry.type, entry.role):
+            self._facts[entry.index] = self._learn(entry.role, _message_of(entry.type, record))
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
@@ -180,8 +181,8 @@ class EntryFacts:
         found = self._facts.get(entry.index)
         if found is None:
             found = _NO_FACTS
-            if _has_uses(entry):
-                found = self._learn(entry.role, _message_of(entry, entry.data_once()))
+            if _has_uses(entry.type, entry.role):
+                found = self._learn(entry.role, _message_of(entry.type, entry.data_once()))
             self._facts[entry.index] = found
         return found
 
@@ -225,11 +226,14 @@ class FactsAhead:
 
     ``start(path)`` before loading, when ``worth_it()`` (None when this cannot be done
     exactly or safely: not a regular file, not a version-3 file, which is read without
-    migration, no ``fork``, other threads running); load without ``on_record``; then
-    ``finish(facts, session)``. The copy reads each line that can be such an entry, parses
-    it and notes its facts as ``EntryFacts`` does (the same code), keyed by the line's
-    offset; an entry whose line the copy did not note (or all of them, if the copy failed or
-    the file turned out not to be read as version 3) is read here instead.
+    migration, a first line over the loader's ``MAX_LINE_BYTES``, no ``fork``, other
+    threads running); load without ``on_record``; then ``finish(facts, session)``. The copy
+    reads each line that can be such an entry, parses it and notes its facts with the code
+    ``EntryFacts`` uses, keyed by the line's offset, with the line's id and size; lines over
+    ``MAX_LINE_BYTES`` (which the loader skips) it passes over without holding them. An entry
+    takes the noted facts only when its line's id and size match (the file may have been
+    rewritten in between); any other entry (or all of them, if the copy failed or the file
+    turned out not to be read as version 3) is read here instead.
     """
 
     def __init__(self, pid: int, pipe: int) -> None:
@@ -259,7 +263,10 @@ class FactsAhead:
             if not os.path.isfile(path):
                 return None
             with open(path, "rb") as file:
-                header = orjson.loads(file.readline())
+                first = file.readline(reader.MAX_LINE_BYTES + 1)
+            if len(first) > reader.MAX_LINE_BYTES and not first.endswith(b"\n"):
+                return None  # a header the loader skips: leave the file to it
+            header = orjson.loads(first)
         except (OSError, ValueError):
             return None
         if not isinstance(header, dict) or header.get("version") != CURRENT_VERSION:
@@ -289,31 +296,47 @@ class FactsAhead:
 
     def finish(self, facts: EntryFacts, session: Any) -> None:
         """Note in ``facts`` what the copy sent for ``session`` (loaded from the same file),
-        and read here what it did not."""
+        and read here what it did not, or noted from a line that is no longer there."""
         with os.fdopen(self._pipe, "rb") as pipe:
             received = pipe.read()
         _, status = os.waitpid(self._pid, 0)
-        noted: dict[int, Facts] = {}
+        noted: dict[int, _Noted] = {}
         if status == 0 and received and session.version == CURRENT_VERSION:
             noted = pickle.loads(received)
         known = facts._facts
         for entry in session.entries:
-            if _has_uses(entry):
+            if _has_uses(entry.type, entry.role):
                 found = noted.get(entry.offset)
-                if found is None:
-                    facts.of(entry)
+                if found is not None and found[0] == entry.id and found[1] == entry.size:
+                    known[entry.index] = found[2]
                 else:
-                    known[entry.index] = found
+                    facts.of(entry)
 
 
-def _note_lines(path: Any) -> dict[int, Facts]:
-    """The facts of each line of a version-3 session file that is a message entry of the
-    user, the agent, a shell run or an extension (``_has_uses``), by the line's offset."""
+_Noted = tuple[Any, int, Facts]
+"""What the copy noted of a line: (its ``id``, its size without the newline, its facts)."""
+
+_SKIP_BYTES = 1024 * 1024
+"""The copy passes over a line longer than ``MAX_LINE_BYTES`` this many bytes at a time."""
+
+
+def _note_lines(path: Any) -> dict[int, _Noted]:
+    """The id, size and facts of each line of a version-3 session file that is a message
+    entry of the user, the agent, a shell run or an extension (``_has_uses``), by the line's
+    offset. A line over ``MAX_LINE_BYTES`` is passed over a piece at a time, never held."""
     facts = EntryFacts()
-    noted: dict[int, Facts] = {}
+    noted: dict[int, _Noted] = {}
     offset = 0
+    limit = reader.MAX_LINE_BYTES + 1
     with open(path, "rb") as file:
-        for line in file:
+        readline = file.readline
+        while line := readline(limit):
+            size = len(line)
+            if size == limit and line[-1:] != b"\n":  # over the limit: skip to its end
+                while (piece := readline(_SKIP_BYTES)) and piece[-1:] != b"\n":
+                    size += len(piece)
+                offset += size + len(piece)
+                continue
             # Both entry types that carry uses say "message"; tool results (most of the file)
             # are passed over unparsed (one written otherwise is parsed and skipped).
             if b"message" in line and b'"role":"toolResult"' not in line:
@@ -323,37 +346,46 @@ def _note_lines(path: Any) -> dict[int, Facts]:
                     record = None
                 if isinstance(record, dict):
                     kind = record.get("type")
-                    if kind == "message":
-                        message = record.get("message")
-                        role = message.get("role") if isinstance(message, dict) else None
-                        if role in _USE_ROLES:
-                            noted[offset] = facts._learn(role, message)
-                    elif kind == "custom_message":
-                        noted[offset] = facts._learn(None, message_from_entry(record))
-            offset += len(line)
+                    role = _role_of(kind, record)
+                    if _has_uses(kind, role):
+                        found = facts._learn(role, _message_of(kind, record))
+                        noted[offset] = (record.get("id"), size - (line[-1:] == b"\n"), found)
+            offset += size
     return noted
 
 
-def _has_uses(entry: Any) -> bool:
-    """Whether ``entry`` can carry a use: a message of the user, the agent, a shell run or an
-    extension (of the entries without a ``message``, only a custom message)."""
-    if entry.type == "message":
-        return entry.role in _USE_ROLES
-    return bool(entry.type == "custom_message")
+def _role_of(kind: Any, record: dict[str, Any]) -> str | None:
+    """The role of a record of entry type ``kind`` as the loader sets ``Entry.role``: a
+    ``message`` entry's ``message.role`` when it is a string, else None."""
+    if kind != "message":
+        return None
+    message = record.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    return role if isinstance(role, str) else None
 
 
-def _message_of(entry: Any, record: dict[str, Any]) -> dict[str, Any] | None:
-    """The agent message of ``entry`` (None for entries without one), from its record."""
-    if entry.type == "message":
+def _has_uses(kind: Any, role: str | None) -> bool:
+    """Whether an entry of type ``kind`` and ``role`` can carry a use: a message of the user,
+    the agent, a shell run or an extension (of the entries without a ``message``, only a
+    custom message)."""
+    if kind == "message":
+        return role in _USE_ROLES
+    return bool(kind == "custom_message")
+
+
+def _message_of(kind: Any, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The agent message of an entry of type ``kind`` (None for entries without one), from
+    its record."""
+    if kind == "message":
         message = record.get("message")
         return message if isinstance(message, dict) else None
-    return message_from_entry(record) if entry.type in MESSAGE_BEARING_TYPES else None
+    return message_from_entry(record) if kind in MESSAGE_BEARING_TYPES else None
 
 
 def _entry_text(entry: Any, record: dict[str, Any]) -> str:
     """Everything of ``entry`` (its ``record``) a later turn could find a fact in: its text,
     tool call arguments and outputs."""
-    message = _message_of(entry, record)
+    message = _message_of(entry.type, record)
     if not isinstance(message, dict):
         return ""
     parts = [message_text(message)]
