@@ -296,7 +296,7 @@ def reference_context_omp(session: Any, leaf: int) -> dict[str, Any]:
         "summary": summary,
         "emitted": emitted,
         "thinking": thinking,
-        "models": models,
+        "models": list(models.items()),  # in order: a JavaScript object keeps its first keys
         "mode": mode,
         "model": None if default is None else dict(
             zip(("provider", "modelId"), default.split("/", 1) + [""] * ("/" not in default),
@@ -306,12 +306,12 @@ def reference_context_omp(session: Any, leaf: int) -> dict[str, Any]:
 
 
 def walked_context_omp(session: Any, leaf: int) -> dict[str, Any]:
-    ctx, compaction, shown = _omp_shape(session, leaf)
+    ctx, compaction, _, shown = _omp_shape(session, leaf)
     return {
         "summary": compaction.index if compaction is not None else None,
         "emitted": shown,
         "thinking": ctx.thinking_level,
-        "models": ctx.models,
+        "models": list(ctx.models.items()),
         "mode": ctx.mode,
         "model": ctx.model,
         "warned": bool(ctx.warnings),
@@ -371,9 +371,9 @@ def test_omp_context_equals_the_whole_path_reading_on_generated_trees(
     roles = 0
     for leaf in range(len(session.entries)):
         assert_omp_context_is_the_whole_path_reading(session, leaf)
-        ctx, compaction, _ = _omp_shape(session, leaf)
+        ctx, compaction, remote, _ = _omp_shape(session, leaf)
         if compaction is not None:
-            shapes.add("remote" if omp_remote_payload(compaction.data) else "local")
+            shapes.add("remote" if remote else "local")
         roles = max(roles, len(ctx.models))
     assert shapes == {"remote", "local"} and roles >= 2
 
@@ -452,6 +452,52 @@ def test_the_walk_stops_at_the_first_kept_entry(tmp_path: Path) -> None:
     counting.read.clear()  # the model alone (the window at load): the settings only
     assert context_model(session, session.leaf, rules="omp") == omp.model
     assert counting.read == settings | {session.index_of("t1"), session.leaf}
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        # a session that records its default first: smol -> slow -> smol lists smol first
+        (["default:p/d", "smol:p/s1", "slow:p/w", "smol:p/s2", "turn"],
+         [("default", "p/d"), ("smol", "p/s2"), ("slow", "p/w")]),
+        # no explicit default: the first assistant turn sets it, after a role set before it
+        (["smol:p/s1", "turn", "slow:p/w", "smol:p/s2", "turn"],
+         [("smol", "p/s2"), ("default", "p/m"), ("slow", "p/w")]),
+        # an explicit default after a turn keeps the place the turn gave it
+        (["smol:p/s1", "turn", "slow:p/w", "default:p/d"],
+         [("smol", "p/s1"), ("default", "p/d"), ("slow", "p/w")]),
+    ],
+)  # fmt: skip
+def test_omp_models_are_listed_in_the_order_each_role_was_first_set(
+    changes: list[str], expected: list[tuple[str, str]], tmp_path: Path
+) -> None:
+    """``context --json --rules omp`` lists ``models`` as oh-my-pi's forward reading fills its
+    object: each role where it was first set, whatever changed it later."""
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"}
+    ]  # fmt: skip
+    parent = None
+    for n, change in enumerate(changes):
+        base = {"id": f"e{n}", "parentId": parent, "timestamp": "2026-01-01T00:00:01Z"}
+        if change == "turn":
+            message = {"role": "assistant", "content": [], "provider": "p", "model": "m",
+                       "stopReason": "stop"}  # fmt: skip
+            records.append({**base, "type": "message", "message": message})
+        else:
+            role, model = change.split(":")
+            records.append({**base, "type": "model_change", "model": model, "role": role})
+        parent = f"e{n}"
+    path = tmp_path / "roles.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    session = load_session(path)
+    ctx = build_context(session, session.leaf, rules="omp")
+    assert list(ctx.models.items()) == expected
+    assert list(reference_context_omp(session, session.leaf)["models"]) == expected
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["context", str(path), "--json", "--rules", "omp"]) == 0
+    assert list(json.loads(out.getvalue())["models"].items()) == expected
 
 
 class WatchedEntry:

@@ -118,3 +118,68 @@ def test_the_shared_sessions_match_oh_my_pi_run_now(session: str) -> None:
     path = FIXTURES / session
     checks = _assert_matches(path, omp_golden(path))
     print(f"{path.name}: {checks} of {checks} values match oh-my-pi")
+
+
+def _roles_and_empty_remote_session(path: Path) -> Path:
+    """A chain where a ``smol`` model is set before the first assistant turn, then ``slow``,
+    then ``smol`` again, ending in an OpenAI remote compaction whose replacement history is
+    empty (still a remote compaction: an empty array is a JavaScript truth)."""
+
+    def turn(role: str, text: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}],
+                                   "timestamp": 1}  # fmt: skip
+        if role == "assistant":
+            cost = dict.fromkeys(("input", "output", "cacheRead", "cacheWrite", "total"), 0)
+            usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0,
+                     "totalTokens": 15, "cost": cost}  # fmt: skip
+            message.update(provider="p", model="m1", api="x", usage=usage, stopReason="stop")
+        return {"type": "message", "message": message}
+
+    remote = {"openaiRemoteCompaction": {"provider": "openai", "replacementHistory": []}}
+    chain = [
+        turn("user", "hi"),
+        {"type": "model_change", "model": "p/small", "role": "smol"},
+        turn("assistant", "a1"),
+        {"type": "model_change", "model": "p/slow", "role": "slow"},
+        turn("user", "more"),
+        {"type": "model_change", "model": "p/small2", "role": "smol"},
+        turn("assistant", "a2"),
+        turn("user", "u3"),
+        turn("assistant", "a3"),
+        {"type": "compaction", "summary": "the summary", "firstKeptEntryId": "e4",
+         "providerReplayThroughEntryId": "e7", "tokensBefore": 100, "preserveData": remote},
+        turn("user", "after"),
+    ]  # fmt: skip
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-02-03T09:00:00.000Z",
+         "cwd": "/p"}
+    ]  # fmt: skip
+    parent = None
+    for n, record in enumerate(chain):
+        records.append({**record, "id": f"e{n}", "parentId": parent,
+                        "timestamp": "2026-02-03T09:00:01.000Z"})  # fmt: skip
+        parent = f"e{n}"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def test_model_roles_in_order_and_an_empty_remote_history_match_oh_my_pi(tmp_path: Path) -> None:
+    """``models`` lists the roles in the order oh-my-pi's object does (first set first, the
+    default where the first assistant turn set it), and a compaction with an empty remote
+    replacement history keeps its provider payload and replays only what follows the replay id."""
+    from tui_compactor.engine.context import build_context
+
+    path = _roles_and_empty_remote_session(tmp_path / "roles.jsonl")
+    golden = omp_golden(path)
+    _assert_matches(path, golden)
+    session = load_session(path)
+    leaf = next(row for row in golden["contexts"] if row["leafId"] == "e10")
+    assert list(leaf["models"]) == ["smol", "default", "slow"]  # oh-my-pi's own answer
+    ctx = build_context(session, 10, rules="omp")
+    for row in golden["contexts"]:
+        at = build_context(session, row["leafIndex"], rules="omp")
+        assert list(at.models.items()) == list(row["models"].items()), row["why"]
+    assert leaf["entryIndices"] == [9, 8, 10]
+    assert leaf["items"][0]["providerPayload"] == "openaiResponsesHistory"
+    assert [item.entry_index for item in ctx.items] == [9, 8, 10]
+    assert ctx.items[0].message["providerPayload"] == {"type": "openaiResponsesHistory"}

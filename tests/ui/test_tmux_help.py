@@ -26,17 +26,30 @@ def test_help_at_80x24_is_not_covered_by_a_notification(
     shown = app.wait_for(lambda screen: "reads no config file" in screen, "R's notification")
     assert "Add a profile" not in shown
     app.send("?")
-    app.wait_for(lambda screen: "tui-compactor — keys" in screen, "the help")
-    # The toasts of a screen are drawn a moment after it shows: watch the help for a while.
-    watch_until = time.monotonic() + 2.0
-    while time.monotonic() < watch_until:
-        help_screen = app.capture()
-        box = help_screen.splitlines()[1:22]
-        assert all(line.startswith("█") and line.rstrip().endswith("█") for line in box), box
-        assert "Jump to leaf" in help_screen and "nothing to compare" not in help_screen
-        time.sleep(0.1)  # polling interval
+    shown = app.wait_for(lambda screen: "tui-compactor — keys" in screen, "the help")
+    assert _uncovered(shown) and "Jump to leaf" in shown
+    # The help puts the app's toasts up as it resumes, in a callback queued before any key
+    # sent once it shows: the frame that shows End's scroll comes after the toasts would be
+    # drawn, so waiting for it (checking every frame on the way) cannot end too early.
     app.send("End")
-    end = app.wait_for(lambda screen: "ctrl+p opens" in screen, "the end of the help")
+    end = app.wait_for(
+        lambda screen: _uncovered(screen) and "ctrl+p opens" in screen, "the end of the help"
+    )
+    watch_until = time.monotonic() + 1.0  # and a while longer, in case a toast slides in
+    while time.monotonic() < watch_until:
+        end = app.capture()
+        assert _uncovered(end) and "ctrl+p opens" in end
+        time.sleep(0.1)  # polling interval
     assert "The demo reads no config file" in end and "Change keys in" not in end
     app.send("Escape")
+    # The notification was up all along: it is back as soon as the help goes.
     app.wait_for(lambda screen: "nothing to compare" in screen, "the notification again")
+
+
+def _uncovered(screen: str) -> bool:
+    """The help's box is whole on every row (no toast drawn over its edge) and no toast text
+    shows."""
+    box = screen.splitlines()[1:22]
+    assert all(line.startswith("█") and line.rstrip().endswith("█") for line in box), box
+    assert "nothing to compare" not in screen, screen
+    return True

@@ -429,12 +429,12 @@ def _omp_append(items: list[ContextItem], entry: Any) -> None:
 
 def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     """oh-my-pi 18.2.3's ``buildSessionContext`` (model context, not the display transcript)."""
-    ctx, compaction, shown = _omp_shape(session, leaf_index)
+    ctx, compaction, remote, shown = _omp_shape(session, leaf_index)
     entries = session.entries
     items: list[ContextItem] = []
     if compaction is not None:
         data = compaction.data
-        payload = "openaiResponsesHistory" if omp_remote_payload(data) else None
+        payload = "openaiResponsesHistory" if remote else None
         if payload is None and _anthropic_payload(data):
             payload = "anthropicCompaction"
         summary = omp_compaction_message(data, provider_payload=payload)
@@ -449,9 +449,11 @@ def _build_context_omp(session: Any, leaf_index: int) -> SessionContext:
     return ctx
 
 
-def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]:
+def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, bool, list[int]]:
     """The context at ``leaf`` under oh-my-pi's rules, before its items are made: the settings,
-    the compaction whose summary leads (or None), and the path entries after it, in path order.
+    the compaction whose summary leads (or None), whether it is a remote one (its OpenAI
+    replacement history, even an empty one, rides on the summary and replaces the kept
+    messages), and the path entries after it, in path order.
 
     oh-my-pi reads the whole path root..leaf, but like pi's only its tail decides what is sent:
     a ``reset_boundary`` newer than the latest compaction (the entries after it), else the
@@ -480,13 +482,15 @@ def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]
                 settings.walk_up(node)
                 walked.pop()
                 walked.reverse()
-                return ctx, None, walked
+                return ctx, None, False, walked
             if entry.type == "compaction":
                 compaction, compaction_at = entry, len(walked) - 1
                 data = entry.data
                 remote = omp_remote_payload(data) is not None
-                start = data.get("providerReplayThroughEntryId") if remote else (
-                    data.get("firstKeptEntryId")
+                start = (
+                    data.get("providerReplayThroughEntryId")
+                    if remote
+                    else data.get("firstKeptEntryId")
                 )
                 if remote and not start:
                     break  # the provider's payload replaces every kept message
@@ -496,20 +500,21 @@ def _omp_shape(session: Any, leaf: int) -> tuple[SessionContext, Any, list[int]]
     settings.walk_up(node)
     if compaction is None:
         walked.reverse()
-        return ctx, None, walked
+        return ctx, None, False, walked
     ctx.compaction_index = compaction.index
     if not found and not remote:
         _warn_kept_missing(ctx, compaction, start)
-    return ctx, compaction, _kept_indices(walked, compaction_at, found, after_start=remote)
+    return ctx, compaction, remote, _kept_indices(walked, compaction_at, found, after_start=remote)
 
 
 class _OmpSettings:
     """oh-my-pi's settings at a leaf, read from the leaf up: the thinking level of the newest
     ``thinking_level_change`` (``"off"`` without a level), the newest model per role of the
     ``model_change`` entries, the default one from the newest assistant turn unless a
-    ``model_change`` sets it, and the mode of the newest ``mode_change``."""
+    ``model_change`` sets it, and the mode of the newest ``mode_change``. The roles are listed
+    as oh-my-pi's object lists them: in the order each was first set on the path."""
 
-    __slots__ = ("ctx", "session", "thinking", "mode", "assistant")
+    __slots__ = ("ctx", "session", "thinking", "mode", "assistant", "first")
 
     def __init__(self, ctx: SessionContext, session: Any) -> None:
         self.ctx = ctx
@@ -518,6 +523,8 @@ class _OmpSettings:
         self.mode = False
         self.assistant: str | None = None
         """``provider/model`` of the newest assistant turn, once seen."""
+        self.first: dict[str, int] = {}
+        """Entry index of each role's oldest model change seen so far."""
 
     def see(self, entry: Any) -> None:
         """The next entry up the path."""
@@ -538,6 +545,7 @@ class _OmpSettings:
             if model:
                 role = str(data.get("role") or "default")
                 ctx.models.setdefault(role, str(model))
+                self.first[role] = entry.index  # read upwards: the last one seen is the oldest
         elif kind == "mode_change" and not self.mode:
             self.mode = True
             ctx.mode = str(entry.data.get("mode"))
@@ -549,14 +557,36 @@ class _OmpSettings:
         setting change to setting change."""
         _read_up(self.session, node, self.see, stepwise=lambda: self.assistant is None)
         ctx = self.ctx
+        first = self.first
         default = ctx.models.pop("default", None) or self.assistant
-        # Found newest first; listed as a forward reading mostly lists them: the default (set
-        # first in a session) first, then the other roles oldest first.
-        roles = list(ctx.models.items())[::-1]
-        ctx.models = dict([("default", default), *roles] if default is not None else roles)
+        # The default is first set by its oldest explicit change or by the oldest assistant
+        # turn before that; the turn is looked for only when another role was set earlier.
+        since = first.pop("default", None)
+        if default is not None and any(since is None or index < since for index in first.values()):
+            turn = self._oldest_turn()
+            if turn is not None and (since is None or turn < since):
+                since = turn
+        ordered = sorted((first[role], role, model) for role, model in ctx.models.items())
+        if default is not None:
+            ordered.append((-1 if since is None else since, "default", default))
+            ordered.sort()
+        ctx.models = {role: model for _, role, model in ordered}
         if default is not None:
             provider, _, model_id = default.partition("/")
             ctx.model = {"provider": provider, "modelId": model_id}
+
+    def _oldest_turn(self) -> int | None:
+        """Entry index of the oldest assistant turn on the path to the leaf, or None (reads
+        the whole path: only for a session whose roles were set before its default)."""
+        entries = self.session.entries
+        oldest = None
+        node: int | None = self.ctx.leaf
+        while node is not None:
+            entry = entries[node]
+            if entry.type == "message" and entry.role == "assistant":
+                oldest = node
+            node = entry.parent
+        return oldest
 
 
 def item_llm_messages(item: ContextItem, rules: str = "pi") -> list[dict[str, Any]]:
@@ -657,7 +687,7 @@ def _strip_dangling_calls(items: list[ContextItem]) -> list[ContextItem]:
         if not kept:
             continue
         rewritten = ContextItem(
-            item.role, item.entry_index, item.kind, {**message, "content": kept}
+            item.role, item.entry_index, item.kind, {**message, "content": kept}, entry=item.entry
         )
         rewritten.rewritten = True
         out.append(rewritten)
@@ -728,10 +758,7 @@ def context_tokens_at(
             yield compaction.index
 
     def usage(index: int) -> dict[str, Any] | None:
-        entry = entries[index]
-        if entry.type != "message" or entry.role != "assistant":
-            return None
-        return _valid_usage(entry.message)
+        return _entry_usage(entries[index])
 
     return _tokens_backwards(backwards(), usage, cache.message_tokens)
 
@@ -754,9 +781,19 @@ def _tokens_backwards(
     return ContextTokens(trailing, 0, trailing, None, trailing)
 
 
+def _entry_usage(entry: Any) -> dict[str, Any] | None:
+    """The usage an entry anchors the context estimate with: a valid assistant turn's usage, or
+    None. No other entry's message is read."""
+    if entry.type != "message" or entry.role != "assistant":
+        return None
+    return _valid_usage(entry.message)
+
+
 def _item_usage(item: ContextItem) -> dict[str, Any] | None:
-    """The usage a context item anchors the estimate with: a valid assistant usage, or None."""
-    return _valid_usage(item.message) if item.role == "assistant" else None
+    """The usage a context item anchors the estimate with: its entry's (a rewritten turn keeps
+    its entry's usage), or None."""
+    entry = item.entry
+    return None if entry is None else _entry_usage(entry)
 
 
 class ContextTally:

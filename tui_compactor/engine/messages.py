@@ -286,6 +286,11 @@ class LazyMessage:
         self._entry = entry
 
     @property
+    def entry(self) -> Any:
+        """The entry the message comes from (None when made without one)."""
+        return self._entry
+
+    @property
     def message(self) -> dict[str, Any]:
         """The agent message (``{}`` when the entry carries none)."""
         if self._message is not None:
