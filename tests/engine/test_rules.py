@@ -238,3 +238,39 @@ def test_fast_context_tokens_equal_the_built_context(path: Path) -> None:
             built.trailing_tokens,
             built.last_usage_index,
         ), leaf
+
+
+@pytest.mark.parametrize(("flag", "rules", "by_extension"), [
+    ("fromHook", "pi", True),  # pi 0.73.1 writes and reads ``fromHook``
+    ("fromHook", "omp", False),  # oh-my-pi reads only ``fromExtension``
+    ("fromExtension", "omp", True),
+    ("fromExtension", "pi", False),  # pi 0.73.1 never reads ``fromExtension``
+])  # fmt: skip
+def test_a_compaction_is_named_extension_exactly_when_its_details_are_left_out(
+    tmp_path: Path, flag: str, rules: str, by_extension: bool
+) -> None:
+    """One decision: the previous compaction (its details name SHOULD_NOT_APPEAR.py) is named
+    as written by an extension (tree row and ``tree`` command, details, context block) under
+    the rules that leave its details out of the file lists, and as a legacy summary under the
+    rules that carry them on."""
+    from tui_compactor.engine.methods import compaction_method
+    from tui_compactor.workbench.preview import entry_preview
+
+    path = tmp_path / "flagged.jsonl"
+    records = [json.loads(line) for line in
+               (ORACLE / "tree-compacted.jsonl").read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        if record.get("type") == "compaction" and record.pop("fromHook", None):
+            record[flag] = True
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    session = load_session(path)
+    settings = CompactionSettings(rules=rules).with_changes(keep_recent_tokens=5000)
+    plan = prepare_compaction(session, None, settings, PI)
+    assert plan.previous_compaction_index == 92
+    previous = session.entries[plan.branch[92]]
+    assert previous.type == "compaction" and previous.data[flag] is True
+    assert previous.data.get("details")
+    carried = "SHOULD_NOT_APPEAR.py" in json.dumps(plan.file_ops.to_json(rules))
+    assert carried is not by_extension
+    assert compaction_method(previous.data, rules) == ("extension" if by_extension else "legacy")
+    assert entry_preview(previous, rules).startswith("extension · ") is by_extension

@@ -32,10 +32,11 @@ SHAKEN_INDEX = 44  # the read result after the soft compaction
 PLACEHOLDER = "[shaken ~812 tokens — recover: artifact://7 (region 1)]"
 
 
-def rendered(entry: object) -> str:
-    """The details pane of ``entry`` as plain text, wide enough to keep lines whole."""
+def rendered(entry: object, rules: str = "omp") -> str:
+    """The details pane of ``entry`` (under ``rules``) as plain text, wide enough to keep lines
+    whole."""
     console = Console(width=400, record=True, color_system=None)
-    console.print(Group(entry_renderable(entry, None, None)))
+    console.print(Group(entry_renderable(entry, None, None, rules=rules)))
     return console.export_text()
 
 
@@ -59,7 +60,7 @@ def with_warning_and_shake(directory: Path) -> Path:
 
 def test_rows_show_method_and_short_summary_not_the_summary() -> None:
     session = load_session(OMP_METHODS)
-    rows = {index: entry_preview(session.entries[index])
+    rows = {index: entry_preview(session.entries[index], "omp")
             for index in (SOFT, HANDOFF, SNAPCOMPACT, REMOTE, EXTENSION)}
     assert rows[SOFT].startswith("soft · 7,329 tokens before · I continued the work shown")
     assert "Fake summary" not in rows[SOFT]  # the divider text, not the summary
@@ -101,12 +102,12 @@ def test_details_say_what_each_method_is_and_which_are_read_only() -> None:
 
 def test_warning_and_shaken_result_are_shown(tmp_path: Path) -> None:
     session = load_session(with_warning_and_shake(tmp_path))
-    soft_row = entry_preview(session.entries[SOFT])
+    soft_row = entry_preview(session.entries[SOFT], "omp")
     assert soft_row.startswith("soft · ⚠ Compaction freed too little context to make progress")
     assert "I continued the work shown" in soft_row  # the divider text still follows
     details = rendered(session.entries[SOFT])
     assert details.lstrip().split("\n")[3].startswith("⚠ warning: Compaction freed too little")
-    shaken_row = entry_preview(session.entries[SHAKEN_INDEX])
+    shaken_row = entry_preview(session.entries[SHAKEN_INDEX], "omp")
     assert shaken_row == f"read shaken: {PLACEHOLDER}"
     shaken = rendered(session.entries[SHAKEN_INDEX])
     assert "the model receives the placeholder, not the original" in shaken

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             common.dump_json(data)
         else:
-            _print_text(session, data)
+            _print_text(session, data, settings.rules)
         return common.EXIT_OK
     return _perform(args, session, nav, settings, plan_from, data)
 
@@ -155,7 +155,7 @@ def _show_requests(
     return common.EXIT_OK
 
 
-def _print_text(session: Any, data: dict[str, Any]) -> None:
+def _print_text(session: Any, data: dict[str, Any], rules: str) -> None:
     from tui_compactor.commands.plan import window_text
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.preview import entry_preview
@@ -163,7 +163,7 @@ def _print_text(session: Any, data: dict[str, Any]) -> None:
     def says(index: int) -> str:
         entry = session.entries[index]
         kind = entry.role if entry.type == "message" and entry.role else entry.type
-        preview = entry_preview(entry, max_len=PREVIEW_WIDTH)
+        preview = entry_preview(entry, rules, max_len=PREVIEW_WIDTH)
         return f"{sanitize(kind or '?', single_line=True)}: {preview}" if preview else str(kind)
 
     def show(ident: str | None, index: int | None) -> str:

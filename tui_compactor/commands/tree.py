@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from tui_compactor.commands import engine_args
 from tui_compactor.commands import session_args as common
 from tui_compactor.workbench.preview import entry_preview
 
@@ -57,6 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--width", type=int, default=72, metavar="N", help="preview length in characters"
     )
+    parser.add_argument(
+        "--rules", choices=("pi", "omp"), default=None,
+        help="whose flag marks a compaction written by an extension (pi: fromHook, oh-my-pi: "
+        "fromExtension); default: as the other commands choose (config, variable, the session)",
+    )  # fmt: skip
+    parser.add_argument("--config", default=None, metavar="PATH",
+                        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +73,12 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.session.outline import OutlineFilter, OutlineWalk
     from tui_compactor.session.reader import load_session
 
+    try:
+        settings = engine_args.settings_from_args(args)
+    except engine_args.CommandError as error:
+        return engine_args.fail(error)
     session = load_session(args.session)
+    rules = settings.for_session(session).rules
     try:
         if session.verdict is Verdict.REFUSE:
             return common.refuse(session, args.json, {"verdict": session.verdict.value, "rows": []})
@@ -95,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
                 ensure_ascii=True,
             )
         else:
-            _print_text(session, rows, max(10, args.width))
+            _print_text(session, rows, max(10, args.width), rules)
         return common.EXIT_OK
     finally:
         session.close()
@@ -147,7 +160,7 @@ def with_branch_prefixes(rows: Iterable[Any]) -> Iterator[tuple[Any, str]]:
         yield row, outer + glyph
 
 
-def _print_text(session: Any, rows: Any, width: int) -> None:
+def _print_text(session: Any, rows: Any, width: int, rules: str) -> None:
     safe = common.safe
     out = sys.stdout
     if session.title_slot and session.title_slot.get("title"):
@@ -183,7 +196,7 @@ def _print_text(session: Any, rows: Any, width: int) -> None:
         label = session.label_of(row.index)
         if label:
             parts.append(f" [{safe(label, 40)}]")
-        preview = safe(entry_preview(session.entries[row.index]), width)
+        preview = safe(entry_preview(session.entries[row.index], rules), width)
         if preview:
             parts.append(f": {preview}")
         if row.folded and row.hidden_count:

@@ -6,14 +6,17 @@ summary), ``handoff`` (a handoff document the model wrote for its successor), ``
 (history rendered into image frames kept in ``preserveData``), ``remote`` (the provider
 compacted its own history; the file holds only a placeholder text and the opaque payload) and
 ``window``. Entries without ``method`` are legacy (pi, older oh-my-pi) or come from an
-extension (``fromExtension``). This module is the one place that names them, says which we can
-produce, and reads the method-specific payloads for display. Pure data, no UI.
+extension (pi's ``fromHook``, oh-my-pi's ``fromExtension``: the flag the rules read,
+``fileops.written_by_extension``). This module is the one place that names them, says which
+we can produce, and reads the method-specific payloads for display. Pure data, no UI.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from tui_compactor.engine.fileops import written_by_extension
 
 __all__ = [
     "LOCAL_SUMMARY_DROPPED_KEYS",
@@ -84,7 +87,8 @@ METHODS: dict[str, MethodInfo] = {
         ),
         MethodInfo(
             "extension", "summary written by an extension", "no",
-            "written by an agent extension (fromExtension); its file lists are not carried on",
+            "written by an agent extension (pi: fromHook, oh-my-pi: fromExtension); its file "
+            "lists are not carried on",
         ),
         MethodInfo(
             "legacy", "summary without a method field (pi, older oh-my-pi)", "yes",
@@ -97,15 +101,16 @@ PRODUCIBLE_METHODS = ("soft", "handoff")
 """Methods this tool appends (``shake`` is preview-only)."""
 
 
-def compaction_method(data: dict[str, Any]) -> str:
-    """The method of a compaction record: its ``method``, else ``extension`` or ``legacy``.
+def compaction_method(data: dict[str, Any], rules: str) -> str:
+    """The method of a compaction record: its ``method``, else ``extension`` (an extension
+    wrote it, by the flag ``rules`` read: ``fileops.written_by_extension``) or ``legacy``.
 
     An unknown ``method`` string is returned as is (a newer oh-my-pi may add methods).
     """
     method = data.get("method")
     if isinstance(method, str) and method:
         return method
-    if data.get("fromExtension") is True:
+    if written_by_extension(data, rules):
         return "extension"
     return "legacy"
 
@@ -114,14 +119,15 @@ WARNING_PREVIEW_CHARS = 60
 """How much of a compaction's ``warning`` a one-line preview shows."""
 
 
-def compaction_preview(data: dict[str, Any]) -> str:
+def compaction_preview(data: dict[str, Any], rules: str) -> str:
     """Method (unless legacy), warning, tokens before and the divider text (``shortSummary``,
     else the summary).
 
     oh-my-pi shows ``shortSummary`` on its divider; a ``warning`` (the progress guard's
-    dead-end message) comes first so it is seen in the tree.
+    dead-end message) comes first so it is seen in the tree. ``rules``: whose extension flag
+    is read.
     """
-    method = compaction_method(data)
+    method = compaction_method(data, rules)
     warning = data.get("warning")
     before = data.get("tokensBefore")
     short = data.get("shortSummary")

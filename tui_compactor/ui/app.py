@@ -761,6 +761,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tokens = self.query_one(SessionTree).token_counts.get(entry_index)
         self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
                                                 session.label_of(entry_index),
+                                                rules=self.settings.rules,
                                                 located=not session.preview)
         if not markdown_loaded() and not any(worker.group == "markdown"
                                              for worker in self.workers):
@@ -2002,13 +2003,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
+        rules = self.settings.rules
         with handle.read() as snapshot:
             session = snapshot.session
             entries = session.entries[: snapshot.entry_count]
         for done, entry in enumerate(entries, 1):
             if worker.is_cancelled:
                 return
-            if needle in entry_search_text(session, entry).casefold():
+            if needle in entry_search_text(session, entry, rules).casefold():
                 matches.add(entry.index)
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
@@ -2170,9 +2172,11 @@ def _fold_notes(plan: CompactionPlan, profile_name: str | None,
     return fold_notes(plan, summarizer.context_window, settings.reserve_tokens)
 
 
-def _describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:
+def _describe_block(
+    item: Any, message: dict[str, Any], entry: Any, rules: str
+) -> tuple[str, str]:
     """Label and one-line preview of a context block (the Context tab's wording)."""
-    return block_label(item, message, entry), block_preview(message, entry)
+    return block_label(item, message, entry, rules), block_preview(message, entry)
 
 
 def _error_text(error: BaseException) -> str:

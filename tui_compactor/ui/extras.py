@@ -43,14 +43,15 @@ else:
 __all__ = ["SessionExtras", "entry_search_text"]
 
 
-def entry_search_text(session: Any, entry: Any) -> str:
+def entry_search_text(session: Any, entry: Any, rules: str) -> str:
     """What search looks in for one entry: its id, its kind as the tree names it (``▣
-    compaction``, ``⎇ branch summary``, ``label``...), its type, its label and its preview."""
+    compaction``, ``⎇ branch summary``, ``label``...), its type, its label and its preview
+    (under ``rules``, as the tree shows it)."""
     kind = entry_kind(entry)
     tag = KIND_TAGS.get(kind, (kind, ""))[0]
     label = session.label_of(entry.index) or ""
     return " ".join(
-        (entry.id, tag, kind, str(entry.type).replace("_", " "), label, entry_preview(entry))
+        (entry.id, tag, kind, str(entry.type).replace("_", " "), label, entry_preview(entry, rules))
     )
 
 
@@ -124,7 +125,7 @@ class SessionExtras(_Base):
         # refresh in between shows as a stale proposal that ``apply`` refuses.
         basis = (handle.generation, session.leaf)
         what = Text("Label of ", style="bold")
-        what.append_text(describe_node(session, selected))
+        what.append_text(describe_node(session, selected, rules=app.settings.rules))
 
         def chosen(text: str | None) -> None:
             if text is not None and app.handle is handle:

@@ -19,13 +19,14 @@ PREVIEW_CHARS = 200
 """Longest preview kept (a tree row is cropped to the screen anyway)."""
 
 
-def entry_preview(entry: Any, max_len: int = PREVIEW_CHARS) -> str:
-    """A single-line, sanitized preview of what ``entry`` says ("" when it says nothing)."""
+def entry_preview(entry: Any, rules: str, max_len: int = PREVIEW_CHARS) -> str:
+    """A single-line, sanitized preview of what ``entry`` says ("" when it says nothing);
+    ``rules`` decide whether a compaction names an extension as its author."""
     try:
         data = entry.data
     except Exception as error:  # noqa: BLE001 - a lazily loaded record that vanished or went bad
         return sanitize(f"(unreadable: {error})", single_line=True, max_len=max_len)
-    return sanitize(_raw_preview(entry, data), single_line=True, max_len=max_len)
+    return sanitize(_raw_preview(entry, data, rules), single_line=True, max_len=max_len)
 
 
 def _content_text(content: Any) -> str:
@@ -33,7 +34,7 @@ def _content_text(content: Any) -> str:
     return text_of(content, " ", images="[image]", tool_calls=True)
 
 
-def _raw_preview(entry: Any, data: dict[str, Any]) -> str:
+def _raw_preview(entry: Any, data: dict[str, Any], rules: str) -> str:
     """Unsanitized preview text by entry type."""
     kind = entry.type
     if kind == "message":
@@ -50,7 +51,7 @@ def _raw_preview(entry: Any, data: dict[str, Any]) -> str:
             return f"$ {message.get('command') or ''}"
         return _content_text(message.get("content")) or "(empty)"
     if kind == "compaction":
-        return compaction_preview(data)
+        return compaction_preview(data, rules)
     if kind == "branch_summary":
         summary = data.get("summary")
         return summary if isinstance(summary, str) and summary else "(empty summary)"

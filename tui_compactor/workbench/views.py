@@ -293,11 +293,12 @@ class MeasureCancelled(Exception):
 CANCEL_CHECK_EVERY = 4096
 """Items ``gauge_at`` walks between two looks at its ``cancelled`` (a 200k-item context: ~50)."""
 
-BlockDescriber = Callable[[Any, dict[str, Any], Any], tuple[str, str]]
-"""(context item, its message, its entry) -> (short label, one sanitized preview line)."""
+BlockDescriber = Callable[[Any, dict[str, Any], Any, str], tuple[str, str]]
+"""(context item, its message, its entry, the rules) -> (short label, one sanitized preview
+line)."""
 
 
-def describe_block(item: Any, message: dict[str, Any], entry: Any) -> tuple[str, str]:
+def describe_block(item: Any, message: dict[str, Any], entry: Any, rules: str) -> tuple[str, str]:
     """The plain label (role) and preview of a context block."""
     role = message.get("role")
     label = BLOCK_LABELS.get(str(role), str(role or item.kind or "?"))
@@ -329,11 +330,11 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
             continue
         message = item.message if isinstance(item.message, dict) else {}
         entry = session.entries[item.entry_index]
-        label, preview = describe(item, message, entry)
+        label, preview = describe(item, message, entry, settings.rules)
         if sent_blocks is not None:
             converted = item_llm_messages(item, settings.rules)
             summary = entry.type == "compaction" and item.role == "compactionSummary"
-            frames = summary and compaction_method(entry.data) == "snapcompact"
+            frames = summary and compaction_method(entry.data, settings.rules) == "snapcompact"
             extras = [non_text_parts(one, frames=frames) for one in converted]
             remote = remote_info(entry.data) if summary else None
             if remote is not None and extras:

@@ -65,8 +65,11 @@ class NavigationChoice:
         return self.mode is not SummaryMode.NONE
 
 
-def describe_node(session: Any, index: int | None, *, width: int = PREVIEW_WIDTH) -> Text:
-    """``#index kind  preview`` for one entry, as ``Text`` from sanitized text."""
+def describe_node(
+    session: Any, index: int | None, *, rules: str, width: int = PREVIEW_WIDTH
+) -> Text:
+    """``#index kind  preview`` for one entry (its preview under ``rules``), as ``Text`` from
+    sanitized text."""
     if index is None:
         return Text("before the first entry (root)", style="italic")
     try:
@@ -78,7 +81,7 @@ def describe_node(session: Any, index: int | None, *, width: int = PREVIEW_WIDTH
     label = getattr(session, "labels", {}).get(index)
     if label:
         text.append(f"[{sanitize(label, single_line=True, max_len=30)}] ", style="magenta")
-    text.append(sanitize(entry_preview(entry), single_line=True, max_len=width))
+    text.append(sanitize(entry_preview(entry, rules), single_line=True, max_len=width))
     return text
 
 
@@ -238,11 +241,12 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
         plan = self.plan
         # One line per fact (CSS: no wrap, ellipsis), so the labels stay aligned.
         facts = Text()
+        rules = getattr(plan, "rules", "pi")
         rows: list[tuple[str, Text]] = [
-            ("Target", describe_node(self.session, plan.target)),
-            ("New leaf", describe_node(self.session, plan.new_leaf)),
-            ("Common ancestor", describe_node(self.session, plan.common_ancestor)),
-            ("Leaving", describe_node(self.session, plan.old_leaf)),
+            ("Target", describe_node(self.session, plan.target, rules=rules)),
+            ("New leaf", describe_node(self.session, plan.new_leaf, rules=rules)),
+            ("Common ancestor", describe_node(self.session, plan.common_ancestor, rules=rules)),
+            ("Leaving", describe_node(self.session, plan.old_leaf, rules=rules)),
         ]
         for label, value in rows:
             facts.append(f"{label:>16}  ", style="dim")

@@ -39,12 +39,13 @@ MAX_SENT_CHARS = 1_000_000
 and says how many in the middle are left to ``context --json``."""
 
 
-def block_label(item: Any, message: dict[str, Any], entry: Any = None) -> str:
-    """Short name of one context block; a compaction summary names its method."""
+def block_label(item: Any, message: dict[str, Any], entry: Any, rules: str) -> str:
+    """Short name of one context block; a compaction summary names its method (``rules``:
+    whose extension flag is read)."""
     role: Any = message.get("role")
     if role == "compactionSummary":
         data = entry.data if entry is not None else {}
-        method = compaction_method(data)
+        method = compaction_method(data, rules)
         label = "summary" if method in ("soft", "legacy") else f"summary:{method}"
         warning = data.get("warning")
         return f"{label} ⚠" if isinstance(warning, str) and warning.strip() else label

@@ -105,10 +105,11 @@ def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]
     return parts
 
 
-def entry_renderable(entry: Any, tokens: int | None, label: str | None, *,
+def entry_renderable(entry: Any, tokens: int | None, label: str | None, *, rules: str,
                      located: bool = True) -> RenderableType:
     """Everything about one entry, as one renderable; ``located`` False while the entry comes
-    from a tail-first preview (its index and line in the file are not known yet)."""
+    from a tail-first preview (its index and line in the file are not known yet); ``rules``:
+    whose extension flag names a compaction's author."""
     kind = entry_kind(entry)
     header = Text(no_wrap=False)
     header.append(kind, style="bold reverse")
@@ -159,7 +160,7 @@ def entry_renderable(entry: Any, tokens: int | None, label: str | None, *,
             )
             parts.append(Text(f"usage: {numbers}", style="dim"))
     elif entry.type == "compaction":
-        parts.extend(compaction_renderables(data))
+        parts.extend(compaction_renderables(data, rules))
     elif entry.type == "branch_summary":
         source = sanitize(str(data.get("fromId", "?")), single_line=True, max_len=60)
         parts.append(Text(f"summary of the branch left at {source}", style="bold"))
@@ -181,14 +182,14 @@ def _append_details(parts: list[RenderableType], data: dict[str, Any]) -> None:
         parts.append(Text(_safe(json.dumps(data.get("details"), indent=2, default=str))))
 
 
-def compaction_renderables(data: dict[str, Any]) -> list[RenderableType]:
+def compaction_renderables(data: dict[str, Any], rules: str) -> list[RenderableType]:
     """A compaction by its method: warning first, method and whether we can write it, the
     divider text, the summary, and what snapcompact and remote compactions hand the model."""
     parts: list[RenderableType] = []
     warning = data.get("warning")
     if isinstance(warning, str) and warning.strip():
         parts.append(Text(f"⚠ warning: {_safe(warning)}", style="bold white on red"))
-    method = compaction_method(data)
+    method = compaction_method(data, rules)
     info = method_info(method)
     line = Text()
     line.append(f"method {sanitize(method, single_line=True, max_len=40)}", style="bold")
@@ -266,11 +267,11 @@ class EntryDetails(VerticalScroll):
         """One static body, replaced as the cursor moves."""
         yield Static(Text("select an entry", style="dim"), id="details-body")
 
-    def show_entry(self, entry: Any, tokens: int | None, label: str | None, *,
+    def show_entry(self, entry: Any, tokens: int | None, label: str | None, *, rules: str,
                    located: bool = True) -> None:
         """Show ``entry`` from the top (``located``: see ``entry_renderable``)."""
         self.shown_entry = entry.index
         self.shown_plain = not markdown_loaded()
         self.query_one("#details-body", Static).update(
-            entry_renderable(entry, tokens, label, located=located))
+            entry_renderable(entry, tokens, label, rules=rules, located=located))
         self.scroll_home(animate=False)

@@ -247,6 +247,8 @@ class SessionTree(ScrollView, can_focus=True):
         self._previews_wanted: dict[int, None] = {}
         """Entries drawn with a placeholder whose previews are to be read (in drawing order)."""
         self._previews_reading = False
+        self._preview_rules = "pi"
+        """The rules the cached previews were written under (``_rules``)."""
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -358,17 +360,28 @@ class SessionTree(ScrollView, can_focus=True):
             self.progress[entry_index] = text
         self.refresh()
 
+    def _rules(self) -> str:
+        """The app's rules (whose flag says an extension wrote a compaction); when they
+        changed, the cached previews are forgotten."""
+        rules = getattr(getattr(self.app, "settings", None), "rules", "pi")
+        if rules != self._preview_rules:
+            self._preview_rules = rules
+            self._forget_all_previews()
+        return rules
+
     def preview_of(self, entry_index: int) -> str:
         """Sanitized one-line preview of an entry, cached."""
+        rules = self._rules()
         cached = self._preview_cache.get(entry_index)
         if cached is None:
-            cached = entry_preview(self.session.entries[entry_index])
+            cached = entry_preview(self.session.entries[entry_index], rules)
             self._preview_cache[entry_index] = cached
         return cached
 
     def preview_if_ready(self, entry_index: int) -> str | None:
         """``preview_of`` when it costs no file read (cached, or the record is in memory);
         else None, and the preview is read in a thread (the row is drawn again with it)."""
+        self._rules()
         cached = self._preview_cache.get(entry_index)
         if cached is not None:
             return cached
@@ -392,12 +405,13 @@ class SessionTree(ScrollView, can_focus=True):
         self._previews_reading = True
         entries = self.session.entries
         epoch = self._preview_epoch
+        rules = self._preview_rules
 
         def read() -> None:
             previews: dict[int, str] = {}
             try:
                 for index in wanted:
-                    previews[index] = entry_preview(entries[index])
+                    previews[index] = entry_preview(entries[index], rules)
             finally:  # always answered: the next reads wait for this one
                 self.post_message(self.PreviewsRead(epoch, previews))
 
