@@ -521,7 +521,8 @@ def test_a_file_rewritten_under_the_copy_gives_the_audit_of_the_new_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The file is rewritten between the copy's reading and the load (oh-my-pi rewrites
-    files): messages moved to where others were and one shortened in place. Facts noted
+    files): turns reordered, so messages start where others did, and one message shortened
+    in place. Facts noted
     from a line that is no longer what the entry at its offset is are not used: the audit
     is the plain one of the new file."""
     from tui_compactor.engine import hindsight
@@ -537,12 +538,20 @@ def test_a_file_rewritten_under_the_copy_gives_the_audit_of_the_new_file(
         (json.loads(line).get("message") or {}).get("role") if line else None
         for line in lines
     ]  # fmt: skip
-    uses = {"user", "assistant"}
+
+    def relink(line: bytes, old: str, new: str) -> bytes:  # ids are 8 characters: same size
+        return line.replace(f'"parentId":"{old}"'.encode(), f'"parentId":"{new}"'.encode())
+
     n = 100
     swapped = 0
-    while n < len(lines) - 1:
-        if kinds[n] in uses and kinds[n + 1] in uses:
-            lines[n], lines[n + 1] = lines[n + 1], lines[n]
+    while n < len(lines) - 2:
+        first, second = (json.loads(line) for line in lines[n : n + 2])
+        if (kinds[n], kinds[n + 1]) == ("user", "assistant") and second["parentId"] == first["id"]:
+            # The agent's turn now comes first, then the user's, then what followed the turn.
+            a, b, parent = first["id"], second["id"], first["parentId"]
+            assert len({len(a), len(b), len(parent)}) == 1
+            lines[n], lines[n + 1] = relink(lines[n + 1], a, parent), relink(lines[n], parent, b)
+            lines[n + 2 :] = [relink(line, b, a) for line in lines[n + 2 :]]
             swapped += 1
             n += 7
         n += 1
