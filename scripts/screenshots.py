@@ -232,6 +232,15 @@ async def _analysis_shots(app: Any, pilot: Any, out_dir: Path, pngs: list[Path])
     saved.append(_save(app, out_dir, "breakdown", pngs))
     await pilot.press("T")
     await _settle(pilot)
+    from textual.widgets import DataTable
+
+    def timeline_filled() -> bool:
+        tables = app.screen.query(DataTable)
+        return bool(tables) and tables.first().row_count > 0
+
+    await _until(pilot, timeline_filled, "the timeline's rows")
+    # The table widens its columns to their cells on the frames after the rows arrive.
+    await pilot.pause(0.2)
     saved.append(_save(app, out_dir, "timeline", pngs))
     await pilot.press("escape", "3")
     await _settle(pilot)
