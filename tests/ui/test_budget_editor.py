@@ -99,3 +99,30 @@ async def test_plan_pane_says_a_long_prefix_is_folded_for_a_small_summarizer(
         assert app.plan is not None and app.plan.is_split_turn
         text = str(app.query_one("#plan-text", Static).render())
         assert "turn prefix: ~" in text and "nothing is cut" in text
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE, (200, 60)])
+async def test_every_field_of_the_editor_lies_inside_the_pane(size: tuple[int, int]) -> None:
+    """At 80 columns the side pane is ~40 wide: the fields stack, one label and field a line,
+    instead of running off its right edge; wider, they stay side by side."""
+    from tui_compactor.ui.widgets.plan_view import PlanView
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        view = app.query_one(PlanView)
+        right = view.region.x + view.scrollable_content_region.width + 1  # its padding
+        fields = list(view.query(Input)) + list(view.query(Checkbox)) + list(view.query(Select))
+        assert len(fields) == 13
+        for field in fields:
+            view.scroll_to_widget(field, animate=False)
+            await settle(pilot)
+            assert field.region.width > 0 and field.region.right <= right, (field.id, size)
+        stacked = view.has_class("-stacked")
+        assert stacked == (size == (80, 24))
+        keep, reserve = app.query_one("#plan-keep"), app.query_one("#plan-reserve")
+        assert (keep.region.y != reserve.region.y) == stacked

@@ -19,7 +19,7 @@ from typing import Any, cast
 from rich.console import RenderableType
 from rich.styled import Styled
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
@@ -194,7 +194,14 @@ class PlanView(VerticalScroll):
     PlanView #plan-focus-row > Input { width: 1fr; height: 1; border: none; padding: 0 1;
                                        background: $boost; }
     PlanView #plan-focus-row > Input:focus { background: $accent 30%; }
+    PlanView.-stacked #plan-inputs, PlanView.-stacked .plan-row, PlanView.-stacked #plan-options {
+        layout: grid; grid-size: 2; grid-columns: auto 1fr; grid-rows: auto; }
+    PlanView.-stacked #plan-flags, PlanView.-stacked #plan-options { grid-size: 1; }
     """
+
+    STACK_BELOW = 58
+    """Below this width a row's fields no longer fit side by side: each label and its field
+    get a line of their own (at 80 columns the side pane is ~40 wide)."""
 
     class MoreSettingsEdited(Message):
         """The user changed one of the further settings (``changes``: field -> value)."""
@@ -240,6 +247,10 @@ class PlanView(VerticalScroll):
         yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
                      id="plan-text")
         yield Static(id="plan-sweep")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Stack the form's fields on a narrow pane (``STACK_BELOW``)."""
+        self.set_class(event.size.width < self.STACK_BELOW, "-stacked")
 
     def on_mount(self) -> None:
         """Make the form and mount its rows one per frame: all at once they are one layout of
