@@ -344,24 +344,14 @@ class PlanView(VerticalScroll):
             self._settings = settings
             return
         for widget_id, text in texts.items():
-            field = fields[widget_id]
-            assert isinstance(field, Input)
-            if field.value != text:
-                with field.prevent(Input.Changed):
-                    field.value = text
+            _set_quietly(cast(Input, fields[widget_id]), text, Input.Changed)
         if hint is not None:
             cast(Input, fields["plan-reserve"]).placeholder = hint
         for widget_id, value in flags.items():
-            box = fields[widget_id]
-            assert isinstance(box, Checkbox)
-            if box.value != value:
-                with box.prevent(Checkbox.Changed):
-                    box.value = value
+            _set_quietly(cast(Checkbox, fields[widget_id]), value, Checkbox.Changed)
         if effort != self._effort_shown:
             self._effort_shown = effort
-            select = cast("Select[str]", fields["plan-effort"])
-            with select.prevent(Select.Changed):
-                select.value = effort
+            _set_quietly(cast("Select[str]", fields["plan-effort"]), effort, Select.Changed)
 
     def show_plan(self, text: Text) -> None:
         """Show a plan's description (``plan_summary``, made in the plan worker)."""
@@ -494,3 +484,12 @@ class PlanView(VerticalScroll):
         if keep is None:
             return
         self.post_message(self.SettingsEdited(keep, reserve, window))
+
+
+def _set_quietly(field: Input | Checkbox | Select[str], value: Any,
+                 changed: type[Message]) -> None:
+    """Show ``value`` in ``field`` if it shows another, without the change message an edit
+    by the user would post."""
+    if field.value != value:
+        with field.prevent(changed):
+            field.value = value
