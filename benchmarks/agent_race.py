@@ -59,12 +59,23 @@ def main() -> int:
     os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="race-config-")
     path = Path(tempfile.mkdtemp(prefix="race-")) / "s.jsonl"
     split_turn_session(path)
-    assert quiet(["compact", str(path), "--keep-recent", "1500", "--yes",
-                  "--quiet-window", "0"])[0] == 0
+    assert (
+        quiet(["compact", str(path), "--keep-recent", "1500", "--yes", "--quiet-window", "0"])[0]
+        == 0
+    )
     agent = subprocess.Popen(
-        [node, str(ROOT / "tests" / "support" / "pi_agent.mjs"), str(path), str(args.appends),
-         str(args.max_pause_ms), str(args.seed)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        [
+            node,
+            str(ROOT / "tests" / "support" / "pi_agent.mjs"),
+            str(path),
+            str(args.appends),
+            str(args.max_pause_ms),
+            str(args.seed),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
     assert agent.stdout is not None
     if agent.stdout.readline().strip() != "ready":

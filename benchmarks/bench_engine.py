@@ -350,9 +350,7 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     cpu[name].append(after.ru_utime + after.ru_stime
                                      - used.ru_utime - used.ru_stime)  # fmt: skip
-        medians = {
-            name: (statistics.median(times), min(times)) for name, times in samples.items()
-        }
+        medians = {name: (statistics.median(times), min(times)) for name, times in samples.items()}
     base = medians["plan"][0]
     base_cpu = statistics.median(cpu["plan"])
     for name, (median, best) in medians.items():
@@ -386,16 +384,25 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
         median, best, result = _median(compute, runs)
         note = "after load, cold token cache"
         if name == "audit":
-            note += (f"; {len(result)} compactions, every user and assistant record read after "
-                     "load (the app's first timeline; the command notes them while loading, "
-                     "or has a forked copy do it beside the load when a core is free)")
+            note += (
+                f"; {len(result)} compactions, every user and assistant record read after "
+                "load (the app's first timeline; the command notes them while loading, "
+                "or has a forked copy do it beside the load when a core is free)"
+            )
         rows.append(_row(f"{name} 100k after load [cl100k]", median, best, runs, notes=note))
     known = EntryFacts()
     audit_compactions(session, facts=known)
     median, best, _ = _median(lambda: audit_compactions(session, facts=known), runs)
-    rows.append(_row("audit 100k, facts known [cl100k]", median, best, runs,
-                     notes="each entry's facts known (the app's timeline opened again, a "
-                           "compaction's details; the command after its load)"))
+    rows.append(
+        _row(
+            "audit 100k, facts known [cl100k]",
+            median,
+            best,
+            runs,
+            notes="each entry's facts known (the app's timeline opened again, a "
+            "compaction's details; the command after its load)",
+        )
+    )
     return rows
 
 

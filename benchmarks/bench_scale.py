@@ -118,8 +118,9 @@ and waits until every worker is done (counts, gauge, chart): seconds, peak and f
 def _app(path: Path) -> tuple[float, float, float, float]:
     """(seconds, peak MB, final MB, MB when the rows showed) of the app's probe on ``path`` in
     a fresh process."""
-    seconds, peak, now, shown = map(float, run_probe(APP_PROBE, [str(path)], "APP",
-                                                     "app probe").split())
+    seconds, peak, now, shown = map(
+        float, run_probe(APP_PROBE, [str(path)], "APP", "app probe").split()
+    )
     return seconds, peak, now, shown
 
 

@@ -100,6 +100,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         rows.append({"case": f"{size:>6} outline (default filter)", "median_s": outline_s,
                      "runs": runs, "notes": f"{len(build_outline(session))} rows"})  # fmt: skip
         for counter in ("pi", "cl100k"):
+
             def tokens(s: Any = session, c: str = counter) -> None:
                 s.drop_cached_records()
                 count_tail_first(s, c)

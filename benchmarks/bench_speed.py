@@ -178,27 +178,41 @@ path's context, back to its last compaction) and the rows on screen show their t
 Per-row counts of the whole active path keep filling in after that, newest first."""
 
 
-def run_probe(code: str, args: list[str], tag: str, what: str, *,
-              env: dict[str, str] | None = None, timeout: float = 3600) -> str:
+def run_probe(
+    code: str,
+    args: list[str],
+    tag: str,
+    what: str,
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 3600,
+) -> str:
     """The rest of the line starting with ``tag`` that a fresh ``python -c code *args`` (run in
     the repository, in ``env`` or else ``probe_env()``) prints; RuntimeError naming ``what``,
     with its stderr's tail, if none."""
     with probe_env() as clean:
-        result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                                text=True, env=env or clean, timeout=timeout, cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            env=env or clean,
+            timeout=timeout,
+            cwd=ROOT,
+        )
     prefix = tag + " "
     line = next((x for x in result.stdout.splitlines() if x.startswith(prefix)), None)
     if line is None:
         raise RuntimeError(f"{what} failed: {result.stderr[-1500:]}")
-    return line[len(prefix):]
+    return line[len(prefix) :]
 
 
 def tree_complete(path: Path) -> tuple[float, str]:
     """Process start to every row shown with the active path's token counts (headless)."""
     with probe_env() as env:
         env["BENCH_T0"] = repr(time.time())
-        seconds, *phases = run_probe(TREE_COMPLETE_CODE, [str(path)], "TREE",
-                                     "tree-complete probe", env=env, timeout=600).split()
+        seconds, *phases = run_probe(
+            TREE_COMPLETE_CODE, [str(path)], "TREE", "tree-complete probe", env=env, timeout=600
+        ).split()
     return float(seconds), " ".join(phases)
 
 
@@ -240,8 +254,9 @@ def import_times() -> tuple[float, list[tuple[str, float]]]:
     return total, rows[:6]
 
 
-def first_screens(sessions: list[tuple[str, Path]], runs: int,
-                  against: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+def first_screens(
+    sessions: list[tuple[str, Path]], runs: int, against: tuple[Path, ...] = ()
+) -> list[dict[str, Any]]:
     """First full screen of the floor app and of the app on each session, interleaved (one
     round: the floor, then each session), ``runs`` rounds; ratios to the floor's median.
 
@@ -294,8 +309,10 @@ def first_screens(sessions: list[tuple[str, Path]], runs: int,
             if first is None:
                 first = value
             else:
-                note += (f"; {value / first:.2f}x the {sessions[0][0].strip()}-entry session "
-                         "(target <=1.1x)")
+                note += (
+                    f"; {value / first:.2f}x the {sessions[0][0].strip()}-entry session "
+                    "(target <=1.1x)"
+                )
             out.append(
                 {
                     "case": f"{label} first full screen (tmux){which}",
@@ -458,13 +475,29 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--first-screen", action="store_true", required=True,
-                        help="measure the first full screen against the minimal app")
+    parser.add_argument(
+        "--first-screen",
+        action="store_true",
+        required=True,
+        help="measure the first full screen against the minimal app",
+    )
     parser.add_argument("--runs", type=int, default=7, help="interleaved rounds (default 7)")
-    parser.add_argument("--entries", type=int, action="append", default=None, metavar="N",
-                        help="a generated N-entry session (repeatable; default: 10)")
-    parser.add_argument("--against", type=Path, action="append", default=[], metavar="DIR",
-                        help="also another checkout's app, in the same rounds (repeatable)")
+    parser.add_argument(
+        "--entries",
+        type=int,
+        action="append",
+        default=None,
+        metavar="N",
+        help="a generated N-entry session (repeatable; default: 10)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also another checkout's app, in the same rounds (repeatable)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(HERE))
     from bench import format_table  # type: ignore[import-not-found]

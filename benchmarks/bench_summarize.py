@@ -74,23 +74,33 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         path = split_turn_session(work / "split.jsonl")
         server.behaviour.latency = latency
         # The job's own wall time (``seconds["total"]``): summaries only, not load and plan.
-        concurrent_runs = [_compact_once(path, server.openai_base_url, False)["total"]
-                           for _ in range(runs)]
-        sequential_runs = [_compact_once(path, server.openai_base_url, True)["total"]
-                           for _ in range(runs)]
+        concurrent_runs = [
+            _compact_once(path, server.openai_base_url, False)["total"] for _ in range(runs)
+        ]
+        sequential_runs = [
+            _compact_once(path, server.openai_base_url, True)["total"] for _ in range(runs)
+        ]
         concurrent_s = statistics.median(concurrent_runs)
         sequential_s = statistics.median(sequential_runs)
-        rows.append({
-            "bench": "summarize", "case": f"split-turn concurrent (L={latency}s)",
-            "median_s": concurrent_s, "ratio": concurrent_s / sequential_s,
-            "target": f"≈ L + short = {2 * latency:.2f}s",
-            "notes": "history ∥ turn prefix, then short; ratio = concurrent / sequential",
-        })
-        rows.append({
-            "bench": "summarize", "case": f"split-turn sequential (L={latency}s)",
-            "median_s": sequential_s, "target": f"≈ 2L + short = {3 * latency:.2f}s",
-            "notes": "same job, one request at a time",
-        })
+        rows.append(
+            {
+                "bench": "summarize",
+                "case": f"split-turn concurrent (L={latency}s)",
+                "median_s": concurrent_s,
+                "ratio": concurrent_s / sequential_s,
+                "target": f"≈ L + short = {2 * latency:.2f}s",
+                "notes": "history ∥ turn prefix, then short; ratio = concurrent / sequential",
+            }
+        )
+        rows.append(
+            {
+                "bench": "summarize",
+                "case": f"split-turn sequential (L={latency}s)",
+                "median_s": sequential_s,
+                "target": f"≈ 2L + short = {3 * latency:.2f}s",
+                "notes": "same job, one request at a time",
+            }
+        )
 
         server.behaviour.latency = 0.0
         server.behaviour.chunk_chars = 1
@@ -99,7 +109,8 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         def stream_once() -> None:
             async def go() -> None:
                 summarizer = make_summarizer(
-                    Profile(provider="openai", base_url=server.openai_base_url, model="b"))
+                    Profile(provider="openai", base_url=server.openai_base_url, model="b")
+                )
                 request = SummaryRequest(kind="summary", system="s", prompt="p", max_tokens=10)
                 try:
                     text = await summarizer.complete(request)
@@ -110,9 +121,14 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             asyncio.run(go())
 
         parse_s, _ = ctx.time(stream_once, runs=runs)
-        rows.append({"bench": "summarize", "case": "stream 4000 SSE events",
-                     "median_s": parse_s,
-                     "notes": "one event per character, no latency; loopback server included"})
+        rows.append(
+            {
+                "bench": "summarize",
+                "case": "stream 4000 SSE events",
+                "median_s": parse_s,
+                "notes": "one event per character, no latency; loopback server included",
+            }
+        )
 
         sample = ctx.root / "tests" / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
         copy = work / "refactor.jsonl"
@@ -126,7 +142,12 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             asyncio.run(go())
 
         offline_s, _ = ctx.time(offline_once, runs=runs)
-        rows.append({"bench": "summarize", "case": "offline compaction (2.4 MB session)",
-                     "median_s": offline_s,
-                     "notes": "load + plan + extractive summaries + audit"})
+        rows.append(
+            {
+                "bench": "summarize",
+                "case": "offline compaction (2.4 MB session)",
+                "median_s": offline_s,
+                "notes": "load + plan + extractive summaries + audit",
+            }
+        )
     return rows

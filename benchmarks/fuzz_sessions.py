@@ -53,10 +53,15 @@ def _work(job: tuple[int, int, int, str]) -> dict[str, Any]:
             if outcome.problem is not None:
                 kept = Path(keep) / f"mutant-{number}.jsonl"
                 kept.write_bytes(data)
-                failures.append({
-                    "mutant": number, "seed": source.name, "argv": outcome.argv[:1] +
-                    outcome.argv[2:], "problem": outcome.problem[-2000:], "file": str(kept),
-                })
+                failures.append(
+                    {
+                        "mutant": number,
+                        "seed": source.name,
+                        "argv": outcome.argv[:1] + outcome.argv[2:],
+                        "problem": outcome.problem[-2000:],
+                        "file": str(kept),
+                    }
+                )
     return {"runs": runs, "times": times, "failures": failures}
 
 
@@ -70,16 +75,20 @@ def main() -> int:
     args = parser.parse_args()
     args.keep.mkdir(parents=True, exist_ok=True)
     chunk = 100
-    jobs = [(start, min(chunk, args.mutants - start), args.seed, str(args.keep))
-            for start in range(0, args.mutants, chunk)]
+    jobs = [
+        (start, min(chunk, args.mutants - start), args.seed, str(args.keep))
+        for start in range(0, args.mutants, chunk)
+    ]
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
     with multiprocessing.get_context("fork").Pool(args.workers) as pool:
         for done, result in enumerate(pool.imap_unordered(_work, jobs), 1):
             results.append(result)
             if done % 10 == 0:
-                print(f"  {done * chunk} mutants, {time.perf_counter() - started:.0f}s",
-                      file=sys.stderr)
+                print(
+                    f"  {done * chunk} mutants, {time.perf_counter() - started:.0f}s",
+                    file=sys.stderr,
+                )
     wall = time.perf_counter() - started
     times = [t for r in results for t in r["times"]]
     failures = [f for r in results for f in r["failures"]]

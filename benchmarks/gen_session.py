@@ -52,8 +52,8 @@ CODE_LINES = [
     "class {Name}Selector extends Container {{",
     "    private list: SelectList; // {word} {word}",
     "    constructor(private theme: Theme) {{ super(); }}",
-    "import {{ {name} }} from \"./{word}.js\";",
-    "    raise ValueError(f\"bad {word}: {{value!r}}\")",
+    'import {{ {name} }} from "./{word}.js";',
+    '    raise ValueError(f"bad {word}: {{value!r}}")',
 ]
 LOG_LINES = [
     "[{n:05d}] INFO  {word}: processed {m} items in {ms} ms",
@@ -114,8 +114,12 @@ class Generator:
         rng = self.rng
         return "\n".join(
             rng.choice(LOG_LINES).format(
-                n=i, m=rng.randint(1, 999), ms=rng.randint(1, 9999), word=rng.choice(WORDS),
-                word2=rng.choice(WORDS), unicode=rng.choice(UNICODE_BITS),
+                n=i,
+                m=rng.randint(1, 999),
+                ms=rng.randint(1, 9999),
+                word=rng.choice(WORDS),
+                word2=rng.choice(WORDS),
+                unicode=rng.choice(UNICODE_BITS),
             )  # fmt: skip
             for i in range(lines)
         )
@@ -233,8 +237,13 @@ class Generator:
                        "summary": f"Left {abandoned_leaf}: " + self.words(30, 120)})  # fmt: skip
 
     def build(self) -> list[str]:
-        header = {"type": "session", "version": 3, "id": "0199a3b0-bench-7000-8000-000000000001",
-                  "timestamp": T0.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "cwd": "/home/dev/project"}
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": "0199a3b0-bench-7000-8000-000000000001",
+            "timestamp": T0.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "cwd": "/home/dev/project",
+        }
         self.lines.append(json.dumps(header, separators=(",", ":")))
         self.emit({"type": "session_info", "name": f"benchmark {self.target} — ベンチマーク"})
         while self.count < self.target:

@@ -76,15 +76,19 @@ def audit_rows(
     rows: list[dict[str, Any]] = []
     seen: set[tuple[int, ...]] = set()
     path_to_leaf = session.path_to(session.leaf) if session.leaf is not None else []
-    leaves = [path_to_leaf[max(0, round(f * len(path_to_leaf)) - 1)]
-              for f in LEAF_FRACTIONS if path_to_leaf]
+    leaves = [
+        path_to_leaf[max(0, round(f * len(path_to_leaf)) - 1)]
+        for f in LEAF_FRACTIONS
+        if path_to_leaf
+    ]
     for leaf, keep in ((leaf, keep) for leaf in leaves for keep in KEEP_RECENT):
         settings = CompactionSettings(keep_recent_tokens=keep)
         plan = prepare_compaction(session, leaf, settings, counter, cache=cache)
         if not plan.prepared or not (plan.messages_to_summarize or plan.turn_prefix_messages):
             continue
-        region = tuple(id(item.message) for item in
-                       [*plan.messages_to_summarize, *plan.turn_prefix_messages])
+        region = tuple(
+            id(item.message) for item in [*plan.messages_to_summarize, *plan.turn_prefix_messages]
+        )
         if region in seen:
             continue
         seen.add(region)
@@ -92,19 +96,27 @@ def audit_rows(
         result = asyncio.run(job.run())
         audit = result.audit
         per_kind = {
-            kind: (sum(a.present for a in audit.anchors if a.kind == kind),
-                   sum(a.kind == kind for a in audit.anchors))
+            kind: (
+                sum(a.present for a in audit.anchors if a.kind == kind),
+                sum(a.kind == kind for a in audit.anchors),
+            )
             for kind in KINDS
         }
-        rows.append({
-            "session": path.name, "leaf": f"#{leaf}", "keep_recent": keep,
-            "prefix": bool(plan.turn_prefix_messages),
-            "kept": len(audit.kept), "anchors": len(audit.anchors),
-            "coverage": audit.coverage, "per_kind": per_kind,
-            "summary_bytes": len(result.summary.encode()),
-            "short_bytes": len(result.short_summary.encode()),
-            "missing": [f"{a.kind}: {a.text[:80]}" for a in audit.missing],
-        })
+        rows.append(
+            {
+                "session": path.name,
+                "leaf": f"#{leaf}",
+                "keep_recent": keep,
+                "prefix": bool(plan.turn_prefix_messages),
+                "kept": len(audit.kept),
+                "anchors": len(audit.anchors),
+                "coverage": audit.coverage,
+                "per_kind": per_kind,
+                "summary_bytes": len(result.summary.encode()),
+                "short_bytes": len(result.short_summary.encode()),
+                "missing": [f"{a.kind}: {a.text[:80]}" for a in audit.missing],
+            }
+        )
         if show:
             print(f"===== {path.name} leaf #{leaf} keep_recent={keep} =====")
             print(result.summary)
@@ -117,8 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--show", action="store_true", help="print every summary")
-    parser.add_argument("--offline-module", type=Path, metavar="FILE",
-                        help="take OfflineSummarizer from this file (e.g. an older offline.py)")
+    parser.add_argument(
+        "--offline-module",
+        type=Path,
+        metavar="FILE",
+        help="take OfflineSummarizer from this file (e.g. an older offline.py)",
+    )
     args = parser.parse_args(argv)
     summarizer: type = OfflineSummarizer
     if args.offline_module:
@@ -137,16 +153,20 @@ def main(argv: list[str] | None = None) -> int:
         kinds = " ".join(
             f"{k}/{n}".rjust(6) if n else "     -" for k, n in row["per_kind"].values()
         )
-        print(f"{row['session'][:26]:<26} {row['leaf']:>6} {row['keep_recent']:>6} "
-              f"{'yes' if row['prefix'] else 'no':>3} "
-              f"{row['kept']:>4}/{row['anchors']:<4} {row['coverage']:>5.0%} {kinds} "
-              f"{row['summary_bytes']:>7}")
+        print(
+            f"{row['session'][:26]:<26} {row['leaf']:>6} {row['keep_recent']:>6} "
+            f"{'yes' if row['prefix'] else 'no':>3} "
+            f"{row['kept']:>4}/{row['anchors']:<4} {row['coverage']:>5.0%} {kinds} "
+            f"{row['summary_bytes']:>7}"
+        )
     if rows:
         kept = sum(r["kept"] for r in rows)
         total = sum(r["anchors"] for r in rows)
         macro = statistics.mean(r["coverage"] for r in rows)
-        print(f"micro {kept}/{total} = {kept / max(1, total):.1%}   macro {macro:.1%}   "
-              f"median summary {statistics.median(r['summary_bytes'] for r in rows):.0f} bytes")
+        print(
+            f"micro {kept}/{total} = {kept / max(1, total):.1%}   macro {macro:.1%}   "
+            f"median summary {statistics.median(r['summary_bytes'] for r in rows):.0f} bytes"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
     return 0

@@ -91,10 +91,14 @@ def svg_for_png(svg_text: str) -> str:
       otherwise drop (``432of``, ``183ktokens``).
     * Runs with wide characters get a ``textLength`` of their cells (see ``_cell_length``).
     """
-    text = re.sub(r"font-family:\s*Fira Code,\s*monospace;",
-                  f'font-family: "{PNG_FONT}", monospace;', svg_text)
-    text = text.replace('<svg class="rich-terminal"',
-                        '<svg xml:space="preserve" class="rich-terminal"', 1)
+    text = re.sub(
+        r"font-family:\s*Fira Code,\s*monospace;",
+        f'font-family: "{PNG_FONT}", monospace;',
+        svg_text,
+    )
+    text = text.replace(
+        '<svg class="rich-terminal"', '<svg xml:space="preserve" class="rich-terminal"', 1
+    )
     return _TEXT_RUN.sub(_cell_length, text)
 
 

@@ -28,8 +28,9 @@ def many_files_session(path: Path) -> Path:
     builder = SessionBuilder()
     builder.user("Survey the parsers and fix the one that fails. " + "context " * 400)
     for i in range(9):
-        builder.assistant(f"Reading parser {i}.", tool="read",
-                          arguments={"path": f"src/parsers/p{i}.py"})
+        builder.assistant(
+            f"Reading parser {i}.", tool="read", arguments={"path": f"src/parsers/p{i}.py"}
+        )
         builder.result(f"def parse_{i}(text):\n" + "    pass\n" * 300, tool="read")
     builder.assistant("Fixing p3.", tool="edit", arguments={"path": "src/parsers/p3.py"})
     builder.result("Successfully replaced text.", tool="edit")
@@ -97,8 +98,9 @@ def test_tree_separates_a_second_root(tmp_path: Path, capsys: pytest.CaptureFixt
     rule = lines.index("── root 2 of 2: a separate tree, not connected to the rows above ──")
     assert "e0000006" in lines[rule - 1] and "e0000007" in lines[rule + 1]
     # A branch point's main line continuing below its side branches is not a new root.
-    _, branched, _ = run(capsys, "tree", str(FIXTURES / "oracle" / "sessions" /
-                                             "tree-branches.jsonl"))
+    _, branched, _ = run(
+        capsys, "tree", str(FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl")
+    )
     assert "root 2 of" not in branched
 
 
@@ -114,16 +116,32 @@ def _hidden_root_session(path: Path) -> Path:
     import json
 
     def message(ident: str, parent: str | None, text: str) -> dict[str, object]:
-        return {"type": "message", "id": ident, "parentId": parent,
-                "timestamp": "2025-12-03T14:00:01.000Z",
-                "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+        return {
+            "type": "message",
+            "id": ident,
+            "parentId": parent,
+            "timestamp": "2025-12-03T14:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        }
 
     records: list[dict[str, object]] = [
-        {"type": "session", "version": 3, "id": "s", "timestamp": "2025-12-03T14:00:00.000Z",
-         "cwd": "/p"},
-        {"type": "model_change", "id": "m0", "parentId": None,
-         "timestamp": "2025-12-03T14:00:00.500Z", "provider": "x", "modelId": "y"},
-        message("u1", "m0", "first"), message("u2", "m0", "second"),
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s",
+            "timestamp": "2025-12-03T14:00:00.000Z",
+            "cwd": "/p",
+        },
+        {
+            "type": "model_change",
+            "id": "m0",
+            "parentId": None,
+            "timestamp": "2025-12-03T14:00:00.500Z",
+            "provider": "x",
+            "modelId": "y",
+        },
+        message("u1", "m0", "first"),
+        message("u2", "m0", "second"),
         message("u3", None, "another root"),
     ]
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
@@ -144,10 +162,16 @@ def test_tree_numbers_every_separate_tree_up_to_its_count(
     assert rules == [(str(n), str(total)) for n in range(2, total + 1)]
 
 
-@pytest.mark.parametrize(("n", "one", "text"), [
-    (1, "message", "1 message"), (2, "message", "2 messages"), (0, "entry", "0 entries"),
-    (1, "entry", "1 entry"), (3, "msg", "3 msgs"),
-])
+@pytest.mark.parametrize(
+    ("n", "one", "text"),
+    [
+        (1, "message", "1 message"),
+        (2, "message", "2 messages"),
+        (0, "entry", "0 entries"),
+        (1, "entry", "1 entry"),
+        (3, "msg", "3 msgs"),
+    ],
+)
 def test_count_of(n: int, one: str, text: str) -> None:
     assert count_of(n, one) == text
 
@@ -156,8 +180,9 @@ def test_plan_pane_counts_one_message_in_the_singular() -> None:
     from tests.summarize.helpers import plan_for
     from tui_compactor.ui.widgets.plan_view import plan_summary
 
-    session, plan, _ = plan_for(FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl",
-                                keep_recent=300, rules="omp")
+    session, plan, _ = plan_for(
+        FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl", keep_recent=300, rules="omp"
+    )
     assert len(plan.recent_messages) == 1
     text = plan_summary(plan, session, {}).plain
     assert "kept verbatim: 1 msg," in text and "1 msgs" not in text
@@ -165,11 +190,14 @@ def test_plan_pane_counts_one_message_in_the_singular() -> None:
 
 def test_navigate_dry_run_says_what_each_entry_is(capsys: pytest.CaptureFixture[str]) -> None:
     session = FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl"
-    code, out, err = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run",
-                         "--budget", "300")
+    code, out, err = run(
+        capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run", "--budget", "300"
+    )
     assert code == 0, err
-    assert ("target           2afc4f95 (#26) user: Actually, try a token bucket instead of a "
-            "fixed window.") in out
+    assert (
+        "target           2afc4f95 (#26) user: Actually, try a token bucket instead of a "
+        "fixed window."
+    ) in out
     assert "old leaf         20aec973 (#42) assistant: Added a Fixed entry to CHANGELOG.md." in out
     assert "    c2cbc958 assistant: Fixed: the window now starts at the first hit per key" in out
     assert "    … 2 more" in out
@@ -220,11 +248,14 @@ def test_navigate_dry_run_explains_its_default_budget(capsys: pytest.CaptureFixt
     """window − reserve, with the window the app uses (the session model's, here gpt-5.1)."""
     session = FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl"
     _, out, _ = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run")
-    assert ("budget 383616 = window 400000 (the window of gpt-5.1-codex, the session's model) "
-            "− reserve 16384: the most of the branch a summary reads") in out
+    assert (
+        "budget 383616 = window 400000 (the window of gpt-5.1-codex, the session's model) "
+        "− reserve 16384: the most of the branch a summary reads"
+    ) in out
     assert "  budget 383616: " in out
-    _, explicit, _ = run(capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run",
-                         "--budget", "300")
+    _, explicit, _ = run(
+        capsys, "navigate", str(session), "--to", "2afc4f95", "--dry-run", "--budget", "300"
+    )
     assert "window − reserve" not in explicit and "= window" not in explicit
 
 
@@ -234,11 +265,15 @@ def test_compact_prints_the_plan_as_plan_does(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     session = str(many_files_session(tmp_path / "s.jsonl"))
     _, planned, _ = run(capsys, "plan", session, "--keep-recent", "50")
-    code, compacted, err = run(capsys, "compact", session, "--keep-recent", "50", "--dry-run",
-                               "--provider", "offline")
+    code, compacted, err = run(
+        capsys, "compact", session, "--keep-recent", "50", "--dry-run", "--provider", "offline"
+    )
     assert code == 0, err
-    block = [line for line in planned.splitlines() if line[:2] == "  " and line[2] != " "
-             and not line.startswith("  cannot run")]
+    block = [
+        line
+        for line in planned.splitlines()
+        if line[:2] == "  " and line[2] != " " and not line.startswith("  cannot run")
+    ]
     assert block and all(line in compacted.splitlines() for line in block)
     assert "the local counts add up to" in compacted and "kept ~" not in compacted
 

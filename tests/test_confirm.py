@@ -93,7 +93,7 @@ def test_compact_appends_only_after_a_typed_yes(
     if written:
         assert status == 0, output.decode(errors="replace")
         assert after.count(b"\n") == before.count(b"\n") + 1
-        assert b'"type":"compaction"' in after[len(before):]
+        assert b'"type":"compaction"' in after[len(before) :]
     else:
         assert status == 1
         assert after == before

@@ -22,8 +22,9 @@ SEEDS = seed_files()
 
 
 @pytest.fixture(autouse=True)
-def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-                     ) -> None:
+def _isolated_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
 
 
@@ -49,7 +50,8 @@ def test_mutated_sessions_never_crash_hang_or_change(
     path.write_bytes(mutate(seed.read_bytes(), random.Random(rng_seed), edits))
     problems = [
         f"{' '.join(outcome.argv)}: {outcome.problem}"
-        for outcome in check_file(path) if outcome.problem is not None
+        for outcome in check_file(path)
+        if outcome.problem is not None
     ]
     assert not problems, "\n".join(problems)
 

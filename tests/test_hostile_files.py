@@ -48,9 +48,18 @@ def strict_json(text: str) -> object:
 
 
 READ_COMMANDS = [
-    ["plan"], ["plan", "--json"], ["context"], ["context", "--json"], ["export"],
-    ["export", "--format", "json"], ["inspect"], ["inspect", "--json"], ["lint"],
-    ["lint", "--json"], ["tree"], ["serialize"],
+    ["plan"],
+    ["plan", "--json"],
+    ["context"],
+    ["context", "--json"],
+    ["export"],
+    ["export", "--format", "json"],
+    ["inspect"],
+    ["inspect", "--json"],
+    ["lint"],
+    ["lint", "--json"],
+    ["tree"],
+    ["serialize"],
 ]
 
 
@@ -109,8 +118,19 @@ def test_navigate_summarize_yes_json_prints_one_json_report(
 ) -> None:
     path = conversation(turns=4).write(tmp_path / "s.jsonl")
     target = load_session(path).entries[3].id  # an assistant message: the new leaf itself
-    status = main(["navigate", str(path), "--to", target, "--summarize", "--yes", "--json",
-                   "--quiet-window", "0"])
+    status = main(
+        [
+            "navigate",
+            str(path),
+            "--to",
+            target,
+            "--summarize",
+            "--yes",
+            "--json",
+            "--quiet-window",
+            "0",
+        ]
+    )
     out, err = capsys.readouterr()
     assert status == 0, err
     report = json.loads(out)
@@ -132,7 +152,6 @@ def test_navigate_json_reports_a_refusal(
     assert status != 0
     report = json.loads(out)
     assert report["written"] is False and report["refused"] == "not confirmed"
-
 
 
 FUZZ_FINDINGS = sorted((Path(__file__).parent / "fixtures" / "fuzz").glob("mutant-*.jsonl"))

@@ -31,13 +31,19 @@ def _has_renderer() -> bool:
     return importlib.util.find_spec("cairosvg") is not None
 
 
-pytestmark = pytest.mark.skipif(not _has_renderer(), reason="no SVG renderer "
-                                "(rsvg-convert or cairosvg) installed")
+pytestmark = pytest.mark.skipif(
+    not _has_renderer(), reason="no SVG renderer (rsvg-convert or cairosvg) installed"
+)
 
 
 def _svg(tmp_path: Path, text: Text, name: str) -> Path:
-    console = Console(record=True, width=40, force_terminal=True, color_system="truecolor",
-                      file=open("/dev/null", "w"))  # noqa: SIM115 - recorded, not shown
+    console = Console(
+        record=True,
+        width=40,
+        force_terminal=True,
+        color_system="truecolor",
+        file=open("/dev/null", "w"),
+    )  # noqa: SIM115 - recorded, not shown
     console.print(text)
     path = tmp_path / f"{name}.svg"
     path.write_text(console.export_svg(title="t"), encoding="utf-8")
@@ -55,8 +61,10 @@ def _ink_columns(png: Path) -> list[bool]:
     background = band.getpixel((width - 30, 2))
     pixels = band.load()
     return [
-        any(sum(abs(a - b) for a, b in zip(pixels[x, y], background, strict=True)) > 60
-            for y in range(band.size[1]))
+        any(
+            sum(abs(a - b) for a, b in zip(pixels[x, y], background, strict=True)) > 60
+            for y in range(band.size[1])
+        )
         for x in range(width)
     ]
 
@@ -64,8 +72,9 @@ def _ink_columns(png: Path) -> list[bool]:
 def test_a_space_at_a_style_change_stays_a_space(tmp_path: Path) -> None:
     pytest.importorskip("PIL")
     script = _script()
-    styled = Text.assemble(("#1005 ", "bold"), ("assistant ", "bold cyan"), ("432", "bold"),
-                           (" of 987", ""))
+    styled = Text.assemble(
+        ("#1005 ", "bold"), ("assistant ", "bold cyan"), ("432", "bold"), (" of 987", "")
+    )
     plain = Text("#1005 assistant 432 of 987", style="bold")
     pngs = []
     for name, text in (("styled", styled), ("plain", plain)):
@@ -73,6 +82,7 @@ def test_a_space_at_a_style_change_stays_a_space(tmp_path: Path) -> None:
         assert script.svg_to_png(_svg(tmp_path, text, name), png, width=800) is not None
         pngs.append(_ink_columns(png))
     styled_ink, plain_ink = pngs
+
     # The gaps between words fall in the same columns whether or not the style changes there
     # (before, the style change dropped the space: "#1005assistant", "432of").
     def gaps(ink: list[bool]) -> list[int]:
@@ -94,13 +104,16 @@ def test_a_space_at_a_style_change_stays_a_space(tmp_path: Path) -> None:
 def _font_with_thumbs_up() -> bool:
     if not shutil.which("fc-list"):
         return False
-    found = subprocess.run(["fc-list", ":charset=1f44d", "family"], capture_output=True,
-                           text=True).stdout
+    found = subprocess.run(
+        ["fc-list", ":charset=1f44d", "family"], capture_output=True, text=True
+    ).stdout
     return bool(found.strip())
 
 
-@pytest.mark.skipif(not (shutil.which("rsvg-convert") and _font_with_thumbs_up()),
-                    reason="needs rsvg-convert and a font with U+1F44D (fonts-symbola)")
+@pytest.mark.skipif(
+    not (shutil.which("rsvg-convert") and _font_with_thumbs_up()),
+    reason="needs rsvg-convert and a font with U+1F44D (fonts-symbola)",
+)
 def test_an_emoji_is_drawn_not_as_a_box(tmp_path: Path) -> None:
     """The thumbs-up the sample session's assistant replies with: rendered through the
     script's converter it differs from a character no font has (which is drawn as a box)."""

@@ -35,9 +35,11 @@ EVIL = (
     "\x07\x08\x7f"
 )
 
-FORBIDDEN_BYTES = [b"\x1b", b"\x07", b"\x08", b"\x7f"] + [
-    chr(code).encode("utf-8") for code in range(0x80, 0xA0)
-] + [ch.encode("utf-8") for ch in "\u202e\u202c\u2066\u2069\u200b\ufeff"]
+FORBIDDEN_BYTES = (
+    [b"\x1b", b"\x07", b"\x08", b"\x7f"]
+    + [chr(code).encode("utf-8") for code in range(0x80, 0xA0)]
+    + [ch.encode("utf-8") for ch in "\u202e\u202c\u2066\u2069\u200b\ufeff"]
+)
 
 
 def evil(label: str) -> str:
@@ -49,65 +51,189 @@ def hostile_session(path: Path) -> dict[str, str]:
     ts = "2025-12-03T14:00:00.000Z"
     usage = {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 110}
     ids = {name: f"{name}{EVIL}" for name in ("u1", "a1", "t1", "a2", "u2", "a3", "u3", "a4")}
-    lines: list[dict[str, Any]] = [{
-        "type": "session", "version": 3, "id": evil("hdr"), "timestamp": ts,
-        "cwd": evil("/home/dev"), "parentSession": evil("/parent.jsonl"),
-    }]
+    lines: list[dict[str, Any]] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": evil("hdr"),
+            "timestamp": ts,
+            "cwd": evil("/home/dev"),
+            "parentSession": evil("/parent.jsonl"),
+        }
+    ]
     parent: str | None = None
 
     def add(entry_id: str, body: dict[str, Any]) -> None:
         nonlocal parent
-        lines.append({"type": body.pop("type", "message"), "id": entry_id, "parentId": parent,
-                      "timestamp": ts, **body})
+        lines.append(
+            {
+                "type": body.pop("type", "message"),
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": ts,
+                **body,
+            }
+        )
         parent = entry_id
 
-    add(ids["u1"], {"message": {"role": "user", "content": [
-        {"type": "text", "text": evil("please")},
-        {"type": "image", "data": "AAAA", "mimeType": evil("image/png")}]}})
-    add(ids["a1"], {"message": {
-        "role": "assistant", "api": evil("api"), "provider": evil("prov"), "model": evil("model"),
-        "stopReason": "toolUse", "usage": usage, "content": [
-            {"type": "thinking", "thinking": evil("thinking")},
-            {"type": "text", "text": evil("text")},
-            {"type": "toolCall", "id": evil("call"), "name": evil("read"),
-             "arguments": {"path": evil("/src/a.py"), evil("key"): evil("value")}}]}})
-    add(ids["t1"], {"message": {"role": "toolResult", "toolCallId": evil("call"),
-                                "toolName": evil("read"), "isError": False,
-                                "content": [{"type": "text", "text": evil("result")}]}})
-    add(ids["a2"], {"message": {"role": "assistant", "content": [
-        {"type": "text", "text": evil("answer") * 50}], "stopReason": "stop", "usage": usage,
-        "provider": evil("p"), "model": evil("m"), "api": evil("api")}})
-    add(evil("bash"), {"message": {"role": "bashExecution", "command": evil("ls"),
-                                   "output": evil("out"), "exitCode": 0}})
-    add(evil("cm"), {"message": {"role": "custom", "customType": evil("ext"),
-                                 "content": evil("custom"), "display": True}})
-    add(evil("bsm"), {"message": {"role": "branchSummary", "summary": evil("bs"),
-                                  "fromId": evil("from")}})
-    add(evil("csm"), {"message": {"role": "compactionSummary", "summary": evil("cs"),
-                                  "tokensBefore": 10}})
+    add(
+        ids["u1"],
+        {
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": evil("please")},
+                    {"type": "image", "data": "AAAA", "mimeType": evil("image/png")},
+                ],
+            }
+        },
+    )
+    add(
+        ids["a1"],
+        {
+            "message": {
+                "role": "assistant",
+                "api": evil("api"),
+                "provider": evil("prov"),
+                "model": evil("model"),
+                "stopReason": "toolUse",
+                "usage": usage,
+                "content": [
+                    {"type": "thinking", "thinking": evil("thinking")},
+                    {"type": "text", "text": evil("text")},
+                    {
+                        "type": "toolCall",
+                        "id": evil("call"),
+                        "name": evil("read"),
+                        "arguments": {"path": evil("/src/a.py"), evil("key"): evil("value")},
+                    },
+                ],
+            }
+        },
+    )
+    add(
+        ids["t1"],
+        {
+            "message": {
+                "role": "toolResult",
+                "toolCallId": evil("call"),
+                "toolName": evil("read"),
+                "isError": False,
+                "content": [{"type": "text", "text": evil("result")}],
+            }
+        },
+    )
+    add(
+        ids["a2"],
+        {
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": evil("answer") * 50}],
+                "stopReason": "stop",
+                "usage": usage,
+                "provider": evil("p"),
+                "model": evil("m"),
+                "api": evil("api"),
+            }
+        },
+    )
+    add(
+        evil("bash"),
+        {
+            "message": {
+                "role": "bashExecution",
+                "command": evil("ls"),
+                "output": evil("out"),
+                "exitCode": 0,
+            }
+        },
+    )
+    add(
+        evil("cm"),
+        {
+            "message": {
+                "role": "custom",
+                "customType": evil("ext"),
+                "content": evil("custom"),
+                "display": True,
+            }
+        },
+    )
+    add(
+        evil("bsm"),
+        {"message": {"role": "branchSummary", "summary": evil("bs"), "fromId": evil("from")}},
+    )
+    add(
+        evil("csm"),
+        {"message": {"role": "compactionSummary", "summary": evil("cs"), "tokensBefore": 10}},
+    )
     add(evil("mc"), {"type": "model_change", "provider": evil("prov"), "modelId": evil("mod")})
     add(evil("tl"), {"type": "thinking_level_change", "thinkingLevel": evil("high")})
     add(evil("si"), {"type": "session_info", "name": evil("name")})
     add(evil("lb"), {"type": "label", "targetId": ids["a1"], "label": evil("label")})
     add(evil("cu"), {"type": "custom", "customType": evil("ct"), "data": {evil("k"): evil("v")}})
-    add(evil("cmsg"), {"type": "custom_message", "customType": evil("ct"),
-                       "content": evil("shown"), "display": True, "details": {"x": evil("d")}})
+    add(
+        evil("cmsg"),
+        {
+            "type": "custom_message",
+            "customType": evil("ct"),
+            "content": evil("shown"),
+            "display": True,
+            "details": {"x": evil("d")},
+        },
+    )
     add(evil("unk"), {"type": evil("mystery"), "payload": evil("p")})
     add(ids["u2"], {"message": {"role": "user", "content": evil("second request") * 40}})
-    add(ids["a3"], {"message": {"role": "assistant", "content": [
-        {"type": "text", "text": evil("second answer") * 40}], "stopReason": "stop",
-        "usage": usage, "provider": "p", "model": "m", "api": "a"}})
-    add(evil("cmp"), {"type": "compaction", "summary": evil("summary"),
-                      "shortSummary": evil("short"), "firstKeptEntryId": ids["u2"],
-                      "tokensBefore": 5000,
-                      "details": {"readFiles": [evil("/r.py")], "modifiedFiles": [evil("/w.py")]},
-                      "generator": {"name": evil("gen")}})
-    add(evil("brs"), {"type": "branch_summary", "summary": evil("branch"),
-                      "fromId": evil("cmp"), "details": {"readFiles": [evil("/b.py")]}})
+    add(
+        ids["a3"],
+        {
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": evil("second answer") * 40}],
+                "stopReason": "stop",
+                "usage": usage,
+                "provider": "p",
+                "model": "m",
+                "api": "a",
+            }
+        },
+    )
+    add(
+        evil("cmp"),
+        {
+            "type": "compaction",
+            "summary": evil("summary"),
+            "shortSummary": evil("short"),
+            "firstKeptEntryId": ids["u2"],
+            "tokensBefore": 5000,
+            "details": {"readFiles": [evil("/r.py")], "modifiedFiles": [evil("/w.py")]},
+            "generator": {"name": evil("gen")},
+        },
+    )
+    add(
+        evil("brs"),
+        {
+            "type": "branch_summary",
+            "summary": evil("branch"),
+            "fromId": evil("cmp"),
+            "details": {"readFiles": [evil("/b.py")]},
+        },
+    )
     add(ids["u3"], {"message": {"role": "user", "content": evil("third") * 40}})
-    add(ids["a4"], {"message": {"role": "assistant", "content": [
-        {"type": "text", "text": evil("third answer") * 40}], "stopReason": "stop",
-        "usage": usage, "provider": "p", "model": "m", "api": "a"}})
+    add(
+        ids["a4"],
+        {
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": evil("third answer") * 40}],
+                "stopReason": "stop",
+                "usage": usage,
+                "provider": "p",
+                "model": "m",
+                "api": "a",
+            }
+        },
+    )
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return ids
 
@@ -117,7 +243,11 @@ def run_on_pty(argv: list[str], env: dict[str, str], timeout: float = 60.0) -> b
     master, slave = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "tui_compactor", *argv],
-        stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, close_fds=True,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
     )
     os.close(slave)
     received = bytearray()
@@ -150,19 +280,41 @@ def test_hostile_session_covers_every_entry_type(tmp_path: Path) -> None:
     hostile_session(path)
     session = load_session(path)
     types = {entry.type for entry in session.entries}
-    assert {"message", "compaction", "branch_summary", "custom", "custom_message", "label",
-            "session_info", "model_change", "thinking_level_change"} <= types
+    assert {
+        "message",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "model_change",
+        "thinking_level_change",
+    } <= types
     assert any(t.startswith("mystery") for t in types)
 
 
 COMMANDS = [
-    ["lint"], ["lint", "--json"], ["tree"], ["tree", "--filter", "all"], ["tree", "--json"],
-    ["inspect"], ["inspect", "--json"],
-    ["plan", "--keep-recent", "200"], ["plan", "--json"], ["context"], ["context", "--json"],
-    ["context", "--at", "{a1}"], ["serialize"], ["serialize", "--format", "pi"], ["export"],
-    ["export", "--format", "json"], ["navigate", "--to", "{a1}", "--dry-run"],
+    ["lint"],
+    ["lint", "--json"],
+    ["tree"],
+    ["tree", "--filter", "all"],
+    ["tree", "--json"],
+    ["inspect"],
+    ["inspect", "--json"],
+    ["plan", "--keep-recent", "200"],
+    ["plan", "--json"],
+    ["context"],
+    ["context", "--json"],
+    ["context", "--at", "{a1}"],
+    ["serialize"],
+    ["serialize", "--format", "pi"],
+    ["export"],
+    ["export", "--format", "json"],
+    ["navigate", "--to", "{a1}", "--dry-run"],
     ["navigate", "--to", "{a1}", "--dry-run", "--json"],
-    ["compact", "--dry-run", "--keep-recent", "200"], ["undo", "--dry-run"],
+    ["compact", "--dry-run", "--keep-recent", "200"],
+    ["undo", "--dry-run"],
     ["navigate", "--to", "{a1}", "--leaf", "#999"],  # an error message quoting input
     ["context", "--at", "no\x1b]52;c;eA==\x07such"],  # an unknown id echoed back
 ]

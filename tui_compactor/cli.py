@@ -64,6 +64,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 APP_COMMANDS = frozenset({"open", "demo"})
 """Commands that hand the terminal to the app (Textual draws with escape sequences)."""
 
+
 def _load_command(name: str):  # type: ignore[no-untyped-def]
     """Import a command module, or None if it is not available in this build."""
     module_name, _ = COMMANDS[name]

@@ -250,9 +250,7 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
         detail = _TOML_LINE.sub("", message).strip(" ()")
         if found:
             column = f", column {found.group(2)}" if found.group(2) else ""
-            raise ConfigError(
-                f"{path}:{found.group(1)}: invalid TOML{column}: {detail}"
-            ) from None
+            raise ConfigError(f"{path}:{found.group(1)}: invalid TOML{column}: {detail}") from None
         raise ConfigError(f"{path}: invalid TOML: {detail}") from None
 
 
@@ -307,7 +305,9 @@ _SECRET_KEY = re.compile(
 
 
 def _validation_message(
-    error: ValidationError, path: Path | None, text: str,
+    error: ValidationError,
+    path: Path | None,
+    text: str,
     variables: Mapping[tuple[str, ...], str] | None = None,
 ) -> str:
     """One line per problem, each naming where the value came from (the file and its line, or

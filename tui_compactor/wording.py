@@ -8,8 +8,13 @@ from __future__ import annotations
 
 __all__ = ["count_of", "more_of"]
 
-_IRREGULAR = {"entry": "entries", "search or listing": "searches or listings", "summary":
-              "summaries", "match": "matches", "this": "these"}
+_IRREGULAR = {
+    "entry": "entries",
+    "search or listing": "searches or listings",
+    "summary": "summaries",
+    "match": "matches",
+    "this": "these",
+}
 
 
 def count_of(n: int, one: str, many: str | None = None) -> str:

@@ -259,8 +259,13 @@ SAMPLE = ROOT / "tui_compactor" / "data" / "sample-session.jsonl"
 
 @pytest.mark.parametrize(
     ("command", "primary", "alias"),
-    [("context", "--at", "--leaf"), ("serialize", "--at", "--leaf"), ("export", "--at", "--leaf"),
-     ("plan", "--leaf", "--at"), ("navigate", "--leaf", "--at")],
+    [
+        ("context", "--at", "--leaf"),
+        ("serialize", "--at", "--leaf"),
+        ("export", "--at", "--leaf"),
+        ("plan", "--leaf", "--at"),
+        ("navigate", "--leaf", "--at"),
+    ],
 )
 def test_node_option_is_shown_in_help_under_both_names(
     command: str, primary: str, alias: str
@@ -284,16 +289,28 @@ def test_at_and_leaf_are_the_same_switch(branches: Path) -> None:
 
 def test_navigate_dry_run_text_lists_the_selected_entries(branches: Path) -> None:
     row = golden("tree-branches")["branchSummary"][0]
-    args = ("navigate", str(branches), "--to", row["targetId"], "--dry-run",
-            "--budget", "0,40", "--tokens", "pi")
+    args = (
+        "navigate",
+        str(branches),
+        "--to",
+        row["targetId"],
+        "--dry-run",
+        "--budget",
+        "0,40",
+        "--tokens",
+        "pi",
+    )
     data = json.loads(cli(*args, "--json").stdout)
     text = cli(*args).stdout.decode()
     blocks = text.split("\n  budget ")[1:]
     assert len(blocks) == len(data["prepared"]) == 2
     for block, prepared in zip(blocks, data["prepared"], strict=True):
         ids = prepared["entryIds"]
-        listed = [line.split()[0] for line in block.splitlines()[1:]
-                  if line.startswith("    ") and not line.strip().startswith(("…", "(", "files"))]
+        listed = [
+            line.split()[0]
+            for line in block.splitlines()[1:]
+            if line.startswith("    ") and not line.strip().startswith(("…", "(", "files"))
+        ]
         if len(ids) <= 7:
             assert listed == ids
         else:
@@ -312,13 +329,23 @@ def test_window_must_be_positive(compacted: Path, command: str) -> None:
     assert b"--window: must be greater than 0" in result.stderr
 
 
-@pytest.mark.parametrize(("rules", "reserve_used", "threshold"), [("pi", 999999999, 0),
-                                                                  ("omp", 150, 850)])
+@pytest.mark.parametrize(
+    ("rules", "reserve_used", "threshold"), [("pi", 999999999, 0), ("omp", 150, 850)]
+)
 def test_reserve_not_below_window_warns_and_clamps(
     compacted: Path, rules: str, reserve_used: int, threshold: int
 ) -> None:
-    result = cli("plan", str(compacted), "--window", "1000", "--reserve", "999999999",
-                 "--rules", rules, "--json")
+    result = cli(
+        "plan",
+        str(compacted),
+        "--window",
+        "1000",
+        "--reserve",
+        "999999999",
+        "--rules",
+        rules,
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)["threshold"]
     assert data["thresholdTokens"] == threshold >= 0
@@ -347,9 +374,9 @@ def test_cut_that_starts_a_turn_is_explained_not_called_a_prefix(tmp_path: Path)
 def test_real_split_turn_note_names_the_turn_start(tmp_path: Path) -> None:
     session = tmp_path / "sample.jsonl"
     shutil.copyfile(SAMPLE, session)
-    plans = json.loads(
-        cli("plan", str(session), "--keep-recent", "30000", "--json").stdout
-    )["plans"]
+    plans = json.loads(cli("plan", str(session), "--keep-recent", "30000", "--json").stdout)[
+        "plans"
+    ]
     plan = plans[0]
     assert plan["isSplitTurn"] and plan["turnStartIndex"] < plan["firstKeptEntryIndex"]
     text = cli("plan", str(session), "--keep-recent", "30000").stdout.decode()

@@ -257,8 +257,10 @@ def test_a_compaction_is_named_extension_exactly_when_its_details_are_left_out(
     from tui_compactor.workbench.preview import entry_preview
 
     path = tmp_path / "flagged.jsonl"
-    records = [json.loads(line) for line in
-               (ORACLE / "tree-compacted.jsonl").read_text(encoding="utf-8").splitlines()]
+    records = [
+        json.loads(line)
+        for line in (ORACLE / "tree-compacted.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     for record in records:
         if record.get("type") == "compaction" and record.pop("fromHook", None):
             record[flag] = True

@@ -84,8 +84,9 @@ def test_idle_agent_refuses_every_writer_naming_the_process(
                 assert "agent is working on this session" in text
         assert path.read_bytes() == before
         # The explicit override writes, and says nothing is hidden.
-        status = main(["navigate", str(path), "--to", "#3", "--yes", "--quiet-window", "0",
-                       "--ignore-agent"])
+        status = main(
+            ["navigate", str(path), "--to", "#3", "--yes", "--quiet-window", "0", "--ignore-agent"]
+        )
         assert status == 0, capsys.readouterr().err
         assert len(path.read_bytes()) > len(before)
     finally:
@@ -127,8 +128,9 @@ def test_agent_appending_with_pauses_orphans_nothing_of_ours(
     assert attempts >= 4 and refused >= 3
     added = every_line_parses(path)[before:]
     last_of_agent = max(i for i, record in enumerate(added) if record.get("id") in agent_ids)
-    written_while_agent_ran = [record.get("id") for record in added[:last_of_agent]
-                               if record.get("id") not in agent_ids]
+    written_while_agent_ran = [
+        record.get("id") for record in added[:last_of_agent] if record.get("id") not in agent_ids
+    ]
     assert written_while_agent_ran == []
     # Once the agent has exited, our writer goes through, on the active path.
     assert main(["navigate", str(path), "--to", "#3", "--yes", "--quiet-window", "0"]) == 0
@@ -191,8 +193,18 @@ def test_lint_names_an_append_the_agent_left_behind_and_the_fix_works(
     path = split_turn_session(tmp_path / "s.jsonl")
     agent = start_pi_agent(path, count=1, max_pause_ms="stdin")
     try:
-        status = main(["compact", str(path), "--keep-recent", "1500", "--yes",
-                       "--quiet-window", "0", "--ignore-agent"])
+        status = main(
+            [
+                "compact",
+                str(path),
+                "--keep-recent",
+                "1500",
+                "--yes",
+                "--quiet-window",
+                "0",
+                "--ignore-agent",
+            ]
+        )
         assert status == 0, capsys.readouterr().err
         assert agent.stdin is not None and agent.stdout is not None
         agent.stdin.write("go\n")
@@ -231,12 +243,17 @@ def orphaned_session(path: Path) -> tuple[Path, str]:
     split_turn_session(path)
     before = load_session(path)
     pi_leaf = before.entries[before.leaf].id
-    assert main(["compact", str(path), "--keep-recent", "1500", "--yes",
-                 "--quiet-window", "0"]) == 0
+    assert (
+        main(["compact", str(path), "--keep-recent", "1500", "--yes", "--quiet-window", "0"]) == 0
+    )
     ours = load_session(path).entries[-1].id
-    line = {"type": "message", "id": "p1a2b3c4", "parentId": pi_leaf,
-            "timestamp": "2025-12-03T15:00:00.000Z",
-            "message": {"role": "user", "content": "next", "timestamp": 1764774000000}}
+    line = {
+        "type": "message",
+        "id": "p1a2b3c4",
+        "parentId": pi_leaf,
+        "timestamp": "2025-12-03T15:00:00.000Z",
+        "message": {"role": "user", "content": "next", "timestamp": 1764774000000},
+    }
     with path.open("a") as handle:
         handle.write(json.dumps(line) + "\n")
     return path, ours

@@ -13,9 +13,7 @@ from tui_compactor.session.reader import load_session
 from tui_compactor.session.writer import AppendRefused, append_entry, make_leaf_marker
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-FILES = sorted((FIXTURES / "bad").glob("*.jsonl")) + sorted(
-    (FIXTURES / "sessions").glob("*.jsonl")
-)
+FILES = sorted((FIXTURES / "bad").glob("*.jsonl")) + sorted((FIXTURES / "sessions").glob("*.jsonl"))
 
 
 def _shape(path: Path, digest: bool) -> tuple[object, ...]:
@@ -39,9 +37,7 @@ def test_same_session_without_the_digest(path: Path) -> None:
     assert len(load_session(path).snapshot.sha256) == 64
 
 
-@pytest.mark.parametrize(
-    "name", ["refactor-session-v3.jsonl", "omp-title-slot-first-line.jsonl"]
-)
+@pytest.mark.parametrize("name", ["refactor-session-v3.jsonl", "omp-title-slot-first-line.jsonl"])
 def test_a_session_loaded_without_digest_is_never_written(name: str, tmp_path: Path) -> None:
     source = next(p for p in FILES if p.name == name)
     path = tmp_path / name

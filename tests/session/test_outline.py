@@ -152,9 +152,7 @@ def test_stored_rows_read_back_as_the_walk_made_them() -> None:
                 if walked:
                     assert rows[-1] == walked[-1] and rows[0] == walked[0]
                     assert rows[1:4] == walked[1:4]
-                    assert [rows.index_at(p) for p in range(len(rows))] == [
-                        r.index for r in walked
-                    ]
+                    assert [rows.index_at(p) for p in range(len(rows))] == [r.index for r in walked]
                     for p in range(len(rows)):  # what b / B / space reach from each row
                         after = [q for q in range(p + 1, len(rows)) if walked[q].is_branch_point]
                         before = [q for q in range(p) if walked[q].is_branch_point]

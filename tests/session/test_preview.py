@@ -23,34 +23,70 @@ BAD = Path(__file__).resolve().parents[1] / "fixtures" / "bad"
 TS = "2026-01-01T00:00:{:02d}.000Z"
 
 
-def big_session(path: Path, entries: int, *, filler: int = 900, compaction_at: int | None = None,
-                title_slot: bool = False) -> Path:
+def big_session(
+    path: Path,
+    entries: int,
+    *,
+    filler: int = 900,
+    compaction_at: int | None = None,
+    title_slot: bool = False,
+) -> Path:
     """A version-3 session: a user/assistant chain with a side branch every 50 entries, ~1 KB
     per entry, and optionally a compaction keeping the 20 entries before it."""
-    records: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s-1",
-                                      "timestamp": TS.format(0), "cwd": "/w"}]
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s-1", "timestamp": TS.format(0), "cwd": "/w"}
+    ]
     parent: str | None = None
     for n in range(entries):
         entry_id = f"e{n:07d}"
         if compaction_at is not None and n == compaction_at:
-            record: dict[str, Any] = {"type": "compaction", "summary": "earlier work",
-                                      "firstKeptEntryId": f"e{n - 20:07d}", "tokensBefore": 5000}
+            record: dict[str, Any] = {
+                "type": "compaction",
+                "summary": "earlier work",
+                "firstKeptEntryId": f"e{n - 20:07d}",
+                "tokensBefore": 5000,
+            }
         elif n % 2 == 0:
-            record = {"type": "message", "message": {
-                "role": "user", "content": f"request {n} " + "x" * filler, "timestamp": n}}
+            record = {
+                "type": "message",
+                "message": {
+                    "role": "user",
+                    "content": f"request {n} " + "x" * filler,
+                    "timestamp": n,
+                },
+            }
         else:
             text = f"answer {n} " + "y" * filler
-            record = {"type": "message", "message": {
-                "role": "assistant", "content": [{"type": "text", "text": text}],
-                "model": "claude-sonnet-4-5", "provider": "anthropic", "stopReason": "stop",
-                "usage": {"input": 100 + n, "output": 10, "cacheRead": 0, "cacheWrite": 0,
-                          "totalTokens": 110 + n}, "timestamp": n}}
+            record = {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "model": "claude-sonnet-4-5",
+                    "provider": "anthropic",
+                    "stopReason": "stop",
+                    "usage": {
+                        "input": 100 + n,
+                        "output": 10,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 110 + n,
+                    },
+                    "timestamp": n,
+                },
+            }
         record.update(id=entry_id, parentId=parent, timestamp=TS.format(n % 60))
         records.append(record)
         if n % 50 == 25 and parent is not None:  # a side branch off the previous entry
-            records.append({"type": "message", "id": f"b{n:07d}", "parentId": parent,
-                            "timestamp": TS.format(n % 60),
-                            "message": {"role": "user", "content": "side", "timestamp": n}})
+            records.append(
+                {
+                    "type": "message",
+                    "id": f"b{n:07d}",
+                    "parentId": parent,
+                    "timestamp": TS.format(n % 60),
+                    "message": {"role": "user", "content": "side", "timestamp": n},
+                }
+            )
         parent = entry_id
     lines = [json.dumps(r) for r in records]
     if title_slot:
@@ -78,7 +114,10 @@ def assert_agrees(preview: Any, full: Any, *, same_lines: bool = True) -> None:
         whole = full.entry_by_id(entry.id)
         assert whole is not None
         assert (entry.type, entry.role, entry.parent_id) == (
-            whole.type, whole.role, whole.parent_id)
+            whole.type,
+            whole.role,
+            whole.parent_id,
+        )
         assert entry.data == whole.data
         if same_lines:
             assert (entry.offset, entry.size) == (whole.offset, whole.size)
@@ -116,8 +155,7 @@ def test_the_tail_grows_until_the_context_is_in_it(tmp_path: Path) -> None:
     assert_agrees(preview, load_session(path))
 
 
-def test_the_tail_grows_for_a_screenful_of_entries_but_not_past_a_megabyte(
-        tmp_path: Path) -> None:
+def test_the_tail_grows_for_a_screenful_of_entries_but_not_past_a_megabyte(tmp_path: Path) -> None:
     # A compaction near the end: a 4 KB tail holds the leaf's context, but the tree wants more
     # rows than that to show (and scroll to) while the file is indexed.
     path = big_session(tmp_path / "s.jsonl", 3000, compaction_at=2990)
@@ -135,8 +173,14 @@ def test_the_tail_grows_for_a_screenful_of_entries_but_not_past_a_megabyte(
 def test_small_old_or_refused_files_get_no_preview(tmp_path: Path) -> None:
     small = big_session(tmp_path / "small.jsonl", 20)
     assert load_tail_preview(small) is None  # under PREVIEW_MIN_BYTES: indexed at once
-    for name in ("v1-with-compaction-index.jsonl", "v2-hookMessage.jsonl", "empty-file.jsonl",
-                 "no-header.jsonl", "future-version-99.jsonl", "header-only.jsonl"):
+    for name in (
+        "v1-with-compaction-index.jsonl",
+        "v2-hookMessage.jsonl",
+        "empty-file.jsonl",
+        "no-header.jsonl",
+        "future-version-99.jsonl",
+        "header-only.jsonl",
+    ):
         assert load_tail_preview(BAD / name, min_size=0) is None, name
     assert load_tail_preview(tmp_path / "missing.jsonl", min_size=0) is None
     assert load_tail_preview(tmp_path, min_size=0) is None  # a directory
@@ -156,8 +200,13 @@ def test_a_torn_last_line_leaves_the_same_leaf_as_the_full_load(tmp_path: Path) 
 def test_a_last_line_longer_than_the_tail_gives_no_preview(tmp_path: Path) -> None:
     path = big_session(tmp_path / "s.jsonl", 50)
     with path.open("a", encoding="utf-8") as handle:
-        long = {"type": "message", "id": "long", "parentId": "e0000049", "timestamp": TS.format(1),
-                "message": {"role": "user", "content": "z" * 300_000, "timestamp": 1}}
+        long = {
+            "type": "message",
+            "id": "long",
+            "parentId": "e0000049",
+            "timestamp": TS.format(1),
+            "message": {"role": "user", "content": "z" * 300_000, "timestamp": 1},
+        }
         handle.write(json.dumps(long) + "\n")
     assert load_tail_preview(path, min_size=0, first_bytes=4096, max_bytes=65536) is None
     preview = load_tail_preview(path, min_size=0, first_bytes=4096, max_bytes=10**9)

@@ -38,8 +38,17 @@ def test_seal_appends_one_newline_then_compact_succeeds(
     torn_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     original = torn_copy.read_bytes()
-    compact = ["compact", str(torn_copy), "--yes", "--provider", "offline", "--quiet-window", "0",
-               "--keep-recent", "50"]  # something to summarize: an empty plan is never run
+    compact = [
+        "compact",
+        str(torn_copy),
+        "--yes",
+        "--provider",
+        "offline",
+        "--quiet-window",
+        "0",
+        "--keep-recent",
+        "50",
+    ]  # something to summarize: an empty plan is never run
     assert main(compact) != 0  # the gate refuses a torn tail and names the command
     assert f"tui-compactor seal {torn_copy}" in capsys.readouterr().err
     assert torn_copy.read_bytes() == original

@@ -38,12 +38,21 @@ def test_missing_anchors_reported_and_focus_built() -> None:
 
 
 def test_offline_summary_keeps_its_anchors() -> None:
-    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
-                                       messages=MESSAGES))
+    text = offline_text(
+        SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000, messages=MESSAGES)
+    )
     audit = audit_summary(MESSAGES, text)
     kept_kinds = {a.kind for a in audit.kept}
     assert {"path", "command", "error", "request"} <= kept_kinds
     # What the offline summary lacks, a regenerate with the focus text restores.
-    focused = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
-                                          messages=MESSAGES, focus=audit.focus_instructions()))
+    focused = offline_text(
+        SummaryRequest(
+            kind="summary",
+            system="",
+            prompt="",
+            max_tokens=4000,
+            messages=MESSAGES,
+            focus=audit.focus_instructions(),
+        )
+    )
     assert audit_summary(MESSAGES, focused).missing == []

@@ -24,8 +24,13 @@ from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.summarize.runner import PartFinished, PartStarted
 from tui_compactor.workbench.actions import ActionRefused
 
-TREE = Path(__file__).resolve().parents[1] / "fixtures" / "oracle" / "sessions" / (
-    "tree-branches.jsonl")
+TREE = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "oracle"
+    / "sessions"
+    / ("tree-branches.jsonl")
+)
 
 
 def tree_copy(tmp_path: Path) -> Path:
@@ -35,8 +40,15 @@ def tree_copy(tmp_path: Path) -> Path:
 
 
 def server_summarizer(server: LLMServer) -> Any:
-    return make_summarizer(Profile(provider="anthropic", base_url=server.anthropic_base_url,
-                                   model="claude-test", timeout=10), retry_base_delay=0.01)
+    return make_summarizer(
+        Profile(
+            provider="anthropic",
+            base_url=server.anthropic_base_url,
+            model="claude-test",
+            timeout=10,
+        ),
+        retry_base_delay=0.01,
+    )
 
 
 def nav_plan(session: Any, target_id: str) -> Any:
@@ -52,8 +64,7 @@ async def test_branch_summary_with_preamble_files_and_budget(
     plan = nav_plan(session, "2afc4f95")  # a user message on another branch
     assert plan.messages
     events: list[Any] = []
-    result = await run_branch_summary(plan, server_summarizer(llm_server),
-                                      on_event=events.append)
+    result = await run_branch_summary(plan, server_summarizer(llm_server), on_event=events.append)
     (recorded,) = llm_server.requests
     assert recorded.body["max_tokens"] == 2048
     assert recorded.prompt.startswith("<conversation>\n")
@@ -73,14 +84,19 @@ async def test_custom_instructions_append_or_replace(
     llm_server: LLMServer, tmp_path: Path, replace: bool
 ) -> None:
     session = load_session(tree_copy(tmp_path))
-    await run_branch_summary(nav_plan(session, "2afc4f95"), server_summarizer(llm_server),
-                             instructions="list the shell commands", replace_instructions=replace)
+    await run_branch_summary(
+        nav_plan(session, "2afc4f95"),
+        server_summarizer(llm_server),
+        instructions="list the shell commands",
+        replace_instructions=replace,
+    )
     prompt = llm_server.requests[0].prompt
     if replace:
         assert prompt.endswith("</conversation>\n\nlist the shell commands")
     else:
-        assert prompt.endswith(load_prompt("branch-summary")
-                               + "\n\nAdditional focus: list the shell commands")
+        assert prompt.endswith(
+            load_prompt("branch-summary") + "\n\nAdditional focus: list the shell commands"
+        )
 
 
 @pytest.mark.asyncio
@@ -94,9 +110,7 @@ async def test_empty_branch_has_no_content(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_several_branch_summaries_run_at_once(
-    llm_server: LLMServer, tmp_path: Path
-) -> None:
+async def test_several_branch_summaries_run_at_once(llm_server: LLMServer, tmp_path: Path) -> None:
     llm_server.behaviour.latency = 0.3
     session = load_session(tree_copy(tmp_path))
     summarizer = server_summarizer(llm_server)
@@ -143,8 +157,9 @@ async def test_navigate_preview_and_noop_write_nothing(tmp_path: Path) -> None:
     path = tree_copy(tmp_path)
     original = path.read_bytes()
     session = load_session(path)
-    preview = await prepare_navigation(nav_plan(session, "2afc4f95"),
-                                       summarizer=make_summarizer(None))
+    preview = await prepare_navigation(
+        nav_plan(session, "2afc4f95"), summarizer=make_summarizer(None)
+    )
     assert preview.record is not None and preview.record["type"] == "branch_summary"
     still = plan_navigation(session, session.leaf, session.leaf, get_counter("bytes"))
     noop = await prepare_navigation(still, summarizer=make_summarizer(None))
@@ -165,15 +180,27 @@ async def test_branch_overflow_retries_with_the_newest_half(
     for turn in range(40):
         builder.user(f"branch request {turn} " + "b" * 1500)
         builder.assistant(f"branch answer {turn} " + "c" * 1500)
-    builder.raw({"type": "message", "parentId": root, "message": {
-        "role": "assistant", "content": [{"type": "text", "text": "other side"}],
-        "stopReason": "stop", "timestamp": 1}})
+    builder.raw(
+        {
+            "type": "message",
+            "parentId": root,
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "other side"}],
+                "stopReason": "stop",
+                "timestamp": 1,
+            },
+        }
+    )
     session = load_session(builder.write(tmp_path / "big.jsonl"))
     old_leaf = session.entry_by_id(builder.lines[-2]["id"]).index
     plan = plan_navigation(session, old_leaf, session.leaf, get_counter("bytes"))
     llm_server.behaviour.overflow_over_chars = 70000
-    summarizer = make_summarizer(Profile(provider="openai", base_url=llm_server.openai_base_url,
-                                         model="m", context_window=60000))
+    summarizer = make_summarizer(
+        Profile(
+            provider="openai", base_url=llm_server.openai_base_url, model="m", context_window=60000
+        )
+    )
     result = await run_branch_summary(plan, summarizer)
     first, second = llm_server.requests
     assert first.fault == "overflow" and second.fault is None

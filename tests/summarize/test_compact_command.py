@@ -32,8 +32,9 @@ def test_offline_compact_with_yes_appends(
 ) -> None:
     path = split_turn_session(tmp_path / "s.jsonl")
     before = path.read_bytes()
-    status = run_cli(str(path), "--keep-recent", "1500", "--tokens", "bytes", "--yes",
-                     "--quiet-window", "0")
+    status = run_cli(
+        str(path), "--keep-recent", "1500", "--tokens", "bytes", "--yes", "--quiet-window", "0"
+    )
     out, err = capsys.readouterr()
     assert status == 0, err
     assert "cut at" in out and "split turn" in out  # the plan is shown
@@ -64,18 +65,32 @@ def test_json_output_via_the_server_and_no_key_leak(
     llm_server: LLMServer, fake_key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = split_turn_session(tmp_path / "s.jsonl")
-    status = run_cli(str(path), "--keep-recent", "1500", "--reserve", "150000",
-                     "--provider", "openai", "--base-url", llm_server.openai_base_url,
-                     "--model", "test-model", "--instructions", "keep the parser details",
-                     "--json", "--yes", "--quiet-window", "0")
+    status = run_cli(
+        str(path),
+        "--keep-recent",
+        "1500",
+        "--reserve",
+        "150000",
+        "--provider",
+        "openai",
+        "--base-url",
+        llm_server.openai_base_url,
+        "--model",
+        "test-model",
+        "--instructions",
+        "keep the parser details",
+        "--json",
+        "--yes",
+        "--quiet-window",
+        "0",
+    )
     out, err = capsys.readouterr()
     assert status == 0, err
     report = json.loads(out)
     assert report["written"] and report["summarizer"] == "openai:test-model"
     assert report["plan"]["isSplitTurn"] is True
     assert sorted(r.body["max_tokens"] for r in llm_server.requests) == [512, 16384, 16384]
-    assert any("Additional focus: keep the parser details" in r.prompt
-               for r in llm_server.requests)
+    assert any("Additional focus: keep the parser details" in r.prompt for r in llm_server.requests)
     entry = load_session(path).entries[-1]
     assert entry.id == report["entryId"]
     assert entry.data["summary"] == report["summary"]
@@ -89,8 +104,18 @@ def test_summarizer_failure_writes_nothing(
     path = split_turn_session(tmp_path / "s.jsonl")
     before = path.read_bytes()
     llm_server.add_faults("401", "401")
-    status = run_cli(str(path), "--keep-recent", "1500", "--provider", "anthropic",
-                     "--base-url", llm_server.anthropic_base_url, "--model", "m", "--yes")
+    status = run_cli(
+        str(path),
+        "--keep-recent",
+        "1500",
+        "--provider",
+        "anthropic",
+        "--base-url",
+        llm_server.anthropic_base_url,
+        "--model",
+        "m",
+        "--yes",
+    )
     out, err = capsys.readouterr()
     assert status == 1
     assert "authentication failed" in err and "Nothing was written" in err
@@ -106,8 +131,18 @@ def test_gate_refusal_exits_non_zero_without_calling_the_model(
     shutil.copy(FIXTURES / "bad" / name, path)
     before = path.read_bytes()
     model = f"gate-{name}"  # a late request of an earlier test on the shared server has another
-    status = run_cli(str(path), "--keep-recent", "10", "--provider", "openai",
-                     "--base-url", llm_server.openai_base_url, "--model", model, "--yes")
+    status = run_cli(
+        str(path),
+        "--keep-recent",
+        "10",
+        "--provider",
+        "openai",
+        "--base-url",
+        llm_server.openai_base_url,
+        "--model",
+        model,
+        "--yes",
+    )
     err = capsys.readouterr().err
     assert status == 1
     assert "cannot append" in err and "Nothing was written" in err

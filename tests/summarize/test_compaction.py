@@ -33,8 +33,15 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 def server_summarizer(server: LLMServer, provider: str = "openai", **profile: Any):
     base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
     settings: dict[str, Any] = {"timeout": 10, **profile}
-    return make_summarizer(Profile(provider=provider, base_url=base, model="test-model",  # type: ignore[arg-type]
-                                   **settings), retry_base_delay=0.01)
+    return make_summarizer(
+        Profile(
+            provider=provider,
+            base_url=base,
+            model="test-model",  # type: ignore[arg-type]
+            **settings,
+        ),
+        retry_base_delay=0.01,
+    )
 
 
 def test_budgets_follow_the_reserve() -> None:
@@ -50,28 +57,37 @@ async def test_split_turn_budgets_and_prompt_assembly(
 ) -> None:
     session, plan, settings = plan_for(split_turn_session(tmp_path / "s.jsonl"), reserve=150000)
     assert plan.is_split_turn and plan.turn_prefix_messages and plan.messages_to_summarize
-    job = CompactionJob(plan, session, server_summarizer(llm_server), settings,
-                        instructions="mention the parser")
+    job = CompactionJob(
+        plan, session, server_summarizer(llm_server), settings, instructions="mention the parser"
+    )
     result = await job.run()
     assert sorted(r.body["max_tokens"] for r in llm_server.requests) == [512, 16384, 16384]
     by_kind = {_kind(r): r for r in llm_server.requests}
     history = by_kind["history"].prompt
-    order = [history.index("<conversation>"), history.index("</conversation>"),
-             history.index("Write a handoff summary"), history.index("Additional focus: mention")]
+    order = [
+        history.index("<conversation>"),
+        history.index("</conversation>"),
+        history.index("Write a handoff summary"),
+        history.index("Additional focus: mention"),
+    ]
     assert order == sorted(order)
     assert "<previous-summary>" not in history
     prefix = by_kind["turn_prefix"].prompt
     assert "## Original Request" in prefix and "Additional focus" not in prefix
     short = by_kind["short"].prompt
     # The short summary sees the kept messages and, as previous summary, the merged summary.
-    assert short.index("<conversation>") < short.index("<previous-summary>") < short.index(
-        "pull-request")
+    assert (
+        short.index("<conversation>")
+        < short.index("<previous-summary>")
+        < short.index("pull-request")
+    )
     assert "Turn Context (split turn)" in short
     for recorded in llm_server.requests:
         assert "untrusted" in recorded.system
     assert result.history_summary and result.turn_prefix_summary
-    assert result.summary.startswith(result.history_summary + SPLIT_TURN_SEPARATOR
-                                     + result.turn_prefix_summary)
+    assert result.summary.startswith(
+        result.history_summary + SPLIT_TURN_SEPARATOR + result.turn_prefix_summary
+    )
     assert "<files>" in result.summary and "parser_0.py" in result.summary
     assert result.entry["firstKeptEntryId"] == plan.first_kept_entry_id
     assert result.entry["shortSummary"] == result.short_summary
@@ -88,9 +104,7 @@ def _kind(recorded: RecordedRequest) -> str:
 
 
 @pytest.mark.asyncio
-async def test_history_and_prefix_run_concurrently(
-    llm_server: LLMServer, tmp_path: Path
-) -> None:
+async def test_history_and_prefix_run_concurrently(llm_server: LLMServer, tmp_path: Path) -> None:
     latency = 0.5
     llm_server.behaviour.latency = latency
     session, plan, settings = plan_for(split_turn_session(tmp_path / "s.jsonl"))
@@ -111,8 +125,7 @@ async def test_history_and_prefix_run_concurrently(
 async def test_events_per_part(tmp_path: Path) -> None:
     session, plan, settings = plan_for(split_turn_session(tmp_path / "s.jsonl"))
     events: list[Any] = []
-    result = await CompactionJob(plan, session, make_summarizer(None), settings).run(
-        events.append)
+    result = await CompactionJob(plan, session, make_summarizer(None), settings).run(events.append)
     for part in ("history", "turn_prefix", "short"):
         mine = [e for e in events if e.part == part]
         assert isinstance(mine[0], PartStarted) and mine[0].label == "offline"
@@ -161,8 +174,12 @@ async def test_previous_summary_uses_the_update_prompt(
     assert plan2.previous_summary
     await CompactionJob(plan2, session2, summarizer, settings2).run()
     history = next(r for r in llm_server.requests if _kind(r) == "history").prompt
-    order = [history.index("</conversation>"), history.index("<previous-summary>"),
-             history.index("</previous-summary>"), history.index("Produce one updated")]
+    order = [
+        history.index("</conversation>"),
+        history.index("<previous-summary>"),
+        history.index("</previous-summary>"),
+        history.index("Produce one updated"),
+    ]
     assert order == sorted(order)
 
 
@@ -237,7 +254,8 @@ async def test_failed_part_reports_and_stops_the_other(
     events: list[Any] = []
     with pytest.raises(AuthError):
         await CompactionJob(plan, session, server_summarizer(llm_server), settings).run(
-            events.append)
+            events.append
+        )
     failed = [e for e in events if isinstance(e, PartFailed)]
     assert any("authentication failed" in e.error for e in failed)
     assert path.read_bytes() == before
@@ -250,7 +268,8 @@ async def test_stream_drop_restarts_the_part(llm_server: LLMServer, tmp_path: Pa
     llm_server.add_faults("drop")
     events: list[Any] = []
     result = await CompactionJob(plan, session, server_summarizer(llm_server), settings).run(
-        events.append)
+        events.append
+    )
     restarts = [e for e in events if isinstance(e, PartStarted) and e.attempt == 2]
     assert len(restarts) == 1
     assert result.summary
@@ -267,9 +286,7 @@ def folding_session(path: Path, turns: int = 30) -> Path:
 
 
 @pytest.mark.asyncio
-async def test_folding_windows_use_the_update_prompt(
-    llm_server: LLMServer, tmp_path: Path
-) -> None:
+async def test_folding_windows_use_the_update_prompt(llm_server: LLMServer, tmp_path: Path) -> None:
     session, plan, settings = plan_for(folding_session(tmp_path / "f.jsonl"), keep_recent=50)
     # window 20000 -> 2500 tokens (~10 KB) of conversation per request
     summarizer = server_summarizer(llm_server, context_window=20000)
@@ -278,8 +295,9 @@ async def test_folding_windows_use_the_update_prompt(
     history = [r for r in llm_server.requests if _kind(r) == "history"]
     assert len(history) >= 5
     assert "<previous-summary>" not in history[0].prompt
-    assert all("<previous-summary>" in r.prompt and "Produce one updated" in r.prompt
-               for r in history[1:])
+    assert all(
+        "<previous-summary>" in r.prompt and "Produce one updated" in r.prompt for r in history[1:]
+    )
     assert all(len(r.prompt) < 14000 for r in history)
     windows = [e for e in events if isinstance(e, PartStarted) and e.part == "history"]
     assert [e.window for e in windows] == list(range(1, len(history) + 1))
@@ -305,8 +323,9 @@ async def test_overflow_below_the_floor_is_final(llm_server: LLMServer, tmp_path
     session, plan, settings = plan_for(folding_session(tmp_path / "f.jsonl", 40), keep_recent=50)
     llm_server.behaviour.overflow_over_chars = 100
     with pytest.raises(ContextOverflow):
-        await CompactionJob(plan, session, server_summarizer(llm_server, context_window=60000),
-                            settings).run()
+        await CompactionJob(
+            plan, session, server_summarizer(llm_server, context_window=60000), settings
+        ).run()
     assert len(llm_server.requests) <= 4  # halving stops at the floor
 
 
@@ -322,8 +341,9 @@ async def test_accept_appends_and_reloads(
     summarizer = server_summarizer(llm_server) if use_server else make_summarizer(None)
     job = CompactionJob(plan, session, summarizer, settings)
     result = await job.run()
-    appended = await asyncio.to_thread(write_compaction, session, plan, result.entry,
-                                       quiet_seconds=0)
+    appended = await asyncio.to_thread(
+        write_compaction, session, plan, result.entry, quiet_seconds=0
+    )
     data = path.read_bytes()
     assert data.startswith(original)  # nothing of the user's bytes changed
     reloaded = load_session(path)
@@ -332,8 +352,9 @@ async def test_accept_appends_and_reloads(
     assert entry.parent_id == session.entries[plan.leaf].id
     assert entry.data["firstKeptEntryId"] == plan.first_kept_entry_id
     assert entry.data["summary"] == result.summary
-    assert entry.data["generator"]["summarizer"] == ("openai:test-model" if use_server
-                                                     else "offline")
+    assert entry.data["generator"]["summarizer"] == (
+        "openai:test-model" if use_server else "offline"
+    )
     context = build_context(reloaded, entry.index)
     assert context.items[0].message["role"] == "compactionSummary"
     assert context.items[0].message["summary"] == result.summary

@@ -74,15 +74,20 @@ def test_file_values_and_profiles(tmp_path: Path) -> None:
 
 def test_precedence_defaults_file_env_flags(tmp_path: Path) -> None:
     write(tmp_path, GOOD)
-    env = {"XDG_CONFIG_HOME": str(tmp_path), "TUI_COMPACTOR_KEEP_RECENT_TOKENS": "5000",
-           "TUI_COMPACTOR_RULES": "pi", "TUI_COMPACTOR_PROFILE": "cheap"}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "TUI_COMPACTOR_KEEP_RECENT_TOKENS": "5000",
+        "TUI_COMPACTOR_RULES": "pi",
+        "TUI_COMPACTOR_PROFILE": "cheap",
+    }
     config = load_config(environ=env)
     assert config.compaction.keep_recent_tokens == 5000  # env beats file
     assert config.compaction.reserve_tokens == 8000  # file beats default
     assert config.compaction.rules == "pi"
     assert config.default_profile == "cheap"
-    flagged = load_config(environ=env, overrides={
-        "compaction": {"keep_recent_tokens": 777, "reserve_tokens": None}})
+    flagged = load_config(
+        environ=env, overrides={"compaction": {"keep_recent_tokens": 777, "reserve_tokens": None}}
+    )
     assert flagged.compaction.keep_recent_tokens == 777  # typed flag beats env
     assert flagged.compaction.reserve_tokens == 8000  # untyped flag (None) changes nothing
 
@@ -97,8 +102,9 @@ def test_bad_toml_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_bad_value_names_file_line_and_key(tmp_path: Path) -> None:
-    path = write(tmp_path, '[compaction]\nkeep_recent_tokens = 1\n\n[profiles.x]\n'
-                 'provider = "gemini"\n')
+    path = write(
+        tmp_path, '[compaction]\nkeep_recent_tokens = 1\n\n[profiles.x]\nprovider = "gemini"\n'
+    )
     with pytest.raises(ConfigError) as caught:
         load_config(environ={"XDG_CONFIG_HOME": str(tmp_path)})
     assert f"{path}:5: profiles.x.provider" in str(caught.value)
@@ -108,15 +114,20 @@ def test_a_bad_variable_is_named_not_the_file(tmp_path: Path) -> None:
     """A bad value from a ``TUI_COMPACTOR_*`` variable names the variable, never a line of the
     config file (which may hold a good value for that key, or none at all)."""
     path = write(tmp_path, GOOD)
-    env = {"XDG_CONFIG_HOME": str(tmp_path), "TUI_COMPACTOR_KEEP_RECENT_TOKENS": "lots",
-           "TUI_COMPACTOR_SPLIT_TURNS": "maybe"}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "TUI_COMPACTOR_KEEP_RECENT_TOKENS": "lots",
+        "TUI_COMPACTOR_SPLIT_TURNS": "maybe",
+    }
     with pytest.raises(ConfigError) as caught:
         load_config(environ=env)
     lines = str(caught.value).splitlines()
     assert lines[0].startswith(
-        "environment variable TUI_COMPACTOR_KEEP_RECENT_TOKENS: compaction.keep_recent_tokens:")
+        "environment variable TUI_COMPACTOR_KEEP_RECENT_TOKENS: compaction.keep_recent_tokens:"
+    )
     assert lines[1].startswith(
-        "environment variable TUI_COMPACTOR_SPLIT_TURNS: compaction.split_turns:")
+        "environment variable TUI_COMPACTOR_SPLIT_TURNS: compaction.split_turns:"
+    )
     assert str(path) not in str(caught.value)
     # A bad value in the file itself still names the file and its line.
     write(tmp_path, GOOD.replace("keep_recent_tokens = 12000", 'keep_recent_tokens = "x"'))
@@ -146,8 +157,7 @@ def test_keys_read_at_call_time_and_never_printed(tmp_path: Path) -> None:
     assert profile.api_key({}) is None
     secret = profile.api_key({"MY_CLAUDE_KEY": "sk-ant-very-secret-value"})
     assert secret is not None and secret.get_secret_value() == "sk-ant-very-secret-value"
-    for shown in (repr(secret), str(secret), repr(profile), repr(config),
-                  config.model_dump_json()):
+    for shown in (repr(secret), str(secret), repr(profile), repr(config), config.model_dump_json()):
         assert "very-secret" not in shown
 
 
@@ -166,8 +176,9 @@ def test_profile_from_flags(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("key", ["api_key", "apiKey", "secret"])
 def test_api_key_in_a_profile_says_to_use_api_key_env(tmp_path: Path, key: str) -> None:
-    path = write(tmp_path, '[profiles.local]\nprovider = "openai"\n'
-                 f'{key} = "sk-live-do-not-echo"\n')
+    path = write(
+        tmp_path, f'[profiles.local]\nprovider = "openai"\n{key} = "sk-live-do-not-echo"\n'
+    )
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     message = str(caught.value)

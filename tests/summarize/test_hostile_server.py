@@ -26,11 +26,26 @@ def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def compact(path: Path, server: LLMServer, *extra: str) -> int:
-    return main([
-        "compact", str(path), "--keep-recent", "1500", "--reserve", "150000",
-        "--provider", "openai", "--base-url", server.openai_base_url, "--model", "test-model",
-        "--yes", "--quiet-window", "0", *extra,
-    ])
+    return main(
+        [
+            "compact",
+            str(path),
+            "--keep-recent",
+            "1500",
+            "--reserve",
+            "150000",
+            "--provider",
+            "openai",
+            "--base-url",
+            server.openai_base_url,
+            "--model",
+            "test-model",
+            "--yes",
+            "--quiet-window",
+            "0",
+            *extra,
+        ]
+    )
 
 
 def assert_no_terminal_controls(text: str) -> None:
@@ -99,8 +114,9 @@ def test_summary_with_escapes_and_an_echoed_key_is_stored_clean(
     path = split_turn_session(tmp_path / "s.jsonl")
 
     def reply(request: RecordedRequest) -> str:
-        return (f"## Goal\r\nkeep {HOSTILE} going\u202e with key {fake_key}\n\n"
-                "## Next Steps\n1. go\n")
+        return (
+            f"## Goal\r\nkeep {HOSTILE} going\u202e with key {fake_key}\n\n## Next Steps\n1. go\n"
+        )
 
     llm_server.behaviour.reply = reply
     assert compact(path, llm_server) == 0
@@ -131,8 +147,9 @@ def test_lone_surrogates_compact_online_and_offline(
     for request in llm_server.requests:
         assert not any("\ud800" <= ch <= "\udfff" for ch in request.prompt)
     assert "\ufffd" in "".join(request.prompt for request in llm_server.requests)
-    status = main(["compact", str(offline), "--keep-recent", "1500", "--yes",
-                   "--quiet-window", "0"])
+    status = main(
+        ["compact", str(offline), "--keep-recent", "1500", "--yes", "--quiet-window", "0"]
+    )
     assert status == 0, capsys.readouterr().err
     for path in (online, offline):
         assert load_session(path).entries[-1].type == "compaction"

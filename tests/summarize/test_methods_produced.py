@@ -64,8 +64,9 @@ def copy(tmp_path: Path, edit: Any = None) -> Path:
 def plan_at(path: Path, leaf: int | None = None, keep_recent: int = 500) -> tuple[Any, Any, Any]:
     session = load_session(path)
     settings = CompactionSettings(keep_recent_tokens=keep_recent, rules="omp")
-    plan = prepare_compaction(session, session.leaf if leaf is None else leaf, settings,
-                              get_counter("bytes"))
+    plan = prepare_compaction(
+        session, session.leaf if leaf is None else leaf, settings, get_counter("bytes")
+    )
     assert plan.prepared, plan.reason
     return session, plan, settings
 
@@ -78,10 +79,14 @@ def appended(path: Path) -> dict[str, Any]:
 def test_carried_preserve_data_drops_provider_payloads_and_archives() -> None:
     assert carried_preserve_data(None) is None
     assert carried_preserve_data({"preserveData": {"openaiRemoteCompaction": {}}}) is None
-    previous = {"preserveData": {
-        "snapcompact": {"frames": []}, "anthropicCompaction": {"x": 1},
-        "openaiRemoteCompaction": {"provider": "openai"}, "todoState": {"open": 2},
-    }}
+    previous = {
+        "preserveData": {
+            "snapcompact": {"frames": []},
+            "anthropicCompaction": {"x": 1},
+            "openaiRemoteCompaction": {"provider": "openai"},
+            "todoState": {"open": 2},
+        }
+    }
     assert carried_preserve_data(previous) == {"todoState": {"open": 2}}
 
 
@@ -89,6 +94,7 @@ def test_carried_preserve_data_drops_provider_payloads_and_archives() -> None:
 async def test_soft_writes_method_and_carries_preserve_data(tmp_path: Path) -> None:
     """oh-my-pi's compact(): preserveData continues from the previous compaction without the
     snapcompact archive, whose source text joins the previous summary given to the model."""
+
     def edit(record: dict[str, Any]) -> None:
         if record.get("method") == "snapcompact":
             record["preserveData"]["todoState"] = {"open": ["wire the cache"]}
@@ -110,7 +116,8 @@ async def test_soft_writes_method_and_carries_preserve_data(tmp_path: Path) -> N
     assert "Source text of the earlier snapcompact archive" in history.previous_summary
     # The archive's newline glyphs became newlines.
     assert "[Summary of earlier history] ## Goal\nFinish the entry cache" in (
-        history.previous_summary)
+        history.previous_summary
+    )
     reloaded = load_session(path)
     assert reloaded.entries[-1].data["method"] == "soft"
 
@@ -133,8 +140,14 @@ async def test_handoff_commits_like_omp_and_reloads_in_omp_with_its_wrapper(
     path = copy(tmp_path)
     session, plan, settings = plan_at(path, leaf=SNAPCOMPACT + 20)
     summarizer = RecordingOffline()
-    job = CompactionJob(plan, session, summarizer, settings, method="handoff",
-                        instructions="keep the cache rework state")
+    job = CompactionJob(
+        plan,
+        session,
+        summarizer,
+        settings,
+        method="handoff",
+        instructions="keep the cache rework state",
+    )
     result = await job.run()
     # One request, on the whole live context, with the handoff prompt and the focus.
     assert [r.kind for r in summarizer.requests] == ["handoff"]
@@ -160,9 +173,12 @@ async def test_handoff_commits_like_omp_and_reloads_in_omp_with_its_wrapper(
     assert first["method"] == "handoff"
     # oh-my-pi wraps it in its handoff wrapper: the same offset as the file's own handoff,
     # not the one of its ordinary compaction wrapper.
-    offsets = {item["method"]: item["llm"][0]["summaryOffset"]
-               for context in golden["contexts"] for item in context["items"]
-               if item["role"] == "compactionSummary" and item["entryId"] != appended_id}
+    offsets = {
+        item["method"]: item["llm"][0]["summaryOffset"]
+        for context in golden["contexts"]
+        for item in context["items"]
+        if item["role"] == "compactionSummary" and item["entryId"] != appended_id
+    }
     assert first["llm"][0]["summaryOffset"] == offsets["handoff"] != offsets["soft"]
     entries = {entry["id"]: entry for entry in golden["entries"]}
     assert entries[appended_id]["method"] == "handoff"
@@ -173,17 +189,35 @@ def test_compact_command_refuses_shake_and_writes_handoff(tmp_path: Path) -> Non
     path = copy(tmp_path)
     before = path.read_bytes()
     shake = subprocess.run(
-        [sys.executable, "-m", "tui_compactor", "compact", str(path), "--method", "shake",
-         "--yes"], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "tui_compactor", "compact", str(path), "--method", "shake", "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert shake.returncode == 2
     assert "rewriting the whole session file" in shake.stderr
     assert path.read_bytes() == before
     handoff = subprocess.run(
-        [sys.executable, "-m", "tui_compactor", "compact", str(path), "--method", "handoff",
-         "--rules", "omp", "--keep-recent", "500", "--leaf", f"#{SNAPCOMPACT + 20}", "--yes",
-         "--json"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "tui_compactor",
+            "compact",
+            str(path),
+            "--method",
+            "handoff",
+            "--rules",
+            "omp",
+            "--keep-recent",
+            "500",
+            "--leaf",
+            f"#{SNAPCOMPACT + 20}",
+            "--yes",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert handoff.returncode == 0, handoff.stderr
     report = json.loads(handoff.stdout)

@@ -17,13 +17,20 @@ def user(text: str) -> dict[str, Any]:
 
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": [
-        {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}]}
+    return {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}],
+    }
 
 
 def result(call_id: str, text: str, error: bool = False) -> dict[str, Any]:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": "x",
-            "content": [{"type": "text", "text": text}], "isError": error}
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "x",
+        "content": [{"type": "text", "text": text}],
+        "isError": error,
+    }
 
 
 def say(text: str) -> dict[str, Any]:
@@ -45,8 +52,14 @@ MESSAGES = [
 
 
 def request(kind: str = "summary", **extra: Any) -> SummaryRequest:
-    return SummaryRequest(kind=kind, system="", prompt="", max_tokens=4000,  # type: ignore[arg-type]
-                          messages=MESSAGES, **extra)
+    return SummaryRequest(
+        kind=kind,
+        system="",
+        prompt="",
+        max_tokens=4000,  # type: ignore[arg-type]
+        messages=MESSAGES,
+        **extra,
+    )
 
 
 def test_same_input_same_output() -> None:
@@ -57,18 +70,30 @@ def test_compaction_sections_and_contents() -> None:
     text = offline_text(request())
     sections = parse_sections(text)
     order = [h for h in sections if h]
-    assert order == ["Goal", "Constraints & Preferences", "Progress", "Done", "In Progress",
-                     "Blocked", "Key Decisions", "Next Steps", "Critical Context",
-                     "Additional Notes"]
+    assert order == [
+        "Goal",
+        "Constraints & Preferences",
+        "Progress",
+        "Done",
+        "In Progress",
+        "Blocked",
+        "Key Decisions",
+        "Next Steps",
+        "Critical Context",
+        "Additional Notes",
+    ]
     assert "Fix the crash in src/app/loader.py" in sections["Goal"][0]
-    assert any("Don't touch the public API" in line for line in
-               sections["Constraints & Preferences"])
+    assert any(
+        "Don't touch the public API" in line for line in sections["Constraints & Preferences"]
+    )
     assert sections["Done"] == ["- [x] `src/app/loader.py`: 1 edit"]
-    assert any("git status" in line and line.startswith("- [ ]")
-               for line in sections["In Progress"])
+    assert any(
+        "git status" in line and line.startswith("- [ ]") for line in sections["In Progress"]
+    )
     assert sections["Blocked"] == [
         "- `pytest -q tests/test_loader.py` still fails: "
-        "E TypeError: load() missing 1 required positional argument: 'path'"]
+        "E TypeError: load() missing 1 required positional argument: 'path'"
+    ]
     assert any("because the path can be None" in line for line in sections["Key Decisions"])
     assert not any("Let me check" in line for line in sections["Key Decisions"])
     # The last unanswered request, verbatim, line break included.
@@ -77,8 +102,10 @@ def test_compaction_sections_and_contents() -> None:
 
 
 def test_update_keeps_previous_facts() -> None:
-    previous = ("## Goal\nShip v2\n\n## Key Decisions\n- **Use sqlite**: simple\n\n"
-                "## Next Steps\n1. old step\n")
+    previous = (
+        "## Goal\nShip v2\n\n## Key Decisions\n- **Use sqlite**: simple\n\n"
+        "## Next Steps\n1. old step\n"
+    )
     text = offline_text(request(previous_summary=previous))
     sections = parse_sections(text)
     assert sections["Goal"][0] == "Ship v2"
@@ -88,20 +115,27 @@ def test_update_keeps_previous_facts() -> None:
 
 def test_turn_prefix_short_and_branch_shapes() -> None:
     prefix = parse_sections(offline_text(request("turn_prefix")))
-    assert [h for h in prefix if h] == ["Original Request", "Early Progress",
-                                        "Context for Suffix"]
+    assert [h for h in prefix if h] == ["Original Request", "Early Progress", "Context for Suffix"]
     short = offline_text(request("short"))
     assert short.startswith("Changed 1 file: loader.py. `pytest -q tests/test_loader.py` still")
     assert short.count(".") >= 2 and "\n" not in short.strip()
-    branch = parse_sections(offline_text(SummaryRequest(
-        kind="branch", system="", prompt="", max_tokens=2048, messages=[say("hi")])))
+    branch = parse_sections(
+        offline_text(
+            SummaryRequest(
+                kind="branch", system="", prompt="", max_tokens=2048, messages=[say("hi")]
+            )
+        )
+    )
     assert [h for h in branch if h][:2] == ["Goal", "Constraints & Preferences"]
     assert branch["Constraints & Preferences"] == ["- (none)"]
 
 
 def test_budget_cuts_at_a_line_when_shrinking_is_not_enough() -> None:
-    text = offline_text(SummaryRequest(kind="turn_prefix", system="", prompt="", max_tokens=64,
-                                       messages=[user("x " * 2000)]))
+    text = offline_text(
+        SummaryRequest(
+            kind="turn_prefix", system="", prompt="", max_tokens=64, messages=[user("x " * 2000)]
+        )
+    )
     assert len(text.encode()) <= 256 + 80
     assert text.rstrip().endswith("token budget …]")
 
@@ -117,11 +151,15 @@ async def test_streams_in_chunks_and_is_labelled() -> None:
 
 
 def test_over_budget_drops_old_steps_but_keeps_the_last_request() -> None:
-    many = [m for i in range(300) for m in (
-        call(f"k{i}", "bash", command=f"cp a{i} " + "q" * 60), result(f"k{i}", f"ok {i}"))]
+    many = [
+        m
+        for i in range(300)
+        for m in (call(f"k{i}", "bash", command=f"cp a{i} " + "q" * 60), result(f"k{i}", f"ok {i}"))
+    ]
     many.append(user("Please finish the migration of db/schema.sql"))
-    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=350,
-                                       messages=many))
+    text = offline_text(
+        SummaryRequest(kind="summary", system="", prompt="", max_tokens=350, messages=many)
+    )
     assert len(text.encode()) <= 350 * 4
     assert "> Please finish the migration of db/schema.sql" in text
     assert "older items left out to fit the budget" in text
@@ -129,23 +167,39 @@ def test_over_budget_drops_old_steps_but_keeps_the_last_request() -> None:
     assert "## Next Steps" in text and "## Additional Notes" in text
 
 
-LAYOUT = ["Goal", "Constraints & Preferences", "Progress", "Done", "In Progress", "Blocked",
-          "Key Decisions", "Next Steps", "Critical Context", "Additional Notes"]
+LAYOUT = [
+    "Goal",
+    "Constraints & Preferences",
+    "Progress",
+    "Done",
+    "In Progress",
+    "Blocked",
+    "Key Decisions",
+    "Next Steps",
+    "Critical Context",
+    "Additional Notes",
+]
 
 NOISY = [
-    user("alright, let's tackle main.py. read it in full, suggest how we can\n\n"
-         "- remove any code duplication\n"
-         "- split it into separate modules, with a description of each\n"
-         "- locations where those modules should go"),
+    user(
+        "alright, let's tackle main.py. read it in full, suggest how we can\n\n"
+        "- remove any code duplication\n"
+        "- split it into separate modules, with a description of each\n"
+        "- locations where those modules should go"
+    ),
     say("Sure."),
-    user("- checkForNewVersion() function\n\ni think we only do this in interactive mode no?\n\n"
-         "that is what happens if we don't stream, right?\n\n"
-         "Please don't add new dependencies. We prefer small modules."),
+    user(
+        "- checkForNewVersion() function\n\ni think we only do this in interactive mode no?\n\n"
+        "that is what happens if we don't stream, right?\n\n"
+        "Please don't add new dependencies. We prefer small modules."
+    ),
     say("Noted."),
-    user('then fix this:\n\n Error: 400 {"type":"error","message":"messages.2: `tool_use`\n'
-         " ids were found without `tool_result` blocks. Each\n"
-         " `tool_use` block must have a corresponding `tool_result` block in the next\n"
-         ' message."}\n\nhow can we prevent this?'),
+    user(
+        'then fix this:\n\n Error: 400 {"type":"error","message":"messages.2: `tool_use`\n'
+        " ids were found without `tool_result` blocks. Each\n"
+        " `tool_use` block must have a corresponding `tool_result` block in the next\n"
+        ' message."}\n\nhow can we prevent this?'
+    ),
 ]
 
 PREVIOUS = (
@@ -175,8 +229,9 @@ def _headings(text: str) -> list[str]:
 
 
 def test_constraints_are_whole_directives_without_markers_or_questions() -> None:
-    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
-                                       messages=NOISY))
+    text = offline_text(
+        SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000, messages=NOISY)
+    )
     constraints = parse_sections(text)["Constraints & Preferences"]
     assert constraints == ["- Please don't add new dependencies.", "- We prefer small modules."]
     assert not any(line.startswith("- -") for line in text.splitlines())
@@ -185,8 +240,16 @@ def test_constraints_are_whole_directives_without_markers_or_questions() -> None
 
 
 def test_update_files_previous_sections_under_the_layout_once() -> None:
-    text = offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
-                                       messages=NOISY, previous_summary=PREVIOUS))
+    text = offline_text(
+        SummaryRequest(
+            kind="summary",
+            system="",
+            prompt="",
+            max_tokens=4000,
+            messages=NOISY,
+            previous_summary=PREVIOUS,
+        )
+    )
     headings = _headings(text)
     # Every heading exactly once, in order, nothing appended after (no blocked work here).
     assert headings == [heading for heading in LAYOUT if heading != "Blocked"]
@@ -207,8 +270,19 @@ def test_update_files_previous_sections_under_the_layout_once() -> None:
     # The old open request was overtaken; the newest one is quoted verbatim.
     assert "> old request" not in text
     assert "> how can we prevent this?" in text
-    assert offline_text(SummaryRequest(kind="summary", system="", prompt="", max_tokens=4000,
-                                       messages=NOISY, previous_summary=PREVIOUS)) == text
+    assert (
+        offline_text(
+            SummaryRequest(
+                kind="summary",
+                system="",
+                prompt="",
+                max_tokens=4000,
+                messages=NOISY,
+                previous_summary=PREVIOUS,
+            )
+        )
+        == text
+    )
 
 
 def test_sample_session_offline_compaction_has_each_heading_once(

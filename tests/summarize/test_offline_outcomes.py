@@ -31,8 +31,13 @@ def call(call_id: str, name: str, text: str = "", **arguments: Any) -> dict[str,
 
 
 def result(call_id: str, text: str, error: bool = False) -> dict[str, Any]:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": "x",
-            "content": [{"type": "text", "text": text}], "isError": error}
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "x",
+        "content": [{"type": "text", "text": text}],
+        "isError": error,
+    }
 
 
 def say(text: str) -> dict[str, Any]:
@@ -40,22 +45,40 @@ def say(text: str) -> dict[str, Any]:
 
 
 def summarize(messages: list[dict[str, Any]], kind: str = "summary", **extra: Any) -> str:
-    return offline_text(SummaryRequest(kind=kind, system="", prompt="",  # type: ignore[arg-type]
-                                       max_tokens=extra.pop("max_tokens", 4000),
-                                       messages=messages, **extra))
+    return offline_text(
+        SummaryRequest(
+            kind=kind,
+            system="",
+            prompt="",  # type: ignore[arg-type]
+            max_tokens=extra.pop("max_tokens", 4000),
+            messages=messages,
+            **extra,
+        )
+    )
 
 
 FIXED = [
     user("Fix the crash in src/app/loader.py when the path is None."),
     call("r1", "read", path="src/app/loader.py"),
     result("r1", "def load(path):\n    return open(path).read()\n"),
-    call("e1", "edit", "The crash comes from open(None); a guard fixes it.",
-         path="src/app/loader.py", oldText="def load(path):", newText="def load(path=None):"),
+    call(
+        "e1",
+        "edit",
+        "The crash comes from open(None); a guard fixes it.",
+        path="src/app/loader.py",
+        oldText="def load(path):",
+        newText="def load(path=None):",
+    ),
     result("e1", "Successfully replaced text in src/app/loader.py."),
     call("t1", "bash", command="cd /repo && pytest -q tests/test_loader.py 2>&1 | tail -5"),
     result("t1", "F.\nE   TypeError: expected str, got NoneType\n1 failed, 1 passed in 0.1s", True),
-    call("e2", "edit", path="src/app/loader.py", oldText="    return open(path).read()",
-         newText="    return '' if path is None else open(path).read()"),
+    call(
+        "e2",
+        "edit",
+        path="src/app/loader.py",
+        oldText="    return open(path).read()",
+        newText="    return '' if path is None else open(path).read()",
+    ),
     result("e2", "Successfully replaced text in src/app/loader.py."),
     call("t2", "bash", command="cd /repo && pytest -q"),
     result("t2", "..........\n10 passed in 0.3s"),
@@ -69,19 +92,24 @@ FIXED = [
 def test_done_lists_what_changed_and_which_check_passes_not_each_tool_call() -> None:
     sections = parse_sections(summarize(FIXED))
     done = sections["Done"]
-    assert done[0] == ("- [x] `src/app/loader.py`: 2 edits "
-                       "(`return open(path).read()` → "
-                       "`return '' if path is None else open(path).read()`; "
-                       "defines `load`) — The crash comes from open(None); a guard fixes it.")
-    assert ("- [x] `pytest -q` passes: 10 passed in 0.3s (after 1 failed run; first of "
-            "`pytest -q tests/test_loader.py`: E TypeError: expected str, got NoneType) — ran as "
-            "`cd /repo && pytest -q`") in done
+    assert done[0] == (
+        "- [x] `src/app/loader.py`: 2 edits "
+        "(`return open(path).read()` → "
+        "`return '' if path is None else open(path).read()`; "
+        "defines `load`) — The crash comes from open(None); a guard fixes it."
+    )
+    assert (
+        "- [x] `pytest -q` passes: 10 passed in 0.3s (after 1 failed run; first of "
+        "`pytest -q tests/test_loader.py`: E TypeError: expected str, got NoneType) — ran as "
+        "`cd /repo && pytest -q`"
+    ) in done
     assert "- [x] Committed: “Guard load() against a None path”" in done
     # No log of tool calls: no reads, no searches, no raw tool results.
     assert not any(line.startswith("- [x] read") or "grep" in line for line in done)
     assert not any("Successfully replaced" in line for line in done)
     assert "Looked around: 1 file read, 1 search or listing (not listed)." in " ".join(
-        sections["Critical Context"])
+        sections["Critical Context"]
+    )
 
 
 def test_a_failure_a_later_run_fixed_is_not_blocked() -> None:
@@ -89,9 +117,13 @@ def test_a_failure_a_later_run_fixed_is_not_blocked() -> None:
     sections = parse_sections(text)
     assert "Blocked" not in sections
     assert not any("Fix:" in line for line in sections["Next Steps"])
-    assert any(line.startswith("- Failed, then fixed: `pytest -q tests/test_loader.py`: "
-                               "E TypeError: expected str, got NoneType")
-               for line in sections["Additional Notes"])
+    assert any(
+        line.startswith(
+            "- Failed, then fixed: `pytest -q tests/test_loader.py`: "
+            "E TypeError: expected str, got NoneType"
+        )
+        for line in sections["Additional Notes"]
+    )
 
 
 def test_a_failure_nothing_fixed_stays_blocked_and_is_the_next_step() -> None:
@@ -102,16 +134,21 @@ def test_a_failure_nothing_fixed_stays_blocked_and_is_the_next_step() -> None:
     ]
     sections = parse_sections(summarize(messages))
     assert sections["Blocked"] == [
-        "- `pytest -q tests/test_loader.py` still fails: E TypeError: expected str, got NoneType"]
+        "- `pytest -q tests/test_loader.py` still fails: E TypeError: expected str, got NoneType"
+    ]
     assert "Fix: `pytest -q tests/test_loader.py` (under Blocked)" in sections["Next Steps"][0]
 
 
 def test_an_update_drops_a_previous_blocker_the_new_part_fixed() -> None:
-    previous = ("## Goal\nShip it\n\n### Blocked\n"
-                "- `pytest -q tests/test_loader.py` still fails: TypeError\n"
-                "- `make docs` still fails: missing sphinx\n")
-    text = summarize([user("go on"), call("t", "bash", command="pytest -q"),
-                      result("t", "12 passed in 1.0s")], previous_summary=previous)
+    previous = (
+        "## Goal\nShip it\n\n### Blocked\n"
+        "- `pytest -q tests/test_loader.py` still fails: TypeError\n"
+        "- `make docs` still fails: missing sphinx\n"
+    )
+    text = summarize(
+        [user("go on"), call("t", "bash", command="pytest -q"), result("t", "12 passed in 1.0s")],
+        previous_summary=previous,
+    )
     blocked = parse_sections(text)["Blocked"]
     assert blocked == ["- `make docs` still fails: missing sphinx"]
 
@@ -126,8 +163,12 @@ def test_short_summary_says_what_changed_and_how_checks_stand_not_the_request() 
 
 def test_focus_on_a_number_keeps_the_lines_that_carry_it() -> None:
     listing = "\n".join(f"{i}\tvalue_{i} = {i * 3}" for i in range(1, 60))
-    messages = [user("Tune the cache."), call("r", "read", path="cache.py"),
-                result("r", listing), say("Read it.")]
+    messages = [
+        user("Tune the cache."),
+        call("r", "read", path="cache.py"),
+        result("r", listing),
+        say("Read it."),
+    ]
     text = summarize(messages, focus="focus on 37")
     critical = parse_sections(text)["Critical Context"]
     assert "- Focus requested: focus on 37" in critical
@@ -140,8 +181,10 @@ def test_focus_on_a_number_keeps_the_lines_that_carry_it() -> None:
 def test_focus_items_survive_the_budget_and_come_first() -> None:
     messages = [user("Refactor everything.")]
     for i in range(120):
-        messages += [call(f"e{i}", "edit", path=f"src/module_{i:03d}.py", oldText="a", newText="b"),
-                     result(f"e{i}", "ok")]
+        messages += [
+            call(f"e{i}", "edit", path=f"src/module_{i:03d}.py", oldText="a", newText="b"),
+            result(f"e{i}", "ok"),
+        ]
     plain = summarize(messages, max_tokens=700)
     assert "module_002.py" not in plain  # old items are cut to fit
     focused = summarize(messages, max_tokens=700, focus="Keep src/module_002.py")
@@ -164,13 +207,14 @@ def _plan(path: Path, keep_recent: int) -> tuple[Any, Any, CompactionSettings]:
 
 def test_compaction_of_a_fixture_with_focus_on_37_keeps_37() -> None:
     """Both parts of a split turn honour the focus (the turn prefix too)."""
-    session, plan, settings = _plan(FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl",
-                                    4000)
+    session, plan, settings = _plan(FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl", 4000)
     assert plan.turn_prefix_messages
     job = CompactionJob(plan, session, OfflineSummarizer(), settings, instructions="37")
     result_ = asyncio.run(job.run())
-    assert "“37” in result of read `weather/api.py`: 68\t\t\t\tif stationShader > 37:" \
+    assert (
+        "“37” in result of read `weather/api.py`: 68\t\t\t\tif stationShader > 37:"
         in result_.summary
+    )
     assert result_.turn_prefix_summary is not None
     assert "Focus requested: 37" in result_.turn_prefix_summary
 
@@ -178,37 +222,44 @@ def test_compaction_of_a_fixture_with_focus_on_37_keeps_37() -> None:
 @pytest.mark.parametrize("keep_recent", [20000, 4000])
 def test_offline_reads_a_large_region_in_one_window(keep_recent: int) -> None:
     """Folding would split a failure and the run that fixed it into different windows."""
-    session, plan, settings = _plan(FIXTURES / "sessions" / "before-compaction.jsonl",
-                                    keep_recent)
+    session, plan, settings = _plan(FIXTURES / "sessions" / "before-compaction.jsonl", keep_recent)
     events: list[Any] = []
     asyncio.run(CompactionJob(plan, session, OfflineSummarizer(), settings).run(events.append))
     starts = [e for e in events if isinstance(e, PartStarted) and e.part == "history"]
     assert [(e.window, e.windows) for e in starts] == [(1, 1)]
 
 
-@pytest.mark.parametrize(("command", "core", "kind"), [
-    ("cd /repo && npm run check 2>&1 | tail -10", "npm run check", "check"),
-    ("pytest -q tests/x.py > /dev/null", "pytest -q tests/x.py", "check"),
-    ("sed -i '' 's|a|b|g' test/c.test.ts", "sed -i '' 's|a|b|g' test/c.test.ts", "action"),
-    ("cd src\n# Fix imports\nsed -i 's/a/b/' x.ts", "sed -i 's/a/b/' x.ts", "action"),
-    ('git add -A && git commit -m "msg"', 'git add -A && git commit -m "msg"', "commit"),
-    ("grep -rn foo src/ | head", "grep -rn foo src/", "explore"),
-    ("mv a.ts b.ts", "mv a.ts b.ts", "action"),
-])
+@pytest.mark.parametrize(
+    ("command", "core", "kind"),
+    [
+        ("cd /repo && npm run check 2>&1 | tail -10", "npm run check", "check"),
+        ("pytest -q tests/x.py > /dev/null", "pytest -q tests/x.py", "check"),
+        ("sed -i '' 's|a|b|g' test/c.test.ts", "sed -i '' 's|a|b|g' test/c.test.ts", "action"),
+        ("cd src\n# Fix imports\nsed -i 's/a/b/' x.ts", "sed -i 's/a/b/' x.ts", "action"),
+        ('git add -A && git commit -m "msg"', 'git add -A && git commit -m "msg"', "commit"),
+        ("grep -rn foo src/ | head", "grep -rn foo src/", "explore"),
+        ("mv a.ts b.ts", "mv a.ts b.ts", "action"),
+    ],
+)
 def test_command_core_and_kind(command: str, core: str, kind: str) -> None:
     assert command_core(command) == core
     assert command_kind(command) == kind
 
 
 def test_a_pasted_log_is_reported_by_its_error_not_quoted_as_a_goal() -> None:
-    paste = ("~/work/app (main)\n➜  app git:(main) npx tsx src/cli.ts -c\nnode:fs:443\n"
-             "    return binding.readFileUtf8(path);\n\n"
-             "Error: ENOENT: no such file or directory, open '/work/app/src/package.json'\n"
-             "    at readFileSync (node:fs:443:20)\n\nNode.js v23.4.0")
-    sections = parse_sections(summarize([user("Make the CLI start."), say("On it."),
-                                         user(paste)]))
-    assert sections["Goal"][1] == ("- Later: (pasted output) Error: ENOENT: no such file or "
-                                   "directory, open '/work/app/src/package.json'")
-    assert ("- Errors the user reported: Error: ENOENT: no such file or directory, open "
-            "'/work/app/src/package.json'") in sections["Critical Context"]
+    paste = (
+        "~/work/app (main)\n➜  app git:(main) npx tsx src/cli.ts -c\nnode:fs:443\n"
+        "    return binding.readFileUtf8(path);\n\n"
+        "Error: ENOENT: no such file or directory, open '/work/app/src/package.json'\n"
+        "    at readFileSync (node:fs:443:20)\n\nNode.js v23.4.0"
+    )
+    sections = parse_sections(summarize([user("Make the CLI start."), say("On it."), user(paste)]))
+    assert sections["Goal"][1] == (
+        "- Later: (pasted output) Error: ENOENT: no such file or "
+        "directory, open '/work/app/src/package.json'"
+    )
+    assert (
+        "- Errors the user reported: Error: ENOENT: no such file or directory, open "
+        "'/work/app/src/package.json'"
+    ) in sections["Critical Context"]
     assert not any("➜" in line for line in sections["Goal"])

@@ -36,9 +36,18 @@ def _order(text: str, headings: list[str]) -> list[int]:
 
 def test_compaction_prompt_structure() -> None:
     text = load_prompt("compaction-summary")
-    headings = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done",
-                "### In Progress", "### Blocked", "## Key Decisions", "## Next Steps",
-                "## Critical Context", "## Additional Notes"]
+    headings = [
+        "## Goal",
+        "## Constraints & Preferences",
+        "## Progress",
+        "### Done",
+        "### In Progress",
+        "### Blocked",
+        "## Key Decisions",
+        "## Next Steps",
+        "## Critical Context",
+        "## Additional Notes",
+    ]
     positions = _order(text, headings)
     assert positions == sorted(positions)
     assert "[x]" in text and "[ ]" in text
@@ -48,9 +57,11 @@ def test_compaction_prompt_structure() -> None:
 
 def test_other_prompt_structures() -> None:
     prefix = load_prompt("turn-prefix")
-    assert _order(prefix, ["## Original Request", "## Early Progress",
-                           "## Context for Suffix"]) == sorted(
-        _order(prefix, ["## Original Request", "## Early Progress", "## Context for Suffix"]))
+    assert _order(
+        prefix, ["## Original Request", "## Early Progress", "## Context for Suffix"]
+    ) == sorted(
+        _order(prefix, ["## Original Request", "## Early Progress", "## Context for Suffix"])
+    )
     assert "<previous-summary>" in load_prompt("update-summary")
     short = load_prompt("short-summary")
     assert "two or three sentences" in short and "pull-request" in short
@@ -64,8 +75,9 @@ def test_assembly_order() -> None:
         "CONVERSATION", "INSTRUCTIONS", previous_summary="PREVIOUS", extra_context=["EXTRA"]
     )
     assert prompt.startswith("<conversation>\nCONVERSATION\n</conversation>\n\n")
-    positions = _order(prompt, ["<conversation>", "<previous-summary>",
-                                "<additional-context>", "INSTRUCTIONS"])
+    positions = _order(
+        prompt, ["<conversation>", "<previous-summary>", "<additional-context>", "INSTRUCTIONS"]
+    )
     assert positions == sorted(positions)
     assert prompt.endswith("INSTRUCTIONS")
 
@@ -96,8 +108,12 @@ def test_forged_previous_summary_cannot_open_or_close_additional_context() -> No
     for tag in ("previous-summary", "additional-context"):
         assert prompt.count(f"<{tag}>") == 1, tag
         assert prompt.count(f"</{tag}>") == 1, tag
-    assert find_boundary_tags(prompt.split("<previous-summary>\n", 1)[1].split(
-        "\n</previous-summary>", 1)[0]) == []
+    assert (
+        find_boundary_tags(
+            prompt.split("<previous-summary>\n", 1)[1].split("\n</previous-summary>", 1)[0]
+        )
+        == []
+    )
     assert "&lt;/previous-summary>&lt;additional-context>" in prompt
     assert "&lt;/additional-context>" in prompt and "&lt; / Instructions >" in prompt
 
@@ -107,7 +123,8 @@ def test_escape_boundary_tags_variants() -> None:
     assert escape_boundary_tags("<Summary>") == "&lt;Summary>"
     assert escape_boundary_tags("<summary-x> <b>") == "<summary-x> <b>"
     assert find_boundary_tags("a </additional-context> <instructions>") == [
-        "</additional-context>", "<instructions>"
+        "</additional-context>",
+        "<instructions>",
     ]
 
 

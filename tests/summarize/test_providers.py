@@ -25,15 +25,23 @@ from tui_compactor.summarize.errors import (
 from tui_compactor.summarize.providers import make_summarizer
 
 PROVIDERS = ["openai", "anthropic"]
-REQUEST = SummaryRequest(kind="summary", system="SYSTEM TEXT",
-                         prompt="<conversation>\nhello\n</conversation>\n\nINSTRUCTIONS",
-                         max_tokens=321)
+REQUEST = SummaryRequest(
+    kind="summary",
+    system="SYSTEM TEXT",
+    prompt="<conversation>\nhello\n</conversation>\n\nINSTRUCTIONS",
+    max_tokens=321,
+)
 
 
 def summarizer_for(server: LLMServer, provider: str, **profile: object):
     base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-    settings = {"provider": provider, "base_url": base, "model": "test-model", "timeout": 5.0,
-                **profile}
+    settings = {
+        "provider": provider,
+        "base_url": base,
+        "model": "test-model",
+        "timeout": 5.0,
+        **profile,
+    }
     return make_summarizer(Profile(**settings), retry_base_delay=0.01)  # type: ignore[arg-type]
 
 
@@ -106,16 +114,24 @@ async def test_5xx_retried_then_reported(llm_server: LLMServer) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize(("fault", "error", "words"), [
-    ("401", AuthError, "authentication failed"),
-    ("404", ModelNotFound, "'test-model'"),
-    ("overflow", ContextOverflow, "context window"),
-    ("malformed", MalformedStream, "malformed"),
-    ("drop", StreamDropped, "interrupted"),
-])
+@pytest.mark.parametrize(
+    ("fault", "error", "words"),
+    [
+        ("401", AuthError, "authentication failed"),
+        ("404", ModelNotFound, "'test-model'"),
+        ("overflow", ContextOverflow, "context window"),
+        ("malformed", MalformedStream, "malformed"),
+        ("drop", StreamDropped, "interrupted"),
+    ],
+)
 async def test_clear_errors(
-    llm_server: LLMServer, fake_key: str, provider: str, fault: str,
-    error: type[SummarizeError], words: str, caplog: pytest.LogCaptureFixture,
+    llm_server: LLMServer,
+    fake_key: str,
+    provider: str,
+    fault: str,
+    error: type[SummarizeError],
+    words: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     llm_server.add_faults(fault)
@@ -151,8 +167,11 @@ async def test_connection_refused_is_short_and_retried() -> None:
     with LLMServer() as server:
         port = server.port
     summarizer = make_summarizer(
-        Profile(provider="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m",
-                max_retries=1), retry_base_delay=0.01)
+        Profile(
+            provider="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1
+        ),
+        retry_base_delay=0.01,
+    )
     with pytest.raises(SummarizeError, match="connection to http://127.0.0.1"):
         await summarizer.complete(REQUEST)
 
@@ -198,9 +217,14 @@ async def test_text_arrives_while_the_reply_is_still_streaming(llm_server: LLMSe
 async def test_credentials_in_the_base_url_stay_out_of_errors() -> None:
     with LLMServer() as server:
         port = server.port
-    summarizer = make_summarizer(Profile(
-        provider="openai", model="m", max_retries=0,
-        base_url=f"http://user:hunter2pass@127.0.0.1:{port}/v1?api-key=querysecret"))
+    summarizer = make_summarizer(
+        Profile(
+            provider="openai",
+            model="m",
+            max_retries=0,
+            base_url=f"http://user:hunter2pass@127.0.0.1:{port}/v1?api-key=querysecret",
+        )
+    )
     with pytest.raises(SummarizeError) as caught:
         await summarizer.complete(REQUEST)
     assert f"127.0.0.1:{port}/v1" in str(caught.value)

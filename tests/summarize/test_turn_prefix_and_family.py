@@ -29,11 +29,20 @@ SMALL_WINDOW = 8192
 """A summarizer window whose per-request budget (1,024 tokens) is far below the long turn."""
 
 
-def summarizer(server: LLMServer, model: str = "test-model", window: int = 128000,
-               provider: str = "openai") -> Any:
+def summarizer(
+    server: LLMServer, model: str = "test-model", window: int = 128000, provider: str = "openai"
+) -> Any:
     base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-    return make_summarizer(Profile(provider=provider, base_url=base, model=model,  # type: ignore[arg-type]
-                                   context_window=window, timeout=10), retry_base_delay=0.01)
+    return make_summarizer(
+        Profile(
+            provider=provider,
+            base_url=base,
+            model=model,  # type: ignore[arg-type]
+            context_window=window,
+            timeout=10,
+        ),
+        retry_base_delay=0.01,
+    )
 
 
 def long_turn(path: Path, *, steps: int = 12, huge_output: int = 0) -> Path:
@@ -54,16 +63,16 @@ def long_turn(path: Path, *, steps: int = 12, huge_output: int = 0) -> Path:
 
 
 def prefix_requests(server: LLMServer) -> list[str]:
-    return [r.prompt for r in server.requests
-            if "first part of a single long turn" in r.prompt]
+    return [r.prompt for r in server.requests if "first part of a single long turn" in r.prompt]
 
 
 @pytest.mark.asyncio
 async def test_long_turn_prefix_folds_in_a_small_window_and_loses_nothing(
     llm_server: LLMServer, fake_key: str, tmp_path: Path
 ) -> None:
-    session, plan, settings = plan_for(long_turn(tmp_path / "s.jsonl"), keep_recent=400,
-                                       reserve=8192)
+    session, plan, settings = plan_for(
+        long_turn(tmp_path / "s.jsonl"), keep_recent=400, reserve=8192
+    )
     assert plan.is_split_turn and len(plan.turn_prefix_messages) > 10
     events: list[Any] = []
     job = CompactionJob(plan, session, summarizer(llm_server, window=SMALL_WINDOW), settings)
@@ -111,19 +120,36 @@ def test_model_family_from_the_model_not_the_provider() -> None:
     assert drops_thinking("openrouter/anthropic/claude-opus-4") and not drops_thinking("gpt-5")
     assert uses_harmony("gpt-oss-20b") and not uses_harmony("claude-sonnet-4")
     assert escape_harmony_tokens("a<|channel|>b<|message|>c<|start|>d<|end|>e<|foo|>") == (
-        "a<\\|channel\\|>b<\\|message\\|>c<\\|start\\|>d<\\|end\\|>e<|foo|>")
+        "a<\\|channel\\|>b<\\|message\\|>c<\\|start\\|>d<\\|end\\|>e<|foo|>"
+    )
 
 
 def thinking_session(path: Path) -> Path:
     builder = SessionBuilder()
     builder.user("Fix src/a.py and tell me <|channel|>analysis<|message|> what you found")
-    builder._entry({"message": {
-        "role": "assistant", "content": [
-            {"type": "thinking", "thinking": "SECRET-THOUGHT about a.py"},
-            {"type": "text", "text": "Fixed <|end|> it."}],
-        "api": "openai-completions", "provider": "test", "model": "m",
-        "usage": {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0,
-                  "totalTokens": 110}, "stopReason": "stop", "timestamp": 0}})
+    builder._entry(
+        {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "SECRET-THOUGHT about a.py"},
+                    {"type": "text", "text": "Fixed <|end|> it."},
+                ],
+                "api": "openai-completions",
+                "provider": "test",
+                "model": "m",
+                "usage": {
+                    "input": 100,
+                    "output": 10,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 110,
+                },
+                "stopReason": "stop",
+                "timestamp": 0,
+            }
+        }
+    )
     for turn in range(4):
         builder.user(f"Next {turn}: " + "n" * 800)
         builder.assistant(f"Done {turn}. " + "d" * 800)
@@ -141,16 +167,23 @@ def thinking_session(path: Path) -> Path:
 )
 @pytest.mark.asyncio
 async def test_thinking_and_harmony_follow_the_model_family(
-    llm_server: LLMServer, fake_key: str, tmp_path: Path, model: str, provider: str,
-    thinking_sent: bool, escaped: bool,
+    llm_server: LLMServer,
+    fake_key: str,
+    tmp_path: Path,
+    model: str,
+    provider: str,
+    thinking_sent: bool,
+    escaped: bool,
 ) -> None:
     session, plan, settings = plan_for(thinking_session(tmp_path / "s.jsonl"), keep_recent=300)
     assert plan.prepared
-    job = CompactionJob(plan, session, summarizer(llm_server, model, provider=provider),
-                        settings)
+    job = CompactionJob(plan, session, summarizer(llm_server, model, provider=provider), settings)
     await job.run()
-    history = next(r for r in llm_server.requests if "<conversation>" in r.prompt
-                   and "pull-request" not in r.prompt)
+    history = next(
+        r
+        for r in llm_server.requests
+        if "<conversation>" in r.prompt and "pull-request" not in r.prompt
+    )
     assert ("SECRET-THOUGHT" in history.prompt) is thinking_sent
     assert ("<|channel|>" in history.prompt) is not escaped
     assert ("<\\|channel\\|>analysis<\\|message\\|>" in history.prompt) is escaped
@@ -171,22 +204,29 @@ async def test_omp_branch_instructions_replace_the_prompt(
     for rules in ("pi", "omp"):
         llm_server.reset()
         nav = plan_navigation(session, session.leaf, 2, get_counter("bytes"), rules=rules)
-        await run_branch_summary(nav, summarizer(llm_server),
-                                 instructions="ONLY list the files")
+        await run_branch_summary(nav, summarizer(llm_server), instructions="ONLY list the files")
         prompts[rules] = llm_server.requests[0].prompt
     assert "Additional focus: ONLY list the files" in prompts["pi"]
     assert prompts["omp"].endswith("</conversation>\n\nONLY list the files")
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(("provider", "effort"), [("openai", "low"), ("anthropic", "high"),
-                                                  ("openai", "off")])
+@pytest.mark.parametrize(
+    ("provider", "effort"), [("openai", "low"), ("anthropic", "high"), ("openai", "off")]
+)
 async def test_reasoning_effort_is_sent_per_profile(
     llm_server: LLMServer, fake_key: str, provider: str, effort: str
 ) -> None:
     base = llm_server.openai_base_url if provider == "openai" else llm_server.anthropic_base_url
-    summarizer = make_summarizer(Profile(provider=provider, base_url=base, model="m",  # type: ignore[arg-type]
-                                         reasoning_effort=effort, timeout=10))
+    summarizer = make_summarizer(
+        Profile(
+            provider=provider,
+            base_url=base,
+            model="m",  # type: ignore[arg-type]
+            reasoning_effort=effort,
+            timeout=10,
+        )
+    )
     request = SummaryRequest(kind="summary", system="s", prompt="p", max_tokens=4000)
     await summarizer.complete(request)
     body: dict[str, Any] = llm_server.requests[-1].body
@@ -198,7 +238,10 @@ async def test_reasoning_effort_is_sent_per_profile(
 
 
 def test_the_plan_and_json_say_a_long_prefix_is_folded_for_a_small_summarizer(
-    llm_server: LLMServer, fake_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    llm_server: LLMServer,
+    fake_key: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     import json
@@ -207,10 +250,28 @@ def test_the_plan_and_json_say_a_long_prefix_is_folded_for_a_small_summarizer(
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     path = long_turn(tmp_path / "s.jsonl")
-    status = main(["compact", str(path), "--keep-recent", "400", "--reserve", "8192",
-                   "--tokens", "bytes", "--provider", "openai", "--base-url",
-                   llm_server.openai_base_url, "--model", "m", "--summary-window",
-                   str(SMALL_WINDOW), "--dry-run", "--json"])
+    status = main(
+        [
+            "compact",
+            str(path),
+            "--keep-recent",
+            "400",
+            "--reserve",
+            "8192",
+            "--tokens",
+            "bytes",
+            "--provider",
+            "openai",
+            "--base-url",
+            llm_server.openai_base_url,
+            "--model",
+            "m",
+            "--summary-window",
+            str(SMALL_WINDOW),
+            "--dry-run",
+            "--json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert status == 0, err
     report = json.loads(out)

@@ -56,8 +56,9 @@ class RecordedRequest:
         """The user message text, for either protocol."""
         messages = self.body.get("messages") or []
         return "".join(
-            m.get("content", "") for m in messages if m.get("role") == "user"
-            and isinstance(m.get("content"), str)
+            m.get("content", "")
+            for m in messages
+            if m.get("role") == "user" and isinstance(m.get("content"), str)
         )
 
     @property
@@ -207,9 +208,7 @@ class LLMServer:
         finally:
             writer.close()
 
-    async def _handle_one(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> bool:
+    async def _handle_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         request_line = await reader.readline()
         if not request_line:
             return False
@@ -270,11 +269,19 @@ class LLMServer:
         behaviour = self.behaviour
         if behaviour.reject_max_tokens and not anthropic and "max_tokens" in record.body:
             record.fault = "max_tokens"
-            await self._send_json(writer, 400, {"error": {
-                "message": "Unsupported parameter: 'max_tokens' is not supported with this "
-                           "model. Use 'max_completion_tokens' instead.",
-                "type": "invalid_request_error", "param": "max_tokens",
-                "code": "unsupported_parameter"}})
+            await self._send_json(
+                writer,
+                400,
+                {
+                    "error": {
+                        "message": "Unsupported parameter: 'max_tokens' is not supported with this "
+                        "model. Use 'max_completion_tokens' instead.",
+                        "type": "invalid_request_error",
+                        "param": "max_tokens",
+                        "code": "unsupported_parameter",
+                    }
+                },
+            )
             return False
         if fault is None and behaviour.overflow_over_chars is not None:
             if len(record.prompt) > behaviour.overflow_over_chars:
@@ -299,23 +306,46 @@ class LLMServer:
         await writer.drain()
         model = str(record.body.get("model", "test-model"))
         if anthropic:
-            await self._send_event(writer, "message_start", {
-                "type": "message_start",
-                "message": {"id": "msg_test", "type": "message", "role": "assistant",
-                            "model": model, "content": [], "stop_reason": None,
-                            "usage": {"input_tokens": len(record.prompt) // 4, "output_tokens": 1}},
-            })
-            await self._send_event(writer, "content_block_start", {
-                "type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            })
+            await self._send_event(
+                writer,
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_test",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": {"input_tokens": len(record.prompt) // 4, "output_tokens": 1},
+                    },
+                },
+            )
+            await self._send_event(
+                writer,
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
             await self._send_event(writer, "ping", {"type": "ping"})
         while behaviour.endless:
             for chunk in chunks:
-                await self._send_event(writer, None, {
-                    "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
-                    "choices": [{"index": 0, "delta": {"content": chunk}, "finish_reason": None}],
-                })
+                await self._send_event(
+                    writer,
+                    None,
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion.chunk",
+                        "model": model,
+                        "choices": [
+                            {"index": 0, "delta": {"content": chunk}, "finish_reason": None}
+                        ],
+                    },
+                )
             # Raises _ClientGone once the client has hung up.
             await self._pause(reader, max(behaviour.chunk_delay, 0.001))
         for number, chunk in enumerate(chunks):
@@ -328,32 +358,58 @@ class LLMServer:
                 writer.transport.abort()
                 return False
             if fault is not None and fault.name == "malformed" and number == 1:
-                await self._send_raw_event(writer, "content_block_delta" if anthropic else None,
-                                           "{not json")
+                await self._send_raw_event(
+                    writer, "content_block_delta" if anthropic else None, "{not json"
+                )
             if anthropic:
-                await self._send_event(writer, "content_block_delta", {
-                    "type": "content_block_delta", "index": 0,
-                    "delta": {"type": "text_delta", "text": chunk},
-                })
+                await self._send_event(
+                    writer,
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": chunk},
+                    },
+                )
             else:
-                await self._send_event(writer, None, {
-                    "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
-                    "choices": [{"index": 0, "delta": {"content": chunk}, "finish_reason": None}],
-                })
+                await self._send_event(
+                    writer,
+                    None,
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion.chunk",
+                        "model": model,
+                        "choices": [
+                            {"index": 0, "delta": {"content": chunk}, "finish_reason": None}
+                        ],
+                    },
+                )
             await self._pause(reader, behaviour.chunk_delay)
         if anthropic:
-            await self._send_event(writer, "content_block_stop",
-                                   {"type": "content_block_stop", "index": 0})
-            await self._send_event(writer, "message_delta", {
-                "type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                "usage": {"output_tokens": len(text) // 4},
-            })
+            await self._send_event(
+                writer, "content_block_stop", {"type": "content_block_stop", "index": 0}
+            )
+            await self._send_event(
+                writer,
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": len(text) // 4},
+                },
+            )
             await self._send_event(writer, "message_stop", {"type": "message_stop"})
         else:
-            await self._send_event(writer, None, {
-                "id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            })
+            await self._send_event(
+                writer,
+                None,
+                {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                },
+            )
             await self._send_raw_event(writer, None, "[DONE]")
         writer.write(b"0\r\n\r\n")
         await writer.drain()
@@ -383,9 +439,13 @@ class LLMServer:
                 "404": f"The model `{record.body.get('model')}` does not exist",
                 "400": "bad request: max_tokens must be positive",
             }[fault.name]
-            code = {"429": "rate_limit_exceeded", "401": "invalid_api_key",
-                    "404": "model_not_found", "500": "server_error",
-                    "400": "invalid_request_error"}[fault.name]
+            code = {
+                "429": "rate_limit_exceeded",
+                "401": "invalid_api_key",
+                "404": "model_not_found",
+                "500": "server_error",
+                "400": "invalid_request_error",
+            }[fault.name]
         if self.behaviour.error_message is not None:
             message = self.behaviour.error_message
         if anthropic:
@@ -403,8 +463,12 @@ class LLMServer:
         extra_headers: dict[str, str] | None = None,
     ) -> None:
         data = json.dumps(payload).encode()
-        lines = [f"HTTP/1.1 {status} X", "content-type: application/json",
-                 f"content-length: {len(data)}", "connection: close"]
+        lines = [
+            f"HTTP/1.1 {status} X",
+            "content-type: application/json",
+            f"content-length: {len(data)}",
+            "connection: close",
+        ]
         lines += [f"{k}: {v}" for k, v in (extra_headers or {}).items()]
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + data)
         await writer.drain()

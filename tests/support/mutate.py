@@ -26,20 +26,57 @@ BAD = ROOT / "tests" / "fixtures" / "bad"
 SEED_SIZE_LIMIT = 64 * 1024
 
 READ_COMMANDS: list[list[str]] = [
-    ["lint"], ["lint", "--json"], ["plan"], ["plan", "--json"], ["context"],
-    ["context", "--json"], ["inspect"], ["inspect", "--json"], ["tree"], ["tree", "--json"],
+    ["lint"],
+    ["lint", "--json"],
+    ["plan"],
+    ["plan", "--json"],
+    ["context"],
+    ["context", "--json"],
+    ["inspect"],
+    ["inspect", "--json"],
+    ["tree"],
+    ["tree", "--json"],
 ]
 """The commands the fuzzer runs; none of them may write."""
 
 _INSERTS = [
-    b"\x00", b"\xff", b"\xc3", b"\n", b"\r", b"\r\n", b"{", b"}", b"[", b'"', b"\\", b"\\u",
-    b"\\ud800", b"\xe2\x80\xae", b"\xe2\x80\x8b", b"\x1b[2J", b"\x1b]52;c;eA==\x07", b"\xc2\x9b",
-    b"1e400", b"-1e400", b"NaN", b"Infinity", b"null", b",", b":", b" ", b"\xef\xbb\xbf",
+    b"\x00",
+    b"\xff",
+    b"\xc3",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"{",
+    b"}",
+    b"[",
+    b'"',
+    b"\\",
+    b"\\u",
+    b"\\ud800",
+    b"\xe2\x80\xae",
+    b"\xe2\x80\x8b",
+    b"\x1b[2J",
+    b"\x1b]52;c;eA==\x07",
+    b"\xc2\x9b",
+    b"1e400",
+    b"-1e400",
+    b"NaN",
+    b"Infinity",
+    b"null",
+    b",",
+    b":",
+    b" ",
+    b"\xef\xbb\xbf",
 ]
 _PLACEHOLDER = "@@NUMBER@@"
 _DEEP_PLACEHOLDER = "@@DEEP@@"
 _RAW_NUMBERS = [
-    "1e400", "-1e400", "1" + "0" * 400, "-0", "1e-400", "123456789012345678901234567890",
+    "1e400",
+    "-1e400",
+    "1" + "0" * 400,
+    "-0",
+    "1e-400",
+    "123456789012345678901234567890",
 ]
 
 
@@ -79,11 +116,32 @@ def _weird_value(rng: random.Random, ids: list[str], own_id: Any) -> Any:
     if choice == 13:
         return "\x1b]0;title\x07\x1b[2J\u202e\u200b[bold]x[/bold]"
     if choice == 14:
-        return rng.choice(["message", "compaction", "branch_summary", "label", "custom",
-                           "session", "title", "model_change", "thinking_level_change"])
+        return rng.choice(
+            [
+                "message",
+                "compaction",
+                "branch_summary",
+                "label",
+                "custom",
+                "session",
+                "title",
+                "model_change",
+                "thinking_level_change",
+            ]
+        )
     if choice == 15:
-        return rng.choice(["user", "assistant", "toolResult", "bashExecution", "custom",
-                           "branchSummary", "compactionSummary", "hookMessage"])
+        return rng.choice(
+            [
+                "user",
+                "assistant",
+                "toolResult",
+                "bashExecution",
+                "custom",
+                "branchSummary",
+                "compactionSummary",
+                "hookMessage",
+            ]
+        )
     if choice == 16:
         return [{"type": rng.choice(["text", "image", "toolCall", "thinking", "zzz"])}]
     return rng.random()

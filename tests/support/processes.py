@@ -21,9 +21,7 @@ def dead_pid() -> int:
 def python_child(code: str, ready: bytes = b"ready\n") -> subprocess.Popen[bytes]:
     """Run ``code`` (dedented) in a new Python process and return once its first line of
     output is ``ready``; the caller kills it."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE
-    )
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE)
     assert child.stdout is not None
     if child.stdout.readline() != ready:
         child.kill()

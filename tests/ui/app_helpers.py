@@ -38,7 +38,7 @@ def copy_fixture(source: Path, directory: Path) -> Path:
 def added_records(before: bytes, after: bytes) -> list[dict]:  # type: ignore[type-arg]
     """The records appended to a file (asserting nothing else changed)."""
     assert after.startswith(before), "bytes the user had were changed"
-    tail = after[len(before):]
+    tail = after[len(before) :]
     assert tail.endswith(b"\n")
     return [json.loads(line) for line in tail.splitlines()]
 
@@ -61,14 +61,24 @@ def make_app(path: Path, **options: object) -> CompactorApp:
 def server_config(server: LLMServer, model: str = "test-model") -> Config:
     """A config whose one profile (``local``: the compaction's and the branch summary's) talks
     to the loopback ``server``, without retries."""
-    profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
-                      model=model, api_key_env=SERVER_KEY_ENV, max_retries=0)
+    profile = Profile(
+        name="local",
+        provider="openai",
+        base_url=server.openai_base_url,
+        model=model,
+        api_key_env=SERVER_KEY_ENV,
+        max_retries=0,
+    )
     return Config(profiles={"local": profile}, default_profile="local")
 
 
 def server_app(
-    server: LLMServer, path: Path, monkeypatch: pytest.MonkeyPatch, *,
-    key: str = "sk-test", model: str = "test-model",
+    server: LLMServer,
+    path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    key: str = "sk-test",
+    model: str = "test-model",
 ) -> CompactorApp:
     """An app on ``path`` whose summaries come from ``server`` (``key`` in the profile's
     variable), appending without waiting for a quiet file."""

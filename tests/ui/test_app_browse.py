@@ -218,8 +218,9 @@ async def test_diff_tab_compares_a_compaction_with_the_previous_one() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         session = app.session
-        compactions = [i for i in session.path_to(session.leaf)
-                       if session.entries[i].type == "compaction"]
+        compactions = [
+            i for i in session.path_to(session.leaf) if session.entries[i].type == "compaction"
+        ]
         assert len(compactions) >= 2
         tree_of(app).move_to_entry(compactions[-1])
         await settle(pilot)

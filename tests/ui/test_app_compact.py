@@ -34,8 +34,9 @@ async def test_plan_marks_regions_and_matches_engine() -> None:
         await settle(pilot)
         plan = app.plan
         assert plan is not None and plan.prepared
-        expected = prepare_compaction(app.session, app.session.leaf, app.settings.compaction(),
-                                      app.counter)
+        expected = prepare_compaction(
+            app.session, app.session.leaf, app.settings.compaction(), app.counter
+        )
         assert plan.first_kept_entry_id == expected.first_kept_entry_id
         assert plan.region_tokens == expected.region_tokens
         tree = app.query_one(SessionTree)
@@ -138,8 +139,9 @@ async def test_compact_offline_discard_writes_nothing(tmp_path: Path) -> None:
         assert path.read_bytes() == before
 
 
-async def test_compact_with_server_streams_then_accept(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_compact_with_server_streams_then_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:
@@ -159,8 +161,9 @@ async def test_compact_with_server_streams_then_accept(tmp_path: Path,
     assert "test-model" in json.dumps(records[0].get("generator", {}))
 
 
-async def test_escape_cancels_a_running_compaction(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_escape_cancels_a_running_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     before = path.read_bytes()
     with LLMServer() as server:

@@ -59,8 +59,9 @@ async def test_palette_offers_only_what_makes_sense_now() -> None:
         await settle(pilot)
         assert "Run compaction" in titles() and "Move cut earlier" in titles()
         session = app.session
-        compaction = max(i for i in session.path_to(session.leaf)
-                         if session.entries[i].type == "compaction")
+        compaction = max(
+            i for i in session.path_to(session.leaf) if session.entries[i].type == "compaction"
+        )
         app.query_one(SessionTree).move_to_entry(compaction)
         await settle(pilot)
         assert "Undo this compaction" in titles()
@@ -69,16 +70,31 @@ async def test_palette_offers_only_what_makes_sense_now() -> None:
 
 def _big_session(path: Path, count: int) -> None:
     """A valid v3 session of ``count`` chained user messages."""
-    lines = [json.dumps({"type": "session", "version": 3, "id": "big", "cwd": "/tmp",
-                         "timestamp": "2026-01-01T00:00:00.000Z"})]
+    lines = [
+        json.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "big",
+                "cwd": "/tmp",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+            }
+        )
+    ]
     parent = None
     for number in range(count):
         entry_id = f"{number:08x}"
-        lines.append(json.dumps({
-            "type": "message", "id": entry_id, "parentId": parent,
-            "timestamp": "2026-01-01T00:00:01.000Z",
-            "message": {"role": "user", "content": f"message {number} " + "x" * 200},
-        }))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:01.000Z",
+                    "message": {"role": "user", "content": f"message {number} " + "x" * 200},
+                }
+            )
+        )
         parent = entry_id
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -106,8 +122,9 @@ async def test_escape_stops_indexing_and_shows_what_was_read(tmp_path: Path) -> 
         assert "partial" in str(app.query_one("#status").render())
 
 
-async def test_open_command_refuses_a_missing_file(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+async def test_open_command_refuses_a_missing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tui_compactor.commands import open as open_command
 
     parser = argparse.ArgumentParser()

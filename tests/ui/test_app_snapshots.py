@@ -63,16 +63,25 @@ def test_snapshot_navigation_dialog(snap_compare) -> None:  # type: ignore[no-un
     assert snap_compare(make_app(TREE_BRANCHES), terminal_size=SIZE, run_before=open_dialog)
 
 
-def test_snapshot_compaction_running(snap_compare, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                     monkeypatch) -> None:
+def test_snapshot_compaction_running(
+    snap_compare,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch,
+) -> None:
     """History and turn prefix requested side by side, waiting on a slow model; the tree
     stays usable (finished runs show wall-clock times, so the running state is pictured)."""
     monkeypatch.setenv("TUI_COMPACTOR_TEST_KEY", "sk-test")
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     server = LLMServer().start()
     server.behaviour.latency = 60.0
-    profile = Profile(name="local", provider="openai", base_url=server.openai_base_url,
-                      model="test-model", api_key_env="TUI_COMPACTOR_TEST_KEY", max_retries=0)
+    profile = Profile(
+        name="local",
+        provider="openai",
+        base_url=server.openai_base_url,
+        model="test-model",
+        api_key_env="TUI_COMPACTOR_TEST_KEY",
+        max_retries=0,
+    )
     config = Config(profiles={"local": profile}, default_profile="local")
 
     async def compact(pilot: Pilot[None]) -> None:
@@ -84,7 +93,6 @@ def test_snapshot_compaction_running(snap_compare, tmp_path: Path,  # type: igno
         await _steady(pilot)
 
     try:
-        assert snap_compare(make_app(path, config=config), terminal_size=SIZE,
-                            run_before=compact)
+        assert snap_compare(make_app(path, config=config), terminal_size=SIZE, run_before=compact)
     finally:
         server.stop()

@@ -29,6 +29,7 @@ from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
 
+
 async def navigate_to(pilot, app, target: int, option: str) -> None:  # type: ignore[no-untyped-def]
     """Put the cursor on ``target``, press enter, pick ``option`` in the dialog."""
     tree = app.query_one(SessionTree)
@@ -250,10 +251,15 @@ async def test_live_follow_shows_appended_entries_and_keeps_cursor(tmp_path: Pat
         cursor_entry = tree.cursor_entry
         leaf = session.entries[session.leaf]
         record = {
-            "type": "message", "id": "feedf00d", "parentId": leaf.id,
+            "type": "message",
+            "id": "feedf00d",
+            "parentId": leaf.id,
             "timestamp": "2026-01-12T10:00:00.000Z",
-            "message": {"role": "user", "content": [{"type": "text", "text": "one more thing"}],
-                        "timestamp": 1768212000000},
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "one more thing"}],
+                "timestamp": 1768212000000,
+            },
         }
         with path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")

@@ -31,10 +31,12 @@ async def test_budget_editor_edits_every_seed_setting() -> None:
         await settle(pilot)
         assert app.plan is not None and app.plan.is_split_turn
         split_first_kept = app.plan.first_kept_index
-        for widget_id, text in (("#plan-threshold-percent", "60"),
-                                ("#plan-threshold-tokens", "150k"),
-                                ("#plan-branch-reserve", "20000"),
-                                ("#plan-summary-window", "32k")):
+        for widget_id, text in (
+            ("#plan-threshold-percent", "60"),
+            ("#plan-threshold-tokens", "150k"),
+            ("#plan-branch-reserve", "20000"),
+            ("#plan-summary-window", "32k"),
+        ):
             field = app.query_one(widget_id, Input)
             field.focus()
             field.value = text
@@ -44,12 +46,24 @@ async def test_budget_editor_edits_every_seed_setting() -> None:
         app.query_one("#plan-split-turns", Checkbox).value = False
         await settle(pilot)
         settings = app.settings
-        assert (settings.threshold_percent, settings.threshold_tokens,
-                settings.branch_summary_reserve_tokens, settings.summary_window,
-                settings.summary_reasoning_effort, settings.branch_summary_enabled,
-                settings.split_turns) == (60.0, 150000, 20000, 32000, "low", False, False)
-        assert all(settings.source_of(name) == "app" for name in (
-            "threshold_percent", "summary_window", "split_turns", "branch_summary_enabled"))
+        assert (
+            settings.threshold_percent,
+            settings.threshold_tokens,
+            settings.branch_summary_reserve_tokens,
+            settings.summary_window,
+            settings.summary_reasoning_effort,
+            settings.branch_summary_enabled,
+            settings.split_turns,
+        ) == (60.0, 150000, 20000, 32000, "low", False, False)
+        assert all(
+            settings.source_of(name) == "app"
+            for name in (
+                "threshold_percent",
+                "summary_window",
+                "split_turns",
+                "branch_summary_enabled",
+            )
+        )
         # Re-planned without a split turn: the cut moved back to the turn's start.
         assert app.plan is not None and not app.plan.is_split_turn
         assert app.plan.first_kept_index < split_first_kept
@@ -85,12 +99,20 @@ async def test_plan_pane_says_a_long_prefix_is_folded_for_a_small_summarizer(
     from tui_compactor.workbench.settings import Settings
 
     path = long_turn(tmp_path / "s.jsonl")
-    config = Config.model_validate({
-        "compaction": {"keep_recent_tokens": 400, "reserve_tokens": 8192, "tokens": "bytes"},
-        "profiles": {"small": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
-                               "model": "m", "context_window": 8192}},
-        "compaction_profile": "small",
-    })
+    config = Config.model_validate(
+        {
+            "compaction": {"keep_recent_tokens": 400, "reserve_tokens": 8192, "tokens": "bytes"},
+            "profiles": {
+                "small": {
+                    "provider": "openai",
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "model": "m",
+                    "context_window": 8192,
+                }
+            },
+            "compaction_profile": "small",
+        }
+    )
     app = make_app(path, settings=Settings.from_config(config))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -137,18 +137,38 @@ async def test_the_first_gauge_is_drawn_before_the_token_table_loads_then_measur
 
 
 async def test_a_message_shown_before_markdown_loads_is_drawn_again_as_markdown(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The first screen does not wait for the Markdown renderer (its imports): the leaf's text
     shows plain, and as Markdown once the renderer has loaded after the first screen."""
     records = [
-        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
-         "cwd": "/w"},
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
-         "message": {"role": "user", "content": "hello", "timestamp": 1}},
-        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02Z",
-         "message": {"role": "assistant", "stopReason": "stop", "timestamp": 2,
-                     "content": [{"type": "text", "text": "the **plan** works"}]}},
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "cwd": "/w",
+        },
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "user", "content": "hello", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "u1",
+            "timestamp": "2026-01-01T00:00:02Z",
+            "message": {
+                "role": "assistant",
+                "stopReason": "stop",
+                "timestamp": 2,
+                "content": [{"type": "text", "text": "the **plan** works"}],
+            },
+        },
     ]
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

@@ -60,8 +60,10 @@ def with_warning_and_shake(directory: Path) -> Path:
 
 def test_rows_show_method_and_short_summary_not_the_summary() -> None:
     session = load_session(OMP_METHODS)
-    rows = {index: entry_preview(session.entries[index], "omp")
-            for index in (SOFT, HANDOFF, SNAPCOMPACT, REMOTE, EXTENSION)}
+    rows = {
+        index: entry_preview(session.entries[index], "omp")
+        for index in (SOFT, HANDOFF, SNAPCOMPACT, REMOTE, EXTENSION)
+    }
     assert rows[SOFT].startswith("soft · 7,329 tokens before · I continued the work shown")
     assert "Fake summary" not in rows[SOFT]  # the divider text, not the summary
     # A handoff has no shortSummary: the document itself is the row text.
@@ -122,8 +124,10 @@ async def test_app_tree_details_and_context_view_on_the_methods_session(tmp_path
         await settle(pilot)
         tree = app.query_one(SessionTree)
         position = next(i for i, row in enumerate(tree.rows) if row.index == REMOTE)
-        assert "remote · 12,027 tokens before · Remote compaction" in tree.row_text(
-            position, 200).plain
+        assert (
+            "remote · 12,027 tokens before · Remote compaction"
+            in tree.row_text(position, 200).plain
+        )
         soft_position = next(i for i, row in enumerate(tree.rows) if row.index == SOFT)
         assert "⚠ Compaction freed" in tree.row_text(soft_position, 200).plain
         # The entry right after the remote compaction: details and context view.
@@ -224,7 +228,8 @@ async def test_app_previews_a_shake_and_never_writes_it(tmp_path: Path) -> None:
         shown = {preview.config.name: preview for preview in view.previews}
         assert set(shown) == {"default", "aggressive", "rescue"}
         assert [(r.entry_index, r.tokens) for r in shown["aggressive"].regions] == [
-            (r.entry_index, r.tokens) for r in expected.regions]
+            (r.entry_index, r.tokens) for r in expected.regions
+        ]
         assert expected.regions, "the fixture has something to shake"
         text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
         assert "cannot be written: oh-my-pi saves a shake by rewriting" in text

@@ -26,8 +26,7 @@ SIZE = (120, 40)
 @pytest.fixture(scope="module")
 def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """~10 MB, over ``reader.PREVIEW_MIN_BYTES``: the app previews it."""
-    path = big_session(tmp_path_factory.mktemp("big") / "big.jsonl", 10_000,
-                       compaction_at=9_950)
+    path = big_session(tmp_path_factory.mktemp("big") / "big.jsonl", 10_000, compaction_at=9_950)
     assert path.stat().st_size > reader.PREVIEW_MIN_BYTES
     return path
 
@@ -35,7 +34,7 @@ def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def held_index(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """The whole-file index runs for real, but only starts once the test sets the event (so
-"before indexing finishes" is a fact, not a race)."""
+    "before indexing finishes" is a fact, not a race)."""
     release = threading.Event()
     real = reader.load_session
 
@@ -103,8 +102,9 @@ async def test_the_leaf_gauge_and_details_show_before_the_index_is_done(
         assert whole.entries[tree.cursor_entry].id == moved_id
         assert app.check_action("plan", ()) is True
         await pilot.press("l")  # jump to the leaf: the gauge there is the preview's
-        await until(pilot, lambda: app.gauge_data is not None
-                    and app.gauge_data.entry_index == whole.leaf)
+        await until(
+            pilot, lambda: app.gauge_data is not None and app.gauge_data.entry_index == whole.leaf
+        )
         assert app.gauge_data.tokens == preview_tokens
 
 

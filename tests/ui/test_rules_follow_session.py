@@ -48,7 +48,11 @@ def status_text(app) -> str:  # type: ignore[no-untyped-def]
     ],
 )
 async def test_the_session_location_picks_the_rules_and_the_header_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str, source: Path, rules: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agent: str,
+    source: Path,
+    rules: str,
     header: str,
 ) -> None:
     home, path = home_with(tmp_path, agent, source)
@@ -90,9 +94,13 @@ def test_commands_follow_the_session_unless_told(tmp_path: Path) -> None:
     env = {key: value for key, value in env.items() if not key.startswith("TUI_COMPACTOR_")}
 
     def plan(*flags: str) -> dict:  # type: ignore[type-arg]
-        done = subprocess.run([sys.executable, "-m", "tui_compactor", "plan", str(path),
-                               "--json", *flags], capture_output=True, text=True, env=env,
-                              timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "tui_compactor", "plan", str(path), "--json", *flags],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         report: dict = json.loads(done.stdout)  # type: ignore[type-arg]
         return report
@@ -138,8 +146,13 @@ def test_our_compaction_keeps_a_pi_session_pis_and_omp_rules_mark_it_omp(tmp_pat
     env = {key: value for key, value in env.items() if not key.startswith("TUI_COMPACTOR_")}
 
     def run(*args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "tui_compactor", *args], env=env,
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "tui_compactor", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -148,8 +161,17 @@ def test_our_compaction_keeps_a_pi_session_pis_and_omp_rules_mark_it_omp(tmp_pat
         return report["rules"], report["rulesSource"]
 
     assert rules() == ("pi", "session: no omp content")
-    compact = ["compact", str(path), "--provider", "offline", "--yes", "--quiet-window", "0",
-               "--keep-recent", "2000"]
+    compact = [
+        "compact",
+        str(path),
+        "--provider",
+        "offline",
+        "--yes",
+        "--quiet-window",
+        "0",
+        "--keep-recent",
+        "2000",
+    ]
     run(*compact)
     last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
     assert last["type"] == "compaction" and last["shortSummary"] and "method" not in last

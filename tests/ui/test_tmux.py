@@ -238,8 +238,9 @@ def _sessions_dir(tmp_path: Path) -> Path:
     """A directory outside HOME with one session in it."""
     directory = tmp_path / "elsewhere" / "sessions"
     directory.mkdir(parents=True)
-    shutil.copyfile(FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl",
-                    directory / "tree-branches.jsonl")
+    shutil.copyfile(
+        FIXTURES / "oracle" / "sessions" / "tree-branches.jsonl", directory / "tree-branches.jsonl"
+    )
     return directory
 
 
@@ -254,8 +255,10 @@ def test_the_picker_opens_on_a_directory_as_the_readme_says(
     screen = app.wait_for(lambda s: "1 sessions" in s or "1 session " in s, "the scan")
     assert "error" not in screen.lower() and "no such file" not in screen
     app.send("Down", "Enter")
-    app.wait_for(lambda s: "tree-branches.jsonl" in s and "entries" in s.splitlines()[0],
-                 "the chosen session")
+    app.wait_for(
+        lambda s: "tree-branches.jsonl" in s and "entries" in s.splitlines()[0],
+        "the chosen session",
+    )
     app.send("q")
     assert f"{EXIT_MARK} 0]" in app.wait_for_text(EXIT_MARK)
 

@@ -27,8 +27,11 @@ def session(tmp_path: Path) -> Path:
     return target
 
 
-def _start(tmux_app: Callable[..., TmuxApp], session: Path,  # noqa: F811
-           size: tuple[int, int] = (80, 24)) -> TmuxApp:
+def _start(
+    tmux_app: Callable[..., TmuxApp],
+    session: Path,  # noqa: F811
+    size: tuple[int, int] = (80, 24),
+) -> TmuxApp:
     app = tmux_app([str(session), "--keep-recent", "2000"], size)
     app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
     app.wait_for_text("q Quit")
@@ -36,7 +39,8 @@ def _start(tmux_app: Callable[..., TmuxApp], session: Path,  # noqa: F811
 
 
 def test_a_moved_cut_survives_the_agent_appending(
-    tmux_app: Callable[..., TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     app.send("G", "c")
@@ -56,7 +60,8 @@ def test_a_moved_cut_survives_the_agent_appending(
 
 
 def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_the_path(
-    tmux_app: Callable[..., TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     old_leaf = records(session)[-1]["id"]
@@ -84,7 +89,8 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
 
 
 def test_keys_that_leave_the_full_screen_context_give_the_layout_back(
-    tmux_app: Callable[..., TmuxApp], tmp_path: Path  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    tmp_path: Path,  # noqa: F811
 ) -> None:
     """``S`` fills the screen with the context as sent; a key that moves the focus out of it
     (``/`` search, ``e`` budget editor, a search landing on the tree) must not leave the user
@@ -105,12 +111,21 @@ def test_keys_that_leave_the_full_screen_context_give_the_layout_back(
     app.wait_for(lambda s: "threshold %" in s and "┃·" in s, "the budget editor")
 
 
-@pytest.mark.parametrize(("name", "count"), [
-    ("invalid-json-middle.jsonl", "6 issues"),  # 5 load diagnostics + oh-my-pi's rewrite warning
-    ("bom-prefixed.jsonl", "1 issue"),
-])
+@pytest.mark.parametrize(
+    ("name", "count"),
+    [
+        (
+            "invalid-json-middle.jsonl",
+            "6 issues",
+        ),  # 5 load diagnostics + oh-my-pi's rewrite warning
+        ("bom-prefixed.jsonl", "1 issue"),
+    ],
+)
 def test_a_bad_file_counts_its_issues_the_same_in_the_header_the_note_and_the_list(
-    tmux_app: Callable[..., TmuxApp], tmp_path: Path, name: str, count: str  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    tmp_path: Path,
+    name: str,
+    count: str,  # noqa: F811
 ) -> None:
     session = tmp_path / name
     shutil.copyfile(FIXTURES / "bad" / name, session)
@@ -124,14 +139,17 @@ def test_a_bad_file_counts_its_issues_the_same_in_the_header_the_note_and_the_li
 
 
 def test_the_main_screens_keys_do_nothing_in_the_session_picker(
-    tmux_app: Callable[..., TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     """The picker is a screen of its own: ``f`` (filter), ``i`` (requests), ``S`` (zoom) are
     the tree's keys and must not change, behind the picker, the session opened next."""
     app = tmux_app([str(session.parent)], (200, 60))
     app.wait_for_text("Open a session")
-    app.wait_for(lambda s: f"1 session in {session.parent}" in " ".join(s.split()),
-                 "the listed session, counted in the singular")
+    app.wait_for(
+        lambda s: f"1 session in {session.parent}" in " ".join(s.split()),
+        "the listed session, counted in the singular",
+    )
     app.send("Down")  # into the list: its footer offers the sort keys
     app.wait_for(lambda s: "Sort date" in s.splitlines()[-1], "the list to have the focus")
     app.send("f", "i", "S")
@@ -145,7 +163,9 @@ def test_the_main_screens_keys_do_nothing_in_the_session_picker(
 
 @pytest.mark.parametrize("key", ["c", "3"])
 def test_a_key_that_shows_another_tab_leaves_the_full_screen_context(
-    tmux_app: Callable[..., TmuxApp], session: Path, key: str  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    session: Path,
+    key: str,  # noqa: F811
 ) -> None:
     """``c`` (plan) and ``3`` (the Plan tab) show the Plan tab: over a full-screen Context it
     would be planned and switched unseen, so the layout comes back with the plan in view."""
@@ -153,5 +173,7 @@ def test_a_key_that_shows_another_tab_leaves_the_full_screen_context(
     app.send("S")
     app.wait_for(lambda s: "┃·" not in s and "as pi sends it" in s, "full screen")
     app.send(key)
-    app.wait_for(lambda s: "┃·" in s and "Plan" in s and "as pi sends it" not in s,
-                 "the tree and the plan tab back")
+    app.wait_for(
+        lambda s: "┃·" in s and "Plan" in s and "as pi sends it" not in s,
+        "the tree and the plan tab back",
+    )

@@ -44,7 +44,8 @@ def command(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_file_and_variable_together_cut_at_the_same_entry_everywhere(
-    tmux_app: Callable[..., TmuxApp], setup: tuple[Path, Path],  # noqa: F811
+    tmux_app: Callable[..., TmuxApp],
+    setup: tuple[Path, Path],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     session, config = setup
@@ -62,13 +63,19 @@ def test_file_and_variable_together_cut_at_the_same_entry_everywhere(
     app.wait_for_text(f"cut before #{plan['firstKeptEntryEntriesIndex']} ")
 
 
-@pytest.mark.parametrize(("variable", "value"), [
-    ("TUI_COMPACTOR_KEEP_RECENT_TOKENS", "lots"),
-    ("TUI_COMPACTOR_RULES", "claude"),
-])
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("TUI_COMPACTOR_KEEP_RECENT_TOKENS", "lots"),
+        ("TUI_COMPACTOR_RULES", "claude"),
+    ],
+)
 def test_a_bad_variable_gives_one_message_naming_it_everywhere(
-    tmux_app: Callable[..., TmuxApp], setup: tuple[Path, Path],  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch, variable: str, value: str,
+    tmux_app: Callable[..., TmuxApp],
+    setup: tuple[Path, Path],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
 ) -> None:
     session, config = setup
     monkeypatch.setenv(variable, value)

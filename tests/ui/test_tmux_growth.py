@@ -28,8 +28,14 @@ AGENT = ROOT / "tests" / "workbench" / "agent.py"
 
 def agent_appends(path: Path) -> str:
     """A second process appends a user message as a child of the file's leaf."""
-    result = subprocess.run([sys.executable, str(AGENT), str(path)], cwd=ROOT, check=True,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, str(AGENT), str(path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return result.stdout.strip()
 
 
@@ -52,7 +58,8 @@ def _start(tmux_app: Callable[[list[str]], TmuxApp], session: Path) -> TmuxApp: 
 
 
 def test_accept_after_growth_replans_and_never_writes_on_the_old_leaf(
-    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[[list[str]], TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     app.send("G", "c")
@@ -84,7 +91,8 @@ def _search(app: TmuxApp, needle: str) -> None:
 
 
 def test_undo_proposed_before_growth_asks_again_and_no_writes_nothing(
-    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[[list[str]], TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     compaction = [r for r in records(session) if r["type"] == "compaction"][-1]["id"]
@@ -104,7 +112,8 @@ def test_undo_proposed_before_growth_asks_again_and_no_writes_nothing(
 
 
 def test_navigation_proposed_before_growth_is_planned_again(
-    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[[list[str]], TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     target = records(session)[3]["id"]
@@ -121,7 +130,8 @@ def test_navigation_proposed_before_growth_is_planned_again(
 
 
 def test_a_label_typed_while_the_agent_appends_goes_after_its_entry(
-    tmux_app: Callable[[list[str]], TmuxApp], session: Path  # noqa: F811
+    tmux_app: Callable[[list[str]], TmuxApp],
+    session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     old_leaf = records(session)[-1]["id"]
@@ -133,7 +143,8 @@ def test_a_label_typed_while_the_agent_appends_goes_after_its_entry(
     app.send("milestone", "Enter")
     screen = app.wait_for_text("label “milestone” set")
     assert "(the session grew" in screen  # the user is told where it went
-    added = records(session)[len(grown.splitlines()):]
+    added = records(session)[len(grown.splitlines()) :]
     assert [(r["type"], r["parentId"], r["label"]) for r in added] == [
-        ("label", agent, "milestone")]
+        ("label", agent, "milestone")
+    ]
     assert agent != old_leaf, "never onto the old leaf"

@@ -64,8 +64,18 @@ def test_compact_asks_again_when_the_file_grew_before_the_write(
         return True
 
     monkeypatch.setattr("tui_compactor.commands.compact.confirm", confirm)
-    status = main(["compact", str(compacted), "--provider", "offline", "--keep-recent", "2000",
-                   "--quiet-window", "0"])
+    status = main(
+        [
+            "compact",
+            str(compacted),
+            "--provider",
+            "offline",
+            "--keep-recent",
+            "2000",
+            "--quiet-window",
+            "0",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 0, err
     assert len(asked) == 2, "the user is asked again after the re-plan"
@@ -90,8 +100,19 @@ def test_compact_yes_replans_and_says_so(
             agent_ids.append(append_child_of_leaf(compacted))
 
     monkeypatch.setattr(compact, "_print_result", grow_after_summaries)
-    status = main(["compact", str(compacted), "--provider", "offline", "--keep-recent", "2000",
-                   "--yes", "--quiet-window", "0"])
+    status = main(
+        [
+            "compact",
+            str(compacted),
+            "--provider",
+            "offline",
+            "--keep-recent",
+            "2000",
+            "--yes",
+            "--quiet-window",
+            "0",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 0, err
     assert "it will be written without asking" in err
@@ -131,19 +152,37 @@ def test_undo_refusals_match_the_command(tmp_path: Path) -> None:
         with handle.read() as snapshot, pytest.raises(ActionRefused) as refused:
             propose_undo(snapshot)
     result = __import__("subprocess").run(
-        ["python", "-m", "tui_compactor", "undo", str(branches)], cwd=ROOT, capture_output=True,
-        text=True, check=False,
+        ["python", "-m", "tui_compactor", "undo", str(branches)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert refused.value.reason in result.stderr
 
 
-@pytest.mark.parametrize(("files_format", "tag"),
-                         [("legacy", "<read-files>"), ("files", "<files>")])
+@pytest.mark.parametrize(
+    ("files_format", "tag"), [("legacy", "<read-files>"), ("files", "<files>")]
+)
 def test_files_format_applies_to_branch_summaries(
     compacted: Path, files_format: str, tag: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(["navigate", str(compacted), "--to", "#3", "--summarize", "--provider",
-                   "offline", "--yes", "--quiet-window", "0", "--files-format", files_format])
+    status = main(
+        [
+            "navigate",
+            str(compacted),
+            "--to",
+            "#3",
+            "--summarize",
+            "--provider",
+            "offline",
+            "--yes",
+            "--quiet-window",
+            "0",
+            "--files-format",
+            files_format,
+        ]
+    )
     assert status == 0, capsys.readouterr().err
     with load_session(compacted) as session:
         entry = session.entries[-1]

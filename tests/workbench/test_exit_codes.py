@@ -56,8 +56,9 @@ def test_unreadable_file_and_bad_flags_are_usage_errors(command: str, tmp_path: 
     assert cli(command, missing, "--no-such-flag").returncode == EXIT_USAGE
 
 
-@pytest.mark.parametrize("command", ["tree", "plan", "context", "serialize", "compact",
-                                     "export", "navigate"])
+@pytest.mark.parametrize(
+    "command", ["tree", "plan", "context", "serialize", "compact", "export", "navigate"]
+)
 def test_unknown_entry_ids_are_usage_errors(command: str, compacted: Path) -> None:
     extra = ["--to", "nope"] if command == "navigate" else ["--leaf", "nope"]
     result = cli(command, str(compacted), *extra)
@@ -70,8 +71,16 @@ def test_unknown_entry_ids_are_usage_errors(command: str, compacted: Path) -> No
     [
         ["plan", "--cut", "#3"],  # the rules refuse this cut
         ["compact", "--provider", "offline"],  # not confirmed (no terminal, no --yes)
-        ["compact", "--provider", "offline", "--dry-run", "--keep-recent", "300000",
-         "--window", "200000"],  # summarizes nothing
+        [
+            "compact",
+            "--provider",
+            "offline",
+            "--dry-run",
+            "--keep-recent",
+            "300000",
+            "--window",
+            "200000",
+        ],  # summarizes nothing
         ["navigate", "--to", "#3"],  # not confirmed
         ["undo"],  # later entries would leave the active path
         ["seal"],  # nothing to seal

@@ -40,23 +40,40 @@ def test_gauge_blocks_are_the_context_commands_items(path: Path, rules: str) -> 
     for node in nodes:
         out = io.StringIO()
         with redirect_stdout(out):
-            status = main(["context", str(path), "--at", session.entries[node].id, "--tokens",
-                           "pi", "--rules", rules, "--json"])
+            status = main(
+                [
+                    "context",
+                    str(path),
+                    "--at",
+                    session.entries[node].id,
+                    "--tokens",
+                    "pi",
+                    "--rules",
+                    rules,
+                    "--json",
+                ]
+            )
         assert status == 0
         data = json.loads(out.getvalue())
         with handle.read() as snapshot:
             gauge = gauge_at(snapshot, node, settings, cache)
-        sent = [(row["entryIndex"], row["tokens"]) for row in data["items"]
-                if not row.get("excludeFromContext")]
+        sent = [
+            (row["entryIndex"], row["tokens"])
+            for row in data["items"]
+            if not row.get("excludeFromContext")
+        ]
         assert [(index, tokens) for _, _, tokens, index in gauge.blocks] == sent
         figure = data["contextTokens"]
-        assert (gauge.tokens, gauge.local_estimate) == (figure["tokens"],
-                                                        figure["localEstimate"])
+        assert (gauge.tokens, gauge.local_estimate) == (figure["tokens"], figure["localEstimate"])
 
 
 def test_context_blocks_read_back_what_was_added() -> None:
-    rows = [("user", "plain", 12, 0), ("summary:remote ⚠", "héllo wörld 日本 🎉", 123_456, 7),
-            ("tool", "", 0, None), ("user", "x" * 200, 1_234_567_890, 200_000)]
+    rows = [
+        ("user", "plain", 12, 0),
+        ("summary:remote ⚠", "héllo wörld 日本 🎉", 123_456, 7),
+        ("tool", "", 0, None),
+        ("user", "x" * 200, 1_234_567_890, 200_000),
+    ]
     blocks = ContextBlocks(rows)
     assert list(blocks) == rows
     assert blocks[-1] == rows[-1] and blocks[1:3] == rows[1:3]
@@ -73,8 +90,9 @@ def test_a_200k_block_context_takes_a_few_megabytes() -> None:
     try:
         blocks = ContextBlocks()
         for index in range(200_000):
-            blocks.append("user" if index % 2 else "assistant", f"step {index}: ok",
-                          index % 50 + 3, index)
+            blocks.append(
+                "user" if index % 2 else "assistant", f"step {index}: ok", index % 50 + 3, index
+            )
         size, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -85,15 +103,23 @@ def test_a_200k_block_context_takes_a_few_megabytes() -> None:
 def test_a_cancelled_measure_stops_and_an_uncancelled_one_is_unchanged(tmp_path: Path) -> None:
     from tui_compactor.workbench.views import CANCEL_CHECK_EVERY, MeasureCancelled
 
-    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t",
-                         "cwd": "/"})]
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})]
     for number in range(1, 10_001):
         role = "user" if number % 2 else "assistant"
-        lines.append(json.dumps({
-            "type": "message", "id": f"{number:08x}",
-            "parentId": f"{number - 1:08x}" if number > 1 else None, "timestamp": "t",
-            "message": {"role": role, "content": [{"type": "text", "text": f"step {number}"}]},
-        }))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "id": f"{number:08x}",
+                    "parentId": f"{number - 1:08x}" if number > 1 else None,
+                    "timestamp": "t",
+                    "message": {
+                        "role": role,
+                        "content": [{"type": "text", "text": f"step {number}"}],
+                    },
+                }
+            )
+        )
     path = tmp_path / "chain.jsonl"
     path.write_text("\n".join(lines) + "\n")
     session = load_session(path)

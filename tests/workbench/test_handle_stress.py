@@ -24,15 +24,32 @@ APPENDS = 10_000
 
 def _line(ident: str, parent: str, number: int) -> bytes:
     if number % 2:
-        message: dict[str, Any] = {"role": "user", "content": f"question {number}",
-                                   "timestamp": 1768212000000 + number}
+        message: dict[str, Any] = {
+            "role": "user",
+            "content": f"question {number}",
+            "timestamp": 1768212000000 + number,
+        }
     else:
-        message = {"role": "assistant", "content": [{"type": "text", "text": f"answer {number}"}],
-                   "usage": {"input": 10, "output": 5, "cacheRead": 1000 + number,
-                             "cacheWrite": 0, "totalTokens": 1015 + number},
-                   "stopReason": "stop", "timestamp": 1768212000000 + number}
-    record = {"type": "message", "id": ident, "parentId": parent,
-              "timestamp": "2026-01-12T10:00:00.000Z", "message": message}
+        message = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": f"answer {number}"}],
+            "usage": {
+                "input": 10,
+                "output": 5,
+                "cacheRead": 1000 + number,
+                "cacheWrite": 0,
+                "totalTokens": 1015 + number,
+            },
+            "stopReason": "stop",
+            "timestamp": 1768212000000 + number,
+        }
+    record = {
+        "type": "message",
+        "id": ident,
+        "parentId": parent,
+        "timestamp": "2026-01-12T10:00:00.000Z",
+        "message": message,
+    }
     return json.dumps(record).encode() + b"\n"
 
 
@@ -42,8 +59,9 @@ def test_readers_see_whole_generations_while_the_file_grows(tmp_path: Path) -> N
     handle = SessionHandle(load_session(path))
     settings = Settings(keep_recent_tokens=2000, tokens="bytes").with_model_window(200_000, "m")
     cache = handle.token_cache(settings.counter())
-    shape: dict[int, tuple[int, int | None]] = {0: (len(handle.session.entries),
-                                                    handle.session.leaf)}
+    shape: dict[int, tuple[int, int | None]] = {
+        0: (len(handle.session.entries), handle.session.leaf)
+    }
     errors: list[BaseException] = []
     checked = {"outline": 0, "plan": 0, "gauge": 0, "context": 0, "chart": 0}
     done = threading.Event()
@@ -73,7 +91,9 @@ def test_readers_see_whole_generations_while_the_file_grows(tmp_path: Path) -> N
 
     def consistent(snapshot: Any) -> None:
         assert shape.get(snapshot.generation, (snapshot.entry_count, snapshot.leaf)) == (
-            snapshot.entry_count, snapshot.leaf)
+            snapshot.entry_count,
+            snapshot.leaf,
+        )
 
     def read(kind: str) -> None:
         try:
@@ -89,7 +109,8 @@ def test_readers_see_whole_generations_while_the_file_grows(tmp_path: Path) -> N
                     elif kind == "plan":
                         report = plan_report(snapshot, leaf, settings, None, cache)
                         assert report.plan.branch[-1] == leaf and report.generation == (
-                            snapshot.generation)
+                            snapshot.generation
+                        )
                         assert report.plan.prepared and report.refusal is None
                     elif kind == "gauge":
                         gauge = gauge_at(snapshot, leaf, settings, cache)

@@ -64,8 +64,13 @@ def _run(env: dict[str, str], *args: str) -> dict[str, Any]:
 def _decision(plan: dict[str, Any]) -> tuple[Any, ...]:
     """Cut, keep-recent and the summarized range of a ``plan --json`` row."""
     end = plan["turnStartIndex"] if plan["isSplitTurn"] else plan["firstKeptEntryIndex"]
-    return (plan["firstKeptEntryId"], plan["keepRecentTokens"], plan["tokens"],
-            plan["boundaryStart"], end)
+    return (
+        plan["firstKeptEntryId"],
+        plan["keepRecentTokens"],
+        plan["tokens"],
+        plan["boundaryStart"],
+        end,
+    )
 
 
 @pytest.mark.asyncio
@@ -79,8 +84,9 @@ async def test_plan_compact_and_app_agree(
     env, flags = _setup(source, tmp_path)
 
     plan_row = _run(env, "plan", str(session), "--json", *flags)["plans"][0]
-    compact = _run(env, "compact", str(session), "--dry-run", "--json", "--provider", "offline",
-                   *flags)
+    compact = _run(
+        env, "compact", str(session), "--dry-run", "--json", "--provider", "offline", *flags
+    )
     assert session.read_bytes() == before
     expected = _decision(plan_row)
     assert expected[1:3] == (KEEP, "pi")
@@ -106,8 +112,13 @@ async def test_plan_compact_and_app_agree(
         plan = app.plan
         assert plan is not None and plan.prepared
         end = plan.turn_start_index if plan.is_split_turn else plan.first_kept_index
-        shown = (plan.first_kept_entry_id, plan.keep_recent_tokens, plan.counter_name,
-                 plan.boundary_start, end)
+        shown = (
+            plan.first_kept_entry_id,
+            plan.keep_recent_tokens,
+            plan.counter_name,
+            plan.boundary_start,
+            end,
+        )
         assert shown == expected
         pane = str(app.query_one(PlanView).query_one("#plan-text").render())
         assert f"cut before #{plan.branch[plan.first_kept_index]}" in pane

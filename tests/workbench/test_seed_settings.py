@@ -38,22 +38,41 @@ def test_config_env_flags_and_app_edits_reach_every_seed_setting(tmp_path: Path)
     config = tmp_path / "config.toml"
     config.write_text(ALL_KEYS, encoding="utf-8")
     settings = resolve_settings({}, config_file=config, environ={})
-    assert (settings.threshold_percent, settings.threshold_tokens, settings.split_turns,
-            settings.branch_summary_enabled, settings.branch_summary_reserve_tokens,
-            settings.summary_reasoning_effort, settings.summary_window) == (
-        70, 90000, False, False, 30000, "low", 32768)
+    assert (
+        settings.threshold_percent,
+        settings.threshold_tokens,
+        settings.split_turns,
+        settings.branch_summary_enabled,
+        settings.branch_summary_reserve_tokens,
+        settings.summary_reasoning_effort,
+        settings.summary_window,
+    ) == (70, 90000, False, False, 30000, "low", 32768)
     assert settings.source_of("split_turns") == f"config file {config}"
-    env = {"TUI_COMPACTOR_THRESHOLD_PERCENT": "60", "TUI_COMPACTOR_SPLIT_TURNS": "true",
-           "TUI_COMPACTOR_SUMMARY_REASONING_EFFORT": "high"}
+    env = {
+        "TUI_COMPACTOR_THRESHOLD_PERCENT": "60",
+        "TUI_COMPACTOR_SPLIT_TURNS": "true",
+        "TUI_COMPACTOR_SUMMARY_REASONING_EFFORT": "high",
+    }
     from_env = resolve_settings({}, config_file=config, environ=env)
-    assert (from_env.threshold_percent, from_env.split_turns,
-            from_env.summary_reasoning_effort) == (60, True, "high")
+    assert (
+        from_env.threshold_percent,
+        from_env.split_turns,
+        from_env.summary_reasoning_effort,
+    ) == (60, True, "high")
     assert from_env.source_of("threshold_percent") == "TUI_COMPACTOR_THRESHOLD_PERCENT"
     flags = resolve_settings(
-        {"threshold_percent": 50.0, "threshold_tokens": 1000, "split_turns": False,
-         "branch_summary_enabled": False, "branch_summary_reserve_tokens": 5000,
-         "summary_reasoning_effort": "off", "summary_window": 8192},
-        config_file=config, environ=env)
+        {
+            "threshold_percent": 50.0,
+            "threshold_tokens": 1000,
+            "split_turns": False,
+            "branch_summary_enabled": False,
+            "branch_summary_reserve_tokens": 5000,
+            "summary_reasoning_effort": "off",
+            "summary_window": 8192,
+        },
+        config_file=config,
+        environ=env,
+    )
     assert flags.source_of("threshold_percent") == "--threshold-percent"
     assert flags.source_of("split_turns") == "--no-split-turns"
     assert flags.source_of("summary_window") == "--summary-window"
@@ -63,8 +82,11 @@ def test_config_env_flags_and_app_edits_reach_every_seed_setting(tmp_path: Path)
     # The engine sees the thresholds; the summarizer profile gets effort and window.
     engine = flags.compaction()
     assert (engine.threshold_percent, engine.threshold_tokens) == (50.0, 1000)
-    profile = flags.summarizer_profile(Profile(name="p", provider="openai", model="m",
-                                               context_window=200000, reasoning_effort="high"))
+    profile = flags.summarizer_profile(
+        Profile(
+            name="p", provider="openai", model="m", context_window=200000, reasoning_effort="high"
+        )
+    )
     assert (profile.reasoning_effort, profile.context_window) == ("off", 8192)
     untouched = resolve_settings({}, environ={"XDG_CONFIG_HOME": str(tmp_path / "none")})
     base = Profile(name="p", provider="openai", model="m", reasoning_effort="medium")
@@ -94,8 +116,9 @@ def test_threshold_percent_and_tokens_set_the_omp_threshold() -> None:
     from tui_compactor.engine.settings import threshold_tokens
 
     base = resolve_settings({"rules": "omp", "context_window": 200000}, environ={})
-    assert threshold_tokens(200000, base.edited("app", threshold_percent=50.0).compaction()) \
-        == 100000
+    assert (
+        threshold_tokens(200000, base.edited("app", threshold_percent=50.0).compaction()) == 100000
+    )
     both = base.edited("app", threshold_percent=50.0, threshold_tokens=150000)
     assert threshold_tokens(200000, both.compaction()) == 150000  # tokens win
 
@@ -112,8 +135,13 @@ def test_dont_split_turns_moves_the_cut_to_the_turn_start(tmp_path: Path) -> Non
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui_compactor", *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tui_compactor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:
@@ -125,13 +153,37 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
 def test_flags_reach_plan_and_navigate(tmp_path: Path) -> None:
     path = split_turn_session(tmp_path / "s.jsonl")
     env = clean_env(tmp_path)
-    done = cli("plan", str(path), "--json", "--rules", "omp", "--window", "100000",
-               "--threshold-percent", "40", "--no-split-turns", "--keep-recent", "1500", env=env)
+    done = cli(
+        "plan",
+        str(path),
+        "--json",
+        "--rules",
+        "omp",
+        "--window",
+        "100000",
+        "--threshold-percent",
+        "40",
+        "--no-split-turns",
+        "--keep-recent",
+        "1500",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["threshold"]["thresholdTokens"] == 40000
     assert not report["plans"][0]["isSplitTurn"]
-    nav = cli("navigate", str(path), "--to", "#2", "--dry-run", "--json", "--window", "50000",
-              "--branch-reserve", "20000", env=env)
+    nav = cli(
+        "navigate",
+        str(path),
+        "--to",
+        "#2",
+        "--dry-run",
+        "--json",
+        "--window",
+        "50000",
+        "--branch-reserve",
+        "20000",
+        env=env,
+    )
     assert nav.returncode == 0, nav.stderr
     assert json.loads(nav.stdout)["prepared"][0]["tokenBudget"] == 30000

@@ -17,13 +17,20 @@ def _config(tmp_path: Path, text: str) -> Path:
 
 
 def test_precedence_defaults_file_env_flags_edits(tmp_path: Path) -> None:
-    path = _config(tmp_path, "[compaction]\nkeep_recent_tokens = 1000\nreserve_tokens = 2000\n"
-                             'rules = "omp"\n')
+    path = _config(
+        tmp_path, '[compaction]\nkeep_recent_tokens = 1000\nreserve_tokens = 2000\nrules = "omp"\n'
+    )
     env = {"TUI_COMPACTOR_RESERVE_TOKENS": "3000", "TUI_COMPACTOR_TOKENS": "bytes"}
-    settings = resolve_settings({"tokens": "pi", "context_window": None},
-                                config_file=path, environ=env)
-    assert (settings.keep_recent_tokens, settings.reserve_tokens, settings.rules,
-            settings.tokens, settings.context_window) == (1000, 3000, "omp", "pi", None)
+    settings = resolve_settings(
+        {"tokens": "pi", "context_window": None}, config_file=path, environ=env
+    )
+    assert (
+        settings.keep_recent_tokens,
+        settings.reserve_tokens,
+        settings.rules,
+        settings.tokens,
+        settings.context_window,
+    ) == (1000, 3000, "omp", "pi", None)
     assert settings.source_of("keep_recent_tokens") == f"config file {path}"
     assert settings.source_of("reserve_tokens") == "TUI_COMPACTOR_RESERVE_TOKENS"
     assert settings.source_of("tokens") == "--tokens"
@@ -43,12 +50,15 @@ def test_defaults_without_any_source(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("flags", "needle"),
-    [({"keep_recent_tokens": -1}, "--keep-recent: keep_recent_tokens: must not be negative"),
-     ({"context_window": 0}, "--window: context_window: must be greater than 0"),
-     ({"rules": "nope"}, "--rules: rules: 'nope' is not one of pi, omp")],
+    [
+        ({"keep_recent_tokens": -1}, "--keep-recent: keep_recent_tokens: must not be negative"),
+        ({"context_window": 0}, "--window: context_window: must be greater than 0"),
+        ({"rules": "nope"}, "--rules: rules: 'nope' is not one of pi, omp"),
+    ],
 )
-def test_bad_flag_values_name_the_flag(tmp_path: Path, flags: dict[str, object],
-                                       needle: str) -> None:
+def test_bad_flag_values_name_the_flag(
+    tmp_path: Path, flags: dict[str, object], needle: str
+) -> None:
     with pytest.raises(ConfigError) as error:
         resolve_settings(flags, environ={"XDG_CONFIG_HOME": str(tmp_path)})
     assert needle in str(error.value)

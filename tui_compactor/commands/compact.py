@@ -34,34 +34,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches (every ``plan`` option plus the summarizer's)."""
     common.add_session(parser)
     common.add_leaf(parser)
-    parser.add_argument("--cut", metavar="ID", default=None,
-                        help="compact at this manual cut point instead of the computed one")
+    parser.add_argument(
+        "--cut",
+        metavar="ID",
+        default=None,
+        help="compact at this manual cut point instead of the computed one",
+    )
     common.add_settings(parser)
     common.add_summarizer(parser)
-    parser.add_argument("--method", choices=("soft", "handoff", "shake"), default="soft",
-                        help="soft: summaries (default); handoff: a handoff document for the "
-                        "next model instance (oh-my-pi's handoff method); shake: refused, "
-                        "oh-my-pi writes shakes by rewriting the file")
-    parser.add_argument("--instructions", default=None, metavar="TEXT",
-                        help="custom instructions for the history summary (or the handoff)")
-    parser.add_argument("--replace-instructions", action="store_true",
-                        help="use --instructions instead of the default prompt, not in addition")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="generate and show the summaries, write nothing")
-    parser.add_argument("--show-requests", action="store_true",
-                        help="with --dry-run: print the exact requests each part would send "
-                        "(prompts, max_tokens, model, options; never the key) and call no model")
+    parser.add_argument(
+        "--method",
+        choices=("soft", "handoff", "shake"),
+        default="soft",
+        help="soft: summaries (default); handoff: a handoff document for the "
+        "next model instance (oh-my-pi's handoff method); shake: refused, "
+        "oh-my-pi writes shakes by rewriting the file",
+    )
+    parser.add_argument(
+        "--instructions",
+        default=None,
+        metavar="TEXT",
+        help="custom instructions for the history summary (or the handoff)",
+    )
+    parser.add_argument(
+        "--replace-instructions",
+        action="store_true",
+        help="use --instructions instead of the default prompt, not in addition",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="generate and show the summaries, write nothing"
+    )
+    parser.add_argument(
+        "--show-requests",
+        action="store_true",
+        help="with --dry-run: print the exact requests each part would send "
+        "(prompts, max_tokens, model, options; never the key) and call no model",
+    )
     parser.add_argument("--yes", action="store_true", help="append without asking")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object on stdout (summaries still stream to stderr)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object on stdout (summaries still stream to stderr)",
+    )
     add_append_options(parser)
 
 
 class _StreamPrinter:
     """Shows concurrent parts on one stream: one part live, the others when their turn comes."""
 
-    TITLES = {"history": "history summary", "turn_prefix": "turn prefix summary",
-              "short": "short summary", "branch": "branch summary"}
+    TITLES = {
+        "history": "history summary",
+        "turn_prefix": "turn prefix summary",
+        "short": "short summary",
+        "branch": "branch summary",
+    }
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -157,8 +183,10 @@ def run(args: argparse.Namespace) -> int:
     if args.method == "shake":
         from tui_compactor.engine.methods import method_info
 
-        say(f"tui-compactor: cannot write a shake: {method_info('shake').note}; "
-            "`tui-compactor shake SESSION` shows what it would elide")
+        say(
+            f"tui-compactor: cannot write a shake: {method_info('shake').note}; "
+            "`tui-compactor shake SESSION` shows what it would elide"
+        )
         return EXIT_USAGE
     try:
         settings = common.settings_from_args(args)
@@ -193,14 +221,18 @@ def run(args: argparse.Namespace) -> int:
     gate_options: dict[str, Any] = append_options(args)
     for attempt in range(MAX_REPLANS + 1):
         with handle.read() as snapshot:
-            plan = make_plan(session, leaf, settings, cut,
-                             cache=handle.token_cache(settings.counter()))
+            plan = make_plan(
+                session, leaf, settings, cut, cache=handle.token_cache(settings.counter())
+            )
             planned_at, file_leaf = snapshot.generation, snapshot.leaf
         report["plan"] = plan.to_json()
         from tui_compactor.summarize.compaction import fold_notes
 
-        notes = [] if summarizer.offline else fold_notes(
-            plan, summarizer.context_window, settings.reserve_tokens)
+        notes = (
+            []
+            if summarizer.offline
+            else fold_notes(plan, summarizer.context_window, settings.reserve_tokens)
+        )
         report["plan"]["summarizerNotes"] = notes
         for note in notes:
             say(f"note: {note}")
@@ -226,8 +258,13 @@ def run(args: argparse.Namespace) -> int:
             show_requests(requests, report if args.json else None)
             return finish(EXIT_OK)
         job = CompactionJob(
-            plan, session, summarizer, settings.compaction(), instructions=args.instructions,
-            replace_instructions=args.replace_instructions, files_format=settings.files_format,
+            plan,
+            session,
+            summarizer,
+            settings.compaction(),
+            instructions=args.instructions,
+            replace_instructions=args.replace_instructions,
+            files_format=settings.files_format,
             method=args.method,
         )
         printer = _StreamPrinter(sys.stderr)
@@ -248,14 +285,19 @@ def run(args: argparse.Namespace) -> int:
             report["error"] = str(error)
             return finish(EXIT_REFUSED)
 
-        report.update({
-            "summarizer": result.label, "offline": result.offline, "summary": result.summary,
-            "method": result.method,
-            "shortSummary": result.entry.get("shortSummary"), "audit": result.audit.to_json(),
-            "preserveData": result.entry.get("preserveData"),
-            "warnings": result.warnings,
-            "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
-        })
+        report.update(
+            {
+                "summarizer": result.label,
+                "offline": result.offline,
+                "summary": result.summary,
+                "method": result.method,
+                "shortSummary": result.entry.get("shortSummary"),
+                "audit": result.audit.to_json(),
+                "preserveData": result.entry.get("preserveData"),
+                "warnings": result.warnings,
+                "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
+            }
+        )
         if not args.json:
             _print_result(result)
         for warning in result.warnings:
@@ -270,8 +312,9 @@ def run(args: argparse.Namespace) -> int:
             return finish(EXIT_REFUSED)
         try:
             with handle.read() as snapshot:
-                proposal = propose_compaction(snapshot, plan, result.entry,
-                                              generation=planned_at, file_leaf=file_leaf)
+                proposal = propose_compaction(
+                    snapshot, plan, result.entry, generation=planned_at, file_leaf=file_leaf
+                )
             appended = apply(handle, proposal, **gate_options)
         except StaleProposal as stale:
             # Never onto the old leaf: plan again at the new leaf and ask again (--yes: say so).
@@ -279,8 +322,10 @@ def run(args: argparse.Namespace) -> int:
                 leaf = stale.leaf if stale.leaf is not None else leaf
             report["replanned"] = attempt + 1
             say(f"tui-compactor: {stale}")
-            say("planning again at the new leaf" + (" (--yes: it will be written without "
-                                                   "asking)" if args.yes else ""))
+            say(
+                "planning again at the new leaf"
+                + (" (--yes: it will be written without asking)" if args.yes else "")
+            )
             continue
         except AppendRefused as refused:
             say(gate_refusal(report, refused))
@@ -288,8 +333,10 @@ def run(args: argparse.Namespace) -> int:
         report["written"] = True
         report["entryId"] = appended.ids[0]
         if not args.json:
-            print(f"appended compaction {sanitize(appended.ids[0], single_line=True)} "
-                  f"(summarizer: {result.label})")
+            print(
+                f"appended compaction {sanitize(appended.ids[0], single_line=True)} "
+                f"(summarizer: {result.label})"
+            )
         return finish(EXIT_OK)
     say(kept_growing(report))
     return finish(EXIT_REFUSED)
@@ -308,12 +355,13 @@ def _print_plan(session: Any, plan: Any, label: str) -> None:
 
 def _print_result(result: Any) -> None:
     audit = result.audit
-    print(f"summary     {len(result.summary)} chars by {result.label}"
-          + (" (offline, extractive)" if result.offline else ""))
+    print(
+        f"summary     {len(result.summary)} chars by {result.label}"
+        + (" (offline, extractive)" if result.offline else "")
+    )
     timing = ", ".join(f"{k} {v:.2f}s" for k, v in result.seconds.items())
     print(f"time        {timing}")
-    print(f"audit       {len(audit.kept)}/{len(audit.anchors)} anchors kept "
-          f"({audit.coverage:.0%})")
+    print(f"audit       {len(audit.kept)}/{len(audit.anchors)} anchors kept ({audit.coverage:.0%})")
     from tui_compactor.textsafe import sanitize
 
     for anchor in audit.missing[:20]:

@@ -30,9 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_json(parser)
 
 
-def _row(
-    session: Any, item: Any, tokens: int, rules: str, *, texts: bool = True
-) -> dict[str, Any]:
+def _row(session: Any, item: Any, tokens: int, rules: str, *, texts: bool = True) -> dict[str, Any]:
     """One ``items`` row of ``context --json`` (the item's ``tokens`` measured by the walk);
     without ``texts`` its ``llm`` lists only the roles of the messages sent (the text listing
     counts them, it does not print them)."""

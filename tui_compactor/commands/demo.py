@@ -26,8 +26,12 @@ def sample_path() -> Path:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of the demo command."""
-    parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="copy the sample into DIR (kept afterwards) instead of a temp dir")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="copy the sample into DIR (kept afterwards) instead of a temp dir",
+    )
 
 
 def demo_config() -> Any:
@@ -36,8 +40,12 @@ def demo_config() -> Any:
     say what holds in the demo instead of pointing at a config file it does not read."""
     from tui_compactor.config import OFFLINE_PROFILE, Config
 
-    config = Config(profiles={"offline": OFFLINE_PROFILE}, default_profile="offline",
-                    compaction_profile="offline", source=None)
+    config = Config(
+        profiles={"offline": OFFLINE_PROFILE},
+        default_profile="offline",
+        compaction_profile="offline",
+        source=None,
+    )
     return config.as_fixed()
 
 

@@ -62,46 +62,111 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
 
     ``keep_list=True`` (``plan``) lets ``--keep-recent`` take several values, one plan each.
     """
-    parser.add_argument("--config", default=None, metavar="PATH",
-                        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)")
     parser.add_argument(
-        "--keep-recent", type=int_list if keep_list else non_negative, default=None,
+        "--config",
+        default=None,
+        metavar="PATH",
+        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)",
+    )
+    parser.add_argument(
+        "--keep-recent",
+        type=int_list if keep_list else non_negative,
+        default=None,
         metavar="N[,N...]" if keep_list else "N",
         help="tokens of recent conversation kept after the cut (config default 20000)"
         + ("; several values give several plans" if keep_list else ""),
     )
-    parser.add_argument("--reserve", type=non_negative, default=None, metavar="N",
-                        help="reserve tokens (config default: the rules' default)")
-    parser.add_argument("--window", type=positive, default=None, metavar="N",
-                        help="the agent model's context window: adds the compaction threshold")
-    parser.add_argument("--tokens", choices=("cl100k", "pi", "bytes"), default=None,
-                        help="token counter: cl100k (default under pi rules), pi (chars/4), "
-                        "bytes (oh-my-pi's; the default under --rules omp)")
-    parser.add_argument("--rules", choices=("pi", "omp"), default=None,
-                        help="pi 0.73.1 (default; loses nothing) or oh-my-pi; see docs/rules.md")
-    parser.add_argument("--calibrate", action=argparse.BooleanOptionalAction, default=None,
-                        help="oh-my-pi keep-recent calibration by the usage/estimate ratio "
-                        "(on by default under --rules omp; pi rules never calibrate)")
-    parser.add_argument("--files-format", choices=("files", "legacy"), default=None,
-                        help="file list in summaries: <files> block (default) or pi's tags")
-    parser.add_argument("--threshold-percent", type=float, default=None, metavar="P",
-                        help="compact above P%% of the window (-1: window - reserve, default)")
-    parser.add_argument("--threshold-tokens", type=int, default=None, metavar="N",
-                        help="compact above N tokens (-1: unset; wins over the percent)")
-    parser.add_argument("--no-split-turns", dest="split_turns", action="store_const",
-                        const=False, default=None,
-                        help="never cut inside a turn: the cut moves back to the turn's start")
-    parser.add_argument("--no-branch-ask", dest="branch_summary_enabled", action="store_const",
-                        const=False, default=None,
-                        help="navigating in the app moves without asking about a branch summary")
-    parser.add_argument("--branch-reserve", type=non_negative, default=None, metavar="N",
-                        help="a branch summary reads at most window - N tokens (default 16384)")
-    parser.add_argument("--reasoning-effort", default=None,
-                        choices=("off", "minimal", "low", "medium", "high", "xhigh"),
-                        help="reasoning effort of summary calls (default: the profile's)")
-    parser.add_argument("--summary-window", type=positive, default=None, metavar="N",
-                        help="the summarizer's own window (default: the profile's); larger "
-                        "regions are summarized in windows")
+    parser.add_argument(
+        "--reserve",
+        type=non_negative,
+        default=None,
+        metavar="N",
+        help="reserve tokens (config default: the rules' default)",
+    )
+    parser.add_argument(
+        "--window",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="the agent model's context window: adds the compaction threshold",
+    )
+    parser.add_argument(
+        "--tokens",
+        choices=("cl100k", "pi", "bytes"),
+        default=None,
+        help="token counter: cl100k (default under pi rules), pi (chars/4), "
+        "bytes (oh-my-pi's; the default under --rules omp)",
+    )
+    parser.add_argument(
+        "--rules",
+        choices=("pi", "omp"),
+        default=None,
+        help="pi 0.73.1 (default; loses nothing) or oh-my-pi; see docs/rules.md",
+    )
+    parser.add_argument(
+        "--calibrate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="oh-my-pi keep-recent calibration by the usage/estimate ratio "
+        "(on by default under --rules omp; pi rules never calibrate)",
+    )
+    parser.add_argument(
+        "--files-format",
+        choices=("files", "legacy"),
+        default=None,
+        help="file list in summaries: <files> block (default) or pi's tags",
+    )
+    parser.add_argument(
+        "--threshold-percent",
+        type=float,
+        default=None,
+        metavar="P",
+        help="compact above P%% of the window (-1: window - reserve, default)",
+    )
+    parser.add_argument(
+        "--threshold-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="compact above N tokens (-1: unset; wins over the percent)",
+    )
+    parser.add_argument(
+        "--no-split-turns",
+        dest="split_turns",
+        action="store_const",
+        const=False,
+        default=None,
+        help="never cut inside a turn: the cut moves back to the turn's start",
+    )
+    parser.add_argument(
+        "--no-branch-ask",
+        dest="branch_summary_enabled",
+        action="store_const",
+        const=False,
+        default=None,
+        help="navigating in the app moves without asking about a branch summary",
+    )
+    parser.add_argument(
+        "--branch-reserve",
+        type=non_negative,
+        default=None,
+        metavar="N",
+        help="a branch summary reads at most window - N tokens (default 16384)",
+    )
+    parser.add_argument(
+        "--reasoning-effort",
+        default=None,
+        choices=("off", "minimal", "low", "medium", "high", "xhigh"),
+        help="reasoning effort of summary calls (default: the profile's)",
+    )
+    parser.add_argument(
+        "--summary-window",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="the summarizer's own window (default: the profile's); larger "
+        "regions are summarized in windows",
+    )
 
 
 PROVIDERS = ("openai", "anthropic", "offline")
@@ -113,8 +178,12 @@ def add_summarizer(parser: argparse.ArgumentParser) -> None:
     """The summarizer's flags, the same in every command that summarizes: they override the
     profile taken from the config (``config.profile_from_flags``)."""
     parser.add_argument("--profile", default=None, help="summarizer profile from the config")
-    parser.add_argument("--provider", choices=PROVIDERS, default=None,
-                        help="summarizer provider, overriding the profile")
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=None,
+        help="summarizer provider, overriding the profile",
+    )
     parser.add_argument("--base-url", default=None, help="summarizer base URL")
     parser.add_argument("--model", default=None, help="summarizer model name")
 
@@ -304,5 +373,6 @@ def preview(message: dict[str, Any], width: int = 60) -> str:
     from tui_compactor.engine.messages import message_text
     from tui_compactor.textsafe import sanitize
 
-    return sanitize(" ".join(message_text(message, brief=True).split()), single_line=True,
-                    max_len=width)
+    return sanitize(
+        " ".join(message_text(message, brief=True).split()), single_line=True, max_len=width
+    )

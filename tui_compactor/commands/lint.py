@@ -102,8 +102,9 @@ def _print_text(report: dict[str, Any]) -> None:
             where += f" (byte {diag['offset']})"
         out.write(f"  {diag['severity']:<7} {where}: {safe(diag['message'])} [{diag['code']}]\n")
     for orphan in report.get("orphanedAppends", []):
-        out.write(f"  {'warning':<7} line {orphan['line']}: {safe(orphan['message'])} "
-                  "[orphaned-append]\n")
+        out.write(
+            f"  {'warning':<7} line {orphan['line']}: {safe(orphan['message'])} [orphaned-append]\n"
+        )
     if report["verdict"] == "refuse":
         return
     if report.get("ompRewritesOnAppend"):

@@ -49,13 +49,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--summarize", action="store_true", help="write a branch summary (not with --dry-run)"
     )
     common.add_summarizer(parser)
-    parser.add_argument("--instructions", default=None, metavar="TEXT",
-                        help="custom instructions for the branch summary (with --summarize)")
-    parser.add_argument("--replace-instructions", action="store_true",
-                        help="the instructions replace the default prompt instead of adding focus")
-    parser.add_argument("--show-requests", action="store_true",
-                        help="with --dry-run: print the exact branch-summary request (prompts, "
-                        "max_tokens, model, options; never the key) and call no model")
+    parser.add_argument(
+        "--instructions",
+        default=None,
+        metavar="TEXT",
+        help="custom instructions for the branch summary (with --summarize)",
+    )
+    parser.add_argument(
+        "--replace-instructions",
+        action="store_true",
+        help="the instructions replace the default prompt instead of adding focus",
+    )
+    parser.add_argument(
+        "--show-requests",
+        action="store_true",
+        help="with --dry-run: print the exact branch-summary request (prompts, "
+        "max_tokens, model, options; never the key) and call no model",
+    )
     parser.add_argument("--yes", action="store_true", help="append without asking")
     add_append_options(parser)
     common.add_settings(parser)
@@ -89,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         budgets = [max(0, default_budget)]
+
     def plan_from(leaf: int | None) -> NavigationPlan:
         return plan_navigation(
             session, leaf, target, counter, budgets[0], rules=settings.rules, cache=cache
@@ -104,14 +115,21 @@ def run(args: argparse.Namespace) -> int:
     data = nav.to_json()
     data["tokens"] = counter.name
     data["prepared"] = [selection_json(session, s, settings.rules) for s in selections]
-    data["defaultBudget"] = None if args.budget else {
-        "budget": budgets[0], "window": settings.context_window,
-        "windowSource": settings.source_of("context_window"),
-        "reserve": settings.branch_summary_reserve_tokens,
-    }
+    data["defaultBudget"] = (
+        None
+        if args.budget
+        else {
+            "budget": budgets[0],
+            "window": settings.context_window,
+            "windowSource": settings.source_of("context_window"),
+            "reserve": settings.branch_summary_reserve_tokens,
+        }
+    )
     if args.show_requests and not args.dry_run:
-        print("tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
-              file=sys.stderr)
+        print(
+            "tui-compactor: --show-requests needs --dry-run (it shows requests, sends none)",
+            file=sys.stderr,
+        )
         return common.EXIT_USAGE
     if args.dry_run and args.show_requests:
         return _show_requests(args, nav, settings, data)
@@ -177,13 +195,17 @@ def _print_text(session: Any, data: dict[str, Any], rules: str) -> None:
     print(f"common ancestor  {show(data['commonAncestorId'], data['commonAncestorIndex'])}")
     if data["noop"]:
         print("nothing to do: the target is the current leaf")
-    print(f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
-          "the common ancestor)")
+    print(
+        f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
+        "the common ancestor)"
+    )
     rule = data.get("defaultBudget")
     if rule:
         window = window_text({"window": rule["window"], "windowSource": rule["windowSource"]})
-        print(f"budget {rule['budget']} = window {window} − reserve {rule['reserve']}: the "
-              "most of the branch a summary reads (--budget sets others)")
+        print(
+            f"budget {rule['budget']} = window {window} − reserve {rule['reserve']}: the "
+            "most of the branch a summary reads (--budget sets others)"
+        )
     for row in data["prepared"]:
         budget = row["tokenBudget"] or "no limit"
         print(
@@ -198,20 +220,26 @@ def _print_text(session: Any, data: dict[str, Any], rules: str) -> None:
             if index is None:
                 print(f"    … {hidden} more")
             else:
-                print(f"    {sanitize(session.entries[index].id, single_line=True)} "
-                      f"{says(index)}")
+                print(f"    {sanitize(session.entries[index].id, single_line=True)} {says(index)}")
         left_out = data["entryCount"] - len(indices)
         if left_out > 0:
-            print(f"    ({count_of(left_out, 'entry', 'entries')} not sent: tool results, "
-                  "and what did not fit the budget)")
+            print(
+                f"    ({count_of(left_out, 'entry', 'entries')} not sent: tool results, "
+                "and what did not fit the budget)"
+            )
         ops = row["fileOps"]
         if ops["readFiles"] or ops["modifiedFiles"]:
             print(f"    files read {len(ops['readFiles'])}, modified {len(ops['modifiedFiles'])}")
 
 
-def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
-             settings: Settings, plan_from: Callable[[int | None], NavigationPlan],
-             plan: dict[str, Any]) -> int:
+def _perform(
+    args: argparse.Namespace,
+    session: Session,
+    nav: NavigationPlan,
+    settings: Settings,
+    plan_from: Callable[[int | None], NavigationPlan],
+    plan: dict[str, Any],
+) -> int:
     """Summarize (if asked), confirm, then apply the move (re-planned if the file grew).
 
     With ``--json`` one report object is printed at the end whatever happens (like
@@ -275,9 +303,12 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
         async def summarize(nav: NavigationPlan = nav) -> Any:
             try:
                 return await prepare_navigation(
-                    nav, summarizer=summarizer, instructions=args.instructions,
+                    nav,
+                    summarizer=summarizer,
+                    instructions=args.instructions,
                     replace_instructions=args.replace_instructions,
-                    on_event=_StreamPrinter(sys.stderr), files_format=settings.files_format,
+                    on_event=_StreamPrinter(sys.stderr),
+                    files_format=settings.files_format,
                 )
             finally:
                 await aclose_shared_clients()
@@ -285,13 +316,14 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
         try:
             prepared = asyncio.run(summarize())
             with handle.read() as snapshot:
-                proposal = propose_navigation(snapshot, nav, prepared.record,
-                                              generation=planned_at)
+                proposal = propose_navigation(snapshot, nav, prepared.record, generation=planned_at)
             appended = apply(handle, proposal, **gate_options)
         except StaleProposal as stale:
             say(f"tui-compactor: {stale}")
-            say("planning the move again from the new leaf" + (
-                " (--yes: it will be written without asking)" if args.yes else ""))
+            say(
+                "planning the move again from the new leaf"
+                + (" (--yes: it will be written without asking)" if args.yes else "")
+            )
             report["replanned"] = attempt + 1
             nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
             continue
@@ -311,9 +343,13 @@ def _perform(args: argparse.Namespace, session: Session, nav: NavigationPlan,
         if prepared.summary is not None:
             report["summary"] = prepared.summary.summary
             report["summarizer"] = prepared.summary.label
-        return finish(common.EXIT_OK, (
-            f"leaf moved to {sanitize(new_leaf or '(before the first entry)', single_line=True)}"
-            f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
-        ))
+        return finish(
+            common.EXIT_OK,
+            (
+                "leaf moved to "
+                f"{sanitize(new_leaf or '(before the first entry)', single_line=True)}"
+                f"; appended entry {sanitize(appended.ids[0], single_line=True)}"
+            ),
+        )
     say(kept_growing(report))
     return finish(common.EXIT_REFUSED)

@@ -12,17 +12,31 @@ from tui_compactor.workbench.exits import EXIT_OK, EXIT_USAGE
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of the app command (the parser is built fast: nothing heavy imported here)."""
-    parser.add_argument("session", nargs="?", type=Path,
-                        help="session .jsonl file, or a directory to pick a session from; "
-                             "without it a picker lists your sessions")
-    parser.add_argument("--sessions-dir", action="append", type=Path, default=[],
-                        metavar="DIR", help="also list sessions under DIR (repeatable)")
+    parser.add_argument(
+        "session",
+        nargs="?",
+        type=Path,
+        help="session .jsonl file, or a directory to pick a session from; "
+        "without it a picker lists your sessions",
+    )
+    parser.add_argument(
+        "--sessions-dir",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="also list sessions under DIR (repeatable)",
+    )
     parser.add_argument("--profile", help="summarizer profile for compactions and summaries")
-    parser.add_argument("--no-follow", action="store_true",
-                        help="do not watch the file for new entries")
-    parser.add_argument("--ignore-agent", action="store_true",
-                        help="let the app append even though a running pi / oh-my-pi agent "
-                        "works on the session (see the writing commands' --ignore-agent)")
+    parser.add_argument(
+        "--no-follow", action="store_true", help="do not watch the file for new entries"
+    )
+    parser.add_argument(
+        "--ignore-agent",
+        action="store_true",
+        help="let the app append even though a running pi / oh-my-pi agent "
+        "works on the session (see the writing commands' --ignore-agent)",
+    )
     common.add_settings(parser)
 
 

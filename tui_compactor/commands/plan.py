@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if cut is not None:
         keeps = keeps[:1]
     variants = [
-        settings if keep == settings.keep_recent_tokens
+        settings
+        if keep == settings.keep_recent_tokens
         else settings.edited("--keep-recent", keep_recent_tokens=keep)
         for keep in keeps
     ]

@@ -21,15 +21,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     from tui_compactor.engine.stats import STATS_COLUMNS
 
-    parser.add_argument("dirs", nargs="*", metavar="DIR",
-                        help="directories (or files) to scan; default: the picker's directories")
-    parser.add_argument("--jobs", type=common.positive, default=None, metavar="N",
-                        help="worker processes (default: the number of CPUs)")
-    parser.add_argument("--sort", choices=tuple(STATS_COLUMNS), default="size",
-                        help="column to sort by, largest first (default: size)")
-    parser.add_argument("--rules", choices=("pi", "omp"), default=None,
-                        help="rules for the hindsight audit (default: each session's own, "
-                        "unless the config or a variable chooses)")
+    parser.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        help="directories (or files) to scan; default: the picker's directories",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=common.positive,
+        default=None,
+        metavar="N",
+        help="worker processes (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "--sort",
+        choices=tuple(STATS_COLUMNS),
+        default="size",
+        help="column to sort by, largest first (default: size)",
+    )
+    parser.add_argument(
+        "--rules",
+        choices=("pi", "omp"),
+        default=None,
+        help="rules for the hindsight audit (default: each session's own, "
+        "unless the config or a variable chooses)",
+    )
     common.add_json(parser)
 
 
@@ -58,8 +75,11 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     missing = [d for d in args.dirs or [] if not Path(d).expanduser().exists()]
     if missing:
-        return common.fail(common.CommandError(
-            sanitize(f"{missing[0]}: no such file or directory", single_line=True)))
+        return common.fail(
+            common.CommandError(
+                sanitize(f"{missing[0]}: no such file or directory", single_line=True)
+            )
+        )
     if args.dirs:
         roots = [SessionRoot(Path(d).expanduser(), "dir") for d in args.dirs]
         missing = [root.path for root in roots if not root.path.exists()]
@@ -94,16 +114,22 @@ def run(args: argparse.Namespace) -> int:
             sanitize(str(root.path), single_line=True) for root in roots))  # fmt: skip
         return common.EXIT_OK
     headers = list(STATS_COLUMNS.values())
-    print(f"{headers[0]:>9} {headers[1]:>8} {headers[2]:>8} {headers[3]:>11} "
-          f"{headers[4]:>12} {headers[5]:>15}  file")
+    print(
+        f"{headers[0]:>9} {headers[1]:>8} {headers[2]:>8} {headers[3]:>11} "
+        f"{headers[4]:>12} {headers[5]:>15}  file"
+    )
     for row in rows:
         path = sanitize(row.path, single_line=True)
         if row.problem:
-            print(f"{row.size:>9,} {'-':>8} {'-':>8} {'-':>11} {'-':>12} {'-':>15}  {path}  "
-                  f"({sanitize(row.problem, single_line=True, max_len=80)})")
+            print(
+                f"{row.size:>9,} {'-':>8} {'-':>8} {'-':>11} {'-':>12} {'-':>15}  {path}  "
+                f"({sanitize(row.problem, single_line=True, max_len=80)})"
+            )
             continue
         worst = f"{row.worst_score:.2f}" if row.worst_score is not None else "-"
         peak = f"{row.peak_context:,}" if row.peak_context is not None else "-"
-        print(f"{row.size:>9,} {row.entries:>8,} {row.branches:>8} {row.compactions:>11} "
-              f"{peak:>12} {worst:>15}  {path}")
+        print(
+            f"{row.size:>9,} {row.entries:>8,} {row.branches:>8} {row.compactions:>11} "
+            f"{peak:>12} {worst:>15}  {path}"
+        )
     return common.EXIT_OK

@@ -63,8 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="whose flag marks a compaction written by an extension (pi: fromHook, oh-my-pi: "
         "fromExtension); default: as the other commands choose (config, variable, the session)",
     )  # fmt: skip
-    parser.add_argument("--config", default=None, metavar="PATH",
-                        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)")
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="PATH",
+        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

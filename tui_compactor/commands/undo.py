@@ -73,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
                 proposal = propose_undo(snapshot, force=True)
             except ActionRefused as refused:
                 report["refused"] = refused.reason
-                return finish(EXIT_REFUSED, f"tui-compactor: {session.path.name}: "
-                                            f"{safe(refused.reason)}")
+                return finish(
+                    EXIT_REFUSED, f"tui-compactor: {session.path.name}: {safe(refused.reason)}"
+                )
         report.update(proposal.extra)
         report["entriesLeavingActivePath"] = len(proposal.leaving)
         summary = safe(proposal.description, single_line=False)
@@ -95,8 +96,7 @@ def run(args: argparse.Namespace) -> int:
             if not confirm("Append the leaf marker?", expected="undo"):
                 return finish(EXIT_REFUSED, not_confirmed(report))
         elif asked:
-            print("the session grew: undo planned again on the new state (--yes)",
-                  file=sys.stderr)
+            print("the session grew: undo planned again on the new state (--yes)", file=sys.stderr)
         try:
             result = apply(handle, proposal, **options)
         except StaleProposal as stale:

@@ -151,8 +151,6 @@ Block = tuple[str, str | None, "str | None | int"]
 """(kind, tool name, text to count | None for an image | an int: a fixed count)."""
 
 
-
-
 def _s(value: Any) -> str:
     return value if isinstance(value, str) else ""
 

@@ -57,41 +57,57 @@ METHODS: dict[str, MethodInfo] = {
     info.name: info
     for info in (
         MethodInfo(
-            "soft", "LLM summary of the history", "yes",
+            "soft",
+            "LLM summary of the history",
+            "yes",
             "history (and a split turn's prefix) summarized by a model; `c` then `r` here, or "
             "`compact` on the command line",
         ),
         MethodInfo(
-            "handoff", "handoff document for the next model instance", "yes",
+            "handoff",
+            "handoff document for the next model instance",
+            "yes",
             "a document the model writes for its successor, shown to the model in oh-my-pi's "
             "handoff wrapper; `compact --method handoff` or the method choice in the plan",
         ),
         MethodInfo(
-            "shake", "large tool output and code blocks elided in place", "preview",
+            "shake",
+            "large tool output and code blocks elided in place",
+            "preview",
             "oh-my-pi saves a shake by rewriting the whole session file; tui-compactor only "
             "appends, so it shows the shake as a preview and never writes it",
         ),
         MethodInfo(
-            "snapcompact", "history rendered into image frames", "no",
+            "snapcompact",
+            "history rendered into image frames",
+            "no",
             "read-only here: it needs oh-my-pi's frame renderer and a vision model; the archive "
             "and what the model receives from it are shown as stored",
         ),
         MethodInfo(
-            "remote", "the provider compacted its own history", "no",
+            "remote",
+            "the provider compacted its own history",
+            "no",
             "read-only here: the history lives in the provider's opaque payload "
             "(preserveData.openaiRemoteCompaction); the file holds only a placeholder summary",
         ),
         MethodInfo(
-            "window", "context window rollover", "no",
+            "window",
+            "context window rollover",
+            "no",
             "read-only here: written by oh-my-pi's window method",
         ),
         MethodInfo(
-            "extension", "summary written by an extension", "no",
+            "extension",
+            "summary written by an extension",
+            "no",
             "written by an agent extension (pi: fromHook, oh-my-pi: fromExtension); its file "
             "lists are not carried on",
         ),
         MethodInfo(
-            "legacy", "summary without a method field (pi, older oh-my-pi)", "yes",
+            "legacy",
+            "summary without a method field (pi, older oh-my-pi)",
+            "yes",
             "pi and older oh-my-pi write no method; it reads like a soft summary",
         ),
     )
@@ -132,14 +148,19 @@ def compaction_preview(data: dict[str, Any], rules: str) -> str:
     before = data.get("tokensBefore")
     short = data.get("shortSummary")
     summary = data.get("summary")
-    text = short if isinstance(short, str) and short.strip() else (
-        summary if isinstance(summary, str) else ""
+    text = (
+        short
+        if isinstance(short, str) and short.strip()
+        else (summary if isinstance(summary, str) else "")
     )
     parts = [] if method == "legacy" else [method]  # pi writes no method: nothing to say
     if isinstance(warning, str) and warning.strip():
         head = " ".join(warning.split())
-        parts.append(f"⚠ {head[:WARNING_PREVIEW_CHARS]}…" if len(head) > WARNING_PREVIEW_CHARS
-                     else f"⚠ {head}")
+        parts.append(
+            f"⚠ {head[:WARNING_PREVIEW_CHARS]}…"
+            if len(head) > WARNING_PREVIEW_CHARS
+            else f"⚠ {head}"
+        )
     if isinstance(before, int) and not isinstance(before, bool):
         parts.append(f"{before:,} tokens before")
     parts.append(text)
@@ -151,8 +172,9 @@ def method_info(method: str) -> MethodInfo:
     known = METHODS.get(method)
     if known is not None:
         return known
-    return MethodInfo(method, "a method this version does not know", "no",
-                      "read-only here: shown as stored")
+    return MethodInfo(
+        method, "a method this version does not know", "no", "read-only here: shown as stored"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +203,15 @@ def snapcompact_archive(data: dict[str, Any]) -> ArchiveInfo | None:
     if not isinstance(archive, dict):
         return None
     frames = archive.get("frames")
-    usable = [
-        frame for frame in frames
-        if isinstance(frame, dict) and isinstance(frame.get("data"), str) and frame["data"]
-    ] if isinstance(frames, list) else []
+    usable = (
+        [
+            frame
+            for frame in frames
+            if isinstance(frame, dict) and isinstance(frame.get("data"), str) and frame["data"]
+        ]
+        if isinstance(frames, list)
+        else []
+    )
 
     def text(key: str) -> str:
         value = archive.get(key)
@@ -227,8 +254,9 @@ class RemoteInfo:
                     if isinstance(block, dict) and isinstance(block.get("text"), str):
                         texts.append(block["text"])
             if texts:
-                lines.append(f"{kind}/{role}: " + " ".join(texts) if role else
-                             f"{kind}: " + " ".join(texts))
+                lines.append(
+                    f"{kind}/{role}: " + " ".join(texts) if role else f"{kind}: " + " ".join(texts)
+                )
             elif isinstance(item.get("encrypted_content"), str):
                 size = len(item["encrypted_content"])
                 lines.append(f"{kind}: encrypted provider state ({size:,} chars, opaque)")

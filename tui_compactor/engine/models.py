@@ -39,4 +39,3 @@ def known_context_window(model_id: str | None) -> int | None:
         if name.startswith(prefix):
             return window
     return None
-

@@ -262,7 +262,19 @@ def serialize_native(messages: list[dict[str, Any]], *, drop_thinking: bool = Fa
     return "\n\n".join(parts)
 
 
-_PI = _Dialect("[User]: ", "[Assistant thinking]: ", "[Assistant]: ",
-               "[Assistant tool calls]: ", "[Tool result]: ", _args_text)
-_OMP = _Dialect("[User]: ", "[Think]: ", "[Assistant]: ", "[Tool Call]: ", "[Tool Result]: ",
-                lambda args: _args_text(args, "null"))
+_PI = _Dialect(
+    "[User]: ",
+    "[Assistant thinking]: ",
+    "[Assistant]: ",
+    "[Assistant tool calls]: ",
+    "[Tool result]: ",
+    _args_text,
+)
+_OMP = _Dialect(
+    "[User]: ",
+    "[Think]: ",
+    "[Assistant]: ",
+    "[Tool Call]: ",
+    "[Tool Result]: ",
+    lambda args: _args_text(args, "null"),
+)

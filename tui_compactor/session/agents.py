@@ -97,9 +97,9 @@ def _is_agent(argv: list[str]) -> bool:
     if names and names[0] in AGENT_NAMES:
         return True
     if names and names[0] in RUNTIMES:
-        return any(
-            name in AGENT_NAMES for name in names[1:]
-        ) or any(package in arg for arg in argv[1:3] for package in AGENT_PACKAGES)
+        return any(name in AGENT_NAMES for name in names[1:]) or any(
+            package in arg for arg in argv[1:3] for package in AGENT_PACKAGES
+        )
     return False
 
 

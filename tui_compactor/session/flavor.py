@@ -30,14 +30,29 @@ __all__ = [
     "session_issues",
 ]
 
-OMP_ONLY_TYPES = frozenset({
-    "reset_boundary", "title_change", "ttsr_injection", "session_init", "mode_change",
-    "persona_change", "credential_pin", "model_usage", "archive", "service_tier_change",
-})
+OMP_ONLY_TYPES = frozenset(
+    {
+        "reset_boundary",
+        "title_change",
+        "ttsr_injection",
+        "session_init",
+        "mode_change",
+        "persona_change",
+        "credential_pin",
+        "model_usage",
+        "archive",
+        "service_tier_change",
+    }
+)
 """Entry types oh-my-pi writes and pi does not."""
 
-OMP_ONLY_COMPACTION_FIELDS = ("method", "shortSummary", "preserveData", "warning",
-                              "providerReplayThroughEntryId")
+OMP_ONLY_COMPACTION_FIELDS = (
+    "method",
+    "shortSummary",
+    "preserveData",
+    "warning",
+    "providerReplayThroughEntryId",
+)
 """Fields of a ``compaction`` record only oh-my-pi writes."""
 
 MAX_COMPACTIONS_READ = 50
@@ -127,8 +142,11 @@ def omp_rewrite_reason(session: Any) -> str | None:
         reasons.append(f"it has {malformed} malformed {lines} (oh-my-pi drops them)")
     if not reasons:
         return None
-    return ("oh-my-pi's next append will rewrite this whole file, because "
-            + " and ".join(reasons) + "; keep a copy if those bytes matter")
+    return (
+        "oh-my-pi's next append will rewrite this whole file, because "
+        + " and ".join(reasons)
+        + "; keep a copy if those bytes matter"
+    )
 
 
 def session_issues(session: Any) -> list[Any]:

@@ -822,8 +822,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "internal-error",
-                f"could not be indexed ({type(error).__name__}: {error}); "
-                "skipped",
+                f"could not be indexed ({type(error).__name__}: {error}); skipped",
                 line_no,
                 offset,
             )
@@ -890,8 +889,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "bom",
-                "starts with a UTF-8 byte-order mark; ignored (pi -c will not resume "
-                "this file)",
+                "starts with a UTF-8 byte-order mark; ignored (pi -c will not resume this file)",
                 line_no,
                 0,
             )
@@ -906,8 +904,7 @@ class _Scanner:
             s._diag(
                 WARN,
                 "invalid-utf8",
-                f"column {column}: not UTF-8; shown with U+FFFD "
-                "(the bytes on disk are left alone)",
+                f"column {column}: not UTF-8; shown with U+FFFD (the bytes on disk are left alone)",
                 line_no,
                 offset,
             )
@@ -933,9 +930,7 @@ class _Scanner:
         self.odd.deep.append((line_no, offset, _text_depth(text)))
         return value
 
-    def _bad_line(
-        self, raw: bytes, line_no: int, offset: int, terminated: bool, why: str
-    ) -> None:
+    def _bad_line(self, raw: bytes, line_no: int, offset: int, terminated: bool, why: str) -> None:
         s = self.s
         entry_id, kind = fragment_fields(raw)
         if entry_id is not None:
@@ -1055,9 +1050,7 @@ class _Scanner:
                 offset,
             )
 
-    def _entry(
-        self, obj: dict[str, Any], kind: Any, raw: bytes, line_no: int, offset: int
-    ) -> None:
+    def _entry(self, obj: dict[str, Any], kind: Any, raw: bytes, line_no: int, offset: int) -> None:
         s = self.s
         index = len(s.entries)
         version = s.version
@@ -1169,8 +1162,7 @@ class _Scanner:
                 s._diag(
                     WARN,
                     "message-invalid",
-                    f"message entry {entry_id} has no message object; shown "
-                    "as empty",
+                    f"message entry {entry_id} has no message object; shown as empty",
                     line_no,
                     offset,
                     entry_id,
@@ -1231,9 +1223,7 @@ class _Scanner:
         if role == "assistant":
             content = message.get("content")
             stop_reason = message.get("stopReason")
-            if not _has_text(content) and (
-                not stop_reason or stop_reason in ("stop", "toolUse")
-            ):
+            if not _has_text(content) and (not stop_reason or stop_reason in ("stop", "toolUse")):
                 s._quiet_assistants.add(index)  # pi's /tree hides these (tool calls only)
             if isinstance(content, list):
                 calls = tuple(
@@ -1278,10 +1268,7 @@ def _analyze(s: Session) -> None:
         if parent_id == entry.id and (later is None or later == index):
             text = f"entry {entry.id} is its own parent; treated as a root"
         elif later is not None:
-            text = (
-                f"parent {parent_id} is defined later (line "
-                f"{entries[later].line}); link ignored"
-            )
+            text = f"parent {parent_id} is defined later (line {entries[later].line}); link ignored"
         elif parent_id in s._fragments:
             text = (
                 f"parent {parent_id} not found (line "
@@ -1289,10 +1276,7 @@ def _analyze(s: Session) -> None:
                 "it are shown under a placeholder"
             )
         else:
-            text = (
-                f"parent {parent_id} not found; entries below it are shown "
-                "under a placeholder"
-            )
+            text = f"parent {parent_id} not found; entries below it are shown under a placeholder"
         diag(WARN, "missing-parent", text, entry.line, entry.offset, entry.id, tree=True)
     _check_labels(s)
     _check_oddities(s)
@@ -1313,8 +1297,7 @@ def _analyze(s: Session) -> None:
         diag(
             INFO,
             "crlf",
-            f"CRLF line endings ({s._crlf_lines} lines, the first here); appends use LF "
-            "like pi",
+            f"CRLF line endings ({s._crlf_lines} lines, the first here); appends use LF like pi",
             s._crlf_first[0],
             s._crlf_first[1],
             tree=True,
@@ -1605,8 +1588,7 @@ def _check_tool_pairs(s: Session) -> None:
         s._diag(
             WARN,
             "tool-call-unanswered",
-            f"assistant {entry.id} called {', '.join(missing)} but no "
-            f"result follows{note}",
+            f"assistant {entry.id} called {', '.join(missing)} but no result follows{note}",
             entry.line,
             entry.offset,
             entry.id,
@@ -1634,9 +1616,7 @@ def _finalize(s: Session, total_size: int) -> None:
             message = "empty file (0 bytes), not a pi session"
             code = "empty-file"
         elif s._blank_lines == s.line_count:
-            message = (
-                f"no session header: the file has only blank lines ({s.line_count})"
-            )
+            message = f"no session header: the file has only blank lines ({s.line_count})"
             code = "blank-file"
         else:
             message = (
@@ -1748,8 +1728,11 @@ def _too_many_entries(entries: int, size: int, limit: int, estimated: bool) -> s
         f"too many entries for the memory limit: {about}{entries:,} entries in "
         f"{size / 1e6:,.0f} MB need about {(BASE_MEMORY + entries * INDEX_BYTES_PER_ENTRY) // mb:,}"
         f" MB to index, the limit is {limit / mb:,.0f} MB ("
-        + ("set by " + MEMORY_LIMIT_ENV if os.environ.get(MEMORY_LIMIT_ENV, "").strip()
-           else "half the file size + 150 MB")
+        + (
+            "set by " + MEMORY_LIMIT_ENV
+            if os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+            else "half the file size + 150 MB"
+        )
         + f"). Set {MEMORY_LIMIT_ENV}=<MB> (0: no limit) to open it anyway"
     )
 
@@ -1941,8 +1924,11 @@ def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -
             if session is None:
                 return None
             last = start == 0 or tail >= max_bytes  # the tail cannot grow
-            if session.entries and _context_within(session) and (
-                    last or len(session.entries) >= PREVIEW_ENTRIES or tail >= PREVIEW_FILL_BYTES):
+            if (
+                session.entries
+                and _context_within(session)
+                and (last or len(session.entries) >= PREVIEW_ENTRIES or tail >= PREVIEW_FILL_BYTES)
+            ):
                 return session
             session.close()
             if last:

@@ -34,8 +34,16 @@ from tui_compactor.session.model import (
     Verdict,
 )
 
-__all__ = ["ChildLists", "Session", "Refresh", "SETTING_TYPES", "timestamp_key", "gc_paused",
-           "pause_gc", "resume_gc"]
+__all__ = [
+    "ChildLists",
+    "Session",
+    "Refresh",
+    "SETTING_TYPES",
+    "timestamp_key",
+    "gc_paused",
+    "pause_gc",
+    "resume_gc",
+]
 
 SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "mode_change"})
 """Entry types that change the model, the thinking level or (oh-my-pi) the mode of everything

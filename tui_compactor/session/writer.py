@@ -861,7 +861,13 @@ def append_entries(
     payload = b"".join(encode_record(record) for record in prepared.records)
     prefix_newline = session.snapshot.size > 0 and not session.snapshot.ends_with_newline
     offset, size_after, stale = _gated_write(
-        session, ops, prefix_newline, payload, prepared.ids, quiet_seconds, lock_wait_seconds,
+        session,
+        ops,
+        prefix_newline,
+        payload,
+        prepared.ids,
+        quiet_seconds,
+        lock_wait_seconds,
         ignore_agents,
     )
     refreshed = False

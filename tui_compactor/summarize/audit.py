@@ -55,8 +55,12 @@ class Audit:
         if not missing:
             return None
         names = {
-            "path": "file path", "identifier": "name", "error": "error", "command": "command",
-            "number": "number the user gave", "request": "last unanswered request (verbatim)",
+            "path": "file path",
+            "identifier": "name",
+            "error": "error",
+            "command": "command",
+            "number": "number the user gave",
+            "request": "last unanswered request (verbatim)",
         }
         lines = [f"- {names[a.kind]}: {a.text}" for a in missing]
         return "Keep these details exactly as written:\n" + "\n".join(lines)

@@ -81,10 +81,19 @@ async def run_branch_summary(
         load_prompt("branch-preamble") + text, nav_plan.file_ops, rules, files_format
     )
     entry = make_branch_summary_entry(
-        summary=summary, read_files=read_files, modified_files=modified_files,
+        summary=summary,
+        read_files=read_files,
+        modified_files=modified_files,
         summarizer=summarizer.label,
     )
     return BranchSummaryResult(
-        summary, entry, summarizer.label, bool(summarizer.offline), False,
-        read_files, modified_files, list(pipeline.warnings), time.monotonic() - started,
+        summary,
+        entry,
+        summarizer.label,
+        bool(summarizer.offline),
+        False,
+        read_files,
+        modified_files,
+        list(pipeline.warnings),
+        time.monotonic() - started,
     )

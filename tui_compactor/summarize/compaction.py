@@ -111,8 +111,10 @@ def fold_notes(plan: Any, summarizer_window: int | None, reserve_tokens: int | N
     budgets = compaction_budgets(reserve_tokens)
     regions = plan.region_tokens
     notes: list[str] = []
-    for key, part, name in (("summarize", "history", "history"),
-                            ("turn_prefix", "turn_prefix", "turn prefix")):
+    for key, part, name in (
+        ("summarize", "history", "history"),
+        ("turn_prefix", "turn_prefix", "turn prefix"),
+    ):
         tokens = regions.get(key, 0)
         budget, _ = fold_budget(summarizer_window, budgets[part])
         oversized = _oversized_prefix(plan, budget) if part == "turn_prefix" else 0
@@ -318,8 +320,11 @@ class CompactionJob:
             # The turn-prefix prompt takes no instructions; the offline summarizer uses them
             # (as ``SummaryRequest.focus``) to keep what matches.
             return pipeline.part(
-                "turn_prefix", prefix_messages, kind="turn_prefix",
-                max_tokens=self.budgets["turn_prefix"], instructions=self.instructions,
+                "turn_prefix",
+                prefix_messages,
+                kind="turn_prefix",
+                max_tokens=self.budgets["turn_prefix"],
+                instructions=self.instructions,
             )
 
         history_text: str | None = None
@@ -338,8 +343,7 @@ class CompactionJob:
             tasks: dict[str, asyncio.Task[Any]] = {}
             if history_messages or previous:
                 tasks["history"] = self._spawn(self._timed(seconds, "history", history_part()))
-            tasks["turn_prefix"] = self._spawn(self._timed(seconds, "turn_prefix",
-                                                           prefix_part()))
+            tasks["turn_prefix"] = self._spawn(self._timed(seconds, "turn_prefix", prefix_part()))
             await _gather_or_cancel(list(tasks.values()))
             history_text = tasks["history"].result() if "history" in tasks else NO_PRIOR_HISTORY
             prefix_text = tasks["turn_prefix"].result()

@@ -147,8 +147,9 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
             found = calls_by_id.get(str(message.get("toolCallId", "")))
             is_error = bool(message.get("isError"))
             if found is None:
-                found = ToolCall(str(message.get("toolCallId", "")),
-                                 str(message.get("toolName", "tool")), {})
+                found = ToolCall(
+                    str(message.get("toolCallId", "")), str(message.get("toolName", "tool")), {}
+                )
                 transcript.tool_calls.append(found)
             found.result = text
             found.is_error = is_error
@@ -160,8 +161,13 @@ def read_transcript(messages: list[dict[str, Any]]) -> Transcript:
             _add_unique(transcript.commands, command)
             exit_code = message.get("exitCode")
             output = str(message.get("output", ""))
-            call = ToolCall("", "bash", {"command": command}, output,
-                            is_error=isinstance(exit_code, int) and exit_code != 0)
+            call = ToolCall(
+                "",
+                "bash",
+                {"command": command},
+                output,
+                is_error=isinstance(exit_code, int) and exit_code != 0,
+            )
             transcript.tool_calls.append(call)
             if call.is_error:
                 for line in error_lines(output):

@@ -121,8 +121,7 @@ def _looks_pasted(line: str) -> bool:
         '{"' in stripped
         or '":' in stripped
         or "\\n" in stripped
-        or stripped.startswith((">", "$ ", "{", "[", "at ", "File \"", "Traceback", "~/", "➜",
-                                "❯"))
+        or stripped.startswith((">", "$ ", "{", "[", "at ", 'File "', "Traceback", "~/", "➜", "❯"))
         or line.startswith(("    ", "\t"))  # indented: code or a wrapped log line
         or (" " not in stripped and re.search(r"[:/\\]\w", stripped) is not None)  # node:fs:443
         or _ERROR_START.match(stripped) is not None
@@ -209,8 +208,11 @@ def _decisions(transcript: Transcript) -> list[str]:
 
 
 def _progress(
-    transcript: Transcript, outcomes: Outcomes, focus: Focus | None = None,
-    *, note_open_request: bool = True,
+    transcript: Transcript,
+    outcomes: Outcomes,
+    focus: Focus | None = None,
+    *,
+    note_open_request: bool = True,
 ) -> tuple[list[str], list[str], list[str]]:
     """(done, in progress, blocked) bullet texts: outcomes, not a log of tool calls.
 
@@ -218,12 +220,13 @@ def _progress(
     with its final status, commits, other commands that changed something. Blocked: only the
     failures no later run fixed. Items matching ``focus`` come first and are never cut.
     """
-    files = [f for f in sorted(outcomes.files.values(), key=lambda f: f.order)
-             if f.edits or f.writes]
+    files = [
+        f for f in sorted(outcomes.files.values(), key=lambda f: f.order) if f.edits or f.writes
+    ]
     base = _common_dir([f.path for f in files])
     changed: list[str] = []
     for change in files:
-        text = f"`{change.path[len(base):]}`: {change.describe()}"
+        text = f"`{change.path[len(base) :]}`: {change.describe()}"
         details = [*change.changes[-1:]]
         if change.names:
             details.append("defines " + ", ".join(f"`{n}`" for n in change.names[:4]))
@@ -241,15 +244,15 @@ def _progress(
         if failures:
             first_core, first = failures[0]
             of = f" of `{first_core}`" if first_core != check.core else ""
-            text += (f" (after {count_of(len(failures), 'failed run')};"
-                     f" first{of}: {first.line})")
+            text += f" (after {count_of(len(failures), 'failed run')}; first{of}: {first.line})"
         if check.last.command.strip() != check.core:
             text += f" — ran as `{command_title(check.last.command)}`"
         checks.append(text)
     actions = [
         f"Ran `{command_title(action.last.command)}`"
         + (f" → {action.last.line}" if action.last.line != "(no output)" else "")
-        for action in outcomes.actions() if action.passes
+        for action in outcomes.actions()
+        if action.passes
     ]
     # Changed files and checks matter most; commits and other commands are the newest few.
     done = [
@@ -302,7 +305,11 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 def _rank(
-    items: list[str], focus: Focus | None, *, keep: int, newest: bool = True,
+    items: list[str],
+    focus: Focus | None,
+    *,
+    keep: int,
+    newest: bool = True,
     what: str = "items",
 ) -> list[str]:
     """Items matching ``focus`` first (all kept), then others up to ``keep`` (the newest, or
@@ -314,8 +321,7 @@ def _rank(
     if hidden <= 0:
         return [*matching, *others]
     if newest:
-        return [*matching, f"({hidden} earlier {what} not listed)",
-                *others[len(others) - room:]]
+        return [*matching, f"({hidden} earlier {what} not listed)", *others[len(others) - room :]]
     return [*matching, *others[:room], f"({hidden} more {what} not listed)"]
 
 
@@ -399,7 +405,8 @@ def _merge_lines(previous: list[str], new: list[str]) -> list[str]:
     return merged
 
 
-_STOPWORDS = frozenset("""
+_STOPWORDS = frozenset(
+    """
 a about above after again all also an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has
 have having he her here hers him his how i if in into is it its itself just me more most my no
@@ -409,7 +416,8 @@ was we were what when where which while who whom why will with would you your yo
 focus focusing keep keeping mention mentions mentioned include including summary summarize
 summarise please make sure details detail especially particular particularly important
 regarding around things stuff everything anything something exactly written write
-""".split())
+""".split()
+)
 _QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|(?<!\w)'([^'\n]+)'(?!\w)")
 _LABELLED = re.compile(r"^\s*[-*]\s+[\w ()]+:\s+(.+?)\s*$")
 _WORD = re.compile(r"[A-Za-z][\w-]{3,}")
@@ -518,13 +526,17 @@ def _focus_context(focus: Focus, transcript: Transcript) -> list[str]:
     """Critical Context lines for a focus: what was found where, what was not, and the limit."""
     out = [f"- Focus requested: {_clip(focus.instruction, 400)}"]
     if not focus.terms:
-        out.append("- This instruction cannot be followed offline: it names nothing to look "
-                   "for (no quoted text, names, numbers or words). Use a model profile to "
-                   "apply it.")
+        out.append(
+            "- This instruction cannot be followed offline: it names nothing to look "
+            "for (no quoted text, names, numbers or words). Use a model profile to "
+            "apply it."
+        )
         return out
-    out.append("- Offline, instructions are not followed, only matched: items mentioning "
-               + ", ".join(f"“{_clip(t, 60)}”" for t in focus.terms[:12])
-               + " are listed first and kept whole; a model profile can apply the rest.")
+    out.append(
+        "- Offline, instructions are not followed, only matched: items mentioning "
+        + ", ".join(f"“{_clip(t, 60)}”" for t in focus.terms[:12])
+        + " are listed first and kept whole; a model profile can apply the rest."
+    )
     region = _region_lines(transcript)
     missing: list[str] = []
     shown = 0
@@ -546,8 +558,10 @@ def _focus_context(focus: Focus, transcript: Transcript) -> list[str]:
         if not hits:
             missing.append(term)
     if missing:
-        out.append("- Not found in this part of the session: "
-                   + ", ".join(f"“{_clip(t, 60)}”" for t in missing))
+        out.append(
+            "- Not found in this part of the session: "
+            + ", ".join(f"“{_clip(t, 60)}”" for t in missing)
+        )
     return out
 
 
@@ -580,8 +594,11 @@ def _gist(text: str, limit: int) -> str:
     sentences = _sentences(prose)
     kept = [sentences[0]]
     for sentence in sentences[1:]:
-        if mentioned_paths(sentence) or request_names(sentence) or code_names(sentence) or (
-            user_numbers(sentence)
+        if (
+            mentioned_paths(sentence)
+            or request_names(sentence)
+            or code_names(sentence)
+            or (user_numbers(sentence))
         ):
             kept.append(sentence)
     return _clip(" … ".join(kept), limit)
@@ -591,8 +608,11 @@ def _trivial(request: str) -> bool:
     """A request too short to be a goal (``ok``, ``yo``, ``ls``, ``can leave it``)."""
     prose = _prose(request)
     return len(prose.split()) <= 3 and not (
-        mentioned_paths(prose) or request_names(prose) or code_names(prose)
-        or user_numbers(prose) or prose.rstrip().endswith("?")
+        mentioned_paths(prose)
+        or request_names(prose)
+        or code_names(prose)
+        or user_numbers(prose)
+        or prose.rstrip().endswith("?")
         or _IMPERATIVE_START.match(prose.strip())
     )
 
@@ -626,14 +646,17 @@ def _handoff(transcript: Transcript, focus_text: str | None) -> dict[str, list[s
     next_steps: list[str] = []
     if transcript.last_unanswered_request:
         next_steps.append("Answer the user's last request (verbatim under Critical Context).")
-    next_steps += [f"Fix: {item.split(' still fails:')[0].split(' failed:')[0]} (under Blocked)"
-                   for item in blocked if not item.startswith("(")][:3]
-    next_steps += [f"Finish: {item}" for item in in_progress
-                   if not item.startswith("Answering")][:2]
+    next_steps += [
+        f"Fix: {item.split(' still fails:')[0].split(' failed:')[0]} (under Blocked)"
+        for item in blocked
+        if not item.startswith("(")
+    ][:3]
+    next_steps += [f"Finish: {item}" for item in in_progress if not item.startswith("Answering")][
+        :2
+    ]
     if not next_steps:
         if transcript.assistant_texts:
-            next_steps.append(
-                f"Continue from: {first_line(transcript.assistant_texts[-1], 200)}")
+            next_steps.append(f"Continue from: {first_line(transcript.assistant_texts[-1], 200)}")
         else:
             next_steps.append("Continue with the goal above.")
     critical: list[str] = []
@@ -661,20 +684,24 @@ def _handoff(transcript: Transcript, focus_text: str | None) -> dict[str, list[s
         notes.append(f"- The region held {len(transcript.summaries)} earlier summary block(s).")
     resolved = outcomes.resolved_failures
     for failure in resolved[-MAX_LIST:]:
-        notes.append(f"- Failed, then fixed: {_clip_code(failure.what)}: {failure.error} "
-                     f"({failure.resolved_by})")
+        notes.append(
+            f"- Failed, then fixed: {_clip_code(failure.what)}: {failure.error} "
+            f"({failure.resolved_by})"
+        )
     if len(resolved) > MAX_LIST:
         notes.append(f"- ({len(resolved) - MAX_LIST} earlier fixed failures not listed)")
     return {
         "Goal": goal,
-        "Constraints & Preferences": _bullets(_rank(_constraints(transcript), focus,
-                                                    keep=MAX_LIST, newest=False), "(none)"),
+        "Constraints & Preferences": _bullets(
+            _rank(_constraints(transcript), focus, keep=MAX_LIST, newest=False), "(none)"
+        ),
         "Progress": [],
         "Done": _bullets(done, prefix="- [x] "),
         "In Progress": _bullets(in_progress, prefix="- [ ] "),
         "Blocked": _bullets(blocked),
-        "Key Decisions": _bullets([f"**{d}**" for d in _rank(_decisions(transcript), focus,
-                                                             keep=MAX_LIST)]),
+        "Key Decisions": _bullets(
+            [f"**{d}**" for d in _rank(_decisions(transcript), focus, keep=MAX_LIST)]
+        ),
         "Next Steps": [f"{i}. {step}" for i, step in enumerate(next_steps, 1)],
         "Critical Context": critical,
         "Additional Notes": notes,
@@ -689,9 +716,7 @@ def _render(sections: dict[str, list[str]], keep_empty: tuple[str, ...] = ()) ->
     for heading, lines in sections.items():
         if not lines and heading not in keep_empty and heading != "Progress":
             continue
-        if heading == "Progress" and not lines and not any(
-            sections.get(s) for s in _SUBSECTIONS
-        ):
+        if heading == "Progress" and not lines and not any(sections.get(s) for s in _SUBSECTIONS):
             continue
         level = "###" if heading in _SUBSECTIONS else "##"
         out.append(f"{level} {heading}")
@@ -704,16 +729,30 @@ def _render(sections: dict[str, list[str]], keep_empty: tuple[str, ...] = ()) ->
 # order matters: "Current Task" is work in progress, not the goal). Anything else goes to
 # Additional Notes.
 _HEADING_TARGETS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Constraints & Preferences", ("constraint", "preference", "requirement", "rule",
-                                   "convention")),
+    (
+        "Constraints & Preferences",
+        ("constraint", "preference", "requirement", "rule", "convention"),
+    ),
     ("Blocked", ("blocked", "blocker")),
     ("In Progress", ("in progress", "current", "ongoing", "working on", "early progress")),
     ("Done", ("done", "completed", "complete", "finished", "accomplished")),
     ("Next Steps", ("next", "todo", "to do", "remaining")),
     ("Key Decisions", ("decision", "decided", "agreed", "design", "approach", "structure")),
     ("Goal", ("goal", "objective", "task", "request", "purpose")),
-    ("Critical Context", ("context", "file", "command", "branch", "reference", "path",
-                          "environment", "setup", "key")),
+    (
+        "Critical Context",
+        (
+            "context",
+            "file",
+            "command",
+            "branch",
+            "reference",
+            "path",
+            "environment",
+            "setup",
+            "key",
+        ),
+    ),
 )
 _SPLIT_TURN_MARKER = re.compile(r"^(?:-{3,}|\*\*Turn Context \(split turn\):\*\*)$")
 
@@ -757,8 +796,10 @@ def _previous_items(previous: str, layout: dict[str, list[str]]) -> dict[str, li
     grouped: dict[str, list[str]] = {}
     for heading, items in _section_items(strip_file_blocks(previous)).items():
         items = [
-            item for item in items
-            if OFFLINE_NOTE not in item and not _SPLIT_TURN_MARKER.match(item.strip())
+            item
+            for item in items
+            if OFFLINE_NOTE not in item
+            and not _SPLIT_TURN_MARKER.match(item.strip())
             and not item.lstrip().startswith("# ")
         ]
         if not items:
@@ -855,10 +896,18 @@ def _update(
             merged[heading] = lines or before
         elif heading == "Goal":
             lines = [line for line in lines if not line.startswith("(no user request")]
-            later = [
-                line if line.startswith("- ") else f"- {line}" if line.startswith("(")
-                else f"- Then: {line}" for line in lines
-            ] if before else lines
+            later = (
+                [
+                    line
+                    if line.startswith("- ")
+                    else f"- {line}"
+                    if line.startswith("(")
+                    else f"- Then: {line}"
+                    for line in lines
+                ]
+                if before
+                else lines
+            )
             merged[heading] = _merge_lines(before, later)
         elif heading == "Constraints & Preferences":
             kept = [line for line in before if line.strip() != "- (none)"]
@@ -880,8 +929,7 @@ def offline_text(request: SummaryRequest) -> str:
     if request.kind == "turn_prefix":
         outcomes = read_outcomes(transcript)
         focus = read_focus(request.focus)
-        done, in_progress, blocked = _progress(transcript, outcomes, focus,
-                                               note_open_request=False)
+        done, in_progress, blocked = _progress(transcript, outcomes, focus, note_open_request=False)
         original = transcript.user_requests[0] if transcript.user_requests else "(not in this part)"
         context: list[str] = _focus_context(focus, transcript) if focus is not None else []
         if transcript.modified_files:
@@ -893,11 +941,13 @@ def offline_text(request: SummaryRequest) -> str:
         if transcript.assistant_texts:
             context.append(f"- Last note: {first_line(transcript.assistant_texts[-1], 200)}")
         progress = [f"- [x] {d}" for d in done] + [f"- Blocked: {b}" for b in blocked]
-        text = _render({
-            "Original Request": [_quote(original)],
-            "Early Progress": progress or ["- (no tool work yet)"],
-            "Context for Suffix": context or ["- (nothing beyond the request)"],
-        })
+        text = _render(
+            {
+                "Original Request": [_quote(original)],
+                "Early Progress": progress or ["- (no tool work yet)"],
+                "Context for Suffix": context or ["- (nothing beyond the request)"],
+            }
+        )
     elif request.kind == "short":
         text = _short(transcript, request.previous_summary)
     elif request.kind == "branch":
@@ -910,13 +960,20 @@ def offline_text(request: SummaryRequest) -> str:
             "In Progress": sections["In Progress"],
             "Blocked": sections["Blocked"],
             "Key Decisions": sections["Key Decisions"],
-            "Next Steps": sections["Next Steps"] + [
-                line for line in sections["Critical Context"] if line.startswith(">")
-            ],
+            "Next Steps": sections["Next Steps"]
+            + [line for line in sections["Critical Context"] if line.startswith(">")],
             "Additional Notes": [
-                line for line in sections["Critical Context"]
-                if line.startswith(("- Focus requested", "- Offline, instructions", "- “",
-                                    "- Not found in this part", "- This instruction"))
+                line
+                for line in sections["Critical Context"]
+                if line.startswith(
+                    (
+                        "- Focus requested",
+                        "- Offline, instructions",
+                        "- “",
+                        "- Not found in this part",
+                        "- This instruction",
+                    )
+                )
             ],
         }
         text = _render(branch, keep_empty=("Constraints & Preferences",))
@@ -924,8 +981,9 @@ def offline_text(request: SummaryRequest) -> str:
         sections = _handoff(transcript, request.focus)
         if request.previous_summary:
             sections = _update(request.previous_summary, sections, read_outcomes(transcript))
-        text = _render(_shrink(sections, _byte_limit(request.max_tokens),
-                               read_focus(request.focus)))
+        text = _render(
+            _shrink(sections, _byte_limit(request.max_tokens), read_focus(request.focus))
+        )
     return _fit(text, request.max_tokens)
 
 
@@ -938,8 +996,13 @@ def _byte_limit(max_tokens: int) -> int:
     return max(256, max_tokens * 4)
 
 
-_FOCUS_LINES = ("- Focus requested", "- Offline, instructions", "- “", "- Not found in this",
-                "- This instruction")
+_FOCUS_LINES = (
+    "- Focus requested",
+    "- Offline, instructions",
+    "- “",
+    "- Not found in this",
+    "- This instruction",
+)
 
 
 def _shrink(
@@ -957,8 +1020,10 @@ def _shrink(
             # Keep the first line of Goal (the main goal) and quoted request lines.
             start = 1 if heading == "Goal" else 0
             removable = [
-                i for i in range(start, len(lines))
-                if lines[i].startswith("- ") and not lines[i].startswith(("- (", *_FOCUS_LINES))
+                i
+                for i in range(start, len(lines))
+                if lines[i].startswith("- ")
+                and not lines[i].startswith(("- (", *_FOCUS_LINES))
                 and "verbatim" not in lines[i]
                 and not (focus is not None and focus.matches(lines[i]))
             ]
@@ -968,8 +1033,9 @@ def _shrink(
                 del lines[index]
             dropped[heading] = dropped.get(heading, 0) + max(1, len(removable) // 2)
     for heading, count in dropped.items():
-        sections[heading].insert(1 if heading == "Goal" else 0,
-                                 f"- ({count} older items left out to fit the budget)")
+        sections[heading].insert(
+            1 if heading == "Goal" else 0, f"- ({count} older items left out to fit the budget)"
+        )
     return sections
 
 
@@ -1013,14 +1079,18 @@ def _short(transcript: Transcript, previous_summary: str | None) -> str:
         sentences.append(f"`{core}` still fails: {_clip(error, 100).rstrip('.')}{others}.")
     elif passing:
         unique = list(dict.fromkeys(passing))
-        sentences.append(", ".join(f"`{c}`" for c in unique[-2:])
-                         + (" passes." if len(unique[-2:]) == 1 else " pass."))
+        sentences.append(
+            ", ".join(f"`{c}`" for c in unique[-2:])
+            + (" passes." if len(unique[-2:]) == 1 else " pass.")
+        )
     if transcript.last_unanswered_request:
         sentences.append(f"Open: “{_clip(_prose(transcript.last_unanswered_request), 120)}”.")
     elif not sentences:
         commands = len(outcomes.commands)
-        sentences.append("No files changed" + (f"; ran {count_of(commands, 'command')}."
-                                                if commands else " and no checks ran."))
+        sentences.append(
+            "No files changed"
+            + (f"; ran {count_of(commands, 'command')}." if commands else " and no checks ran.")
+        )
     sentences.append("(Offline summary.)")
     return " ".join(sentences) + "\n"
 

@@ -42,11 +42,41 @@ _CHECK = re.compile(
     r"(?:test|tests|pytest|jest|vitest|mocha|tox|nox|check|lint|build|tsc|tsgo|mypy|ruff|"
     r"flake8|eslint|biome|clippy|vet|typecheck|compile|test:\w+|check:\w+|lint:\w+)"
 )
-_EXPLORE = frozenset({
-    "ls", "cat", "head", "tail", "grep", "rg", "ag", "find", "fd", "wc", "awk", "echo", "pwd",
-    "tree", "which", "file", "stat", "du", "less", "more", "diff", "type", "env", "printenv",
-    "date", "whoami", "sort", "uniq", "cut", "jq", "true",
-})
+_EXPLORE = frozenset(
+    {
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "grep",
+        "rg",
+        "ag",
+        "find",
+        "fd",
+        "wc",
+        "awk",
+        "echo",
+        "pwd",
+        "tree",
+        "which",
+        "file",
+        "stat",
+        "du",
+        "less",
+        "more",
+        "diff",
+        "type",
+        "env",
+        "printenv",
+        "date",
+        "whoami",
+        "sort",
+        "uniq",
+        "cut",
+        "jq",
+        "true",
+    }
+)
 _GIT_LOOK = frozenset({"status", "diff", "log", "show", "branch", "remote", "blame", "grep"})
 _FAILED_OUTPUT = re.compile(
     r"(?:\b[1-9]\d* (?:failed|errors?|failures?)\b|\bFAILED\b|\berror TS\d+|^\s*error\b|"
@@ -72,11 +102,37 @@ _FLUFF = re.compile(
     r"(?:that )?makes sense)\b",
     re.IGNORECASE,
 )
-_NOT_NAMES = frozenset({
-    "for", "with", "private", "public", "protected", "static", "const", "let", "var", "async",
-    "the", "that", "this", "and", "declarations", "checking", "definitions", "annotations",
-    "aliases", "parameters", "inference", "errors", "safety", "hints", "check", "is", "of",
-})
+_NOT_NAMES = frozenset(
+    {
+        "for",
+        "with",
+        "private",
+        "public",
+        "protected",
+        "static",
+        "const",
+        "let",
+        "var",
+        "async",
+        "the",
+        "that",
+        "this",
+        "and",
+        "declarations",
+        "checking",
+        "definitions",
+        "annotations",
+        "aliases",
+        "parameters",
+        "inference",
+        "errors",
+        "safety",
+        "hints",
+        "check",
+        "is",
+        "of",
+    }
+)
 
 
 def command_core(command: str) -> str:
@@ -86,8 +142,11 @@ def command_core(command: str) -> str:
     """
     lines = [line.strip() for line in command.strip().splitlines() if line.strip()]
     # A script: its first line that does more than change directory stands for it.
-    steps = [line for line in lines
-             if not re.fullmatch(r"cd\s+\S+\s*;?", line) and not line.startswith("#")]
+    steps = [
+        line
+        for line in lines
+        if not re.fullmatch(r"cd\s+\S+\s*;?", line) and not line.startswith("#")
+    ]
     text = " ".join((steps or lines or [""])[0].split())
     while True:
         shorter = _CD_PREFIX.sub("", text, count=1)
@@ -309,20 +368,24 @@ class Outcomes:
             if span in self.files and (self.files[span].edits or self.files[span].writes):
                 return True
             core = command_core(span)
-            if any(c.passes and c.kind in ("check", "action") and _broader_or_same(c.core, core)
-                   for c in self.commands.values()):
+            if any(
+                c.passes and c.kind in ("check", "action") and _broader_or_same(c.core, core)
+                for c in self.commands.values()
+            ):
                 return True
         return False
 
     def checks(self) -> list[CommandOutcome]:
         """Check commands (tests, build, lint), newest last."""
-        return sorted((c for c in self.commands.values() if c.kind == "check"),
-                      key=lambda c: c.order)
+        return sorted(
+            (c for c in self.commands.values() if c.kind == "check"), key=lambda c: c.order
+        )
 
     def actions(self) -> list[CommandOutcome]:
         """Commands that changed something (not checks, commits or looking around)."""
-        return sorted((c for c in self.commands.values() if c.kind == "action"),
-                      key=lambda c: c.order)
+        return sorted(
+            (c for c in self.commands.values() if c.kind == "action"), key=lambda c: c.order
+        )
 
 
 def _one_line(text: str, limit: int = 50) -> str | None:
@@ -335,15 +398,19 @@ def _one_line(text: str, limit: int = 50) -> str | None:
 def _edit_pairs(arguments: dict[str, object]) -> list[tuple[str, str]]:
     """(old, new) texts of an edit call, in pi's (``oldText``/``newText``) or a list form."""
     pairs: list[tuple[str, str]] = []
-    old, new = arguments.get("oldText", arguments.get("old_string")), arguments.get(
-        "newText", arguments.get("new_string"))
+    old, new = (
+        arguments.get("oldText", arguments.get("old_string")),
+        arguments.get("newText", arguments.get("new_string")),
+    )
     if isinstance(old, str) and isinstance(new, str):
         pairs.append((old, new))
     edits = arguments.get("edits")
     for item in edits if isinstance(edits, list) else []:
         if isinstance(item, dict):
-            old, new = item.get("oldText", item.get("old_string")), item.get(
-                "newText", item.get("new_string"))
+            old, new = (
+                item.get("oldText", item.get("old_string")),
+                item.get("newText", item.get("new_string")),
+            )
             if isinstance(old, str) and isinstance(new, str):
                 pairs.append((old, new))
     return pairs
@@ -390,9 +457,13 @@ def read_outcomes(transcript: Transcript) -> Outcomes:
                 if change is None:
                     change = outcomes.files[path] = FileChange(path, order=step)
                 change.failed_edits += 1
-                outcomes.failures.append(Failure(
-                    f"{call.name} `{path}`", first_line(call.result, 160) or "failed",
-                    kind="file"))
+                outcomes.failures.append(
+                    Failure(
+                        f"{call.name} `{path}`",
+                        first_line(call.result, 160) or "failed",
+                        kind="file",
+                    )
+                )
                 continue
             if change is None:
                 change = outcomes.files[path] = FileChange(path)
@@ -419,18 +490,23 @@ def read_outcomes(transcript: Transcript) -> Outcomes:
             change.note = _note(call.note) or change.note
             del change.changes[:-2]
             for failure in outcomes.failures:
-                if failure.resolved_by is None and failure.kind == "file" and (
-                    failure.what.endswith(f"`{path}`")
+                if (
+                    failure.resolved_by is None
+                    and failure.kind == "file"
+                    and (failure.what.endswith(f"`{path}`"))
                 ):
                     failure.resolved_by = f"a later {call.name} of `{path}` succeeded"
             continue
         if call.is_error:
-            outcomes.failures.append(Failure(
-                call.describe(), first_line(call.result, 160) or "failed", kind=call.name))
+            outcomes.failures.append(
+                Failure(call.describe(), first_line(call.result, 160) or "failed", kind=call.name)
+            )
         else:
             for failure in outcomes.failures:
-                if failure.resolved_by is None and failure.kind == call.name and (
-                    failure.what == call.describe()
+                if (
+                    failure.resolved_by is None
+                    and failure.kind == call.name
+                    and (failure.what == call.describe())
                 ):
                     failure.resolved_by = "a later call succeeded"
     return outcomes
@@ -458,13 +534,18 @@ def _command(outcomes: Outcomes, call: ToolCall, step: int) -> None:
         outcomes.failures.append(Failure(f"`{core}`", outcome.runs[-1].line, kind="command"))
         return
     for failure in outcomes.failures:
-        if failure.resolved_by is None and failure.kind == "command" and _broader_or_same(
-            core, failure.what.strip("`")
+        if (
+            failure.resolved_by is None
+            and failure.kind == "command"
+            and _broader_or_same(core, failure.what.strip("`"))
         ):
             failure.resolved_by = f"`{core}` passed later"
     for other in outcomes.commands.values():
-        if other is not outcome and not other.passes and other.fixed_by is None and (
-            _broader_or_same(core, other.core)
+        if (
+            other is not outcome
+            and not other.passes
+            and other.fixed_by is None
+            and (_broader_or_same(core, other.core))
         ):
             other.fixed_by = core
             outcome.fixed += [(other.core, run) for run in other.failures]

@@ -209,8 +209,7 @@ class HttpSummarizer(Summarizer):
                 reason = type(error).__name__ + (f": {error}" if str(error) else "")
                 reason = redact(reason, [key or ""])
                 failure = ConnectionFailed(
-                    f"connection to {_display_url(self.profile.resolved_base_url)} failed: "
-                    f"{reason}"
+                    f"connection to {_display_url(self.profile.resolved_base_url)} failed: {reason}"
                 )
             if yielded and isinstance(failure, (ConnectionFailed, ProviderTimeout)):
                 raise StreamDropped(f"{self.label}: stream interrupted: {failure}") from None
@@ -230,7 +229,11 @@ class HttpSummarizer(Summarizer):
             attempt += 1
             log.info(
                 "%s: %s; retry %d/%d in %.2fs",
-                self.label, failure, attempt, self.profile.max_retries, delay,
+                self.label,
+                failure,
+                attempt,
+                self.profile.max_retries,
+                delay,
             )
             await asyncio.sleep(delay)
 
@@ -242,7 +245,11 @@ class HttpSummarizer(Summarizer):
         client = self._client or shared_client()
         body = well_formed_value(self._body(request))  # UTF-8 encodable, whatever the session held
         async with aconnect_sse(
-            client, "POST", self._url(), json=body, headers=self._headers(key),
+            client,
+            "POST",
+            self._url(),
+            json=body,
+            headers=self._headers(key),
             timeout=self._timeout(),
         ) as source:
             response = source.response
@@ -298,9 +305,15 @@ def _stream_error(obj: Mapping[str, Any], label: str, key: str | None) -> Summar
         error = {"message": str(error)}
     message = redact(str(error.get("message") or "unknown error"), [key or ""])
     code = str(error.get("code") or error.get("type") or "")
-    status = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
-              "authentication_error": 401, "permission_error": 403, "not_found_error": 404,
-              "invalid_request_error": 400}.get(code)
+    status = {
+        "overloaded_error": 529,
+        "rate_limit_error": 429,
+        "api_error": 500,
+        "authentication_error": 401,
+        "permission_error": 403,
+        "not_found_error": 404,
+        "invalid_request_error": 400,
+    }.get(code)
     if isinstance(error.get("code"), int):
         status = int(error["code"])
     mapped = classify_http_error(status or 400, message, code=code or None)
@@ -342,8 +355,9 @@ class OpenAIChatSummarizer(HttpSummarizer):
                 {"role": "system", "content": request.system},
                 {"role": "user", "content": request.prompt},
             ],
-            ("max_completion_tokens" if self.use_max_completion_tokens else "max_tokens"):
-                self._max_tokens(request),
+            (
+                "max_completion_tokens" if self.use_max_completion_tokens else "max_tokens"
+            ): self._max_tokens(request),
             "stream": True,
         }
         effort = self.profile.reasoning_effort
@@ -390,7 +404,11 @@ class OpenAIChatSummarizer(HttpSummarizer):
 
 
 ANTHROPIC_THINKING_BUDGETS: dict[str, int] = {
-    "minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768,
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32768,
 }
 """Thinking tokens per reasoning effort on the Messages API (its minimum is 1024)."""
 
@@ -492,7 +510,7 @@ def make_summarizer(
         return OfflineSummarizer()
     if not profile.model:
         raise ConfigError(
-            f"profile {profile.name!r} ({profile.provider}) names no model: set model = \"...\" "
+            f'profile {profile.name!r} ({profile.provider}) names no model: set model = "..." '
             f"in [profiles.{profile.name}] or pass --model"
         )
     if profile.provider == "openai":

@@ -139,8 +139,8 @@ def serialize_messages(messages: list[dict[str, Any]], *, drop_thinking: bool = 
 
 def fold_budget(context_window: int | None, max_tokens: int) -> tuple[int, int]:
     """(budget, min_input) in tokens of conversation per request for a summarizer window."""
-    window = context_window if context_window and context_window > 0 else (
-        DEFAULT_SUMMARY_INPUT_WINDOW
+    window = (
+        context_window if context_window and context_window > 0 else (DEFAULT_SUMMARY_INPUT_WINDOW)
     )
     min_input = min(MIN_SUMMARY_INPUT_TOKENS, max(1024, window // 8))
     budget = max(min_input, math.floor(window * 0.8) - max_tokens - MAX_SUMMARY_TOKENS)
@@ -324,8 +324,10 @@ async def run_part(
         note = None
         if len(text) < full_length:
             kept = "end" if kind in KEEP_END_KINDS else "start"
-            note = (f"{part}: {full_length:,} characters are over the summarizer's "
-                    f"{window.budget:,}-token budget for one request; only the {kept} was sent")
+            note = (
+                f"{part}: {full_length:,} characters are over the summarizer's "
+                f"{window.budget:,}-token budget for one request; only the {kept} was sent"
+            )
             if notes is not None:
                 notes.append(note)
         window_kind: PromptKind = kind
@@ -377,8 +379,13 @@ async def run_part(
         requests += 1
         try:
             result = await _stream_request(
-                summarizer, request, part, emit,
-                window=done_windows + 1, windows=done_windows + 1 + len(queue), note=note,
+                summarizer,
+                request,
+                part,
+                emit,
+                window=done_windows + 1,
+                windows=done_windows + 1 + len(queue),
+                note=note,
             )
         except ContextOverflow:
             sent = count(text)

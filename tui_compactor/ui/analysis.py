@@ -109,8 +109,11 @@ class AnalysisMixin:
     def _current(self, generation: int) -> bool:
         """A result of ``generation`` may be drawn: the app runs and the session has not
         grown since it was computed."""
-        return self._analysis_ok() and self.handle is not None and (
-            generation == self.handle.generation)
+        return (
+            self._analysis_ok()
+            and self.handle is not None
+            and (generation == self.handle.generation)
+        )
 
     # ----- Window tab: what fills the window ---------------------------------------------
 
@@ -134,14 +137,21 @@ class AnalysisMixin:
                 return
             assert self.handle is not None and self.token_cache is not None
             view.show_pending(selected)
-            self.compute_breakdown(self.handle, selected, self.counter,
-                                   self.settings.compaction(), self.token_cache)
+            self.compute_breakdown(
+                self.handle, selected, self.counter, self.settings.compaction(), self.token_cache
+            )
 
         self.with_view(BreakdownView, request)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="breakdown")
-    def compute_breakdown(self, handle: SessionHandle, entry_index: int, counter: TokenCounter,
-                          settings: CompactionSettings, cache: TokenCache) -> None:
+    def compute_breakdown(
+        self,
+        handle: SessionHandle,
+        entry_index: int,
+        counter: TokenCounter,
+        settings: CompactionSettings,
+        cache: TokenCache,
+    ) -> None:
         """The engine's breakdown in a thread, on one snapshot."""
         from tui_compactor.engine.breakdown import token_breakdown
 
@@ -157,8 +167,10 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_breakdown(again=True)
             return
-        self.with_view(BreakdownView,  # type: ignore[attr-defined]
-                       lambda view: view.show(message.breakdown, self.session))
+        self.with_view(  # type: ignore[attr-defined]
+            BreakdownView,
+            lambda view: view.show(message.breakdown, self.session),
+        )
 
     def on_breakdown_view_jump_requested(self, message: BreakdownView.JumpRequested) -> None:
         """Enter on one of the largest entries: move the tree cursor to it."""
@@ -172,12 +184,20 @@ class AnalysisMixin:
             return
         assert self.handle is not None and self.token_cache is not None
         self.show_sweep("sweeping every valid cut…", pending=True)
-        self.compute_sweep(self.handle, plan, self.counter, self.settings.compaction(),
-                           self.token_cache, request)
+        self.compute_sweep(
+            self.handle, plan, self.counter, self.settings.compaction(), self.token_cache, request
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sweep")
-    def compute_sweep(self, handle: SessionHandle, plan: CompactionPlan, counter: TokenCounter,
-                      settings: CompactionSettings, cache: TokenCache, request: int) -> None:
+    def compute_sweep(
+        self,
+        handle: SessionHandle,
+        plan: CompactionPlan,
+        counter: TokenCounter,
+        settings: CompactionSettings,
+        cache: TokenCache,
+        request: int,
+    ) -> None:
         """The engine's sweep in a thread, on one snapshot (the plan's token cache is
         shared)."""
         from tui_compactor.engine.deps import cut_sweep
@@ -201,11 +221,13 @@ class AnalysisMixin:
         from tui_compactor.ui.widgets.tree import SessionTree
 
         self.query_one(SessionTree).set_cut_dependencies(  # type: ignore[attr-defined]
-            {row.entry_index: row.dependencies for row in message.sweep.rows})
+            {row.entry_index: row.dependencies for row in message.sweep.rows}
+        )
 
     def show_sweep(self, renderable: Any, *, pending: bool = False) -> None:
         """Put ``renderable`` in the plan pane's sweep area (``pending``: a message while the
         sweep is made; the last sweep stays, dimmed, so the pane keeps its height)."""
+
         def show(view: PlanView) -> None:
             if pending:
                 view.show_sweeping(renderable)
@@ -254,8 +276,10 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_hindsight()
             return
-        self.with_view(HindsightView,  # type: ignore[attr-defined]
-                       lambda area: area.show(message.audit))
+        self.with_view(  # type: ignore[attr-defined]
+            HindsightView,
+            lambda area: area.show(message.audit),
+        )
 
     def on_hindsight_view_jump_requested(self, message: HindsightView.JumpRequested) -> None:
         """Enter on a lost fact or a re-read: move the tree cursor to where it was needed."""
@@ -282,7 +306,8 @@ class AnalysisMixin:
                 self._jump_to(entry_index, "entry")  # type: ignore[attr-defined]
 
         self.push_screen(  # type: ignore[attr-defined]
-            TimelineScreen(self.handle, self.counter, self.settings.rules), chosen)
+            TimelineScreen(self.handle, self.counter, self.settings.rules), chosen
+        )
 
     def action_inspect_requests(self) -> None:
         """Show the exact requests the shown plan's compaction would send (none is sent)."""
@@ -292,8 +317,11 @@ class AnalysisMixin:
             self.notify("plan first (c): the requests are the plan's", timeout=3)  # type: ignore[attr-defined]
             return
         method, focus, replace = self.compaction_options  # type: ignore[attr-defined]
-        options = {"method": method, "instructions": focus.strip() or None,
-                   "replace_instructions": replace}
+        options = {
+            "method": method,
+            "instructions": focus.strip() or None,
+            "replace_instructions": replace,
+        }
         self._show_requests(plan, report.generation, options, branch=False)
 
     def inspect_branch_requests(
@@ -306,8 +334,9 @@ class AnalysisMixin:
         options = {"instructions": instructions, "replace_instructions": replace}
         self._show_requests(nav_plan, generation, options, branch=True)
 
-    def _show_requests(self, plan: Any, generation: int, options: dict[str, Any], *,
-                       branch: bool) -> None:
+    def _show_requests(
+        self, plan: Any, generation: int, options: dict[str, Any], *, branch: bool
+    ) -> None:
         """Open the request inspector with the summarizer of a compaction or a branch summary;
         a configuration problem is said and nothing opens."""
         from tui_compactor.ui.screens.requests import RequestsScreen
@@ -321,8 +350,10 @@ class AnalysisMixin:
             self.notify(str(error)[:300], title="no summarizer", severity="error")  # type: ignore[attr-defined]
             return
         self.push_screen(  # type: ignore[attr-defined]
-            RequestsScreen(plan, generation, handle, summarizer, self.settings, options,
-                           branch=branch))
+            RequestsScreen(
+                plan, generation, handle, summarizer, self.settings, options, branch=branch
+            )
+        )
 
     def analysis_node_measured(self) -> None:
         """The cursor rested on a node: refresh the views that follow it."""

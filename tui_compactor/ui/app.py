@@ -121,11 +121,23 @@ from tui_compactor.workbench.views import (
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
 
-WHOLE_FILE_ACTIONS = frozenset({
-    "plan", "cut_earlier", "cut_later", "edit_settings", "run_compaction", "run_candidates",
-    "undo", "edit_label", "show_issues", "timeline", "inspect_requests", "toggle_rules",
-    "reload",
-})
+WHOLE_FILE_ACTIONS = frozenset(
+    {
+        "plan",
+        "cut_earlier",
+        "cut_later",
+        "edit_settings",
+        "run_compaction",
+        "run_candidates",
+        "undo",
+        "edit_label",
+        "show_issues",
+        "timeline",
+        "inspect_requests",
+        "toggle_rules",
+        "reload",
+    }
+)
 """Actions that wait for the whole file while a tail-first preview is shown."""
 
 TOKEN_BATCH = 400
@@ -238,8 +250,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         super().__init__()
         if settings is None:
             settings = Settings.from_config(config) if config is not None else Settings.defaults()
-        self.options = AppOptions(tuple(sessions_dirs or ()), profile_name, follow,
-                                  append_quiet_seconds, ignore_agents, picker_dirs_only)
+        self.options = AppOptions(
+            tuple(sessions_dirs or ()),
+            profile_name,
+            follow,
+            append_quiet_seconds,
+            ignore_agents,
+            picker_dirs_only,
+        )
         self.state = AppState(settings, Path(path) if path is not None else None)
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
@@ -354,9 +372,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         would restyle every widget a second time."""
         screen = MainScreen(id="_default")
         width, height = self.size
-        screen.add_class(*screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
-                         *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
-                         update=False)
+        screen.add_class(
+            *screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
+            *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
+            update=False,
+        )
         return screen
 
     def pane_content(self, pane_id: str) -> list[Widget]:
@@ -375,8 +395,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if pane_id == "tab-breakdown":
             return [BreakdownView(id="breakdown")]
         assert pane_id == "tab-compaction", pane_id
-        empty = Static(Text("plan with c, then r runs the compaction here (history and turn "
-                            "prefix side by side)", style="dim"), id="compaction-empty")
+        empty = Static(
+            Text(
+                "plan with c, then r runs the compaction here (history and turn "
+                "prefix side by side)",
+                style="dim",
+            ),
+            id="compaction-empty",
+        )
         return [Vertical(empty, id="compaction-host")]
 
     def on_mount(self) -> None:
@@ -408,8 +434,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Collect cycles among long-lived objects while nobody is waiting for the app."""
         if time.monotonic() - self.state.last_input < IDLE_AFTER:
             return
-        if any(worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
-               for worker in self.workers):
+        if any(
+            worker.state in (WorkerState.PENDING, WorkerState.RUNNING) for worker in self.workers
+        ):
             return
         collector.deep_collect_if_due()
 
@@ -427,8 +454,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.open_session(self.state.session_path)
 
         if self.options.picker_dirs_only:
-            roots = [SessionRoot(Path(path).expanduser(), "dir")
-                     for path in self.options.sessions_dirs]
+            roots = [
+                SessionRoot(Path(path).expanduser(), "dir") for path in self.options.sessions_dirs
+            ]
         else:
             roots = default_session_roots(extra=list(self.options.sessions_dirs))
         self.push_screen(SessionPicker(roots), chosen)
@@ -443,7 +471,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if ui.keymap:
             tree_bindings = list(SessionTree.BINDINGS)  # type: ignore[arg-type]
             keymap, problems = validated_keymap(
-                ui.keymap, known_binding_ids(APP_BINDINGS, tree_bindings)  # type: ignore[arg-type]
+                ui.keymap,
+                known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
             self.state.user_keymap = keymap
@@ -451,8 +480,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             for problem in problems:
                 self.notify(problem, title="config", severity="warning", timeout=15)
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """Every notification of this app (and of its screens and widgets, which pass
         ``markup=True`` by default) is plain text: messages quote session text and file names,
         where ``[...]`` is content, not styling."""
@@ -462,8 +498,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The review's keys exist only while a compaction is shown (footer stays short); over
         a full screen of its own (the session picker) the main screen's keys are off except quit
         and help, while Textual's own (Tab, the command palette) keep working."""
-        if (len(self.screen_stack) > 1 and not self.screen.is_modal
-                and action in APP_ACTIONS and action not in ("quit", "help")):
+        if (
+            len(self.screen_stack) > 1
+            and not self.screen.is_modal
+            and action in APP_ACTIONS
+            and action not in ("quit", "help")
+        ):
             return False
         if action in REVIEW_ACTIONS:
             return self.check_review_action(action, parameters)
@@ -482,8 +522,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Start indexing ``path``; the window is already up and shows progress. A first open
         of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
-        self.load_session_file(path, self.state.load_cancel, self.settings,
-                               self.filter_index, preview=self.session is None)
+        self.load_session_file(
+            path,
+            self.state.load_cancel,
+            self.settings,
+            self.filter_index,
+            preview=self.session is None,
+        )
 
     @staticmethod
     def _settings_for(settings: Settings, session: Session) -> Settings:
@@ -494,8 +539,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         return with_session_window(settings.for_session(session), session)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
-    def load_session_file(self, path: Path, cancel: threading.Event, settings: Settings,
-                          filter_index: int, *, preview: bool) -> None:
+    def load_session_file(
+        self,
+        path: Path,
+        cancel: threading.Event,
+        settings: Settings,
+        filter_index: int,
+        *,
+        preview: bool,
+    ) -> None:
         """Index the file in a thread. With ``preview``, first post the file's tail (the leaf,
         its context and the rows around it) and give the UI a moment to draw it; then post
         progress, and the whole session with its settings, its first rows and the
@@ -510,8 +562,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tail = load_tail_preview(path) if preview else None
         if tail is not None and not cancel.is_set():
             drawn = threading.Event()
-            self.post_message(PreviewLoaded(tail, build_outline(tail, view=view),
-                                            self._settings_for(settings, tail), drawn))
+            self.post_message(
+                PreviewLoaded(
+                    tail, build_outline(tail, view=view), self._settings_for(settings, tail), drawn
+                )
+            )
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
             # The details' renderer (``load_details_markdown``) loads now, before the index,
             # not while it runs: they would share the GIL with each other and the UI.
@@ -580,15 +635,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_load_progressed(self, message: LoadProgressed) -> None:
         """Move the progress bar."""
-        self.query_one(LoadingBar).advance(message.bytes_done, message.bytes_total,
-                                           message.entries)
+        self.query_one(LoadingBar).advance(message.bytes_done, message.bytes_total, message.entries)
 
     @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
         self.query_one(LoadingBar).stop()
-        self.notify(sanitize(f"{message.path}: {message.error}"), title="cannot open",
-                    severity="error", timeout=10)
+        self.notify(
+            sanitize(f"{message.path}: {message.error}"),
+            title="cannot open",
+            severity="error",
+            timeout=10,
+        )
 
     @_while_running
     def on_session_loaded(self, message: SessionLoaded) -> None:
@@ -620,8 +678,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._report_diagnostics(session)
         self._report_orphaned_appends(message.orphans)
         if not session.complete:
-            self.notify(f"stopped after {len(session.entries):,} entries: showing what was "
-                        "read (read-only)", title="indexing stopped", severity="warning")
+            self.notify(
+                f"stopped after {len(session.entries):,} entries: showing what was "
+                "read (read-only)",
+                title="indexing stopped",
+                severity="warning",
+            )
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         if message.filter_index == self.filter_index and not self.state.folded:
             self.state.outline_request += 1
@@ -645,8 +707,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._update_status()
         self.rebuild_outline()
         self._apply_settings()
-        self.notify(f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
-                    f"and tokens ({getattr(self.counter, 'name', '?')}) follow", timeout=4)
+        self.notify(
+            f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
+            f"and tokens ({getattr(self.counter, 'name', '?')}) follow",
+            timeout=4,
+        )
 
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`),
@@ -658,13 +723,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         first_problem = diagnostics[0]
         where = Path(first_problem.path).name + (
-            f":{first_problem.line}" if first_problem.line is not None else "")
+            f":{first_problem.line}" if first_problem.line is not None else ""
+        )
         first = sanitize(f"{where}: {first_problem.message}", single_line=True, max_len=160)
         more = f" (+{len(diagnostics) - 1} more; I lists them)" if len(diagnostics) > 1 else ""
         verdict = str(session.verdict)
         severity: SeverityLevel = "error" if verdict in ("refuse", "read-only") else "warning"
-        self.notify(first + more, title=f"{verdict}: {issue_count(len(diagnostics))}",
-                    severity=severity, timeout=8)
+        self.notify(
+            first + more,
+            title=f"{verdict}: {issue_count(len(diagnostics))}",
+            severity=severity,
+            timeout=8,
+        )
 
     def _report_orphaned_appends(self, messages: list[str] | None = None) -> None:
         """Say so when an agent's later entry left one of our appends off the active path, and
@@ -677,8 +747,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             messages = [orphan.message(session) for orphan in orphaned_appends(session)]
         for text in messages:
             text += " Here: select it and press enter (navigate)."
-            self.notify(sanitize(text, max_len=700),
-                        title="an agent left our entry behind", severity="warning", timeout=15)
+            self.notify(
+                sanitize(text, max_len=700),
+                title="an agent left our entry behind",
+                severity="warning",
+                timeout=15,
+            )
 
     def _update_status(self) -> None:
         """Refresh the status line."""
@@ -704,13 +778,22 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if keep_entry is None:
             keep_entry = self.selected_entry
         assert self.handle is not None
-        self.build_rows(self.handle, set(self.state.folded), self.filter_index, keep_entry,
-                        self.state.outline_request)
+        self.build_rows(
+            self.handle,
+            set(self.state.folded),
+            self.filter_index,
+            keep_entry,
+            self.state.outline_request,
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="outline")
     def build_rows(
-        self, handle: SessionHandle, folded: set[int], filter_index: int,
-        keep_entry: int | None, generation: int,
+        self,
+        handle: SessionHandle,
+        folded: set[int],
+        filter_index: int,
+        keep_entry: int | None,
+        generation: int,
     ) -> None:
         """Flatten the session into rows in a thread."""
         from tui_compactor.session.outline import OutlineFilter, build_outline
@@ -743,8 +826,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.selected_entry = message.entry_index
         self._show_details(message.entry_index)
         tree = self.query_one(SessionTree)
-        row = tree.rows[tree.row_of_entry[message.entry_index]] \
-            if message.entry_index in tree.row_of_entry else None
+        row = (
+            tree.rows[tree.row_of_entry[message.entry_index]]
+            if message.entry_index in tree.row_of_entry
+            else None
+        )
         on_path = row is not None and row.on_active_path
         # The chart is the active path's: mark a column only for nodes on that path.
         self.query_one(ContextChart).select(message.entry_index if on_path else None)
@@ -759,12 +845,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         it (counting here could wait for the token table or a long record: the UI stalls)."""
         session = self._loaded()
         tokens = self.query_one(SessionTree).token_counts.get(entry_index)
-        self.query_one(EntryDetails).show_entry(session.entries[entry_index], tokens,
-                                                session.label_of(entry_index),
-                                                rules=self.settings.rules,
-                                                located=not session.preview)
-        if not markdown_loaded() and not any(worker.group == "markdown"
-                                             for worker in self.workers):
+        self.query_one(EntryDetails).show_entry(
+            session.entries[entry_index],
+            tokens,
+            session.label_of(entry_index),
+            rules=self.settings.rules,
+            located=not session.preview,
+        )
+        if not markdown_loaded() and not any(worker.group == "markdown" for worker in self.workers):
             self.load_details_markdown()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
@@ -793,21 +881,38 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             callback()
         else:
             self._debounce[name] = self.set_timer(
-                delay, lambda: callback() if self.is_running else None)
+                delay, lambda: callback() if self.is_running else None
+            )
 
     def _measure_selected(self, *, list_blocks: bool = False) -> None:
         """Start measuring the context at the selected entry (and count what is on screen);
         its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
-        if self.handle is not None and self.token_cache is not None and (
-                self.selected_entry is not None):
+        if (
+            self.handle is not None
+            and self.token_cache is not None
+            and (self.selected_entry is not None)
+        ):
             context = self.view(ContextView)
             sent = context is not None and context.as_sent
             blocks = list_blocks or (context is not None and context.is_on_screen)
-            request = (self.selected_entry, self.handle.generation, self.settings,
-                       self.token_cache, sent, blocks)
+            request = (
+                self.selected_entry,
+                self.handle.generation,
+                self.settings,
+                self.token_cache,
+                sent,
+                blocks,
+            )
             if request not in self.state.gauges_in_flight:  # else its result is on the way
-                self.measure_node(self.handle, self.selected_entry, self.settings,
-                                  self.token_cache, sent=sent, blocks=blocks, request=request)
+                self.measure_node(
+                    self.handle,
+                    self.selected_entry,
+                    self.settings,
+                    self.token_cache,
+                    sent=sent,
+                    blocks=blocks,
+                    request=request,
+                )
             self._count_visible_first()
             self.analysis_node_measured()
 
@@ -821,7 +926,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         entries = self._loaded().entries
         missing = any(
             row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
-            for row in tree.rows[top: top + tree.size.height]
+            for row in tree.rows[top : top + tree.size.height]
         )
         if missing and not self.state.token_count_pending:
             self.start_token_count()
@@ -842,14 +947,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tail-first preview: the rows on screen only, the index needs the time)."""
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
-        visible = [row.index for row in tree.rows[top: top + tree.size.height + 1]]
+        visible = [row.index for row in tree.rows[top : top + tree.size.height + 1]]
         if self.handle is not None and self.token_cache is not None:
-            self.count_tokens(self.handle, self.token_cache, visible,
-                              only_first=self.handle.session.preview)
+            self.count_tokens(
+                self.handle, self.token_cache, visible, only_first=self.handle.session.preview
+            )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tokens")
-    def count_tokens(self, handle: SessionHandle, cache: TokenCache,
-                     first: list[int] | None = None, *, only_first: bool = False) -> None:
+    def count_tokens(
+        self,
+        handle: SessionHandle,
+        cache: TokenCache,
+        first: list[int] | None = None,
+        *,
+        only_first: bool = False,
+    ) -> None:
         """Count tokens per entry (thread); posts batches at most ~10 times a second.
 
         The session is read in batches under the handle's shared lock, so a refresh can run
@@ -892,14 +1004,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.query_one(SessionTree).add_token_counts(message.counts)
         selected = self.selected_entry
-        if selected is not None and selected in message.counts and (
-                self.query_one(EntryDetails).shown_entry == selected):
+        if (
+            selected is not None
+            and selected in message.counts
+            and (self.query_one(EntryDetails).shown_entry == selected)
+        ):
             self._show_details(selected)  # its count was not known when it was shown
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gauge")
-    def measure_node(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                     cache: TokenCache, *, sent: bool = False, blocks: bool = False,
-                     request: tuple[Any, ...]) -> None:
+    def measure_node(
+        self,
+        handle: SessionHandle,
+        entry_index: int,
+        settings: Settings,
+        cache: TokenCache,
+        *,
+        sent: bool = False,
+        blocks: bool = False,
+        request: tuple[Any, ...],
+    ) -> None:
         """Measure the context at a node (``workbench.views.gauge_at``) in a thread; with
         ``blocks`` also list its blocks, with ``sent`` what the agent sends for each item (the
         Context tab's list and its "as sent").
@@ -921,8 +1044,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return worker.is_cancelled and state.selected_entry != entry_index
 
         try:
-            self._measure(handle, entry_index, settings, cache, sent=sent, blocks=blocks,
-                          cancelled=abandoned)
+            self._measure(
+                handle, entry_index, settings, cache, sent=sent, blocks=blocks, cancelled=abandoned
+            )
         except MeasureCancelled:
             in_flight.discard(request)
             # The cursor may have come back meanwhile (its request skipped as on its way).
@@ -935,9 +1059,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.selected_entry == entry_index:
             self._measure_selected()
 
-    def _measure(self, handle: SessionHandle, entry_index: int, settings: Settings,
-                 cache: TokenCache, *, sent: bool, blocks: bool,
-                 cancelled: Callable[[], bool]) -> None:
+    def _measure(
+        self,
+        handle: SessionHandle,
+        entry_index: int,
+        settings: Settings,
+        cache: TokenCache,
+        *,
+        sent: bool,
+        blocks: bool,
+        cancelled: Callable[[], bool],
+    ) -> None:
         if not getattr(cache.counter, "loaded", True):
             with handle.read() as snapshot:
                 quick = TokenCache(snapshot.session, get_counter("pi"))
@@ -948,8 +1080,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         with handle.read() as snapshot:
-            data = gauge_at(snapshot, entry_index, settings, cache, describe=_describe_block,
-                            blocks=blocks, sent=sent, cancelled=cancelled)
+            data = gauge_at(
+                snapshot,
+                entry_index,
+                settings,
+                cache,
+                describe=_describe_block,
+                blocks=blocks,
+                sent=sent,
+                cancelled=cancelled,
+            )
         self.post_message(GaugeReady(data))
 
     def _first_screen_drawn(self) -> None:
@@ -972,8 +1112,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.gauge_data = message.data
         self.query_one(ContextGauge).show(message.data)
         view = self.view(ContextView)
-        if view is not None and ((view.as_sent and message.data.sent is None) or (
-                view.is_on_screen and message.data.blocks is None)):
+        if view is not None and (
+            (view.as_sent and message.data.sent is None)
+            or (view.is_on_screen and message.data.blocks is None)
+        ):
             # Measured without what the Context tab shows (its blocks: asked while the tab was
             # hidden; "as sent": asked before `s`/`S`; a thread finishing after the one that
             # has it): the view keeps what it shows and asks again.
@@ -1002,8 +1144,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_chart_ready(self, message: ChartReady) -> None:
         """Draw the chart."""
         chart = message.chart
-        self.query_one(ContextChart).show(chart.points, chart.compactions, chart.window,
-                                          chart.threshold)
+        self.query_one(ContextChart).show(
+            chart.points, chart.compactions, chart.window, chart.threshold
+        )
 
     # ----- plan --------------------------------------------------------------------------
 
@@ -1027,19 +1170,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         planning = f"planning at #{self.state.plan_leaf}…"
         self.with_view(PlanView, lambda view: view.show_planning(planning))
         assert self.handle is not None
-        self.make_plan(self.handle, self.state.plan_leaf, self.settings, self.state.plan_cut,
-                       self.state.plan_request, self.token_cache, self.options.profile_name)
+        self.make_plan(
+            self.handle,
+            self.state.plan_leaf,
+            self.settings,
+            self.state.plan_cut,
+            self.state.plan_request,
+            self.token_cache,
+            self.options.profile_name,
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="plan")
-    def make_plan(self, handle: SessionHandle, leaf: int, settings: Settings, cut: int | None,
-                  request: int, cache: TokenCache | None, profile_name: str | None) -> None:
+    def make_plan(
+        self,
+        handle: SessionHandle,
+        leaf: int,
+        settings: Settings,
+        cut: int | None,
+        request: int,
+        cache: TokenCache | None,
+        profile_name: str | None,
+    ) -> None:
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
         its text included: the handler only draws."""
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
             notes = _fold_notes(report.plan, profile_name, settings)
-            text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal,
-                                notes)
+            text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
         self.post_message(PlanReady(report, request, text))
 
     @_while_running
@@ -1055,8 +1212,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
         cut_entry = message.cut_entry
-        if self.state.plan_cut is not None and cut_entry is not None and (
-                cut_entry in tree.row_of_entry):
+        if (
+            self.state.plan_cut is not None
+            and cut_entry is not None
+            and (cut_entry in tree.row_of_entry)
+        ):
             tree.scroll_to_center_row(tree.row_of_entry[cut_entry])
         self.with_view(PlanView, lambda view: view.show_plan(message.text))
         self.request_sweep(plan, message.request)
@@ -1080,8 +1240,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             candidates = [cut for cut in cuts if cut > current]
             chosen = candidates[0] if candidates else None
         if chosen is None:
-            self.notify("no valid cut point further " + ("back" if step < 0 else "on"),
-                        timeout=2)
+            self.notify("no valid cut point further " + ("back" if step < 0 else "on"), timeout=2)
             return
         self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
@@ -1113,7 +1272,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         be run (``Settings.problems``).
         """
         changes: dict[str, int | None] = {
-            "keep_recent_tokens": message.keep_recent, "reserve_tokens": message.reserve,
+            "keep_recent_tokens": message.keep_recent,
+            "reserve_tokens": message.reserve,
         }
         if message.window is not None and message.window != self.settings.context_window:
             changes["context_window"] = message.window  # the user's figure now, not the model's
@@ -1130,8 +1290,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         try:
             self.state.settings = self.settings.edited("app", **message.changes)
         except ValueError as error:
-            self.notify(sanitize(str(error), max_len=200), title="setting not changed",
-                        severity="warning", timeout=5)
+            self.notify(
+                sanitize(str(error), max_len=200),
+                title="setting not changed",
+                severity="warning",
+                timeout=5,
+            )
             return
         self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
@@ -1156,8 +1320,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
-        self.with_view(PlanView, lambda view: view.show_message(
-            "press c for the compaction plan of the selected node"), build=False)
+        self.with_view(
+            PlanView,
+            lambda view: view.show_message("press c for the compaction plan of the selected node"),
+            build=False,
+        )
 
     # ----- compaction --------------------------------------------------------------------
 
@@ -1197,8 +1364,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if leaf is not None and self.handle is not None:
                 self.preview_shake(self.handle, leaf, self.settings)
             return
-        stale = (self.state.plan_report is not None and self.handle is not None
-                 and self.state.plan_report.generation != self.handle.generation)
+        stale = (
+            self.state.plan_report is not None
+            and self.handle is not None
+            and self.state.plan_report.generation != self.handle.generation
+        )
         if self.plan is None or stale:
             self.state.run_after_plan = "candidates" if candidates else "single"
             if self.plan is None:
@@ -1211,8 +1381,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         refusal = run_refusal(self.plan, self.settings)
         if refusal is not None:
-            self.notify(sanitize(refusal, max_len=300), title="cannot compact",
-                        severity="warning", timeout=8)
+            self.notify(
+                sanitize(refusal, max_len=300),
+                title="cannot compact",
+                severity="warning",
+                timeout=8,
+            )
             return
         panel = self.compaction_panel
         if panel is not None and panel.running:
@@ -1221,22 +1395,36 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.summarize.compaction import CompactionJob
 
         try:
-            summarizers = (self.candidate_summarizers() if candidates
-                           else [self.summarizer_for(compaction=True)])
+            summarizers = (
+                self.candidate_summarizers()
+                if candidates
+                else [self.summarizer_for(compaction=True)]
+            )
         except Exception as error:
-            self.notify(sanitize(str(error), max_len=300), title="no summarizer",
-                        severity="error")
+            self.notify(sanitize(str(error), max_len=300), title="no summarizer", severity="error")
             return
         if candidates and len(summarizers) < 2:
-            self.notify(sanitize(no_candidates_text(self.config), max_len=600),
-                        title="nothing to compare", severity="warning", timeout=15)
+            self.notify(
+                sanitize(no_candidates_text(self.config), max_len=600),
+                title="nothing to compare",
+                severity="warning",
+                timeout=15,
+            )
             return
         method, focus, replace = self.compaction_options
-        jobs = [CompactionJob(self.plan, self.session, summarizer, self.settings.compaction(),
-                              files_format=self.settings.files_format,
-                              method=method,  # type: ignore[arg-type]
-                              instructions=focus.strip() or None, replace_instructions=replace)
-                for summarizer in summarizers]
+        jobs = [
+            CompactionJob(
+                self.plan,
+                self.session,
+                summarizer,
+                self.settings.compaction(),
+                files_format=self.settings.files_format,
+                method=method,  # type: ignore[arg-type]
+                instructions=focus.strip() or None,
+                replace_instructions=replace,
+            )
+            for summarizer in summarizers
+        ]
         self.state.compaction_basis = self.state.plan_report
         # A file the append gate refuses can still be summarized and reviewed (as
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
@@ -1251,8 +1439,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             host.mount(panel)
             self.action_show_tab("tab-compaction")
             self.open_review(panel)
-            self.notify(f"compacting with {names}: a accepts, d discards, esc cancels, "
-                        "z zooms in and out", timeout=4)
+            self.notify(
+                f"compacting with {names}: a accepts, d discards, esc cancels, z zooms in and out",
+                timeout=4,
+            )
 
         self.with_pane("tab-compaction", show_panel)
 
@@ -1265,8 +1455,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         with handle.read() as snapshot:
             session = snapshot.session
             previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
-            sizes = [context_after_shake(session, leaf, preview, counter)
-                     for preview in previews]
+            sizes = [context_after_shake(session, leaf, preview, counter) for preview in previews]
         self.call_from_thread(self._show_shake, previews, sizes, leaf)
 
     def _show_shake(self, previews: list[Any], sizes: list[tuple[int, int]], leaf: int) -> None:
@@ -1279,8 +1468,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             host.mount(ShakeView(previews, sizes, leaf))
             self.call_after_refresh(self.refresh_bindings)
             self.action_show_tab("tab-compaction")
-            self.notify("shake preview: oh-my-pi writes shakes by rewriting the file, so this "
-                        "is shown only", timeout=4)
+            self.notify(
+                "shake preview: oh-my-pi writes shakes by rewriting the file, so this "
+                "is shown only",
+                timeout=4,
+            )
 
         self.with_pane("tab-compaction", show_view)
 
@@ -1300,16 +1492,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def on_compaction_panel_discarded(self, message: CompactionPanel.Discarded) -> None:
         """Nothing was written; say so."""
-        outcome = ("compaction cancelled: nothing written" if message.cancelled
-                   else "compaction discarded: nothing written")
+        outcome = (
+            "compaction cancelled: nothing written"
+            if message.cancelled
+            else "compaction discarded: nothing written"
+        )
         self.close_review(outcome)
         self.notify(outcome, timeout=3)
 
     def on_compaction_panel_failed(self, message: CompactionPanel.Failed) -> None:
         """No candidate produced a summary."""
         self.refresh_bindings()
-        self.notify(sanitize(message.error, max_len=400),
-                    title="compaction failed: nothing written", severity="error", timeout=10)
+        self.notify(
+            sanitize(message.error, max_len=400),
+            title="compaction failed: nothing written",
+            severity="error",
+            timeout=10,
+        )
 
     def on_compaction_panel_accepted(self, message: CompactionPanel.Accepted) -> None:
         """Append the accepted compaction in a thread (re-validated against the plan's
@@ -1331,9 +1530,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if yes and handle is self.handle:
                 self.append_compaction(handle, panel, job, result, basis)
             else:
-                self.post_message(CompactionAppendFailed(
-                    panel, "compaction not appended: nothing written (r summarizes the plan "
-                           "shown)"))
+                self.post_message(
+                    CompactionAppendFailed(
+                        panel,
+                        "compaction not appended: nothing written (r summarizes the plan shown)",
+                    )
+                )
 
         question = Text("The plan changed since this summary was made\n\n", style="bold")
         question.append(changed + "\n\nAppend anyway?", style="")
@@ -1356,48 +1558,80 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         ):
             return None
         now = f"at leaf #{leaf}" + (f", cut before #{cut}" if cut is not None else "")
-        return (f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
-                f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
-                f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
-                f"before #{basis.cut_entry}); r summarizes the plan shown instead.")
+        return (
+            f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
+            f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
+            f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
+            f"before #{basis.cut_entry}); r summarizes the plan shown instead."
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
-    def append_compaction(self, handle: SessionHandle, panel: CompactionPanel,
-                          job: CompactionJob, result: CompactionResult,
-                          basis: PlanReport, *, branching_confirmed: bool = False) -> None:
+    def append_compaction(
+        self,
+        handle: SessionHandle,
+        panel: CompactionPanel,
+        job: CompactionJob,
+        result: CompactionResult,
+        basis: PlanReport,
+        *,
+        branching_confirmed: bool = False,
+    ) -> None:
         """Propose the compaction entry at the plan's leaf and apply it (thread). A plan made
         above the file's leaf would take entries off the active path: the user is asked
         first (``confirm_branching_compaction``), as ``u`` asks."""
         with handle.read() as snapshot:
             before = snapshot.entry_count
             try:
-                proposal = propose_compaction(snapshot, job.plan, result.entry,
-                                              generation=basis.generation,
-                                              file_leaf=basis.file_leaf)
+                proposal = propose_compaction(
+                    snapshot,
+                    job.plan,
+                    result.entry,
+                    generation=basis.generation,
+                    file_leaf=basis.file_leaf,
+                )
             except ActionRefused as refused:
                 self.post_message(CompactionAppendFailed(panel, refused.reason))
                 return
         if proposal.leaving and not branching_confirmed:
-            self.call_from_thread(self.confirm_branching_compaction, handle, panel, job, result,
-                                  basis, proposal)
+            self.call_from_thread(
+                self.confirm_branching_compaction, handle, panel, job, result, basis, proposal
+            )
             return
         try:
             apply(handle, proposal, **self.append_options())
         except StaleProposal as stale:
-            self.post_message(WriteStale("compaction", str(stale), stale.leaf,
-                                         self._added_since(handle, before), panel=panel))
+            self.post_message(
+                WriteStale(
+                    "compaction",
+                    str(stale),
+                    stale.leaf,
+                    self._added_since(handle, before),
+                    panel=panel,
+                )
+            )
             return
         except Exception as error:
             self.post_message(CompactionAppendFailed(panel, _error_text(error)))
             return
         added = self._added_since(handle, before)
-        self.post_message(EntryAppended("compaction", "compaction appended: the agent will "
-                                        "resume from its summary", added,
-                                        added[-1] if added else None))
+        self.post_message(
+            EntryAppended(
+                "compaction",
+                "compaction appended: the agent will resume from its summary",
+                added,
+                added[-1] if added else None,
+            )
+        )
 
-    def confirm_branching_compaction(self, handle: SessionHandle, panel: CompactionPanel,
-                                     job: CompactionJob, result: CompactionResult,
-                                     basis: PlanReport, proposal: Proposal) -> None:
+    def confirm_branching_compaction(
+        self,
+        handle: SessionHandle,
+        panel: CompactionPanel,
+        job: CompactionJob,
+        result: CompactionResult,
+        basis: PlanReport,
+        proposal: Proposal,
+    ) -> None:
         """Ask before a compaction planned above the file's leaf is appended there (the
         entries below it leave the active path); "no" writes nothing and keeps the review."""
         from tui_compactor.ui.screens.confirm import ConfirmDialog
@@ -1407,20 +1641,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         def answered(yes: bool | None) -> None:
             if yes and handle is self.handle:
-                self.append_compaction(handle, panel, job, result, basis,
-                                       branching_confirmed=True)
+                self.append_compaction(handle, panel, job, result, basis, branching_confirmed=True)
             else:
-                self.post_message(CompactionAppendFailed(
-                    panel, "compaction not appended: nothing written (c at the leaf plans "
-                           "there; l jumps to it)"))
+                self.post_message(
+                    CompactionAppendFailed(
+                        panel,
+                        "compaction not appended: nothing written (c at the leaf plans "
+                        "there; l jumps to it)",
+                    )
+                )
 
-        question = Text(f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n",
-                        style="bold")
+        question = Text(
+            f"Compact at #{proposal.parent}? {count} {noun} the active path\n\n", style="bold"
+        )
         what = sanitize(proposal.description, max_len=2000)
         question.append(
             f"The plan was made at #{proposal.parent}, above the file's leaf #{proposal.leaf}. "
-            + what[:1].upper() + what[1:]
-            + " starts a new branch there.\n\nAppend anyway?", style="")
+            + what[:1].upper()
+            + what[1:]
+            + " starts a new branch there.\n\nAppend anyway?",
+            style="",
+        )
         self.push_screen(ConfirmDialog(question, yes="Append"), answered)
 
     @_while_running
@@ -1430,8 +1671,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._update_status()
         message.panel.reopen()
         self.refresh_bindings()
-        self.notify(sanitize(message.error, max_len=400), title="not written",
-                    severity="error", timeout=10)
+        self.notify(
+            sanitize(message.error, max_len=400), title="not written", severity="error", timeout=10
+        )
 
     # ----- writing: navigate, undo --------------------------------------------------------
 
@@ -1473,20 +1715,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.kind == "compaction":
             self.state.running_jobs = max(0, self.state.running_jobs - 1)
             self._update_status()
-            self.close_review("the session grew before this compaction was written, so it was "
-                              "not written. The plan was made again at the new leaf (Plan "
-                              "tab): r summarizes it, a accepts.")
+            self.close_review(
+                "the session grew before this compaction was written, so it was "
+                "not written. The plan was made again at the new leaf (Plan "
+                "tab): r summarizes it, a accepts."
+            )
             self._replan_after_growth(message.leaf)
-            self.notify("planned again at the new leaf: check the plan, r runs it, a accepts",
-                        title=title, severity="warning", timeout=10)
+            self.notify(
+                "planned again at the new leaf: check the plan, r runs it, a accepts",
+                title=title,
+                severity="warning",
+                timeout=10,
+            )
         elif message.kind == "navigate" and message.target is not None:
-            self.notify("planning the move again from the new leaf", title=title,
-                        severity="warning", timeout=8)
+            self.notify(
+                "planning the move again from the new leaf",
+                title=title,
+                severity="warning",
+                timeout=8,
+            )
             if self.handle is not None:
                 self.plan_move(self.handle, message.target, self.settings)
         elif message.kind == "undo" and message.target is not None:
-            self.notify("asking again with the new entries", title=title, severity="warning",
-                        timeout=8)
+            self.notify(
+                "asking again with the new entries", title=title, severity="warning", timeout=8
+            )
             self.ask_undo(message.target)
 
     def summarizer_for(self, *, compaction: bool) -> Summarizer:
@@ -1511,9 +1764,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         cache = handle.token_cache(settings.counter())
         with handle.read() as snapshot:
-            nav_plan = plan_navigation(snapshot.session, snapshot.leaf, target,
-                                       settings.counter(), settings.branch_budget(),
-                                       rules=settings.rules, cache=cache)
+            nav_plan = plan_navigation(
+                snapshot.session,
+                snapshot.leaf,
+                target,
+                settings.counter(),
+                settings.branch_budget(),
+                rules=settings.rules,
+                cache=cache,
+            )
             generation = snapshot.generation
         self.post_message(NavigationPlanned(target, nav_plan, generation))
 
@@ -1530,8 +1789,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
             from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
 
-            self.start_navigation(nav_plan, NavigationChoice(
-                nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE), message.generation)
+            self.start_navigation(
+                nav_plan,
+                NavigationChoice(nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE),
+                message.generation,
+            )
             return
         try:
             label = self.summarizer_for(compaction=False).label
@@ -1544,20 +1806,30 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         session = self._loaded()
         self.push_screen(
-            NavigateDialog(nav_plan, session, summarizer_label=sanitize(label, max_len=60),
-                           append_refusal=session.append_refusal,
-                           inspect=lambda instructions, replace: self.inspect_branch_requests(
-                               nav_plan, message.generation, instructions, replace)),
+            NavigateDialog(
+                nav_plan,
+                session,
+                summarizer_label=sanitize(label, max_len=60),
+                append_refusal=session.append_refusal,
+                inspect=lambda instructions, replace: self.inspect_branch_requests(
+                    nav_plan, message.generation, instructions, replace
+                ),
+            ),
             chosen,
         )
 
-    def start_navigation(self, nav_plan: NavigationPlan, choice: NavigationChoice,
-                         generation: int) -> None:
+    def start_navigation(
+        self, nav_plan: NavigationPlan, choice: NavigationChoice, generation: int
+    ) -> None:
         """Run one navigation in the background (several may run at once)."""
         refusal = self._loaded().append_refusal
         if refusal:
-            self.notify(sanitize(refusal, max_len=300),
-                        title="read-only: nothing written", severity="error", timeout=8)
+            self.notify(
+                sanitize(refusal, max_len=300),
+                title="read-only: nothing written",
+                severity="error",
+                timeout=8,
+            )
             return
         target = nav_plan.target
         self.pending_targets.add(target)
@@ -1569,8 +1841,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.run_navigation(self.handle, nav_plan, choice, generation)
 
     @work(exclusive=False, exit_on_error=False, group="branch")
-    async def run_navigation(self, handle: SessionHandle, nav_plan: NavigationPlan,
-                             choice: NavigationChoice, generation: int) -> None:
+    async def run_navigation(
+        self,
+        handle: SessionHandle,
+        nav_plan: NavigationPlan,
+        choice: NavigationChoice,
+        generation: int,
+    ) -> None:
         """Summarize the branch being left (if asked), then apply the move (re-validated
         against the generation it was planned at)."""
         import asyncio
@@ -1594,16 +1871,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         try:
             summarizer = self.summarizer_for(compaction=False) if choice.summarize else None
             prepared = await prepare_navigation(
-                nav_plan, summarizer=summarizer,
-                instructions=choice.instructions, replace_instructions=choice.replace_prompt,
-                on_event=on_event, files_format=self.settings.files_format,
+                nav_plan,
+                summarizer=summarizer,
+                instructions=choice.instructions,
+                replace_instructions=choice.replace_prompt,
+                on_event=on_event,
+                files_format=self.settings.files_format,
             )
             before = handle.session.entries and len(handle.session.entries)
 
             def write() -> None:
                 with handle.read() as snapshot:
-                    proposal = propose_navigation(snapshot, nav_plan, prepared.record,
-                                                  generation=generation)
+                    proposal = propose_navigation(
+                        snapshot, nav_plan, prepared.record, generation=generation
+                    )
                 apply(handle, proposal, **self.append_options())
 
             await asyncio.to_thread(write)
@@ -1613,14 +1894,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             raise
         except StaleProposal as stale:
             self.post_message(BranchSummaryProgress(target, None))
-            self.post_message(WriteStale("navigate", str(stale), stale.leaf,
-                                         self._added_since(handle, int(before or 0)),
-                                         target=target))
+            self.post_message(
+                WriteStale(
+                    "navigate",
+                    str(stale),
+                    stale.leaf,
+                    self._added_since(handle, int(before or 0)),
+                    target=target,
+                )
+            )
             return
         except Exception as error:
             self.post_message(BranchSummaryProgress(target, None))
-            self.post_message(WorkFailed("navigation failed: nothing written",
-                                         _error_text(error)))
+            self.post_message(WorkFailed("navigation failed: nothing written", _error_text(error)))
             return
         added = self._added_since(handle, int(before or 0))
         self.post_message(BranchSummaryProgress(target, None))
@@ -1664,8 +1950,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if handle is None:
             return
         if handle.session.append_refusal:
-            self.notify(sanitize(handle.session.append_refusal, max_len=300),
-                        title="read-only: nothing written", severity="error", timeout=8)
+            self.notify(
+                sanitize(handle.session.append_refusal, max_len=300),
+                title="read-only: nothing written",
+                severity="error",
+                timeout=8,
+            )
             return
         self.propose_undo_in_worker(handle, compaction)
 
@@ -1678,8 +1968,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             except ActionRefused as refused:
                 if not refused.needs_force:
                     self.call_from_thread(
-                        self.notify, sanitize(refused.reason, max_len=300),
-                        title="cannot undo", severity="warning", timeout=8)
+                        self.notify,
+                        sanitize(refused.reason, max_len=300),
+                        title="cannot undo",
+                        severity="warning",
+                        timeout=8,
+                    )
                     return
                 proposal = propose_undo(snapshot, compaction, force=True)
         self.call_from_thread(self.confirm_undo, handle, proposal, compaction)
@@ -1703,21 +1997,26 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 self.notify("undo declined: nothing written", timeout=3)
 
         question = Text(f"Undo? {count} {noun} the active path\n\n", style="bold")
-        question.append(sanitize(proposal.description, max_len=2000) + "\n\nUndo anyway?",
-                        style="")
+        question.append(sanitize(proposal.description, max_len=2000) + "\n\nUndo anyway?", style="")
         self.push_screen(ConfirmDialog(question, yes="Undo"), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
-    def undo_compaction(self, handle: SessionHandle, proposal: Proposal,
-                        compaction: int) -> None:
+    def undo_compaction(self, handle: SessionHandle, proposal: Proposal, compaction: int) -> None:
         """Apply the undo proposal: a leaf marker under the compaction's parent (thread)."""
         with handle.read() as snapshot:
             before = snapshot.entry_count
         try:
             apply(handle, proposal, **self.append_options())
         except StaleProposal as stale:
-            self.post_message(WriteStale("undo", str(stale), stale.leaf,
-                                         self._added_since(handle, before), target=compaction))
+            self.post_message(
+                WriteStale(
+                    "undo",
+                    str(stale),
+                    stale.leaf,
+                    self._added_since(handle, before),
+                    target=compaction,
+                )
+            )
             return
         except Exception as error:
             self.post_message(WorkFailed("undo failed: nothing written", _error_text(error)))
@@ -1725,8 +2024,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         added = self._added_since(handle, before)
         parent = proposal.parent
         where = "the start" if parent is None else f"#{parent}"
-        self.post_message(EntryAppended("undo", f"compaction undone: leaf moved back to {where}",
-                                        added, parent))
+        self.post_message(
+            EntryAppended("undo", f"compaction undone: leaf moved back to {where}", added, parent)
+        )
 
     # ----- live follow -------------------------------------------------------------------
 
@@ -1796,8 +2096,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.notify(f"no {what}", timeout=2)
             return
         if not self.query_one(SessionTree).move_to_entry(entry_index):
-            self.notify(f"the {what} is hidden by the filter or a fold", severity="warning",
-                        timeout=3)
+            self.notify(
+                f"the {what} is hidden by the filter or a fold", severity="warning", timeout=3
+            )
 
     def action_jump_leaf(self) -> None:
         """Cursor to the file's leaf."""
@@ -1938,9 +2239,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         def show(diff: SummaryDiff) -> None:
             if pair is None:
                 diff.show("", "")
-                diff.query_one(Static).update(Text(
-                    "select a compaction node (or run a compaction) to see what its summary "
-                    "changed against the previous one", style="dim"))
+                diff.query_one(Static).update(
+                    Text(
+                        "select a compaction node (or run a compaction) to see what its summary "
+                        "changed against the previous one",
+                        style="dim",
+                    )
+                )
                 return
             diff.show(*pair)
 
@@ -2025,8 +2330,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
         visible = len(self.shown_match_rows())
-        self.notify(f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
-                    + (f", {visible} shown" if visible != len(matches) else ""), timeout=3)
+        self.notify(
+            f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
+            + (f", {visible} shown" if visible != len(matches) else ""),
+            timeout=3,
+        )
         self.action_search_next()
 
     def _search_step(self, step: int) -> None:
@@ -2072,7 +2380,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         if isinstance(self.focused, Input | SentText):  # leave a budget input or the
             if self.screen.maximized is not None:  # context text (zoomed or not), back to
-                self.screen.minimize()              # the tree
+                self.screen.minimize()  # the tree
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():
@@ -2092,9 +2400,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _indexing(self) -> bool:
         """True while the index worker runs."""
-        return any(worker.group == "index" and worker.state in (WorkerState.PENDING,
-                                                                WorkerState.RUNNING)
-                   for worker in self.workers)
+        return any(
+            worker.group == "index" and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for worker in self.workers
+        )
 
     def cancel_work(self) -> bool:
         """Cancel every summary in flight; True if there was any."""
@@ -2122,14 +2431,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.ui.widgets.help import help_groups
 
         groups = help_groups(APP_BINDINGS, SessionTree.BINDINGS, NavigateDialog.BINDINGS)
-        self.push_screen(HelpScreen(groups, dict(self.state.user_keymap),
-                                    keymap_read=not self.config.fixed))
+        self.push_screen(
+            HelpScreen(groups, dict(self.state.user_keymap), keymap_read=not self.config.fixed)
+        )
 
     @_while_running
     def on_work_failed(self, message: WorkFailed) -> None:
         """A worker reported a failure the user must know about."""
-        self.notify(sanitize(message.error, max_len=400), title=message.what, severity="error",
-                    timeout=10)
+        self.notify(
+            sanitize(message.error, max_len=400), title=message.what, severity="error", timeout=10
+        )
 
     @_while_running
     def on_entry_appended(self, message: EntryAppended) -> None:
@@ -2150,14 +2461,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         error = event.worker.error
         what = event.worker.group or event.worker.name
-        self.notify(sanitize(f"{type(error).__name__}: {error}", max_len=400),
-                    title=f"{what} failed", severity="error", timeout=10)
+        self.notify(
+            sanitize(f"{type(error).__name__}: {error}", max_len=400),
+            title=f"{what} failed",
+            severity="error",
+            timeout=10,
+        )
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
 
 
-def _fold_notes(plan: CompactionPlan, profile_name: str | None,
-                settings: Settings) -> list[str]:
+def _fold_notes(plan: CompactionPlan, profile_name: str | None, settings: Settings) -> list[str]:
     """Regions the compaction summarizer must fold (its window is smaller than them). Run in
     the plan worker: the configuration (pydantic) and the summarizer's provider (httpx) load
     on first use, ~0.2 s."""
@@ -2172,9 +2486,7 @@ def _fold_notes(plan: CompactionPlan, profile_name: str | None,
     return fold_notes(plan, summarizer.context_window, settings.reserve_tokens)
 
 
-def _describe_block(
-    item: Any, message: dict[str, Any], entry: Any, rules: str
-) -> tuple[str, str]:
+def _describe_block(item: Any, message: dict[str, Any], entry: Any, rules: str) -> tuple[str, str]:
     """Label and one-line preview of a context block (the Context tab's wording)."""
     return block_label(item, message, entry, rules), block_preview(message, entry)
 
@@ -2205,7 +2517,7 @@ def no_candidates_text(config: Config) -> str:
         )
     return what + (
         "Only the offline summarizer is configured, so there is nothing to compare (r runs "
-        f"it). Add a profile to {config_path()}, e.g.\n[profiles.local]\nprovider = \"openai\"\n"
-        "base_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen2.5-coder-14b\"\n"
+        f'it). Add a profile to {config_path()}, e.g.\n[profiles.local]\nprovider = "openai"\n'
+        'base_url = "http://127.0.0.1:8080/v1"\nmodel = "qwen2.5-coder-14b"\n'
         "then R runs it beside offline."
     )

@@ -29,42 +29,72 @@ class CompactorCommands(Provider):
         issues = session_issues(session)
         if issues:
             count = len(issues)
-            yield (f"Show load issues ({count})", app.action_show_issues,
-                   "severity, line, byte and message of each; enter jumps to the entry")
+            yield (
+                f"Show load issues ({count})",
+                app.action_show_issues,
+                "severity, line, byte and message of each; enter jumps to the entry",
+            )
         from tui_compactor.ui.app import FILTER_NAMES
 
         for position, name in enumerate(FILTER_NAMES):
             if position != app.filter_index:
                 label = name.lower().replace("_", " ")
-                yield (f"Filter: {label}", partial(setattr, app, "filter_index", position),
-                       "which entries the tree shows")
+                yield (
+                    f"Filter: {label}",
+                    partial(setattr, app, "filter_index", position),
+                    "which entries the tree shows",
+                )
         if app.state.folded:
             yield ("Unfold every branch", app.action_unfold_all, f"{len(app.state.folded)} folded")
         if selected is not None:
-            yield (f"Plan compaction at #{selected}", app.action_plan,
-                   "where compaction would cut, what it would summarize (no LLM)")
+            yield (
+                f"Plan compaction at #{selected}",
+                app.action_plan,
+                "where compaction would cut, what it would summarize (no LLM)",
+            )
             if not session.append_refusal:
                 verb = "Change or clear" if session.label_of(selected) else "Add"
-                yield (f"{verb} the label of #{selected}", app.action_edit_label,
-                       "appends a label entry, as pi's /tree does")
+                yield (
+                    f"{verb} the label of #{selected}",
+                    app.action_edit_label,
+                    "appends a label entry, as pi's /tree does",
+                )
             if session.complete and selected != session.leaf:
-                yield (f"Navigate to #{selected}", app.action_select_node,
-                       "move the leaf here, with or without a branch summary")
+                yield (
+                    f"Navigate to #{selected}",
+                    app.action_select_node,
+                    "move the leaf here, with or without a branch summary",
+                )
             if session.entries[selected].type == "compaction" and not session.append_refusal:
-                yield ("Undo this compaction", app.action_undo,
-                       "move the leaf back above it (nothing is deleted)")
+                yield (
+                    "Undo this compaction",
+                    app.action_undo,
+                    "move the leaf back above it (nothing is deleted)",
+                )
         plan = app.plan
         if plan is not None and plan.prepared:
-            yield ("Run compaction", app.action_run_compaction,
-                   "history and turn prefix summarized side by side")
-            yield ("Compare candidate summaries", app.action_run_candidates,
-                   "several profiles side by side: length, audit, time")
+            yield (
+                "Run compaction",
+                app.action_run_compaction,
+                "history and turn prefix summarized side by side",
+            )
+            yield (
+                "Compare candidate summaries",
+                app.action_run_candidates,
+                "several profiles side by side: length, audit, time",
+            )
             yield ("Move cut earlier", app.action_cut_earlier, "previous valid cut point")
             yield ("Move cut later", app.action_cut_later, "next valid cut point")
-            yield ("Edit keep-recent / reserve / window", app.action_edit_settings,
-                   "the plan follows as you type")
-            yield ("Inspect the compaction's requests", app.action_inspect_requests,
-                   "the exact prompts, max_tokens and options it would send (none is sent)")
+            yield (
+                "Edit keep-recent / reserve / window",
+                app.action_edit_settings,
+                "the plan follows as you type",
+            )
+            yield (
+                "Inspect the compaction's requests",
+                app.action_inspect_requests,
+                "the exact prompts, max_tokens and options it would send (none is sent)",
+            )
         if plan is not None:
             yield ("Clear the plan", app.clear_plan, "remove the plan marks from the tree")
         panel = app.compaction_panel
@@ -73,12 +103,19 @@ class CompactorCommands(Provider):
             yield ("Discard compaction", app.action_discard_compaction, "nothing is written")
         if panel is not None and panel.running:
             yield ("Cancel compaction", app.action_discard_compaction, "nothing is written")
-        yield ("Compaction timeline", app.action_timeline,
-               "every compaction and branch summary, hindsight scores; enter jumps")
-        for tab_id, title in (("tab-details", "Details"), ("tab-context", "Context"),
-                              ("tab-plan", "Plan"), ("tab-diff", "Diff"),
-                              ("tab-breakdown", "Window (what fills it)"),
-                              ("tab-compaction", "Compaction")):
+        yield (
+            "Compaction timeline",
+            app.action_timeline,
+            "every compaction and branch summary, hindsight scores; enter jumps",
+        )
+        for tab_id, title in (
+            ("tab-details", "Details"),
+            ("tab-context", "Context"),
+            ("tab-plan", "Plan"),
+            ("tab-diff", "Diff"),
+            ("tab-breakdown", "Window (what fills it)"),
+            ("tab-compaction", "Compaction"),
+        ):
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
         from tui_compactor.ui.widgets.context_view import RULES_AGENT, ContextView
 
@@ -87,13 +124,22 @@ class CompactorCommands(Provider):
         if context is not None and context.as_sent:
             yield ("Context: compact list", app.action_context_as_sent, "one row per block (s)")
         else:
-            yield (f"Context: as {agent} sends it", app.action_context_as_sent,
-                   "every item's role and exact text, wrappers included (s)")
-        yield (f"Context as {agent} sends it, full screen", app.action_context_zoom,
-               "the text gets the whole screen; S or esc gives the tree back (S)")
+            yield (
+                f"Context: as {agent} sends it",
+                app.action_context_as_sent,
+                "every item's role and exact text, wrappers included (s)",
+            )
+        yield (
+            f"Context as {agent} sends it, full screen",
+            app.action_context_zoom,
+            "the text gets the whole screen; S or esc gives the tree back (S)",
+        )
         other = "pi" if app.settings.rules == "omp" else "omp"
-        yield (f"Plan with {other} rules", app.action_toggle_rules,
-               f"now {app.settings.rules} ({app.settings.source_of('rules')})")
+        yield (
+            f"Plan with {other} rules",
+            app.action_toggle_rules,
+            f"now {app.settings.rules} ({app.settings.source_of('rules')})",
+        )
         yield ("Reload the file", app.action_reload, "re-read it from disk")
 
     async def discover(self) -> Hits:

@@ -50,8 +50,9 @@ class IndexStarted(Message):
 class PreviewLoaded(Message):
     """The file's tail, read before the whole file is indexed (``reader.load_tail_preview``)."""
 
-    def __init__(self, session: Any, rows: OutlineRows, settings: Settings,
-                 drawn: threading.Event) -> None:
+    def __init__(
+        self, session: Any, rows: OutlineRows, settings: Settings, drawn: threading.Event
+    ) -> None:
         super().__init__()
         self.session = session
         self.rows = rows
@@ -65,8 +66,15 @@ class PreviewLoaded(Message):
 class SessionLoaded(Message):
     """The session finished loading (possibly stopped early: ``session.complete`` is False)."""
 
-    def __init__(self, session: Any, seconds: float, settings: Settings,
-                 orphans: list[str], rows: OutlineRows, filter_index: int) -> None:
+    def __init__(
+        self,
+        session: Any,
+        seconds: float,
+        settings: Settings,
+        orphans: list[str],
+        rows: OutlineRows,
+        filter_index: int,
+    ) -> None:
         super().__init__()
         self.session = session
         self.seconds = seconds
@@ -171,8 +179,9 @@ class SessionRefreshed(Message):
 class EntryAppended(Message):
     """The writer appended an entry to the file (compaction, branch summary or leaf marker)."""
 
-    def __init__(self, kind: str, description: str, added: list[int],
-                 select_entry: int | None) -> None:
+    def __init__(
+        self, kind: str, description: str, added: list[int], select_entry: int | None
+    ) -> None:
         super().__init__()
         self.kind = kind
         self.description = description
@@ -229,8 +238,16 @@ class WriteStale(Message):
     ``target`` the navigation target (navigate only).
     """
 
-    def __init__(self, kind: str, reason: str, leaf: int | None, added: list[int], *,
-                 panel: Any = None, target: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        reason: str,
+        leaf: int | None,
+        added: list[int],
+        *,
+        panel: Any = None,
+        target: int | None = None,
+    ) -> None:
         super().__init__()
         self.kind = kind
         self.reason = reason

@@ -143,13 +143,15 @@ def entries_after_on_path(session: Session, compaction: int) -> list[int]:
     return [
         index
         for index in _path_after(session, compaction, session.leaf)
-        if not (session.entries[index].type == "custom" and
-                is_leaf_marker(session.entries[index].data))
+        if not (
+            session.entries[index].type == "custom" and is_leaf_marker(session.entries[index].data)
+        )
     ]
 
 
-def propose_undo(snapshot: Snapshot, compaction: int | None = None, *,
-                 force: bool = False) -> Proposal:
+def propose_undo(
+    snapshot: Snapshot, compaction: int | None = None, *, force: bool = False
+) -> Proposal:
     """Undo the last compaction on the active path: a leaf marker under its parent.
 
     Args:
@@ -212,8 +214,14 @@ def propose_undo(snapshot: Snapshot, compaction: int | None = None, *,
     )  # fmt: skip
 
 
-def propose_compaction(snapshot: Snapshot, plan: CompactionPlan, record: Mapping[str, Any],
-                       *, generation: int, file_leaf: int | None) -> Proposal:
+def propose_compaction(
+    snapshot: Snapshot,
+    plan: CompactionPlan,
+    record: Mapping[str, Any],
+    *,
+    generation: int,
+    file_leaf: int | None,
+) -> Proposal:
     """Append the compaction entry ``record`` at the plan's leaf.
 
     Args:
@@ -242,9 +250,13 @@ def propose_compaction(snapshot: Snapshot, plan: CompactionPlan, record: Mapping
     )  # fmt: skip
 
 
-def propose_navigation(snapshot: Snapshot, nav_plan: NavigationPlan,
-                       record: Mapping[str, Any] | None = None, *,
-                       generation: int | None = None) -> Proposal:
+def propose_navigation(
+    snapshot: Snapshot,
+    nav_plan: NavigationPlan,
+    record: Mapping[str, Any] | None = None,
+    *,
+    generation: int | None = None,
+) -> Proposal:
     """Move the leaf to ``nav_plan.new_leaf``: a branch summary ``record`` or a leaf marker.
 
     ``generation`` is the session generation ``nav_plan`` was made at (default: now).
@@ -262,8 +274,11 @@ def propose_navigation(snapshot: Snapshot, nav_plan: NavigationPlan,
             previous_leaf_id=session.entries[old_leaf].id if old_leaf is not None else None,
         )
     new_leaf = nav_plan.new_leaf
-    ancestor = session.common_ancestor(old_leaf, new_leaf) if (
-        old_leaf is not None and new_leaf is not None) else None
+    ancestor = (
+        session.common_ancestor(old_leaf, new_leaf)
+        if (old_leaf is not None and new_leaf is not None)
+        else None
+    )
     return Proposal(
         kind="navigate", record=record, parent=new_leaf,
         parent_id=session.entries[new_leaf].id if new_leaf is not None else None,
@@ -280,8 +295,14 @@ def label_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def propose_label(snapshot: Snapshot, target: int, text: str, *,
-                  generation: int | None = None, file_leaf: int | None = None) -> Proposal:
+def propose_label(
+    snapshot: Snapshot,
+    target: int,
+    text: str,
+    *,
+    generation: int | None = None,
+    file_leaf: int | None = None,
+) -> Proposal:
     """Set (or, with an empty ``text``, clear) the label of entry ``target``.
 
     A pi ``label`` entry is appended as a child of the file's leaf (as pi's
@@ -300,7 +321,8 @@ def propose_label(snapshot: Snapshot, target: int, text: str, *,
     current = session.label_of(target)
     if label == (current or ""):
         raise ActionRefused(
-            f"{entry.id} already has the label “{label}”; nothing to write" if label
+            f"{entry.id} already has the label “{label}”; nothing to write"
+            if label
             else f"{entry.id} has no label; nothing to clear"
         )
     leaf = snapshot.leaf if generation is None else file_leaf
@@ -345,8 +367,9 @@ def apply(handle: SessionHandle, proposal: Proposal, **append_options: Any) -> A
                 result = seal_tail(session, refresh=False, **options)
             else:
                 assert proposal.record is not None
-                result = append_entry(session, proposal.record, parent_index=proposal.parent,
-                                      refresh=False, **options)
+                result = append_entry(
+                    session, proposal.record, parent_index=proposal.parent, refresh=False, **options
+                )
         except SessionChanged:
             handle.refresh_locked()
             raise StaleProposal(proposal, handle.generation, session.leaf) from None

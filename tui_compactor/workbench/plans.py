@@ -45,8 +45,9 @@ def make_plan(
         # "Don't split turns": cut where the split turn starts instead, so the whole turn is
         # kept and no turn-prefix summary is needed.
         turn_start = plan.branch[plan.turn_start_index]
-        plan = prepare_compaction(session, leaf, settings.compaction(), counter, turn_start,
-                                  cache=cache)
+        plan = prepare_compaction(
+            session, leaf, settings.compaction(), counter, turn_start, cache=cache
+        )
         plan.warnings.append(
             f"split turns are off: the cut moved back to the turn start #{turn_start}"
         )

@@ -312,9 +312,15 @@ class Settings:
         if self.rules == "pi":
             for name in ("threshold_percent", "threshold_tokens"):
                 if getattr(self, name) > 0:
-                    found.append(SettingsProblem(
-                        name, "oh-my-pi's setting: pi rules compact at window - reserve, so it "
-                        "is ignored (use --rules omp)", self.source_of(name), blocking=False))
+                    found.append(
+                        SettingsProblem(
+                            name,
+                            "oh-my-pi's setting: pi rules compact at window - reserve, so it "
+                            "is ignored (use --rules omp)",
+                            self.source_of(name),
+                            blocking=False,
+                        )
+                    )
         window = self.context_window
         if window is None:
             return found
@@ -350,8 +356,13 @@ _CHOICES: dict[str, tuple[str | None, ...]] = {
     "summary_reasoning_effort": (*get_args(ReasoningEffort), None),
 }
 _BOOLEANS = ("calibrate", "split_turns", "branch_summary_enabled")
-_TOKEN_COUNTS = ("keep_recent_tokens", "reserve_tokens", "context_window",
-                 "branch_summary_reserve_tokens", "summary_window")
+_TOKEN_COUNTS = (
+    "keep_recent_tokens",
+    "reserve_tokens",
+    "context_window",
+    "branch_summary_reserve_tokens",
+    "summary_window",
+)
 _UNSET_ALLOWED = ("reserve_tokens", "context_window", "summary_window")
 
 

@@ -101,8 +101,10 @@ def non_text_parts(message: dict[str, Any], *, frames: bool = False) -> str:
     parts = [f"tool call {name}" for name in calls]
     for kind, count in counts.items():
         if kind == "image" and frames:
-            parts.append(f"{count} snapcompact image frame{'s' if count > 1 else ''} "
-                         f"({SNAPCOMPACT_FRAME_TOKENS:,} tokens each)")
+            parts.append(
+                f"{count} snapcompact image frame{'s' if count > 1 else ''} "
+                f"({SNAPCOMPACT_FRAME_TOKENS:,} tokens each)"
+            )
         else:
             parts.append(f"{count} {kind} block{'s' if count > 1 else ''}")
     return ", ".join(parts)
@@ -116,17 +118,27 @@ class ContextWalk:
     the app's gauge both walk it: their figures agree by construction.
     """
 
-    def __init__(self, session: Any, leaf: int, counter: TokenCounter, rules: str,
-                 cache: TokenCache | None = None) -> None:
+    def __init__(
+        self,
+        session: Any,
+        leaf: int,
+        counter: TokenCounter,
+        rules: str,
+        cache: TokenCache | None = None,
+    ) -> None:
         from tui_compactor.engine.tokens import TokenCache
 
         self.session, self.leaf, self.counter, self.rules = session, leaf, counter, rules
         self.ctx, self._items = stream_context(session, leaf, rules=rules)
-        self.cache = cache if cache is not None and cache.counter is counter else (
-            TokenCache(session, counter))
+        self.cache = (
+            cache
+            if cache is not None and cache.counter is counter
+            else (TokenCache(session, counter))
+        )
         self._tally = None if rules == "omp" else ContextTally()
-        self._tokens = (estimate_context_tokens(self.ctx, counter, self.cache)
-                        if self._tally is None else None)
+        self._tokens = (
+            estimate_context_tokens(self.ctx, counter, self.cache) if self._tally is None else None
+        )
         self.length = 0
         """Items walked so far."""
 
@@ -161,8 +173,17 @@ class ContextBlocks(Sequence[Block]):
     a list of tuples of strings and boxed ints took ~45 MB; a block's tuple is made when read.
     """
 
-    __slots__ = ("_entries", "_tokens", "_labels", "_names", "_codes", "_text", "_ends",
-                 "max_tokens", "max_entry_index")
+    __slots__ = (
+        "_entries",
+        "_tokens",
+        "_labels",
+        "_names",
+        "_codes",
+        "_text",
+        "_ends",
+        "max_tokens",
+        "max_entry_index",
+    )
 
     def __init__(self, blocks: Sequence[Block] = ()) -> None:
         self._entries = array("q")
@@ -216,10 +237,14 @@ class ContextBlocks(Sequence[Block]):
         if not 0 <= position < len(self):
             raise IndexError(position)
         start = self._ends[position - 1] if position else 0
-        preview = self._text[start:self._ends[position]].decode("utf-8", "surrogatepass")
+        preview = self._text[start : self._ends[position]].decode("utf-8", "surrogatepass")
         entry = self._entries[position]
-        return (self._names[self._labels[position]], preview, self._tokens[position],
-                None if entry < 0 else entry)
+        return (
+            self._names[self._labels[position]],
+            preview,
+            self._tokens[position],
+            None if entry < 0 else entry,
+        )
 
     def __repr__(self) -> str:
         return f"ContextBlocks({len(self)} blocks)"
@@ -306,9 +331,17 @@ def describe_block(item: Any, message: dict[str, Any], entry: Any, rules: str) -
     return label, preview
 
 
-def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: TokenCache,
-             *, describe: BlockDescriber = describe_block, blocks: bool = True,
-             sent: bool = False, cancelled: Callable[[], bool] | None = None) -> GaugeData:
+def gauge_at(
+    snapshot: Snapshot,
+    entry_index: int,
+    settings: Settings,
+    cache: TokenCache,
+    *,
+    describe: BlockDescriber = describe_block,
+    blocks: bool = True,
+    sent: bool = False,
+    cancelled: Callable[[], bool] | None = None,
+) -> GaugeData:
     """Measure the context the model would receive at ``entry_index``.
 
     With ``blocks`` each block is listed (``GaugeData.blocks``), named and previewed by
@@ -338,12 +371,21 @@ def gauge_at(snapshot: Snapshot, entry_index: int, settings: Settings, cache: To
             extras = [non_text_parts(one, frames=frames) for one in converted]
             remote = remote_info(entry.data) if summary else None
             if remote is not None and extras:
-                replaced = (f"{len(remote.items)} provider item(s) for {remote.provider} instead "
-                            "of the kept messages (the provider's own history, opaque)")
+                replaced = (
+                    f"{len(remote.items)} provider item(s) for {remote.provider} instead "
+                    "of the kept messages (the provider's own history, opaque)"
+                )
                 extras[0] = ", ".join(part for part in (replaced, extras[0]) if part)
-            sent_blocks.append(SentBlock(
-                item.entry_index, label, tokens, item.excluded,
-                [llm_message_text(one) for one in converted], extras))
+            sent_blocks.append(
+                SentBlock(
+                    item.entry_index,
+                    label,
+                    tokens,
+                    item.excluded,
+                    [llm_message_text(one) for one in converted],
+                    extras,
+                )
+            )
         if not item.excluded:
             listed.append(label, preview, tokens, item.entry_index)
     estimate = walk.tokens
@@ -394,8 +436,13 @@ def chart_points(snapshot: Snapshot, settings: Settings) -> ChartData:
     return ChartData(points, compactions, window, threshold, snapshot.generation)
 
 
-def plan_report(snapshot: Snapshot, leaf: int, settings: Settings, cut: int | None,
-                cache: TokenCache | None = None) -> PlanReport:
+def plan_report(
+    snapshot: Snapshot,
+    leaf: int,
+    settings: Settings,
+    cut: int | None,
+    cache: TokenCache | None = None,
+) -> PlanReport:
     """Plan at ``leaf`` and compute what the plan pane and the tree show (regions, region
     tokens, file lists), so nothing lazy is left for the UI thread."""
     plan = make_plan(snapshot.session, leaf, settings, cut, cache=cache)
@@ -403,8 +450,10 @@ def plan_report(snapshot: Snapshot, leaf: int, settings: Settings, cut: int | No
     if plan.prepared:
         _ = plan.region_tokens, plan.file_ops, plan.messages_to_summarize
         _ = plan.turn_prefix_messages, plan.recent_messages
-        report.regions = {entry_index: plan.region_of(position)
-                          for position, entry_index in enumerate(plan.branch)}
+        report.regions = {
+            entry_index: plan.region_of(position)
+            for position, entry_index in enumerate(plan.branch)
+        }
         report.cut_entry = plan.branch[plan.first_kept_index]
     return report
 

@@ -215,18 +215,24 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
                 omp = getattr(self.plan, "rules", "pi") == "omp"
                 with RadioSet(id="navigate-prompt-mode"):
                     yield RadioButton(
-                        Text("Add to the default prompt"), value=not omp, id="navigate-append",
+                        Text("Add to the default prompt"),
+                        value=not omp,
+                        id="navigate-append",
                         disabled=omp,
                     )
                     yield RadioButton(
-                        Text("Replace the default prompt"
-                             + (" (oh-my-pi rules always replace)" if omp else "")),
-                        value=omp, id="navigate-replace",
+                        Text(
+                            "Replace the default prompt"
+                            + (" (oh-my-pi rules always replace)" if omp else "")
+                        ),
+                        value=omp,
+                        id="navigate-replace",
                     )
             with Horizontal(id="navigate-buttons"):
                 if self.inspect is not None:
-                    yield Button("Requests (i)", id="navigate-requests",
-                                 disabled=not self.plan.entries)
+                    yield Button(
+                        "Requests (i)", id="navigate-requests", disabled=not self.plan.entries
+                    )
                 yield Button("Navigate", variant="primary", id="navigate-go")
                 yield Button("Cancel", id="navigate-cancel")
 

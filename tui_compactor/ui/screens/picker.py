@@ -133,13 +133,12 @@ class SessionPicker(Screen[Path | None]):
         Binding("d", "sort('date')", "Sort date", id="picker.sort_date"),
         Binding("s", "sort('size')", "Sort size", id="picker.sort_size", show=False),
         Binding("e", "sort('entries')", "Sort entries", id="picker.sort_entries", show=False),
-        Binding("b", "sort('branches')", "Sort branches", id="picker.sort_branches",
-                show=False),
-        Binding("c", "sort('compactions')", "Sort compactions", id="picker.sort_compactions",
-                show=False),
+        Binding("b", "sort('branches')", "Sort branches", id="picker.sort_branches", show=False),
+        Binding(
+            "c", "sort('compactions')", "Sort compactions", id="picker.sort_compactions", show=False
+        ),
         Binding("k", "sort('peak')", "Sort peak context", id="picker.sort_peak", show=False),
-        Binding("w", "sort('worst')", "Sort worst hindsight", id="picker.sort_worst",
-                show=False),
+        Binding("w", "sort('worst')", "Sort worst hindsight", id="picker.sort_worst", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -404,8 +403,15 @@ class SessionPicker(Screen[Path | None]):
         if stats.problem:
             return [Text("-", style="dim", justify="right") for _ in range(4)]
         worst = stats.worst_score
-        style = "" if worst is None else "green" if worst >= 0.9 else "yellow" if worst >= 0.6 \
+        style = (
+            ""
+            if worst is None
+            else "green"
+            if worst >= 0.9
+            else "yellow"
+            if worst >= 0.6
             else "red"
+        )
         return [
             Text(str(stats.branches), justify="right"),
             Text(str(stats.compactions), justify="right"),

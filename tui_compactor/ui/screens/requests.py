@@ -43,8 +43,11 @@ def _clip(text: str) -> Text:
     shown = sanitize(text[:SHOWN_CHARS])
     out = Text(shown)
     if len(text) > SHOWN_CHARS:
-        out.append(f"\n… {len(text) - SHOWN_CHARS:,} more characters "
-                   "(compact --dry-run --show-requests prints everything)", style="dim")
+        out.append(
+            f"\n… {len(text) - SHOWN_CHARS:,} more characters "
+            "(compact --dry-run --show-requests prints everything)",
+            style="dim",
+        )
     return out
 
 
@@ -55,11 +58,15 @@ def request_renderables(requests: list[Any]) -> list[Text]:
         head = Text()
         head.append(f"{item.part} · request {item.window} · {item.kind}", style="bold reverse")
         head.append(f"  {sanitize(item.summarizer, single_line=True, max_len=60)}\n", style="bold")
-        head.append(f"endpoint {sanitize(item.url or 'offline (no network)', single_line=True)}"
-                    f" · max_tokens {item.max_tokens}", style="cyan")
+        head.append(
+            f"endpoint {sanitize(item.url or 'offline (no network)', single_line=True)}"
+            f" · max_tokens {item.max_tokens}",
+            style="cyan",
+        )
         options = {k: v for k, v in item.body.items() if k not in ("messages", "system", "prompt")}
-        head.append(f"\noptions {sanitize(str(options), single_line=True, max_len=300)}\n",
-                    style="dim")
+        head.append(
+            f"\noptions {sanitize(str(options), single_line=True, max_len=300)}\n", style="dim"
+        )
         head.append("── system prompt\n", style="bold yellow")
         head.append_text(_clip(item.system))
         head.append("\n── user prompt\n", style="bold yellow")
@@ -121,8 +128,9 @@ class RequestsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Headline, the requests, footer."""
-        yield Static(Text("building the requests (nothing is sent)…", style="dim"),
-                     id="requests-head")
+        yield Static(
+            Text("building the requests (nothing is sent)…", style="dim"), id="requests-head"
+        )
         yield VerticalScroll(id="requests-body")
         yield Footer()
 
@@ -150,8 +158,13 @@ class RequestsScreen(Screen[None]):
                 requests = asyncio.run(job)
         except StalePlan:
             again = "navigate again (enter)" if self.branch else "plan again (c)"
-            self.post_message(self.Built([], "the session grew since this plan was made: "
-                                             f"{again} to see what a run would send"))
+            self.post_message(
+                self.Built(
+                    [],
+                    "the session grew since this plan was made: "
+                    f"{again} to see what a run would send",
+                )
+            )
             return
         except Exception as error:  # shown on the screen; the app keeps running
             self.post_message(self.Built([], f"{type(error).__name__}: {error}"))

@@ -50,8 +50,9 @@ class TimelineScreen(Screen[int | None]):
     class Computed(Message):
         """The timeline rows are ready (posted by the worker)."""
 
-        def __init__(self, rows: list[TimelineRow], ids: list[str], generation: int,
-                     error: str | None = None) -> None:
+        def __init__(
+            self, rows: list[TimelineRow], ids: list[str], generation: int, error: str | None = None
+        ) -> None:
             super().__init__()
             self.rows = rows
             self.ids = ids
@@ -68,8 +69,12 @@ class TimelineScreen(Screen[int | None]):
 
     def compose(self) -> ComposeResult:
         """Headline, table, footer."""
-        yield Static(Text("computing the timeline and the hindsight audit of every "
-                          "compaction…", style="dim"), id="timeline-head")
+        yield Static(
+            Text(
+                "computing the timeline and the hindsight audit of every compaction…", style="dim"
+            ),
+            id="timeline-head",
+        )
         table: DataTable[Text] = DataTable(cursor_type="row", zebra_stripes=True)
         yield table
         yield Footer()
@@ -77,8 +82,18 @@ class TimelineScreen(Screen[int | None]):
     def on_mount(self) -> None:
         """Set the columns and start computing."""
         table = self.query_one(DataTable)
-        for label in ("entry", "id", "what", "before", "after", "summary", "score", "lost",
-                      "re-reads", "written by"):
+        for label in (
+            "entry",
+            "id",
+            "what",
+            "before",
+            "after",
+            "summary",
+            "score",
+            "lost",
+            "re-reads",
+            "written by",
+        ):
             table.add_column(label, key=label)
         table.focus()
         self.compute_rows(self.handle, self.counter, self.rules)
@@ -91,11 +106,13 @@ class TimelineScreen(Screen[int | None]):
         with handle.read() as snapshot:
             generation = snapshot.generation
             try:
-                rows = compaction_timeline(snapshot.session, counter, rules=rules,
-                                           facts=handle.entry_facts())
+                rows = compaction_timeline(
+                    snapshot.session, counter, rules=rules, facts=handle.entry_facts()
+                )
             except Exception as error:  # shown on the screen; the app keeps running
-                self.post_message(self.Computed([], [], generation,
-                                                f"{type(error).__name__}: {error}"))
+                self.post_message(
+                    self.Computed([], [], generation, f"{type(error).__name__}: {error}")
+                )
                 return
             ids = [str(snapshot.session.entries[row.entry_index].id) for row in rows]
         self.post_message(self.Computed(rows, ids, generation))
@@ -112,8 +129,11 @@ class TimelineScreen(Screen[int | None]):
         self.rows = message.rows
         audits = [(row.audit, row.entry_index) for row in self.rows if row.audit is not None]
         branch = len(self.rows) - len(audits)
-        line = Text(f"{count_of(len(audits), 'compaction')}, "
-                    f"{count_of(branch, 'branch summary', 'branch summaries')}", style="bold")
+        line = Text(
+            f"{count_of(len(audits), 'compaction')}, "
+            f"{count_of(branch, 'branch summary', 'branch summaries')}",
+            style="bold",
+        )
         if audits:
             worst, at = min(audits, key=lambda pair: pair[0].score)
             line.append(f" · worst hindsight score {worst.score:.2f} at #{at}", style="yellow")

@@ -132,17 +132,21 @@ class BreakdownView(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         """Headline, table, and the largest entries as a list."""
-        yield Static(Text("move the cursor: what fills the window at that node", style="dim"),
-                     id="breakdown-head")
+        yield Static(
+            Text("move the cursor: what fills the window at that node", style="dim"),
+            id="breakdown-head",
+        )
         yield Static(id="breakdown-parts")
-        yield Static(Text("largest entries (enter jumps to one)", style="bold"),
-                     id="breakdown-largest-title")
+        yield Static(
+            Text("largest entries (enter jumps to one)", style="bold"), id="breakdown-largest-title"
+        )
         yield OptionList(id="breakdown-largest")
 
     def show_pending(self, leaf: int) -> None:
         """Say a breakdown is being computed."""
         self.query_one("#breakdown-head", Static).update(
-            Text(f"measuring the context at #{leaf}…", style="dim"))
+            Text(f"measuring the context at #{leaf}…", style="dim")
+        )
 
     def show(self, breakdown: Any, session: Any) -> None:
         """Draw ``breakdown``."""
@@ -191,27 +195,32 @@ def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableTyp
     if current is not None:
         crossing = count_of(current.dependencies, "dependency", "dependencies")
         verb = "crosses" if current.dependencies == 1 else "cross"
-        out.append(f"this cut: {crossing} {verb} it, keeps "
-                   f"{format_tokens(current.tokens_kept)}\n", style="bold")
+        out.append(
+            f"this cut: {crossing} {verb} it, keeps {format_tokens(current.tokens_kept)}\n",
+            style="bold",
+        )
         out.append_text(cut_choices(rows, rows.index(current)))
     best = [row for row in sweep.best_rows() if row.branch_index != planned][:3]
     if best:
-        shown = ", ".join(f"#{row.entry_index} ({format_tokens(row.tokens_kept)} kept, "
-                          f"{count_of(row.dependencies, 'dep')})" for row in best)
+        shown = ", ".join(
+            f"#{row.entry_index} ({format_tokens(row.tokens_kept)} kept, "
+            f"{count_of(row.dependencies, 'dep')})"
+            for row in best
+        )
         out.append(f"fewer crossings: {shown}\n", style="green")
     parts: list[RenderableType] = [out]
     if planned is not None:
         deps = sweep.dependencies_at(planned)
         if deps:
-            table = Table(box=None, show_edge=False, pad_edge=False, show_header=False,
-                          expand=True)
+            table = Table(box=None, show_edge=False, pad_edge=False, show_header=False, expand=True)
             table.add_column("kind", style="dim", no_wrap=True)
             table.add_column("fact", ratio=1, no_wrap=True, overflow="ellipsis")
             table.add_column("where", style="dim", no_wrap=True)
             for dep in deps[:8]:
                 fact = Text(sanitize(dep.text, single_line=True, max_len=80))
-                table.add_row(Text(dep.kind), fact,
-                              Text(f"#{dep.summarized_entry}→#{dep.kept_entry}"))
+                table.add_row(
+                    Text(dep.kind), fact, Text(f"#{dep.summarized_entry}→#{dep.kept_entry}")
+                )
             parts.append(table)
             if len(deps) > 8:
                 parts.append(Text(f"… {len(deps) - 8} more (plan --sweep --json)", style="dim"))
@@ -245,8 +254,10 @@ def hindsight_head(audit: Any) -> Text:
     style = "green" if audit.score >= 0.9 else "yellow" if audit.score >= 0.6 else "red"
     out.append("Hindsight: ", style="bold")
     out.append(f"score {audit.score:.2f}", style=f"bold {style}")
-    out.append(f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
-               f"carried; {len(audit.rereads)} files re-read after it")
+    out.append(
+        f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
+        f"carried; {len(audit.rereads)} files re-read after it"
+    )
     if audit.warning:
         out.append("\n" + sanitize(audit.warning, single_line=True), style="yellow")
     if audit.lost or audit.rereads:
@@ -291,7 +302,8 @@ class HindsightView(Vertical):
     def show_pending(self) -> None:
         """Say the audit is being computed."""
         self.query_one("#hindsight-head", Static).update(
-            Text("auditing this compaction in hindsight…", style="dim"))
+            Text("auditing this compaction in hindsight…", style="dim")
+        )
         self.query_one("#hindsight-rows", OptionList).clear_options()
 
     def show(self, audit: Any) -> None:
@@ -300,12 +312,16 @@ class HindsightView(Vertical):
         rows = self.query_one("#hindsight-rows", OptionList)
         rows.clear_options()
         options = [
-            Option(hindsight_row(f"lost {fact.kind}", "red", fact.text, fact.lost_at,
-                                 fact.needed_at), id=f"{number}:{fact.needed_at}")
+            Option(
+                hindsight_row(f"lost {fact.kind}", "red", fact.text, fact.lost_at, fact.needed_at),
+                id=f"{number}:{fact.needed_at}",
+            )
             for number, fact in enumerate(audit.lost)
         ] + [
-            Option(hindsight_row("re-read", "yellow", item.path, item.read_at, item.reread_at),
-                   id=f"r{number}:{item.reread_at}")
+            Option(
+                hindsight_row("re-read", "yellow", item.path, item.read_at, item.reread_at),
+                id=f"r{number}:{item.reread_at}",
+            )
             for number, item in enumerate(audit.rereads)
         ]
         rows.add_options(options[: self.MAX_ROWS])

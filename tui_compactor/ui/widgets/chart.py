@@ -87,8 +87,10 @@ class ContextChart(Widget):
         width = max(self.content_region.width, 10)
         height = max(self.content_region.height - 1, 1)
         if not self.points:
-            return Text("context chart: no assistant turns with a size on the active path",
-                        style=self._style("axis"))
+            return Text(
+                "context chart: no assistant turns with a size on the active path",
+                style=self._style("axis"),
+            )
         plot_width = max(width - 14, 5)
         columns = self._columns(plot_width)
         peak = max(value for value, _, _ in columns)  # the columns cover every point
@@ -110,8 +112,11 @@ class ContextChart(Widget):
                 if is_selected:
                     style += self._style("selected")
                 if eighths == 0 and row == threshold_row:
-                    out.append("╌", self._style("threshold") + (
-                        self._style("selected") if is_selected else Style()))
+                    out.append(
+                        "╌",
+                        self._style("threshold")
+                        + (self._style("selected") if is_selected else Style()),
+                    )
                 else:
                     out.append(EIGHTHS[eighths], style)
             if row == height - 1:
@@ -146,13 +151,17 @@ class ContextChart(Widget):
                 peak = max(tokens for _, tokens in self.points[start:end])
                 first = bisect_right(compaction_positions, start - 1)
                 has_compaction = first < len(compaction_positions) and (
-                    compaction_positions[first] < end)
+                    compaction_positions[first] < end
+                )
                 resampled.append((peak, has_compaction, start, end))
             self._buckets = (plot_width, resampled)
         selected_position = self._selected_position()
         return [
-            (peak, has_compaction,
-             selected_position is not None and start <= selected_position < end)
+            (
+                peak,
+                has_compaction,
+                selected_position is not None and start <= selected_position < end,
+            )
             for peak, has_compaction, start, end in self._buckets[1]
         ]
 

@@ -651,8 +651,9 @@ class CompactionPanel(Vertical, can_focus=True):
         reason = self.why_not_accept()
         if result is None or reason is not None:
             self.app.bell()
-            self.notify(reason or "nothing to accept", title="cannot accept", timeout=4,
-                        severity="warning")
+            self.notify(
+                reason or "nothing to accept", title="cannot accept", timeout=4, severity="warning"
+            )
             return False
         self.state = "accepted"
         self._update_buttons()
@@ -682,8 +683,10 @@ class CompactionPanel(Vertical, can_focus=True):
         elif self.state in ("accepted", "discarded", "cancelled"):
             reason = f"this compaction was {self.state}: r runs it again"
         view = self.candidates[self.selected]
-        if reason is None and with_missing and (
-            view.state.result is None or not view.state.result.audit.missing
+        if (
+            reason is None
+            and with_missing
+            and (view.state.result is None or not view.state.result.audit.missing)
         ):
             reason = "the audit found nothing missing: g regenerates"
         if reason is not None:

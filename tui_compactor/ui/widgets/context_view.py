@@ -64,8 +64,10 @@ def block_preview(message: dict[str, Any], entry: Any = None) -> str:
     if message.get("role") == "compactionSummary" and entry is not None:
         remote = remote_info(entry.data) if entry.type == "compaction" else None
         if remote is not None:
-            text = (f"[{len(remote.items)} provider item(s) replace the kept history for "
-                    f"{remote.provider}] {text}")
+            text = (
+                f"[{len(remote.items)} provider item(s) replace the kept history for "
+                f"{remote.provider}] {text}"
+            )
     return sanitize(text, single_line=True, max_len=200)
 
 
@@ -116,8 +118,11 @@ class BlockList(ScrollView):
         """Row ``row`` of the list (0: the header) as text exactly ``width`` cells wide."""
         number, label_width, tokens_width = self._columns
         if row == 0:
-            text = Text(f"{'#':>{number}} {'block':<{label_width}} {'tokens':>{tokens_width}} "
-                        "text", style="bold", no_wrap=True)
+            text = Text(
+                f"{'#':>{number}} {'block':<{label_width}} {'tokens':>{tokens_width}} text",
+                style="bold",
+                no_wrap=True,
+            )
         else:
             label, preview, tokens, index = self.blocks[row - 1]
             text = Text(no_wrap=True)
@@ -150,22 +155,23 @@ SentLine = tuple[str, str]
 def _item_lines(block: SentBlock) -> list[SentLine]:
     """The lines of one item: a header, then per message its role and its text."""
     style = "bold yellow" if block.label.startswith("summary") else "bold"
-    lines: list[SentLine] = [(
-        f"── #{block.entry_index} {block.label} · {format_tokens(block.tokens)} tokens", style)]
+    lines: list[SentLine] = [
+        (f"── #{block.entry_index} {block.label} · {format_tokens(block.tokens)} tokens", style)
+    ]
     if not block.messages:
         why = "excluded from the context (!! run)" if block.excluded else "nothing"
         lines.append((f"   sends {why}", "dim italic"))
     for message, extra in zip(block.messages, block.extras, strict=True):
-        lines.append((f"→ {sanitize(message['role'], single_line=True, max_len=40)}",
-                      "bold cyan"))
+        lines.append((f"→ {sanitize(message['role'], single_line=True, max_len=40)}", "bold cyan"))
         text = message["text"]
         if text:
             lines.extend((line, "") for line in sanitize(text).expandtabs(4).split("\n"))
         elif not extra:
             lines.append(("(empty text)", "dim italic"))
         if extra:
-            lines.append((f"   also sends: {sanitize(extra, single_line=True, max_len=300)}",
-                          "dim italic"))
+            lines.append(
+                (f"   also sends: {sanitize(extra, single_line=True, max_len=300)}", "dim italic")
+            )
     lines.append(("", ""))
     return lines
 
@@ -184,10 +190,16 @@ def sent_lines(blocks: list[SentBlock]) -> list[SentLine]:
         used, tail = used + size[tail - 1], tail - 1
     skipped = blocks[head:tail]
     chars = sum(len(m["text"]) for block in skipped for m in block.messages)
-    note = (f"… {len(skipped):,} items ({chars:,} characters) not drawn here; "
-            "`tui-compactor context --json` prints every one", "bold magenta")
-    return ([line for block in blocks[:head] for line in _item_lines(block)] + [note, ("", "")]
-            + [line for block in blocks[tail:] for line in _item_lines(block)])
+    note = (
+        f"… {len(skipped):,} items ({chars:,} characters) not drawn here; "
+        "`tui-compactor context --json` prints every one",
+        "bold magenta",
+    )
+    return (
+        [line for block in blocks[:head] for line in _item_lines(block)]
+        + [note, ("", "")]
+        + [line for block in blocks[tail:] for line in _item_lines(block)]
+    )
 
 
 class SentText(ScrollView, can_focus=True):
@@ -278,8 +290,9 @@ class ContextView(Vertical):
 
     def compose(self) -> ComposeResult:
         """A title line, the compact list and the "as sent" pane (one of the two shown)."""
-        yield Static(Text("move the cursor to see the context at a node", style="dim"),
-                     id="context-title")
+        yield Static(
+            Text("move the cursor to see the context at a node", style="dim"), id="context-title"
+        )
         yield BlockList(id="context-scroll")
         yield SentText(id="context-sent")
 
@@ -321,21 +334,28 @@ class ContextView(Vertical):
     def _draw(self, data: GaugeData) -> None:
         """Fill the title and the list or the "as sent" pane."""
         before, self.shown = self.shown, data
-        same_node = before is not None and before.sent is not None and (
-            before.entry_index, before.rules) == (data.entry_index, data.rules)
+        same_node = (
+            before is not None
+            and before.sent is not None
+            and (before.entry_index, before.rules) == (data.entry_index, data.rules)
+        )
         agent = RULES_AGENT.get(data.rules, data.rules)
         if self.as_sent and data.sent is not None:
             messages = sum(len(block.messages) for block in data.sent)
-            title = Text(f"#{data.entry_index} as {agent} sends it · {len(data.sent)} items → "
-                         f"{messages} messages · {format_tokens(data.tokens)} tokens", style="bold")
+            title = Text(
+                f"#{data.entry_index} as {agent} sends it · {len(data.sent)} items → "
+                f"{messages} messages · {format_tokens(data.tokens)} tokens",
+                style="bold",
+            )
             title.append("\ns: list · S: full screen · tab: scroll · esc: back", style="dim")
             self.query_one("#context-title", Static).update(title)
             # The same node again (the file grew, a setting changed): the reader keeps the place.
             self.query_one(SentText).set_lines(sent_lines(data.sent), keep_scroll=same_node)
             return
         if self.as_sent:
-            title = Text(f"context at #{data.entry_index}: converting what {agent} sends…",
-                         style="bold")
+            title = Text(
+                f"context at #{data.entry_index}: converting what {agent} sends…", style="bold"
+            )
             self.query_one("#context-title", Static).update(title)
             self.query_one(SentText).set_lines([])
             return
@@ -344,8 +364,10 @@ class ContextView(Vertical):
             update_static(self.query_one("#context-title", Static), title)
             self.query_one(BlockList).show([])
             return
-        title = Text(f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
-                     f"{format_tokens(data.tokens)} tokens  (s: as {agent} sends it)",
-                     style="bold")
+        title = Text(
+            f"context at #{data.entry_index}: {len(data.blocks)} blocks, "
+            f"{format_tokens(data.tokens)} tokens  (s: as {agent} sends it)",
+            style="bold",
+        )
         update_static(self.query_one("#context-title", Static), title)
         self.query_one(BlockList).show(data.blocks)

@@ -92,8 +92,9 @@ def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]
             parts.append(Text(_safe(block.get("thinking", "")), style="dim italic"))
         elif kind == "toolCall":
             name = sanitize(str(block.get("name", "?")), single_line=True, max_len=80)
-            arguments = json.dumps(block.get("arguments"), indent=2, ensure_ascii=False,
-                                   default=str)
+            arguments = json.dumps(
+                block.get("arguments"), indent=2, ensure_ascii=False, default=str
+            )
             parts.append(Text(f"→ {name}", style="bold"))
             parts.append(Text(_safe(arguments)))
         elif kind == "image":
@@ -105,8 +106,9 @@ def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]
     return parts
 
 
-def entry_renderable(entry: Any, tokens: int | None, label: str | None, *, rules: str,
-                     located: bool = True) -> RenderableType:
+def entry_renderable(
+    entry: Any, tokens: int | None, label: str | None, *, rules: str, located: bool = True
+) -> RenderableType:
     """Everything about one entry, as one renderable; ``located`` False while the entry comes
     from a tail-first preview (its index and line in the file are not known yet); ``rules``:
     whose extension flag names a compaction's author."""
@@ -122,8 +124,7 @@ def entry_renderable(entry: Any, tokens: int | None, label: str | None, *, rules
         header.append(f"  {format_tokens(tokens)} tokens", style="bold")
     if label:
         header.append(f"  [{sanitize(label, single_line=True, max_len=60)}]", style="italic")
-    header.append(f"\n{sanitize(str(entry.timestamp), single_line=True, max_len=40)}",
-                  style="dim")
+    header.append(f"\n{sanitize(str(entry.timestamp), single_line=True, max_len=40)}", style="dim")
     parts: list[RenderableType] = [header, Rule(style="dim")]
     try:
         data = entry.data
@@ -142,11 +143,13 @@ def entry_renderable(entry: Any, tokens: int | None, label: str | None, *, rules
             parts.append(Text(f"result of {name}{status}", style="bold"))
             if shaken_result(message):
                 when = sanitize(str(message.get("prunedAt")), single_line=True, max_len=40)
-                parts.append(Text(
-                    f"shaken ({when}): oh-my-pi replaced this output with the placeholder "
-                    "below; the model receives the placeholder, not the original",
-                    style="bold yellow",
-                ))
+                parts.append(
+                    Text(
+                        f"shaken ({when}): oh-my-pi replaced this output with the placeholder "
+                        "below; the model receives the placeholder, not the original",
+                        style="bold yellow",
+                    )
+                )
             parts.extend(content_renderables(message.get("content"), markdown=False))
         elif role == "bashExecution":
             parts.append(Text(f"$ {_safe(message.get('command', ''))}", style="bold"))
@@ -165,8 +168,11 @@ def entry_renderable(entry: Any, tokens: int | None, label: str | None, *, rules
         source = sanitize(str(data.get("fromId", "?")), single_line=True, max_len=60)
         parts.append(Text(f"summary of the branch left at {source}", style="bold"))
         summary = data.get("summary")
-        parts.append(_markdown(_safe(summary)) if isinstance(summary, str)
-                     else Text("(no summary text)", style="dim"))
+        parts.append(
+            _markdown(_safe(summary))
+            if isinstance(summary, str)
+            else Text("(no summary text)", style="dim")
+        )
         _append_details(parts, data)
     elif entry.type == "custom_message":
         parts.extend(content_renderables(data.get("content"), markdown=True))
@@ -214,32 +220,50 @@ def compaction_renderables(data: dict[str, Any], rules: str) -> list[RenderableT
     if remote is not None:
         parts.append(Text("placeholder summary (what the file holds)", style="bold dim"))
     elif method == "handoff":
-        parts.append(Text("handoff document (the model gets it inside oh-my-pi's handoff "
-                          "wrapper)", style="bold dim"))
-    parts.append(_markdown(_safe(summary)) if isinstance(summary, str)
-                 else Text("(no summary text)", style="dim"))
+        parts.append(
+            Text(
+                "handoff document (the model gets it inside oh-my-pi's handoff wrapper)",
+                style="bold dim",
+            )
+        )
+    parts.append(
+        _markdown(_safe(summary))
+        if isinstance(summary, str)
+        else Text("(no summary text)", style="dim")
+    )
     archive = snapcompact_archive(data)
     if archive is not None:
         parts.append(Rule("snapcompact archive", style="dim"))
-        facts = f"{archive.frames} image frame(s) (~{archive.frame_tokens:,} tokens, " \
-                f"{SNAPCOMPACT_FRAME_TOKENS:,} per frame)"
+        facts = (
+            f"{archive.frames} image frame(s) (~{archive.frame_tokens:,} tokens, "
+            f"{SNAPCOMPACT_FRAME_TOKENS:,} per frame)"
+        )
         if archive.total_chars is not None:
             facts += f" · {archive.total_chars:,} characters archived"
         if archive.truncated_chars:
             facts += f" · {archive.truncated_chars:,} dropped to fit"
         parts.append(Text(facts, style="bold"))
-        parts.append(Text("after the summary the model receives the archive's verbatim text "
-                          "edges (below) and the frames as images", style="dim"))
+        parts.append(
+            Text(
+                "after the summary the model receives the archive's verbatim text "
+                "edges (below) and the frames as images",
+                style="dim",
+            )
+        )
         for title, text in (("text head", archive.text_head), ("text tail", archive.text_tail)):
             if text:
                 parts.append(Text(f"{title} ({len(text):,} characters)", style="bold dim"))
                 parts.append(Text(_safe(text)))
     if remote is not None:
         parts.append(Rule("remote compaction payload", style="dim"))
-        parts.append(Text(
-            f"provider {sanitize(remote.provider, single_line=True, max_len=40)}: instead of the "
-            f"kept messages, {len(remote.items)} replacement item(s) are sent to this provider",
-            style="bold"))
+        parts.append(
+            Text(
+                f"provider {sanitize(remote.provider, single_line=True, max_len=40)}: "
+                "instead of the "
+                f"kept messages, {len(remote.items)} replacement item(s) are sent to this provider",
+                style="bold",
+            )
+        )
         for item_line in remote.item_lines():
             parts.append(Text("• " + _safe(item_line, 2000)))
     _append_details(parts, data)
@@ -267,11 +291,13 @@ class EntryDetails(VerticalScroll):
         """One static body, replaced as the cursor moves."""
         yield Static(Text("select an entry", style="dim"), id="details-body")
 
-    def show_entry(self, entry: Any, tokens: int | None, label: str | None, *, rules: str,
-                   located: bool = True) -> None:
+    def show_entry(
+        self, entry: Any, tokens: int | None, label: str | None, *, rules: str, located: bool = True
+    ) -> None:
         """Show ``entry`` from the top (``located``: see ``entry_renderable``)."""
         self.shown_entry = entry.index
         self.shown_plain = not markdown_loaded()
         self.query_one("#details-body", Static).update(
-            entry_renderable(entry, tokens, label, rules=rules, located=located))
+            entry_renderable(entry, tokens, label, rules=rules, located=located)
+        )
         self.scroll_home(animate=False)

@@ -120,8 +120,10 @@ class StateFooter(Widget, can_focus=False):
         self, chosen: list[tuple[Binding, bool, str]], palette: Any
     ) -> tuple[object, ...]:
         """What the keys show (compared before repainting them)."""
-        keys = tuple((binding.key, binding.action, binding.description, enabled)
-                     for binding, enabled, _tooltip in chosen)
+        keys = tuple(
+            (binding.key, binding.action, binding.description, enabled)
+            for binding, enabled, _tooltip in chosen
+        )
         return (self.app.size.width, keys, palette is not None)
 
     def _choose(self) -> tuple[list[tuple[Binding, bool, str]], Any]:
@@ -180,8 +182,9 @@ class StateFooter(Widget, can_focus=False):
             else:
                 put(f" {shown} ", "key", number)
                 put(f"{binding.description} ", "description", number)
-            items.append(FooterItem(binding.key, shown, binding.description, enabled, tooltip,
-                                    start, column))
+            items.append(
+                FooterItem(binding.key, shown, binding.description, enabled, tooltip, start, column)
+            )
 
         chosen, palette = self._chosen
         for binding, enabled, tooltip in chosen:
@@ -211,8 +214,11 @@ class StateFooter(Widget, can_focus=False):
             if number is None:
                 segments.append(Segment(text, blank))
                 continue
-            item = (self.get_component_rich_style("footer-key--hover")
-                    if number == self._hover else base)
+            item = (
+                self.get_component_rich_style("footer-key--hover")
+                if number == self._hover
+                else base
+            )
             if not items[number].enabled:
                 item += Style(dim=True)
             if role == "rule":

@@ -116,8 +116,7 @@ class ContextGauge(Widget):
         self.provisional = False
         """The figures are a chars/4 count until the counter's table is loaded."""
 
-    def show(self, data: GaugeData | None, message: str = "", *,
-             provisional: bool = False) -> None:
+    def show(self, data: GaugeData | None, message: str = "", *, provisional: bool = False) -> None:
         """Draw ``data`` (or ``message`` when there is nothing to draw); ``provisional``: its
         figures are a chars/4 count, said on the sources line."""
         self.data = data
@@ -146,8 +145,9 @@ class ContextGauge(Widget):
         if data.window:
             percent = 100 * data.tokens / data.window
             assumed = "?" if data.window_assumed else ""
-            headline.append(f" / {format_tokens(data.window)}{assumed} ({percent:.0f}%)",
-                            state_style)
+            headline.append(
+                f" / {format_tokens(data.window)}{assumed} ({percent:.0f}%)", state_style
+            )
         else:
             headline.append(" (window unknown)", self._style("dim"))
         parts: list[Part] = [(headline, 0, None)]
@@ -158,13 +158,20 @@ class ContextGauge(Widget):
             parts.append((Text("near the threshold", state_style), 2, None))
         if data.threshold is not None:
             figure = format_tokens(data.threshold)
-            parts.append((Text(f"compact at {figure}", self._style("threshold")), 1,
-                          Text(f"at {figure}", self._style("threshold"))))
+            parts.append(
+                (
+                    Text(f"compact at {figure}", self._style("threshold")),
+                    1,
+                    Text(f"at {figure}", self._style("threshold")),
+                )
+            )
         if data.reserve is not None:
-            parts.append((Text(f"reserve {format_tokens(data.reserve)}",
-                               self._style("reserve")), 3, None))
-        parts.append((Text(f"keep {format_tokens(data.keep_recent)}", self._style("keep")), 4,
-                      None))
+            parts.append(
+                (Text(f"reserve {format_tokens(data.reserve)}", self._style("reserve")), 3, None)
+            )
+        parts.append(
+            (Text(f"keep {format_tokens(data.keep_recent)}", self._style("keep")), 4, None)
+        )
         return parts
 
     def _source_parts(self, data: GaugeData) -> list[Part]:
@@ -174,8 +181,9 @@ class ContextGauge(Widget):
         local = format_tokens(data.local_estimate)
         parts: list[Part] = []
         if self.provisional:
-            parts.append((Text("≈ chars/4 while the token table loads", dim), 0,
-                          Text("≈ chars/4", dim)))
+            parts.append(
+                (Text("≈ chars/4 while the token table loads", dim), 0, Text("≈ chars/4", dim))
+            )
         if data.usage_tokens is not None:
             usage = format_tokens(data.usage_tokens)
             since = data.tokens - data.usage_tokens
@@ -187,20 +195,29 @@ class ContextGauge(Widget):
             parts.append((trusted, 0, brief))
             apart = disagreement(data.tokens, data.local_estimate)
             if apart is not None:
-                flag = Text(f"⚠ local estimate {local} is {apart:.1f}× apart: usage may be "
-                            "stale or from another model", warn)
+                flag = Text(
+                    f"⚠ local estimate {local} is {apart:.1f}× apart: usage may be "
+                    "stale or from another model",
+                    warn,
+                )
                 parts.append((flag, 1, Text(f"⚠ local {local}: {apart:.1f}× apart", warn)))
             else:
                 parts.append((Text(f"local estimate {local}", dim), 3, None))
         else:
-            parts.append((Text("local estimate (no usage data on this path)", dim), 0,
-                          Text("local estimate (no usage)", dim)))
+            parts.append(
+                (
+                    Text("local estimate (no usage data on this path)", dim),
+                    0,
+                    Text("local estimate (no usage)", dim),
+                )
+            )
         if data.window_model:
             model = sanitize(data.window_model, single_line=True, max_len=40)
             parts.append((Text(f"window of {model}", dim), 2, None))
         elif data.window_assumed:
-            parts.append((Text("window assumed: set --window", warn), 1,
-                          Text("window assumed", warn)))
+            parts.append(
+                (Text("window assumed: set --window", warn), 1, Text("window assumed", warn))
+            )
         return parts
 
     def _bar(self, data: GaugeData, width: int, used_style: Style) -> Text:

@@ -37,8 +37,12 @@ HelpRow = tuple[str, str, str]
 """(keys as typed, what they do, binding id or "")."""
 
 SEARCH_KEYS: list[HelpRow] = [
-    ("enter", "find the text in ids, previews, labels and entry types "
-              "(compaction, branch summary, label)", ""),
+    (
+        "enter",
+        "find the text in ids, previews, labels and entry types "
+        "(compaction, branch summary, label)",
+        "",
+    ),
     ("esc", "close the search box", ""),
     ("n / N", "next / previous match, with its place (3/7) and a note when it wraps", ""),
 ]
@@ -97,27 +101,38 @@ def bindings_table(groups: Sequence[tuple[str, Iterable[Any]]], keymap: dict[str
         table.add_row(Text(""), Text(title, style="bold underline"), Text(""))
         for row in rows:
             if isinstance(row, Binding):
-                table.add_row(Text(_keys_of(row, keymap)), Text(row.description),
-                              Text(row.id or ""))
+                table.add_row(
+                    Text(_keys_of(row, keymap)), Text(row.description), Text(row.id or "")
+                )
             elif isinstance(row, tuple) and len(row) == 3:
                 keys, does, binding_id = row
                 table.add_row(Text(keys), Text(does), Text(binding_id))
     return table
 
 
-def help_groups(app_bindings: Sequence[Binding], tree_bindings: Sequence[Any],
-                dialog_bindings: Sequence[Any]) -> list[tuple[str, list[Any]]]:
+def help_groups(
+    app_bindings: Sequence[Binding], tree_bindings: Sequence[Any], dialog_bindings: Sequence[Any]
+) -> list[tuple[str, list[Any]]]:
     """The help's groups: app keys (review keys apart), tree, review, search, inputs, dialogs."""
-    review_actions = ("accept_compaction", "discard_compaction", "regenerate_compaction",
-                      "compaction_diff", "pick_candidate")
+    review_actions = (
+        "accept_compaction",
+        "discard_compaction",
+        "regenerate_compaction",
+        "compaction_diff",
+        "pick_candidate",
+    )
     review_bindings = [b for b in app_bindings if b.action.startswith(review_actions)]
     candidates = [b for b in review_bindings if b.action.startswith("pick_candidate")]
     review: list[Any] = [b for b in review_bindings if not b.action.startswith("pick_candidate")]
     if candidates:
         first, last = candidates[0], candidates[-1]
-        review.append((f"{key_label(first.key)}-{key_label(last.key)}",
-                       "pick a candidate (with several; otherwise the tab keys)",
-                       f"{first.id} … {last.id}"))
+        review.append(
+            (
+                f"{key_label(first.key)}-{key_label(last.key)}",
+                "pick a candidate (with several; otherwise the tab keys)",
+                f"{first.id} … {last.id}",
+            )
+        )
     review.append(("esc", "cancel the summaries in flight (nothing is written)", "cancel"))
     app = [b for b in app_bindings if not b.action.startswith(review_actions)]
     return [

@@ -14,16 +14,19 @@ def entry_kind(entry: Any) -> str:
     if entry.type == "message":
         role = entry.role or "?"
         return {"toolResult": "tool", "bashExecution": "bash"}.get(role, role)
-    return cast(str, {
-        "compaction": "compaction",
-        "branch_summary": "branch",
-        "model_change": "model",
-        "thinking_level_change": "thinking",
-        "custom_message": "custom",
-        "custom": "ext",
-        "label": "label",
-        "session_info": "info",
-    }.get(entry.type, entry.type))
+    return cast(
+        str,
+        {
+            "compaction": "compaction",
+            "branch_summary": "branch",
+            "model_change": "model",
+            "thinking_level_change": "thinking",
+            "custom_message": "custom",
+            "custom": "ext",
+            "label": "label",
+            "session_info": "info",
+        }.get(entry.type, entry.type),
+    )
 
 
 def format_tokens(tokens: int | None) -> str:

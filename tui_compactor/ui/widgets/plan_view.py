@@ -48,8 +48,12 @@ SWEEP_ROWS = 8
 EFFORTS = ("profile", "off", "minimal", "low", "medium", "high", "xhigh")
 """Reasoning effort choices for summary calls (``profile``: the profile's own setting)."""
 
-MORE_INPUTS = ("plan-threshold-percent", "plan-threshold-tokens", "plan-branch-reserve",
-               "plan-summary-window")
+MORE_INPUTS = (
+    "plan-threshold-percent",
+    "plan-threshold-tokens",
+    "plan-branch-reserve",
+    "plan-summary-window",
+)
 
 
 def _int_or_none(text: str) -> int | None:
@@ -98,8 +102,13 @@ def form_values(settings: Any) -> tuple[dict[str, str], dict[str, bool], str, st
     return texts, flags, settings.summary_reasoning_effort or "profile", reserve_hint
 
 
-def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
-                 refusal: str | None = None, notes: list[str] | None = None) -> Text:
+def plan_summary(
+    plan: Any,
+    session: Any,
+    region_styles: dict[str, str],
+    refusal: str | None = None,
+    notes: list[str] | None = None,
+) -> Text:
     """The plan in a few readable lines; ``refusal`` says why it cannot be run, if so."""
     out = Text()
     leaf_entry = session.entries[plan.leaf] if plan.leaf is not None else None
@@ -124,12 +133,16 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append(f" {mark} ", style=region_styles.get(key, ""))
         out.append(f" {meaning}")
         if key in regions:
-            out.append(f": {count_of(counts.get(key, 0), 'msg')}, "
-                       f"{format_tokens(regions[key])} tokens",
-                       style="bold")
+            out.append(
+                f": {count_of(counts.get(key, 0), 'msg')}, {format_tokens(regions[key])} tokens",
+                style="bold",
+            )
         out.append("\n")
-    out.append(f"tokens {format_tokens(plan.tokens_before)} → ~{format_tokens(plan.tokens_after)}"
-               " after (summary not counted)\n", style="bold")
+    out.append(
+        f"tokens {format_tokens(plan.tokens_before)} → ~{format_tokens(plan.tokens_after)}"
+        " after (summary not counted)\n",
+        style="bold",
+    )
     cut_entry = plan.branch[plan.first_kept_index]
     cuts = list(plan.valid_cut_points)
     place = cuts.index(plan.first_kept_index) + 1 if plan.first_kept_index in cuts else "?"
@@ -138,10 +151,16 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
     if plan.is_split_turn and plan.has_turn_prefix:
         turn_entry = plan.branch[plan.turn_start_index]
         count = len(plan.turn_prefix_messages)
-        before = ("1 message before the cut gets its" if count == 1
-                  else f"{count} messages before the cut get their")
-        out.append(f"split turn: the turn starting at #{turn_entry} is cut in the middle; its "
-                   f"{before} own summary\n", style="yellow")
+        before = (
+            "1 message before the cut gets its"
+            if count == 1
+            else f"{count} messages before the cut get their"
+        )
+        out.append(
+            f"split turn: the turn starting at #{turn_entry} is cut in the middle; its "
+            f"{before} own summary\n",
+            style="yellow",
+        )
     elif plan.is_split_turn:
         out.append(f"{plan.split_turn_note}\n", style="dim")
     else:
@@ -160,8 +179,11 @@ def plan_summary(plan: Any, session: Any, region_styles: dict[str, str],
         out.append("cannot run: ", style="bold red")
         out.append(sanitize(refusal, max_len=400))
     else:
-        out.append("r runs the compaction (offline or the configured profile); below: method "
-                   "and focus; i shows its requests", style="dim")
+        out.append(
+            "r runs the compaction (offline or the configured profile); below: method "
+            "and focus; i shows its requests",
+            style="dim",
+        )
     return out
 
 
@@ -244,8 +266,10 @@ class PlanView(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         """The plan's text and sweep; the form follows them, a row a frame (``on_mount``)."""
-        yield Static(Text("press c for the compaction plan of the selected node", style="dim"),
-                     id="plan-text")
+        yield Static(
+            Text("press c for the compaction plan of the selected node", style="dim"),
+            id="plan-text",
+        )
         yield Static(id="plan-sweep")
 
     def on_resize(self, event: events.Resize) -> None:
@@ -367,16 +391,23 @@ class PlanView(VerticalScroll):
         shown = self.plan_text
         if shown is None:
             self.sweep = None
-            update_static(self.query_one("#plan-text", Static),
-                          Text(text + "\n" * (PLAN_ROWS - 1), style="dim"), shrink=False)
-            update_static(self.query_one("#plan-sweep", Static),
-                          Text("\n" * (SWEEP_ROWS - 1)), shrink=False)
+            update_static(
+                self.query_one("#plan-text", Static),
+                Text(text + "\n" * (PLAN_ROWS - 1), style="dim"),
+                shrink=False,
+            )
+            update_static(
+                self.query_one("#plan-sweep", Static), Text("\n" * (SWEEP_ROWS - 1)), shrink=False
+            )
             return
         title_end = shown.plain.find("\n")
         rest = shown[title_end:] if title_end >= 0 else Text()
         rest.stylize("dim")
-        update_static(self.query_one("#plan-text", Static),
-                      Text.assemble(Text(text, style="bold"), rest), shrink=False)
+        update_static(
+            self.query_one("#plan-text", Static),
+            Text.assemble(Text(text, style="bold"), rest),
+            shrink=False,
+        )
 
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (no plan, or an error)."""
@@ -392,9 +423,11 @@ class PlanView(VerticalScroll):
     def show_sweeping(self, text: str) -> None:
         """Say the sweep is being made; the last one stays, dimmed, until it arrives."""
         shown = self.sweep
-        update_static(self.query_one("#plan-sweep", Static),
-                      Text(text, style="dim") if shown is None else Styled(shown, "dim"),
-                      shrink=False)
+        update_static(
+            self.query_one("#plan-sweep", Static),
+            Text(text, style="dim") if shown is None else Styled(shown, "dim"),
+            shrink=False,
+        )
 
     def focus_inputs(self) -> None:
         """Put the focus on the first input (once the form is mounted)."""
@@ -421,8 +454,9 @@ class PlanView(VerticalScroll):
     @on(Checkbox.Changed, "#plan-branch-ask")
     def _flag_changed(self, event: Checkbox.Changed) -> None:
         event.stop()
-        name = {"plan-split-turns": "split_turns",
-                "plan-branch-ask": "branch_summary_enabled"}[event.checkbox.id or ""]
+        name = {"plan-split-turns": "split_turns", "plan-branch-ask": "branch_summary_enabled"}[
+            event.checkbox.id or ""
+        ]
         self.post_message(self.MoreSettingsEdited({name: bool(event.value)}))
 
     _effort_shown = "profile"
@@ -436,8 +470,11 @@ class PlanView(VerticalScroll):
         if value == self._effort_shown:
             return
         self._effort_shown = value
-        self.post_message(self.MoreSettingsEdited(
-            {"summary_reasoning_effort": None if value == "profile" else value}))
+        self.post_message(
+            self.MoreSettingsEdited(
+                {"summary_reasoning_effort": None if value == "profile" else value}
+            )
+        )
 
     def _more_input_changed(self, field_id: str, text: str) -> None:
         """Parse one of the further number inputs and post the change (blank = unset)."""
@@ -486,8 +523,7 @@ class PlanView(VerticalScroll):
         self.post_message(self.SettingsEdited(keep, reserve, window))
 
 
-def _set_quietly(field: Input | Checkbox | Select[str], value: Any,
-                 changed: type[Message]) -> None:
+def _set_quietly(field: Input | Checkbox | Select[str], value: Any, changed: type[Message]) -> None:
     """Show ``value`` in ``field`` if it shows another, without the change message an edit
     by the user would post."""
     if field.value != value:

@@ -32,28 +32,34 @@ def shake_renderable(previews: list[Any], sizes: list[tuple[int, int]]) -> Rende
         config = preview.config
         head = Text()
         head.append(f"\n{config.name}", style="bold cyan")
-        head.append(f": {len(preview.regions)} region(s), {format_tokens(preview.tokens_freed)} "
-                    "tokens freed")
-        head.append(f" · context {format_tokens(before)} → {format_tokens(after)}",
-                    style="bold")
-        head.append(f"\nprotects the newest {config.protect_tokens:,} tokens, needs "
-                    f"{config.min_savings:,} saved, blocks from {config.fence_min_tokens} tokens",
-                    style="dim")
+        head.append(
+            f": {len(preview.regions)} region(s), {format_tokens(preview.tokens_freed)} "
+            "tokens freed"
+        )
+        head.append(f" · context {format_tokens(before)} → {format_tokens(after)}", style="bold")
+        head.append(
+            f"\nprotects the newest {config.protect_tokens:,} tokens, needs "
+            f"{config.min_savings:,} saved, blocks from {config.fence_min_tokens} tokens",
+            style="dim",
+        )
         parts.append(head)
         if not preview.regions:
             gated = len(preview.ungated_regions)
-            parts.append(Text(
-                f"nothing to shake: {gated} region(s) would save too little" if gated
-                else "nothing to shake", style="dim"))
+            parts.append(
+                Text(
+                    f"nothing to shake: {gated} region(s) would save too little"
+                    if gated
+                    else "nothing to shake",
+                    style="dim",
+                )
+            )
             continue
-        table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold",
-                      expand=True)
+        table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold", expand=True)
         table.add_column("#", justify="right", style="dim", no_wrap=True)
         table.add_column("entry", no_wrap=True)
         table.add_column("kind", no_wrap=True)
         table.add_column("saved", justify="right", no_wrap=True)
-        table.add_column("the model would see instead", ratio=1, no_wrap=True,
-                         overflow="ellipsis")
+        table.add_column("the model would see instead", ratio=1, no_wrap=True, overflow="ellipsis")
         for number, region in enumerate(preview.regions[:MAX_REGION_ROWS], 1):
             label = sanitize(str(region.label or "?"), single_line=True, max_len=24)
             kind = "result" if region.kind == "toolResult" else f"block {region.block_index}"
@@ -62,13 +68,16 @@ def shake_renderable(previews: list[Any], sizes: list[tuple[int, int]]) -> Rende
                 Text(f"#{region.entry_index}"),
                 Text(f"{label} {kind}"),
                 Text(format_tokens(region.tokens)),
-                Text(f"{shake_placeholder(region.tokens)} (was: "
-                     f"{sanitize(region.text, single_line=True, max_len=80)})"),
+                Text(
+                    f"{shake_placeholder(region.tokens)} (was: "
+                    f"{sanitize(region.text, single_line=True, max_len=80)})"
+                ),
             )
         parts.append(table)
         if len(preview.regions) > MAX_REGION_ROWS:
-            parts.append(Text(f"… {len(preview.regions) - MAX_REGION_ROWS} more regions",
-                              style="dim"))
+            parts.append(
+                Text(f"… {len(preview.regions) - MAX_REGION_ROWS} more regions", style="dim")
+            )
     return Group(*parts)
 
 

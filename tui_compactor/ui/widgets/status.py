@@ -111,7 +111,6 @@ class SessionStatus(Static):
         """Fit the line to the new width."""
         self._fit()
 
-
     def on_click(self) -> None:
         """Clicking the issue count opens the Issues view."""
         if self.has_issues:
@@ -209,8 +208,10 @@ class LoadingBar(Horizontal):
         text = Text(f"indexing: {entries:,} entries (esc stops)")
         if self.tail_entries is not None:
             text = Text(f"showing the last {self.tail_entries:,} entries; ", style="bold")
-            text.append(f"indexing {entries:,} (plan, writes and the rest of the tree follow; "
-                        "esc stops)", style="not bold")
+            text.append(
+                f"indexing {entries:,} (plan, writes and the rest of the tree follow; esc stops)",
+                style="not bold",
+            )
         return text
 
     def advance(self, bytes_done: int, bytes_total: int, entries: int) -> None:

@@ -73,7 +73,7 @@ def wrap_cells(line: str, width: int) -> list[str]:
                 current, used = "", 0
             current += character
             used += cells
-        trailing = token[len(word):]
+        trailing = token[len(word) :]
         current += trailing
         used += cell_len(trailing)
     if current or not rows:
