@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_speed import probe_env
+from stall_tracer import StallTracer
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -263,26 +264,49 @@ async def _cut_moves(path: Path, moves: int) -> list[float]:
 
 
 class LagSampler:
-    """Lateness of a 5 ms timer on the app's event loop, labelled by the flow running."""
+    """Lateness of a 5 ms timer on the app's event loop, labelled by the flow running.
 
-    def __init__(self) -> None:
-        self.flow = "start"
+    With a ``StallTracer``, each tick also tells the tracer the loop is alive (and the flow),
+    so its watchdog samples the main thread's stack only while the loop stalls.
+    """
+
+    def __init__(self, tracer: StallTracer | None = None) -> None:
+        self._flow = "start"
         self.samples: dict[str, list[float]] = {}
+        self.tracer = tracer
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def flow(self) -> str:
+        """The flow the next samples belong to."""
+        return self._flow
+
+    @flow.setter
+    def flow(self, flow: str) -> None:
+        self._flow = flow
+        if self.tracer is not None:
+            self.tracer.flow = flow
 
     async def _run(self) -> None:
         while True:
             before = time.perf_counter()
             await asyncio.sleep(LAG_TICK_S)
+            if self.tracer is not None:
+                self.tracer.tick()
             late = time.perf_counter() - before - LAG_TICK_S
             self.samples.setdefault(self.flow, []).append(max(0.0, late))
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
+        if self.tracer is not None:
+            self.tracer.start()
 
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
+            self._task = None
+            if self.tracer is not None:
+                self.tracer.stop()
 
 
 FLOWS = (
@@ -303,12 +327,16 @@ FLOW_NEEDS = {"move cut x20": "show plan", "compaction, 3 streams": "show plan"}
 
 
 async def _lag_through_flows(
-    path: Path, moves: int = 20, only: set[str] | None = None
+    path: Path,
+    moves: int = 20,
+    only: set[str] | None = None,
+    tracer: StallTracer | None = None,
 ) -> dict[str, list[float]]:
     """Event-loop lag through every flow on ``path``: open, scroll to the end, filter, search,
     show the plan, move the cut ``moves`` times, the Context tab, a compaction with three
     streams, navigate. Returns lateness samples (s) per flow; with ``only``, those flows alone
-    (after the open and what they start from, whose lag is not kept)."""
+    (after the open and what they start from, whose lag is not kept). A ``tracer`` records the
+    stacks of the loop's stalls meanwhile."""
     from tui_compactor.config import Profile
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.providers import make_summarizer
@@ -325,7 +353,7 @@ async def _lag_through_flows(
                                   delay=STREAM_CHUNK_DELAY_S)  # fmt: skip
         server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)  # fmt: skip
-    sampler = LagSampler()
+    sampler = LagSampler(tracer)
     try:
         app = _make_app(path)
         async with app.run_test(size=SIZE) as pilot:
@@ -437,11 +465,21 @@ def _flows_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs (a fresh app each)")
     parser.add_argument("--entries", type=int, default=100000, help="session size")
     parser.add_argument("--moves", type=int, default=20, help="cut moves")
+    parser.add_argument(
+        "--trace-stalls",
+        nargs="?",
+        type=float,
+        const=30.0,
+        metavar="MS",
+        help="sample the UI thread's stack while the loop stalls over MS ms (default 30) "
+        "and print the longest stalls per flow with their stacks",
+    )
     args = parser.parse_args(argv)
     path = generate(args.entries)
     results: dict[str, list[tuple[float, float, int]]] = {}
+    tracer = None if args.trace_stalls is None else StallTracer(args.trace_stalls / 1000)
     for run in range(args.runs):
-        samples = asyncio.run(_lag_through_flows(path, args.moves, set(args.flow or FLOWS)))
+        samples = asyncio.run(_lag_through_flows(path, args.moves, set(args.flow or FLOWS), tracer))
         for flow, values in samples.items():
             figures = (max(values) * 1000, _percentile(values, 0.99) * 1000, len(values))
             results.setdefault(flow, []).append(figures)
@@ -455,6 +493,10 @@ def _flows_main(argv: list[str] | None = None) -> int:
                 f"  {flow:24} max {statistics.median(r[0] for r in runs):6.1f}  "
                 f"p99 {statistics.median(r[1] for r in runs):6.1f}"
             )
+    if tracer is not None:
+        tracer.keep(set(args.flow or FLOWS))
+        print(f"stalls over {args.trace_stalls:.0f} ms, all {args.runs} runs:")
+        tracer.report()
     return 0
 
 
