@@ -125,3 +125,55 @@ async def test_compaction_panes_draw_every_character_of_the_summaries(
         assert "/" in history.text and len(history.text) > 20 * history.size.width  # it wraps
         for pane in panes:
             assert_nothing_lost(pane)
+
+
+class SizedPane(App[None]):
+    """One pane filling the screen (at 80x24 and 200x60)."""
+
+    def compose(self) -> ComposeResult:
+        yield StreamText("waiting", id="pane")
+
+
+STREAMED = "".join(
+    f"- [x] step {n}: edited `src/module_{n}.py`, then {LONG_LINE[: 40 + 7 * n]}\n"
+    for n in range(30)
+)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_finished_text_replaces_the_streamed_text_rewrapping_only_what_changed(
+    size: tuple[int, int],
+) -> None:
+    """A part's final text (spaces stripped, an escape removed near the end) replaces what
+    streamed: the pane then shows exactly the final text, and the lines both share keep the
+    rows already wrapped instead of being wrapped again."""
+    final = STREAMED.replace("step 27:", "step 27 (checked):").strip()
+    app = SizedPane()
+    async with app.run_test(size=size) as pilot:
+        pane = app.query_one(StreamText)
+        for start in range(0, len(STREAMED), 23):
+            pane.append(STREAMED[start : start + 23])
+            if start % 5 == 0:
+                pane.flush()
+        pane.flush()
+        await pilot.pause()
+        before = list(pane._strips)
+        shared_rows = pane._line_ends[26]  # lines 0-26 are the same in both texts
+        pane.set_text(final)
+        kept = sum(1 for a, b in zip(pane._strips, before[:shared_rows], strict=False) if a is b)
+        assert kept == shared_rows  # the shared lines' rows are the very same strips
+        assert pane._strips[shared_rows] is not before[shared_rows]
+        await pilot.pause()
+        assert pane.text == final
+        assert pane.is_vertical_scroll_end  # still following the end
+        fresh = StreamText(id="fresh")
+        await app.mount(fresh)
+        fresh.styles.width = pane.size.width
+        fresh.styles.height = pane.size.height
+        await pilot.pause()
+        fresh.set_text(final)
+        await pilot.pause()
+        assert pane.visible_text == fresh.visible_text
+        assert "".join(pane.visible_text.split()) == "".join(final.split())
+        assert_nothing_lost(pane)

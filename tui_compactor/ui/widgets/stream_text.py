@@ -135,6 +135,10 @@ class StreamText(ScrollView, can_focus=True):
         self._raw_chunks: list[str] = []
         self._pending: list[str] = []
         self._lines: list[str] = []
+        self._raw_lines: list[str] = []
+        """The complete lines drawn so far as they came (``_lines`` are sanitized)."""
+        self._line_ends: list[int] = []
+        """Per complete line: the number of rows (``_strips``) up to and including it."""
         self._tail_raw = ""
         self._strips: list[Strip] = []
         self._tail_strips: list[Strip] = []
@@ -168,16 +172,42 @@ class StreamText(ScrollView, can_focus=True):
             self._flush_timer.resume()
 
     def set_text(self, text: str) -> None:
-        """Replace the whole text and draw it now."""
-        self.clear()
-        self.append(text)
+        """Replace the whole text and draw it now.
+
+        The complete lines it shares with the text drawn so far, from the start, keep their
+        wrapped rows: a finished summary differs from what streamed by a few characters at
+        most (spaces stripped at its ends, escapes removed), and re-wrapping a long reply
+        whole would cost as much as drawing it again.
+        """
         self.flush()
+        lines = text.split("\n")
+        kept = 0
+        limit = min(len(self._raw_lines), len(lines) - 1)
+        if self._content_width() != self._wrap_width:
+            limit = 0  # the rows were wrapped at another width: wrap everything again
+        while kept < limit and self._raw_lines[kept] == lines[kept]:
+            kept += 1
+        rows = self._line_ends[kept - 1] if kept else 0
+        del self._lines[kept:]
+        del self._raw_lines[kept:]
+        del self._line_ends[kept:]
+        del self._strips[rows:]
+        self._tail_raw = ""
+        self._tail_strips = []
+        self._raw_chunks = [text] if text else []
+        self._pending = ["\n".join(lines[kept:])] if text else []
+        self.append_count += 1
+        self.flush()
+        self._update_virtual_size()
+        self.refresh()
 
     def clear(self) -> None:
         """Remove all text."""
         self._raw_chunks.clear()
         self._pending.clear()
         self._lines.clear()
+        self._raw_lines.clear()
+        self._line_ends.clear()
         self._tail_raw = ""
         self._strips.clear()
         self._tail_strips.clear()
@@ -200,7 +230,9 @@ class StreamText(ScrollView, can_focus=True):
         for raw_line in complete:
             line = sanitize(raw_line)
             self._lines.append(line)
+            self._raw_lines.append(raw_line)
             self._strips.extend(self._wrap(line, width))
+            self._line_ends.append(len(self._strips))
         self._tail_strips = self._wrap(sanitize(self._tail_raw), width) if self._tail_raw else []
         self.flush_count += 1
         self._update_virtual_size()
@@ -249,7 +281,11 @@ class StreamText(ScrollView, can_focus=True):
     def _rewrap(self) -> None:
         """Wrap every line again (after a width change)."""
         width = self._content_width()
-        self._strips = [strip for line in self._lines for strip in self._wrap(line, width)]
+        self._strips = []
+        self._line_ends = []
+        for line in self._lines:
+            self._strips.extend(self._wrap(line, width))
+            self._line_ends.append(len(self._strips))
         self._tail_strips = self._wrap(sanitize(self._tail_raw), width) if self._tail_raw else []
         self._update_virtual_size()
 
