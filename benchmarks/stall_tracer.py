@@ -148,6 +148,7 @@ class StallTracer:
         self._current: Stall | None = None
         self._gc_started: dict[int, float] = {}
         self._gc_cpu_started: dict[int, float] = {}
+        self._gc_scanned: dict[int, int] = {}
         self._gc_log: list[tuple[float, float, int, str]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -233,17 +234,23 @@ class StallTracer:
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
         ident = threading.get_ident()
+        generation = info.get("generation", -1)
         if phase == "start":
+            if generation == 2:  # what the collection scans (counted before it is timed)
+                self._gc_scanned[ident] = sum(len(gc.get_objects(g)) for g in range(3))
             self._gc_started[ident] = time.perf_counter()
             self._gc_cpu_started[ident] = time.thread_time()
         elif ident in self._gc_started:
             started = self._gc_started.pop(ident)
             cpu = time.thread_time() - self._gc_cpu_started.pop(ident)
             name = threading.current_thread().name
-            generation = info.get("generation", -1)
             self._gc_log.append((started, time.perf_counter(), generation, name))
+            scanned = self._gc_scanned.pop(ident, None)
             if cpu >= self.callback_cpu / 4:
-                self.callbacks.append((self.flow, cpu, f"gc generation {generation} in {name}"))
+                what = f"gc generation {generation} in {name}"
+                if scanned is not None:
+                    what += f", {scanned:,} objects scanned, {info.get('collected', 0):,} freed"
+                self.callbacks.append((self.flow, cpu, what))
 
     def start(self) -> None:
         """Start the watchdog and the garbage-collection log."""
@@ -336,3 +343,8 @@ class StallTracer:
                 print(f"   functions on the stalled stacks ({total} samples):", file=out)
                 for label, count in hot.most_common(12):
                     print(f"     {count:5d}  {label}", file=out)
+                widgets = [(label, count) for label, count in hot.most_common() if "[" in label]
+                if widgets:
+                    print("   widgets drawn or laid out on them:", file=out)
+                    for label, count in widgets[:12]:
+                        print(f"     {count:5d}  {label}", file=out)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -383,3 +385,40 @@ async def test_stalled_stream_restarts_the_part(llm_server: LLMServer, tmp_path:
     ).run(events.append)
     assert any(isinstance(e, PartStarted) and e.attempt == 2 for e in events)
     assert result.summary and len(llm_server.requests) == 4
+
+
+@pytest.mark.asyncio
+async def test_job_reads_serializes_and_audits_off_the_event_loop(
+    llm_server: LLMServer, fake_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heavy steps of a compaction (reading the plan's messages, serializing them for the
+    requests, encoding the requests, auditing the summary) run on worker threads: the loop
+    that runs the job (the app's UI) only streams."""
+    from tui_compactor.engine import messages as engine_messages
+    from tui_compactor.summarize import compaction as compaction_module
+    from tui_compactor.summarize import runner as runner_module
+    from tui_compactor.textsafe import well_formed_value
+
+    loop_thread = threading.get_ident()
+    calls: dict[str, list[bool]] = {}
+
+    def recording(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls.setdefault(name, []).append(threading.get_ident() == loop_thread)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    providers_module = importlib.import_module("tui_compactor.summarize.providers")
+    for module, name, function in [
+        (runner_module, "serialize_messages", runner_module.serialize_messages),
+        (compaction_module, "audit_summary", compaction_module.audit_summary),
+        (engine_messages, "message_from_entry", engine_messages.message_from_entry),
+        (providers_module, "well_formed_value", well_formed_value),
+    ]:
+        monkeypatch.setattr(module, name, recording(name, function))
+    session, plan, settings = plan_for(split_turn_session(tmp_path / "s.jsonl"), reserve=150000)
+    result = await CompactionJob(plan, session, server_summarizer(llm_server), settings).run()
+    assert result.summary and len(llm_server.requests) == 3
+    assert {"serialize_messages", "audit_summary", "well_formed_value"} <= set(calls)
+    assert not any(on_loop for made in calls.values() for on_loop in made), calls

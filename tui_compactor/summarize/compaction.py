@@ -279,6 +279,25 @@ class CompactionJob:
         finally:
             self.instructions = base
 
+    def _inputs(
+        self,
+    ) -> tuple[
+        list[dict[str, Any]],
+        list[dict[str, Any]],
+        list[dict[str, Any]],
+        dict[str, Any] | None,
+        str | None,
+    ]:
+        """The messages to summarize, of the turn prefix and kept; the previous compaction's
+        record and summary. The plan's file operations are made too (from the same messages)."""
+        plan = self.plan
+        history = [item.message for item in plan.messages_to_summarize]
+        prefix = [item.message for item in plan.turn_prefix_messages]
+        recent = [item.message for item in plan.recent_messages]
+        previous_record = self._previous_compaction()
+        plan.file_ops  # noqa: B018 - made here from the messages, read after the summaries
+        return history, prefix, recent, previous_record, self._previous_summary(previous_record)
+
     def _previous_compaction(self) -> dict[str, Any] | None:
         """The record of the compaction this plan continues from (None if there is none)."""
         plan = self.plan
@@ -303,11 +322,15 @@ class CompactionJob:
         plan = self.plan
         started = time.monotonic()
         seconds: dict[str, float] = {}
-        history_messages = [item.message for item in plan.messages_to_summarize]
-        prefix_messages = [item.message for item in plan.turn_prefix_messages]
-        recent_messages = [item.message for item in plan.recent_messages]
-        previous_record = self._previous_compaction()
-        previous = self._previous_summary(previous_record)
+        # A big, lazily read session re-reads each message's record from the file (tens of
+        # ms per thousand): on a worker thread, so the caller's event loop (the app) runs on.
+        (
+            history_messages,
+            prefix_messages,
+            recent_messages,
+            previous_record,
+            previous,
+        ) = await asyncio.to_thread(self._inputs)
 
         def history_part() -> Coroutine[Any, Any, str]:
             return pipeline.part(
@@ -332,8 +355,11 @@ class CompactionJob:
         if self.method == "handoff":
             from tui_compactor.engine.context import build_context
 
-            context = build_context(self.session, plan.leaf, rules=self.rules)
-            live = [item.message for item in context.items if not item.excluded]
+            def live_messages() -> list[dict[str, Any]]:
+                context = build_context(self.session, plan.leaf, rules=self.rules)
+                return [item.message for item in context.items if not item.excluded]
+
+            live = await asyncio.to_thread(live_messages)
             history_text = await self._timed(seconds, "history", pipeline.part(
                 "history", live, kind="handoff", max_tokens=self.budgets["history"],
                 instructions=self.instructions, replace_instructions=self.replace_instructions,
@@ -368,7 +394,8 @@ class CompactionJob:
         summary, read_files, modified_files = with_file_list(
             body, plan.file_ops, self.rules, self.files_format
         )
-        audit = audit_summary(history_messages + prefix_messages, summary)
+        # Anchors of every summarized message (tens of ms on a long region): off the loop.
+        audit = await asyncio.to_thread(audit_summary, history_messages + prefix_messages, summary)
         preserve = carried_preserve_data(previous_record) if self.method == "soft" else None
         entry = self._entry(summary, short, read_files, modified_files, preserve)
         seconds["total"] = time.monotonic() - started

@@ -21,6 +21,7 @@ import functools
 import json
 import logging
 import ssl
+import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
@@ -67,9 +68,19 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient
 )
 
 
-@functools.cache
+_ssl_lock = threading.Lock()
+
+
 def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client: loading the CA bundle takes ~0.1 s, do it once."""
+    """One TLS context for every client: loading the CA bundle takes ~0.1 s, do it once (the
+    lock: candidates starting together would each load it, on threads sharing the GIL with
+    the UI)."""
+    with _ssl_lock:
+        return _load_ssl_context()
+
+
+@functools.cache
+def _load_ssl_context() -> ssl.SSLContext:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
@@ -160,6 +171,13 @@ class HttpSummarizer(Summarizer):
     def _parse_events(self, events: AsyncIterator[Any]) -> AsyncIterator[str]:
         raise NotImplementedError
 
+    def _encoded_body(self, request: SummaryRequest) -> bytes:
+        """The body as sent: compact UTF-8 JSON (``_headers`` says so), every string made
+        encodable whatever the session held."""
+        body = well_formed_value(self._body(request))
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8")
+
     def _adapt_to(self, failure: SummarizeError) -> bool:
         """Adjust the request after a rejection that says how (once); True to resend."""
         return False
@@ -243,12 +261,14 @@ class HttpSummarizer(Summarizer):
             # app's: ~0.1 s of frozen UI at the first summary otherwise).
             await asyncio.to_thread(_ssl_context)
         client = self._client or shared_client()
-        body = well_formed_value(self._body(request))  # UTF-8 encodable, whatever the session held
+        # A request carries up to a whole context window of transcript: made and encoded on
+        # a worker thread, not on the caller's event loop (the app's UI).
+        body = await asyncio.to_thread(self._encoded_body, request)
         async with aconnect_sse(
             client,
             "POST",
             self._url(),
-            json=body,
+            content=body,
             headers=self._headers(key),
             timeout=self._timeout(),
         ) as source:

@@ -21,6 +21,7 @@ and in the caller's ``notes`` list (the result's warnings and the JSON).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
@@ -307,18 +308,23 @@ async def run_part(
         text = serialize_messages(part_messages, drop_thinking=drop_thinking)
         return escape_harmony_tokens(text) if escape_harmony else text
 
-    whole = serialize(messages)
-    queue: deque[SummaryWindow]
-    if count(whole) <= budget or not fold or kind not in FOLDING_KINDS:
-        queue = deque([SummaryWindow(messages, budget, whole)])
-    else:
-        queue = deque(plan_windows(messages, budget, drop_thinking=drop_thinking, count=count))
+    def first_windows() -> deque[SummaryWindow]:
+        whole = serialize(messages)
+        if count(whole) <= budget or not fold or kind not in FOLDING_KINDS:
+            return deque([SummaryWindow(messages, budget, whole)])
+        return deque(plan_windows(messages, budget, drop_thinking=drop_thinking, count=count))
+
+    # Serializing a long region (and sizing its messages to fold it) takes tens of ms of CPU:
+    # done on a worker thread, so the caller's event loop (the app's UI) keeps running.
+    queue = await asyncio.to_thread(first_windows)
     carried = previous_summary
     done_windows = 0
     requests = 0
     while queue:
         window = queue.popleft()
-        text = window.text if window.text is not None else serialize(window.messages)
+        text = window.text
+        if text is None:
+            text = await asyncio.to_thread(serialize, window.messages)
         full_length = len(text)
         text = clamp_text(text, window.budget, count, keep_end=kind in KEEP_END_KINDS)
         note = None
@@ -396,8 +402,8 @@ async def run_part(
                 # One window only: retry it cut to half the size.
                 queue.appendleft(SummaryWindow(window.messages, halved))
                 continue
-            replanned = plan_windows(
-                window.messages, halved, drop_thinking=drop_thinking, count=count
+            replanned = await asyncio.to_thread(
+                plan_windows, window.messages, halved, drop_thinking=drop_thinking, count=count
             )
             # A single message over the halved budget gets clamped to it on the next try.
             for replacement in reversed(replanned):
