@@ -306,6 +306,13 @@ class StallTracer:
             p99 = cpus[min(len(cpus) - 1, int(0.99 * (len(cpus) - 1) + 0.5))]
             print(f"\n== {flow}: UI thread CPU between two ticks max {cpus[-1] * 1000:.1f} ms, "
                   f"p99 {p99 * 1000:.1f} ms ({len(cpus)} ticks)", file=out)  # fmt: skip
+            collections = [c for c in self.callbacks if c[0] == flow and c[2].startswith("gc ")]
+            if collections:
+                worst = max(collections, key=lambda c: c[1])
+                print(f"   collections over {self.callback_cpu * 250:.0f} ms of CPU: "
+                      f"{len(collections)}, {sum(c[1] for c in collections) * 1000:.0f} ms in "
+                      f"all; the largest {worst[1] * 1000:.1f} ms ({worst[2]})",
+                      file=out)  # fmt: skip
             heavy = sorted((c for c in self.callbacks if c[0] == flow), key=lambda c: -c[1])
             if heavy:
                 print(f"   loop callbacks and collections over {self.callback_cpu * 1000:.0f} "

@@ -38,7 +38,20 @@ def test_survivors_are_frozen_and_a_deep_collection_frees_frozen_cycles() -> Non
     finally:
         collector.uninstall()
     assert gc.get_freeze_count() == 0
-    assert collector._freeze_after_full not in gc.callbacks
+    assert collector._freeze_survivors not in gc.callbacks
+
+
+def test_a_middle_collection_freezes_its_survivors_so_a_full_one_scans_only_young_objects() -> None:
+    collector.install()
+    try:
+        gc.collect(1)  # what lived before leaves the collector's reach
+        kept = [[number] for number in range(5_000)]
+        gc.collect(1)  # a middle collection: the lists survive it
+        assert not gc.get_objects(2), "survivors are frozen, not left to the full collection"
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        collector.uninstall()
+    assert gc.get_freeze_count() == 0
 
 
 def test_cycles_are_collected_normally_without_the_policy() -> None:

@@ -171,9 +171,11 @@ class HttpSummarizer(Summarizer):
     def _parse_events(self, events: AsyncIterator[Any]) -> AsyncIterator[str]:
         raise NotImplementedError
 
-    def _encoded_body(self, request: SummaryRequest) -> bytes:
+    def _encoded_body(self, request: SummaryRequest, load_ca: bool = False) -> bytes:
         """The body as sent: compact UTF-8 JSON (``_headers`` says so), every string made
-        encodable whatever the session held."""
+        encodable whatever the session held. ``load_ca``: load the shared TLS context too."""
+        if load_ca:
+            _ssl_context()
         body = well_formed_value(self._body(request))
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8")
@@ -256,14 +258,11 @@ class HttpSummarizer(Summarizer):
             await asyncio.sleep(delay)
 
     async def _stream_once(self, request: SummaryRequest, key: str | None) -> AsyncIterator[str]:
-        if self._client is None:
-            # The CA bundle is read on a worker thread, not on the caller's event loop (the
-            # app's: ~0.1 s of frozen UI at the first summary otherwise).
-            await asyncio.to_thread(_ssl_context)
+        # On a worker thread, not on the caller's event loop (the app's UI): the body, up to a
+        # whole context window of transcript, and the CA bundle the shared client needs
+        # (~0.1 s of frozen UI at the first summary otherwise).
+        body = await asyncio.to_thread(self._encoded_body, request, self._client is None)
         client = self._client or shared_client()
-        # A request carries up to a whole context window of transcript: made and encoded on
-        # a worker thread, not on the caller's event loop (the app's UI).
-        body = await asyncio.to_thread(self._encoded_body, request)
         async with aconnect_sse(
             client,
             "POST",

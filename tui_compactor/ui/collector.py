@@ -3,9 +3,13 @@
 CPython's full (generation 2) collection walks every tracked object while holding the GIL. With
 a 100k-entry session open, the app's own heap (widgets, strips and their caches, plans, contexts)
 grows past 100k objects between collections and one full collection froze the event loop for
-30-110 ms. After each full collection the survivors are moved out of the collector's reach
-(``gc.freeze``, as ``session.gc_paused`` does after indexing), so the next one scans only what
-survived since: the collection stays proportional to recent work, not to the heap.
+30-110 ms. After each middle and full collection the survivors are moved out of the
+collector's reach (``gc.freeze``, as ``session.gc_paused`` does after indexing), so a full
+collection scans only what the young generations hold, like a middle one: no collection grows
+with the heap. (Freezing after full collections only still left the survivors of three middle
+collections to each full one: 18-33k objects and 15-33 ms of CPU on the 100k session while
+summaries streamed or the navigation dialog opened, since a new container of a plan or of the
+tree's rows is scanned reference by reference.)
 
 Frozen objects are still freed by reference counting; only reference cycles among them (a
 closed dialog, a removed compaction panel) wait. ``deep_collect_if_due`` collects those, called
@@ -13,7 +17,7 @@ by the app only while the user is idle and no worker runs. A deep collection sca
 object, the session's index included (0.15-0.25 s of CPU with a 100k-entry or a 200k-deep
 session open, three times that in wall time on a busy machine), and that time the event loop
 waits; so it runs only when it can free something: when the frozen objects still alive grew
-by ``DEEP_COLLECT_GROWTH`` since the last one. Most of what full collections freeze (strips,
+by ``DEEP_COLLECT_GROWTH`` since the last one. Most of what collections freeze (strips,
 a worker's context) is freed by reference counting soon after and is no reason to scan.
 """
 
@@ -45,8 +49,8 @@ DEEP_COLLECT_GROWTH = 100_000
 only objects in reference cycles outlive their last reference, so this bounds what waits."""
 
 FULL_EVERY = 3
-"""Collections of the middle generation between two full ones (CPython's default: 10). More
-often, each full collection has fewer new survivors to scan: a few milliseconds each."""
+"""Collections of the middle generation between two full ones (CPython's default: 10); with
+the survivors of each frozen, a full one costs about what a middle one does."""
 
 _installed = 0
 _default_thresholds: tuple[int, int, int] | None = None
@@ -82,12 +86,13 @@ def release_start_up() -> None:
         resume_gc()
 
 
-def _freeze_after_full(phase: str, info: dict[str, Any]) -> None:
-    """``gc.callbacks`` hook: freeze the survivors of every full collection."""
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    """``gc.callbacks`` hook: freeze the survivors of every middle and full collection."""
     global _frozen_since_deep
-    if phase == "stop" and info.get("generation") == 2:
-        # A full collection leaves every survivor in generation 2 (``gc.get_freeze_count``
-        # would walk all frozen objects: the session's index too).
+    if phase == "stop" and info.get("generation", 0) >= 1:
+        # Survivors of a middle or full collection are in generation 2 (which holds nothing
+        # else: it was frozen last time); ``gc.get_freeze_count`` would walk all frozen
+        # objects, the session's index too.
         _frozen_since_deep += len(gc.get_objects(2))
         gc.freeze()
 
@@ -100,7 +105,7 @@ def install() -> None:
         _alive_after_deep = None  # the first full collection freezes the whole live heap
         _default_thresholds = gc.get_threshold()
         gc.set_threshold(_default_thresholds[0], _default_thresholds[1], FULL_EVERY)
-        gc.callbacks.append(_freeze_after_full)
+        gc.callbacks.append(_freeze_survivors)
     _installed += 1
 
 
@@ -112,8 +117,8 @@ def uninstall() -> None:
     _installed -= 1
     if _installed == 0:
         release_start_up()
-        if _freeze_after_full in gc.callbacks:
-            gc.callbacks.remove(_freeze_after_full)
+        if _freeze_survivors in gc.callbacks:
+            gc.callbacks.remove(_freeze_survivors)
         if _default_thresholds is not None:
             gc.set_threshold(*_default_thresholds)
         gc.unfreeze()
