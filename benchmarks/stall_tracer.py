@@ -355,3 +355,13 @@ class StallTracer:
                     print("   widgets drawn or laid out on them:", file=out)
                     for label, count in widgets[:12]:
                         print(f"     {count:5d}  {label}", file=out)
+                ours: Counter[tuple[str, ...]] = Counter()
+                for stall in stalls:
+                    for stack, count in stall.stacks.items():
+                        mine = [n for n, label in enumerate(stack) if label.startswith("tui_")]
+                        if mine:
+                            ours[stack[mine[-1] : mine[-1] + 3]] += count
+                if ours:
+                    print("   the app's innermost frames on them (and what they called):", file=out)
+                    for path, count in ours.most_common(8):
+                        print(f"     {count:5d}  {' > '.join(path)}", file=out)

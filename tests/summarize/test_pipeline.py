@@ -5,7 +5,10 @@ the same shield against a failing event callback. Real requests to the loopback 
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +136,43 @@ async def test_both_jobs_report_a_failed_part_the_same_way(
         assert failed[0].error == str(raised.value) and not failed[0].cancelled, name
         failures[name] = failed
     assert failures["compaction"][0].error == failures["branch"][0].error
+
+
+@pytest.mark.asyncio
+async def test_pieces_that_arrive_together_leave_the_event_loop_turns() -> None:
+    """A stream whose pieces are all there at once (a busy loop catching up, a fast server)
+    gives the loop a turn every few milliseconds, so the screen is drawn meanwhile instead of
+    after the whole backlog."""
+    from tui_compactor.summarize.base import Summarizer, SummaryRequest
+    from tui_compactor.summarize.runner import PartDelta, run_part
+
+    class Backlog(Summarizer):
+        label = "backlog"
+
+        async def stream(self, request: SummaryRequest) -> AsyncIterator[str]:
+            for number in range(200):
+                yield f"piece {number} "
+
+    turns = 0
+    during: list[int] = []  # loop turns seen by the first and by each later delta
+    streaming = True
+
+    async def other_callbacks() -> None:
+        nonlocal turns
+        while streaming:
+            turns += 1
+            await asyncio.sleep(0)
+
+    def slow_pane(event: object) -> None:
+        if isinstance(event, PartDelta):
+            during.append(turns)
+            time.sleep(0.001)  # drawing a delta takes a while
+
+    other = asyncio.create_task(other_callbacks())
+    text = await run_part(Backlog(), "short", [], kind="short", max_tokens=100, emit=slow_pane)
+    streaming = False
+    await other
+    assert text.startswith("piece 0 ") and text.endswith("piece 199")
+    assert len(during) == 200
+    turns_while_streaming = during[-1] - during[0]
+    assert turns_while_streaming >= 10

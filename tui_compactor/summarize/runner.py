@@ -79,6 +79,10 @@ ignores ``max_tokens`` must not fill memory)."""
 MIN_REPLY_CAP_TOKENS = 4096
 MAX_STREAM_RESTARTS = 1
 """A part whose stream breaks after text arrived is started over this many times."""
+STREAM_SLICE_S = 0.005
+"""Longest stretch a stream's pieces are handled without giving the event loop a turn: pieces
+that arrive together (a loop that was busy, a fast server) are handled in one go otherwise,
+every delta drawn to its pane, while the screen waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +235,7 @@ async def _stream_request(
         emit(PartStarted(part, summarizer.label, window, windows, attempt, note))
         pieces: list[str] = []
         received = 0
+        slice_started = time.perf_counter()
         try:
             stream = summarizer.stream(request)
             try:
@@ -244,6 +249,9 @@ async def _stream_request(
                         )
                     pieces.append(piece)
                     emit(PartDelta(part, piece))
+                    if time.perf_counter() - slice_started > STREAM_SLICE_S:
+                        await asyncio.sleep(0)  # the loop's other callbacks (the UI) run
+                        slice_started = time.perf_counter()
             finally:
                 # Close the response now (not when the generator is collected).
                 close = getattr(stream, "aclose", None)
