@@ -23,6 +23,7 @@ from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.ui.widgets.tabs import TabStrip
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench import settings as settings_module
 
@@ -71,11 +72,12 @@ async def test_a_tab_opened_by_mouse_is_built_and_shown() -> None:
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.click("#--content-tab-tab-breakdown")
+        strip = app.query_one(TabStrip)
+        await pilot.click(TabStrip, offset=(strip.column_of("tab-breakdown") or 0, 0))
         await settle(pilot)
         assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
         assert "What fills the window at" in _screen_text(app)
-        await pilot.click("#--content-tab-tab-context")
+        await pilot.click(TabStrip, offset=(strip.column_of("tab-context") or 0, 1))
         await settle(pilot)
         assert app.query_one(ContextView).shown is app.gauge_data
 

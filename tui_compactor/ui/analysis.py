@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import TabbedContent
 
 from tui_compactor.ui.widgets.analysis import (
     BreakdownView,
@@ -25,6 +24,7 @@ from tui_compactor.ui.widgets.analysis import (
     sweep_renderable,
 )
 from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.tabs import TabbedPanes
 
 if TYPE_CHECKING:
     from tui_compactor.engine.breakdown import TokenBreakdown
@@ -120,7 +120,7 @@ class AnalysisMixin:
     def breakdown_shown(self) -> bool:
         """True while the Window tab is the visible one."""
         try:
-            preview = self.query_one("#preview", TabbedContent)  # type: ignore[attr-defined]
+            preview = self.query_one(TabbedPanes)  # type: ignore[attr-defined]
         except NoMatches:
             return False
         return bool(preview.active == "tab-breakdown")

@@ -26,7 +26,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ from tui_compactor.ui.messages import (
     WorkFailed,
     WriteStale,
 )
-from tui_compactor.ui.panes import LAZY_TABS, LazyPanes
+from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
@@ -97,6 +97,7 @@ from tui_compactor.ui.widgets.status import (
     issue_count,
 )
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench.actions import (
     ActionRefused,
@@ -359,11 +360,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
-                with TabbedContent(id="preview", initial="tab-details"):
-                    with TabPane("Details", id="tab-details"):
-                        yield EntryDetails(id="details")  # the hindsight audit: ui.panes
-                    for title, pane_id in LAZY_TABS:
-                        yield TabPane(title, id=pane_id)  # built on first use (ui.panes)
+                # The other tabs' panes are added when first shown (ui.panes); the hindsight
+                # audit under the details likewise.
+                details = TabPanel(EntryDetails(id="details"), id="tab-details")
+                yield TabbedPanes(list(TABS), details, initial="tab-details", id=PREVIEW_ID)
         yield StateFooter()  # the search box (``search_box``) is built when first opened
 
     def get_default_screen(self) -> Screen[Any]:
@@ -834,7 +834,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         on_path = row is not None and row.on_active_path
         # The chart is the active path's: mark a column only for nodes on that path.
         self.query_one(ContextChart).select(message.entry_index if on_path else None)
-        if self.query_one("#preview", TabbedContent).active == "tab-diff":
+        if self.query_one(TabbedPanes).active == "tab-diff":
             self.show_summary_diff()
         # The first measure of a session is not debounced: it completes the first screen.
         delay = self.gauge_debounce if self.state.gauge_data is not None else 0
@@ -2145,7 +2145,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Context tab: switch between the compact list and every item's role and exact
         text as the agent sends it."""
         self.build_pane("tab-context")
-        self.query_one("#preview", TabbedContent).active = "tab-context"
+        self.query_one(TabbedPanes).active = "tab-context"
 
         def toggle(view: ContextView) -> None:
             view.set_as_sent(not view.as_sent)
@@ -2165,7 +2165,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         if view is None or not view.as_sent:
             self.action_context_as_sent()
-        self.query_one("#preview", TabbedContent).active = "tab-context"
+        self.query_one(TabbedPanes).active = "tab-context"
 
         def zoom(view: ContextView) -> None:
             self.screen.maximize(view, container=False)
@@ -2186,16 +2186,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if isinstance(zoomed, ContextView) and zoomed not in event.widget.ancestors_with_self:
             screen.minimize()
 
-    @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    @on(TabbedPanes.TabActivated)
+    def _tab_activated(self, event: TabbedPanes.TabActivated) -> None:
         """A tab is built the first time it shows; the Context tab draws only when shown.
         Another tab shown over a full-screen Context (``c``, a tab key) gives the layout back,
         so what it shows is seen."""
-        if event.pane.id != "tab-context" and isinstance(self.screen.maximized, ContextView):
+        tab_id = event.tab_id
+        if tab_id != "tab-context" and isinstance(self.screen.maximized, ContextView):
             self.screen.minimize()
-        if event.pane.id is not None:
-            self.build_pane(event.pane.id)
-        if event.pane.id == "tab-context":
+        self.build_pane(tab_id)
+        if tab_id == "tab-context":
 
             def show(view: ContextView) -> None:
                 view.show_pending()
@@ -2204,9 +2204,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     self._measure_selected(list_blocks=True)
 
             self.with_view(ContextView, show)
-        elif event.pane.id == "tab-breakdown":
+        elif tab_id == "tab-breakdown":
             self.request_breakdown()
-        elif event.pane.id == "tab-diff":
+        elif tab_id == "tab-diff":
             self.show_summary_diff()
 
     def show_summary_diff(self) -> None:
@@ -2253,8 +2253,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
-        preview = self.query_one("#preview", TabbedContent)
-        if preview.query(f"#{tab_id}"):
+        preview = self.query_one(TabbedPanes)
+        if any(each == tab_id for _title, each in preview.tabs):
             self.build_pane(tab_id)
             preview.active = tab_id
 
