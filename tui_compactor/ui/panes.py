@@ -74,6 +74,10 @@ class LazyPanes:
         self._queue()
         return part in self._panes_mounted
 
+    def pane_started(self, part: str) -> bool:
+        """True once the part is built or being built (what is asked of it then is kept)."""
+        return part in self._queue()
+
     def build_pane(self, part: str) -> None:
         """Start building ``part`` unless it is built or being built (not a lazy part: no-op)."""
         queue = self._queue()
