@@ -674,7 +674,9 @@ class _Scanner:
         process = self.process_line
         loads = _fast_loads
         fast_errors = _FAST_ERRORS
-        entries = s.entries
+        table = s._table
+        add_row = table.add
+        lines_of = table._lines
         latest = s._latest
         add_child = s._children.add
         add_child_slot = s._children.append_entry
@@ -693,7 +695,7 @@ class _Scanner:
         source = None if keep else self.source
         on_record = self.on_record
         line_no = s.line_count
-        index = len(entries)
+        index = len(table)
         added = False
         for raw in lines:
             line_no += 1
@@ -754,8 +756,6 @@ class _Scanner:
                             parent = latest.get(parent_id)
                             if parent is None:
                                 unresolved.append((index, parent_id))
-                            else:
-                                parent_id = entries[parent].id  # one string object per id
                         timestamp = obj.get("timestamp")
                         if type(timestamp) is not str:
                             timestamp = ""
@@ -768,15 +768,12 @@ class _Scanner:
                                 odd.timestamp(obj, key, None, line_no, offset, None)
                             else:
                                 odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
-                                              entries[parent].line)  # fmt: skip
-                        entries.append(
-                            Entry(index, entry_id, parent_id, "message", timestamp, line_no,
-                                  offset, size, role, parent, obj if keep else None, source)
-                        )  # fmt: skip
+                                              lines_of[parent])  # fmt: skip
+                        add_row(entry_id, parent_id, "message", timestamp, key, line_no, offset,
+                                size, role, parent, obj if keep else None, source)  # fmt: skip
                         if on_record is not None:
-                            on_record(entries[index], obj)  # v3: nothing to migrate
+                            on_record(table[index], obj)  # v3: nothing to migrate
                         add_child_slot()
-                        ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
                             settings_above.append(-1)
@@ -799,7 +796,7 @@ class _Scanner:
                 added = False
             s.line_count = line_no - 1
             process(raw, offset, True)
-            index = len(entries)
+            index = len(table)
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
@@ -1510,9 +1507,10 @@ TOOL_WALK_LIMIT = 10_000
 def _chain_is_broken(s: Session, index: int) -> bool:
     """True if the path from ``index`` to its root starts at a broken link."""
     root = index
-    entries = s.entries
-    while entries[root].parent is not None:
-        root = entries[root].parent  # type: ignore[assignment]
+    parent = s.parent_of(root)
+    while parent is not None:
+        root = parent
+        parent = s.parent_of(root)
     return s.broken_parent(root) is not None
 
 
@@ -1527,8 +1525,9 @@ def _check_tool_pairs(s: Session) -> None:
     calls_of = s._calls
     answered: dict[int, set[str]] = {}  # assistant index -> its calls that have a result
     unknown_pairing: set[str] = set()
+    parent_of, type_of, role_of = s.parent_of, s.type_of, s._table.role_of
     for index, call_id in s._result_call.items():
-        node = entries[index].parent
+        node = parent_of(index)
         # Usually the parent is the assistant that made the call (only assistant messages
         # have calls): matched without a walk.
         if node is not None:
@@ -1540,9 +1539,9 @@ def _check_tool_pairs(s: Session) -> None:
         verdict = "unknown"
         while node is not None and steps < TOOL_WALK_LIMIT:
             steps += 1
-            other = entries[node]
-            if other.type == "message":
-                if other.role == "assistant":
+            if type_of(node) == "message":
+                role = role_of(node)
+                if role == "assistant":
                     node_calls = calls_of.get(node)
                     if node_calls is not None and call_id in node_calls[0]:
                         answered.setdefault(node, set()).add(call_id)
@@ -1550,12 +1549,12 @@ def _check_tool_pairs(s: Session) -> None:
                     else:
                         verdict = "orphan"
                     break
-                if other.role is None:
+                if role is None:
                     break  # unreadable message: pairing unknown
-                if other.role != "toolResult":
+                if role != "toolResult":
                     verdict = "orphan"
                     break
-            node = other.parent
+            node = parent_of(node)
         else:
             # No assistant above: an orphan, unless a broken link cut the chain (or the walk
             # hit its bound), in which case the pairing is unknown.
@@ -1826,7 +1825,7 @@ def _load(
         finished = scanner.scan(0, 0, size, progress, cancel)
         if scanner.over_limit and limit is not None:
             message = _too_many_entries(len(session.entries), size, limit, False)
-            session.entries.clear()  # the partial index goes; the refusal stays
+            session._table.clear()  # the partial index goes; the refusal stays
             _io_failure(session, message, "memory-limit")
             return session
         session.complete = finished
