@@ -56,6 +56,7 @@ from tui_compactor.session.session import (
     Session,
     _LazyRecords,
     gc_paused,
+    release_free_memory,
     timestamp_key,
 )
 
@@ -1773,11 +1774,14 @@ def load_session(
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
+            session = _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
             return session
+    if session._end_offset >= LAZY_THRESHOLD:
+        release_free_memory()  # what parsing a big file left behind
+    return session
 
 
 def _load(

@@ -124,7 +124,10 @@ class EntryTable(Sequence[Entry]):
 
     def __init__(self) -> None:
         self._ids: list[str] = []
-        self._parents = array("q")
+        self._parents: list[int] = []
+        """Per entry: its parent's index, or -1. A list, not an array: it holds the index
+        objects the id map holds already (8 bytes an entry either way), so a path read from
+        it (``Session.path_to``) makes no new integer objects (32 bytes each)."""
         self._parent_ids: dict[int, str | None] = {}
         """``parentId`` of the entries where it is not the resolved parent's id."""
         self._types = array("I")
@@ -278,10 +281,6 @@ class EntryTable(Sequence[Entry]):
     def line_of(self, i: int) -> int:
         """Entry ``i``'s 1-based physical line."""
         return self._lines[i]
-
-    def parents(self) -> array[int]:
-        """The parent column (-1 for none): read it, never change it."""
-        return self._parents
 
     def types(self) -> list[str]:
         """Every entry's type, in file order (one list of shared strings)."""
