@@ -39,22 +39,22 @@ class TimestampColumn:
     WIDTH = 24
     _BLANK = b"\0" * WIDTH
 
-    __slots__ = ("_packed", "_count", "_other", "_keys")
+    __slots__ = ("_packed", "_other", "_keys")
 
     def __init__(self) -> None:
         self._packed = bytearray()
-        self._count = 0
+        """24 bytes per entry (zeros where the timestamp is kept in ``_other``)."""
         self._other: dict[int, str] = {}
         """Timestamps that are not 24 ASCII characters, by entry."""
         self._keys: dict[int, str] = {}
         """Sort keys that differ from their timestamp, by entry."""
 
     def __len__(self) -> int:
-        return self._count
+        return len(self._packed) // 24
 
     def append(self, timestamp: str, key: str) -> None:
         """Add the next entry's ``timestamp`` and its sort ``key``."""
-        i = self._count
+        i = len(self._packed) // 24
         if len(timestamp) == 24 and timestamp.isascii():
             self._packed += timestamp.encode("ascii")
         else:
@@ -62,7 +62,6 @@ class TimestampColumn:
             self._other[i] = timestamp
         if key is not timestamp and key != timestamp:
             self._keys[i] = key
-        self._count = i + 1
 
     def timestamp(self, i: int) -> str:
         """Entry ``i``'s ``timestamp`` as in its record (``""`` when it had none)."""
@@ -88,7 +87,6 @@ class TimestampColumn:
 
     def clear(self) -> None:
         self._packed = bytearray()
-        self._count = 0
         self._other = {}
         self._keys = {}
 
