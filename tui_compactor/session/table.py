@@ -242,9 +242,30 @@ class EntryTable(Sequence[Entry]):
         )
 
     def __iter__(self) -> Iterator[Entry]:
-        entry = self._entry
-        for i in range(len(self._ids)):
-            yield entry(i)
+        # A pass over every entry: the columns are zipped, not indexed per field (not strictly:
+        # a refresh may be appending an entry's columns one by one meanwhile).
+        type_names, role_names = self._type_names.names, self._role_names.names
+        parent_ids, ids, records, source = self._parent_ids, self._ids, self._records, self._source
+        timestamps = self.timestamps
+        packed, odd_stamps = timestamps._packed, timestamps._other
+        columns = zip(ids, self._parents, self._types, self._roles, self._lines, self._offsets,
+                      self._sizes, strict=False)  # fmt: skip
+        for i, (entry_id, parent, kind, role, line, offset, size) in enumerate(columns):
+            if parent < 0:
+                parent_id = parent_ids.get(i) if parent_ids else None
+                parent = None
+            elif parent_ids and i in parent_ids:
+                parent_id = parent_ids[i]
+            else:
+                parent_id = ids[parent]
+            if odd_stamps and i in odd_stamps:
+                stamp = odd_stamps[i]
+            else:
+                stamp = packed[i * 24 : i * 24 + 24].decode("ascii")
+            record = records[i] if records is not None else None
+            yield Entry(i, entry_id, parent_id, type_names[kind], stamp, line, offset, size,  # type: ignore[arg-type]
+                        role_names[role], parent, record,
+                        None if record is not None else source)  # fmt: skip
 
     def __bool__(self) -> bool:
         return bool(self._ids)
