@@ -21,7 +21,7 @@ from typing import Any, overload
 
 from tui_compactor.session.model import Entry, RecordSource
 
-__all__ = ["EntryTable", "TimestampColumn"]
+__all__ = ["EntryTable", "EntryView", "TimestampColumn"]
 
 _NONE = -1
 """``parent`` column value of an entry without a resolved parent."""
@@ -310,3 +310,34 @@ class EntryTable(Sequence[Entry]):
         """Every entry's ``message.role`` (None where there is none), in file order."""
         names = self._role_names.names
         return [names[code] for code in self._roles]
+
+
+class EntryView(Sequence[Entry]):
+    """The entries at ``indices`` (e.g. a path root..leaf) as a sequence, each built when read:
+    a list of them would hold an ``Entry`` per index (~360 bytes each with its integers)."""
+
+    __slots__ = ("_entries", "_indices")
+
+    def __init__(self, entries: Sequence[Entry], indices: Sequence[int]) -> None:
+        self._entries = entries
+        self._indices = indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, i: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Entry]: ...
+
+    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
+        if isinstance(i, slice):
+            entries = self._entries
+            return [entries[index] for index in self._indices[i]]
+        return self._entries[self._indices[i]]
+
+    def __iter__(self) -> Iterator[Entry]:
+        entries = self._entries
+        for index in self._indices:
+            yield entries[index]
