@@ -93,3 +93,41 @@ def test_a_bad_variable_gives_one_message_naming_it_everywhere(
     assert f"{EXIT_MARK} 2]" in screen
     assert " ".join(screen.split()).count(" ".join(message.split())) == 1, screen
     assert session.read_bytes() == (FIXTURES / "sessions" / "before-compaction.jsonl").read_bytes()
+
+
+def _pane_text(screen: str) -> str:
+    """The side pane's text (right of the tree's ``▕`` edge), its lines joined by spaces."""
+    parts = [line.split("▕", 1)[1] for line in screen.splitlines() if "▕" in line]
+    return " ".join(" ".join(parts).split())
+
+
+def test_the_plan_pane_names_the_same_sources_as_plan(
+    tmux_app: Callable[..., TmuxApp],
+    setup: tuple[Path, Path],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """File, variables and a flag together: the app's plan pane lists every setting the plan
+    depends on with the words ``plan`` prints under ``settings`` (those left to their
+    defaults together, after the rest)."""
+    session, config = setup
+    config.write_text(CONFIG + 'rules = "omp"\n')
+    monkeypatch.setenv("TUI_COMPACTOR_KEEP_RECENT_TOKENS", "4000")
+    monkeypatch.setenv("TUI_COMPACTOR_TOKENS", "bytes")
+    flags = ["--config", str(config), "--reserve", "8000"]
+    printed = command("plan", str(session), *flags)
+    assert printed.returncode == 0, printed.stderr
+    lines = printed.stdout.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("settings "))
+    expected = [line[9:] for line in lines[start : start + 9]]
+    assert expected[0] == "keep-recent 4000 (from TUI_COMPACTOR_KEEP_RECENT_TOKENS)"
+    assert expected[1] == "reserve 8000 (from --reserve)"
+    app = tmux_app([str(session), *flags], (200, 60))
+    app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
+    app.send("G", "c")
+    screen = app.wait_for(lambda s: "default: " in _pane_text(s), "the plan's settings")
+    shown = _pane_text(screen)
+    chosen = [line for line in expected if not line.endswith(" (default)")]
+    defaults = [line.removesuffix(" (default)") for line in expected if line not in chosen]
+    assert len(chosen) == 6 and len(defaults) == 3  # the file, the variables, the flag, rules
+    summary = " · ".join([*chosen, "default: " + ", ".join(defaults)])
+    assert "settings: " + summary in shown, shown
