@@ -1223,14 +1223,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
             notes = _fold_notes(report.plan, profile_name, settings)
-            text = plan_summary(
-                report.plan,
-                snapshot.session,
-                REGION_STYLES,
-                report.refusal,
-                notes,
-                settings.plan_source_summary(),
-            )
+            text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
         self.post_message(PlanReady(report, request, text))
 
     @_while_running

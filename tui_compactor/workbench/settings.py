@@ -191,20 +191,6 @@ class Settings:
             for label, value, source in self._plan_source_items()
         ]
 
-    def plan_source_summary(self) -> str:
-        """``plan_source_lines`` in one paragraph for the app's plan pane: the settings that
-        came from somewhere each in the same words, then those left to their defaults."""
-        items = self._plan_source_items()
-        chosen = [
-            f"{label} {value} ({source_phrase(source)})"
-            for label, value, source in items
-            if source != "default"
-        ]
-        defaults = [f"{label} {value}" for label, value, source in items if source == "default"]
-        if defaults:
-            chosen.append("default: " + ", ".join(defaults))
-        return " · ".join(chosen)
-
     @property
     def window_configured(self) -> bool:
         """True when the user set the window (config, variable, flag or app edit)."""

@@ -108,11 +108,8 @@ def plan_summary(
     region_styles: dict[str, str],
     refusal: str | None = None,
     notes: list[str] | None = None,
-    sources: str = "",
 ) -> Text:
-    """The plan in a few readable lines; ``refusal`` says why it cannot be run, if so;
-    ``sources``: where the settings it depends on came from (``Settings.plan_source_summary``:
-    the words ``plan`` prints under ``settings``)."""
+    """The plan in a few readable lines; ``refusal`` says why it cannot be run, if so."""
     out = Text()
     leaf_entry = session.entries[plan.leaf] if plan.leaf is not None else None
     leaf_id = sanitize(str(leaf_entry.id), single_line=True, max_len=40) if leaf_entry else "?"
@@ -125,7 +122,6 @@ def plan_summary(
             shown = ", ".join(f"#{plan.branch[i]}" for i in nearest[:6] if i < len(plan.branch))
             out.append(f"\nnearest valid cut points: {shown}", style="dim")
         out.append("\n")
-        _append_sources(out, sources)
         return out
     regions = plan.region_tokens
     counts = {
@@ -179,7 +175,6 @@ def plan_summary(
     except Exception:  # file lists are a convenience; never let them hide the plan
         read = edited = 0
     out.append(f"files: {read} read, {edited} modified\n", style="dim")
-    _append_sources(out, sources)
     if refusal is not None:
         out.append("cannot run: ", style="bold red")
         out.append(sanitize(refusal, max_len=400))
@@ -190,14 +185,6 @@ def plan_summary(
             style="dim",
         )
     return out
-
-
-def _append_sources(out: Text, sources: str) -> None:
-    """``settings: keep-recent 2000 (from --keep-recent) · … · default: …`` (one paragraph)."""
-    if sources:
-        out.append("settings: ", style="dim bold")
-        out.append(sanitize(sources, single_line=True), style="dim")
-        out.append("\n")
 
 
 class PlanView(VerticalScroll):
