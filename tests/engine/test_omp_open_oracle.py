@@ -136,6 +136,14 @@ def _assistant_content(content: Any, off_path: bool = False) -> list[Any]:
     return records
 
 
+def _garbage_after(line: int, garbage: str) -> list[Any]:
+    """The conversation with ``garbage`` after the JSON object of record ``line`` (0: the
+    header), on the same line."""
+    records: list[Any] = _conversation()
+    records[line] = json.dumps(records[line]) + garbage
+    return records
+
+
 def _header_change(**change: Any) -> list[Any]:
     records = _conversation()
     records[0] = {**HEADER, **change}
@@ -176,6 +184,16 @@ VARIANTS: dict[str, list[Any]] = {
     ],  # fmt: skip
     "header-cwd-true": _header_change(cwd=True),
     "header-cwd-empty": _header_change(cwd=""),
+    "object-then-garbage": _garbage_after(2, " and then some words"),
+    "object-then-object": _garbage_after(
+        3, json.dumps(_entry(9, {"role": "user", "content": "x"}))
+    ),
+    "header-then-garbage": _garbage_after(0, ","),
+    "null-then-garbage": [*_conversation(), "null, and more"],
+    "message-null-then-garbage": [
+        *_conversation(),
+        '{"type":"message","id":"x1","message":null} x',
+    ],
     "nested-10000": _deep(10_000),
     "nested-40000": _deep(40_000),
 }
@@ -287,3 +305,34 @@ def test_lint_says_why_and_where_under_omp_rules_only(
     assert main(["lint", str(path), "--rules", "omp", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["omp"]["hangs"] is True and report["omp"]["refuses"] is False
+
+
+NUMBERED = ["bad/invalid-json-middle.jsonl", "variant-object-then-garbage.jsonl",
+            "variant-object-then-object.jsonl"]  # fmt: skip
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+@pytest.mark.parametrize("name", NUMBERED)
+def test_numbering_differs_exactly_where_lint_says(name: str, tmp_path: Path) -> None:
+    """oh-my-pi's entries are ours plus one per ``omp-numbering`` warning, at that line, with
+    the id that line starts with: every other id, and the order, agree (so ``#N`` is ours,
+    ids are shared)."""
+    from tests.support.omp_oracle import omp_golden
+    from tui_compactor.session.omp_open import OMP_NUMBERING
+
+    if name.startswith("variant-"):
+        path = next(p for p in _write_variants(tmp_path) if p.name == name)
+    else:
+        path = tmp_path / Path(name).name
+        shutil.copyfile(FIXTURES / name, path)
+    session = load_session(path)
+    extra = {
+        problem.line: problem.entry_id
+        for problem in omp_open_problems(session)
+        if problem.code == OMP_NUMBERING
+    }
+    assert extra, "the file must have such a line"
+    by_line = sorted([(entry.line, entry.id) for entry in session.entries] + list(extra.items()))
+    golden = omp_golden(path)
+    assert [row["id"] for row in golden["entries"]] == [entry_id for _, entry_id in by_line]
+    session.close()

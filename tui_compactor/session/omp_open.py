@@ -17,7 +17,11 @@ verdicts to it):
   never returns; and one whose leaf's parents loop: navigating the tree from the leaf to an
   entry off that loop never returns (the branch-summary walk has no stop).
 
-An empty or blank file is not refused: oh-my-pi writes a fresh header into it.
+An empty or blank file is not refused: oh-my-pi writes a fresh header into it. And where a
+line starts with a complete JSON value followed by anything else, oh-my-pi's lenient parser
+keeps that value (an entry, when it is an object) and we skip the line, as pi does: such lines
+get an ``omp-numbering`` warning (our ``#N`` after them is lower than oh-my-pi's entry index,
+ids agree), and the value is checked as above.
 
 ``omp_open_problems`` turns what the reader noted while indexing (``Session._omp_faults``, the
 diagnostics, the deep lines) into diagnostics naming file and line; ``flavor.session_issues``
@@ -27,6 +31,7 @@ same ones. This module decides; the reader only calls ``usage_fault`` and notes 
 
 from __future__ import annotations
 
+import json
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +45,7 @@ __all__ = [
     "OMP_HANGS",
     "OMP_HANGS_NAVIGATION",
     "OMP_HANGS_TREE",
+    "OMP_NUMBERING",
     "OMP_REFUSES",
     "content_fault",
     "content_fault_of",
@@ -57,6 +63,9 @@ OMP_HANGS_NAVIGATION = "omp-hangs-navigation"
 """Diagnostic code: oh-my-pi 18.2.3 opens the file but a navigation from its leaf never
 returns."""
 OMP_HANGS = frozenset({OMP_HANGS_TREE, OMP_HANGS_NAVIGATION})
+OMP_NUMBERING = "omp-numbering"
+"""Diagnostic code: oh-my-pi reads an entry from the start of a line we skip, so its entry
+numbering (and that entry's children) differ from ours after it."""
 DEEP_REFUSED = 20_000
 """Nesting depth from which oh-my-pi's recursive scan of a record can overflow its stack
 (Bun 1.4.5: every run from 30,000 levels, some from about 22,000)."""
@@ -168,18 +177,20 @@ def omp_open_problems(session: Session) -> list[Diagnostic]:
 
 def _problems(session: Session) -> list[Diagnostic]:
     path = str(session.path)
-    header = _header_fault(session)
+    recovered = _recovered(session)
+    header = _header_fault(session, recovered)
     if header is not None:
         line, offset, why = header
         return [Diagnostic(Severity.WARNING, OMP_REFUSES, _PREFIX + why, path, line, offset)]
+    header_line = session.header_line
     faults = [
         (line, offset, entry_id, why)
         for line, offset, entry_id, why in session._omp_faults
-        if session.header_line is None or line > session.header_line
+        if header_line is None or line > header_line
     ]
     odd = session._oddities
     for line, offset, depth in getattr(odd, "deep", ()) if odd is not None else ():
-        if depth >= DEEP_REFUSED and (session.header_line is None or line > session.header_line):
+        if depth >= DEEP_REFUSED and (header_line is None or line > header_line):
             faults.append(
                 (
                     line,
@@ -189,6 +200,17 @@ def _problems(session: Session) -> list[Diagnostic]:
                     "each record overflows its stack)",
                 )
             )
+    first = _first_value_line(session, recovered)
+    numbering = []
+    for line, offset, value in recovered:
+        if line == first:
+            continue
+        fault = _record_fault(value)
+        raw_id = value.get("id") if isinstance(value, dict) else None
+        record_id = raw_id if isinstance(raw_id, str) else None
+        if fault is not None:
+            faults.append((line, offset, record_id, f"{fault}, read from the start of the line"))
+        numbering.append(_numbering(path, line, offset, value, record_id))
     faults.extend(_context_faults(session))
     faults.sort(key=lambda fault: fault[0])
     problems = [
@@ -207,45 +229,152 @@ def _problems(session: Session) -> list[Diagnostic]:
             problems[-1].entry_id,
         )
     if problems:
-        return problems
-    return _hangs(session)
+        return problems + numbering
+    return numbering + _hangs(session)
 
 
-def _header_fault(session: Session) -> tuple[int | None, int | None, str] | None:
-    """oh-my-pi's header check: its first JSON value must be a header with a string id."""
-    header_line = session.header_line
-    for diagnostic in session.diagnostics:
-        if diagnostic.code == "not-object" and (
-            header_line is None or _before(diagnostic, header_line)
-        ):
-            kind = diagnostic.message.partition("(")[2].partition(")")[0] or "not an object"
-            return (
-                diagnostic.line,
-                diagnostic.offset,
-                f"its first JSON value is {_a(kind)}, not a session header",
-            )
-        if diagnostic.code == "no-header":
-            return (diagnostic.line, diagnostic.offset, "its first record is not a session header")
-    if header_line is not None:
-        header = session.header if isinstance(session.header, dict) else {}
-        if not isinstance(header.get("id"), str):
-            return (header_line, None, "its session header has no string id")
-        cwd = header.get("cwd")
-        if _js_truthy(cwd) and not isinstance(cwd, str):
-            return (
-                header_line,
-                None,
-                f"its session header's cwd is {_kind(cwd)}, not a path (oh-my-pi resolves it "
-                "and fails)",
-            )
+def _numbering(path: str, line: int, offset: int, value: Any, entry_id: str | None) -> Diagnostic:
+    what = f"entry {entry_id}" if entry_id else f"{_kind(value)} value"
+    return Diagnostic(
+        Severity.WARNING,
+        OMP_NUMBERING,
+        f"oh-my-pi 18.2.3 reads the {what} this line starts with and skips only the rest; we "
+        "skip the whole line, as pi does: from here oh-my-pi counts one entry more than our #N, "
+        "and an entry whose parent is on this line is a root here but a child there",
+        path,
+        line,
+        offset,
+        entry_id,
+    )
+
+
+def _record_fault(value: Any) -> str | None:
+    """The loader's checks of one record (the reader makes them while indexing; these are
+    for values only oh-my-pi reads: the start of a line we skip)."""
+    if value is None:
+        return null_line_fault()
+    if not isinstance(value, dict):
         return None
+    kind = value.get("type")
+    if kind == "model_usage":
+        return usage_fault(value.get("usage"))
+    if kind != "message":
+        return None
+    message = value.get("message")
+    if message is None:
+        return missing_message_fault(str(value.get("id")))
+    if isinstance(message, dict) and isinstance(message.get("role"), str):
+        return message_usage_fault(message["role"], message)
+    return None
+
+
+MAX_RECOVERED_LINE = 16 * 1024 * 1024
+"""Longer malformed lines are not re-read (oh-my-pi's answer on them is not predicted)."""
+
+
+def _recovered(session: Session) -> list[tuple[int, int, Any]]:
+    """(line, byte offset, value) of each line we skip as malformed that oh-my-pi's lenient
+    parser still reads a value from: it starts with a complete JSON value, and something
+    follows it (``{...} garbage``, ``{...},``, two objects on a line: the first one counts)."""
+    from tui_compactor.session.flavor import MALFORMED_CODES
+
+    lines = [
+        (d.line, d.offset)
+        for d in session.diagnostics
+        if d.code in MALFORMED_CODES and d.line is not None and d.offset is not None
+    ]
+    if not lines:
+        return []
+    found = []
+    try:
+        with open(session.path, "rb") as handle:
+            for line, offset in lines:
+                handle.seek(offset)
+                raw = handle.readline(MAX_RECOVERED_LINE + 1)
+                if len(raw) > MAX_RECOVERED_LINE:
+                    continue
+                value = _leading_value(raw.rstrip(b"\n"))
+                if value is not _NOTHING:
+                    found.append((line, offset, value))
+    except OSError:
+        return []
+    return found
+
+
+_NOTHING = object()
+_STRICT = json.JSONDecoder(parse_constant=lambda name: _refuse_constant(name))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _leading_value(raw: bytes) -> Any:
+    """The complete JSON value ``raw`` starts with when more follows it, else ``_NOTHING``."""
+    text = raw.decode("utf-8", "replace").lstrip(" \t\r")
+    if text.startswith("\ufeff"):
+        return _NOTHING
+    try:
+        value, end = _STRICT.raw_decode(text)
+    except (ValueError, RecursionError):
+        return _NOTHING
+    return value if text[end:].strip(" \t\r") else _NOTHING
+
+
+def _first_value_line(session: Session, recovered: list[tuple[int, int, Any]]) -> int | None:
+    lines = [line for line, _, _ in recovered[:1]]
+    if session.header_line is not None:
+        lines.append(session.header_line)
     if session.entries:
-        return (None, None, "it has no session header")
-    malformed = [d for d in session.diagnostics if d.code in ("invalid-json", "torn-tail")]
-    if malformed:
-        first = malformed[0]
-        return (first.line, first.offset, "no line of it parses, so it has no session header")
-    return None  # empty or blank: oh-my-pi writes a fresh header into it
+        lines.append(session.entries[0].line)
+    lines += [d.line for d in session.diagnostics if d.code == "not-object" and d.line is not None]
+    return min(lines) if lines else None
+
+
+def _header_fault(
+    session: Session, recovered: list[tuple[int, int, Any]]
+) -> tuple[int | None, int | None, str] | None:
+    """oh-my-pi's header check: its first JSON value must be a header with a string id (and
+    a cwd it can resolve)."""
+    first = _first_value_line(session, recovered)
+    if first is None:
+        malformed = [d for d in session.diagnostics if d.code in ("invalid-json", "torn-tail")]
+        if malformed:
+            where = malformed[0]
+            return (where.line, where.offset, "no line of it parses, so it has no session header")
+        return None  # empty or blank: oh-my-pi writes a fresh header into it
+    header: Any = _NOTHING
+    offset: int | None = None
+    for line, at, value in recovered[:1]:
+        if line == first:
+            header, offset = value, at
+    if header is _NOTHING and first == session.header_line:
+        header = session.header if isinstance(session.header, dict) else {}
+    if header is _NOTHING:
+        for diagnostic in session.diagnostics:
+            if diagnostic.line == first and diagnostic.code == "not-object":
+                kind = diagnostic.message.partition("(")[2].partition(")")[0] or "not an object"
+                return (
+                    first,
+                    diagnostic.offset,
+                    f"its first JSON value is {_a(kind)}, not a session header",
+                )
+        entry = session.entries[0] if session.entries else None
+        byte = entry.offset if entry is not None and entry.line == first else None
+        return (first, byte, "its first record is not a session header")
+    if not isinstance(header, dict) or header.get("type") != "session":
+        return (first, offset, f"its first JSON value is {_kind(header)}, not a session header")
+    if not isinstance(header.get("id"), str):
+        return (first, offset, "its session header has no string id")
+    cwd = header.get("cwd")
+    if _js_truthy(cwd) and not isinstance(cwd, str):
+        return (
+            first,
+            offset,
+            f"its session header's cwd is {_kind(cwd)}, not a path (oh-my-pi resolves it "
+            "and fails)",
+        )
+    return None
 
 
 def _context_faults(session: Session) -> list[tuple[int, int, str | None, str]]:
@@ -270,10 +399,6 @@ def _context_faults(session: Session) -> list[tuple[int, int, str | None, str]]:
                 (entry.line, entry.offset, entry.id, f"assistant message {entry.id}: {why}")
             )
     return faults
-
-
-def _before(diagnostic: Diagnostic, line: int) -> bool:
-    return diagnostic.line is not None and diagnostic.line < line
 
 
 def _a(kind: str) -> str:
