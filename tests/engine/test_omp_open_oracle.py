@@ -336,3 +336,40 @@ def test_numbering_differs_exactly_where_lint_says(name: str, tmp_path: Path) ->
     golden = omp_golden(path)
     assert [row["id"] for row in golden["entries"]] == [entry_id for _, entry_id in by_line]
     session.close()
+
+
+def test_the_apps_issues_view_lists_them_under_omp_rules_only(tmp_path: Path) -> None:
+    """The app agrees with ``lint`` by construction (``flavor.session_issues``): under omp rules
+    its Issues view lists why oh-my-pi would refuse the file; ``o`` (pi rules) drops them."""
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from tests.ui.app_helpers import copy_fixture, make_app, settle
+    from tui_compactor.workbench.settings import resolve_settings
+
+    path = copy_fixture(FIXTURES / "bad" / "null-content.jsonl", tmp_path)
+    settings = resolve_settings({"rules": "omp"}, environ={"XDG_CONFIG_HOME": str(tmp_path)})
+
+    async def run() -> tuple[list[list[str]], list[list[str]]]:
+        app = make_app(path, settings=settings)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            await pilot.press("I")
+            await pilot.pause()
+            table = app.screen.query_one(DataTable)
+            under_omp = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            await pilot.press("escape")
+            await pilot.press("o")
+            await settle(pilot)
+            await pilot.press("I")
+            await pilot.pause()
+            table = app.screen.query_one(DataTable)
+            under_pi = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        return under_omp, under_pi
+
+    under_omp, under_pi = asyncio.run(run())
+    refusals = [row for row in under_omp if row[3] == OMP_REFUSES]
+    assert [row[1] for row in refusals] == ["3", "5"], under_omp
+    assert all("would refuse to open" in row[-1] for row in refusals)
+    assert not [row for row in under_pi if row[3] == OMP_REFUSES]
