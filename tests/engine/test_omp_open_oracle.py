@@ -373,3 +373,23 @@ def test_the_apps_issues_view_lists_them_under_omp_rules_only(tmp_path: Path) ->
     assert [row[1] for row in refusals] == ["3", "5"], under_omp
     assert all("would refuse to open" in row[-1] for row in refusals)
     assert not [row for row in under_pi if row[3] == OMP_REFUSES]
+
+
+def test_a_fault_on_every_line_is_counted_not_kept(tmp_path: Path) -> None:
+    """Memory stays flat on a big file oh-my-pi refuses line by line (the benchmark sessions
+    have no cost in any usage): the reader keeps the first lines, counts the rest, and lint's
+    last listed line says how many more."""
+    from tui_compactor.session.omp_open import KEPT, MAX_LISTED
+
+    bare = {k: v for k, v in _usage().items() if k != "cost"}
+    records: list[Any] = [HEADER]
+    for number in range(1, 2 * KEPT + 51):
+        records.append(_entry(number, {**_assistant(bare), "timestamp": number}))
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    session = load_session(path)
+    assert len(session._omp_faults) == KEPT and session._omp_faults.more == KEPT + 50
+    problems = omp_open_problems(session)
+    assert len(problems) == MAX_LISTED
+    assert problems[-1].message.endswith(f"and {2 * KEPT + 50 - MAX_LISTED} more such lines")
+    session.close()

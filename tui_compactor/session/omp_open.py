@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEEP_REFUSED",
+    "FaultLines",
     "OMP_HANGS",
     "OMP_HANGS_NAVIGATION",
     "OMP_HANGS_TREE",
@@ -71,6 +72,31 @@ DEEP_REFUSED = 20_000
 (Bun 1.4.5: every run from 30,000 levels, some from about 22,000)."""
 MAX_LISTED = 20
 """Lines named one by one; the rest are counted in the last diagnostic."""
+KEPT = 100
+"""Faulty lines the reader keeps (a file can have one on every line: a usage without cost);
+the rest are only counted."""
+
+
+class FaultLines(list[tuple[int, int, "str | None", str]]):
+    """(line, byte offset, entry id, why) of the lines oh-my-pi's loader fails on, in file
+    order: the first ``KEPT`` kept, the rest counted in ``more``."""
+
+    __slots__ = ("more",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.more = 0
+
+    def append(self, fault: tuple[int, int, str | None, str]) -> None:
+        if len(self) < KEPT:
+            super().append(fault)
+        else:
+            self.more += 1
+
+    def retract(self, line: int) -> None:
+        """Forget ``line`` (a torn last line read again)."""
+        self[:] = [fault for fault in self if fault[0] != line]
+
 
 _PREFIX = "oh-my-pi 18.2.3 would refuse to open this file: "
 
@@ -139,10 +165,15 @@ def content_fault_of(content: Any) -> str:
             "a block of its content is null (oh-my-pi reads the type of every block of the "
             "assistant messages in the context it builds, and fails)"
         )
-    return (
-        f"its content is {_kind(content)}, not a list (oh-my-pi walks the blocks of the "
-        "assistant messages in the context it builds, and fails)"
+    kind = _kind(content)
+    return _REASONS.setdefault(  # one string per kind, however many lines have it
+        kind,
+        f"its content is {kind}, not a list (oh-my-pi walks the blocks of the assistant "
+        "messages in the context it builds, and fails)",
     )
+
+
+_REASONS: dict[str, str] = {}
 
 
 def null_line_fault() -> str:
@@ -164,7 +195,7 @@ def omp_open_problems(session: Session) -> list[Diagnostic]:
     key = (
         len(session.entries),
         len(session.diagnostics),
-        len(session._omp_faults),
+        len(session._omp_faults) + session._omp_faults.more,
         session.leaf or -1,
     )
     cached = _CACHE.get(session)
@@ -213,12 +244,13 @@ def _problems(session: Session) -> list[Diagnostic]:
         numbering.append(_numbering(path, line, offset, value, record_id))
     faults.extend(_context_faults(session))
     faults.sort(key=lambda fault: fault[0])
+    unlisted = session._omp_faults.more
     problems = [
         Diagnostic(Severity.WARNING, OMP_REFUSES, _PREFIX + why, path, line, offset, entry_id)
         for line, offset, entry_id, why in faults[:MAX_LISTED]
     ]
-    if len(faults) > MAX_LISTED:
-        rest = len(faults) - MAX_LISTED
+    if len(faults) + unlisted > MAX_LISTED:
+        rest = len(faults) + unlisted - MAX_LISTED
         problems[-1] = Diagnostic(
             Severity.WARNING,
             OMP_REFUSES,

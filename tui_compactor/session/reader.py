@@ -2130,7 +2130,7 @@ def _rollback_last_line(s: Session) -> None:
     line_no = s.line_count
     s._line_diags = [d for d in s._line_diags if d.line != line_no]
     s._fragments = {k: v for k, v in s._fragments.items() if v != line_no}
-    s._omp_faults = [fault for fault in s._omp_faults if fault[0] != line_no]
+    s._omp_faults.retract(line_no)
     s._torn_line = None
     s.line_count = line_no - 1
     s._end_offset = start

@@ -33,6 +33,7 @@ from tui_compactor.session.model import (
     Severity,
     Verdict,
 )
+from tui_compactor.session.omp_open import FaultLines
 
 __all__ = [
     "ChildLists",
@@ -377,7 +378,7 @@ class Session:
         """The first entry type in file order that only oh-my-pi writes (``flavor``)."""
         self._omp_compactions: dict[int, str] = {}
         """Compaction index -> the oh-my-pi-only field it carries, as ``flavor`` words it."""
-        self._omp_faults: list[tuple[int, int, str | None, str]] = []
+        self._omp_faults = FaultLines()
         """(line, byte offset, entry id, why) of each line oh-my-pi's loader fails on
         (``omp_open``)."""
         self._omp_context_faults: dict[int, str] = {}
