@@ -167,8 +167,9 @@ class EntryFacts:
         self._facts: dict[int, Facts] = {}
         self._shared: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
 
-    def take(self, entry: Any, record: dict[str, Any]) -> None:
-        """Note the facts of ``entry`` from its parsed ``record`` (the load hook)."""
+    def take(self, entry: Any, record: dict[str, Any], raw: bytes = b"") -> None:
+        """Note the facts of ``entry`` from its parsed ``record`` (the load hook; the line's
+        bytes ``raw`` are not needed)."""
         if _has_uses(entry.type, entry.role):
             self._facts[entry.index] = self._learn(entry.role, _message_of(entry.type, record))
 
@@ -227,18 +228,32 @@ class FactsAhead:
     ``start(path)`` before loading, when ``worth_it()`` (None when this cannot be done
     exactly or safely: not a regular file, not a version-3 file, which is read without
     migration, a first line over the loader's ``MAX_LINE_BYTES``, no ``fork``, other
-    threads running); load without ``on_record``; then ``finish(facts, session)``. The copy
-    reads each line that can be such an entry, parses it and notes its facts with the code
-    ``EntryFacts`` uses, keyed by the line's offset, with the line's id and size; lines over
-    ``MAX_LINE_BYTES`` (which the loader skips) it passes over without holding them. An entry
-    takes the noted facts only when its line's id and size match (the file may have been
-    rewritten in between); any other entry (or all of them, if the copy failed or the file
+    threads running); load with ``on_record=ahead.note``; then ``finish(facts, session)``.
+    The copy reads each line that can be such an entry, parses it and notes its facts with
+    the code ``EntryFacts`` uses, keyed by the line's offset, with a hash of the line's
+    bytes; lines over ``MAX_LINE_BYTES`` (which the loader skips) it passes over without
+    holding them. ``note`` keeps the same hash of each such line as the load read it. An
+    entry takes the noted facts only when the two hashes match: the copy parsed the very
+    bytes the load did (the file may have been rewritten in between, even in place with the
+    same ids and sizes); any other entry (or all of them, if the copy failed or the file
     turned out not to be read as version 3) is read here instead.
+
+    The hash is Python's ``hash`` of the bytes (SipHash, keyed per process; the copy is a
+    fork of this process, so both key it alike): two different lines agree by accident
+    once in 2**64, and it costs the load next to nothing.
     """
 
     def __init__(self, pid: int, pipe: int) -> None:
         self._pid = pid
         self._pipe = pipe
+        self._read: dict[int, int] = {}
+        """The hash of each line the load read that can carry uses, by offset."""
+
+    def note(self, entry: Any, record: dict[str, Any], raw: bytes) -> None:
+        """The load hook: keep the hash of the bytes of ``entry``'s line if it can carry
+        uses (``record`` is not needed)."""
+        if _has_uses(entry.type, entry.role):
+            self._read[entry.offset] = hash(raw)
 
     @staticmethod
     def worth_it() -> bool:
@@ -304,24 +319,25 @@ class FactsAhead:
         if status == 0 and received and session.version == CURRENT_VERSION:
             noted = pickle.loads(received)
         known = facts._facts
+        read = self._read
         for entry in session.entries:
             if _has_uses(entry.type, entry.role):
                 found = noted.get(entry.offset)
-                if found is not None and found[0] == entry.id and found[1] == entry.size:
-                    known[entry.index] = found[2]
+                if found is not None and found[0] == read.get(entry.offset):
+                    known[entry.index] = found[1]
                 else:
                     facts.of(entry)
 
 
-_Noted = tuple[Any, int, Facts]
-"""What the copy noted of a line: (its ``id``, its size without the newline, its facts)."""
+_Noted = tuple[int, Facts]
+"""What the copy noted of a line: (the hash of its bytes without the newline, its facts)."""
 
 _SKIP_BYTES = 1024 * 1024
 """The copy passes over a line longer than ``MAX_LINE_BYTES`` this many bytes at a time."""
 
 
 def _note_lines(path: Any) -> dict[int, _Noted]:
-    """The id, size and facts of each line of a version-3 session file that is a message
+    """The hash and facts of each line of a version-3 session file that is a message
     entry of the user, the agent, a shell run or an extension (``_has_uses``), by the line's
     offset. A line over ``MAX_LINE_BYTES`` is passed over a piece at a time, never held."""
     facts = EntryFacts()
@@ -349,7 +365,8 @@ def _note_lines(path: Any) -> dict[int, _Noted]:
                     role = _role_of(kind, record)
                     if _has_uses(kind, role):
                         found = facts._learn(role, _message_of(kind, record))
-                        noted[offset] = (record.get("id"), size - (line[-1:] == b"\n"), found)
+                        body = line[:-1] if line[-1:] == b"\n" else line
+                        noted[offset] = (hash(body), found)
             offset += size
     return noted
 
