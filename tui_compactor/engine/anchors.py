@@ -117,16 +117,23 @@ def error_lines(text: str, limit: int = 3) -> list[str]:
 def tool_calls(message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(call id, tool name, arguments)`` of every tool call in an assistant message."""
     content = message.get("content")
-    calls = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "toolCall":
-            arguments = block.get("arguments")
-            calls.append((
-                str(block.get("id", "")),
-                str(block.get("name", "tool")),
-                arguments if isinstance(arguments, dict) else {},
-            ))  # fmt: skip
-    return calls
+    if not isinstance(content, list):
+        return []
+    return [
+        _call_of(block)
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    ]
+
+
+def _call_of(block: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """``(call id, tool name, arguments)`` of a tool-call block."""
+    arguments = block.get("arguments")
+    return (
+        str(block.get("id", "")),
+        str(block.get("name", "tool")),
+        arguments if isinstance(arguments, dict) else {},
+    )
 
 
 def call_path(arguments: dict[str, Any]) -> str | None:
@@ -150,7 +157,7 @@ def _unique(values: Any) -> list[str]:
 
 def mentioned_paths(text: str) -> list[str]:
     """File paths written in ``text`` (URLs left out), in order, each once."""
-    if _DOT_ALNUM.search(text) is None:  # every path ends in ".ext": skip prose without one
+    if "." not in text or _DOT_ALNUM.search(text) is None:  # every path ends in ".ext"
         return []
     return _unique(path for path in _PATH.findall(text) if "://" not in path)
 
@@ -207,21 +214,31 @@ def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None
     """The anchors of words the user or the agent wrote (not tool output), numbers aside."""
     if not text:  # an assistant turn of tool calls only
         return
-    out += [("url", url) for url in mentioned_urls(text)]
-    out += [("path", path) for path in mentioned_paths(text)]
+    # The first cheap test of each reader, asked here first: most texts pass none of them.
+    if "://" in text:
+        out += [("url", url) for url in mentioned_urls(text)]
+    if "." in text:
+        out += [("path", path) for path in mentioned_paths(text)]
     out += [("identifier", name) for name in defined_names(text)]
-    out += [("identifier", name) for name in code_names(text)]
+    if "`" in text:
+        out += [("identifier", name) for name in code_names(text)]
     if user:
         out += [("identifier", name) for name in request_names(text)]
 
 
-def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[AnchorKind, str]]:
+def message_anchors(
+    message: Any,
+    *,
+    uses_only: bool = False,
+    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+) -> list[tuple[AnchorKind, str]]:
     """The anchors one message carries, in reading order (repeats kept).
 
     ``uses_only`` keeps only what the agent or the user *did* with a fact: the user's and the
     assistant's words and the assistant's tool calls, not what tools returned, and not the
     numbers a user gave (a constraint for a summary to keep, not a fact a later turn refers
-    back to).
+    back to). ``calls``, when given, gets an assistant message's ``tool_calls`` (read on the
+    way, so a caller needing both reads the message once).
     """
     out: list[tuple[AnchorKind, str]] = []
     if not isinstance(message, dict):
@@ -232,9 +249,14 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
         _spoken(text, out, user=True)
         if not uses_only:
             out += [("number", number) for number in user_numbers(text)]
-    elif role == "assistant" or (role == "custom" and message.get("display", True)):
-        _spoken(message_text(message), out, user=False)
-        for call_id, _name, arguments in tool_calls(message) if role == "assistant" else []:
+    elif role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        _spoken(message_text(message, calls=blocks), out, user=False)
+        for block in blocks:
+            call = _call_of(block)
+            if calls is not None:
+                calls.append(call)
+            call_id, _name, arguments = call
             if call_id:
                 out.append(("tool_call", call_id))
             path = call_path(arguments)
@@ -243,6 +265,8 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
             command = call_command(arguments)
             if command:
                 out.append(("command", first_line(command.strip(), 120)))
+    elif role == "custom" and message.get("display", True):
+        _spoken(message_text(message), out, user=False)
     elif role == "bashExecution":  # a command the user ran: a use; its output is not
         command = str(message.get("command", "")).strip()
         if command:

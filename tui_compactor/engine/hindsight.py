@@ -170,8 +170,16 @@ class EntryFacts:
     def take(self, entry: Any, record: dict[str, Any], raw: bytes = b"") -> None:
         """Note the facts of ``entry`` from its parsed ``record`` (the load hook; the line's
         bytes ``raw`` are not needed)."""
-        if _has_uses(entry.type, entry.role):
-            self._facts[entry.index] = self._learn(entry.role, _message_of(entry.type, record))
+        kind = entry.type
+        if kind == "message":  # _has_uses and _message_of, inline: this runs for every entry
+            role = entry.role
+            if role in _USE_ROLES:
+                message = record.get("message")
+                self._facts[entry.index] = self._learn(
+                    role, message if isinstance(message, dict) else None
+                )
+        elif kind == "custom_message":
+            self._facts[entry.index] = self._learn(entry.role, _message_of(kind, record))
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
@@ -200,7 +208,8 @@ class EntryFacts:
     def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
         shared = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
-        for anchor in message_anchors(message, uses_only=True):
+        calls: list[tuple[str, str, dict[str, Any]]] = []
+        for anchor in message_anchors(message, uses_only=True, calls=calls):
             key = shared.get(anchor)  # seen before: its shared key, stripped
             if key is None:
                 kind, text = anchor
@@ -211,10 +220,10 @@ class EntryFacts:
                 key = shared[anchor] = shared.setdefault(key, key)
             uses[key] = None
         reads: tuple[str, ...] = ()
-        if role == "assistant" and message is not None:
+        if calls and role == "assistant":
             reads = tuple(
                 path
-                for _, name, arguments in tool_calls(message)
+                for _, name, arguments in calls
                 if name in READ_TOOLS and (path := call_path(arguments))
             )
         return (tuple(uses), reads) if uses or reads else _NO_FACTS
