@@ -631,3 +631,19 @@ def test_a_line_rewritten_in_place_with_its_id_and_size_is_read_again(
     changed = session.entries[read_here[0].index]
     assert [entry.index for entry in read_here] == [changed.index]
     assert changed.offset < used_at < changed.offset + changed.size
+
+
+def test_no_fork_keeps_the_audit_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a core free a copy is worth forking, unless ``TUI_COMPACTOR_NO_FORK`` is set (the
+    benchmark's one-process row); ``0`` or empty leaves the choice to the load."""
+    import os
+
+    from tui_compactor.engine.hindsight import NO_FORK_ENV, FactsAhead
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    monkeypatch.delenv(NO_FORK_ENV, raising=False)
+    assert FactsAhead.worth_it()
+    for value, forks in (("1", False), ("yes", False), ("0", True), ("", True)):
+        monkeypatch.setenv(NO_FORK_ENV, value)
+        assert FactsAhead.worth_it() is forks, value

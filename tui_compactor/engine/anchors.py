@@ -297,12 +297,17 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-_BYTES_SPACE = (
-    rb"(?:[\t\n\x0b\x0c\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
-    rb"|\xe2\x81\x9f|\xe3\x80\x80)+"
+_ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+"""The ASCII characters ``str.isspace`` (and so ``\\s``) calls whitespace."""
+_WIDE_SPACES = (
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
 )
+"""The UTF-8 bytes of the other characters it calls whitespace."""
+_BYTES_SPACE = rb"(?:[" + re.escape(_ASCII_SPACES) + rb"]|" + _WIDE_SPACES + rb")+"
 """``\\s+`` of a text in its UTF-8 bytes: a run of the characters ``str.isspace`` (and so
 ``\\s``) calls whitespace, byte by byte."""
+_WIDE_SPACE = re.compile(_WIDE_SPACES)
+_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
 _CASE_INTO_ASCII = ("\u0130", "\u212a")
 """The only characters not in ASCII that ``str.lower`` turns into ASCII letters (``İ``, the
 Kelvin sign)."""
@@ -331,7 +336,10 @@ class Haystack:
     one of the two characters ``str.lower`` makes ASCII of; and bytes are searched faster.
     """
 
-    __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts")
+    __slots__ = (
+        "_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts", "_single",
+        "_single_done",
+    )  # fmt: skip
 
     _STARTS_LIMIT = 200
     """Past this many places of a first word, trying the pattern at each costs more than
@@ -345,6 +353,8 @@ class Haystack:
         self._ascii_ok = True
         self._norm: str | None = None
         self._starts: dict[bytes, list[int] | None] = {}
+        self._single: bytes | None = None
+        self._single_done = False
 
     @classmethod
     def joined(cls, parts: list[str]) -> Haystack:
@@ -373,10 +383,15 @@ class Haystack:
         has a character ``str.lower`` makes ASCII of (then that is not the lower-case text
         as far as ASCII needles are concerned)."""
         if self._bytes is None and self._ascii_ok:
-            raw = self.raw
-            self._ascii_ok = raw.isascii() or not any(c in raw for c in _CASE_INTO_ASCII)
+            # Part by part when given in parts: a part in ASCII is copied as it is, where
+            # the joined text would be as wide as its widest character.
+            parts = [self._raw] if self._raw is not None else self._parts
+            self._ascii_ok = all(
+                part.isascii() or not any(c in part for c in _CASE_INTO_ASCII) for part in parts
+            )
             if self._ascii_ok:
-                self._bytes = raw.encode("utf-8", "surrogatepass").lower()
+                encoded = [part.encode("utf-8", "surrogatepass") for part in parts]
+                self._bytes = b"\n".join(encoded).lower()
         return self._bytes
 
     def contains(self, needle: str) -> bool:
@@ -414,10 +429,17 @@ class Haystack:
 
     def _spaced(self, text: bytes, needle: bytes) -> bool:
         """Whether the words of ``needle`` follow each other in ``text`` with whitespace
-        between. Every match starts where the first word does: the places of a first word
-        are found in one pass per haystack (the needles of one kind mostly share it, e.g.
-        commands), and the pattern is tried at each; a word found too often is left to the
-        pattern's own search."""
+        between. In a text whose whitespace is all ASCII (the usual one), exactly when
+        ``needle`` occurs in the text with each whitespace run made one space (made once per
+        haystack). Otherwise every match starts where the first word does: the places of a
+        first word are found in one pass per haystack (the needles of one kind mostly share
+        it, e.g. commands), and the pattern is tried at each; a word found too often is left
+        to the pattern's own search."""
+        if not self._single_done:
+            self._single = _single_spaced(text)
+            self._single_done = True
+        if self._single is not None:
+            return needle in self._single
         pattern = _spaced_bytes_pattern(needle)
         first = needle[: needle.index(b" ")]
         starts = self._starts.get(first, ())
@@ -427,6 +449,17 @@ class Haystack:
             return pattern.search(text) is not None
         match = pattern.match
         return any(match(text, at) is not None for at in starts)
+
+
+def _single_spaced(text: bytes) -> bytes | None:
+    """``text`` with each run of whitespace made one space, or None when it has whitespace
+    outside ASCII (a needle's words are printable ASCII, so they never hold whitespace)."""
+    if not text.isascii() and _WIDE_SPACE.search(text) is not None:
+        return None
+    text = text.translate(_TO_SPACE)
+    while b"  " in text:
+        text = text.replace(b"  ", b" ")
+    return text
 
 
 def _places(text: bytes, word: bytes, limit: int) -> list[int] | None:

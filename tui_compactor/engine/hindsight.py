@@ -62,6 +62,9 @@ HINDSIGHT_KINDS: frozenset[AnchorKind] = frozenset(
 """Anchor kinds the hindsight audit follows (tool-call ids, numbers and requests are not facts
 a later turn reuses by name)."""
 
+NO_FORK_ENV = "TUI_COMPACTOR_NO_FORK"
+"""Set (not ``0``): ``audit`` and ``timeline`` never fork a copy (``FactsAhead.worth_it``)."""
+
 _USE_ROLES = frozenset({"user", "assistant", "custom", "bashExecution"})
 
 
@@ -268,7 +271,10 @@ class FactsAhead:
     def worth_it() -> bool:
         """Whether a copy would run beside this process rather than take turns with it: a
         second core and, over the last minute, fewer processes wanting a core than there
-        are cores. (On a busy machine the copy only adds the work of reading the lines.)"""
+        are cores. (On a busy machine the copy only adds the work of reading the lines.)
+        Never when ``TUI_COMPACTOR_NO_FORK`` is set (to anything but ``0``)."""
+        if os.environ.get(NO_FORK_ENV, "") not in ("", "0"):
+            return False
         cores = os.cpu_count() or 1
         try:
             busy = os.getloadavg()[0]
@@ -408,16 +414,17 @@ def _message_of(kind: Any, record: dict[str, Any]) -> dict[str, Any] | None:
     return message_from_entry(record) if kind in MESSAGE_BEARING_TYPES else None
 
 
-def _entry_text(entry: Any, record: dict[str, Any]) -> str:
-    """Everything of ``entry`` (its ``record``) a later turn could find a fact in: its text,
-    tool call arguments and outputs."""
+def _entry_text(entry: Any, record: dict[str, Any], parts: list[str]) -> None:
+    """Everything of ``entry`` (its ``record``) a later turn could find a fact in, added to
+    ``parts`` (the text is those parts joined by newlines): its text, tool call arguments
+    and outputs."""
     message = _message_of(entry.type, record)
     if not isinstance(message, dict):
-        return ""
-    parts = [message_text(message)]
+        parts.append("")
+        return
+    parts.append(message_text(message))
     for _, _, arguments in tool_calls(message):
         parts.extend(str(value) for value in arguments.values())
-    return "\n".join(parts)
 
 
 def _context_before(session: Any, index: int, rules: str) -> list[int]:
@@ -527,7 +534,10 @@ def audit_compaction(
         for i in audit.kept:
             if i not in read:
                 read[i] = entries[i].data_once()
-        kept_text = Haystack.joined([_entry_text(entries[i], read[i]) for i in audit.kept])
+        parts: list[str] = []
+        for i in audit.kept:
+            _entry_text(entries[i], read[i], parts)
+        kept_text = Haystack.joined(parts)
         missing = [
             (key, at) for key, at in missing if not anchor_present(key[0], key[1], kept_text)
         ]
