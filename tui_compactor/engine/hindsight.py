@@ -174,15 +174,15 @@ class EntryFacts:
         """Note the facts of ``entry`` from its parsed ``record`` (the load hook; the line's
         bytes ``raw`` are not needed)."""
         kind = entry.type
+        found = _NO_FACTS  # what ``of`` gives an entry without uses, without asking later
         if kind == "message":  # _has_uses and _message_of, inline: this runs for every entry
             role = entry.role
             if role in _USE_ROLES:
                 message = record.get("message")
-                self._facts[entry.index] = self._learn(
-                    role, message if isinstance(message, dict) else None
-                )
+                found = self._learn(role, message if isinstance(message, dict) else None)
         elif kind == "custom_message":
-            self._facts[entry.index] = self._learn(entry.role, _message_of(kind, record))
+            found = self._learn(entry.role, _message_of(kind, record))
+        self._facts[entry.index] = found
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
@@ -342,6 +342,8 @@ class FactsAhead:
                     known[entry.index] = found[1]
                 else:
                     facts.of(entry)
+            else:
+                known[entry.index] = _NO_FACTS
 
 
 _Noted = tuple[int, Facts]
