@@ -269,12 +269,15 @@ class SessionTree(ScrollView, can_focus=True):
         return self.rows.index_at(position)
 
     def set_rows(self, session: Any, rows: OutlineRows, keep_entry: int | None) -> None:
-        """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible."""
+        """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible. The
+        previews read stay when the session is the same (a filter, a fold, entries appended):
+        an entry's preview is its own record's, whatever rows show it."""
+        if session is not self.session:
+            self._forget_all_previews()
         self.session = session
         self.rows = rows
         self.row_of_entry = rows.positions  # built with the rows, in a worker
         self.file_leaf = getattr(session, "leaf", None)
-        self._forget_all_previews()
         self.invalidate()
         # The tree keeps its own size whatever rows it holds: only its scrollbar follows.
         set_virtual_size(self, self._virtual_size())
