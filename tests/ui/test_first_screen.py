@@ -23,6 +23,7 @@ from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.ui.widgets.tabs import TabStrip
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench import settings as settings_module
 
@@ -71,11 +72,12 @@ async def test_a_tab_opened_by_mouse_is_built_and_shown() -> None:
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.click("#--content-tab-tab-breakdown")
+        strip = app.query_one(TabStrip)
+        await pilot.click(TabStrip, offset=(strip.column_of("tab-breakdown") or 0, 0))
         await settle(pilot)
         assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
         assert "What fills the window at" in _screen_text(app)
-        await pilot.click("#--content-tab-tab-context")
+        await pilot.click(TabStrip, offset=(strip.column_of("tab-context") or 0, 1))
         await settle(pilot)
         assert app.query_one(ContextView).shown is app.gauge_data
 
@@ -136,12 +138,14 @@ async def test_the_first_gauge_is_drawn_before_the_token_table_loads_then_measur
         assert app.query_one("#tree").token_counts  # type: ignore[attr-defined]
 
 
-async def test_a_message_shown_before_markdown_loads_is_drawn_again_as_markdown(
+async def test_a_message_shown_before_markdown_loads_keeps_its_look_until_another_is_shown(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The first screen does not wait for the Markdown renderer (its imports): the leaf's text
-    shows plain, and as Markdown once the renderer has loaded after the first screen."""
+    shows plain and stays plain while it is selected (no swap to Markdown under the reader's
+    eyes, not even when its token count arrives); the next entry shown, and the leaf shown
+    again, are Markdown."""
     records = [
         {
             "type": "session",
@@ -191,7 +195,18 @@ async def test_a_message_shown_before_markdown_loads_is_drawn_again_as_markdown(
         await pilot.pause()
         assert details.shown_entry == app.selected_entry == 1
         assert details.shown_plain and "the plan works" not in _screen_text(app)
+        first_look = _screen_text(app)
         release.set()
+        await settle(pilot)
+        assert details_module.markdown_loaded()
+        app._show_details(1)  # drawn again (a count, the indexed file): the same look
+        await settle(pilot)
+        assert details.shown_entry == 1 and details.shown_plain
+        assert _screen_text(app) == first_look
+        await pilot.press("up")  # another entry: Markdown from now on
+        await settle(pilot)
+        assert details.shown_entry == 0 and not details.shown_plain
+        await pilot.press("down")
         await settle(pilot)
         assert details.shown_entry == 1 and not details.shown_plain
         assert "the plan works" in _screen_text(app)  # the details (the tree row: "**plan**")
@@ -222,3 +237,95 @@ async def test_the_first_screen_is_styled_as_a_full_restyle_would_style_it(
         assert _styles_of(app) == shown
         assert app.screen.has_class("-wide") == (size[0] >= 160)
         assert app.screen.has_class("-short") == (size[1] < 30)
+
+
+async def test_the_first_screen_waits_for_the_frame_that_shows_the_gauge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What starts once the first screen is up (token counting, the collector, a preview's
+    index) waits until a frame with the gauge's content was written to the terminal, even when
+    the gauge's change reaches the screen late: Textual does not promise in which order a
+    widget's refresh and the app's after-refresh callbacks are handled."""
+    from tui_compactor.ui.widgets.gauge import ContextGauge
+
+    def late_show(
+        self: ContextGauge, data: Any, message: str = "", *, provisional: bool = False
+    ) -> None:
+        self.data, self.message_text, self.provisional = data, message, provisional
+        self.set_timer(0.3, self.refresh)  # idle, laid out and drawn well after the others
+
+    monkeypatch.setattr(ContextGauge, "show", late_show)
+    app = make_app(TREE_COMPACTED)
+    frames: list[str] = []
+    hook = app.post_display_hook
+
+    def written() -> None:
+        frames.append(_screen_text(app))  # what the compositor just wrote
+        hook()
+
+    app.post_display_hook = written  # type: ignore[method-assign]
+    frames_at_release: list[int] = []
+    release = app._first_screen_drawn
+
+    def first_screen_drawn() -> None:
+        frames_at_release.append(len(frames))
+        release()
+
+    app._first_screen_drawn = first_screen_drawn  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(200):
+            if frames_at_release:
+                break
+            await asyncio.sleep(0.01)
+        assert frames_at_release, "the first screen was never marked drawn"
+        before = frames[: frames_at_release[0]]
+        assert any("compact at" in frame for frame in before), "released before the gauge"
+        assert app.state.first_screen.is_set()
+
+
+FIRST_SCREEN_MODULES = r"""
+import asyncio, json, sys
+from pathlib import Path
+from tui_compactor.ui.app import CompactorApp
+
+async def main() -> None:
+    app = CompactorApp(Path(sys.argv[1]), follow=False)
+    loaded: list[str] = []
+    drawn = app._first_screen_drawn
+
+    def first_screen_drawn() -> None:
+        loaded.extend(sys.modules)
+        drawn()
+
+    app._first_screen_drawn = first_screen_drawn
+    async with app.run_test(size=(120, 40)):
+        for _ in range(2000):
+            if loaded:
+                break
+            await asyncio.sleep(0.01)
+    print("MODULES", json.dumps(loaded))
+
+asyncio.run(main())
+"""
+
+
+async def test_the_first_screen_imports_no_view_it_does_not_show() -> None:
+    """The modules of the tabs after Details, the hindsight audit and the file writer are not
+    imported before the first screen is drawn (a fresh process: nothing imported them)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_SCREEN_MODULES, str(TREE_COMPACTED)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    line = next((x for x in result.stdout.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, result.stderr[-2000:]
+    loaded = set(json.loads(line.removeprefix("MODULES ")))
+    assert "tui_compactor.ui.widgets.tree" in loaded  # the probe saw the first screen's own
+    early = loaded & set(app_module.LATER_MODULES)
+    assert not early, f"imported before the first screen: {sorted(early)}"

@@ -73,10 +73,15 @@ async def test_the_leaf_gauge_and_details_show_before_the_index_is_done(
         preview_tokens = app.gauge_data.tokens
         details = app.query_one(EntryDetails)
         assert details.shown_entry == session.leaf
-        await pilot.pause()
-        shot = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-        assert "◆ leaf" in shot and "compact at" in shot and "#…  line …" in shot
-        assert "showing the last" in shot and "indexing" in shot
+
+        # Right after that frame the indexing bar shows and takes a row from the tree, which
+        # brings its cursor row back into view a frame later: wait for that frame.
+        def shot() -> str:
+            return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+        wanted = ("◆ leaf", "compact at", "#…  line …", "showing the last", "indexing")
+        await until(pilot, lambda: all(text in shot() for text in wanted), 20)
+        assert not held_index.is_set() and app.session is not None and app.session.preview
         # Usable meanwhile: the cursor moves and the details follow; filters and tabs work.
         await pilot.press("k", "k")
         moved = tree.cursor_entry

@@ -17,14 +17,8 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.widgets import TabbedContent
 
-from tui_compactor.ui.widgets.analysis import (
-    BreakdownView,
-    HindsightView,
-    sweep_renderable,
-)
-from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.tabs import TabbedPanes
 
 if TYPE_CHECKING:
     from tui_compactor.engine.breakdown import TokenBreakdown
@@ -35,6 +29,8 @@ if TYPE_CHECKING:
     from tui_compactor.engine.tokens import TokenCache, TokenCounter
     from tui_compactor.session.session import Session
     from tui_compactor.ui.state import AppState
+    from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
+    from tui_compactor.ui.widgets.plan_view import PlanView
     from tui_compactor.workbench.handle import SessionHandle
     from tui_compactor.workbench.settings import Settings
 
@@ -120,7 +116,7 @@ class AnalysisMixin:
     def breakdown_shown(self) -> bool:
         """True while the Window tab is the visible one."""
         try:
-            preview = self.query_one("#preview", TabbedContent)  # type: ignore[attr-defined]
+            preview = self.query_one(TabbedPanes)  # type: ignore[attr-defined]
         except NoMatches:
             return False
         return bool(preview.active == "tab-breakdown")
@@ -130,6 +126,8 @@ class AnalysisMixin:
         ``again``: even when the view shows that node (its result was stale)."""
         if not self._analysis_ok() or self.selected_entry is None or not self.breakdown_shown():
             return
+        from tui_compactor.ui.widgets.analysis import BreakdownView
+
         selected = self.selected_entry
 
         def request(view: BreakdownView) -> None:
@@ -162,6 +160,8 @@ class AnalysisMixin:
 
     def on_breakdown_ready(self, message: BreakdownReady) -> None:
         """Draw it if the cursor is still there (measure again if the session grew)."""
+        from tui_compactor.ui.widgets.analysis import BreakdownView
+
         if not self._analysis_ok() or message.entry_index != self.selected_entry:
             return
         if not self._current(message.generation):
@@ -234,6 +234,7 @@ class AnalysisMixin:
 
     def _draw_sweep(self, sweep: CutSweep, generation: int) -> None:
         """Draw ``sweep`` under the plan and its crossing counts on the tree's rows."""
+        from tui_compactor.ui.widgets.analysis import sweep_renderable
         from tui_compactor.ui.widgets.tree import SessionTree
 
         self._swept = (sweep, self.handle, generation)
@@ -245,6 +246,7 @@ class AnalysisMixin:
     def show_sweep(self, renderable: Any, *, pending: bool = False) -> None:
         """Put ``renderable`` in the plan pane's sweep area (``pending``: a message while the
         sweep is made; the last sweep stays, dimmed, so the pane keeps its height)."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
 
         def show(view: PlanView) -> None:
             if pending:
@@ -264,6 +266,9 @@ class AnalysisMixin:
         handle = self.handle
         assert handle is not None
         compaction = index is not None and handle.session.entries[index].type == "compaction"
+        if not compaction and not self.pane_started("hindsight"):  # type: ignore[attr-defined]
+            return  # nothing to hide
+        from tui_compactor.ui.widgets.analysis import HindsightView
 
         def show(area: HindsightView) -> None:
             if index is None or not compaction:
@@ -289,6 +294,8 @@ class AnalysisMixin:
     def on_hindsight_ready(self, message: HindsightReady) -> None:
         """Show the audit under the entry's details (audit again if the session grew: the
         entries after a compaction decide what it lost)."""
+        from tui_compactor.ui.widgets.analysis import HindsightView
+
         if not self._analysis_ok() or message.entry_index != self.selected_entry:
             return
         if not self._current(message.generation):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import importlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,7 +27,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
@@ -39,6 +40,14 @@ if TYPE_CHECKING:
     from tui_compactor.summarize.runner import Event
     from tui_compactor.ui.screens.navigate import NavigationChoice
     from tui_compactor.ui.widgets.compaction import CompactionPanel
+    from tui_compactor.ui.widgets.context_view import (
+        ContextView,
+    )
+    from tui_compactor.ui.widgets.plan_view import PlanView
+    from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+    from tui_compactor.workbench.actions import (
+        Proposal,
+    )
 from tui_compactor.engine.plan import CompactionPlan
 from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
 from tui_compactor.session.session import Session
@@ -53,6 +62,7 @@ from tui_compactor.ui.bindings import (
 )
 from tui_compactor.ui.commands import CompactorCommands
 from tui_compactor.ui.extras import SessionExtras, entry_search_text, match_rows
+from tui_compactor.ui.frames import FrameWaits
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
@@ -75,38 +85,21 @@ from tui_compactor.ui.messages import (
     WorkFailed,
     WriteStale,
 )
-from tui_compactor.ui.panes import LAZY_TABS, LazyPanes
+from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
 from tui_compactor.ui.state import AppOptions, AppState
-from tui_compactor.ui.widgets.analysis import BreakdownView, HindsightView
 from tui_compactor.ui.widgets.chart import ContextChart
-from tui_compactor.ui.widgets.context_view import (
-    ContextView,
-    SentText,
-    block_label,
-    block_preview,
-)
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.plan_view import PlanView, plan_summary
 from tui_compactor.ui.widgets.status import (
     LoadingBar,
     ReadOnlyBanner,
     SessionStatus,
     issue_count,
 )
-from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
-from tui_compactor.workbench.actions import (
-    ActionRefused,
-    Proposal,
-    StaleProposal,
-    apply,
-    propose_compaction,
-    propose_navigation,
-    propose_undo,
-)
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -117,6 +110,17 @@ from tui_compactor.workbench.views import (
     plan_report,
     previous_summary,
 )
+
+LATER_MODULES = (
+    "tui_compactor.ui.widgets.plan_view",
+    "tui_compactor.ui.widgets.context_view",
+    "tui_compactor.ui.widgets.summary_diff",
+    "tui_compactor.ui.widgets.analysis",
+    "tui_compactor.workbench.actions",
+)
+"""Modules of what the first screen does not show (the tabs after Details, the hindsight
+audit, writing to the file): imported where they are used, and in a worker once the first
+screen is drawn (``load_details_markdown``), not before it."""
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -265,6 +269,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Seconds after the last keystroke in a budget input before re-planning."""
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
+        self._frame_waits = FrameWaits()
+        """What waits for a widget's change to reach the terminal (``ui.frames``)."""
         if path is not None:
             # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
             # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
@@ -359,11 +365,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
-                with TabbedContent(id="preview", initial="tab-details"):
-                    with TabPane("Details", id="tab-details"):
-                        yield EntryDetails(id="details")  # the hindsight audit: ui.panes
-                    for title, pane_id in LAZY_TABS:
-                        yield TabPane(title, id=pane_id)  # built on first use (ui.panes)
+                # The other tabs' panes are added when first shown (ui.panes); the hindsight
+                # audit under the details likewise.
+                details = TabPanel(EntryDetails(id="details"), id="tab-details")
+                yield TabbedPanes(list(TABS), details, initial="tab-details", id=PREVIEW_ID)
         yield StateFooter()  # the search box (``search_box``) is built when first opened
 
     def get_default_screen(self) -> Screen[Any]:
@@ -382,17 +387,28 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def pane_content(self, pane_id: str) -> list[Widget]:
         """What a preview tab (or the hindsight area under the details) holds, built the
         first time it is shown or used (``ui.panes``)."""
+        # Each view's module is imported with its first use: the first screen needs none.
         if pane_id == "hindsight":
+            from tui_compactor.ui.widgets.analysis import HindsightView
+
             return [HindsightView(id="hindsight")]
         if pane_id == "tab-context":
+            from tui_compactor.ui.widgets.context_view import ContextView
+
             context = ContextView(id="context")
             context.pending = self.state.gauge_data  # drawn when the tab shows
             return [context]
         if pane_id == "tab-plan":
+            from tui_compactor.ui.widgets.plan_view import PlanView
+
             return [PlanView(self.state.settings, id="plan")]
         if pane_id == "tab-diff":
+            from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+
             return [SummaryDiff(id="summary-diff")]
         if pane_id == "tab-breakdown":
+            from tui_compactor.ui.widgets.analysis import BreakdownView
+
             return [BreakdownView(id="breakdown")]
         assert pane_id == "tab-compaction", pane_id
         empty = Static(
@@ -834,7 +850,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         on_path = row is not None and row.on_active_path
         # The chart is the active path's: mark a column only for nodes on that path.
         self.query_one(ContextChart).select(message.entry_index if on_path else None)
-        if self.query_one("#preview", TabbedContent).active == "tab-diff":
+        if self.query_one(TabbedPanes).active == "tab-diff":
             self.show_summary_diff()
         # The first measure of a session is not debounced: it completes the first screen.
         delay = self.gauge_debounce if self.state.gauge_data is not None else 0
@@ -858,18 +874,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
     def load_details_markdown(self) -> None:
         """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
-        its imports would share the GIL with it), then draw the entry shown with it."""
+        its imports would share the GIL with it). The entry shown keeps its plain text until
+        another is selected (``EntryDetails.shown_plain``): no visible swap. Then import the
+        views the first screen does not show (``LATER_MODULES``), so the first key that shows
+        one does not wait for its imports."""
         self.state.first_screen.wait(FIRST_SCREEN_WAIT)
         load_markdown()
-        self.call_later(self._markdown_loaded)
-
-    @_while_running
-    def _markdown_loaded(self) -> None:
-        """Draw the entry shown with plain text again, as Markdown."""
-        details = self.query_one(EntryDetails)
-        selected = self.selected_entry
-        if details.shown_plain and selected is not None and details.shown_entry == selected:
-            self._show_details(selected)
+        for name in LATER_MODULES:
+            importlib.import_module(name)
 
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
@@ -884,6 +896,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 delay, lambda: callback() if self.is_running else None
             )
 
+    def _context_view(self) -> ContextView | None:
+        """The Context tab's view once it is built (its module is imported with it)."""
+        if not self.pane_built("tab-context"):
+            return None
+        from tui_compactor.ui.widgets.context_view import ContextView
+
+        return self.view(ContextView)
+
     def _measure_selected(self, *, list_blocks: bool = False) -> None:
         """Start measuring the context at the selected entry (and count what is on screen);
         its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
@@ -892,7 +912,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             and self.token_cache is not None
             and (self.selected_entry is not None)
         ):
-            context = self.view(ContextView)
+            context = self._context_view()
             sent = context is not None and context.as_sent
             blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (
@@ -1102,15 +1122,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Draw the gauge and the context view for the selected node."""
         if message.data.entry_index != self.selected_entry:
             return
+        gauge = self.query_one(ContextGauge)
         if not self.state.first_screen.is_set():
-            self._after_frame(self._first_screen_drawn)
+            self._frame_waits.after_drawn(gauge, self._first_screen_drawn)
         if self.state.preview_drawn is not None:  # the preview is on screen: index now
-            self._after_frame(self._preview_drawn)
+            self._frame_waits.after_drawn(gauge, self._preview_drawn)
         if message.provisional:
-            self.query_one(ContextGauge).show(message.data, provisional=True)
+            gauge.show(message.data, provisional=True)
             return
         self.state.gauge_data = message.data
-        self.query_one(ContextGauge).show(message.data)
+        gauge.show(message.data)
+        if not self.pane_started("tab-context"):
+            return  # the Context tab, built later, starts from ``gauge_data``
+        from tui_compactor.ui.widgets.context_view import ContextView
+
         view = self.view(ContextView)
         if view is not None and (
             (view.as_sent and message.data.sent is None)
@@ -1123,15 +1148,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
-    def _after_frame(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once what the handler running now changed is on the terminal.
-
-        One ``call_after_refresh`` is not enough: a widget's refresh reaches the screen on the
-        widget's next idle, and the screen may run its callbacks before that (nothing dirty
-        yet); the frame would then be drawn while the worker the callback released holds the
-        GIL. The second call is made after that idle, so it waits for the frame.
-        """
-        self.call_after_refresh(self.call_after_refresh, callback)
+    def post_display_hook(self) -> None:
+        """A frame was written to the terminal: run what waited for it (``ui.frames``), after
+        this display (the first screen's callbacks release workers that take the GIL)."""
+        for callback in self._frame_waits.frame_written():
+            self.call_later(callback)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
     def measure_chart(self, handle: SessionHandle, settings: Settings) -> None:
@@ -1152,6 +1173,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def action_plan(self) -> None:
         """Plan a compaction with the selected node as the leaf (no LLM involved)."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         if self.session is None or self.selected_entry is None:
             return
         self.state.plan_leaf = self.selected_entry
@@ -1164,6 +1187,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def request_plan(self) -> None:
         """(Re)start planning for the current leaf, cut and settings."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         if self.session is None or self.state.plan_leaf is None:
             return
         self.state.plan_request += 1
@@ -1193,6 +1218,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     ) -> None:
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
         its text included: the handler only draws."""
+        from tui_compactor.ui.widgets.plan_view import plan_summary
+
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
             notes = _fold_notes(report.plan, profile_name, settings)
@@ -1202,6 +1229,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_plan_ready(self, message: PlanReady) -> None:
         """Colour the tree by region and describe the plan."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         if message.request != self.state.plan_request:
             return
         plan = message.plan
@@ -1255,6 +1284,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def action_edit_settings(self) -> None:
         """Edit keep-recent / reserve / window in place."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         self.action_show_tab("tab-plan")
         settings = self.settings
 
@@ -1264,8 +1295,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         self.with_view(PlanView, edit)
 
-    @on(PlanView.SettingsEdited)
-    def _settings_edited(self, message: PlanView.SettingsEdited) -> None:
+    def on_plan_view_settings_edited(self, message: PlanView.SettingsEdited) -> None:
         """Re-plan and re-measure shortly after the user stops typing.
 
         Any figures are accepted; the plan pane says why settings that make no sense cannot
@@ -1284,8 +1314,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
-    @on(PlanView.MoreSettingsEdited)
-    def _more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
+    def on_plan_view_more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
         """Thresholds, split turns, branch summaries, summarizer effort and window."""
         try:
             self.state.settings = self.settings.edited("app", **message.changes)
@@ -1299,8 +1328,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self._restart_timer("settings", self.settings_debounce, self._apply_settings)
 
-    @on(PlanView.OptionsEdited)
-    def _options_edited(self, message: PlanView.OptionsEdited) -> None:
+    def on_plan_view_options_edited(self, message: PlanView.OptionsEdited) -> None:
         """Method and focus of the next compaction (``--method`` / ``--instructions``)."""
         self.state.compaction_options = (message.method, message.focus, message.replace)
 
@@ -1314,6 +1342,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def clear_plan(self) -> None:
         """Remove the plan marks from the tree."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
@@ -1579,6 +1609,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Propose the compaction entry at the plan's leaf and apply it (thread). A plan made
         above the file's leaf would take entries off the active path: the user is asked
         first (``confirm_branching_compaction``), as ``u`` asks."""
+        from tui_compactor.workbench.actions import (
+            ActionRefused,
+            StaleProposal,
+            apply,
+            propose_compaction,
+        )
+
         with handle.read() as snapshot:
             before = snapshot.entry_count
             try:
@@ -1854,6 +1891,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         from tui_compactor.summarize.navigation import prepare_navigation
         from tui_compactor.summarize.runner import PartDelta
+        from tui_compactor.workbench.actions import StaleProposal, apply, propose_navigation
 
         target = nav_plan.target
         streamed = 0
@@ -1962,6 +2000,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo-propose")
     def propose_undo_in_worker(self, handle: SessionHandle, compaction: int) -> None:
         """``propose_undo`` under a snapshot (thread); the answer is handled on the UI thread."""
+        from tui_compactor.workbench.actions import ActionRefused, propose_undo
+
         with handle.read() as snapshot:
             try:
                 proposal = propose_undo(snapshot, compaction)
@@ -2003,6 +2043,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
     def undo_compaction(self, handle: SessionHandle, proposal: Proposal, compaction: int) -> None:
         """Apply the undo proposal: a leaf marker under the compaction's parent (thread)."""
+        from tui_compactor.workbench.actions import StaleProposal, apply
+
         with handle.read() as snapshot:
             before = snapshot.entry_count
         try:
@@ -2144,8 +2186,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def action_context_as_sent(self) -> None:
         """Context tab: switch between the compact list and every item's role and exact
         text as the agent sends it."""
+        from tui_compactor.ui.widgets.context_view import ContextView
+
         self.build_pane("tab-context")
-        self.query_one("#preview", TabbedContent).active = "tab-context"
+        self.query_one(TabbedPanes).active = "tab-context"
 
         def toggle(view: ContextView) -> None:
             view.set_as_sent(not view.as_sent)
@@ -2158,6 +2202,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def action_context_zoom(self) -> None:
         """Context tab as sent, filling the screen (its text focused, so the keys scroll it);
         again (or esc) gives the tree back."""
+        from tui_compactor.ui.widgets.context_view import ContextView, SentText
+
         view = self.view(ContextView)
         if view is not None and self.screen.maximized is view:
             self.screen.minimize()
@@ -2165,7 +2211,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         if view is None or not view.as_sent:
             self.action_context_as_sent()
-        self.query_one("#preview", TabbedContent).active = "tab-context"
+        self.query_one(TabbedPanes).active = "tab-context"
 
         def zoom(view: ContextView) -> None:
             self.screen.maximize(view, container=False)
@@ -2183,19 +2229,25 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         except NoScreen:  # focus moving while the app shuts down
             return
         zoomed = screen.maximized
+        if zoomed is None:
+            return
+        from tui_compactor.ui.widgets.context_view import ContextView
+
         if isinstance(zoomed, ContextView) and zoomed not in event.widget.ancestors_with_self:
             screen.minimize()
 
-    @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    @on(TabbedPanes.TabActivated)
+    def _tab_activated(self, event: TabbedPanes.TabActivated) -> None:
         """A tab is built the first time it shows; the Context tab draws only when shown.
         Another tab shown over a full-screen Context (``c``, a tab key) gives the layout back,
         so what it shows is seen."""
-        if event.pane.id != "tab-context" and isinstance(self.screen.maximized, ContextView):
+        from tui_compactor.ui.widgets.context_view import ContextView
+
+        tab_id = event.tab_id
+        if tab_id != "tab-context" and isinstance(self.screen.maximized, ContextView):
             self.screen.minimize()
-        if event.pane.id is not None:
-            self.build_pane(event.pane.id)
-        if event.pane.id == "tab-context":
+        self.build_pane(tab_id)
+        if tab_id == "tab-context":
 
             def show(view: ContextView) -> None:
                 view.show_pending()
@@ -2204,14 +2256,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     self._measure_selected(list_blocks=True)
 
             self.with_view(ContextView, show)
-        elif event.pane.id == "tab-breakdown":
+        elif tab_id == "tab-breakdown":
             self.request_breakdown()
-        elif event.pane.id == "tab-diff":
+        elif tab_id == "tab-diff":
             self.show_summary_diff()
 
     def show_summary_diff(self) -> None:
         """Diff a summary against the one it updates: the finished compaction's (if any),
         else the selected compaction node's against the previous compaction on its path."""
+        from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+
         panel = self.compaction_panel
         result = panel.selected_result if panel is not None else None
         if panel is not None and result is not None:
@@ -2232,6 +2286,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_summary_diff_ready(self, message: SummaryDiffReady) -> None:
         """Show the diff (or say what to select)."""
+        from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+
         if message.entry_index != self.selected_entry:
             return
         pair = message.pair
@@ -2253,8 +2309,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
-        preview = self.query_one("#preview", TabbedContent)
-        if preview.query(f"#{tab_id}"):
+        preview = self.query_one(TabbedPanes)
+        if any(each == tab_id for _title, each in preview.tabs):
             self.build_pane(tab_id)
             preview.active = tab_id
 
@@ -2384,6 +2440,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def action_cancel(self) -> None:
         """Escape: close search (while indexing, clear its matches first), stop indexing,
         cancel running summaries."""
+        from tui_compactor.ui.widgets.context_view import SentText
+
         search = self.search_box()
         if search is not None and search.display:
             self.show_search_box(False)
@@ -2499,6 +2557,8 @@ def _fold_notes(plan: CompactionPlan, profile_name: str | None, settings: Settin
 
 def _describe_block(item: Any, message: dict[str, Any], entry: Any, rules: str) -> tuple[str, str]:
     """Label and one-line preview of a context block (the Context tab's wording)."""
+    from tui_compactor.ui.widgets.context_view import block_label, block_preview
+
     return block_label(item, message, entry, rules), block_preview(message, entry)
 
 

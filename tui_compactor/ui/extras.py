@@ -23,13 +23,6 @@ from tui_compactor.ui.messages import EntryAppended, WorkFailed
 from tui_compactor.ui.widgets.labels import entry_kind
 from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
-from tui_compactor.workbench.actions import (
-    MAX_REPLANS,
-    ActionRefused,
-    StaleProposal,
-    apply,
-    propose_label,
-)
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.preview import entry_preview
 
@@ -142,6 +135,13 @@ class SessionExtras(_Base):
         since the dialog opened it is proposed again at the new leaf and the user is told
         where it went; it is never written onto the old leaf."""
         from tui_compactor.ui.app import _error_text
+        from tui_compactor.workbench.actions import (
+            MAX_REPLANS,
+            ActionRefused,
+            StaleProposal,
+            apply,
+            propose_label,
+        )
 
         app: Any = self
         generation: int | None

@@ -15,27 +15,37 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.widget import Widget
 
+from tui_compactor.ui.widgets.tabs import TabbedPanes
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.screen import Screen
 
 ViewT = TypeVar("ViewT", bound=Widget)
 
-LAZY_TABS = (
+TABS = (
+    ("Details", "tab-details"),
     ("Context", "tab-context"),
     ("Plan", "tab-plan"),
     ("Diff", "tab-diff"),
     ("Window", "tab-breakdown"),
     ("Compaction", "tab-compaction"),
 )
-"""The preview's tabs after Details, in order (title, id): each built on first use by the
+"""The preview's tabs in order (title, id); each after Details is built on first use by the
 app's ``pane_content``."""
 
+LAZY_TABS = TABS[1:]
+"""The tabs whose panes are built on first use."""
+
+PREVIEW_ID = "preview"
+"""The id of the preview's ``TabbedPanes``: a tab's pane is added to it with its content."""
+
 LAZY_PARTS: dict[str, str] = {
-    **{pane_id: pane_id for _title, pane_id in LAZY_TABS},
+    **{pane_id: PREVIEW_ID for _title, pane_id in LAZY_TABS},
     "hindsight": "tab-details",
 }
-"""Part -> the id of the widget its content is mounted in (a tab's content goes in the tab)."""
+"""Part -> the id of the widget its content is mounted in (a tab's content goes in a new pane
+of the preview, under the tab's id)."""
 
 LAZY_VIEWS: dict[str, tuple[str, str]] = {
     "ContextView": ("tab-context", "context"),
@@ -64,6 +74,10 @@ class LazyPanes:
         self._queue()
         return part in self._panes_mounted
 
+    def pane_started(self, part: str) -> bool:
+        """True once the part is built or being built (what is asked of it then is kept)."""
+        return part in self._queue()
+
     def build_pane(self, part: str) -> None:
         """Start building ``part`` unless it is built or being built (not a lazy part: no-op)."""
         queue = self._queue()
@@ -71,7 +85,10 @@ class LazyPanes:
             return
         queue[part] = []
         parent = self._main_screen().query_one(f"#{LAZY_PARTS[part]}")
-        mounted = parent.mount(*self.pane_content(part))
+        if isinstance(parent, TabbedPanes):
+            mounted = parent.add_pane(part, *self.pane_content(part))
+        else:
+            mounted = parent.mount(*self.pane_content(part))
         app: App[None] = self  # type: ignore[assignment]
 
         async def run_waiting() -> None:

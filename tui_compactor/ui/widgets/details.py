@@ -6,7 +6,8 @@ arguments, tool results and thinking as plain text. Every string from the sessio
 brackets, escape sequences and control characters show as what they are.
 
 The Markdown renderer loads after the app's first screen (``load_markdown``): an entry shown
-before that shows its text plain, and the app draws it again once the renderer is in.
+before that shows its text plain, and keeps that look while it stays selected (no visible swap
+from plain text to Markdown under the reader's eyes); the next entry shown is Markdown.
 """
 
 from __future__ import annotations
@@ -64,10 +65,10 @@ def markdown_loaded() -> bool:
     return _markdown_class is not None
 
 
-def _markdown(text: str) -> RenderableType:
+def _markdown(text: str, markdown: bool = True) -> RenderableType:
     """Markdown from already sanitized text, without terminal hyperlinks (plain text until
-    ``load_markdown``)."""
-    if _markdown_class is None:
+    ``load_markdown``, or when not ``markdown``)."""
+    if _markdown_class is None or not markdown:
         return Text(text)
     return cast("RenderableType", _markdown_class(text, hyperlinks=False))
 
@@ -107,11 +108,18 @@ def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]
 
 
 def entry_renderable(
-    entry: Any, tokens: int | None, label: str | None, *, rules: str, located: bool = True
+    entry: Any,
+    tokens: int | None,
+    label: str | None,
+    *,
+    rules: str,
+    located: bool = True,
+    markdown: bool = True,
 ) -> RenderableType:
     """Everything about one entry, as one renderable; ``located`` False while the entry comes
     from a tail-first preview (its index and line in the file are not known yet); ``rules``:
-    whose extension flag names a compaction's author."""
+    whose extension flag names a compaction's author; ``markdown`` False: text blocks plain
+    (as before the renderer loads)."""
     kind = entry_kind(entry)
     header = Text(no_wrap=False)
     header.append(kind, style="bold reverse")
@@ -155,7 +163,7 @@ def entry_renderable(
             parts.append(Text(f"$ {_safe(message.get('command', ''))}", style="bold"))
             parts.append(Text(_safe(message.get("output", ""))))
         else:
-            parts.extend(content_renderables(message.get("content"), markdown=True))
+            parts.extend(content_renderables(message.get("content"), markdown=markdown))
         usage = message.get("usage")
         if isinstance(usage, dict):
             numbers = ", ".join(
@@ -163,19 +171,19 @@ def entry_renderable(
             )
             parts.append(Text(f"usage: {numbers}", style="dim"))
     elif entry.type == "compaction":
-        parts.extend(compaction_renderables(data, rules))
+        parts.extend(compaction_renderables(data, rules, markdown=markdown))
     elif entry.type == "branch_summary":
         source = sanitize(str(data.get("fromId", "?")), single_line=True, max_len=60)
         parts.append(Text(f"summary of the branch left at {source}", style="bold"))
         summary = data.get("summary")
         parts.append(
-            _markdown(_safe(summary))
+            _markdown(_safe(summary), markdown)
             if isinstance(summary, str)
             else Text("(no summary text)", style="dim")
         )
         _append_details(parts, data)
     elif entry.type == "custom_message":
-        parts.extend(content_renderables(data.get("content"), markdown=True))
+        parts.extend(content_renderables(data.get("content"), markdown=markdown))
     else:
         shown = {key: value for key, value in data.items() if key not in ("id", "parentId")}
         parts.append(Text(_safe(json.dumps(shown, indent=2, ensure_ascii=False, default=str))))
@@ -188,9 +196,12 @@ def _append_details(parts: list[RenderableType], data: dict[str, Any]) -> None:
         parts.append(Text(_safe(json.dumps(data.get("details"), indent=2, default=str))))
 
 
-def compaction_renderables(data: dict[str, Any], rules: str) -> list[RenderableType]:
+def compaction_renderables(
+    data: dict[str, Any], rules: str, *, markdown: bool = True
+) -> list[RenderableType]:
     """A compaction by its method: warning first, method and whether we can write it, the
-    divider text, the summary, and what snapcompact and remote compactions hand the model."""
+    divider text, the summary (``markdown``: as Markdown once loaded), and what snapcompact and
+    remote compactions hand the model."""
     parts: list[RenderableType] = []
     warning = data.get("warning")
     if isinstance(warning, str) and warning.strip():
@@ -227,7 +238,7 @@ def compaction_renderables(data: dict[str, Any], rules: str) -> list[RenderableT
             )
         )
     parts.append(
-        _markdown(_safe(summary))
+        _markdown(_safe(summary), markdown)
         if isinstance(summary, str)
         else Text("(no summary text)", style="dim")
     )
@@ -284,8 +295,12 @@ class EntryDetails(VerticalScroll):
 
     shown_entry: int | None = None
     """Index of the entry on display."""
+    shown_id: str | None = None
+    """Id of the entry on display (its index changes when a preview's file is indexed)."""
     shown_plain: bool = False
-    """Whether it was drawn before the Markdown renderer loaded (``markdown_loaded``)."""
+    """Whether its text is drawn plain: it was first drawn before the Markdown renderer loaded
+    (``markdown_loaded``), and it stays so while it is shown (drawn again for its token count
+    or the indexed file, it does not change its look under the reader's eyes)."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         """One static body, replaced as the cursor moves."""
@@ -295,9 +310,13 @@ class EntryDetails(VerticalScroll):
         self, entry: Any, tokens: int | None, label: str | None, *, rules: str, located: bool = True
     ) -> None:
         """Show ``entry`` from the top (``located``: see ``entry_renderable``)."""
+        same = self.shown_id is not None and entry.id == self.shown_id
+        self.shown_plain = not markdown_loaded() or (same and self.shown_plain)
         self.shown_entry = entry.index
-        self.shown_plain = not markdown_loaded()
+        self.shown_id = entry.id
         self.query_one("#details-body", Static).update(
-            entry_renderable(entry, tokens, label, rules=rules, located=located)
+            entry_renderable(
+                entry, tokens, label, rules=rules, located=located, markdown=not self.shown_plain
+            )
         )
         self.scroll_home(animate=False)

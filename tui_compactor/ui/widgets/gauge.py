@@ -115,6 +115,8 @@ class ContextGauge(Widget):
         self.message_text = "no node selected"
         self.provisional = False
         """The figures are a chars/4 count until the counter's table is loaded."""
+        self.draws = 0
+        """Renders so far (``ui.frames``: the first screen waits for the gauge's frame)."""
 
     def show(self, data: GaugeData | None, message: str = "", *, provisional: bool = False) -> None:
         """Draw ``data`` (or ``message`` when there is nothing to draw); ``provisional``: its
@@ -129,6 +131,7 @@ class ContextGauge(Widget):
 
     def render(self) -> Text:
         """Three lines: numbers, bar, sources."""
+        self.draws += 1
         data = self.data
         if data is None:
             return Text(self.message_text, style=self._style("dim"))

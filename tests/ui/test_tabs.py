@@ -1,0 +1,192 @@
+"""The preview's tabs (``ui/widgets/tabs.py``): one strip widget draws the tab bar and the
+panes after Details are made when first shown. What users rely on: the digit keys, ``left`` /
+``right`` on the focused strip, clicks on a title or the underline under it, focus moving into
+a pane showing its tab, the active tab's look, one ``TabActivated`` per change, at 80x24 and
+200x60."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.widgets import Static
+
+from tests.ui.app_helpers import TREE_COMPACTED, make_app, settle
+from tui_compactor.ui.panes import TABS
+from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel, TabStrip
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+SIZES = [(80, 24), (200, 60)]
+KEYS = {"1": "tab-details", "2": "tab-context", "3": "tab-plan", "4": "tab-diff"}
+KEYS |= {"5": "tab-compaction", "6": "tab-breakdown"}
+
+
+def _strip_rows(app: Any) -> tuple[str, str]:
+    """The strip's two rows as shown on screen."""
+    strip = app.query_one(TabStrip)
+    region = strip.region
+    lines = app.screen._compositor.render_strips()
+    return tuple(  # type: ignore[return-value]
+        lines[region.y + dy].crop(region.x, region.x + region.width).text for dy in (0, 1)
+    )
+
+
+def _activations(app: Any) -> list[str]:
+    """Record every ``TabActivated`` the preview posts (in order)."""
+    seen: list[str] = []
+    preview = app.query_one(TabbedPanes)
+    post = preview.post_message
+
+    def recording(message: Any) -> bool:
+        if isinstance(message, TabbedPanes.TabActivated):
+            seen.append(message.tab_id)
+        return bool(post(message))
+
+    preview.post_message = recording
+    return seen
+
+
+def _shown_pane(app: Any) -> str | None:
+    shown = [pane.id for pane in app.query(TabPanel) if pane.display]
+    assert len(shown) <= 1, shown
+    return shown[0] if shown else None
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_digit_keys_show_each_tab_with_its_title_marked(size: tuple[int, int]) -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        preview = app.query_one(TabbedPanes)
+        assert [pane.id for pane in app.query(TabPanel)] == ["tab-details"]  # the rest: later
+        for key, tab_id in [*KEYS.items(), ("1", "tab-details")]:
+            await pilot.press(key)
+            await settle(pilot)
+            assert preview.active == tab_id
+            assert _shown_pane(app) == tab_id
+            titles, bar = _strip_rows(app)
+            title = dict((each, name) for name, each in TABS)[tab_id]
+            column = app.query_one(TabStrip).column_of(tab_id)
+            assert column is not None and 0 <= column < len(titles)
+            assert titles[column : column + len(title)] == title[: len(titles) - column]
+            # The underline is heavy under the active title only.
+            assert bar[column] == "━" and set(bar[column : column + len(title)]) <= {"━"}
+            if column >= 1:
+                assert bar[column - 1] == "╸"
+        assert app.focused is app.query_one(SessionTree)  # digit keys leave the focus alone
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_clicks_on_a_title_or_its_underline_pick_the_tab_and_focus_the_strip(
+    size: tuple[int, int],
+) -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        seen = _activations(app)
+        strip = app.query_one(TabStrip)
+        picked = []
+        for wanted, row in (("tab-plan", 0), ("tab-diff", 1), ("tab-details", 0)):
+            # On a narrow strip the titles scroll with the active one: click a shown title.
+            tab_id = next(
+                tab_id
+                for tab_id in [wanted, *(each for _title, each in reversed(TABS))]
+                if (strip.column_of(tab_id) or -1) >= 1 and tab_id not in picked[-1:]
+            )
+            column = strip.column_of(tab_id)
+            assert column is not None
+            await pilot.click(TabStrip, offset=(column, row))
+            await settle(pilot)
+            assert app.query_one(TabbedPanes).active == tab_id
+            assert _shown_pane(app) == tab_id
+            assert app.focused is strip
+            picked.append(tab_id)
+        assert seen == picked  # one message per change
+        assert app.query(PlanView)  # built by the click
+        # A click past the last title picks nothing.
+        titles, _bar = _strip_rows(app)
+        if len(titles.rstrip()) < len(titles):
+            await pilot.click(TabStrip, offset=(len(titles) - 1, 0))
+            await settle(pilot)
+            assert seen == picked
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_left_and_right_on_the_focused_strip_step_through_the_tabs_and_wrap(
+    size: tuple[int, int],
+) -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        seen = _activations(app)
+        await pilot.press("tab")  # from the tree to the tab strip
+        strip = app.query_one(TabStrip)
+        assert app.focused is strip
+        order = [tab_id for _title, tab_id in TABS]
+        for step in range(1, len(order) + 1):
+            await pilot.press("right")
+            await settle(pilot)
+            assert app.query_one(TabbedPanes).active == order[step % len(order)]
+            # The active title stays on screen even where the titles do not all fit.
+            titles, _bar = _strip_rows(app)
+            title = TABS[step % len(order)][0]
+            assert title in titles, (titles, title)
+        await pilot.press("left")
+        await settle(pilot)
+        assert app.query_one(TabbedPanes).active == order[-1]
+        assert seen == [*order[1:], order[0], order[-1]]
+        # The focused strip draws its active tab in the block cursor's colours.
+        active = strip.get_component_rich_style("tab-strip--active")
+        assert active.bgcolor is not None
+        strip.blur()
+        await settle(pilot)
+        assert strip.get_component_rich_style("tab-strip--active").bgcolor != active.bgcolor
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_focus_moving_into_a_pane_shows_its_tab(size: tuple[int, int]) -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        assert app.query_one(TabbedPanes).active == "tab-plan"
+        seen = _activations(app)
+        app.query_one(EntryDetails).focus()  # a widget of a hidden pane
+        await settle(pilot)
+        assert app.query_one(TabbedPanes).active == "tab-details"
+        assert _shown_pane(app) == "tab-details"
+        assert seen == ["tab-details"]
+
+
+async def test_hovering_a_title_lights_it() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        strip = app.query_one(TabStrip)
+        column = strip.column_of("tab-plan")
+        assert column is not None
+        await pilot.hover(TabStrip, offset=(column, 0))
+        await settle(pilot)
+        assert strip.hovered == [tab_id for _t, tab_id in TABS].index("tab-plan")
+        await pilot.hover(SessionTree)
+        await settle(pilot)
+        assert strip.hovered is None
+
+
+async def test_the_first_screen_has_one_tab_widget_and_one_pane() -> None:
+    """The tab bar is one widget (Textual's took 13) and only the Details pane exists."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        preview = app.query_one(TabbedPanes)
+        assert sorted(type(child).__name__ for child in preview.children) == [
+            "TabPanel",
+            "TabStrip",
+        ]
+        assert not app.query(TabStrip).first().children
+        assert "select an entry" not in str(app.query_one("#details-body", Static).render())

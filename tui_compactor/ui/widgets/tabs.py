@@ -1,0 +1,347 @@
+"""The preview's tabs: one widget draws the tab bar, and each tab's pane is made when first shown.
+
+Textual's ``TabbedContent`` costs 19 widgets for six tabs (its tab bar holds a widget per tab, an
+underline and three containers; a pane per tab and a switcher), each styled and laid out before
+the first screen. ``TabStrip`` draws the same bar (labels, the active one highlighted, the
+underline under it; hover, focus and ``:ansi`` looks from the same theme variables) as a single
+widget, and ``TabbedPanes`` holds only the panes made so far: at start-up the Details pane.
+The app's content for a pane is mounted into it by ``ui.panes`` (``add_pane``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.console import RenderableType
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import AwaitMount, Widget
+
+PAD = 1
+"""Blank cells either side of a tab's title (the click target includes them)."""
+
+BAR = "━"
+HALF_RIGHT = "╸"
+HALF_LEFT = "╺"
+
+
+class TabStrip(Widget, can_focus=True):
+    """A row of tab titles over an underline that marks the active one.
+
+    ``left``/``right`` (when focused) and clicks (on a title or the underline under it) pick a
+    tab; the strip then asks its ``TabbedPanes`` to show it.
+    """
+
+    DEFAULT_CSS = """
+    TabStrip {
+        width: 1fr;
+        height: 2;
+        dock: top;
+        pointer: pointer;
+        & > .tab-strip--tab { color: $foreground 50%; }
+        & > .tab-strip--hover { color: $foreground; }
+        & > .tab-strip--active { color: $foreground; }
+        & > .tab-strip--bar {
+            color: $block-cursor-background;
+            background: $foreground 10%;
+        }
+        &:focus {
+            & > .tab-strip--bar { background: $foreground 30%; }
+            & > .tab-strip--active {
+                text-style: $block-cursor-text-style;
+                color: $block-cursor-foreground;
+                background: $block-cursor-background;
+            }
+        }
+        &:ansi {
+            & > .tab-strip--tab { text-style: dim; }
+            & > .tab-strip--active { text-style: not dim bold; }
+            & > .tab-strip--bar { background: $border-blurred; }
+        }
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "tab-strip--tab",
+        "tab-strip--hover",
+        "tab-strip--active",
+        "tab-strip--bar",
+    }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "previous_tab", "Previous tab", show=False),
+        Binding("right", "next_tab", "Next tab", show=False),
+    ]
+
+    ALLOW_SELECT = False
+
+    active: reactive[str] = reactive("", init=False)
+    """The id of the active tab (its pane's id)."""
+    hovered: reactive[int | None] = reactive(None, init=False)
+    """The index of the tab under the mouse."""
+
+    class Picked(Message):
+        """The user picked a tab (key or click)."""
+
+        def __init__(self, strip: TabStrip, tab_id: str) -> None:
+            self.strip = strip
+            self.tab_id = tab_id
+            super().__init__()
+
+    def __init__(self, tabs: list[tuple[str, str]], active: str) -> None:
+        """``tabs``: (title, id) in order; ``active``: the id shown first."""
+        super().__init__()
+        self.tabs = tabs
+        self.set_reactive(TabStrip.active, active)
+
+    # ----- geometry ----------------------------------------------------------------------
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Each tab's cells on the row, padding included: (start, end), end exclusive."""
+        out = []
+        x = 0
+        for title, _tab_id in self.tabs:
+            width = cell_len(title) + 2 * PAD
+            out.append((x, x + width))
+            x += width
+        return out
+
+    def scroll_x_for(self, width: int) -> int:
+        """How far the row is scrolled left so the active tab shows when the titles do not all
+        fit: centred on the active tab, never past either end."""
+        spans = self.spans()
+        total = spans[-1][1] if spans else 0
+        if total <= width:
+            return 0
+        index = self.index_of(self.active)
+        if index is None:
+            return 0
+        start, end = spans[index]
+        return max(0, min(total - width, (start + end) // 2 - width // 2))
+
+    def index_of(self, tab_id: str) -> int | None:
+        """The position of ``tab_id`` among the tabs, or None."""
+        for index, (_title, each) in enumerate(self.tabs):
+            if each == tab_id:
+                return index
+        return None
+
+    def column_of(self, tab_id: str) -> int | None:
+        """The column of the first cell of ``tab_id``'s title as drawn now, or None."""
+        index = self.index_of(tab_id)
+        if index is None:
+            return None
+        return self.spans()[index][0] + PAD - self.scroll_x_for(self.size.width)
+
+    def tab_at(self, x: int) -> int | None:
+        """The tab drawn at column ``x`` of the strip, or None."""
+        x += self.scroll_x_for(self.size.width)
+        for index, (start, end) in enumerate(self.spans()):
+            if start <= x < end:
+                return index
+        return None
+
+    # ----- drawing -----------------------------------------------------------------------
+
+    def render(self) -> RenderableType:
+        """The titles on the first row, the underline on the second."""
+        width = self.size.width
+        shift = self.scroll_x_for(width)
+        active = self.index_of(self.active)
+        style_of = self.get_component_rich_style
+        plain, hover, current = (
+            style_of("tab-strip--tab"),
+            style_of("tab-strip--hover"),
+            style_of("tab-strip--active"),
+        )
+        runs: list[tuple[str, Style]] = []
+        for index, (title, _tab_id) in enumerate(self.tabs):
+            style = current if index == active else hover if index == self.hovered else plain
+            padding = Style.from_color(bgcolor=style.bgcolor)  # as a widget's padding
+            runs += [(" " * PAD, padding), (title, style), (" " * PAD, padding)]
+        runs.append((" " * width, Style.from_color(bgcolor=plain.bgcolor)))  # the rest
+        row = Text(end="", no_wrap=True, overflow="crop")
+        for text, style in _merged(runs):
+            row.append(text, style)
+        row = row[shift : shift + width]
+        bar_style = style_of("tab-strip--bar")
+        bar = _underline(
+            width,
+            None if active is None else self._label_span(active, shift),
+            Style.from_color(bar_style.color),
+            Style.from_color(bar_style.bgcolor),
+        )
+        return Text("\n", end="").join([row, bar])
+
+    def _label_span(self, index: int, shift: int) -> tuple[int, int]:
+        start, end = self.spans()[index]
+        return start + PAD - shift, end - PAD - shift
+
+    def watch_active(self) -> None:
+        self.refresh()
+
+    def watch_hovered(self) -> None:
+        self.refresh()
+
+    # ----- input -------------------------------------------------------------------------
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self.hovered = self.tab_at(event.x) if event.y == 0 else None
+
+    def on_leave(self, _event: events.Leave) -> None:
+        self.hovered = None
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a title, or on the underline under it, picks that tab."""
+        event.stop()
+        self.focus()
+        index = self.tab_at(event.x)
+        if index is not None:
+            self.post_message(self.Picked(self, self.tabs[index][1]))
+
+    def action_next_tab(self) -> None:
+        """The next tab (after the last: the first)."""
+        self._step(1)
+
+    def action_previous_tab(self) -> None:
+        """The previous tab (before the first: the last)."""
+        self._step(-1)
+
+    def _step(self, step: int) -> None:
+        index = self.index_of(self.active)
+        index = 0 if index is None else (index + step) % len(self.tabs)
+        self.post_message(self.Picked(self, self.tabs[index][1]))
+
+
+def _merged(runs: list[tuple[str, Style]]) -> list[tuple[str, Style]]:
+    """Adjacent runs of the same style as one (the terminal gets one segment, as Textual's own
+    tab bar draws the padding between two tabs)."""
+    out: list[tuple[str, Style]] = []
+    for text, style in runs:
+        if out and out[-1][1] == style:
+            out[-1] = (out[-1][0] + text, style)
+        else:
+            out.append((text, style))
+    return out
+
+
+def _underline(
+    width: int, span: tuple[int, int] | None, highlight: Style, background: Style
+) -> Text:
+    """A bar ``width`` cells wide, heavy over ``span`` (start, end exclusive) with a half bar
+    either side of it, light elsewhere (as Textual's tab underline draws it at rest)."""
+    bar = Text(end="", no_wrap=True, overflow="crop")
+    if span is None:
+        bar.append(BAR * width, background)
+        return bar
+    start, end = max(span[0], 0), min(span[1], width)
+    if start >= end:
+        bar.append(BAR * width, background)
+        return bar
+    if start > 0:
+        bar.append(BAR * (start - 1) + HALF_RIGHT, background)
+    bar.append(BAR * (end - start), highlight)
+    if end < width:
+        bar.append(HALF_LEFT + BAR * (width - end - 1), background)
+    return bar
+
+
+class TabPanel(Widget):
+    """One tab's pane (the app mounts its content)."""
+
+    DEFAULT_CSS = """
+    TabPanel { height: auto; }
+    """
+
+
+class TabbedPanes(Widget):
+    """A tab strip over the active tab's pane; panes are added when first needed.
+
+    ``active`` is the shown tab's id; changing it (key, click, code) shows that pane (once it
+    is added) and posts ``TabActivated``. Focus moving into a pane makes its tab active.
+    """
+
+    DEFAULT_CSS = """
+    TabbedPanes { height: auto; }
+    """
+
+    active: reactive[str] = reactive("", init=False)
+    """The id of the active tab (its pane's id)."""
+
+    class TabActivated(Message):
+        """A tab became active (by the user or by code); ``pane`` is its pane when it exists
+        (a pane not added yet is added by the handler that builds it)."""
+
+        def __init__(self, tabbed: TabbedPanes, tab_id: str) -> None:
+            self.tabbed = tabbed
+            self.tab_id = tab_id
+            super().__init__()
+
+        @property
+        def control(self) -> TabbedPanes:
+            return self.tabbed
+
+    def __init__(
+        self,
+        tabs: list[tuple[str, str]],
+        *panes: TabPanel,
+        initial: str,
+        id: str | None = None,  # noqa: A002 - Textual's parameter name
+    ) -> None:
+        """``tabs``: (title, id) of every tab in order; ``panes``: those made now (each with its
+        tab's id); ``initial``: the tab shown first."""
+        super().__init__(*panes, id=id)
+        self.tabs = tabs
+        self.set_reactive(TabbedPanes.active, initial)
+        for pane in panes:
+            pane.display = pane.id == initial
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        """The strip (docked on top; the panes are the widget's children)."""
+        yield TabStrip(self.tabs, self.active)
+
+    @property
+    def strip(self) -> TabStrip:
+        """The tab bar."""
+        return self.query_one(TabStrip)
+
+    def pane(self, tab_id: str) -> TabPanel | None:
+        """The pane of ``tab_id`` if it was added."""
+        for child in self.children:
+            if isinstance(child, TabPanel) and child.id == tab_id:
+                return child
+        return None
+
+    def add_pane(self, tab_id: str, *content: Widget) -> AwaitMount:
+        """Add the pane of ``tab_id`` holding ``content`` (shown if its tab is active)."""
+        pane = TabPanel(*content, id=tab_id)
+        pane.display = tab_id == self.active
+        return self.mount(pane)
+
+    def watch_active(self, old: str, new: str) -> None:
+        """Show the active pane, mark its tab and say so."""
+        with self.app.batch_update():
+            for child in self.children:
+                if isinstance(child, TabPanel):
+                    child.display = child.id == new
+            self.strip.active = new
+        self.post_message(self.TabActivated(self, new))
+
+    def on_tab_strip_picked(self, message: TabStrip.Picked) -> None:
+        message.stop()
+        self.active = message.tab_id
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Focus moved into a pane (a key, a click, code): its tab becomes the active one."""
+        for node in event.widget.ancestors_with_self:
+            if node is self:
+                return
+            if isinstance(node, TabPanel) and node.parent is self:
+                if node.id and node.id != self.active:
+                    self.active = node.id
+                return
