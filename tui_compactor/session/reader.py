@@ -51,6 +51,14 @@ from tui_compactor.session.model import (
     seal_command,
     written_by_us,
 )
+from tui_compactor.session.omp_open import (
+    content_fault,
+    content_fault_of,
+    message_usage_fault,
+    missing_message_fault,
+    null_line_fault,
+    usage_fault,
+)
 from tui_compactor.session.session import (
     Refresh,
     Session,
@@ -212,7 +220,8 @@ def _skip_space(text: str, at: int) -> int:
 
 
 def _object_key(text: str, at: int) -> tuple[str, int]:
-    """Parse ``"key" :`` at ``at`` (after whitespace); returns the key and the next index."""
+    """Parse ``"key" :`` at ``at`` (after whitespace); returns the key and the index of the
+    value (whitespace after the colon skipped)."""
     at = _skip_space(text, at)
     if text[at : at + 1] != '"':
         raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, at)
@@ -220,7 +229,7 @@ def _object_key(text: str, at: int) -> tuple[str, int]:
     at = _skip_space(text, at)
     if text[at : at + 1] != ":":
         raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
-    return key, at + 1
+    return key, _skip_space(text, at + 1)
 
 
 def decode_deep(text: str, keep_depth: int = DEEP_KEEP_DEPTH) -> Any:
@@ -735,8 +744,12 @@ class _Scanner:
                                             call_id = block.get("id")
                                             if type(call_id) is str:
                                                 call_ids.append(call_id)
-                            elif type(content) is str and content.strip():
-                                has_text = True
+                                    elif block is None:
+                                        s._omp_context_faults[index] = content_fault_of(content)
+                            elif type(content) is str:
+                                has_text = bool(content.strip())
+                            else:
+                                s._omp_context_faults[index] = content_fault_of(content)
                             if call_ids:
                                 stop = message.get("stopReason")
                                 calls_of[index] = (tuple(call_ids), stop in ("aborted", "error"))
@@ -744,10 +757,19 @@ class _Scanner:
                                 stop = message.get("stopReason")
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
+                            usage = message.get("usage")
+                            if type(usage) is not dict or usage.get("cost") is None:
+                                fault = usage_fault(usage)
+                                if fault is not None:
+                                    s._omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:
                                 result_call[index] = call_id
+                            if message.get("toolName") == "task":
+                                fault = message_usage_fault(role, message)
+                                if fault is not None:
+                                    s._omp_faults.append((line_no, offset, entry_id, fault))
                         if parent_id is None:
                             parent = None
                         else:
@@ -852,6 +874,8 @@ class _Scanner:
                     (line_no, offset, entry_id if isinstance(entry_id, str) else None, where)
                 )
         if not isinstance(obj, dict):
+            if obj is None:
+                s._omp_faults.append((line_no, offset, None, null_line_fault()))
             kind = "null" if obj is None else type(obj).__name__
             kind = {"str": "string", "list": "array", "bool": "boolean", "float": "number",
                     "int": "number"}.get(kind, kind)  # fmt: skip
@@ -1149,6 +1173,9 @@ class _Scanner:
                     if role == "hookMessage" and version is not None and version < 3:
                         role = "custom"
                     self._message_facts(index, role, message)
+                    fault = message_usage_fault(role, message)
+                    if fault is not None:
+                        s._omp_faults.append((line_no, offset, entry_id, fault))
                 else:
                     s._diag(
                         WARN,
@@ -1159,6 +1186,10 @@ class _Scanner:
                         entry_id,
                     )
             else:
+                if message is None:
+                    s._omp_faults.append(
+                        (line_no, offset, entry_id, missing_message_fault(entry_id))
+                    )
                 s._diag(
                     WARN,
                     "message-invalid",
@@ -1186,6 +1217,8 @@ class _Scanner:
             s._unknown_types.setdefault(type_name, []).append((line_no, offset))
             if s._omp_entry_type is None and type_name in OMP_ONLY_TYPES:
                 s._omp_entry_type = type_name
+            if type_name == "model_usage" and (fault := usage_fault(obj.get("usage"))):
+                s._omp_faults.append((line_no, offset, entry_id, fault))
         if ours:
             s._ours.append(index)
         if v1:
@@ -1222,6 +1255,9 @@ class _Scanner:
         s = self.s
         if role == "assistant":
             content = message.get("content")
+            fault = content_fault(content)
+            if fault is not None:
+                s._omp_context_faults[index] = fault
             stop_reason = message.get("stopReason")
             if not _has_text(content) and (not stop_reason or stop_reason in ("stop", "toolUse")):
                 s._quiet_assistants.add(index)  # pi's /tree hides these (tool calls only)
@@ -2094,6 +2130,7 @@ def _rollback_last_line(s: Session) -> None:
     line_no = s.line_count
     s._line_diags = [d for d in s._line_diags if d.line != line_no]
     s._fragments = {k: v for k, v in s._fragments.items() if v != line_no}
+    s._omp_faults.retract(line_no)
     s._torn_line = None
     s.line_count = line_no - 1
     s._end_offset = start

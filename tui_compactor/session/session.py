@@ -33,6 +33,7 @@ from tui_compactor.session.model import (
     Severity,
     Verdict,
 )
+from tui_compactor.session.omp_open import FaultLines
 
 __all__ = [
     "ChildLists",
@@ -377,6 +378,12 @@ class Session:
         """The first entry type in file order that only oh-my-pi writes (``flavor``)."""
         self._omp_compactions: dict[int, str] = {}
         """Compaction index -> the oh-my-pi-only field it carries, as ``flavor`` words it."""
+        self._omp_faults = FaultLines()
+        """(line, byte offset, entry id, why) of each line oh-my-pi's loader fails on
+        (``omp_open``)."""
+        self._omp_context_faults: dict[int, str] = {}
+        """Assistant message index -> why oh-my-pi fails when it is in the context it builds
+        (``omp_open``)."""
         self._v1_first_kept: dict[int, str | None] = {}
         self._v1_first_kept_raw: dict[int, Any] = {}
         self._unresolved: list[tuple[int, str]] = []

@@ -734,7 +734,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         counting what the Issues view lists."""
         from tui_compactor.session.flavor import session_issues
 
-        diagnostics = session_issues(session)
+        diagnostics = session_issues(session, self.settings.rules)
         if not diagnostics:
             return
         first_problem = diagnostics[0]

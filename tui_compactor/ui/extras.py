@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import work
@@ -62,7 +62,7 @@ class SessionExtras(_Base):
             return
         from tui_compactor.session.flavor import session_issues
 
-        issues = session_issues(session)
+        issues = session_issues(session, cast(Any, self).settings.rules)
         if not issues:
             self.notify("no issues: the file loaded cleanly", timeout=3)
             return

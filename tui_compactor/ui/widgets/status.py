@@ -62,7 +62,7 @@ class SessionStatus(Static):
             line.append(f"  {verdict}", style=verdict_style)
         from tui_compactor.session.flavor import session_issues
 
-        issues = session_issues(session)  # what the Issues view lists
+        issues = session_issues(session, rules)  # what the Issues view lists
         self.has_issues = bool(issues)
         if issues:
             line.append(f" ({issue_count(len(issues))} · I)", style="yellow underline")
