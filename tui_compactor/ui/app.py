@@ -1644,6 +1644,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     stale.leaf,
                     self._added_since(handle, before),
                     panel=panel,
+                    reloaded=stale.reloaded,
                 )
             )
             return
@@ -1747,6 +1748,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_write_stale(self, message: WriteStale) -> None:
         """The file grew before a write: nothing was written; show the new plan, ask again."""
+        if message.reloaded:
+            self._stale_after_reload(message)
+            return
         self.after_growth(message.added, announce=False)
         title = "the session grew: nothing written"
         if message.kind == "compaction":
@@ -1778,6 +1782,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 "asking again with the new entries", title=title, severity="warning", timeout=8
             )
             self.ask_undo(message.target)
+
+    def _stale_after_reload(self, message: WriteStale) -> None:
+        """The file was rewritten on disk and loaded again after the write was proposed:
+        nothing was written. A compaction is planned again on the file as it is now; a move
+        or an undo is not asked again (its node was found in the old file: the user chooses
+        again in the tree as it is now)."""
+        title = "the file was rewritten on disk: nothing written"
+        what = {"compaction": "this compaction", "navigate": "the move", "undo": "the undo"}
+        said = (
+            f"{what.get(message.kind, 'this write')} was made for the file as it was before it "
+            "was rewritten and loaded again, so it was not written"
+        )
+        if message.kind == "compaction":
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
+            self._update_status()
+            self.close_review(
+                f"{said}. The plan was made again on the file as it is now (Plan tab): r "
+                "summarizes it, a accepts."
+            )
+            self.state.plan_leaf = self._loaded().leaf  # indices of the old file mean nothing now
+            self.state.plan_cut = None
+            self.action_show_tab("tab-plan")
+            self.request_plan()
+            said += ": planned again on the file as it is now"
+        else:
+            said += ": choose again in the tree as it is now"
+        self.notify(said, title=title, severity="warning", timeout=10)
 
     def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
@@ -1939,6 +1970,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     stale.leaf,
                     self._added_since(handle, int(before or 0)),
                     target=target,
+                    reloaded=stale.reloaded,
                 )
             )
             return
@@ -2057,6 +2089,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     stale.leaf,
                     self._added_since(handle, before),
                     target=compaction,
+                    reloaded=stale.reloaded,
                 )
             )
             return

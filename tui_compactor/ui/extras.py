@@ -121,8 +121,18 @@ class SessionExtras(_Base):
         what.append_text(describe_node(session, selected, rules=app.settings.rules))
 
         def chosen(text: str | None) -> None:
-            if text is not None and app.handle is handle:
-                self.append_label(handle, selected, text, basis)
+            if text is None:
+                return
+            if app.handle is not handle:  # the file was rewritten and loaded again meanwhile
+                app.notify(
+                    "the file was rewritten on disk and loaded again while the label was "
+                    "typed: not written (its entry was found in the old file); label it again",
+                    title="label not written",
+                    severity="warning",
+                    timeout=10,
+                )
+                return
+            self.append_label(handle, selected, text, basis)
 
         self.push_screen(LabelDialog(what, session.label_of(selected)), chosen)
 

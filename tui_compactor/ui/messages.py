@@ -233,7 +233,8 @@ class CompactionAppendFailed(Message):
 
 
 class WriteStale(Message):
-    """A write was not made because the session grew since it was proposed.
+    """A write was not made because the session grew since it was proposed (``reloaded``:
+    the file was rewritten on disk and loaded again since).
 
     ``kind`` is ``compaction``, ``navigate`` or ``undo``; ``leaf`` the file's leaf now;
     ``added`` the entries the refresh found; ``panel`` the compaction panel (compaction only);
@@ -249,9 +250,11 @@ class WriteStale(Message):
         *,
         panel: Any = None,
         target: int | None = None,
+        reloaded: bool = False,
     ) -> None:
         super().__init__()
         self.kind = kind
+        self.reloaded = reloaded
         self.reason = reason
         self.leaf = leaf
         self.added = added
