@@ -23,6 +23,7 @@ from tui_compactor.engine.messages import message_from_entry
 from tui_compactor.engine.plan import CompactionPlan, prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session.table import EntryView
 
 __all__ = ["DEPENDENCY_KINDS", "CutRow", "Dependency", "CutSweep", "cut_sweep"]
 
@@ -202,7 +203,7 @@ def cut_sweep(
         crossing += delta[offset]
         counts[offset] = crossing
     region_total = tokens[0]
-    path = plan._path or [entries[index] for index in branch]
+    path = plan._path or EntryView(entries, branch)
     for position in points:
         kept = tokens[position - start]
         sweep.rows.append(

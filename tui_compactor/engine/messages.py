@@ -279,23 +279,34 @@ class LazyMessage:
     record it ever looked at.
     """
 
-    __slots__ = ("_message", "_entry")
+    __slots__ = ("_message", "_entry", "_index")
 
     def __init__(self, message: dict[str, Any] | None, entry: Any) -> None:
         self._message = message
-        self._entry = entry
+        # A lazily read session builds an ``Entry`` each time one is read (``EntryTable``):
+        # held by every item of a 200,000-message context, they would cost ~70 MB. Such an
+        # item keeps the entry's record source and index instead and rebuilds the entry.
+        source = getattr(entry, "_source", None)
+        if source is not None and hasattr(source, "entry_at"):
+            self._entry = source
+            self._index = entry.index
+        else:
+            self._entry = entry
+            self._index = -1
 
     @property
     def entry(self) -> Any:
         """The entry the message comes from (None when made without one)."""
-        return self._entry
+        if self._index < 0:
+            return self._entry
+        return self._entry.entry_at(self._index)
 
     @property
     def message(self) -> dict[str, Any]:
         """The agent message (``{}`` when the entry carries none)."""
         if self._message is not None:
             return self._message
-        entry = self._entry
+        entry = self.entry
         derived = message_from_entry(entry) if entry is not None else None
         message = derived if derived is not None else {}
         if getattr(entry, "_source", None) is None:

@@ -64,6 +64,7 @@ from tui_compactor.session.session import (
     Session,
     _LazyRecords,
     gc_paused,
+    release_free_memory,
     timestamp_key,
 )
 
@@ -683,7 +684,27 @@ class _Scanner:
         process = self.process_line
         loads = _fast_loads
         fast_errors = _FAST_ERRORS
-        entries = s.entries
+        # The entry's columns (``EntryTable.add``, inlined: a call per line costs ~5%).
+        table = s._table
+        ids_add, parents_add = table._ids.append, table._parents.append
+        types_add, roles_add = table._types.append, table._roles.append
+        message_code = table._type_names.code("message")
+        role_code = table._role_names.code
+        lines_of = table._lines
+        lines_add, offsets_add, sizes_add = (
+            lines_of.append,
+            table._offsets.append,
+            table._sizes.append,
+        )
+        broken_ids = table._parent_ids
+        stamps = table.timestamps
+        packed = stamps._packed
+        if keep := self.keep:
+            if table._records is None:
+                table._records = [None] * len(table)
+            records_add = table._records.append
+        elif self.source is not None:
+            table._source = self.source
         latest = s._latest
         add_child = s._children.add
         add_child_slot = s._children.append_entry
@@ -698,11 +719,9 @@ class _Scanner:
         odd = self.odd
         switches = odd.tip_switches
         roles = _ROLES
-        keep = self.keep
-        source = None if keep else self.source
         on_record = self.on_record
         line_no = s.line_count
-        index = len(entries)
+        index = len(table)
         added = False
         for raw in lines:
             line_no += 1
@@ -776,29 +795,43 @@ class _Scanner:
                             parent = latest.get(parent_id)
                             if parent is None:
                                 unresolved.append((index, parent_id))
-                            else:
-                                parent_id = entries[parent].id  # one string object per id
+                                broken_ids[index] = parent_id
                         timestamp = obj.get("timestamp")
                         if type(timestamp) is not str:
                             timestamp = ""
-                        if len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[10] == "T":
+                        if (len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[10] == "T"
+                                and timestamp.isascii()):  # fmt: skip
+                            # pi's shape: its own sort key, packed (compared as bytes).
                             key = timestamp
+                            stamp = timestamp.encode("ascii")
+                            if parent is not None:
+                                start = parent * 24
+                                if (stamp < packed[start : start + 24] or stamps._keys
+                                        or stamps._other) and key < ts_keys[parent]:  # fmt: skip
+                                    odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
+                                                  lines_of[parent])  # fmt: skip
+                            packed += stamp
                         else:
                             key = timestamp_key(timestamp)
-                        if not key or (parent is not None and key < ts_keys[parent]):
-                            if parent is None:
-                                odd.timestamp(obj, key, None, line_no, offset, None)
-                            else:
-                                odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
-                                              entries[parent].line)  # fmt: skip
-                        entries.append(
-                            Entry(index, entry_id, parent_id, "message", timestamp, line_no,
-                                  offset, size, role, parent, obj if keep else None, source)
-                        )  # fmt: skip
+                            if not key or (parent is not None and key < ts_keys[parent]):
+                                if parent is None:
+                                    odd.timestamp(obj, key, None, line_no, offset, None)
+                                else:
+                                    odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
+                                                  lines_of[parent])  # fmt: skip
+                            stamps.append(timestamp, key)
+                        ids_add(entry_id)
+                        parents_add(-1 if parent is None else parent)
+                        types_add(message_code)
+                        roles_add(role_code(role))
+                        lines_add(line_no)
+                        offsets_add(offset)
+                        sizes_add(size)
+                        if keep:
+                            records_add(obj)
                         if on_record is not None:
-                            on_record(entries[index], obj)  # v3: nothing to migrate
+                            on_record(table[index], obj)  # v3: nothing to migrate
                         add_child_slot()
-                        ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
                             settings_above.append(-1)
@@ -821,7 +854,7 @@ class _Scanner:
                 added = False
             s.line_count = line_no - 1
             process(raw, offset, True)
-            index = len(entries)
+            index = len(table)
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
@@ -1546,9 +1579,10 @@ TOOL_WALK_LIMIT = 10_000
 def _chain_is_broken(s: Session, index: int) -> bool:
     """True if the path from ``index`` to its root starts at a broken link."""
     root = index
-    entries = s.entries
-    while entries[root].parent is not None:
-        root = entries[root].parent  # type: ignore[assignment]
+    parent = s.parent_of(root)
+    while parent is not None:
+        root = parent
+        parent = s.parent_of(root)
     return s.broken_parent(root) is not None
 
 
@@ -1563,22 +1597,25 @@ def _check_tool_pairs(s: Session) -> None:
     calls_of = s._calls
     answered: dict[int, set[str]] = {}  # assistant index -> its calls that have a result
     unknown_pairing: set[str] = set()
+    parent_of, type_of, role_of = s.parent_of, s.type_of, s._table.role_of
+    parents = s._table._parents
     for index, call_id in s._result_call.items():
-        node = entries[index].parent
+        first = parents[index]
         # Usually the parent is the assistant that made the call (only assistant messages
         # have calls): matched without a walk.
-        if node is not None:
-            node_calls = calls_of.get(node)
+        if first >= 0:
+            node_calls = calls_of.get(first)
             if node_calls is not None and call_id in node_calls[0]:
-                answered.setdefault(node, set()).add(call_id)
+                answered.setdefault(first, set()).add(call_id)
                 continue
+        node = first if first >= 0 else None
         steps = 0
         verdict = "unknown"
         while node is not None and steps < TOOL_WALK_LIMIT:
             steps += 1
-            other = entries[node]
-            if other.type == "message":
-                if other.role == "assistant":
+            if type_of(node) == "message":
+                role = role_of(node)
+                if role == "assistant":
                     node_calls = calls_of.get(node)
                     if node_calls is not None and call_id in node_calls[0]:
                         answered.setdefault(node, set()).add(call_id)
@@ -1586,12 +1623,12 @@ def _check_tool_pairs(s: Session) -> None:
                     else:
                         verdict = "orphan"
                     break
-                if other.role is None:
+                if role is None:
                     break  # unreadable message: pairing unknown
-                if other.role != "toolResult":
+                if role != "toolResult":
                     verdict = "orphan"
                     break
-            node = other.parent
+            node = parent_of(node)
         else:
             # No assistant above: an orphan, unless a broken link cut the chain (or the walk
             # hit its bound), in which case the pairing is unknown.
@@ -1810,11 +1847,14 @@ def load_session(
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
+            session = _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
             return session
+    if session._end_offset >= LAZY_THRESHOLD:
+        release_free_memory()  # what parsing a big file left behind
+    return session
 
 
 def _load(
@@ -1862,7 +1902,7 @@ def _load(
         finished = scanner.scan(0, 0, size, progress, cancel)
         if scanner.over_limit and limit is not None:
             message = _too_many_entries(len(session.entries), size, limit, False)
-            session.entries.clear()  # the partial index goes; the refusal stays
+            session._table.clear()  # the partial index goes; the refusal stays
             _io_failure(session, message, "memory-limit")
             return session
         session.complete = finished

@@ -2408,10 +2408,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         rules = self.settings.rules
         with handle.read() as snapshot:
             session = snapshot.session
-            entries = session.entries[: snapshot.entry_count]
-        for done, entry in enumerate(entries, 1):
+            count = snapshot.entry_count
+        entries = session.entries  # a refresh only appends: the first ``count`` stay as read
+        for done in range(1, count + 1):
             if worker.is_cancelled:
                 return
+            entry = entries[done - 1]
             if needle in entry_search_text(session, entry, rules).casefold():
                 matches.add(entry.index)
             if done % SEARCH_BATCH == 0:
