@@ -15,7 +15,7 @@ from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.engine.deps import cut_sweep
 from tui_compactor.engine.hindsight import audit_compaction
 from tui_compactor.ui.screens.timeline import TimelineScreen
-from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.analysis import BreakdownView, sweep_renderable
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -159,6 +159,40 @@ async def test_each_valid_cut_shows_its_dependency_count() -> None:
         assert tree.cut_dependencies == expected
         row = tree.row_text(tree.row_of_entry[earlier], 120).plain
         assert f"✂ cut · {deps_words(expected[earlier])}" in row
+
+
+async def test_cut_moves_redraw_the_sweep_without_sweeping_again() -> None:
+    """``[`` / ``]`` only move the cut within the same valid cuts: the sweep drawn after each
+    of twenty moves (in either direction) is the one a fresh sweep of the new plan draws,
+    crossing counts on the rows included, and no sweep worker ran for any of the moves."""
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        sweeps: list[int] = []
+        compute_sweep = app.compute_sweep
+
+        def counted(*args: Any) -> Any:
+            sweeps.append(args[-1])
+            return compute_sweep(*args)
+
+        app.compute_sweep = counted  # type: ignore[method-assign]
+        tree = app.query_one(SessionTree)
+        for number in range(20):
+            before = app.plan
+            await pilot.press("left_square_bracket" if number % 5 < 3 else "right_square_bracket")
+            await settle(pilot)
+            plan = app.plan
+            assert plan is not before
+            fresh = cut_sweep(app.session, plan.leaf, app.settings, app.counter, plan=plan)
+            shown = sweep_text(app)
+            app.show_sweep(sweep_renderable(fresh, app.session))
+            assert shown == sweep_text(app), number
+            assert tree.cut_dependencies == {
+                row.entry_index: row.dependencies for row in fresh.rows
+            }
+        assert sweeps == []
 
 
 async def test_compaction_node_shows_its_hindsight_audit() -> None:

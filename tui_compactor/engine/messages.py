@@ -132,7 +132,12 @@ def dict_blocks(content: Any) -> Iterator[dict[str, Any]]:
 
 
 def text_of(
-    content: Any, joiner: str = "", *, images: str | None = None, tool_calls: bool = False
+    content: Any,
+    joiner: str = "",
+    *,
+    images: str | None = None,
+    tool_calls: bool = False,
+    calls: list[dict[str, Any]] | None = None,
 ) -> str:
     """The readable text of a message ``content``: the one content-to-text rule.
 
@@ -144,18 +149,30 @@ def text_of(
         joiner: put between the parts.
         images: when given, each image block reads as this text (e.g. ``[image]``).
         tool_calls: when True, each tool call reads as ``name(first argument)``.
+        calls: when given, each tool-call block is appended to it (for a reader of both the
+            text and the calls: one pass over the blocks).
     """
     if isinstance(content, str):
         return content
+    if not isinstance(content, list):
+        return ""
     parts: list[str] = []
-    for block in dict_blocks(content):
+    for block in content:
+        if not isinstance(block, dict):
+            continue
         kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "image" and images is not None:
-            parts.append(images)
-        elif kind == "toolCall" and tool_calls:
-            parts.append(f"{block.get('name', '?')}({_first_argument(block.get('arguments'))})")
+        if kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        elif kind == "image":
+            if images is not None:
+                parts.append(images)
+        elif kind == "toolCall":
+            if calls is not None:
+                calls.append(block)
+            if tool_calls:
+                parts.append(f"{block.get('name', '?')}({_first_argument(block.get('arguments'))})")
     return joiner.join(parts)
 
 
@@ -167,12 +184,15 @@ def _first_argument(arguments: Any) -> str:
     return ""
 
 
-def message_text(message: dict[str, Any], *, brief: bool = False) -> str:
+def message_text(
+    message: dict[str, Any], *, brief: bool = False, calls: list[dict[str, Any]] | None = None
+) -> str:
     """The readable text of a message of any role (summaries, shell runs, content).
 
     ``brief`` is for one-line previews: a shell run is only its command, parts are joined with
     spaces, tool calls and images are named. Otherwise a shell run includes its output and the
-    text parts are joined with newlines (what the summary audit reads).
+    text parts are joined with newlines (what the summary audit reads). ``calls``: as for
+    ``text_of``.
     """
     role = message.get("role")
     if role in ("branchSummary", "compactionSummary"):
@@ -183,8 +203,8 @@ def message_text(message: dict[str, Any], *, brief: bool = False) -> str:
         return command if brief else f"{command}\n{_str(message.get('output'))}".strip()
     content = message.get("content")
     if brief:
-        return text_of(content, " ", images="[image]", tool_calls=True)
-    return text_of(content, "\n")
+        return text_of(content, " ", images="[image]", tool_calls=True, calls=calls)
+    return text_of(content, "\n", calls=calls)
 
 
 def _str(value: Any) -> str:

@@ -499,8 +499,9 @@ class _Scanner:
         self.over_limit = False
         self.hash_thread: bool | None = None
         """Hash big scans on a helper thread; None: when a core is idle (``_core_idle``)."""
-        self.on_record: Callable[[Entry, dict[str, Any]], None] | None = None
-        """Called with each entry indexed and its parsed, migrated record (``load_session``)."""
+        self.on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None
+        """Called with each entry indexed, its parsed, migrated record and its line's bytes
+        (``load_session``)."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -830,7 +831,7 @@ class _Scanner:
                         if keep:
                             records_add(obj)
                         if on_record is not None:
-                            on_record(table[index], obj)  # v3: nothing to migrate
+                            on_record(table[index], obj, raw)  # v3: nothing to migrate
                         add_child_slot()
                         if parent is None:
                             depths.append(0)
@@ -1281,7 +1282,7 @@ class _Scanner:
                 record = obj
                 if version is not None and version < CURRENT_VERSION:
                     migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
-            self.on_record(entry, record)
+            self.on_record(entry, record, raw)
 
     def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
         """Remember tool-call ids and results (small) for the orphan/dangling checks."""
@@ -1828,7 +1829,7 @@ def load_session(
     *,
     lazy: bool | None = None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
+    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
@@ -1839,8 +1840,9 @@ def load_session(
     bytes are lazy. ``digest=False`` skips the sha256 of the file, for callers that never
     write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
     the append gate refuses and a refresh reloads. ``on_record`` sees each entry with its
-    parsed (migrated, read-only) record as it is indexed, so a pass over most records needs
-    no second read of the file; it must not raise. ``hash_thread`` hashes a big file on a
+    parsed (migrated, read-only) record and the bytes of its line (without the newline) as
+    it is indexed, so a pass over most records needs no second read of the file; it must
+    not raise. ``hash_thread`` hashes a big file on a
     helper thread (True), inline (False), or on the thread only when a core is idle (None):
     measured under load, a lone process loads faster hashing inline, the app (whose UI thread
     shares the process) faster with the thread.
@@ -1863,7 +1865,7 @@ def _load(
     cancel: threading.Event | None,
     lazy: bool | None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
+    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     session = Session(path)

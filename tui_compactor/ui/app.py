@@ -12,7 +12,7 @@ import functools
 import importlib
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -61,7 +61,7 @@ from tui_compactor.ui.bindings import (
     validated_keymap,
 )
 from tui_compactor.ui.commands import CompactorCommands
-from tui_compactor.ui.extras import SessionExtras, entry_search_text
+from tui_compactor.ui.extras import SessionExtras, entry_search_text, match_rows
 from tui_compactor.ui.frames import FrameWaits
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
@@ -2387,13 +2387,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.state.search_query and self.handle is not None:
             # After the frame without the search box: the search worker would take the GIL
             # from it half of the time.
-            self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
+            self.call_after_refresh(
+                self.find_matches,
+                self.handle,
+                self.state.search_query,
+                self.query_one(SessionTree).row_of_entry,
+            )
         else:
             self.query_one(SessionTree).clear_search()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def find_matches(self, handle: SessionHandle, query: str) -> None:
-        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive)."""
+    def find_matches(
+        self, handle: SessionHandle, query: str, positions: Mapping[int, int] | None = None
+    ) -> None:
+        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive),
+        and their rows in ``positions`` (the tree's when the search started)."""
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
@@ -2410,7 +2418,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 matches.add(entry.index)
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
-        self.post_message(SearchDone(query, matches, handle))
+        rows = None if positions is None else (positions, match_rows(positions, matches))
+        self.post_message(SearchDone(query, matches, handle, rows))
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
@@ -2420,6 +2429,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
+        if message.rows is not None:
+            self.remember_match_rows(message.rows[0], matches, message.rows[1])
         visible = len(self.shown_match_rows())
         self.notify(
             f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"

@@ -213,9 +213,16 @@ class SessionExtras(_Base):
         ):
             return cached[2]
         positions = tree.row_of_entry
-        shown = sorted(row for row in map(positions.get, tree.search_matches) if row is not None)
+        shown = match_rows(positions, tree.search_matches)
         self._match_rows = (positions, tree.search_matches, shown)
         return shown
+
+    def remember_match_rows(
+        self, positions: Mapping[int, int], matches: set[int], shown: list[int]
+    ) -> None:
+        """``match_rows`` of a search, computed off the UI thread on the rows it started on
+        (used while the tree shows those rows and those matches)."""
+        self._match_rows = (positions, matches, shown)
 
     def report_search_position(self, number: int, wrapped: bool, step: int) -> None:
         """Say which visible match the cursor is on (``number`` counts from 0 in
@@ -235,3 +242,9 @@ class SessionExtras(_Base):
         self.notify(
             text, title="search", timeout=3, severity="warning" if wrapped else "information"
         )
+
+
+def match_rows(positions: Mapping[int, int], matches: set[int]) -> list[int]:
+    """Rows of ``matches`` that have one in ``positions`` (entry -> row), ascending: tens of
+    milliseconds for a common word in a 100k-entry session, so the search worker makes them."""
+    return sorted(row for row in map(positions.get, matches) if row is not None)
