@@ -332,7 +332,11 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
             "context --breakdown": ["context", str(big), "--breakdown"],
             "plan --sweep": ["plan", str(big), "--sweep"],
             "audit": ["audit", str(big)],
+            # The same with the work kept in one process (no forked copy beside the load, as
+            # on a busy machine): what the audit costs in CPU without a second core.
+            "audit one-process": ["audit", str(big)],
         }
+        one_process = dict(env, TUI_COMPACTOR_NO_FORK="1")
         # Interleaved (plan, breakdown, sweep, audit, plan, ...) after one warm-up round, so
         # a busy machine slows every command alike and the ratios stay fair.
         samples: dict[str, list[float]] = {name: [] for name in commands}
@@ -343,7 +347,8 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
                 started = time.perf_counter()
                 subprocess.run(
                     [sys.executable, "-m", "tui_compactor", *args, "--json"],
-                    cwd=ROOT, capture_output=True, check=True, env=env,
+                    cwd=ROOT, capture_output=True, check=True,
+                    env=one_process if name.endswith("one-process") else env,
                 )  # fmt: skip
                 if round_number:
                     samples[name].append(time.perf_counter() - started)
@@ -365,7 +370,10 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
                 ratio=ratio, target=f"<={ANALYSIS_RATIO_TARGET:.0f}x plan",
                 ok=ratio <= ANALYSIS_RATIO_TARGET,
             )  # fmt: skip
-        rows.append(_row(f"{name} process 100k", median, best, runs, notes=note, **extra))
+        case = f"{name.removesuffix(' one-process')} process 100k"
+        if name.endswith("one-process"):
+            case += ", one process"
+        rows.append(_row(case, median, best, runs, notes=note, **extra))
 
     session = load_session(big)
     counter = get_counter("cl100k")

@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - a declared dependency; the stdlib path
 __all__ = [
     "BIDI_CONTROLS",
     "TerminalSafeStream",
+    "cut_cells",
     "ZERO_WIDTH",
     "escape_markup",
     "JsonText",
@@ -138,6 +139,29 @@ def _cut_graphemes(text: str, max_len: int) -> str:
         return ""
     keep = max_len - 1  # room for the ellipsis
     while keep > 0 and _continues_grapheme(text, keep):
+        keep -= 1
+    return text[:keep] + "…"
+
+
+def cut_cells(text: str, cells: int) -> str:
+    """Cut ``text`` to at most ``cells`` terminal columns on a grapheme boundary, ending with
+    ``…`` when cut. A CJK character or an emoji takes two columns, a combining mark none, so a
+    cap in characters can overflow twice over; a cap on screen is a cap in cells."""
+    from rich.cells import cell_len  # lazily: the commands never cut by cells
+
+    if cell_len(text) <= cells:
+        return text
+    if cells <= 0:
+        return ""
+    room = cells - 1  # the ellipsis takes one column
+    keep, over = 0, len(text)  # the longest prefix that fits: text[:keep] fits, text[:over] not
+    while over - keep > 1:
+        middle = (keep + over) // 2
+        if cell_len(text[:middle]) <= room:
+            keep = middle
+        else:
+            over = middle
+    while 0 < keep < len(text) and _continues_grapheme(text, keep):
         keep -= 1
     return text[:keep] + "…"
 

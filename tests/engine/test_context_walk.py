@@ -254,7 +254,7 @@ def reference_context_omp(session: Any, leaf: int) -> dict[str, Any]:
             level = data.get("thinkingLevel")
             thinking = level if level is not None else "off"
         elif entry.type == "model_change" and data.get("model"):
-            role = str(data.get("role") or "default")
+            role = "default" if data.get("role") is None else str(data["role"])  # role ?? …
             models[role] = str(data["model"])
             explicit = explicit or role == "default"
         elif entry.type == "message" and entry.role == "assistant" and not explicit:

@@ -319,9 +319,11 @@ def test_facts_noted_by_a_copy_while_loading_are_the_same(tmp_path: Path) -> Non
     expected_session = load_session(path, on_record=noted.take)
     ahead = FactsAhead.start(path)
     assert ahead is not None
-    session = load_session(path)
+    session = load_session(path, on_record=ahead.note)
     by_copy = EntryFacts()
+    read_here = _count_reads(by_copy)
     ahead.finish(by_copy, session)
+    del by_copy.of
     assert len(session.entries) == len(expected_session.entries)
     checked = 0
     for entry in session.entries:
@@ -329,6 +331,7 @@ def test_facts_noted_by_a_copy_while_loading_are_the_same(tmp_path: Path) -> Non
         assert by_copy.known(entry.index) == expected, entry.index
         checked += expected is not None
     assert checked > 1000
+    assert [entry.line for entry in read_here] == [users[1] + 1]  # the one the copy could not
 
     old = tmp_path / "v2.jsonl"
     header = json.loads(lines[0])
@@ -375,17 +378,34 @@ def _audit_rows(session: Any, facts: Any) -> list[dict[str, Any]]:
     return [audit.to_json(session) for audit in audit_compactions(session, "pi", facts)]
 
 
-def _audit_with_copy(path: Path) -> tuple[Any, Any, list[dict[str, Any]]]:
-    """``audit`` with the copy noting the facts (the session, its facts, the rows)."""
+def _count_reads(facts: Any) -> list[Any]:
+    """The entries whose facts ``facts`` will read itself (not take from a copy), as it
+    reads them."""
+    read: list[Any] = []
+    of = facts.of
+
+    def counted(entry: Any) -> Any:
+        read.append(entry)
+        return of(entry)
+
+    facts.of = counted
+    return read
+
+
+def _audit_with_copy(path: Path) -> tuple[Any, Any, list[dict[str, Any]], list[Any]]:
+    """``audit`` with the copy noting the facts (the session, its facts, the rows, the
+    entries whose facts were read by the process itself)."""
     from tui_compactor.engine.hindsight import EntryFacts, FactsAhead
     from tui_compactor.session.reader import load_session
 
     ahead = FactsAhead.start(path)
     assert ahead is not None
-    session = load_session(path)
+    session = load_session(path, on_record=ahead.note)
     facts = EntryFacts()
+    read_here = _count_reads(facts)
     ahead.finish(facts, session)
-    return session, facts, _audit_rows(session, facts)
+    del facts.of  # counted while the copy's facts are taken, not while auditing
+    return session, facts, _audit_rows(session, facts), read_here
 
 
 def _audit_without_copy(path: Path) -> tuple[Any, Any, list[dict[str, Any]]]:
@@ -440,9 +460,10 @@ def test_the_copy_passes_over_a_line_the_loader_skips(
     ]  # fmt: skip
     assert len(long_offsets) == 2
 
-    session, by_copy, rows = _audit_with_copy(path)
+    session, by_copy, rows, read_here = _audit_with_copy(path)
     plain_session, plain, plain_rows = _audit_without_copy(path)
     assert rows == plain_rows and any(row["lost"] for row in rows)
+    assert read_here == []
     assert (
         len(session.entries) == len(plain_session.entries) == len(lines) - 4
     )  # header, 2 long, end
@@ -454,8 +475,10 @@ def test_the_copy_passes_over_a_line_the_loader_skips(
     assert not set(long_offsets) & set(noted)
     users = [entry for entry in session.entries if _has_uses(entry.type, entry.role)]
     assert len(users) > 1000
+    data = path.read_bytes()
     for entry in users:
-        assert noted[entry.offset][:2] == (entry.id, entry.size), entry.index
+        line = data[entry.offset : entry.offset + entry.size]
+        assert noted[entry.offset][0] == hash(line), entry.index
 
 
 def test_a_first_line_over_the_limit_is_not_handed_to_a_copy(
@@ -564,18 +587,63 @@ def test_a_file_rewritten_under_the_copy_gives_the_audit_of_the_new_file(
     lines[shortened] = json.dumps(record, separators=(",", ":")).encode()
     path.write_bytes(b"\n".join(lines))
 
-    session, by_copy, rows = _audit_with_copy(path)
+    session, by_copy, rows, read_here = _audit_with_copy(path)
     plain_session, plain, plain_rows = _audit_without_copy(path)
     assert rows == plain_rows and any(row["lost"] for row in rows)
     for entry in session.entries:
         assert by_copy.known(entry.index) == plain.known(entry.index), entry.index
-    noted = note_lines(before)
-    at_noted = [entry for entry in session.entries if entry.offset in noted]
-    moved = [entry for entry in at_noted if noted[entry.offset][0] != entry.id]
+    moved = [entry.line for entry in read_here if entry.line < shortened + 1]
     assert len(moved) > 100  # each pair swapped before the shortened line
-    resized = [
-        entry.line
-        for entry in at_noted
-        if noted[entry.offset][0] == entry.id and noted[entry.offset][1] != entry.size
-    ]
-    assert resized == [shortened + 1]
+    assert shortened + 1 in [entry.line for entry in read_here]
+
+
+def test_a_line_rewritten_in_place_with_its_id_and_size_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message rewritten in place between the copy's reading and the load, keeping its id
+    and its size (a planted fact's name spelled differently, letter for letter): the facts
+    the copy noted from the old bytes are not used, the entry is read again, and the audit
+    is the plain one of the new file, where the old fact is no longer used (nor lost)."""
+    from tui_compactor.engine import hindsight
+
+    path = tmp_path / "session.jsonl"
+    shutil.copy(SESSIONS / "refactor-session-v3.jsonl", path)
+    plant(path, "Summary: unrelated work.")
+    before = tmp_path / "before.jsonl"
+    shutil.copy(path, before)
+    note_lines = hindsight._note_lines
+    monkeypatch.setattr(hindsight, "_note_lines", lambda _path: note_lines(before))
+
+    data = path.read_bytes()
+    renamed = FACT.replace("widget", "gadget")
+    assert len(renamed) == len(FACT)
+    used_at = data.rindex(FACT.encode())  # the turn after the compaction that uses it
+    path.write_bytes(data[:used_at] + renamed.encode() + data[used_at + len(FACT) :])
+    assert path.stat().st_size == before.stat().st_size
+
+    session, _, rows, read_here = _audit_with_copy(path)
+    _, _, plain_rows = _audit_without_copy(path)
+    _, _, old_rows = _audit_without_copy(before)
+    lost = [fact["text"] for row in rows for fact in row["lost"]]
+    old_lost = [fact["text"] for row in old_rows for fact in row["lost"]]
+    assert FACT in old_lost and FACT not in lost
+    assert rows == plain_rows
+    changed = session.entries[read_here[0].index]
+    assert [entry.index for entry in read_here] == [changed.index]
+    assert changed.offset < used_at < changed.offset + changed.size
+
+
+def test_no_fork_keeps_the_audit_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a core free a copy is worth forking, unless ``TUI_COMPACTOR_NO_FORK`` is set (the
+    benchmark's one-process row); ``0`` or empty leaves the choice to the load."""
+    import os
+
+    from tui_compactor.engine.hindsight import NO_FORK_ENV, FactsAhead
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    monkeypatch.delenv(NO_FORK_ENV, raising=False)
+    assert FactsAhead.worth_it()
+    for value, forks in (("1", False), ("yes", False), ("0", True), ("", True)):
+        monkeypatch.setenv(NO_FORK_ENV, value)
+        assert FactsAhead.worth_it() is forks, value

@@ -324,7 +324,7 @@ def test_duplicate_ids_resolve_to_nearest_earlier_definition() -> None:
     session = load("duplicate-ids.jsonl")
     assert "lines 7 and 10" in message_of(session, 10)
     assert session.ambiguous_ids == {"e0000002"}
-    assert session.entry_by_id("e0000002") is session.entries[6]  # the latest
+    assert session.entry_by_id("e0000002") == session.entries[6]  # the latest
     problem = session.path_problem(session.leaf)  # type: ignore[arg-type]
     assert problem is not None and "e0000002" in problem
 

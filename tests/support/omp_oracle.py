@@ -101,3 +101,93 @@ def omp_golden(path: Path, *extra: str) -> dict[str, Any]:
     assert golden["load"]["accepted"], golden["load"]
     assert golden["notes"] == []
     return golden
+
+
+PROBE = ROOT / "tests" / "engine" / "omp_open_probe.ts"
+
+
+def omp_open_verdicts(
+    paths: list[Path], step_seconds: float = 4.0, start_seconds: float = 240.0
+) -> dict[str, dict[str, Any]]:
+    """What oh-my-pi does when it opens each file (``omp_open_probe.ts``): per path,
+    ``refuses`` (``open`` or the context at the leaf throws; ``error`` says what),
+    ``treeHangs`` (``getTree`` never returns) and ``navigationHangs`` (the branch-summary walk
+    from the leaf to some entry never returns; ``hangsOn`` names the step).
+
+    A step that outlasts ``step_seconds`` is taken as a hang: the loops it can fall into grow
+    its memory by about 100 MB a second, so the process is killed (every step on these files
+    takes milliseconds otherwise), and the remaining files go on in a new process.
+    """
+    import select
+    import time
+
+    reason = skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    kit = kit_dir()
+    env = {**os.environ, "OMP_REF": str(reference_dir()), "OMP_ORACLE_DIR": str(kit)}
+    verdicts: dict[str, dict[str, Any]] = {}
+    queue: list[tuple[list[str], bool]] = [([str(path) for path in paths], False)]
+    while queue:
+        files, skip_tree = queue.pop(0)
+        argv = [str(bun_path()), str(PROBE), *(["--skip-tree"] if skip_tree else []), *files]
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert process.stdout is not None
+        buffer = b""
+        current: str | None = None
+        step: str | None = None
+        deadline = time.monotonic() + start_seconds
+        done: set[str] = set()
+        hung = False
+        while True:
+            wait = deadline - time.monotonic()
+            ready, _, _ = select.select([process.stdout], [], [], max(wait, 0))
+            if not ready:
+                process.kill()
+                hung = True
+                break
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                line = raw.decode("utf-8", "replace")
+                if line.startswith("file "):
+                    current, step = line[5:], None
+                elif line.startswith("step "):
+                    step = line[5:]
+                elif line.startswith("{") and current is not None:
+                    result = json.loads(line)
+                    verdict = verdicts.setdefault(current, _verdict())
+                    if not result["opened"]:
+                        verdict.update(refuses=True, error=result.get("error"))
+                    done.add(current)
+                    current = None
+                deadline = time.monotonic() + step_seconds
+        process.wait()
+        stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        process.stderr and process.stderr.close()
+        process.stdout.close()
+        if not hung:
+            missing = [name for name in files if name not in done]
+            assert not missing, f"the probe stopped before {missing}: {stderr[-2000:]}"
+            continue
+        assert current is not None and step is not None, f"the probe did not start: {stderr}"
+        verdict = verdicts.setdefault(current, _verdict())
+        verdict.setdefault("hangsOn", []).append(step)
+        if step == "tree":
+            verdict["treeHangs"] = True
+            queue.append(([current], True))  # and the navigation walks?
+        elif step.startswith("navigate"):
+            verdict["navigationHangs"] = True
+        else:
+            verdict.update(refuses=True, error=f"{step} never returns")
+        rest = files[files.index(current) + 1 :]
+        if rest:
+            queue.append((rest, skip_tree))
+    return verdicts
+
+
+def _verdict() -> dict[str, Any]:
+    return {"refuses": False, "error": None, "treeHangs": False, "navigationHangs": False}

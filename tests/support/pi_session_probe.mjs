@@ -44,6 +44,8 @@ const result = {
 	leafId: manager.getLeafId(),
 	entryCount: manager.getEntries().length,
 	branchIds: manager.getBranch().map((entry) => entry.id),
+	model: context.model ?? null,
+	thinkingLevel: context.thinkingLevel,
 	messages: context.messages.map(describe),
 	llm: context.messages.map((message) =>
 		pi.convertToLlm([message]).map((sent) => ({ role: sent.role, text: textOf(sent.content) })),

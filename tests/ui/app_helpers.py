@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -50,12 +51,29 @@ def active_compactions(session: Session) -> list[int]:
 
 
 def make_app(path: Path, **options: object) -> CompactorApp:
-    """An app that measures at once (no debounce timers) and does not poll the file."""
+    """An app that measures at once (no debounce timers), does not poll the file, and keeps
+    every note it raises (``raised_notes``)."""
     options.setdefault("follow", False)
     app = CompactorApp(path, **options)  # type: ignore[arg-type]
     app.gauge_debounce = 0
     app.settings_debounce = 0
+    raised: list[str] = []
+    notify = app.notify
+
+    def recording(message: str, *args: Any, **kwargs: Any) -> None:
+        raised.append(str(message))
+        notify(message, *args, **kwargs)
+
+    app.notify = recording  # type: ignore[method-assign]
+    app._raised_notes = raised  # type: ignore[attr-defined]
     return app
+
+
+def raised_notes(app: CompactorApp) -> list[str]:
+    """Every note ``app`` (made by ``make_app``) raised so far, in order. A toast leaves the
+    screen after its timeout (3 s for most), and on a loaded machine a key and a pause can take
+    longer than that: a test asks what was said here, not what is still on screen."""
+    return app._raised_notes  # type: ignore[attr-defined, no-any-return]
 
 
 def server_config(server: LLMServer, model: str = "test-model") -> Config:

@@ -15,7 +15,7 @@ from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.engine.deps import cut_sweep
 from tui_compactor.engine.hindsight import audit_compaction
 from tui_compactor.ui.screens.timeline import TimelineScreen
-from tui_compactor.ui.widgets.analysis import BreakdownView
+from tui_compactor.ui.widgets.analysis import BreakdownView, sweep_renderable
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -159,6 +159,40 @@ async def test_each_valid_cut_shows_its_dependency_count() -> None:
         assert tree.cut_dependencies == expected
         row = tree.row_text(tree.row_of_entry[earlier], 120).plain
         assert f"✂ cut · {deps_words(expected[earlier])}" in row
+
+
+async def test_cut_moves_redraw_the_sweep_without_sweeping_again() -> None:
+    """``[`` / ``]`` only move the cut within the same valid cuts: the sweep drawn after each
+    of twenty moves (in either direction) is the one a fresh sweep of the new plan draws,
+    crossing counts on the rows included, and no sweep worker ran for any of the moves."""
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        sweeps: list[int] = []
+        compute_sweep = app.compute_sweep
+
+        def counted(*args: Any) -> Any:
+            sweeps.append(args[-1])
+            return compute_sweep(*args)
+
+        app.compute_sweep = counted  # type: ignore[method-assign]
+        tree = app.query_one(SessionTree)
+        for number in range(20):
+            before = app.plan
+            await pilot.press("left_square_bracket" if number % 5 < 3 else "right_square_bracket")
+            await settle(pilot)
+            plan = app.plan
+            assert plan is not before
+            fresh = cut_sweep(app.session, plan.leaf, app.settings, app.counter, plan=plan)
+            shown = sweep_text(app)
+            app.show_sweep(sweep_renderable(fresh, app.session))
+            assert shown == sweep_text(app), number
+            assert tree.cut_dependencies == {
+                row.entry_index: row.dependencies for row in fresh.rows
+            }
+        assert sweeps == []
 
 
 async def test_compaction_node_shows_its_hindsight_audit() -> None:
@@ -381,6 +415,7 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         handle = app.handle
         assert handle is not None
         before = len(handle.session.entries)
+        loaded = handle.generation
         compaction = next(e.index for e in handle.session.entries if e.type == "compaction")
         if view == "hindsight":
             assert app.query_one(SessionTree).move_to_entry(compaction)
@@ -398,11 +433,11 @@ async def test_a_refresh_during_an_analysis_waits_and_the_stale_result_is_droppe
         refresher.start()
         refresher.join(0.3)
         assert refresher.is_alive(), "the refresh waits for the analysis reading the session"
-        assert len(handle.session.entries) == before and handle.generation == 0
+        assert len(handle.session.entries) == before and handle.generation == loaded
         release.set()
         refresher.join(10)
         await settle(pilot)
-        assert handle.generation == 1
+        assert handle.generation != loaded  # the refresh that added the entry
         assert seen == [before, before + 1], "computed again on the grown session"
         if view != "timeline":
             assert len(shown) == 1  # only the result of the current generation was drawn

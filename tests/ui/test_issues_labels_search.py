@@ -17,6 +17,7 @@ from tests.ui.app_helpers import (
     added_records,
     copy_fixture,
     make_app,
+    raised_notes,
     settle,
 )
 from tui_compactor.commands.demo import copy_sample
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.asyncio
 
 
 def notes(app: Any) -> list[str]:
+    """The notes on screen now (an expired one is gone; ``raised_notes`` keeps them all)."""
     return [str(notification.message) for notification in app._notifications]
 
 
@@ -73,7 +75,7 @@ async def test_a_clean_file_says_it_has_no_issues() -> None:
         await pilot.press("I")
         await pilot.pause()
         assert not isinstance(app.screen, IssuesScreen)
-        assert "no issues: the file loaded cleanly" in notes(app)
+        assert "no issues: the file loaded cleanly" in raised_notes(app)
 
 
 async def _label(pilot: Any, text: str) -> None:
@@ -139,7 +141,7 @@ async def test_a_read_only_file_refuses_labels_and_writes_nothing(tmp_path: Path
         await pilot.press("L")
         await pilot.pause()
         assert not isinstance(app.screen, LabelDialog)
-        assert any("version 2" in note for note in notes(app))
+        assert any("version 2" in note for note in raised_notes(app))
     assert path.read_bytes() == before
 
 
@@ -170,18 +172,23 @@ async def test_search_finds_entry_types_and_labels_and_says_where_it_is(tmp_path
         total = len(shown)
         assert total >= 3
         positions = []
+        raised = raised_notes(app)
         for _ in range(total):
+            start = len(raised)
             await pilot.press("n")
             await pilot.pause()
-            positions.append([n for n in notes(app) if n.startswith("match ")])
-        # One search note at a time, "k/total", and the step past the last match wraps.
+            positions.append([n for n in raised[start:] if n.startswith("match ")])
+            # One search note at a time: the step's note replaced the previous one on screen.
+            assert sum(n.startswith("match ") for n in notes(app)) <= 1
+        # One note a step, "k/total", and the step past the last match wraps.
         assert all(len(found) == 1 for found in positions)
         texts = [found[0] for found in positions]
         assert all(f"/{total}" in text for text in texts)
         assert sum("wrapped to the top" in text for text in texts) == 1
+        start = len(raised)
         await pilot.press("N")
         await pilot.pause()
-        assert any("wrapped to the bottom" in n or n.startswith("match ") for n in notes(app))
+        assert any("wrapped to the bottom" in n or n.startswith("match ") for n in raised[start:])
 
 
 async def test_match_numbers_follow_the_rows_a_filter_shows(tmp_path: Path) -> None:
@@ -208,11 +215,13 @@ async def test_match_numbers_follow_the_rows_a_filter_shows(tmp_path: Path) -> N
         after = shown()
         assert after and len(after) != len(before), counts
         visited = []
+        raised = raised_notes(app)
         for _ in range(len(after)):
+            start = len(raised)
             await pilot.press("n")
             await pilot.pause()
             visited.append(tree.cursor)
-            (note,) = [n for n in notes(app) if n.startswith("match ")]
+            (note,) = [n for n in raised[start:] if n.startswith("match ")]
             number = after.index(tree.cursor) + 1
             assert note.startswith(f"match {number}/{len(after)}")
             hidden = len(tree.search_matches) - len(after)
@@ -294,4 +303,4 @@ async def test_a_label_typed_while_the_agent_appends_goes_after_the_new_leaf(
         assert added["type"] == "label" and added["label"] == "after the agent"
         assert added["parentId"] == agent != old_leaf_id, "never onto the old leaf"
         assert app.session.label_of(target) == "after the agent"
-        assert any("the session grew meanwhile" in note for note in notes(app))
+        assert any("the session grew meanwhile" in note for note in raised_notes(app))

@@ -22,6 +22,7 @@ from tests.ui.app_helpers import (
     TREE_COMPACTED,
     copy_fixture,
     make_app,
+    raised_notes,
     server_app,
     settle,
 )
@@ -37,8 +38,8 @@ pytestmark = pytest.mark.asyncio
 
 
 def notes(app: Any) -> list[str]:
-    """The messages of every notification shown so far."""
-    return [str(notification.message) for notification in app._notifications]
+    """The messages of every notification raised so far (expired ones too)."""
+    return raised_notes(app)
 
 
 def footer_keys(app: Any) -> dict[str, FooterItem]:

@@ -118,9 +118,12 @@ class TmuxApp:
             time.sleep(0.05)  # polling interval, not a wait for work
         raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
 
-    def wait_for_text(self, text: str) -> str:
-        """Poll until ``text`` is on screen."""
-        return self.wait_for(lambda screen: text in screen, repr(text))
+    def wait_for_text(self, *texts: str) -> str:
+        """Poll until every one of ``texts`` is on screen in the same capture (a capture can
+        fall between two writes of a repaint: what is asserted of a screen is waited for)."""
+        return self.wait_for(
+            lambda screen: all(text in screen for text in texts), " and ".join(map(repr, texts))
+        )
 
     def wait_for_change(self, before: str, what: str) -> str:
         """Poll until the screen differs from ``before``."""
@@ -158,31 +161,35 @@ def _details_header(screen: str) -> str:
     return ""
 
 
+def details_entry(screen: str) -> int | None:
+    """The entry the details pane shows (the ``#N`` of its header), None when none is shown.
+
+    Wait on this, not on the header line changing: the header also changes on its own when the
+    entry's token count arrives (``… 18 tokens``), and a wait satisfied by that gets ahead of
+    the keys (two moves then land in one frame, and the change waited for never comes)."""
+    found = re.search(r"#(\d+)  line \d+", _details_header(screen))
+    return int(found.group(1)) if found else None
+
+
 def test_demo_browse_plan_help_quit(tmux_app: Callable[[list[str]], TmuxApp]) -> None:
     app = tmux_app(["demo"])
     first = app.wait_for_text("sample-session.jsonl")
     app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
     first = app.wait_for(
-        lambda screen: "q Quit" in screen and _details_header(screen) != "", "the details"
+        lambda screen: "q Quit" in screen and details_entry(screen) is not None, "the details"
     )
     # Move in the tree: the details pane follows the cursor to another entry.
     app.send("k", "k", "k")
     app.wait_for(
-        lambda screen: _details_header(screen) not in ("", _details_header(first)),
+        lambda screen: details_entry(screen) not in (None, details_entry(first)),
         "the cursor to move",
     )
     # The plan for the selected leaf: regions with their tokens, the cut point.
     app.send("G", "c")
-    plan = app.wait_for(
-        lambda screen: "Plan for leaf" in screen and "kept verbatim" in screen, "the plan"
-    )
-    assert "summarized" in plan and "cut before #" in plan
+    app.wait_for_text("Plan for leaf", "kept verbatim", "summarized", "cut before #")
     # Help lists every binding, the ones the footer hides too.
     app.send("?")
-    helped = app.wait_for(
-        lambda screen: "Jump to leaf" in screen and "Previous filter" in screen, "the help"
-    )
-    assert "Search" in helped and "Quit" in helped
+    app.wait_for_text("Jump to leaf", "Previous filter", "Search", "Quit")
     app.send("?")
     app.send("q")
     done = app.wait_for_text(EXIT_MARK)
@@ -205,18 +212,16 @@ def test_control_characters_cannot_damage_the_terminal(
     app.send("g")
     app.wait_for_text("#0  line")
     app.send("j", "j")
-    shown = app.wait_for(
-        lambda s: "tool  #2  line" in s and "bold-underline" in s,
-        "the tool result full of escape sequences",
+    # The tool result full of escape sequences: its text is shown as text around the removed
+    # sequences, and a bare CR cannot overwrite the line.
+    app.wait_for_text(
+        "tool  #2  line", "red bold-underline", "hyperlink:innocent text", "SAFE␍EVIL"
     )
-    # Its text is shown as text around the removed sequences.
-    assert "red bold-underline" in shown and "hyperlink:innocent text" in shown
-    assert "SAFE␍EVIL" in shown  # a bare CR cannot overwrite the line
-    header = _details_header(shown)
-    for key in ["j"] * 3 + ["k"] * 2:  # down to the leaf (#7), back up
+    # Down to the leaf (#7; #5 and #6 are not rows under the default filter), back up: each
+    # key waits for the entry it lands on.
+    for key, entry in [("j", 3), ("j", 4), ("j", 7), ("k", 4), ("k", 3)]:
         app.send(key)
-        screen = app.wait_for(lambda s, h=header: _details_header(s) != h, f"{key} to move")
-        header = _details_header(screen)
+        app.wait_for(lambda s, n=entry: details_entry(s) == n, f"{key} to move to #{entry}")
     screen = app.capture()
     # The status line is still on top (no clear screen, no cursor move, no alternate reset).
     assert source.name in screen.splitlines()[0]

@@ -73,8 +73,7 @@ def test_a_compaction_above_the_files_leaf_asks_before_the_agents_entry_leaves_t
     app.wait_for_text("anchors kept")
     grown = session.read_bytes()
     app.send("a")
-    asked = app.wait_for_text("leaves the active path")
-    assert "Append anyway?" in asked
+    asked = app.wait_for_text("leaves the active path", "Append anyway?")
     boxed = [line.split("█")[1] for line in asked.splitlines() if line.count("█") >= 2]
     assert ". A compaction entry after" in " ".join(" ".join(boxed).split()), "capitalized"
     app.send("n")

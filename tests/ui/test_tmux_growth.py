@@ -70,8 +70,13 @@ def test_accept_after_growth_replans_and_never_writes_on_the_old_leaf(
     grown = session.read_bytes()
     app.wait_for_text("1 new entry")  # live follow showed the agent's message
     app.send("a")
-    screen = app.wait_for_text("nothing written")
-    assert "planned again at the new leaf" in screen or "was not written" in screen
+    app.wait_for(
+        lambda s: (
+            "nothing written" in s
+            and ("planned again at the new leaf" in s or "was not written" in s)
+        ),
+        "nothing written, and the plan made again",
+    )
     assert session.read_bytes() == grown, "no compaction onto the old leaf"
     app.wait_for(lambda s: f"Plan for leaf #{len(records(session)) - 2}" in s, "the new plan")
     # The user decides again: run and accept the new plan; it hangs under the agent's entry.
@@ -98,8 +103,7 @@ def test_undo_proposed_before_growth_asks_again_and_no_writes_nothing(
     compaction = [r for r in records(session) if r["type"] == "compaction"][-1]["id"]
     _search(app, str(compaction))
     app.send("u")
-    first = app.wait_for_text("Undo anyway?")
-    assert "25 entries" in first
+    app.wait_for_text("Undo anyway?", "25 entries")
     agent_appends(session)
     grown = session.read_bytes()
     app.send("y")  # confirmed the old proposal: it must not be written
@@ -111,22 +115,43 @@ def test_undo_proposed_before_growth_asks_again_and_no_writes_nothing(
     assert session.read_bytes() == grown
 
 
+NAVIGATE_DIALOG = "Navigate to another point in the tree"
+"""The navigation dialog's title. (``Navigate`` alone is also the footer's ``⏎ Navigate`` while
+the tree has the focus: waiting for it does not wait for the dialog.)"""
+
+
+def leaving(screen: str) -> str:
+    """The dialog's ``Leaving`` fact: the leaf the move leaves (``#122``)."""
+    line = next(line for line in screen.splitlines() if "Leaving  #" in line)
+    return line.split("Leaving  ", 1)[1].split()[0]
+
+
 def test_navigation_proposed_before_growth_is_planned_again(
     tmux_app: Callable[[list[str]], TmuxApp],
     session: Path,  # noqa: F811
 ) -> None:
     app = _start(tmux_app, session)
     target = records(session)[3]["id"]
+    old_leaf = f"#{len(records(session)) - 2}"  # entry #N is line N + 1 (the header is first)
     _search(app, str(target))
     app.send("Enter")
-    app.wait_for_text("Navigate")
+    first = app.wait_for(
+        lambda s: NAVIGATE_DIALOG in s and "1  No summary" in s, "the navigation dialog"
+    )
+    assert leaving(first) == old_leaf
     agent_appends(session)
     grown = session.read_bytes()
     app.send("1")  # no summary: a leaf marker at the target, proposed on the old leaf
     app.wait_for_text("planning the move again")
-    app.wait_for_text("Navigate")  # asked again with the new plan
+    again = app.wait_for(
+        lambda s: NAVIGATE_DIALOG in s and "Leaving  #" in s and leaving(s) != old_leaf,
+        "the dialog asking again with the new plan",
+    )
+    assert leaving(again) == f"#{len(records(session)) - 2}", "it leaves the agent's entry"
     assert session.read_bytes() == grown
     app.send("Escape")
+    app.wait_for(lambda s: NAVIGATE_DIALOG not in s, "the dialog to close")
+    assert session.read_bytes() == grown
 
 
 def test_a_label_typed_while_the_agent_appends_goes_after_its_entry(
@@ -141,8 +166,7 @@ def test_a_label_typed_while_the_agent_appends_goes_after_its_entry(
     app.wait_for_text("1 new entry")  # live follow showed the agent's message
     grown = session.read_bytes()
     app.send("milestone", "Enter")
-    screen = app.wait_for_text("label “milestone” set")
-    assert "(the session grew" in screen  # the user is told where it went
+    app.wait_for_text("label “milestone” set", "(the session grew")  # told where it went
     added = records(session)[len(grown.splitlines()) :]
     assert [(r["type"], r["parentId"], r["label"]) for r in added] == [
         ("label", agent, "milestone")

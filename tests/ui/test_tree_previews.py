@@ -47,3 +47,36 @@ async def test_rows_of_a_lazily_read_session_get_their_previews_off_the_ui_threa
         assert threads, "previews were read"
         main = threading.main_thread().name
         assert main not in threads, "a row's preview was read on the UI thread"
+
+
+async def test_a_filter_and_back_reads_no_preview_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Previews belong to entries, not rows: after a filter and back to the same rows, every
+    row on screen shows its preview without a read (no placeholder frame, no second redraw)."""
+    import tui_compactor.session.reader as reader
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)
+    read: list[int] = []
+
+    def recorded(entry: Any, *args: Any, **kwargs: Any) -> str:
+        read.append(entry.index)
+        return entry_preview(entry, *args, **kwargs)
+
+    monkeypatch.setattr(tree_module, "entry_preview", recorded)
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        width = tree.scrollable_content_region.width
+        before = [tree.render_line(y).text for y in range(tree.size.height)]
+        assert read, "the first screenful's previews were read"
+        read.clear()
+        await pilot.press("f")
+        await settle(pilot)
+        await pilot.press("F")
+        await settle(pilot)
+        drawn = [tree.render_line(y).text for y in range(tree.size.height)]
+        assert drawn == before
+        top = int(tree.scroll_y)
+        shown = range(top, min(top + tree.size.height, len(tree.rows)))
+        assert drawn[: len(shown)] == [tree.row_text(p, width).plain for p in shown]
+        assert read == [], "no preview was read again"

@@ -127,11 +127,14 @@ def test_undo_and_navigation_proposed_before_growth_are_not_written(compacted: P
         move = propose_navigation(snapshot, nav)
     agent = append_child_of_leaf(compacted)
     after_agent = compacted.read_bytes()
+    loaded = handle.generation
     for proposal in (undo, move):
         with pytest.raises(StaleProposal) as stale:
             apply(handle, proposal, quiet_seconds=0)
         assert "nothing was written" in str(stale.value)
         assert compacted.read_bytes() == after_agent
+    grown = handle.generation
+    assert grown != loaded
     # The handle picked the growth up: a new proposal is made against the new leaf.
     with handle.read() as snapshot:
         assert snapshot.session.entries[snapshot.leaf].id == agent
@@ -141,7 +144,7 @@ def test_undo_and_navigation_proposed_before_growth_are_not_written(compacted: P
         again = propose_undo(snapshot, force=True)
     result = apply(handle, again, quiet_seconds=0)
     assert _last(compacted)[2] == result.ids[0]
-    assert handle.generation == 2  # the agent's line, then ours
+    assert handle.generation not in (loaded, grown)  # the agent's line, then ours
 
 
 def test_undo_refusals_match_the_command(tmp_path: Path) -> None:
@@ -225,3 +228,33 @@ def test_label_refusals(compacted: Path) -> None:
 def propose_label_now(handle: SessionHandle, target: int, text: str) -> Proposal:
     with handle.read() as snapshot:
         return propose_label(snapshot, target, text)
+
+
+def test_a_proposal_on_a_file_since_rewritten_and_loaded_again_is_not_written(
+    compacted: Path,
+) -> None:
+    """The file is rewritten with the same number of entries (same leaf index) and loaded
+    again in a new handle: a proposal made on the old load must not be written into it."""
+    old = SessionHandle(load_session(compacted))
+    with old.read() as snapshot:
+        label = propose_label(snapshot, 3, "milestone")
+        move = propose_navigation(
+            snapshot, plan_navigation(snapshot.session, snapshot.leaf, 3, Settings().counter(), 0)
+        )
+    text = compacted.read_text(encoding="utf-8").replace("weather", "climate")
+    replacement = compacted.with_suffix(".new")
+    replacement.write_text(text, encoding="utf-8")
+    replacement.replace(compacted)
+    rewritten = compacted.read_bytes()
+    new = SessionHandle(load_session(compacted))
+    with new.read() as snapshot:
+        assert snapshot.leaf == label.leaf  # the same shape: only the generation tells
+    for proposal in (label, move):
+        with pytest.raises(StaleProposal) as stale:
+            apply(new, proposal, quiet_seconds=0)
+        assert stale.value.reloaded and "rewritten on disk" in str(stale.value)
+        assert compacted.read_bytes() == rewritten
+    with new.read() as snapshot:
+        fresh = propose_label(snapshot, 3, "milestone")
+    apply(new, fresh, quiet_seconds=0)  # proposed on the file as it is now: written
+    assert _last(compacted)[0] == "label"

@@ -35,7 +35,7 @@ def load_with_facts(args: argparse.Namespace) -> tuple[Settings, Any, EntryFacts
 
     facts = EntryFacts()
     ahead = FactsAhead.start(args.session) if FactsAhead.worth_it() else None
-    on_record = facts.take if ahead is None else None
+    on_record = facts.take if ahead is None else ahead.note
     try:
         settings, session = common.load_with_settings(args, writes=False, on_record=on_record)
     except BaseException:

@@ -20,13 +20,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     parser.add_argument("session", metavar="SESSION", help="session file (.jsonl)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--rules",
+        choices=("pi", "omp"),
+        default=None,
+        help="omp also says whether oh-my-pi 18.2.3 would refuse the file or hang on it; "
+        "default: as the other commands choose (config, variable, the session)",
+    )
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="PATH",
+        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)",
+    )
 
 
-def lint_report(session: Any) -> dict[str, Any]:
-    """The ``lint --json`` object for a loaded session."""
+def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
+    """The ``lint --json`` object for a loaded session under ``rules``."""
     from tui_compactor.session.agents import orphaned_appends
     from tui_compactor.session.flavor import omp_rewrite_reason
     from tui_compactor.session.model import Verdict
+    from tui_compactor.session.omp_open import OMP_HANGS, OMP_REFUSES, omp_open_problems
 
     entries = session.entries
     counts: dict[str, int] = {}
@@ -37,8 +51,17 @@ def lint_report(session: Any) -> dict[str, Any]:
             roles[entry.role] = roles.get(entry.role, 0) + 1
     leaf = session.leaf
     refused = session.verdict is Verdict.REFUSE
+    omp = None
+    if rules == "omp":
+        problems = omp_open_problems(session)
+        omp = {
+            "refuses": any(p.code == OMP_REFUSES for p in problems),
+            "hangs": any(p.code in OMP_HANGS for p in problems),
+            "problems": [common.diagnostic_json(p) for p in problems],
+        }
     return {
         "file": str(session.path),
+        "rules": rules,
         "verdict": session.verdict.value,
         "error": common.refused_error(session) if refused else None,
         "appendAllowed": session.append_refusal is None
@@ -60,6 +83,7 @@ def lint_report(session: Any) -> dict[str, Any]:
         "tornIds": sorted(session.torn_ids),
         "diagnostics": [common.diagnostic_json(d) for d in session.diagnostics],
         "ompRewritesOnAppend": omp_rewrite_reason(session),
+        "omp": omp,
         "orphanedAppends": [
             {
                 "entryId": entries[orphan.index].id,
@@ -75,11 +99,16 @@ def lint_report(session: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Load the file, print the report; 2 if the file is refused."""
+    from tui_compactor.commands import engine_args
     from tui_compactor.session.reader import load_session
 
+    try:
+        settings = engine_args.settings_from_args(args)
+    except engine_args.CommandError as error:
+        return engine_args.fail(error)
     session = load_session(args.session)
     try:
-        report = lint_report(session)
+        report = lint_report(session, settings.for_session(session).rules)
     finally:
         session.close()
     if args.json:
@@ -101,6 +130,11 @@ def _print_text(report: dict[str, Any]) -> None:
         if diag["offset"] is not None:
             where += f" (byte {diag['offset']})"
         out.write(f"  {diag['severity']:<7} {where}: {safe(diag['message'])} [{diag['code']}]\n")
+    for problem in (report.get("omp") or {}).get("problems", []):
+        where = f"line {problem['line']}" if problem["line"] is not None else "file"
+        if problem["offset"] is not None:
+            where += f" (byte {problem['offset']})"
+        out.write(f"  {'warning':<7} {where}: {safe(problem['message'])} [{problem['code']}]\n")
     for orphan in report.get("orphanedAppends", []):
         out.write(
             f"  {'warning':<7} line {orphan['line']}: {safe(orphan['message'])} [orphaned-append]\n"

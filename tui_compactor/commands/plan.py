@@ -1,8 +1,11 @@
 """``tui-compactor plan``: where compaction would cut, and what it would summarize.
 
 One plan per ``--keep-recent`` value (or one for ``--cut ID``). ``--json`` prints
-``{"session", "leafId", "rules", "tokens", "contextTokens", "threshold", "plans": [...]}``;
-each plan row has the reference's field names (``firstKeptEntryIndex`` is a branch index).
+``{"session", "leafId", "rules", "tokens", "contextTokens", "threshold", "sources",
+"plans": [...]}``; ``sources`` says where each setting the plan depends on came from
+(``workbench.settings.PLAN_SETTINGS``; the text form lists them under ``settings``); each plan
+row has the reference's field names (``firstKeptEntryIndex`` is a branch index) and
+``keepRecentSource``.
 Exit status 1 when a ``--cut`` is refused (the reason and the nearest valid cuts are printed).
 """
 
@@ -58,7 +61,11 @@ def session_threshold(tokens: int, settings: Any, session: Any) -> dict[str, Any
     ``windowSource`` says which (``--window``, ``model claude-…``, ``assumed``…)."""
     from tui_compactor.workbench.settings import with_session_window
 
-    shown = with_session_window(settings, session)
+    return shown_threshold(tokens, with_session_window(settings, session))
+
+
+def shown_threshold(tokens: int, shown: Any) -> dict[str, Any]:
+    """``session_threshold`` for settings that already have the window they show."""
     threshold = threshold_json(tokens, shown.context_window, shown.compaction())
     assert threshold is not None  # with_session_window always sets a window
     threshold["windowSource"] = shown.source_of("context_window")
@@ -68,13 +75,9 @@ def session_threshold(tokens: int, settings: Any, session: Any) -> dict[str, Any
 def window_text(threshold: dict[str, Any]) -> str:
     """The text line's window part: ``200000 (the window of claude-opus-4-5, the session's
     model)`` / ``128000 (assumed: ...)``."""
-    source = threshold["windowSource"]
-    if source.startswith("model "):
-        origin = f"the window of {source.removeprefix('model ')}, the session's model"
-    elif source.startswith("assumed"):
-        origin = "assumed: the session's model has no known window; pass --window N"
-    else:
-        origin = f"from {source}"
+    from tui_compactor.workbench.settings import source_phrase
+
+    origin = source_phrase(threshold["windowSource"])
     return f"{threshold['window']} ({sanitize_line(origin)})"
 
 
@@ -85,6 +88,17 @@ def threshold_text(threshold: dict[str, Any]) -> str:
     if tokens == threshold["window"] - reserve:
         return f"threshold {tokens} = window − reserve {reserve}"
     return f"threshold {tokens} (reserve {reserve})"
+
+
+def sources_json(shown: Any) -> dict[str, str]:
+    """Setting (camelCase) -> where its value came from, for every setting a plan depends on
+    (``Settings.plan_sources``; the window's as the plan shows it)."""
+    return {_camel(name): source for name, source in shown.plan_sources().items()}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def sanitize_line(text: str) -> str:
@@ -117,7 +131,10 @@ def run(args: argparse.Namespace) -> int:
     plans = [make_plan(session, leaf, variant, cut, cache=cache) for variant in variants]
     first = plans[0]
     context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
-    threshold = session_threshold(context_tokens, settings, session)
+    from tui_compactor.workbench.settings import with_session_window
+
+    shown = with_session_window(settings, session)  # the window the plan's threshold uses
+    threshold = shown_threshold(context_tokens, shown)
     refused = cut is not None and not first.prepared
     if args.sweep:
         from tui_compactor.commands.analysis import print_sweep
@@ -130,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         refusal = run_refusal(plan, variant)
         row["runnable"] = refusal is None
         row["notRunnableReason"] = refusal
+        row["keepRecentSource"] = variant.source_of("keep_recent_tokens")
         rows.append(row)
     if args.json:
         common.dump_json(
@@ -142,16 +160,21 @@ def run(args: argparse.Namespace) -> int:
                 "tokens": settings.tokens,
                 "contextTokens": first.context_tokens.to_json() if first.context_tokens else None,
                 "threshold": threshold,
+                "sources": sources_json(shown),
                 "plans": rows,
             }
         )
     else:
-        _print_text(session, plans, threshold, rows)
+        _print_text(session, plans, threshold, rows, shown.plan_source_lines())
     return common.EXIT_REFUSED if refused else common.EXIT_OK
 
 
 def _print_text(
-    session: Any, plans: list[Any], threshold: dict[str, Any] | None, rows: list[dict[str, Any]]
+    session: Any,
+    plans: list[Any],
+    threshold: dict[str, Any] | None,
+    rows: list[dict[str, Any]],
+    sources: list[str],
 ) -> None:
     from tui_compactor.textsafe import sanitize
 
@@ -169,6 +192,8 @@ def _print_text(
             f"         {threshold_text(threshold)}; context {threshold['contextTokens']}: "
             f"compact now: {crossed}"
         )
+    for number, line in enumerate(sources):
+        print(f"{'settings' if number == 0 else '':9}{sanitize(line, single_line=True)}")
     for plan, row in zip(plans, rows, strict=True):
         print()
         head = f"keep-recent {plan.keep_recent_tokens}"

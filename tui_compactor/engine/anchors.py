@@ -117,16 +117,23 @@ def error_lines(text: str, limit: int = 3) -> list[str]:
 def tool_calls(message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(call id, tool name, arguments)`` of every tool call in an assistant message."""
     content = message.get("content")
-    calls = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "toolCall":
-            arguments = block.get("arguments")
-            calls.append((
-                str(block.get("id", "")),
-                str(block.get("name", "tool")),
-                arguments if isinstance(arguments, dict) else {},
-            ))  # fmt: skip
-    return calls
+    if not isinstance(content, list):
+        return []
+    return [
+        _call_of(block)
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "toolCall"
+    ]
+
+
+def _call_of(block: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """``(call id, tool name, arguments)`` of a tool-call block."""
+    arguments = block.get("arguments")
+    return (
+        str(block.get("id", "")),
+        str(block.get("name", "tool")),
+        arguments if isinstance(arguments, dict) else {},
+    )
 
 
 def call_path(arguments: dict[str, Any]) -> str | None:
@@ -150,7 +157,7 @@ def _unique(values: Any) -> list[str]:
 
 def mentioned_paths(text: str) -> list[str]:
     """File paths written in ``text`` (URLs left out), in order, each once."""
-    if _DOT_ALNUM.search(text) is None:  # every path ends in ".ext": skip prose without one
+    if "." not in text or _DOT_ALNUM.search(text) is None:  # every path ends in ".ext"
         return []
     return _unique(path for path in _PATH.findall(text) if "://" not in path)
 
@@ -207,21 +214,31 @@ def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None
     """The anchors of words the user or the agent wrote (not tool output), numbers aside."""
     if not text:  # an assistant turn of tool calls only
         return
-    out += [("url", url) for url in mentioned_urls(text)]
-    out += [("path", path) for path in mentioned_paths(text)]
+    # The first cheap test of each reader, asked here first: most texts pass none of them.
+    if "://" in text:
+        out += [("url", url) for url in mentioned_urls(text)]
+    if "." in text:
+        out += [("path", path) for path in mentioned_paths(text)]
     out += [("identifier", name) for name in defined_names(text)]
-    out += [("identifier", name) for name in code_names(text)]
+    if "`" in text:
+        out += [("identifier", name) for name in code_names(text)]
     if user:
         out += [("identifier", name) for name in request_names(text)]
 
 
-def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[AnchorKind, str]]:
+def message_anchors(
+    message: Any,
+    *,
+    uses_only: bool = False,
+    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+) -> list[tuple[AnchorKind, str]]:
     """The anchors one message carries, in reading order (repeats kept).
 
     ``uses_only`` keeps only what the agent or the user *did* with a fact: the user's and the
     assistant's words and the assistant's tool calls, not what tools returned, and not the
     numbers a user gave (a constraint for a summary to keep, not a fact a later turn refers
-    back to).
+    back to). ``calls``, when given, gets an assistant message's ``tool_calls`` (read on the
+    way, so a caller needing both reads the message once).
     """
     out: list[tuple[AnchorKind, str]] = []
     if not isinstance(message, dict):
@@ -232,9 +249,14 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
         _spoken(text, out, user=True)
         if not uses_only:
             out += [("number", number) for number in user_numbers(text)]
-    elif role == "assistant" or (role == "custom" and message.get("display", True)):
-        _spoken(message_text(message), out, user=False)
-        for call_id, _name, arguments in tool_calls(message) if role == "assistant" else []:
+    elif role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        _spoken(message_text(message, calls=blocks), out, user=False)
+        for block in blocks:
+            call = _call_of(block)
+            if calls is not None:
+                calls.append(call)
+            call_id, _name, arguments = call
             if call_id:
                 out.append(("tool_call", call_id))
             path = call_path(arguments)
@@ -243,6 +265,8 @@ def message_anchors(message: Any, *, uses_only: bool = False) -> list[tuple[Anch
             command = call_command(arguments)
             if command:
                 out.append(("command", first_line(command.strip(), 120)))
+    elif role == "custom" and message.get("display", True):
+        _spoken(message_text(message), out, user=False)
     elif role == "bashExecution":  # a command the user ran: a use; its output is not
         command = str(message.get("command", "")).strip()
         if command:
@@ -273,12 +297,17 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-_BYTES_SPACE = (
-    rb"(?:[\t\n\x0b\x0c\r\x1c-\x1f ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
-    rb"|\xe2\x81\x9f|\xe3\x80\x80)+"
+_ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+"""The ASCII characters ``str.isspace`` (and so ``\\s``) calls whitespace."""
+_WIDE_SPACES = (
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
 )
+"""The UTF-8 bytes of the other characters it calls whitespace."""
+_BYTES_SPACE = rb"(?:[" + re.escape(_ASCII_SPACES) + rb"]|" + _WIDE_SPACES + rb")+"
 """``\\s+`` of a text in its UTF-8 bytes: a run of the characters ``str.isspace`` (and so
 ``\\s``) calls whitespace, byte by byte."""
+_WIDE_SPACE = re.compile(_WIDE_SPACES)
+_TO_SPACE = bytes.maketrans(_ASCII_SPACES, b" " * len(_ASCII_SPACES))
 _CASE_INTO_ASCII = ("\u0130", "\u212a")
 """The only characters not in ASCII that ``str.lower`` turns into ASCII letters (``İ``, the
 Kelvin sign)."""
@@ -307,7 +336,10 @@ class Haystack:
     one of the two characters ``str.lower`` makes ASCII of; and bytes are searched faster.
     """
 
-    __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts")
+    __slots__ = (
+        "_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts", "_single",
+        "_single_done",
+    )  # fmt: skip
 
     _STARTS_LIMIT = 200
     """Past this many places of a first word, trying the pattern at each costs more than
@@ -321,6 +353,8 @@ class Haystack:
         self._ascii_ok = True
         self._norm: str | None = None
         self._starts: dict[bytes, list[int] | None] = {}
+        self._single: bytes | None = None
+        self._single_done = False
 
     @classmethod
     def joined(cls, parts: list[str]) -> Haystack:
@@ -349,10 +383,15 @@ class Haystack:
         has a character ``str.lower`` makes ASCII of (then that is not the lower-case text
         as far as ASCII needles are concerned)."""
         if self._bytes is None and self._ascii_ok:
-            raw = self.raw
-            self._ascii_ok = raw.isascii() or not any(c in raw for c in _CASE_INTO_ASCII)
+            # Part by part when given in parts: a part in ASCII is copied as it is, where
+            # the joined text would be as wide as its widest character.
+            parts = [self._raw] if self._raw is not None else self._parts
+            self._ascii_ok = all(
+                part.isascii() or not any(c in part for c in _CASE_INTO_ASCII) for part in parts
+            )
             if self._ascii_ok:
-                self._bytes = raw.encode("utf-8", "surrogatepass").lower()
+                encoded = [part.encode("utf-8", "surrogatepass") for part in parts]
+                self._bytes = b"\n".join(encoded).lower()
         return self._bytes
 
     def contains(self, needle: str) -> bool:
@@ -390,10 +429,17 @@ class Haystack:
 
     def _spaced(self, text: bytes, needle: bytes) -> bool:
         """Whether the words of ``needle`` follow each other in ``text`` with whitespace
-        between. Every match starts where the first word does: the places of a first word
-        are found in one pass per haystack (the needles of one kind mostly share it, e.g.
-        commands), and the pattern is tried at each; a word found too often is left to the
-        pattern's own search."""
+        between. In a text whose whitespace is all ASCII (the usual one), exactly when
+        ``needle`` occurs in the text with each whitespace run made one space (made once per
+        haystack). Otherwise every match starts where the first word does: the places of a
+        first word are found in one pass per haystack (the needles of one kind mostly share
+        it, e.g. commands), and the pattern is tried at each; a word found too often is left
+        to the pattern's own search."""
+        if not self._single_done:
+            self._single = _single_spaced(text)
+            self._single_done = True
+        if self._single is not None:
+            return needle in self._single
         pattern = _spaced_bytes_pattern(needle)
         first = needle[: needle.index(b" ")]
         starts = self._starts.get(first, ())
@@ -403,6 +449,17 @@ class Haystack:
             return pattern.search(text) is not None
         match = pattern.match
         return any(match(text, at) is not None for at in starts)
+
+
+def _single_spaced(text: bytes) -> bytes | None:
+    """``text`` with each run of whitespace made one space, or None when it has whitespace
+    outside ASCII (a needle's words are printable ASCII, so they never hold whitespace)."""
+    if not text.isascii() and _WIDE_SPACE.search(text) is not None:
+        return None
+    text = text.translate(_TO_SPACE)
+    while b"  " in text:
+        text = text.replace(b"  ", b" ")
+    return text
 
 
 def _places(text: bytes, word: bytes, limit: int) -> list[int] | None:

@@ -543,7 +543,10 @@ class _OmpSettings:
             data = entry.data
             model = data.get("model")
             if model:
-                role = str(data.get("role") or "default")
+                # `role ?? "default"`: only a missing or null role is the default one; an
+                # empty role is a role of its own, named "" (oh-my-pi keeps it so)
+                raw_role = data.get("role")
+                role = "default" if raw_role is None else _js(raw_role)
                 ctx.models.setdefault(role, str(model))
                 self.first[role] = entry.index  # read upwards: the last one seen is the oldest
         elif kind == "mode_change" and not self.mode:

@@ -23,6 +23,7 @@ from tui_compactor.engine.messages import message_from_entry
 from tui_compactor.engine.plan import CompactionPlan, prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session.table import EntryView
 
 __all__ = ["DEPENDENCY_KINDS", "CutRow", "Dependency", "CutSweep", "cut_sweep"]
 
@@ -202,7 +203,7 @@ def cut_sweep(
         crossing += delta[offset]
         counts[offset] = crossing
     region_total = tokens[0]
-    path = plan._path or [entries[index] for index in branch]
+    path = plan._path or EntryView(entries, branch)
     for position in points:
         kept = tokens[position - start]
         sweep.rows.append(
@@ -217,3 +218,24 @@ def cut_sweep(
         )
     sweep._occurrences = {key: value for key, value in occurrences.items() if len(value) > 1}
     return sweep
+
+
+def sweep_for_plan(sweep: CutSweep, plan: CompactionPlan) -> CutSweep | None:
+    """``sweep`` for ``plan`` when ``plan`` only moved the cut within the same region (same
+    leaf, branch, boundary, valid cuts, rules, counter and keep-recent, on the same session
+    state — the caller's to check): every valid cut keeps and crosses what it did, only the
+    planned cut (read from the plan) differs. None when the sweep must be computed again."""
+    swept = sweep.plan
+    alike = (
+        swept.leaf == plan.leaf
+        and swept.boundary_start == plan.boundary_start
+        and swept.boundary_end == plan.boundary_end
+        and swept.rules == plan.rules
+        and swept.counter_name == plan.counter_name
+        and swept.keep_recent_tokens == plan.keep_recent_tokens
+        and list(swept.valid_cut_points) == list(plan.valid_cut_points)
+        and (swept.branch is plan.branch or swept.branch == plan.branch)
+    )
+    if not alike:
+        return None
+    return CutSweep(plan, sweep.rows, sweep._occurrences)

@@ -62,6 +62,9 @@ HINDSIGHT_KINDS: frozenset[AnchorKind] = frozenset(
 """Anchor kinds the hindsight audit follows (tool-call ids, numbers and requests are not facts
 a later turn reuses by name)."""
 
+NO_FORK_ENV = "TUI_COMPACTOR_NO_FORK"
+"""Set (not ``0``): ``audit`` and ``timeline`` never fork a copy (``FactsAhead.worth_it``)."""
+
 _USE_ROLES = frozenset({"user", "assistant", "custom", "bashExecution"})
 
 
@@ -167,10 +170,19 @@ class EntryFacts:
         self._facts: dict[int, Facts] = {}
         self._shared: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
 
-    def take(self, entry: Any, record: dict[str, Any]) -> None:
-        """Note the facts of ``entry`` from its parsed ``record`` (the load hook)."""
-        if _has_uses(entry.type, entry.role):
-            self._facts[entry.index] = self._learn(entry.role, _message_of(entry.type, record))
+    def take(self, entry: Any, record: dict[str, Any], raw: bytes = b"") -> None:
+        """Note the facts of ``entry`` from its parsed ``record`` (the load hook; the line's
+        bytes ``raw`` are not needed)."""
+        kind = entry.type
+        found = _NO_FACTS  # what ``of`` gives an entry without uses, without asking later
+        if kind == "message":  # _has_uses and _message_of, inline: this runs for every entry
+            role = entry.role
+            if role in _USE_ROLES:
+                message = record.get("message")
+                found = self._learn(role, message if isinstance(message, dict) else None)
+        elif kind == "custom_message":
+            found = self._learn(entry.role, _message_of(kind, record))
+        self._facts[entry.index] = found
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
@@ -199,7 +211,8 @@ class EntryFacts:
     def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
         shared = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
-        for anchor in message_anchors(message, uses_only=True):
+        calls: list[tuple[str, str, dict[str, Any]]] = []
+        for anchor in message_anchors(message, uses_only=True, calls=calls):
             key = shared.get(anchor)  # seen before: its shared key, stripped
             if key is None:
                 kind, text = anchor
@@ -210,10 +223,10 @@ class EntryFacts:
                 key = shared[anchor] = shared.setdefault(key, key)
             uses[key] = None
         reads: tuple[str, ...] = ()
-        if role == "assistant" and message is not None:
+        if calls and role == "assistant":
             reads = tuple(
                 path
-                for _, name, arguments in tool_calls(message)
+                for _, name, arguments in calls
                 if name in READ_TOOLS and (path := call_path(arguments))
             )
         return (tuple(uses), reads) if uses or reads else _NO_FACTS
@@ -227,24 +240,41 @@ class FactsAhead:
     ``start(path)`` before loading, when ``worth_it()`` (None when this cannot be done
     exactly or safely: not a regular file, not a version-3 file, which is read without
     migration, a first line over the loader's ``MAX_LINE_BYTES``, no ``fork``, other
-    threads running); load without ``on_record``; then ``finish(facts, session)``. The copy
-    reads each line that can be such an entry, parses it and notes its facts with the code
-    ``EntryFacts`` uses, keyed by the line's offset, with the line's id and size; lines over
-    ``MAX_LINE_BYTES`` (which the loader skips) it passes over without holding them. An entry
-    takes the noted facts only when its line's id and size match (the file may have been
-    rewritten in between); any other entry (or all of them, if the copy failed or the file
+    threads running); load with ``on_record=ahead.note``; then ``finish(facts, session)``.
+    The copy reads each line that can be such an entry, parses it and notes its facts with
+    the code ``EntryFacts`` uses, keyed by the line's offset, with a hash of the line's
+    bytes; lines over ``MAX_LINE_BYTES`` (which the loader skips) it passes over without
+    holding them. ``note`` keeps the same hash of each such line as the load read it. An
+    entry takes the noted facts only when the two hashes match: the copy parsed the very
+    bytes the load did (the file may have been rewritten in between, even in place with the
+    same ids and sizes); any other entry (or all of them, if the copy failed or the file
     turned out not to be read as version 3) is read here instead.
+
+    The hash is Python's ``hash`` of the bytes (SipHash, keyed per process; the copy is a
+    fork of this process, so both key it alike): two different lines agree by accident
+    once in 2**64, and it costs the load next to nothing.
     """
 
     def __init__(self, pid: int, pipe: int) -> None:
         self._pid = pid
         self._pipe = pipe
+        self._read: dict[int, int] = {}
+        """The hash of each line the load read that can carry uses, by offset."""
+
+    def note(self, entry: Any, record: dict[str, Any], raw: bytes) -> None:
+        """The load hook: keep the hash of the bytes of ``entry``'s line if it can carry
+        uses (``record`` is not needed)."""
+        if _has_uses(entry.type, entry.role):
+            self._read[entry.offset] = hash(raw)
 
     @staticmethod
     def worth_it() -> bool:
         """Whether a copy would run beside this process rather than take turns with it: a
         second core and, over the last minute, fewer processes wanting a core than there
-        are cores. (On a busy machine the copy only adds the work of reading the lines.)"""
+        are cores. (On a busy machine the copy only adds the work of reading the lines.)
+        Never when ``TUI_COMPACTOR_NO_FORK`` is set (to anything but ``0``)."""
+        if os.environ.get(NO_FORK_ENV, "") not in ("", "0"):
+            return False
         cores = os.cpu_count() or 1
         try:
             busy = os.getloadavg()[0]
@@ -304,24 +334,27 @@ class FactsAhead:
         if status == 0 and received and session.version == CURRENT_VERSION:
             noted = pickle.loads(received)
         known = facts._facts
+        read = self._read
         for entry in session.entries:
             if _has_uses(entry.type, entry.role):
                 found = noted.get(entry.offset)
-                if found is not None and found[0] == entry.id and found[1] == entry.size:
-                    known[entry.index] = found[2]
+                if found is not None and found[0] == read.get(entry.offset):
+                    known[entry.index] = found[1]
                 else:
                     facts.of(entry)
+            else:
+                known[entry.index] = _NO_FACTS
 
 
-_Noted = tuple[Any, int, Facts]
-"""What the copy noted of a line: (its ``id``, its size without the newline, its facts)."""
+_Noted = tuple[int, Facts]
+"""What the copy noted of a line: (the hash of its bytes without the newline, its facts)."""
 
 _SKIP_BYTES = 1024 * 1024
 """The copy passes over a line longer than ``MAX_LINE_BYTES`` this many bytes at a time."""
 
 
 def _note_lines(path: Any) -> dict[int, _Noted]:
-    """The id, size and facts of each line of a version-3 session file that is a message
+    """The hash and facts of each line of a version-3 session file that is a message
     entry of the user, the agent, a shell run or an extension (``_has_uses``), by the line's
     offset. A line over ``MAX_LINE_BYTES`` is passed over a piece at a time, never held."""
     facts = EntryFacts()
@@ -349,7 +382,8 @@ def _note_lines(path: Any) -> dict[int, _Noted]:
                     role = _role_of(kind, record)
                     if _has_uses(kind, role):
                         found = facts._learn(role, _message_of(kind, record))
-                        noted[offset] = (record.get("id"), size - (line[-1:] == b"\n"), found)
+                        body = line[:-1] if line[-1:] == b"\n" else line
+                        noted[offset] = (hash(body), found)
             offset += size
     return noted
 
@@ -382,16 +416,17 @@ def _message_of(kind: Any, record: dict[str, Any]) -> dict[str, Any] | None:
     return message_from_entry(record) if kind in MESSAGE_BEARING_TYPES else None
 
 
-def _entry_text(entry: Any, record: dict[str, Any]) -> str:
-    """Everything of ``entry`` (its ``record``) a later turn could find a fact in: its text,
-    tool call arguments and outputs."""
+def _entry_text(entry: Any, record: dict[str, Any], parts: list[str]) -> None:
+    """Everything of ``entry`` (its ``record``) a later turn could find a fact in, added to
+    ``parts`` (the text is those parts joined by newlines): its text, tool call arguments
+    and outputs."""
     message = _message_of(entry.type, record)
     if not isinstance(message, dict):
-        return ""
-    parts = [message_text(message)]
+        parts.append("")
+        return
+    parts.append(message_text(message))
     for _, _, arguments in tool_calls(message):
         parts.extend(str(value) for value in arguments.values())
-    return "\n".join(parts)
 
 
 def _context_before(session: Any, index: int, rules: str) -> list[int]:
@@ -501,7 +536,10 @@ def audit_compaction(
         for i in audit.kept:
             if i not in read:
                 read[i] = entries[i].data_once()
-        kept_text = Haystack.joined([_entry_text(entries[i], read[i]) for i in audit.kept])
+        parts: list[str] = []
+        for i in audit.kept:
+            _entry_text(entries[i], read[i], parts)
+        kept_text = Haystack.joined(parts)
         missing = [
             (key, at) for key, at in missing if not anchor_present(key[0], key[1], kept_text)
         ]

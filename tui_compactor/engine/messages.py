@@ -132,7 +132,12 @@ def dict_blocks(content: Any) -> Iterator[dict[str, Any]]:
 
 
 def text_of(
-    content: Any, joiner: str = "", *, images: str | None = None, tool_calls: bool = False
+    content: Any,
+    joiner: str = "",
+    *,
+    images: str | None = None,
+    tool_calls: bool = False,
+    calls: list[dict[str, Any]] | None = None,
 ) -> str:
     """The readable text of a message ``content``: the one content-to-text rule.
 
@@ -144,18 +149,30 @@ def text_of(
         joiner: put between the parts.
         images: when given, each image block reads as this text (e.g. ``[image]``).
         tool_calls: when True, each tool call reads as ``name(first argument)``.
+        calls: when given, each tool-call block is appended to it (for a reader of both the
+            text and the calls: one pass over the blocks).
     """
     if isinstance(content, str):
         return content
+    if not isinstance(content, list):
+        return ""
     parts: list[str] = []
-    for block in dict_blocks(content):
+    for block in content:
+        if not isinstance(block, dict):
+            continue
         kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "image" and images is not None:
-            parts.append(images)
-        elif kind == "toolCall" and tool_calls:
-            parts.append(f"{block.get('name', '?')}({_first_argument(block.get('arguments'))})")
+        if kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        elif kind == "image":
+            if images is not None:
+                parts.append(images)
+        elif kind == "toolCall":
+            if calls is not None:
+                calls.append(block)
+            if tool_calls:
+                parts.append(f"{block.get('name', '?')}({_first_argument(block.get('arguments'))})")
     return joiner.join(parts)
 
 
@@ -167,12 +184,15 @@ def _first_argument(arguments: Any) -> str:
     return ""
 
 
-def message_text(message: dict[str, Any], *, brief: bool = False) -> str:
+def message_text(
+    message: dict[str, Any], *, brief: bool = False, calls: list[dict[str, Any]] | None = None
+) -> str:
     """The readable text of a message of any role (summaries, shell runs, content).
 
     ``brief`` is for one-line previews: a shell run is only its command, parts are joined with
     spaces, tool calls and images are named. Otherwise a shell run includes its output and the
-    text parts are joined with newlines (what the summary audit reads).
+    text parts are joined with newlines (what the summary audit reads). ``calls``: as for
+    ``text_of``.
     """
     role = message.get("role")
     if role in ("branchSummary", "compactionSummary"):
@@ -183,8 +203,8 @@ def message_text(message: dict[str, Any], *, brief: bool = False) -> str:
         return command if brief else f"{command}\n{_str(message.get('output'))}".strip()
     content = message.get("content")
     if brief:
-        return text_of(content, " ", images="[image]", tool_calls=True)
-    return text_of(content, "\n")
+        return text_of(content, " ", images="[image]", tool_calls=True, calls=calls)
+    return text_of(content, "\n", calls=calls)
 
 
 def _str(value: Any) -> str:
@@ -279,23 +299,34 @@ class LazyMessage:
     record it ever looked at.
     """
 
-    __slots__ = ("_message", "_entry")
+    __slots__ = ("_message", "_entry", "_index")
 
     def __init__(self, message: dict[str, Any] | None, entry: Any) -> None:
         self._message = message
-        self._entry = entry
+        # A lazily read session builds an ``Entry`` each time one is read (``EntryTable``):
+        # held by every item of a 200,000-message context, they would cost ~70 MB. Such an
+        # item keeps the entry's record source and index instead and rebuilds the entry.
+        source = getattr(entry, "_source", None)
+        if source is not None and hasattr(source, "entry_at"):
+            self._entry = source
+            self._index = entry.index
+        else:
+            self._entry = entry
+            self._index = -1
 
     @property
     def entry(self) -> Any:
         """The entry the message comes from (None when made without one)."""
-        return self._entry
+        if self._index < 0:
+            return self._entry
+        return self._entry.entry_at(self._index)
 
     @property
     def message(self) -> dict[str, Any]:
         """The agent message (``{}`` when the entry carries none)."""
         if self._message is not None:
             return self._message
-        entry = self._entry
+        entry = self.entry
         derived = message_from_entry(entry) if entry is not None else None
         message = derived if derived is not None else {}
         if getattr(entry, "_source", None) is None:

@@ -51,6 +51,7 @@ from tui_compactor.engine.fileops import (
 from tui_compactor.engine.messages import LazyMessage, is_remote_compaction, message_from_entry
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.session.table import EntryView
 
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
 
@@ -119,7 +120,7 @@ class CompactionPlan:
     _cache: TokenCache | None = field(default=None, repr=False)
     _region_tokens: dict[str, int] | None = field(default=None, repr=False)
     _file_ops: FileOps | None = field(default=None, repr=False)
-    _path: list[Any] | None = field(default=None, repr=False)
+    _path: Sequence[Any] | None = field(default=None, repr=False)
     _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
 
     def _positions(self, first: int, stop: int) -> Iterator[int]:
@@ -497,7 +498,7 @@ def _start_plan(
     cache: TokenCache | None,
     rules: str,
     manual_cut: bool,
-) -> tuple[CompactionPlan, list[Any]]:
+) -> tuple[CompactionPlan, Sequence[Any]]:
     """The plan before any decision (not prepared: its leaf, branch and token cache) and the
     entries of its branch; no entries when there is nothing to plan (the plan says why)."""
     if cache is None or cache.counter is not counter or cache.session is not session:
@@ -521,7 +522,7 @@ def _start_plan(
         return plan, []
     plan.branch = session.path_to(leaf)
     entries = session.entries
-    path = [entries[index] for index in plan.branch]
+    path = EntryView(entries, plan.branch)  # each entry built when read, none held
     plan.boundary_end = len(path)
     if not path:
         plan.reason = "the branch is empty"
@@ -695,7 +696,7 @@ def _prepare_omp(
     return plan
 
 
-def _fill_cut(plan: CompactionPlan, path: list[Any], point: CutPoint) -> None:
+def _fill_cut(plan: CompactionPlan, path: Sequence[Any], point: CutPoint) -> None:
     if point.first_kept_index < 0:
         return
     plan.first_kept_index = point.first_kept_index
@@ -712,7 +713,7 @@ def _omp_carries_message(entry: Any) -> bool:
     return bool(kind == "custom_message" or kind == "branch_summary")
 
 
-def omp_boundary(path: list[Any]) -> tuple[int, int, int]:
+def omp_boundary(path: Sequence[Any]) -> tuple[int, int, int]:
     """(boundary start, previous compaction, latest reset_boundary) as oh-my-pi computes them.
 
     The latest compaction counts unless a later ``reset_boundary`` clears it. After a local
@@ -750,7 +751,7 @@ def omp_boundary(path: list[Any]) -> tuple[int, int, int]:
     return start, previous, reset
 
 
-def omp_last_usage(path: list[Any]) -> dict[str, Any] | None:
+def omp_last_usage(path: Sequence[Any]) -> dict[str, Any] | None:
     """``getLastAssistantUsage``: the newest assistant on the path that did not abort or fail."""
     for position in range(len(path) - 1, -1, -1):
         entry = path[position]
@@ -762,7 +763,7 @@ def omp_last_usage(path: list[Any]) -> dict[str, Any] | None:
 
 
 def _check_manual_cut(
-    session: Any, plan: CompactionPlan, path: list[Any], points: Sequence[int], cut: int
+    session: Any, plan: CompactionPlan, path: Sequence[Any], points: Sequence[int], cut: int
 ) -> str | None:
     """Why a user-chosen cut is not allowed (None when it is)."""
     entries = session.entries
@@ -793,7 +794,7 @@ def _check_manual_cut(
     return f"entry {entry.id} is {what}, which cannot start the kept part"
 
 
-def _fill(plan: CompactionPlan, path: list[Any], point: CutPoint, rules: str) -> None:
+def _fill(plan: CompactionPlan, path: Sequence[Any], point: CutPoint, rules: str) -> None:
     """Record the cut; message lists and file operations are derived from it on demand."""
     plan.first_kept_index = point.first_kept_index
     plan.first_kept_entry_id = path[point.first_kept_index].id

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, dict_blocks, message_from_entry
 from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
+from tui_compactor.session.session import release_free_memory
 from tui_compactor.textsafe import utf8_length
 
 __all__ = [
@@ -234,6 +235,7 @@ class Cl100kCounter(_FragmentCounter):
                 # The encoding keeps a Python copy of its 100k-entry merge table only to be
                 # pickled; counting uses the native one. Dropping it saves ~15 MB.
                 encoding._mergeable_ranks = {}
+                release_free_memory()  # and what building the table freed (~15 MB)
                 self._loaded = encoding
             return self._loaded
 

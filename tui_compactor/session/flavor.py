@@ -149,12 +149,18 @@ def omp_rewrite_reason(session: Any) -> str | None:
     )
 
 
-def session_issues(session: Any) -> list[Any]:
-    """The load diagnostics plus the file-wide warning of ``omp_rewrite_reason`` (the list the
-    app's Issues view shows and counts)."""
+def session_issues(session: Any, rules: str | None = None) -> list[Any]:
+    """The load diagnostics plus the file-wide warning of ``omp_rewrite_reason``, and under
+    oh-my-pi's rules why oh-my-pi would refuse the file or hang on it
+    (``omp_open.omp_open_problems``): the list ``lint`` prints and the app's Issues view shows
+    and counts."""
     from tui_compactor.session.model import Diagnostic, Severity
 
     issues = list(session.diagnostics)
+    if rules == "omp":
+        from tui_compactor.session.omp_open import omp_open_problems
+
+        issues.extend(omp_open_problems(session))
     rewrite = omp_rewrite_reason(session)
     if rewrite is not None:
         issues.append(Diagnostic(Severity.WARNING, "omp-rewrite", rewrite, str(session.path)))

@@ -84,23 +84,16 @@ class RecordSource(Protocol):
         ...
 
 
-_SIZE_BITS = 40
-_OFFSET_BITS = 48
-_SIZE_MASK = (1 << _SIZE_BITS) - 1
-_OFFSET_MASK = (1 << _OFFSET_BITS) - 1
-_LINE_SHIFT = _SIZE_BITS + _OFFSET_BITS
-
-
 class Entry:
     """One session entry (any line that is not the header or the oh-my-pi title slot).
 
-    A session holds one per line, so the object is kept small: ``line``, ``offset`` and
-    ``size`` share one packed integer (three integer objects would cost 64 bytes more per
-    entry, 13 MB on a 200,000-entry chain). Treat every field as read-only.
+    The session keeps its entries in columns (``table.EntryTable``) and builds an ``Entry``
+    each time one is asked for: treat every field as read-only, and compare entries by
+    ``index`` (two reads of the same entry are equal in every field, not identical).
     """
 
-    __slots__ = ("index", "id", "parent_id", "type", "timestamp", "_span", "role", "parent",
-                 "_record", "_source")  # fmt: skip
+    __slots__ = ("index", "id", "parent_id", "type", "timestamp", "line", "offset", "size",
+                 "role", "parent", "_record", "_source")  # fmt: skip
 
     def __init__(
         self,
@@ -124,7 +117,12 @@ class Entry:
         """``parentId`` as in the record (after in-memory migration)."""
         self.type = type
         self.timestamp = timestamp
-        self._span = (line << _LINE_SHIFT) | (offset << _SIZE_BITS) | size
+        self.line = line
+        """1-based physical line."""
+        self.offset = offset
+        """Byte offset of the line start."""
+        self.size = size
+        """Length of the line in bytes, without the terminating ``\\n``."""
         self.role = role
         """``message.role`` for ``message`` entries whose role is a string, else None."""
         self.parent = parent
@@ -133,20 +131,17 @@ class Entry:
         self._record = _record
         self._source = _source
 
-    @property
-    def line(self) -> int:
-        """1-based physical line."""
-        return self._span >> _LINE_SHIFT
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.index, self.id, self.parent_id, self.type, self.timestamp, self.line,
+                self.offset, self.size, self.role, self.parent)  # fmt: skip
 
-    @property
-    def offset(self) -> int:
-        """Byte offset of the line start."""
-        return (self._span >> _SIZE_BITS) & _OFFSET_MASK
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entry):
+            return NotImplemented
+        return self._fields() == other._fields()
 
-    @property
-    def size(self) -> int:
-        """Length of the line in bytes, without the terminating ``\\n``."""
-        return self._span & _SIZE_MASK
+    def __hash__(self) -> int:
+        return hash((self.index, self.id, self.offset))
 
     def __repr__(self) -> str:
         return (

@@ -93,8 +93,7 @@ class OutlineRow:
 
 
 def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> list[bool]:
-    entries = session.entries
-    count = len(entries)
+    count = len(session.entries)
     if view is OutlineFilter.ALL:
         return [True] * count
     quiet = session._quiet_assistants
@@ -102,14 +101,19 @@ def _visible_mask(session: Session, view: OutlineFilter, leaf: int | None) -> li
         labels = session.labels
         mask = [i in labels for i in range(count)]
     elif view is OutlineFilter.USER_ONLY:
-        mask = [e.type == "message" and e.role == "user" for e in entries]
-    elif view is OutlineFilter.NO_TOOLS:
+        roles = session.entry_roles()
         mask = [
-            e.type not in BOOKKEEPING_TYPES and not (e.type == "message" and e.role == "toolResult")
-            for e in entries
+            t == "message" and r == "user"
+            for t, r in zip(session.entry_types(), roles, strict=True)
+        ]
+    elif view is OutlineFilter.NO_TOOLS:
+        roles = session.entry_roles()
+        mask = [
+            t not in BOOKKEEPING_TYPES and not (t == "message" and r == "toolResult")
+            for t, r in zip(session.entry_types(), roles, strict=True)
         ]
     else:
-        mask = [e.type not in BOOKKEEPING_TYPES for e in entries]
+        mask = [t not in BOOKKEEPING_TYPES for t in session.entry_types()]
     for i in quiet:
         mask[i] = False
     if leaf is not None:

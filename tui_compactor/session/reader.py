@@ -51,11 +51,20 @@ from tui_compactor.session.model import (
     seal_command,
     written_by_us,
 )
+from tui_compactor.session.omp_open import (
+    content_fault,
+    content_fault_of,
+    message_usage_fault,
+    missing_message_fault,
+    null_line_fault,
+    usage_fault,
+)
 from tui_compactor.session.session import (
     Refresh,
     Session,
     _LazyRecords,
     gc_paused,
+    release_free_memory,
     timestamp_key,
 )
 
@@ -212,7 +221,8 @@ def _skip_space(text: str, at: int) -> int:
 
 
 def _object_key(text: str, at: int) -> tuple[str, int]:
-    """Parse ``"key" :`` at ``at`` (after whitespace); returns the key and the next index."""
+    """Parse ``"key" :`` at ``at`` (after whitespace); returns the key and the index of the
+    value (whitespace after the colon skipped)."""
     at = _skip_space(text, at)
     if text[at : at + 1] != '"':
         raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, at)
@@ -220,7 +230,7 @@ def _object_key(text: str, at: int) -> tuple[str, int]:
     at = _skip_space(text, at)
     if text[at : at + 1] != ":":
         raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
-    return key, at + 1
+    return key, _skip_space(text, at + 1)
 
 
 def decode_deep(text: str, keep_depth: int = DEEP_KEEP_DEPTH) -> Any:
@@ -489,8 +499,9 @@ class _Scanner:
         self.over_limit = False
         self.hash_thread: bool | None = None
         """Hash big scans on a helper thread; None: when a core is idle (``_core_idle``)."""
-        self.on_record: Callable[[Entry, dict[str, Any]], None] | None = None
-        """Called with each entry indexed and its parsed, migrated record (``load_session``)."""
+        self.on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None
+        """Called with each entry indexed, its parsed, migrated record and its line's bytes
+        (``load_session``)."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -674,7 +685,27 @@ class _Scanner:
         process = self.process_line
         loads = _fast_loads
         fast_errors = _FAST_ERRORS
-        entries = s.entries
+        # The entry's columns (``EntryTable.add``, inlined: a call per line costs ~5%).
+        table = s._table
+        ids_add, parents_add = table._ids.append, table._parents.append
+        types_add, roles_add = table._types.append, table._roles.append
+        message_code = table._type_names.code("message")
+        role_code = table._role_names.code
+        lines_of = table._lines
+        lines_add, offsets_add, sizes_add = (
+            lines_of.append,
+            table._offsets.append,
+            table._sizes.append,
+        )
+        broken_ids = table._parent_ids
+        stamps = table.timestamps
+        packed = stamps._packed
+        if keep := self.keep:
+            if table._records is None:
+                table._records = [None] * len(table)
+            records_add = table._records.append
+        elif self.source is not None:
+            table._source = self.source
         latest = s._latest
         add_child = s._children.add
         add_child_slot = s._children.append_entry
@@ -689,11 +720,9 @@ class _Scanner:
         odd = self.odd
         switches = odd.tip_switches
         roles = _ROLES
-        keep = self.keep
-        source = None if keep else self.source
         on_record = self.on_record
         line_no = s.line_count
-        index = len(entries)
+        index = len(table)
         added = False
         for raw in lines:
             line_no += 1
@@ -735,8 +764,12 @@ class _Scanner:
                                             call_id = block.get("id")
                                             if type(call_id) is str:
                                                 call_ids.append(call_id)
-                            elif type(content) is str and content.strip():
-                                has_text = True
+                                    elif block is None:
+                                        s._omp_context_faults[index] = content_fault_of(content)
+                            elif type(content) is str:
+                                has_text = bool(content.strip())
+                            else:
+                                s._omp_context_faults[index] = content_fault_of(content)
                             if call_ids:
                                 stop = message.get("stopReason")
                                 calls_of[index] = (tuple(call_ids), stop in ("aborted", "error"))
@@ -744,39 +777,62 @@ class _Scanner:
                                 stop = message.get("stopReason")
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
+                            usage = message.get("usage")
+                            if type(usage) is not dict or usage.get("cost") is None:
+                                fault = usage_fault(usage)
+                                if fault is not None:
+                                    s._omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:
                                 result_call[index] = call_id
+                            if message.get("toolName") == "task":
+                                fault = message_usage_fault(role, message)
+                                if fault is not None:
+                                    s._omp_faults.append((line_no, offset, entry_id, fault))
                         if parent_id is None:
                             parent = None
                         else:
                             parent = latest.get(parent_id)
                             if parent is None:
                                 unresolved.append((index, parent_id))
-                            else:
-                                parent_id = entries[parent].id  # one string object per id
+                                broken_ids[index] = parent_id
                         timestamp = obj.get("timestamp")
                         if type(timestamp) is not str:
                             timestamp = ""
-                        if len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[10] == "T":
+                        if (len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[10] == "T"
+                                and timestamp.isascii()):  # fmt: skip
+                            # pi's shape: its own sort key, packed (compared as bytes).
                             key = timestamp
+                            stamp = timestamp.encode("ascii")
+                            if parent is not None:
+                                start = parent * 24
+                                if (stamp < packed[start : start + 24] or stamps._keys
+                                        or stamps._other) and key < ts_keys[parent]:  # fmt: skip
+                                    odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
+                                                  lines_of[parent])  # fmt: skip
+                            packed += stamp
                         else:
                             key = timestamp_key(timestamp)
-                        if not key or (parent is not None and key < ts_keys[parent]):
-                            if parent is None:
-                                odd.timestamp(obj, key, None, line_no, offset, None)
-                            else:
-                                odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
-                                              entries[parent].line)  # fmt: skip
-                        entries.append(
-                            Entry(index, entry_id, parent_id, "message", timestamp, line_no,
-                                  offset, size, role, parent, obj if keep else None, source)
-                        )  # fmt: skip
+                            if not key or (parent is not None and key < ts_keys[parent]):
+                                if parent is None:
+                                    odd.timestamp(obj, key, None, line_no, offset, None)
+                                else:
+                                    odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
+                                                  lines_of[parent])  # fmt: skip
+                            stamps.append(timestamp, key)
+                        ids_add(entry_id)
+                        parents_add(-1 if parent is None else parent)
+                        types_add(message_code)
+                        roles_add(role_code(role))
+                        lines_add(line_no)
+                        offsets_add(offset)
+                        sizes_add(size)
+                        if keep:
+                            records_add(obj)
                         if on_record is not None:
-                            on_record(entries[index], obj)  # v3: nothing to migrate
+                            on_record(table[index], obj, raw)  # v3: nothing to migrate
                         add_child_slot()
-                        ts_keys.append(key)
                         if parent is None:
                             depths.append(0)
                             settings_above.append(-1)
@@ -799,7 +855,7 @@ class _Scanner:
                 added = False
             s.line_count = line_no - 1
             process(raw, offset, True)
-            index = len(entries)
+            index = len(table)
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
@@ -852,6 +908,8 @@ class _Scanner:
                     (line_no, offset, entry_id if isinstance(entry_id, str) else None, where)
                 )
         if not isinstance(obj, dict):
+            if obj is None:
+                s._omp_faults.append((line_no, offset, None, null_line_fault()))
             kind = "null" if obj is None else type(obj).__name__
             kind = {"str": "string", "list": "array", "bool": "boolean", "float": "number",
                     "int": "number"}.get(kind, kind)  # fmt: skip
@@ -1149,6 +1207,9 @@ class _Scanner:
                     if role == "hookMessage" and version is not None and version < 3:
                         role = "custom"
                     self._message_facts(index, role, message)
+                    fault = message_usage_fault(role, message)
+                    if fault is not None:
+                        s._omp_faults.append((line_no, offset, entry_id, fault))
                 else:
                     s._diag(
                         WARN,
@@ -1159,6 +1220,10 @@ class _Scanner:
                         entry_id,
                     )
             else:
+                if message is None:
+                    s._omp_faults.append(
+                        (line_no, offset, entry_id, missing_message_fault(entry_id))
+                    )
                 s._diag(
                     WARN,
                     "message-invalid",
@@ -1186,6 +1251,8 @@ class _Scanner:
             s._unknown_types.setdefault(type_name, []).append((line_no, offset))
             if s._omp_entry_type is None and type_name in OMP_ONLY_TYPES:
                 s._omp_entry_type = type_name
+            if type_name == "model_usage" and (fault := usage_fault(obj.get("usage"))):
+                s._omp_faults.append((line_no, offset, entry_id, fault))
         if ours:
             s._ours.append(index)
         if v1:
@@ -1215,13 +1282,16 @@ class _Scanner:
                 record = obj
                 if version is not None and version < CURRENT_VERSION:
                     migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
-            self.on_record(entry, record)
+            self.on_record(entry, record, raw)
 
     def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
         """Remember tool-call ids and results (small) for the orphan/dangling checks."""
         s = self.s
         if role == "assistant":
             content = message.get("content")
+            fault = content_fault(content)
+            if fault is not None:
+                s._omp_context_faults[index] = fault
             stop_reason = message.get("stopReason")
             if not _has_text(content) and (not stop_reason or stop_reason in ("stop", "toolUse")):
                 s._quiet_assistants.add(index)  # pi's /tree hides these (tool calls only)
@@ -1510,9 +1580,10 @@ TOOL_WALK_LIMIT = 10_000
 def _chain_is_broken(s: Session, index: int) -> bool:
     """True if the path from ``index`` to its root starts at a broken link."""
     root = index
-    entries = s.entries
-    while entries[root].parent is not None:
-        root = entries[root].parent  # type: ignore[assignment]
+    parent = s.parent_of(root)
+    while parent is not None:
+        root = parent
+        parent = s.parent_of(root)
     return s.broken_parent(root) is not None
 
 
@@ -1527,22 +1598,25 @@ def _check_tool_pairs(s: Session) -> None:
     calls_of = s._calls
     answered: dict[int, set[str]] = {}  # assistant index -> its calls that have a result
     unknown_pairing: set[str] = set()
+    parent_of, type_of, role_of = s.parent_of, s.type_of, s._table.role_of
+    parents = s._table._parents
     for index, call_id in s._result_call.items():
-        node = entries[index].parent
+        first = parents[index]
         # Usually the parent is the assistant that made the call (only assistant messages
         # have calls): matched without a walk.
-        if node is not None:
-            node_calls = calls_of.get(node)
+        if first >= 0:
+            node_calls = calls_of.get(first)
             if node_calls is not None and call_id in node_calls[0]:
-                answered.setdefault(node, set()).add(call_id)
+                answered.setdefault(first, set()).add(call_id)
                 continue
+        node = first if first >= 0 else None
         steps = 0
         verdict = "unknown"
         while node is not None and steps < TOOL_WALK_LIMIT:
             steps += 1
-            other = entries[node]
-            if other.type == "message":
-                if other.role == "assistant":
+            if type_of(node) == "message":
+                role = role_of(node)
+                if role == "assistant":
                     node_calls = calls_of.get(node)
                     if node_calls is not None and call_id in node_calls[0]:
                         answered.setdefault(node, set()).add(call_id)
@@ -1550,12 +1624,12 @@ def _check_tool_pairs(s: Session) -> None:
                     else:
                         verdict = "orphan"
                     break
-                if other.role is None:
+                if role is None:
                     break  # unreadable message: pairing unknown
-                if other.role != "toolResult":
+                if role != "toolResult":
                     verdict = "orphan"
                     break
-            node = other.parent
+            node = parent_of(node)
         else:
             # No assistant above: an orphan, unless a broken link cut the chain (or the walk
             # hit its bound), in which case the pairing is unknown.
@@ -1755,7 +1829,7 @@ def load_session(
     *,
     lazy: bool | None = None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
+    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
@@ -1766,19 +1840,23 @@ def load_session(
     bytes are lazy. ``digest=False`` skips the sha256 of the file, for callers that never
     write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
     the append gate refuses and a refresh reloads. ``on_record`` sees each entry with its
-    parsed (migrated, read-only) record as it is indexed, so a pass over most records needs
-    no second read of the file; it must not raise. ``hash_thread`` hashes a big file on a
+    parsed (migrated, read-only) record and the bytes of its line (without the newline) as
+    it is indexed, so a pass over most records needs no second read of the file; it must
+    not raise. ``hash_thread`` hashes a big file on a
     helper thread (True), inline (False), or on the thread only when a core is idle (None):
     measured under load, a lone process loads faster hashing inline, the app (whose UI thread
     shares the process) faster with the thread.
     """
     with gc_paused():
         try:
-            return _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
+            session = _load(Path(path), progress, cancel, lazy, digest, on_record, hash_thread)
         except Exception as error:  # noqa: BLE001 - last resort: report, never crash the caller
             session = Session(Path(path))
             _io_failure(session, f"internal error while loading ({type(error).__name__}: {error})")
             return session
+    if session._end_offset >= LAZY_THRESHOLD:
+        release_free_memory()  # what parsing a big file left behind
+    return session
 
 
 def _load(
@@ -1787,7 +1865,7 @@ def _load(
     cancel: threading.Event | None,
     lazy: bool | None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any]], None] | None = None,
+    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     session = Session(path)
@@ -1826,7 +1904,7 @@ def _load(
         finished = scanner.scan(0, 0, size, progress, cancel)
         if scanner.over_limit and limit is not None:
             message = _too_many_entries(len(session.entries), size, limit, False)
-            session.entries.clear()  # the partial index goes; the refusal stays
+            session._table.clear()  # the partial index goes; the refusal stays
             _io_failure(session, message, "memory-limit")
             return session
         session.complete = finished
@@ -2094,6 +2172,7 @@ def _rollback_last_line(s: Session) -> None:
     line_no = s.line_count
     s._line_diags = [d for d in s._line_diags if d.line != line_no]
     s._fragments = {k: v for k, v in s._fragments.items() if v != line_no}
+    s._omp_faults.retract(line_no)
     s._torn_line = None
     s.line_count = line_no - 1
     s._end_offset = start

@@ -178,10 +178,23 @@ class AnalysisMixin:
 
     # ----- plan pane: the sweep ----------------------------------------------------------
 
+    _swept: tuple[CutSweep, SessionHandle | None, int] | None = None
+    """The sweep drawn last, the session handle and generation it was computed on."""
+
     def request_sweep(self, plan: CompactionPlan, request: int) -> None:
-        """Sweep every valid cut of ``plan`` (after the plan itself is drawn)."""
+        """Sweep every valid cut of ``plan`` (after the plan itself is drawn). When ``plan``
+        only moved the cut of the sweep drawn last (``[`` / ``]``), that sweep is drawn again
+        for it at once: no worker, no "sweeping" frame."""
         if not self._analysis_ok() or not plan.valid_cut_points:
             return
+        from tui_compactor.engine.deps import sweep_for_plan
+
+        swept = self._swept
+        if swept is not None and swept[1] is self.handle and self._current(swept[2]):
+            again = sweep_for_plan(swept[0], plan)
+            if again is not None:
+                self._draw_sweep(again, swept[2])
+                return
         assert self.handle is not None and self.token_cache is not None
         self.show_sweep("sweeping every valid cut…", pending=True)
         self.compute_sweep(
@@ -210,8 +223,6 @@ class AnalysisMixin:
     def on_sweep_ready(self, message: SweepReady) -> None:
         """Draw the sweep under the plan. A sweep of an older plan request is dropped; one
         computed before the session grew is swept again (the plan is re-made on growth)."""
-        from tui_compactor.ui.widgets.analysis import sweep_renderable
-
         if not self._analysis_ok() or message.request != self.plan_generation:
             return
         if not self._current(message.generation):
@@ -219,11 +230,17 @@ class AnalysisMixin:
             if plan is not None:
                 self.request_sweep(plan, message.request)
             return
-        self.show_sweep(sweep_renderable(message.sweep, self.session))
+        self._draw_sweep(message.sweep, message.generation)
+
+    def _draw_sweep(self, sweep: CutSweep, generation: int) -> None:
+        """Draw ``sweep`` under the plan and its crossing counts on the tree's rows."""
+        from tui_compactor.ui.widgets.analysis import sweep_renderable
         from tui_compactor.ui.widgets.tree import SessionTree
 
+        self._swept = (sweep, self.handle, generation)
+        self.show_sweep(sweep_renderable(sweep, self.session))
         self.query_one(SessionTree).set_cut_dependencies(  # type: ignore[attr-defined]
-            {row.entry_index: row.dependencies for row in message.sweep.rows}
+            {row.entry_index: row.dependencies for row in sweep.rows}
         )
 
     def show_sweep(self, renderable: Any, *, pending: bool = False) -> None:

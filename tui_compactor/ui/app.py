@@ -12,7 +12,7 @@ import functools
 import importlib
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -61,7 +61,7 @@ from tui_compactor.ui.bindings import (
     validated_keymap,
 )
 from tui_compactor.ui.commands import CompactorCommands
-from tui_compactor.ui.extras import SessionExtras, entry_search_text
+from tui_compactor.ui.extras import SessionExtras, entry_search_text, match_rows
 from tui_compactor.ui.frames import FrameWaits
 from tui_compactor.ui.messages import (
     BranchSummaryProgress,
@@ -734,7 +734,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         counting what the Issues view lists."""
         from tui_compactor.session.flavor import session_issues
 
-        diagnostics = session_issues(session)
+        diagnostics = session_issues(session, self.settings.rules)
         if not diagnostics:
             return
         first_problem = diagnostics[0]
@@ -1644,6 +1644,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     stale.leaf,
                     self._added_since(handle, before),
                     panel=panel,
+                    reloaded=stale.reloaded,
                 )
             )
             return
@@ -1747,6 +1748,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_write_stale(self, message: WriteStale) -> None:
         """The file grew before a write: nothing was written; show the new plan, ask again."""
+        if message.reloaded:
+            self._stale_after_reload(message)
+            return
         self.after_growth(message.added, announce=False)
         title = "the session grew: nothing written"
         if message.kind == "compaction":
@@ -1778,6 +1782,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 "asking again with the new entries", title=title, severity="warning", timeout=8
             )
             self.ask_undo(message.target)
+
+    def _stale_after_reload(self, message: WriteStale) -> None:
+        """The file was rewritten on disk and loaded again after the write was proposed:
+        nothing was written. A compaction is planned again on the file as it is now; a move
+        or an undo is not asked again (its node was found in the old file: the user chooses
+        again in the tree as it is now)."""
+        title = "the file was rewritten on disk: nothing written"
+        what = {"compaction": "this compaction", "navigate": "the move", "undo": "the undo"}
+        said = (
+            f"{what.get(message.kind, 'this write')} was made for the file as it was before it "
+            "was rewritten and loaded again, so it was not written"
+        )
+        if message.kind == "compaction":
+            self.state.running_jobs = max(0, self.state.running_jobs - 1)
+            self._update_status()
+            self.close_review(
+                f"{said}. The plan was made again on the file as it is now (Plan tab): r "
+                "summarizes it, a accepts."
+            )
+            self.state.plan_leaf = self._loaded().leaf  # indices of the old file mean nothing now
+            self.state.plan_cut = None
+            self.action_show_tab("tab-plan")
+            self.request_plan()
+            said += ": planned again on the file as it is now"
+        else:
+            said += ": choose again in the tree as it is now"
+        self.notify(said, title=title, severity="warning", timeout=10)
 
     def summarizer_for(self, *, compaction: bool) -> Summarizer:
         """The summarizer of the configured profile (offline without a config)."""
@@ -1939,6 +1970,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     stale.leaf,
                     self._added_since(handle, int(before or 0)),
                     target=target,
+                    reloaded=stale.reloaded,
                 )
             )
             return
@@ -2057,6 +2089,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     stale.leaf,
                     self._added_since(handle, before),
                     target=compaction,
+                    reloaded=stale.reloaded,
                 )
             )
             return
@@ -2354,28 +2387,39 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.state.search_query and self.handle is not None:
             # After the frame without the search box: the search worker would take the GIL
             # from it half of the time.
-            self.call_after_refresh(self.find_matches, self.handle, self.state.search_query)
+            self.call_after_refresh(
+                self.find_matches,
+                self.handle,
+                self.state.search_query,
+                self.query_one(SessionTree).row_of_entry,
+            )
         else:
             self.query_one(SessionTree).clear_search()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def find_matches(self, handle: SessionHandle, query: str) -> None:
-        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive)."""
+    def find_matches(
+        self, handle: SessionHandle, query: str, positions: Mapping[int, int] | None = None
+    ) -> None:
+        """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive),
+        and their rows in ``positions`` (the tree's when the search started)."""
         worker = get_current_worker()
         needle = query.casefold()
         matches: set[int] = set()
         rules = self.settings.rules
         with handle.read() as snapshot:
             session = snapshot.session
-            entries = session.entries[: snapshot.entry_count]
-        for done, entry in enumerate(entries, 1):
+            count = snapshot.entry_count
+        entries = session.entries  # a refresh only appends: the first ``count`` stay as read
+        for done in range(1, count + 1):
             if worker.is_cancelled:
                 return
+            entry = entries[done - 1]
             if needle in entry_search_text(session, entry, rules).casefold():
                 matches.add(entry.index)
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
-        self.post_message(SearchDone(query, matches, handle))
+        rows = None if positions is None else (positions, match_rows(positions, matches))
+        self.post_message(SearchDone(query, matches, handle, rows))
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
@@ -2385,6 +2429,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
+        if message.rows is not None:
+            self.remember_match_rows(message.rows[0], matches, message.rows[1])
         visible = len(self.shown_match_rows())
         self.notify(
             f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"

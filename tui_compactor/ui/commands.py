@@ -26,7 +26,7 @@ class CompactorCommands(Provider):
         yield ("Jump to the file's leaf", app.action_jump_leaf, "where the agent continues")
         from tui_compactor.session.flavor import session_issues
 
-        issues = session_issues(session)
+        issues = session_issues(session, app.settings.rules)
         if issues:
             count = len(issues)
             yield (

@@ -15,6 +15,8 @@ from textual.message import Message
 from tui_compactor.workbench.views import ChartData, GaugeData, PlanReport
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.text import Text
 
     from tui_compactor.engine.branch import NavigationPlan
@@ -231,7 +233,8 @@ class CompactionAppendFailed(Message):
 
 
 class WriteStale(Message):
-    """A write was not made because the session grew since it was proposed.
+    """A write was not made because the session grew since it was proposed (``reloaded``:
+    the file was rewritten on disk and loaded again since).
 
     ``kind`` is ``compaction``, ``navigate`` or ``undo``; ``leaf`` the file's leaf now;
     ``added`` the entries the refresh found; ``panel`` the compaction panel (compaction only);
@@ -247,9 +250,11 @@ class WriteStale(Message):
         *,
         panel: Any = None,
         target: int | None = None,
+        reloaded: bool = False,
     ) -> None:
         super().__init__()
         self.kind = kind
+        self.reloaded = reloaded
         self.reason = reason
         self.leaf = leaf
         self.added = added
@@ -270,9 +275,18 @@ class SummaryDiffReady(Message):
 class SearchDone(Message):
     """The entries whose id or preview contain ``query``."""
 
-    def __init__(self, query: str, matches: set[int], handle: SessionHandle | None = None) -> None:
+    def __init__(
+        self,
+        query: str,
+        matches: set[int],
+        handle: SessionHandle | None = None,
+        rows: tuple[Mapping[int, int], list[int]] | None = None,
+    ) -> None:
         super().__init__()
         self.query = query
         self.matches = matches
         self.handle = handle
         """The session searched (a replaced one's matches are dropped)."""
+        self.rows = rows
+        """The tree's entry -> row positions when the search started, and the rows of the
+        matches there, ascending (``extras.match_rows``)."""

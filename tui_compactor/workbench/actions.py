@@ -72,12 +72,19 @@ class ActionRefused(Exception):
 class StaleProposal(Exception):
     """The file changed since the proposal was made: nothing was written; plan and ask again."""
 
-    def __init__(self, proposal: Proposal, generation: int, leaf: int | None) -> None:
+    def __init__(
+        self, proposal: Proposal, generation: int, leaf: int | None, *, reloaded: bool = False
+    ) -> None:
         self.proposal = proposal
         self.generation = generation
         self.leaf = leaf
+        self.reloaded = reloaded
+        """True: proposed on an earlier load of the file, which was rewritten since."""
         super().__init__(
-            "the session grew since this was planned (new entries after the leaf it was "
+            "the file was rewritten on disk and loaded again since this was planned: nothing "
+            "was written; it has to be planned and confirmed again on the file as it is now"
+            if reloaded
+            else "the session grew since this was planned (new entries after the leaf it was "
             "planned at): nothing was written; it has to be planned and confirmed again"
         )
 
@@ -360,6 +367,8 @@ def apply(handle: SessionHandle, proposal: Proposal, **append_options: Any) -> A
     """
     options = {key: value for key, value in append_options.items() if key != "refresh"}
     with handle.exclusive() as session:
+        if proposal.generation < handle.loaded_generation:
+            raise StaleProposal(proposal, handle.generation, session.leaf, reloaded=True)
         if handle.generation != proposal.generation or session.leaf != proposal.leaf:
             raise StaleProposal(proposal, handle.generation, session.leaf)
         try:

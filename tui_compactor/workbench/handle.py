@@ -3,13 +3,17 @@
 ``Session.refresh()`` appends to the session's lists in place. Readers in other threads
 (outline, plan, gauge and context workers) therefore read through ``SessionHandle.read()``: a
 shared lock that a refresh (exclusive) waits for, so a reader sees the session either before
-or after a refresh, never half-way. ``generation`` counts the refreshes that added entries (and
-our own appends); a result computed at one generation says so, and a write proposed at one
-generation is re-validated against the current one (``workbench.actions.apply``).
+or after a refresh, never half-way. ``generation`` changes with every refresh that added
+entries (and our own appends); a result computed at one generation says so, and a write
+proposed at one generation is re-validated against the current one (``workbench.actions.apply``).
+Generations are drawn from one counter for the whole process, so a handle made when a
+rewritten file is loaded again never shares one with the handle before it: what was proposed
+on the old content is stale on the new (``loaded_generation`` tells the two cases apart).
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +27,9 @@ if TYPE_CHECKING:
     from tui_compactor.session.session import Refresh, Session
 
 __all__ = ["SessionHandle", "Snapshot"]
+
+_GENERATIONS = itertools.count(1)
+"""Every handle's generations, increasing across handles (``next`` is atomic under the GIL)."""
 
 
 class _SharedLock:
@@ -100,7 +107,7 @@ class SessionHandle:
     def __init__(self, session: Session) -> None:
         self.session = session
         self._lock = _SharedLock()
-        self._generation = 0
+        self._generation = self._loaded_generation = next(_GENERATIONS)
         self._caches: dict[str, TokenCache] = {}
         self._facts: EntryFacts | None = None
         self._cache_lock = threading.Lock()
@@ -109,6 +116,12 @@ class SessionHandle:
     def generation(self) -> int:
         """Bumped by every refresh or append that changed the loaded entries."""
         return self._generation
+
+    @property
+    def loaded_generation(self) -> int:
+        """The generation the session was loaded at: an older one belongs to an earlier load
+        of the file (it was rewritten since, and loaded again)."""
+        return self._loaded_generation
 
     @contextmanager
     def read(self) -> Iterator[Snapshot]:
@@ -135,7 +148,7 @@ class SessionHandle:
         """``refresh`` for a caller that already holds ``exclusive()``."""
         result = self.session.refresh()
         if result.status == "grew":
-            self._generation += 1
+            self._generation = next(_GENERATIONS)
         return result
 
     def token_cache(self, counter: TokenCounter) -> TokenCache:

@@ -43,9 +43,11 @@ __all__ = [
     "CounterName",
     "FLAGS",
     "FilesFormat",
+    "PLAN_SETTINGS",
     "Settings",
     "SettingsProblem",
     "resolve_settings",
+    "source_phrase",
     "with_session_window",
 ]
 
@@ -69,6 +71,20 @@ FLAGS: dict[str, str] = {
     "summary_window": "--summary-window",
 }
 """Settings field -> the command-line flag that sets it (the same name in every command)."""
+
+PLAN_SETTINGS: dict[str, str] = {
+    "keep_recent_tokens": "keep-recent",
+    "reserve_tokens": "reserve",
+    "context_window": "window",
+    "rules": "rules",
+    "tokens": "tokens",
+    "calibrate": "calibrate",
+    "split_turns": "split turns",
+    "threshold_percent": "threshold %",
+    "threshold_tokens": "threshold tokens",
+}
+"""The settings a compaction plan depends on (where it cuts, what it counts, when it would
+compact), with the name ``plan`` and the app show them under, in the order they list them."""
 
 _ENV_OF_FIELD: dict[str, str] = {
     path[-1]: variable for variable, path in ENV_VARS.items() if path[0] == "compaction"
@@ -155,6 +171,25 @@ class Settings:
     def source_of(self, name: str) -> str:
         """Where the value of ``name`` came from (``default`` when nobody set it)."""
         return self.sources.get(name, "default")
+
+    def plan_sources(self) -> dict[str, str]:
+        """``PLAN_SETTINGS`` -> where each value came from (``source_of``)."""
+        return {name: self.source_of(name) for name in PLAN_SETTINGS}
+
+    def _plan_source_items(self) -> list[tuple[str, str, str]]:
+        """(name shown, value shown, source) of each of ``PLAN_SETTINGS``."""
+        return [
+            (label, _shown_value(name, getattr(self, name)), self.source_of(name))
+            for name, label in PLAN_SETTINGS.items()
+        ]
+
+    def plan_source_lines(self) -> list[str]:
+        """One line per setting the plan depends on: its name, its value, where it came from
+        (``window 200000 (from TUI_COMPACTOR_CONTEXT_WINDOW)``), as ``plan`` prints them."""
+        return [
+            f"{label} {value} ({source_phrase(source)})"
+            for label, value, source in self._plan_source_items()
+        ]
 
     @property
     def window_configured(self) -> bool:
@@ -347,6 +382,34 @@ class Settings:
     def blocking_problem(self) -> SettingsProblem | None:
         """The first problem that forbids running a compaction, if any."""
         return next((problem for problem in self.problems() if problem.blocking), None)
+
+
+def source_phrase(source: str) -> str:
+    """Where a setting came from, in words: ``default``, ``from config file PATH``, ``from
+    TUI_COMPACTOR_RULES``, ``from --keep-recent``, ``from app`` (an edit in the app), the
+    session's model for a window, the session for rules, the rules for what they imply."""
+    if source == "default":
+        return "default"
+    if source.startswith("model "):
+        return f"the window of {source.removeprefix('model ')}, the session's model"
+    if source.startswith("assumed"):
+        return "assumed: the session's model has no known window; pass --window N"
+    if source.startswith("session: "):
+        return f"follows the session: {source.removeprefix('session: ')}"
+    if source.startswith("rules "):
+        return f"implied by the {source.removeprefix('rules ')} rules"
+    return f"from {source}"
+
+
+def _shown_value(name: str, value: Any) -> str:
+    """A setting's value as the source lines show it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "auto" if name == "reserve_tokens" else "none"
+    if name in ("threshold_percent", "threshold_tokens"):
+        return "unset" if value <= 0 else f"{value:g}"
+    return str(value)
 
 
 _CHOICES: dict[str, tuple[str | None, ...]] = {

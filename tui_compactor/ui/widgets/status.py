@@ -4,14 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.text import Text
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Label, ProgressBar, Static
 
-from tui_compactor.textsafe import sanitize
+from tui_compactor.textsafe import cut_cells, sanitize
+
+FILE_NAME_CELLS = 60
+"""Columns the status line and the indexing bar give the session's file name at most (a CJK or
+emoji name takes two columns a character: a cap in characters would let it run off the line)."""
+
+FILE_NAME_MIN_CELLS = 24
+"""Columns the file name keeps on a narrow line, where it gives the rest to the facts after it
+(the entry count, the verdict, the rules)."""
+
+NAME_CELLS = 50
+"""Columns the session's own name (``session_info``) gets at most, when the line has room."""
+
+_NAME_READ = 400
+"""Characters of a name read before it is cut to its cells (a file name is at most 255 bytes)."""
+
+
+def shown_file_name(name: str, cells: int = FILE_NAME_CELLS) -> str:
+    """The session's file name as the status line and the indexing bar show it: made
+    terminal-safe and cut to ``cells`` columns."""
+    return cut_cells(sanitize(name, single_line=True, max_len=_NAME_READ), cells)
 
 
 def issue_count(count: int) -> str:
@@ -46,9 +66,11 @@ class SessionStatus(Static):
         rules_source: str = "",
     ) -> None:
         """Describe ``session`` (only its file name: full paths are noise and unstable)."""
-        head = Text(no_wrap=True, overflow="ellipsis")
-        head.append(sanitize(session.path.name, single_line=True, max_len=60), style="bold")
-        name = sanitize(session.name, single_line=True, max_len=50) if session.name else ""
+        name = ""
+        if session.name:
+            name = cut_cells(
+                sanitize(session.name, single_line=True, max_len=_NAME_READ), NAME_CELLS
+            )
         line = Text(no_wrap=True, overflow="ellipsis")
         if session.preview:
             line.append(f"  last {len(session.entries):,} entries (indexing the rest)")
@@ -62,7 +84,7 @@ class SessionStatus(Static):
             line.append(f"  {verdict}", style=verdict_style)
         from tui_compactor.session.flavor import session_issues
 
-        issues = session_issues(session)  # what the Issues view lists
+        issues = session_issues(session, rules)  # what the Issues view lists
         self.has_issues = bool(issues)
         if issues:
             line.append(f" ({issue_count(len(issues))} · I)", style="yellow underline")
@@ -80,27 +102,32 @@ class SessionStatus(Static):
         if following:
             line.append("  ● live", style="green")
         tail = Text(f"  filter: {filter_name}  tokens: {counter_name}", style="dim")
-        self._parts = (head, name, line, tail)
+        self._parts = (session.path.name, name, line, tail)
         self._fit()
 
-    _parts: tuple[Text, str, Text, Text] | None = None
+    _parts: tuple[str, str, Text, Text] | None = None
     """The line's file name, session name, the facts and the view settings, kept to fit them
     again on a resize."""
 
     def _fit(self) -> None:
-        """Show the line; on a narrow terminal the session name gives way (shortened with an
-        ellipsis, or left out) to the facts (the rules and why, running jobs, the live mark),
-        and the filter and counter, last, are cut at the edge."""
+        """Show the line, measured in cells; on a narrow terminal the file name gives way (down
+        to ``FILE_NAME_MIN_CELLS``) and the session name too (shortened with an ellipsis, or
+        left out) to the facts (the entries, the verdict, the rules and why, running jobs, the
+        live mark), and the filter and counter, last, are cut at the edge."""
         if self._parts is None:
             return
-        head, name, facts, tail = self._parts
+        file_name, name, facts, tail = self._parts
         width = self.content_size.width
+        cells = FILE_NAME_CELLS
+        if width > 0:
+            cells = min(cells, max(FILE_NAME_MIN_CELLS, width - facts.cell_len))
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(shown_file_name(file_name, cells), style="bold")
         if name and width > 0:
             # Measured and cut in cells: a CJK or emoji name takes two columns a character.
-            room = width - head.cell_len - facts.cell_len - cell_len("  “”")
+            room = width - line.cell_len - facts.cell_len - cell_len("  “”")
             if room < cell_len(name):
-                name = "" if room < 8 else set_cell_size(name, room - 1).rstrip() + "…"
-        line = head.copy()
+                name = "" if room < 8 else cut_cells(name, room)
         if name:
             line.append(f"  “{name}”")
         line.append_text(facts)
@@ -180,9 +207,7 @@ class LoadingBar(Horizontal):
         """Show the bar for ``file_name``."""
         self.tail_entries = None
         self._progress = None
-        self._set_label(
-            Text(f"indexing {sanitize(file_name, single_line=True, max_len=60)} (esc stops)")
-        )
+        self._set_label(Text(f"indexing {shown_file_name(file_name)} (esc stops)"))
         if self._show_timer is None and not self.has_class("-shown"):
             self._show_timer = self.set_timer(self.SHOW_AFTER, self._show)
 

@@ -15,6 +15,9 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from itertools import repeat
 from typing import Any
 
+from rich.cells import cell_len, get_character_cell_size, set_cell_size
+from rich.control import strip_control_codes
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -242,6 +245,7 @@ class SessionTree(ScrollView, can_focus=True):
         self._generation = 0
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
+        self._kind_styles: dict[str, Style] = {}
         self._preview_cache: LRUCache[int, str] = LRUCache(4096)
         self._preview_epoch = 0
         """Bumped whenever the preview cache is cleared: a read started before fills nothing."""
@@ -265,12 +269,15 @@ class SessionTree(ScrollView, can_focus=True):
         return self.rows.index_at(position)
 
     def set_rows(self, session: Any, rows: OutlineRows, keep_entry: int | None) -> None:
-        """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible."""
+        """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible. The
+        previews read stay when the session is the same (a filter, a fold, entries appended):
+        an entry's preview is its own record's, whatever rows show it."""
+        if session is not self.session:
+            self._forget_all_previews()
         self.session = session
         self.rows = rows
         self.row_of_entry = rows.positions  # built with the rows, in a worker
         self.file_leaf = getattr(session, "leaf", None)
-        self._forget_all_previews()
         self.invalidate()
         # The tree keeps its own size whatever rows it holds: only its scrollbar follows.
         set_virtual_size(self, self._virtual_size())
@@ -542,13 +549,23 @@ class SessionTree(ScrollView, can_focus=True):
                self.token_counts.get(index), self._marks(index))  # fmt: skip
         strip = self._strip_cache.get(key)
         if strip is None:
-            text = self.row_text(position, width, wait=False)
-            base = self._row_base_style(is_cursor)
-            text.style = base  # the base style sits under every span of the row
-            segments = list(text.render(self.app.console))
-            strip = Strip(segments).crop_extend(0, width, base).simplify()
+            strip = self._row_strip(position, width, is_cursor)
             self._strip_cache[key] = strip
         return strip
+
+    def _row_strip(self, position: int, width: int, is_cursor: bool) -> Strip:
+        """The row at ``position`` drawn ``width`` cells wide, one segment per run of a style."""
+        base = self._row_base_style(is_cursor)
+        segments: list[Segment] = []
+        last: Style | None = None
+        for text, style in self._row_pieces(position, width, wait=False):
+            combined = base if style is None else base + style
+            if segments and combined == last:
+                segments[-1] = Segment(segments[-1].text + text, combined)
+            else:
+                segments.append(Segment(text, combined))
+            last = combined
+        return Strip(segments, width)
 
     def _marks(self, index: int) -> tuple[Any, ...]:
         """What a row shows besides its entry: plan region (and whether a plan is shown), cut,
@@ -572,70 +589,155 @@ class SessionTree(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         """The CSS changed (theme, focus rules): forget the cached row styles."""
         self._base_styles.clear()
+        self._kind_styles.clear()
         super().notify_style_update()
 
     def _style(self, name: str) -> Style:
-        """A component style by its short name."""
-        return self.get_component_rich_style(f"session-tree--{name}", partial=True)
+        """A component style by its short name, cached until the CSS changes (resolving one
+        walks the CSS rules: a row needs half a dozen)."""
+        style = self._kind_styles.get(name)
+        if style is None:
+            style = self.get_component_rich_style(f"session-tree--{name}", partial=True)
+            self._kind_styles[name] = style
+        return style
 
     def row_text(self, position: int, width: int, *, wait: bool = True) -> Text:
         """The row at ``position`` as styled text exactly ``width`` cells wide (without
         ``wait``: a preview not in memory yet is drawn as a placeholder, ``preview_if_ready``)."""
+        text = Text(no_wrap=True, end="")
+        for piece, style in self._row_pieces(position, width, wait=wait):
+            text.append(piece, style)
+        return text
+
+    def _row_pieces(self, position: int, width: int, *, wait: bool) -> list[Piece]:
+        """The row at ``position`` as (text, style) pieces exactly ``width`` cells wide: the
+        left part (gutter, plan mark, indent, kind, label, preview) cut with an ellipsis to
+        leave room for the right part (fold count, progress, cut, leaf, tokens).
+
+        Drawn piece by piece, each measured on its own: measuring the row's whole text as one
+        string takes Rich's slow path for every row (its gutter and dots are not ASCII).
+        """
         row = self.rows[position]
-        entry = self.session.entries[row.index]
-        left = Text(no_wrap=True, overflow="ellipsis")
-        # Gutter: active path bar.
-        left.append("┃" if row.on_active_path else " ", self._style("active"))
+        index = row.index
+        entry = self.session.entries[index]
+        style = self._style
+        left: list[Piece] = [("┃" if row.on_active_path else " ", style("active"))]
         # Plan column.
-        region = self.plan_regions.get(row.index)
+        region = self.plan_regions.get(index)
         if region is not None:
             mark = REGION_MARKS.get(region, " ")
-            left.append(mark, self._style(region.replace("_", "-")) if region != "before" else "")
+            left.append((mark, style(region.replace("_", "-")) if region != "before" else None))
         elif self.plan_regions:
-            left.append(" ")
+            left.append((" ", None))
         # Indent: only branch points indent; very deep rows print their level.
         if row.indent > MAX_VISIBLE_INDENT:
-            left.append(f"{row.indent:>3}›" + "  " * (MAX_VISIBLE_INDENT - 2), self._style("meta"))
+            left.append((f"{row.indent:>3}›" + "  " * (MAX_VISIBLE_INDENT - 2), style("meta")))
         else:
-            left.append("  " * row.indent)
+            left.append(("  " * row.indent, None))
         if row.folded:
-            left.append("▸ ", self._style("fold"))
+            left.append(("▸ ", style("fold")))
         elif row.is_branch_point:
-            left.append("▾ ", self._style("fold"))
+            left.append(("▾ ", style("fold")))
         else:
-            left.append("· " if row.on_active_path else "  ", self._style("meta"))
+            left.append(("· " if row.on_active_path else "  ", style("meta")))
         kind = entry_kind(entry)
         tag, style_name = KIND_TAGS.get(kind, (kind, "meta"))
-        left.append(tag, self._style(style_name))
-        left.append(" ")
-        label = self.session.label_of(row.index) if self.session is not None else None
+        left.append((tag, style(style_name)))
+        left.append((" ", None))
+        label = self.session.label_of(index) if self.session is not None else None
         if label:
-            left.append(f"[{sanitize(label, single_line=True, max_len=40)}] ", self._style("label"))
-        preview = self.preview_of(row.index) if wait else self.preview_if_ready(row.index)
-        preview_style = self._style("match") if row.index in self.search_matches else Style()
+            left.append((f"[{sanitize(label, single_line=True, max_len=40)}] ", style("label")))
+        preview = self.preview_of(index) if wait else self.preview_if_ready(index)
+        preview_style = style("match") if index in self.search_matches else None
         if style_name == "meta" or preview is None:
-            preview_style += self._style("meta")
-        left.append(PREVIEW_PENDING if preview is None else preview, preview_style)
+            preview_style = (
+                style("meta") if preview_style is None else preview_style + style("meta")
+            )
+        preview = PREVIEW_PENDING if preview is None else strip_control_codes(preview)
+        left.append((preview, preview_style))
 
-        right = Text(no_wrap=True)
+        right: list[Piece] = []
         if row.folded and row.hidden_count:
-            right.append(f" +{row.hidden_count}", self._style("fold"))
-        progress = self.progress.get(row.index)
+            right.append((f" +{row.hidden_count}", style("fold")))
+        progress = self.progress.get(index)
         if progress:
-            right.append(f" {progress}", self._style("progress"))
-        crossing = self.cut_dependencies.get(row.index)
-        if self.cut_entry == row.index:
+            right.append((f" {progress}", style("progress")))
+        crossing = self.cut_dependencies.get(index)
+        if self.cut_entry == index:
             deps = "" if crossing is None else f" · {count_of(crossing, 'dep')}"
-            right.append(f" ✂ cut{deps}", self._style("cut"))
+            right.append((f" ✂ cut{deps}", style("cut")))
         elif crossing is not None:
-            right.append(f" ✂{crossing}", self._style("meta"))
-        if row.index == self.file_leaf:
-            right.append(" ◆ leaf", self._style("leaf"))
-        tokens = self.token_counts.get(row.index)
+            right.append((f" ✂{crossing}", style("meta")))
+        if index == self.file_leaf:
+            right.append((" ◆ leaf", style("leaf")))
+        tokens = self.token_counts.get(index)
         if tokens is not None:
-            right.append(f" {format_tokens(tokens):>6}", self._style("tokens"))
-        room = max(width - right.cell_len, 8)
-        left.truncate(room, overflow="ellipsis", pad=True)
-        left.append_text(right)
-        left.truncate(width, pad=True)
-        return left
+            right.append((f" {format_tokens(tokens):>6}", style("tokens")))
+        room = max(width - sum(cell_len(text) for text, _ in right), 8)
+        return _fit(_fit(left, room) + right, width)
+
+
+Piece = tuple[str, "Style | None"]
+"""A run of a row's text and its style (None: the row's base style alone)."""
+
+
+def _fit(pieces: list[Piece], width: int) -> list[Piece]:
+    """``pieces`` made exactly ``width`` cells wide, as Rich's ``Text.truncate(width,
+    overflow="ellipsis", pad=True)`` does to their concatenation: cut to ``width - 1`` cells
+    plus "…" (styled as the first character cut away), or padded with unstyled spaces."""
+    pieces = [(text, style) for text, style in pieces if text]
+    lengths = [len(text) if _one_cell_each(text) else cell_len(text) for text, _ in pieces]
+    total = sum(lengths)
+    if total <= width:
+        return pieces + [(" " * (width - total), None)] if total < width else pieces
+    kept: list[Piece] = []
+    room = width - 1
+    chars = 0
+    for (text, style), length in zip(pieces, lengths, strict=True):
+        if length <= room:
+            kept.append((text, style))
+            room -= length
+            chars += len(text)
+            continue
+        cut = _cut(text, room) if room > 0 else ""
+        if cut:
+            kept.append((cut, style))
+        chars += len(cut)
+        break
+    # Rich keeps the spans of the cut text: "…" takes the style of the character at its offset.
+    offset = 0
+    ellipsis_style: Style | None = None
+    for text, style in pieces:
+        if offset <= chars < offset + len(text):
+            ellipsis_style = style
+            break
+        offset += len(text)
+    kept.append(("…", ellipsis_style))
+    return kept
+
+
+_ONE_CELL: set[str] = set(map(chr, range(0x20, 0x7F)))
+"""Characters known to take one cell and to combine with nothing (printable ASCII to start
+with; ``_one_cell_each`` adds those it meets: ✓, —, …)."""
+
+
+def _one_cell_each(text: str) -> bool:
+    """True if every character of ``text`` takes one cell on its own (no wide, zero-width,
+    joiner or variation-selector character): its cells are its characters."""
+    if _ONE_CELL.issuperset(text):
+        return True
+    for char in set(text).difference(_ONE_CELL):
+        if char in "\u200d\ufe0f" or get_character_cell_size(char) != 1:
+            return False
+        _ONE_CELL.add(char)
+    return True
+
+
+def _cut(text: str, cells: int) -> str:
+    """``text`` (longer than ``cells``) cut to ``cells`` cells, as ``set_cell_size`` does. A
+    head of one-cell characters (the character after it too: nothing combines with its last)
+    is cut by length, without splitting the whole text into graphemes (~0.1 ms a row)."""
+    head = text[: cells + 1]
+    if _one_cell_each(head):
+        return head[:cells]
+    return set_cell_size(text, cells)

@@ -1,0 +1,130 @@
+"""The session's index kept in columns (``session.table``): every entry read from it equals
+what its record says, in memory and lazily, and the index stays small per entry."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_compactor.engine.context import build_context
+from tui_compactor.session.reader import load_session
+from tui_compactor.session.session import timestamp_key
+
+from .conftest import CORPUS, SESSIONS
+
+FIXTURES = sorted(CORPUS.glob("*.jsonl")) + sorted(SESSIONS.glob("*.jsonl"))
+
+
+def _fields(entry: Any) -> tuple[Any, ...]:
+    return (entry.index, entry.id, entry.parent_id, entry.type, entry.timestamp, entry.line,
+            entry.offset, entry.size, entry.role, entry.parent)  # fmt: skip
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda path: path.name)
+def test_every_entry_read_from_the_columns_matches_its_record(path: Path) -> None:
+    """Timestamps, parent ids, types and roles rebuilt from the columns are the record's own
+    values (after migration), the same in memory and lazily read, by index, slice and
+    iteration."""
+    eager = load_session(path, lazy=False)
+    lazy = load_session(path, lazy=True)
+    assert [_fields(e) for e in eager.entries] == [_fields(e) for e in lazy.entries]
+    for entry in eager.entries:
+        record = entry.data
+        timestamp = record.get("timestamp")
+        assert entry.timestamp == (timestamp if isinstance(timestamp, str) else "")
+        if entry.parent is not None:
+            assert entry.parent_id == eager.entries[entry.parent].id
+        elif isinstance(record.get("parentId"), str) and not record.get("_unavailable"):
+            assert entry.parent_id == record["parentId"]
+            assert eager.broken_parent(entry.index) == entry.parent_id
+        assert entry.type == (record.get("type") if isinstance(record.get("type"), str) else "")
+        assert eager.entries[entry.index] == entry
+        assert eager.parent_of(entry.index) == entry.parent
+        assert eager.id_of(entry.index) == entry.id
+        assert eager.type_of(entry.index) == entry.type
+    if eager.entries:
+        assert eager.entries[-1] == list(eager.entries)[-1]
+        assert eager.entries[1:3] == list(eager.entries)[1:3]
+    assert eager.entry_types() == [e.type for e in eager.entries]
+    assert eager.entry_roles() == [e.role for e in eager.entries]
+    with pytest.raises(IndexError):
+        eager.entries[len(eager.entries)]
+
+
+def test_timestamps_of_any_shape_read_back_as_written_and_order_siblings(tmp_path: Path) -> None:
+    """pi's 24-character timestamps are packed; any other shape (another length, an offset,
+    non-ASCII, a number, none) reads back unchanged, and siblings still sort by instant."""
+    stamps: list[Any] = [
+        "2025-12-03T14:00:05.000Z",
+        "2025-12-03T14:00:01Z",
+        "2025-12-03T15:00:02.000+01:00",
+        "2025-12-03T14:00:0é.000Z",
+        1764770400000,
+        None,
+        "2025-12-03T14:00:03.500Z",
+    ]
+    lines = [{"type": "session", "version": 3, "id": "s", "timestamp": "2025-12-03T14:00:00.000Z",
+              "cwd": "/"}]  # fmt: skip
+    lines.append({"type": "message", "id": "root", "parentId": None,
+                  "timestamp": "2025-12-03T13:00:00.000Z",
+                  "message": {"role": "user", "content": "hi"}})  # fmt: skip
+    for n, stamp in enumerate(stamps):
+        record: dict[str, Any] = {"type": "message", "id": f"c{n}", "parentId": "root",
+                                  "message": {"role": "user", "content": str(n)}}  # fmt: skip
+        if stamp is not None:
+            record["timestamp"] = stamp
+        lines.append(record)
+    path = tmp_path / "stamps.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    for lazy in (False, True):
+        session = load_session(path, lazy=lazy)
+        read = [session.entries[i].timestamp for i in range(1, len(stamps) + 1)]
+        assert read == [stamp if isinstance(stamp, str) else "" for stamp in stamps]
+        order = [session.entries[i].id for i in session.children(0)]
+        expected = sorted(range(len(stamps)), key=lambda n: timestamp_key(stamps[n]))
+        assert order == [f"c{n}" for n in expected]
+
+
+def _chain(path: Path, count: int) -> Path:
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "cwd": "/",
+                         "timestamp": "2025-12-03T14:00:00.000Z"})]  # fmt: skip
+    parent = None
+    for n in range(count):
+        entry_id = f"{n * 2654435761 % 2**32:08x}"
+        role = "user" if n % 2 == 0 else "assistant"
+        content: Any = f"turn {n}" if role == "user" else [{"type": "text", "text": f"ok {n}"}]
+        lines.append(json.dumps({"type": "message", "id": entry_id, "parentId": parent,
+                                 "timestamp": f"2025-12-03T14:{n // 60000 % 60:02d}:"
+                                              f"{n // 1000 % 60:02d}.{n % 1000:03d}Z",
+                                 "message": {"role": role, "content": content}}))  # fmt: skip
+        parent = entry_id
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_index_of_a_deep_chain_stays_small_per_entry(tmp_path: Path) -> None:
+    """A lazily read 30,000-deep chain: the whole index (ids, links, positions, timestamps,
+    tree) takes under 300 bytes an entry (one object per entry took ~390), and holding its
+    leaf's context adds under 160 bytes an item (no entry object held per item)."""
+    count = 30_000
+    path = _chain(tmp_path / "chain.jsonl", count)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        session = load_session(path, lazy=True)
+        index_bytes = tracemalloc.get_traced_memory()[0] - before
+        assert len(session.entries) == count and session.leaf == count - 1
+        before = tracemalloc.get_traced_memory()[0]
+        context = build_context(session, session.leaf)
+        context_bytes = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(context.items) == count
+    assert index_bytes / count < 300, f"{index_bytes / count:.0f} bytes an entry"
+    assert context_bytes / count < 160, f"{context_bytes / count:.0f} bytes an item"
+    assert context.items[-1].entry is not None and context.items[-1].entry.index == count - 1
+    assert context.items[0].message["content"] == "turn 0"

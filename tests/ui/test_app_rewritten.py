@@ -1,0 +1,95 @@
+"""The file is rewritten under the app (an agent rewrote it in place, the user restored an older
+copy, truncated it): whatever was proposed on what was loaded before is never written into it.
+The app reloads the file and says why nothing was written; what the user does next is planned
+on the file as it is now."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input
+
+from tests.ui.app_helpers import (
+    SIZE,
+    TREE_COMPACTED,
+    copy_fixture,
+    make_app,
+    raised_notes,
+    settle,
+)
+from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+pytestmark = pytest.mark.asyncio
+
+
+def rewrite_in_place(path: Path) -> bytes:
+    """Another program writes a new version of the file (same entries, one message's text
+    changed) and renames it over the old one, as an agent that rewrites its session does."""
+    lines = path.read_bytes().splitlines()
+    changed = []
+    for line in lines:
+        record: dict[str, Any] = json.loads(line)
+        if record.get("type") == "message" and record["message"].get("role") == "user":
+            record["message"]["content"] = [{"type": "text", "text": "rewritten by the agent"}]
+        changed.append(json.dumps(record).encode())
+    replacement = path.with_suffix(".tmp")
+    replacement.write_bytes(b"\n".join(changed) + b"\n")
+    os.replace(replacement, path)
+    return path.read_bytes()
+
+
+async def test_a_compaction_summarized_before_the_file_was_rewritten_is_not_written(
+    tmp_path: Path,
+) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.query_one(CompactionPanel).state == "ready"
+        rewritten = rewrite_in_place(path)
+        app._follow_tick()  # live follow notices the rewrite and reloads the file
+        await settle(pilot)
+        assert app.session is not None and app.session.complete
+        await pilot.press("a")
+        await settle(pilot)
+        assert path.read_bytes() == rewritten, "a summary of the old text went into the new file"
+        said = " ".join(raised_notes(app))
+        assert "rewritten on disk: reloading" in said  # live follow said what it saw
+        assert "was made for the file as it was before it was rewritten" in said, said
+        assert not app.query(CompactionPanel), "the review of the old summary was closed"
+        # The plan was made again on the file as it is now; accepting that one writes it.
+        assert app.plan is not None and app.plan.leaf == app.session.leaf
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        written = path.read_bytes()
+        assert written.startswith(rewritten) and len(written) > len(rewritten)
+
+
+async def test_a_label_typed_while_the_file_was_rewritten_is_not_written(
+    tmp_path: Path,
+) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("k", "L")
+        await settle(pilot)
+        rewritten = rewrite_in_place(path)
+        app._follow_tick()
+        await settle(pilot)
+        app.screen.query_one(Input).value = "milestone"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert path.read_bytes() == rewritten
+        said = " ".join(raised_notes(app))
+        assert "label not written" in said or "while the label was typed" in said, said

@@ -1,0 +1,61 @@
+"""A search jumps to the first match after the cursor with the match row selected and on
+screen, at 80x24 and 200x60; the rows of its matches are found by the search worker, not by
+the UI thread in the frame that jumps."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.app_helpers import make_app, settle
+from tui_compactor.ui import app as app_module
+from tui_compactor.ui import extras
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_search_jump_selects_a_visible_match_row_found_off_the_ui_thread(
+    size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+    match_rows = extras.match_rows
+
+    def recorded(*args: Any) -> list[int]:
+        threads.append(threading.current_thread().name)
+        return match_rows(*args)
+
+    monkeypatch.setattr(app_module, "match_rows", recorded)
+    monkeypatch.setattr(extras, "match_rows", recorded)
+    app = make_app(REAL)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("slash", *"read", "enter")
+        await settle(pilot)
+        matches = tree.search_matches
+        shown = sorted(tree.row_of_entry[i] for i in matches if i in tree.row_of_entry)
+        assert len(shown) > 3, "the word is in several visible entries"
+        for step, expected in enumerate(shown[:3] if shown[0] > 0 else shown[1:4]):
+            if step:
+                await pilot.press("n")
+                await settle(pilot)
+            assert tree.cursor == expected
+            assert app.selected_entry == tree.rows.index_at(expected)
+            top = int(tree.scroll_y)
+            assert top <= expected < top + tree.size.height - tree.covered_rows
+            line = list(tree.render_line(expected - top))
+            cursor = tree._row_base_style(True).bgcolor
+            assert cursor is not None and line[0].style.bgcolor == cursor, "the cursor row"
+            others = [tree.render_line(y) for y in range(tree.size.height) if y != expected - top]
+            assert all(next(iter(row)).style.bgcolor != cursor for row in others)
+        assert threads, "the match rows were computed"
+        assert threading.main_thread().name not in threads
