@@ -4,6 +4,8 @@ a plan is shown:
 * letters that are app keys elsewhere (``q`` quit, ``o`` rules, ``r`` compact, ``u`` undo,
   ``a`` accept, digits for tabs) typed into the label dialog and the search box are text: the
   label written is exactly what was typed, nothing else happens;
+* keys sent in one burst with ``/`` or ``e`` land in the search box / the keep field, even
+  though those are built or focused only after the keys arrived (``q`` does not quit);
 * with a config file and ``TUI_COMPACTOR_*`` variables set together, ``o`` switches pi /
   oh-my-pi rules with the plan on screen, and the app's plan cuts where ``plan --rules X`` cuts
   under the same file and variables, both ways (by construction: one planner, one settings
@@ -139,3 +141,22 @@ def test_at_80_columns_a_chinese_session_name_gives_way_to_the_rules(
     assert "“天气命令行工…”" in header, header  # shortened, by columns, to make room
     app.resize(200, 24)
     app.wait_for(lambda s: f"“{name}”" in s.splitlines()[0], "the whole name")
+
+
+def test_keys_sent_with_the_key_that_opens_an_input_land_in_it(
+    tmux_app: Callable[..., TmuxApp],  # noqa: F811
+    session: Path,
+) -> None:
+    app = tmux_app([str(session)], (80, 24))
+    app.wait_for(lambda s: tree_focused(s), "the tree")
+    count = len(records(session))
+    app.send("/q7")  # one send-keys call: the terminal delivers the keys as one burst
+    app.wait_for(lambda s: "q7" in s, "q7 typed into the search box")
+    assert EXIT_MARK not in app.capture(), "the q typed right after / quit the app"
+    app.send("Escape")
+    app.wait_for(lambda s: "q7" not in s and tree_focused(s), "the tree again")
+    app.send("eq3k")
+    app.wait_for(lambda s: "keep     3k" in s, "3k typed into the keep field")
+    screen = app.capture()
+    assert EXIT_MARK not in screen, "the q typed right after e quit the app"
+    assert len(records(session)) == count, "nothing was written"

@@ -27,7 +27,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
+    INPUT_OPENERS,
     known_binding_ids,
     validated_keymap,
 )
@@ -172,6 +173,9 @@ SETTINGS_DEBOUNCE = 0.3
 IDLE_COLLECT_CHECK = 10.0
 """Seconds between checks whether a deep garbage collection is due (``ui.collector``)."""
 
+KEY_HOLD_LIMIT = 2.0
+"""Seconds at most that keys typed while an input is being built wait for it (``hold_keys``);
+then they go wherever the focus is."""
 IDLE_AFTER = 30.0
 """Seconds without a key or click (and no worker running) before a deep collection may run:
 it holds the UI for up to a second on a 100k-entry session, so only while the user reads."""
@@ -271,6 +275,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
         self._frame_waits = FrameWaits()
         """What waits for a widget's change to reach the terminal (``ui.frames``)."""
+        self._held_keys: list[events.Key] | None = None
+        """Keys typed while an input is being built, in order (``hold_keys``)."""
+        self._key_hold_timer: Timer | None = None
+        self._hold_claimed = False
+        """Whether an action took over the held keys (``hold_keys``)."""
         if path is not None:
             # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
             # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
@@ -444,7 +453,61 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Remember when the user last typed or clicked (deep collections wait for a pause)."""
         if isinstance(event, events.InputEvent):
             self.state.last_input = time.monotonic()
+            if isinstance(event, events.Key) and not event.is_forwarded:
+                if self._held_keys is not None:
+                    self._held_keys.append(event)
+                    return
+                if await self._open_input(event):
+                    return
         await super().on_event(event)
+
+    async def _open_input(self, event: events.Key) -> bool:
+        """Run a key that opens an input (``INPUT_OPENERS``) as it arrives, not once it has
+        gone through the focused widget and back: the keys typed after it are still queued
+        behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
+        if self.screen is not self._main_screen() or isinstance(self.focused, (Input, TextArea)):
+            return False  # a dialog's keys, or text being typed
+        actions = [
+            binding.action
+            for binding in self._bindings.key_to_bindings.get(event.key, ())
+            if binding.action in INPUT_OPENERS
+        ]
+        if not actions:
+            return False
+        self._held_keys = []
+        self._hold_claimed = False
+        ran = await self.run_action(actions[0])
+        if not self._hold_claimed:  # it opened nothing (nothing to label, say)
+            self.release_keys()
+        return ran
+
+    def hold_keys(self) -> None:
+        """Keep the keys typed from now on until ``focus_and_release`` gives them to the input
+        being opened: focus moves only once the input is built and a later refresh runs, and a
+        key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
+        binding (quit). Released after ``KEY_HOLD_LIMIT`` seconds whatever happens."""
+        if self._held_keys is None:
+            self._held_keys = []
+        self._hold_claimed = True
+        if self._key_hold_timer is None:
+            self._key_hold_timer = self.set_timer(KEY_HOLD_LIMIT, self.release_keys)
+
+    def focus_and_release(self, widget: Widget) -> None:
+        """Focus ``widget``, then hand it the keys held meanwhile, in the order typed."""
+        widget.focus()
+        self.call_later(self.release_keys)  # runs after the focus callback ``focus`` queued
+
+    def release_keys(self) -> None:
+        """Send the held keys, in order, to what has the focus now (before any key typed later:
+        those are still in the app's queue)."""
+        held, self._held_keys = self._held_keys, None
+        self._hold_claimed = False
+        if self._key_hold_timer is not None:
+            self._key_hold_timer.stop()
+            self._key_hold_timer = None
+        target = self.focused or self.screen
+        for event in held or ():
+            target._forward_event(event)
 
     def _collect_when_idle(self) -> None:
         """Collect cycles among long-lived objects while nobody is waiting for the app."""
@@ -1286,12 +1349,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Edit keep-recent / reserve / window in place."""
         from tui_compactor.ui.widgets.plan_view import PlanView
 
+        self.hold_keys()  # until the keep field has the focus
         self.action_show_tab("tab-plan")
         settings = self.settings
 
         def edit(view: PlanView) -> None:
             view.show_settings(settings)
-            view.focus_inputs()
+            view.focus_inputs(self.focus_and_release)
 
         self.with_view(PlanView, edit)
 
@@ -2362,9 +2426,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def action_search(self) -> None:
         """Open the search box."""
+        self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        search.focus()
+        self.focus_and_release(search)
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom

@@ -102,6 +102,10 @@ APP_ACTIONS: frozenset[str] = frozenset(binding.action.split("(")[0] for binding
 """The action names of this app's own bindings (Textual's built-ins, such as ``focus_next`` for
 Tab, are not among them)."""
 
+INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label"})
+"""The actions that open an input and give it the focus: the keys typed right after one of them
+belong to that input (``CompactorApp.hold_keys``)."""
+
 
 def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
     """Every binding id in the given lists."""

@@ -134,7 +134,10 @@ class SessionExtras(_Base):
                 return
             self.append_label(handle, selected, text, basis)
 
-        self.push_screen(LabelDialog(what, session.label_of(selected)), chosen)
+        app.hold_keys()  # until the dialog's input has the focus
+        self.push_screen(
+            LabelDialog(what, session.label_of(selected), app.focus_and_release), chosen
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label")
     def append_label(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from tui_compactor.workbench.actions import label_text
@@ -38,14 +40,19 @@ class LabelDialog(ModalScreen[str | None]):
     LabelDialog #label-hint { height: 1; color: $text-muted; }
     """
 
-    def __init__(self, what: Text, current: str | None) -> None:
+    def __init__(
+        self, what: Text, current: str | None, focus: Callable[[Widget], None] | None = None
+    ) -> None:
         """Args:
         what: the entry being labeled, as shown to the user (built from sanitized text).
         current: its label now, if any.
+        focus: how to focus the input (the app's, which hands over the keys typed while the
+            dialog was made); else the input is simply focused.
         """
         super().__init__()
         self.what = what
         self.current = current or ""
+        self._focus = focus
 
     def compose(self) -> ComposeResult:
         """What is labeled, the input, a hint."""
@@ -64,7 +71,11 @@ class LabelDialog(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         """Type straight away."""
-        self.query_one(Input).focus()
+        field = self.query_one(Input)
+        if self._focus is None:
+            field.focus()
+        else:
+            self._focus(field)
 
     def action_cancel(self) -> None:
         """Close without a change."""

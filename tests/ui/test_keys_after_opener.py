@@ -1,0 +1,56 @@
+"""A key typed right after a key that opens an input lands in that input: it never reaches
+the tree or an app binding while the input is being built (``q`` typed at once must not quit)."""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+from textual.widgets import Input
+
+from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
+
+pytestmark = pytest.mark.asyncio
+
+
+def _type_at_once(app: object, *keys: str) -> None:
+    """Queue the keys together, as a terminal delivers one burst (no pause in between)."""
+    for key in keys:
+        app.post_message(events.Key(key, key))  # type: ignore[attr-defined]
+
+
+async def test_q_typed_right_after_e_reaches_the_budget_editor_not_quit() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        _type_at_once(app, "e", "q", "4", "k")
+        await settle(pilot)
+        assert app.is_running, "the q typed right after e quit the app"
+        keep = app.query_one("#plan-keep", Input)
+        assert app.focused is keep
+        # The field takes figures only: q is refused there, the figure typed replaces the old.
+        assert keep.value == "4k"
+        assert app.settings.keep_recent_tokens == 4000
+
+
+async def test_q_typed_right_after_slash_goes_into_the_search_box() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        _type_at_once(app, "slash", "q", "7")
+        await settle(pilot)
+        assert app.is_running, "the q typed right after / quit the app"
+        search = app.query_one("#search", Input)
+        assert app.focused is search
+        assert search.value == "q7"
+
+
+async def test_q_typed_right_after_the_label_key_goes_into_the_dialog() -> None:
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        _type_at_once(app, "L", "q", "7")
+        await settle(pilot)
+        assert app.is_running, "the q typed right after L quit the app"
+        box = app.screen.query_one(Input)
+        assert app.focused is box
+        assert box.value.endswith("q7")
