@@ -62,3 +62,40 @@ def test_every_command_stops_on_a_broken_config_with_one_message(
     assert message.startswith(f"tui-compactor: {config}:{line}: "), message
     assert "Traceback" not in message and len(message.splitlines()) == 1
     assert SESSION.read_bytes() == before
+
+
+def test_lint_still_judges_the_file_on_a_broken_config(tmp_path: Path) -> None:
+    """lint's exit status says whether the file is usable (2: refused); a broken config file
+    or variable must not make a healthy file look refused. lint warns and reads the file
+    under the rules of --rules or of the file itself."""
+    config = tmp_path / "config.toml"
+    config.write_text("[compaction]\nbroken = = 1\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_COMPACTOR_")}
+    healthy = dict(env, TUI_COMPACTOR_CONFIG=str(tmp_path / "none.toml"))
+    expected = cli("lint", str(SESSION), env=healthy, timeout=60)
+    assert expected.returncode == 0
+    for broken in (
+        dict(env, TUI_COMPACTOR_CONFIG=str(config)),
+        dict(healthy, TUI_COMPACTOR_CONTEXT_WINDOW="abc"),
+    ):
+        result = cli("lint", str(SESSION), env=broken, timeout=60)
+        assert result.returncode == 0, result.stderr[-400:]
+        assert result.stdout == expected.stdout
+        assert b"warning:" in result.stderr and b"config is not used" in result.stderr
+    refused = cli(
+        "lint",
+        str(FIXTURES / "bad" / "empty-file.jsonl"),
+        env=dict(env, TUI_COMPACTOR_CONFIG=str(config)),
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    omp = cli(
+        "lint",
+        "--rules",
+        "omp",
+        "--json",
+        str(SESSION),
+        env=dict(env, TUI_COMPACTOR_CONFIG=str(config)),
+        timeout=60,
+    )
+    assert b'"rules": "omp"' in omp.stdout or b'"omp": {' in omp.stdout

@@ -393,3 +393,32 @@ def test_a_fault_on_every_line_is_counted_not_kept(tmp_path: Path) -> None:
     assert len(problems) == MAX_LISTED
     assert problems[-1].message.endswith(f"and {2 * KEPT + 50 - MAX_LISTED} more such lines")
     session.close()
+
+
+def test_a_torn_last_line_past_the_kept_ones_is_counted_once_when_finished(
+    tmp_path: Path,
+) -> None:
+    """The app follows a growing file: a torn last line oh-my-pi fails on is read again once
+    the writer ends it. Past the kept lines it is only counted, and the count must still say
+    what lint says on a fresh load of the same file."""
+    from tui_compactor.session.omp_open import KEPT
+
+    bare = {k: v for k, v in _usage().items() if k != "cost"}
+    records: list[Any] = [HEADER]
+    for number in range(1, KEPT + 6):
+        records.append(_entry(number, {**_assistant(bare), "timestamp": number}))
+    path = tmp_path / "growing.jsonl"
+    path.write_text(
+        "".join(json.dumps(record) + "\n" for record in records) + "null", encoding="utf-8"
+    )
+    followed = load_session(path)
+    with path.open("ab") as handle:
+        handle.write(b"\n")
+    followed.refresh()
+    fresh = load_session(path)
+    assert [p.message for p in omp_open_problems(followed)] == [
+        p.message for p in omp_open_problems(fresh)
+    ]
+    assert followed._omp_faults.more == fresh._omp_faults.more
+    followed.close()
+    fresh.close()

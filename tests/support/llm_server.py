@@ -107,6 +107,11 @@ class ServerBehaviour:
     """Ignore ``max_tokens``: repeat the reply for ever until the client hangs up (OpenAI route)."""
     error_message: str | None = None
     """Message of every fault's error body instead of the usual one (a hostile server)."""
+    hold_until_in_flight: int = 0
+    """Hold each response until this many requests have been in flight at once (proof, from
+    the server's side, that a client sends them concurrently); a request still held after
+    ``hold_seconds`` is answered anyway and counted in ``server.hold_timeouts``."""
+    hold_seconds: float = 10.0
 
 
 class LLMServer:
@@ -125,6 +130,8 @@ class LLMServer:
         self.port = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.hold_timeouts = 0
+        """Requests answered because ``hold_seconds`` passed, not because enough were in flight."""
         self.disconnects = 0
         """Requests whose client went away before the reply finished (cancelled / timed out)."""
 
@@ -154,6 +161,7 @@ class LLMServer:
             self._faults.clear()
             self.behaviour = ServerBehaviour()
             self.max_in_flight = 0
+            self.hold_timeouts = 0
             self.disconnects = 0
 
     def start(self) -> LLMServer:
@@ -254,6 +262,15 @@ class LLMServer:
         if not data:
             raise _ClientGone
 
+    async def _hold(self, reader: asyncio.StreamReader, behaviour: ServerBehaviour) -> None:
+        """Wait until ``behaviour.hold_until_in_flight`` requests were in flight at once."""
+        deadline = time.monotonic() + behaviour.hold_seconds
+        while self.max_in_flight < behaviour.hold_until_in_flight:
+            if time.monotonic() >= deadline:
+                self.hold_timeouts += 1
+                return
+            await self._pause(reader, 0.01)
+
     async def _respond(
         self,
         record: RecordedRequest,
@@ -287,6 +304,7 @@ class LLMServer:
             if len(record.prompt) > behaviour.overflow_over_chars:
                 fault = Fault("overflow")
         record.fault = fault.name if fault else None
+        await self._hold(reader, behaviour)
         await self._pause(reader, behaviour.latency)
         if fault is not None and fault.name in ("429", "500", "401", "404", "400", "overflow"):
             await self._send_fault(writer, fault, anthropic, record)

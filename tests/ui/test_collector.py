@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections import deque
 
 import pytest
 
@@ -134,3 +135,40 @@ async def test_the_app_releases_the_start_up_hold_once_its_first_screen_is_drawn
         collector.release_start_up()
         gc.unfreeze()
     assert gc.isenabled()
+
+
+def test_short_lived_cycles_that_outlive_a_middle_collection_stay_bounded() -> None:
+    """Cycles that live a while (a message in flight) and then die outlive middle collections
+    and were frozen with their survivors: during a long stream the frozen heap grew without
+    end until the user paused. The policy freezes a bounded amount; collections then free the
+    cycles as CPython's do, and freezing resumes after the idle check."""
+    collector.install()
+    window: deque[Node] = deque()
+    try:
+        gc.collect()  # the live heap, frozen as the app freezes it at start-up
+        assert not collector.deep_collect_if_due(limit=0, growth=10**12), "the first check counts"
+        baseline = gc.get_freeze_count()
+        for number in range(collector.DEEP_COLLECT_AFTER):
+            first, second = Node(), Node()
+            first.partner, second.partner = second, [number] * 4
+            second.partner = first
+            window.append(first)
+            if len(window) > 3_000:
+                window.popleft()
+        late = weakref.ref(window[0])  # made after the bound; no loop variable holds it
+        window.clear()
+        gc.collect()
+        assert late() is None, "past the bound, collections free cycles as CPython's do"
+        grown = gc.get_freeze_count() - baseline
+        assert grown <= collector.DEEP_COLLECT_AFTER + 50_000, grown
+
+        assert collector.deep_collect_if_due(), "the frozen cycles make a deep collection due"
+        after_deep = gc.get_freeze_count()
+        assert after_deep - baseline < 50_000, "and it frees them"
+        kept = [[number] for number in range(5_000)]
+        gc.collect(1)
+        assert not gc.get_objects(2), "long-lived survivors are frozen again"
+        assert gc.get_freeze_count() - after_deep >= len(kept)
+    finally:
+        collector.uninstall()
+    assert gc.get_freeze_count() == 0

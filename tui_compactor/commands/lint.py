@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui_compactor.commands import session_args as common
 from tui_compactor.wording import count_of
+
+if TYPE_CHECKING:
+    from tui_compactor.workbench.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,12 +106,26 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.session.reader import load_session
 
     try:
-        settings = engine_args.settings_from_args(args)
+        settings: Settings | None = engine_args.settings_from_args(args)
     except engine_args.CommandError as error:
-        return engine_args.fail(error)
+        # lint judges the file; its exit status says whether the file is usable. A broken
+        # config must not make every file look refused (exit 2): say so, and lint under the
+        # rules of --rules or of the file itself.
+        print(
+            f"warning: {error}; the config is not used: linting under the rules of "
+            "--rules or of the session file",
+            file=sys.stderr,
+        )
+        settings = None
     session = load_session(args.session)
     try:
-        report = lint_report(session, settings.for_session(session).rules)
+        if settings is not None:
+            rules = settings.for_session(session).rules
+        else:
+            from tui_compactor.session.flavor import detect_flavor
+
+            rules = getattr(args, "rules", None) or detect_flavor(session).rules
+        report = lint_report(session, rules)
     finally:
         session.close()
     if args.json:

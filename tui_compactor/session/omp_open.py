@@ -81,21 +81,31 @@ class FaultLines(list[tuple[int, int, "str | None", str]]):
     """(line, byte offset, entry id, why) of the lines oh-my-pi's loader fails on, in file
     order: the first ``KEPT`` kept, the rest counted in ``more``."""
 
-    __slots__ = ("more",)
+    __slots__ = ("more", "_counted_line", "_counted")
 
     def __init__(self) -> None:
         super().__init__()
         self.more = 0
+        self._counted_line = -1
+        self._counted = 0
+        """How many of ``more`` came from the last line counted (a torn last line is
+        retracted when read again, whether it was kept or only counted)."""
 
     def append(self, fault: tuple[int, int, str | None, str]) -> None:
         if len(self) < KEPT:
             super().append(fault)
-        else:
-            self.more += 1
+            return
+        self.more += 1
+        if fault[0] != self._counted_line:
+            self._counted_line, self._counted = fault[0], 0
+        self._counted += 1
 
     def retract(self, line: int) -> None:
         """Forget ``line`` (a torn last line read again)."""
         self[:] = [fault for fault in self if fault[0] != line]
+        if line == self._counted_line:
+            self.more -= self._counted
+            self._counted_line, self._counted = -1, 0
 
 
 _PREFIX = "oh-my-pi 18.2.3 would refuse to open this file: "

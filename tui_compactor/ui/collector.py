@@ -12,13 +12,20 @@ summaries streamed or the navigation dialog opened, since a new container of a p
 tree's rows is scanned reference by reference.)
 
 Frozen objects are still freed by reference counting; only reference cycles among them (a
-closed dialog, a removed compaction panel) wait. ``deep_collect_if_due`` collects those, called
-by the app only while the user is idle and no worker runs. A deep collection scans every frozen
-object, the session's index included (0.15-0.25 s of CPU with a 100k-entry or a 200k-deep
-session open, three times that in wall time on a busy machine), and that time the event loop
-waits; so it runs only when it can free something: when the frozen objects still alive grew
-by ``DEEP_COLLECT_GROWTH`` since the last one. Most of what collections freeze (strips,
-a worker's context) is freed by reference counting soon after and is no reason to scan.
+closed dialog, a removed compaction panel, a short-lived cycle that happened to outlive one
+middle collection) wait. What waits is bounded: once this policy froze ``DEEP_COLLECT_AFTER``
+objects since the last deep collection (or the last check that found none due), it stops
+freezing, and collections work as CPython's do on what is not frozen: cycles made from then on
+are freed by them, and a full one scans only what lived since freezing stopped, not the frozen
+heap (the session's index). Freezing resumes after the next idle check.
+
+``deep_collect_if_due`` collects the frozen cycles, called by the app only while the user is idle
+and no worker runs. A deep collection scans every frozen object, the session's index included
+(0.15-0.25 s of CPU with a 100k-entry or a 200k-deep session open, three times that in wall time on
+a busy machine), and that time the event loop waits; so it runs only when it can free something:
+when the frozen objects still alive grew by ``DEEP_COLLECT_GROWTH`` since the last one. Most of what
+collections freeze (strips, a worker's context) is freed by reference counting soon after and is no
+reason to scan.
 """
 
 from __future__ import annotations
@@ -40,9 +47,10 @@ __all__ = [
     "DEEP_COLLECT_GROWTH",
 ]
 
-DEEP_COLLECT_AFTER = 1_000_000
+DEEP_COLLECT_AFTER = 200_000
 """Objects frozen by this policy since the last deep collection before the frozen objects still
-alive are counted (``gc.get_freeze_count`` walks them all: 10 ms for 170k)."""
+alive are counted (``gc.get_freeze_count`` walks them all: 10 ms for 170k), and the most it
+freezes until then: dead cycles among them wait for a deep collection, so this bounds them."""
 
 DEEP_COLLECT_GROWTH = 100_000
 """Growth of the frozen objects still alive since the last deep collection that makes one due:
@@ -87,9 +95,14 @@ def release_start_up() -> None:
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
-    """``gc.callbacks`` hook: freeze the survivors of every middle and full collection."""
+    """``gc.callbacks`` hook: freeze the survivors of every middle and full collection, until
+    ``DEEP_COLLECT_AFTER`` objects were frozen since the last deep collection or idle check."""
     global _frozen_since_deep
-    if phase == "stop" and info.get("generation", 0) >= 1:
+    if (
+        phase == "stop"
+        and info.get("generation", 0) >= 1
+        and _frozen_since_deep < DEEP_COLLECT_AFTER
+    ):
         # Survivors of a middle or full collection are in generation 2 (which holds nothing
         # else: it was frozen last time); ``gc.get_freeze_count`` would walk all frozen
         # objects, the session's index too.
@@ -151,7 +164,8 @@ def deep_collect_if_due(limit: int = DEEP_COLLECT_AFTER, growth: int = DEEP_COLL
         _frozen_since_deep = 0
         return False
     gc.unfreeze()
-    gc.collect()  # the callback freezes the survivors again
+    _frozen_since_deep = 0  # so the callback freezes the survivors again
+    gc.collect()
     _frozen_since_deep = 0
     _alive_after_deep = gc.get_freeze_count()
     return True
