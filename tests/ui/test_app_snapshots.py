@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from tests.support.llm_server import LLMServer
@@ -17,6 +18,17 @@ from tui_compactor.config import Config, Profile
 from tui_compactor.ui.widgets.tree import SessionTree
 
 OTHER_BRANCH_TIP = 33
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_details(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each picture is the one a user's fresh process shows: the Markdown renderer not yet
+    loaded when the first screen is drawn, so the entry selected then keeps its plain look
+    (``details.load_markdown``). Without this, whether an earlier test in the same pytest
+    process had loaded the renderer would decide the picture."""
+    from tui_compactor.ui.widgets import details
+
+    monkeypatch.setattr(details, "_markdown_class", None)
 
 
 async def _settled(pilot: Pilot[None]) -> None:
