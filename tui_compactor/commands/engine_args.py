@@ -56,18 +56,28 @@ def positive(text: str) -> int:
     return value
 
 
-def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) -> None:
-    """The settings flags, the same in every command: they override the config file and the
-    ``TUI_COMPACTOR_*`` variables (``workbench.settings.resolve_settings``).
-
-    ``keep_list=True`` (``plan``) lets ``--keep-recent`` take several values, one plan each.
-    """
+def add_config(parser: argparse.ArgumentParser) -> None:
+    """``--config PATH``, the same in every command that reads the settings."""
     parser.add_argument(
         "--config",
         default=None,
         metavar="PATH",
         help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)",
     )
+
+
+def add_rules(parser: argparse.ArgumentParser, help: str) -> None:  # noqa: A002
+    """``--rules pi|omp`` (``help`` says what the rules change in this command)."""
+    parser.add_argument("--rules", choices=("pi", "omp"), default=None, help=help)
+
+
+def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) -> None:
+    """The settings flags, the same in every command: they override the config file and the
+    ``TUI_COMPACTOR_*`` variables (``workbench.settings.resolve_settings``).
+
+    ``keep_list=True`` (``plan``) lets ``--keep-recent`` take several values, one plan each.
+    """
+    add_config(parser)
     parser.add_argument(
         "--keep-recent",
         type=int_list if keep_list else non_negative,
@@ -97,12 +107,7 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
         help="token counter: cl100k (default under pi rules), pi (chars/4), "
         "bytes (oh-my-pi's; the default under --rules omp)",
     )
-    parser.add_argument(
-        "--rules",
-        choices=("pi", "omp"),
-        default=None,
-        help="pi 0.73.1 (default; loses nothing) or oh-my-pi; see docs/rules.md",
-    )
+    add_rules(parser, "pi 0.73.1 (default; loses nothing) or oh-my-pi; see docs/rules.md")
     parser.add_argument(
         "--calibrate",
         action=argparse.BooleanOptionalAction,
@@ -197,10 +202,12 @@ def summarizer_from_args(args: argparse.Namespace, settings: Settings, *, compac
     )  # fmt: skip
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
+def settings_from_args(args: argparse.Namespace, *, config_optional: bool = False) -> Settings:
     """Resolve the settings from the config, the environment and the flags in ``args``.
 
-    Warnings about the settings go to stderr. Raises ``CommandError`` on a config problem.
+    Warnings about the settings go to stderr. Raises ``CommandError`` on a config problem;
+    with ``config_optional`` (``lint``, whose exit status judges the file, not the config) a
+    broken config file or variable is a warning and only the flags are read.
     """
     from tui_compactor.config_sources import ConfigError
     from tui_compactor.workbench.settings import resolve_settings
@@ -225,7 +232,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     try:
         settings = resolve_settings(flags, config_file=getattr(args, "config", None))
     except ConfigError as error:
-        raise CommandError(str(error)) from None
+        if not config_optional:
+            raise CommandError(str(error)) from None
+        print(
+            f"warning: {error}; the config is not used: only the flags are read "
+            "(--rules, else the session file's own rules)",
+            file=sys.stderr,
+        )
+        try:
+            settings = resolve_settings(flags, read_config=False)
+        except ConfigError as flag_error:
+            raise CommandError(str(flag_error)) from None
     for problem in settings.problems():
         if not problem.blocking:
             print(f"warning: {problem.reason}", file=sys.stderr)

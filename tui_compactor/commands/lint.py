@@ -10,32 +10,24 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tui_compactor.commands import session_args as common
 from tui_compactor.wording import count_of
-
-if TYPE_CHECKING:
-    from tui_compactor.workbench.settings import Settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the command's switches."""
     parser.add_argument("session", metavar="SESSION", help="session file (.jsonl)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    parser.add_argument(
-        "--rules",
-        choices=("pi", "omp"),
-        default=None,
-        help="omp also says whether oh-my-pi 18.2.3 would refuse the file or hang on it; "
+    from tui_compactor.commands import engine_args
+
+    engine_args.add_rules(
+        parser,
+        "omp also says whether oh-my-pi 18.2.3 would refuse the file or hang on it; "
         "default: as the other commands choose (config, variable, the session)",
     )
-    parser.add_argument(
-        "--config",
-        default=None,
-        metavar="PATH",
-        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)",
-    )
+    engine_args.add_config(parser)
 
 
 def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
@@ -106,25 +98,12 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.session.reader import load_session
 
     try:
-        settings: Settings | None = engine_args.settings_from_args(args)
+        settings = engine_args.settings_from_args(args, config_optional=True)
     except engine_args.CommandError as error:
-        # lint judges the file; its exit status says whether the file is usable. A broken
-        # config must not make every file look refused (exit 2): say so, and lint under the
-        # rules of --rules or of the file itself.
-        print(
-            f"warning: {error}; the config is not used: linting under the rules of "
-            "--rules or of the session file",
-            file=sys.stderr,
-        )
-        settings = None
+        return engine_args.fail(error)
     session = load_session(args.session)
     try:
-        if settings is not None:
-            rules = settings.for_session(session).rules
-        else:
-            from tui_compactor.session.flavor import detect_flavor
-
-            rules = getattr(args, "rules", None) or detect_flavor(session).rules
+        rules = settings.for_session(session).rules
         report = lint_report(session, rules)
     finally:
         session.close()

@@ -58,17 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--width", type=int, default=72, metavar="N", help="preview length in characters"
     )
-    parser.add_argument(
-        "--rules", choices=("pi", "omp"), default=None,
-        help="whose flag marks a compaction written by an extension (pi: fromHook, oh-my-pi: "
+    engine_args.add_rules(
+        parser,
+        "whose flag marks a compaction written by an extension (pi: fromHook, oh-my-pi: "
         "fromExtension); default: as the other commands choose (config, variable, the session)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--config",
-        default=None,
-        metavar="PATH",
-        help="config file to read (default: $TUI_COMPACTOR_CONFIG or the XDG file)",
     )
+    engine_args.add_config(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
     except engine_args.CommandError as error:
         return engine_args.fail(error)
     session = load_session(args.session)
-    rules = settings.for_session(session).rules
     try:
         if session.verdict is Verdict.REFUSE:
             return common.refuse(session, args.json, {"verdict": session.verdict.value, "rows": []})
@@ -112,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 ensure_ascii=True,
             )
         else:
+            rules = settings.for_session(session).rules  # only the text rows name the author
             _print_text(session, rows, max(10, args.width), rules)
         return common.EXIT_OK
     finally:

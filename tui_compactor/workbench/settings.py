@@ -467,6 +467,7 @@ def resolve_settings(
     config_file: Path | str | None = None,
     environ: Mapping[str, str] | None = None,
     profile: str | None = None,
+    read_config: bool = True,
 ) -> Settings:
     """Resolve the settings once: defaults < config file < ``TUI_COMPACTOR_*`` < ``flags``.
 
@@ -476,6 +477,8 @@ def resolve_settings(
         config_file: ``--config PATH``; default ``$TUI_COMPACTOR_CONFIG`` or the XDG file.
         environ: the environment (default ``os.environ``).
         profile: ``--profile NAME``: becomes the default summarizer profile.
+        read_config: False: neither the config file nor the variables, only defaults < flags
+            (``lint`` on a broken config).
 
     Raises:
         ConfigError: bad config file, bad variable or bad flag value (the message names it).
@@ -487,7 +490,7 @@ def resolve_settings(
             _check_value(name, value)
         except ValueError as error:
             raise ConfigError(f"{FLAGS.get(name, name)}: {error}") from None
-    if profile is None and not has_user_config(config_file, env):
+    if not read_config or (profile is None and not has_user_config(config_file, env)):
         # Nothing to read: the defaults, as ``from_config`` makes them from an empty config.
         settings = Settings.defaults()
     else:
