@@ -2407,7 +2407,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def action_show_tab(self, tab_id: str) -> None:
         """Switch the preview pane."""
         preview = self.query_one(TabbedPanes)
-        if any(each == tab_id for _title, each in preview.tabs):
+        if preview.strip.index_of(tab_id) is not None:
             self.build_pane(tab_id)
             preview.active = tab_id
 

@@ -108,14 +108,11 @@ class CompactorCommands(Provider):
             app.action_timeline,
             "every compaction and branch summary, hindsight scores; enter jumps",
         )
-        for tab_id, title in (
-            ("tab-details", "Details"),
-            ("tab-context", "Context"),
-            ("tab-plan", "Plan"),
-            ("tab-diff", "Diff"),
-            ("tab-breakdown", "Window (what fills it)"),
-            ("tab-compaction", "Compaction"),
-        ):
+        from tui_compactor.ui.panes import TABS
+
+        for title, tab_id in TABS:
+            if tab_id == "tab-breakdown":
+                title = "Window (what fills it)"
             yield (f"Show {title} tab", partial(app.action_show_tab, tab_id), "preview pane")
         from tui_compactor.ui.widgets.context_view import RULES_AGENT, ContextView
 

@@ -76,7 +76,7 @@ def _markdown(text: str, markdown: bool = True) -> RenderableType:
 def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]:
     """Render a message ``content`` (string or blocks) as a list of renderables."""
     if isinstance(content, str):
-        return [_markdown(_safe(content)) if markdown else Text(_safe(content))]
+        return [_markdown(_safe(content), markdown)]
     if not isinstance(content, list):
         return [Text("(no content)", style="dim")]
     parts: list[RenderableType] = []
@@ -87,7 +87,7 @@ def content_renderables(content: Any, *, markdown: bool) -> list[RenderableType]
         kind = block.get("type")
         if kind == "text":
             text = _safe(block.get("text", ""))
-            parts.append(_markdown(text) if markdown else Text(text))
+            parts.append(_markdown(text, markdown))
         elif kind == "thinking":
             parts.append(Text("thinking", style="bold dim"))
             parts.append(Text(_safe(block.get("thinking", "")), style="dim italic"))

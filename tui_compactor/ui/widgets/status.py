@@ -66,11 +66,7 @@ class SessionStatus(Static):
         rules_source: str = "",
     ) -> None:
         """Describe ``session`` (only its file name: full paths are noise and unstable)."""
-        name = ""
-        if session.name:
-            name = cut_cells(
-                sanitize(session.name, single_line=True, max_len=_NAME_READ), NAME_CELLS
-            )
+        name = shown_file_name(session.name, NAME_CELLS) if session.name else ""
         line = Text(no_wrap=True, overflow="ellipsis")
         if session.preview:
             line.append(f"  last {len(session.entries):,} entries (indexing the rest)")

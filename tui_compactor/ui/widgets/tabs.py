@@ -310,13 +310,6 @@ class TabbedPanes(Widget):
         """The tab bar."""
         return self.query_one(TabStrip)
 
-    def pane(self, tab_id: str) -> TabPanel | None:
-        """The pane of ``tab_id`` if it was added."""
-        for child in self.children:
-            if isinstance(child, TabPanel) and child.id == tab_id:
-                return child
-        return None
-
     def add_pane(self, tab_id: str, *content: Widget) -> AwaitMount:
         """Add the pane of ``tab_id`` holding ``content`` (shown if its tab is active)."""
         pane = TabPanel(*content, id=tab_id)

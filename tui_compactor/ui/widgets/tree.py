@@ -556,16 +556,11 @@ class SessionTree(ScrollView, can_focus=True):
     def _row_strip(self, position: int, width: int, is_cursor: bool) -> Strip:
         """The row at ``position`` drawn ``width`` cells wide, one segment per run of a style."""
         base = self._row_base_style(is_cursor)
-        segments: list[Segment] = []
-        last: Style | None = None
-        for text, style in self._row_pieces(position, width, wait=False):
-            combined = base if style is None else base + style
-            if segments and combined == last:
-                segments[-1] = Segment(segments[-1].text + text, combined)
-            else:
-                segments.append(Segment(text, combined))
-            last = combined
-        return Strip(segments, width)
+        pieces = self._row_pieces(position, width, wait=False)
+        segments = [
+            Segment(text, base if style is None else base + style) for text, style in pieces
+        ]
+        return Strip(segments, width).simplify()
 
     def _marks(self, index: int) -> tuple[Any, ...]:
         """What a row shows besides its entry: plan region (and whether a plan is shown), cut,
