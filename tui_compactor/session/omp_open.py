@@ -457,9 +457,7 @@ def _hangs(session: Session) -> list[Diagnostic]:
     if not entries:
         return []
     path = str(session.path)
-    by_id: dict[str, int] = {}
-    for entry in entries:
-        by_id[entry.id] = entry.index
+    by_id = session._latest  # id -> index of its last definition, as oh-my-pi's map (read only)
     problems = []
     loop = _tree_loop(session, by_id) if session.ambiguous_ids else None
     if loop is not None:

@@ -525,12 +525,11 @@ class Session:
 
     def parent_of(self, i: int) -> int | None:
         """Index of entry ``i``'s resolved parent, or None (no ``Entry`` built)."""
-        parent = self._table._parents[i]
-        return None if parent < 0 else parent
+        return self._table.parent_of(i)
 
     def id_of(self, i: int) -> str:
         """Entry ``i``'s id (no ``Entry`` built)."""
-        return self._table._ids[i]
+        return self._table.id_of(i)
 
     def type_of(self, i: int) -> str:
         """Entry ``i``'s type (no ``Entry`` built)."""

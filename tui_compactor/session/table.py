@@ -297,10 +297,6 @@ class EntryTable(Sequence[Entry]):
         """Entry ``i``'s ``message.role``, or None."""
         return self._role_names.names[self._roles[i]]
 
-    def line_of(self, i: int) -> int:
-        """Entry ``i``'s 1-based physical line."""
-        return self._lines[i]
-
     def types(self) -> list[str]:
         """Every entry's type, in file order (one list of shared strings)."""
         names = self._type_names.names
