@@ -325,16 +325,19 @@ async def run_part(
     # Serializing a long region (and sizing its messages to fold it) takes tens of ms of CPU:
     # done on a worker thread, so the caller's event loop (the app's UI) keeps running.
     queue = await asyncio.to_thread(first_windows)
+
+    def window_text(window: SummaryWindow) -> tuple[int, str]:
+        """The window's transcript length, and the transcript cut to its budget (counting
+        tokens costs as much as serializing: on the worker thread too)."""
+        text = window.text if window.text is not None else serialize(window.messages)
+        return len(text), clamp_text(text, window.budget, count, keep_end=kind in KEEP_END_KINDS)
+
     carried = previous_summary
     done_windows = 0
     requests = 0
     while queue:
         window = queue.popleft()
-        text = window.text
-        if text is None:
-            text = await asyncio.to_thread(serialize, window.messages)
-        full_length = len(text)
-        text = clamp_text(text, window.budget, count, keep_end=kind in KEEP_END_KINDS)
+        full_length, text = await asyncio.to_thread(window_text, window)
         note = None
         if len(text) < full_length:
             kept = "end" if kind in KEEP_END_KINDS else "start"
