@@ -68,15 +68,22 @@ def skip_reason() -> str | None:
     return None
 
 
-def run_bun(
-    script: Path, *args: str, cwd: Path | None = None, timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` with the reference's Bun (skips the test when oh-my-pi cannot run)."""
+def _bun_env() -> dict[str, str]:
+    """The environment a Bun process of the reference runs in (skips the test when oh-my-pi
+    cannot run here)."""
     reason = skip_reason()
     if reason is not None:
         pytest.skip(reason)
     kit = kit_dir()
     assert kit is not None
+    return {**os.environ, "OMP_REF": str(reference_dir()), "OMP_ORACLE_DIR": str(kit)}
+
+
+def run_bun(
+    script: Path, *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` with the reference's Bun (skips the test when oh-my-pi cannot run)."""
+    env = _bun_env()
     return subprocess.run(
         [str(bun_path()), str(script), *args],
         capture_output=True,
@@ -84,7 +91,7 @@ def run_bun(
         timeout=timeout,
         check=False,
         cwd=str(cwd) if cwd is not None else None,
-        env={**os.environ, "OMP_REF": str(reference_dir()), "OMP_ORACLE_DIR": str(kit)},
+        env=env,
     )
 
 
@@ -121,11 +128,7 @@ def omp_open_verdicts(
     import select
     import time
 
-    reason = skip_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    kit = kit_dir()
-    env = {**os.environ, "OMP_REF": str(reference_dir()), "OMP_ORACLE_DIR": str(kit)}
+    env = _bun_env()
     verdicts: dict[str, dict[str, Any]] = {}
     queue: list[tuple[list[str], bool]] = [([str(path) for path in paths], False)]
     while queue:
