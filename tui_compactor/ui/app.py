@@ -1881,9 +1881,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             said += ": choose again in the tree as it is now"
         self.notify(said, title=title, severity="warning", timeout=10)
 
-    def summarizer_for(self, *, compaction: bool) -> Summarizer:
-        """The summarizer of the configured profile (offline without a config)."""
-        return self.settings.summarizer(compaction=compaction, profile=self.options.profile_name)
+    def summarizer_for(self, *, compaction: bool, settings: Settings | None = None) -> Summarizer:
+        """The summarizer of the configured profile (offline without a config), under
+        ``settings`` (default: the app's; a worker passes the settings it was given)."""
+        settings = settings or self.settings
+        return settings.summarizer(compaction=compaction, profile=self.options.profile_name)
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -1913,7 +1915,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 cache=cache,
             )
             generation = snapshot.generation
-        self.post_message(NavigationPlanned(target, nav_plan, generation))
+        label = self._branch_summarizer_label(settings)
+        self.post_message(NavigationPlanned(target, nav_plan, generation, label))
+
+    def _branch_summarizer_label(self, settings: Settings) -> str:
+        """The name of the summarizer a branch summary would use, or why there is none."""
+        try:
+            label = self.summarizer_for(compaction=False, settings=settings).label
+        except Exception as error:
+            label = f"unavailable ({error})"
+        return sanitize(label, max_len=60)
 
     @_while_running
     def on_navigation_planned(self, message: NavigationPlanned) -> None:
@@ -1934,10 +1945,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 message.generation,
             )
             return
-        try:
-            label = self.summarizer_for(compaction=False).label
-        except Exception as error:
-            label = f"unavailable ({error})"
+        label = message.summarizer_label or self._branch_summarizer_label(self.settings)
 
         def chosen(choice: NavigationChoice | None) -> None:
             if choice is not None:
@@ -1948,7 +1956,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             NavigateDialog(
                 nav_plan,
                 session,
-                summarizer_label=sanitize(label, max_len=60),
+                summarizer_label=label,
                 append_refusal=session.append_refusal,
                 inspect=lambda instructions, replace: self.inspect_branch_requests(
                     nav_plan, message.generation, instructions, replace
