@@ -20,6 +20,7 @@ from textual.keys import format_key
 from textual.widgets import Static
 
 from tui_compactor.ui.screens.tinted import TintedModalScreen
+from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["HelpScreen", "bindings_table", "key_label", "keys_label", "help_groups", "LEGEND"]
 
@@ -160,7 +161,7 @@ class HelpScreen(TintedModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen ToastHolder { display: none; }
-    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: 90%;
+    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: 95%;
                                   border: thick $accent; background: $panel; padding: 0 1; }
     """
 
@@ -191,3 +192,4 @@ class HelpScreen(TintedModalScreen[None]):
                 "config.toml changes them on your own sessions)"
             )
             yield Static(Text(keys + "  ·  ctrl+p opens the command palette", style="dim"))
+        yield StateFooter()  # the dialog's keys, not the screen's beneath it
