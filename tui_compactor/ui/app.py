@@ -1280,13 +1280,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         profile_name: str | None,
     ) -> None:
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
-        its text included: the handler only draws."""
-        from tui_compactor.ui.widgets.plan_view import plan_summary
+        its text included (the plan, then where each of its settings came from): the handler
+        only draws."""
+        from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
             notes = _fold_notes(report.plan, profile_name, settings)
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
+        text.append_text(settings_text(settings.plan_source_items()))
         self.post_message(PlanReady(report, request, text))
 
     @_while_running
@@ -1365,12 +1367,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         Any figures are accepted; the plan pane says why settings that make no sense cannot
         be run (``Settings.problems``).
         """
-        changes: dict[str, int | None] = {
-            "keep_recent_tokens": message.keep_recent,
-            "reserve_tokens": message.reserve,
-        }
-        if message.window is not None and message.window != self.settings.context_window:
+        settings = self.settings
+        changes: dict[str, int | None] = {}
+        # Only the figures the user changed become the app's (each setting keeps its source).
+        if message.keep_recent != settings.keep_recent_tokens:
+            changes["keep_recent_tokens"] = message.keep_recent
+        if message.reserve != settings.reserve_tokens:
+            changes["reserve_tokens"] = message.reserve
+        if message.window is not None and message.window != settings.context_window:
             changes["context_window"] = message.window  # the user's figure now, not the model's
+        if not changes:
+            return
         try:
             self.state.settings = self.settings.edited("app", **changes)
         except ValueError as error:
