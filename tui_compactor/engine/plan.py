@@ -123,9 +123,10 @@ class CompactionPlan:
     _path: Sequence[Any] | None = field(default=None, repr=False)
     _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
 
-    def _positions(self, first: int, stop: int) -> Iterator[int]:
-        """Branch positions of the messages of ``[first, stop)`` (compactions and metadata
-        skipped), read from the entries' index without building a message."""
+    def _messages(self, first: int, stop: int) -> Iterator[tuple[int, Any]]:
+        """Branch positions and entries of the messages of ``[first, stop)`` (compactions and
+        metadata skipped), told from the entries' index without building a message: the one
+        rule for which branch entries a region's messages are."""
         path = self._path
         if path is None or first < 0:
             return
@@ -137,7 +138,7 @@ class CompactionPlan:
                     continue  # a message entry without a message object
             elif kind != "custom_message" and kind != "branch_summary":
                 continue
-            yield position
+            yield position, entry
 
     def _bounds(self, name: str) -> tuple[int, int]:
         """The branch range of region ``name`` (``summarize``, ``turn_prefix``, ``keep``);
@@ -157,10 +158,10 @@ class CompactionPlan:
         cached = self._lists.get(name)
         if cached is not None:
             return cached
-        path, branch = self._path, self.branch
+        branch = self.branch
         out = [
-            PlanMessage(branch[position], position, None, entry=path[position])  # type: ignore[index]
-            for position in self._positions(*self._bounds(name))
+            PlanMessage(branch[position], position, None, entry=entry)
+            for position, entry in self._messages(*self._bounds(name))
         ]
         self._lists[name] = out
         return out
@@ -170,12 +171,12 @@ class CompactionPlan:
         cached = self._lists.get(name)
         if cached is not None:
             return len(cached)
-        return sum(1 for _ in self._positions(*self._bounds(name)))
+        return sum(1 for _ in self._messages(*self._bounds(name)))
 
     def _region_entries(self, name: str) -> Iterator[int]:
         """Entry indices of region ``name``'s messages, in order."""
         branch = self.branch
-        for position in self._positions(*self._bounds(name)):
+        for position, _ in self._messages(*self._bounds(name)):
             yield branch[position]
 
     @property
@@ -194,15 +195,7 @@ class CompactionPlan:
         return self._collect("keep")
 
     def _has_messages(self, first: int, stop: int) -> bool:
-        path = self._path or []
-        for position in range(max(first, 0), stop):
-            entry = path[position]
-            kind = entry.type
-            if kind == "custom_message" or kind == "branch_summary":
-                return True
-            if kind == "message" and (entry.role is not None or entry.message is not None):
-                return True
-        return False
+        return next(self._messages(max(first, 0), stop), None) is not None
 
     _previous_details: Any = field(default=None, repr=False)
 
@@ -215,15 +208,7 @@ class CompactionPlan:
             if self.previous_compaction_index >= 0 and not self.previous_from_extension:
                 add_details(self._previous_details, ops, self.rules)
             for name in ("summarize", "turn_prefix"):
-                if self._cache is None:
-                    # Messages given as objects (no session): their own roles decide.
-                    for item in self._collect(name):
-                        if item.message.get("role") == "assistant":
-                            extract_file_ops(item.message, ops, self.rules)
-                    continue
-                entries = self._cache.session.entries
-                for index in self._region_entries(name):
-                    entry = entries[index]
+                for _, entry in self._messages(*self._bounds(name)):
                     if entry.type == "message" and entry.role == "assistant":
                         extract_file_ops(message_from_entry(entry) or {}, ops, self.rules)
             self._file_ops = ops
