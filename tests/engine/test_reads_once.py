@@ -9,6 +9,7 @@ plain reading of the whole session gives.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,43 @@ def test_context_tally_reads_only_assistant_turns(monkeypatch: pytest.MonkeyPatc
     assert result.last_usage_index == newest
     assert result.usage_tokens == usage_tokens(usage)
     assert result.trailing_tokens == len(ctx.items) - newest - 1
+
+
+def _region_positions(plan: Any) -> dict[str, set[int]]:
+    """Branch positions of each region's message list (what the counts and JSON say)."""
+    return {
+        "summarize": {m.branch_index for m in plan.messages_to_summarize},
+        "turn_prefix": {m.branch_index for m in plan.turn_prefix_messages},
+        "keep": {m.branch_index for m in plan.recent_messages},
+    }
+
+
+@pytest.mark.parametrize("rules", ["pi", "omp"])
+def test_the_tree_marks_a_row_with_the_region_whose_list_holds_it(
+    tmp_path: Path, rules: str
+) -> None:
+    """The tree's S / P / K marks (``region_of``) and the plan's message lists are one
+    decision: a message entry without a message object (a damaged line) is in no list, so
+    it is marked as metadata, not counted nowhere yet marked as summarized."""
+    records = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+    damaged = [
+        r for r in records[600:900] if r.get("type") == "message" and r["message"]["role"] == "user"
+    ][:3]
+    for record in damaged:
+        del record["message"]
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    session = load_session(path)
+    settings = CompactionSettings(keep_recent_tokens=20000, rules=rules)  # type: ignore[arg-type]
+    plan = prepare_compaction(session, None, settings, get_counter("bytes"))
+    assert plan.prepared and plan.is_split_turn
+    lists = _region_positions(plan)
+    marks: dict[str, set[int]] = {}
+    for position in range(len(plan.branch)):
+        marks.setdefault(plan.region_of(position), set()).add(position)
+    for name, positions in lists.items():
+        assert marks.get(name, set()) == positions, name
+    assert plan.regions() == {plan.branch[p]: plan.region_of(p) for p in range(len(plan.branch))}
+    ids = {r["id"] for r in damaged}
+    on_branch = [p for p in range(len(plan.branch)) if session.entries[plan.branch[p]].id in ids]
+    assert on_branch and all(plan.region_of(p) == "metadata" for p in on_branch)

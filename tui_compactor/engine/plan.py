@@ -59,6 +59,15 @@ NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the reg
 """Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
 
 
+def _is_message(entry: Any) -> bool:
+    """Whether a branch entry is one of a plan's messages (compactions, metadata and a message
+    entry without a message object are not), told from the entry's index columns."""
+    kind: str = entry.type
+    if kind == "message":
+        return entry.role is not None or entry.message is not None
+    return kind == "custom_message" or kind == "branch_summary"
+
+
 class PlanMessage(LazyMessage):
     """A message in a plan, with the entry it came from (read from the entry on first use)."""
 
@@ -132,13 +141,8 @@ class CompactionPlan:
             return
         for position in range(first, stop):
             entry = path[position]
-            kind = entry.type
-            if kind == "message":
-                if entry.role is None and entry.message is None:
-                    continue  # a message entry without a message object
-            elif kind != "custom_message" and kind != "branch_summary":
-                continue
-            yield position, entry
+            if _is_message(entry):
+                yield position, entry
 
     def _bounds(self, name: str) -> tuple[int, int]:
         """The branch range of region ``name`` (``summarize``, ``turn_prefix``, ``keep``);
@@ -268,27 +272,35 @@ class CompactionPlan:
             f"its {count} message{plural} before the cut are summarized as the turn prefix"
         )
 
+    def regions(self) -> dict[int, str]:
+        """Entry index -> ``region_of`` for the whole branch, in one pass over each region's
+        messages (what the tree colours its rows by)."""
+        branch, start = self.branch, self.boundary_start
+        rest = "keep" if self.first_kept_index < 0 else "metadata"
+        out = {index: "before" if p < start else rest for p, index in enumerate(branch)}
+        if self.first_kept_index >= 0:
+            for name in ("turn_prefix", "summarize", "keep"):
+                for position, _ in self._messages(*self._bounds(name)):
+                    if position >= start:
+                        out[branch[position]] = name
+        return out
+
     def region_of(self, branch_index: int) -> str:
-        """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing."""
+        """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing:
+        the region whose message list holds the entry (the lists' own bounds and rule, so the
+        tree's marks and the counts agree), else ``metadata``."""
         if branch_index < self.boundary_start:
             return "before"
         if self.first_kept_index < 0:
             return "keep"
-        entry_type = self._entry_type(branch_index)
-        if entry_type not in ("message", "custom_message", "branch_summary"):
+        path = self._path
+        if path is None or not _is_message(path[branch_index]):
             return "metadata"
-        if self.is_split_turn and self.turn_start_index <= branch_index < self.first_kept_index:
-            return "turn_prefix"
-        if branch_index < self.history_end:
-            return "summarize"
-        if branch_index >= self.first_kept_index:
-            return "keep"
+        for name in ("turn_prefix", "summarize", "keep"):
+            first, stop = self._bounds(name)
+            if first <= branch_index < stop:
+                return name
         return "metadata"
-
-    def _entry_type(self, branch_index: int) -> str:
-        if self._cache is None:
-            return "message"
-        return str(self._cache.session.entries[self.branch[branch_index]].type)
 
     def _sum(self, name: str) -> int:
         cache = self._cache
