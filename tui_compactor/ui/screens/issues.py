@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["IssuesScreen", "IssueJump", "entry_for_diagnostic"]
 
@@ -103,6 +104,7 @@ class IssuesScreen(ModalScreen[IssueJump | None]):
                 ),
                 id="issues-hint",
             )
+        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Fill the table."""

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.workbench.actions import label_text
 
 __all__ = ["LabelDialog", "LABEL_MAX_CHARS"]
@@ -68,6 +69,7 @@ class LabelDialog(ModalScreen[str | None]):
                 Text("enter: save (appends a label entry) · empty: clear · esc: cancel"),
                 id="label-hint",
             )
+        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Type straight away."""

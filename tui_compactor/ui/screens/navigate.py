@@ -28,6 +28,7 @@ from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, St
 from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
 
@@ -235,6 +236,7 @@ class NavigateDialog(ModalScreen[NavigationChoice | None]):
                     )
                 yield Button("Navigate", variant="primary", id="navigate-go")
                 yield Button("Cancel", id="navigate-cancel")
+        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Focus the options, first one highlighted."""
