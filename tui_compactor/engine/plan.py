@@ -129,6 +129,7 @@ class CompactionPlan:
     _cache: TokenCache | None = field(default=None, repr=False)
     _region_tokens: dict[str, int] | None = field(default=None, repr=False)
     _file_ops: FileOps | None = field(default=None, repr=False)
+    _regions: dict[int, str] | None = field(default=None, repr=False)
     _path: Sequence[Any] | None = field(default=None, repr=False)
     _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
 
@@ -273,34 +274,25 @@ class CompactionPlan:
         )
 
     def regions(self) -> dict[int, str]:
-        """Entry index -> ``region_of`` for the whole branch, in one pass over each region's
-        messages (what the tree colours its rows by)."""
-        branch, start = self.branch, self.boundary_start
-        rest = "keep" if self.first_kept_index < 0 else "metadata"
-        out = {index: "before" if p < start else rest for p, index in enumerate(branch)}
-        if self.first_kept_index >= 0:
-            for name in ("turn_prefix", "summarize", "keep"):
-                for position, _ in self._messages(*self._bounds(name)):
-                    if position >= start:
-                        out[branch[position]] = name
-        return out
+        """Entry index -> ``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` |
+        ``metadata`` for the whole branch (what the tree colours its rows by): the region whose
+        message list holds the entry (the lists' own bounds and rule, so the marks and the
+        counts agree), else ``metadata``. Made once, in one pass over each region."""
+        if self._regions is None:
+            branch, start = self.branch, self.boundary_start
+            rest = "keep" if self.first_kept_index < 0 else "metadata"
+            out = {index: "before" if p < start else rest for p, index in enumerate(branch)}
+            if self.first_kept_index >= 0:
+                for name in ("turn_prefix", "summarize", "keep"):
+                    for position, _ in self._messages(*self._bounds(name)):
+                        if position >= start:
+                            out[branch[position]] = name
+            self._regions = out
+        return self._regions
 
     def region_of(self, branch_index: int) -> str:
-        """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing:
-        the region whose message list holds the entry (the lists' own bounds and rule, so the
-        tree's marks and the counts agree), else ``metadata``."""
-        if branch_index < self.boundary_start:
-            return "before"
-        if self.first_kept_index < 0:
-            return "keep"
-        path = self._path
-        if path is None or not _is_message(path[branch_index]):
-            return "metadata"
-        for name in ("turn_prefix", "summarize", "keep"):
-            first, stop = self._bounds(name)
-            if first <= branch_index < stop:
-                return name
-        return "metadata"
+        """The region of the entry at ``branch_index`` (``regions``)."""
+        return self.regions()[self.branch[branch_index]]
 
     def _sum(self, name: str) -> int:
         cache = self._cache
