@@ -714,7 +714,7 @@ class _Scanner:
         add_child_slot = s._children.append_entry
         depths = s._depth
         settings_above = s._setting_above
-        ts_keys = s._ts_key
+        ts_keys = s._table.timestamps
         roots = s._roots
         unresolved = s._unresolved
         calls_of = s._calls
@@ -1193,7 +1193,7 @@ class _Scanner:
         timestamp = obj.get("timestamp")
         key = timestamp_key(timestamp)
         # v1 parents are inferred from file order, so only recorded links are checked for order.
-        parent_key = s._ts_key[parent] if parent is not None and not v1 else None
+        parent_key = s._table.timestamps[parent] if parent is not None and not v1 else None
         if not key or (parent_key and key < parent_key):
             self.odd.timestamp(obj, key, parent_key, line_no, offset,
                                None if parent is None else s.entries[parent].line)  # fmt: skip
