@@ -822,6 +822,7 @@ class _Scanner:
                             key = timestamp
                             stamp = timestamp.encode("ascii")
                             if parent is not None:
+                                above: bytes | bytearray
                                 if parent == index - 1 and last_stamp is not None:
                                     above = last_stamp  # a chain: the line just read
                                 else:
