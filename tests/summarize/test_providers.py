@@ -241,3 +241,62 @@ async def test_switches_to_max_completion_tokens_when_asked(llm_server: LLMServe
     assert second.body["max_completion_tokens"] == 321 and "max_tokens" not in second.body
     await summarizer.complete(REQUEST)  # remembered: no second rejection
     assert len(llm_server.requests) == 3
+
+
+FIRST_STREAM_SCRIPT = """
+import asyncio, json, sys, threading
+sys.path.insert(0, {root!r})
+from tests.support.llm_server import LLMServer
+from tui_compactor.config import Profile
+from tui_compactor.summarize.base import SummaryRequest
+from tui_compactor.summarize.providers import aclose_shared_clients, make_summarizer
+
+on_loop = []
+watching = False
+
+def hook(event, args):
+    if watching and event == "import" and threading.current_thread() is threading.main_thread():
+        on_loop.append(args[0])
+
+sys.addaudithook(hook)
+request = SummaryRequest(kind="summary", system="S", prompt="hello", max_tokens=50)
+with LLMServer() as server:
+    profile = Profile(provider={provider!r}, base_url=server.{base}, model="m", timeout=5.0)
+    keys = {{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}}
+    summarizer = make_summarizer(profile, environ=keys)
+
+    async def first_summary():
+        global watching
+        watching = True
+        text = "".join([piece async for piece in summarizer.stream(request)])
+        watching = False
+        await aclose_shared_clients()
+        return text
+
+    text = asyncio.run(first_summary())
+print(json.dumps({{"text": text, "on_loop": on_loop}}))
+"""
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_first_summary_imports_the_http_stack_off_the_event_loop(provider: str) -> None:
+    """The first request of a fresh process (the app's first summary) imports httpcore, h11
+    and anyio; that happens on the worker thread that encodes the body, not on the event loop
+    (the app's UI, frozen meanwhile)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    base = "openai_base_url" if provider == "openai" else "anthropic_base_url"
+    script = FIRST_STREAM_SCRIPT.format(root=root, provider=provider, base=base)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["text"].startswith("## Goal")
+    stack = [
+        name for name in result["on_loop"] if name.split(".")[0] in {"httpcore", "h11", "anyio"}
+    ]
+    assert stack == [], stack

@@ -7,6 +7,7 @@ of the new ones and exactly the expected lines were added (or nothing, when noth
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,36 @@ async def test_navigation_dialog_cancel_writes_nothing(tmp_path: Path) -> None:
         await navigate_to(pilot, app, OTHER_BRANCH_TIP, "escape")
         assert not isinstance(app.screen, NavigateDialog)
         assert path.read_bytes() == before
+
+
+async def test_navigation_dialog_names_the_summarizer_made_by_the_planning_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dialog says which summarizer a branch summary would use; that summarizer is made
+    (the summarize stack imported, the first time) by the worker that plans the move, never
+    on the UI thread while the dialog opens."""
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    on_ui_thread: list[bool] = []
+    original = type(app).summarizer_for
+
+    def recording(self, **options):  # type: ignore[no-untyped-def]
+        on_ui_thread.append(threading.current_thread() is threading.main_thread())
+        return original(self, **options)
+
+    monkeypatch.setattr(type(app), "summarizer_for", recording)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        on_ui_thread.clear()
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, NavigateDialog)
+        assert dialog.summarizer_label == original(app, compaction=False).label
+        assert on_ui_thread == [False]
 
 
 async def test_navigation_on_read_only_file_writes_nothing(tmp_path: Path) -> None:

@@ -175,3 +175,28 @@ def test_short_lived_cycles_that_outlive_a_middle_collection_stay_bounded() -> N
     finally:
         collector.uninstall()
     assert gc.get_freeze_count() == 0
+
+
+def test_freezing_goes_on_past_the_bound_when_what_it_froze_was_freed() -> None:
+    """A long flow without an idle pause (streams, moves, dialogs) freezes survivors that
+    reference counting frees soon after (strips, a worker's context). Past the bound the frozen
+    objects still alive are counted: they did not grow, so survivors are still frozen and a
+    full collection never scans what lived since, without waiting for the user to pause."""
+    collector.install()
+    try:
+        gc.collect()  # the live heap, frozen as the app freezes it at start-up
+        assert not collector.deep_collect_if_due(limit=0, growth=10**12), "the first check counts"
+        frozen = 0
+        while frozen <= collector.DEEP_COLLECT_AFTER:
+            batch = [[number] for number in range(20_000)]
+            gc.collect(1)  # survivors frozen, then freed by reference counting
+            frozen += len(batch)
+            del batch
+        kept = [[number] for number in range(5_000)]
+        gc.collect(1)  # past the bound: counted, nothing grew
+        gc.collect(1)
+        assert not gc.get_objects(2), "survivors are still frozen past the bound"
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        collector.uninstall()
+    assert gc.get_freeze_count() == 0

@@ -190,3 +190,35 @@ async def test_the_first_screen_has_one_tab_widget_and_one_pane() -> None:
         ]
         assert not app.query(TabStrip).first().children
         assert "select an entry" not in str(app.query_one("#details-body", Static).render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_titles_stay_put_while_the_active_one_fits_where_it_is(
+    size: tuple[int, int],
+) -> None:
+    """Picking a tab moves no title unless the active one would be cut at the right edge (then
+    the row moves just enough to show it whole): at 80x24 the first five titles fit, and the
+    row read the same with Details, Context, Plan, Diff or Window active."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        strip = app.query_one(TabStrip)
+        width = strip.size.width
+        rows: dict[str, str] = {}
+        for key, tab_id in KEYS.items():
+            await pilot.press(key)
+            await settle(pilot)
+            rows[tab_id] = _strip_rows(app)[0]
+        start, end = strip.spans()[strip.index_of("tab-compaction") or 0]
+        fitting = [
+            tab_id
+            for (_t, tab_id), span in zip(TABS, strip.spans(), strict=True)
+            if span[1] <= width
+        ]
+        assert "tab-plan" in fitting
+        assert len({rows[tab_id] for tab_id in fitting}) == 1, rows
+        assert rows["tab-details"].startswith(" Details ")
+        # A title past the right edge is shown whole, at the edge.
+        titles = rows["tab-compaction"]
+        assert titles.rstrip().endswith("Compaction"), titles
+        assert end - start <= width

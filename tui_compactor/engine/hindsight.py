@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +35,10 @@ from tui_compactor.engine.anchors import (
     AnchorKind,
     Haystack,
     anchor_present,
+    call_arguments,
     call_path,
     message_anchors,
     message_text,
-    tool_calls,
 )
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
@@ -111,10 +111,10 @@ class CompactionAudit:
 
     def to_json(self, session: Any) -> dict[str, Any]:
         """One ``audit --json`` row."""
-        entries = session.entries
+        id_of = session.id_of
 
         def ident(index: int) -> str:
-            return str(entries[index].id)
+            return str(id_of(index))
 
         return {
             "entryIndex": self.entry_index,
@@ -416,43 +416,45 @@ def _message_of(kind: Any, record: dict[str, Any]) -> dict[str, Any] | None:
     return message_from_entry(record) if kind in MESSAGE_BEARING_TYPES else None
 
 
-def _entry_text(entry: Any, record: dict[str, Any], parts: list[str]) -> None:
-    """Everything of ``entry`` (its ``record``) a later turn could find a fact in, added to
-    ``parts`` (the text is those parts joined by newlines): its text, tool call arguments
-    and outputs."""
-    message = _message_of(entry.type, record)
+def _entry_text(kind: str, record: dict[str, Any], parts: list[str]) -> None:
+    """Everything of an entry of type ``kind`` (its ``record``) a later turn could find a
+    fact in, added to ``parts`` (the text is those parts joined by newlines): its text, tool
+    call arguments and outputs, in one pass over its blocks."""
+    message = _message_of(kind, record)
     if not isinstance(message, dict):
         parts.append("")
         return
-    parts.append(message_text(message))
-    for _, _, arguments in tool_calls(message):
-        parts.extend(str(value) for value in arguments.values())
+    calls: list[dict[str, Any]] = []
+    parts.append(message_text(message, calls=calls))
+    for block in calls:
+        parts.extend(str(value) for value in call_arguments(block).values())
 
 
-def _context_before(session: Any, index: int, rules: str) -> list[int]:
+def _context_before(session: Any, index: int, rules: str, types: Sequence[str]) -> list[int]:
     """The entries the compaction at ``index`` saw as its context's history: walking up from
     its parent to where the previous compaction's context began (pi: the previous
     compaction's kept entry, so its summary is included; oh-my-pi: right after it), root first.
-    Only this stretch is walked, so auditing every compaction is linear in the file."""
-    entries = session.entries
+    Only this stretch is walked, so auditing every compaction is linear in the file; the walk
+    reads the index's columns (``types``: the session's ``entry_types``), not entries."""
+    parent_of, id_of = session.parent_of, session.id_of
     chain: list[int] = []
     previous: int | None = None
     target = None
-    current = entries[index].parent
+    current = parent_of(index)
     while current is not None:
-        entry = entries[current]
+        kind = types[current]
         if previous is None and (
-            entry.type == "compaction" or (rules == "omp" and entry.type == "reset_boundary")
+            kind == "compaction" or (rules == "omp" and kind == "reset_boundary")
         ):
             if rules == "omp":
                 break
             previous = len(chain)
-            target = entry.data.get("firstKeptEntryId")
-        elif previous is not None and entry.id == target:
+            target = session.entries[current].data.get("firstKeptEntryId")
+        elif previous is not None and id_of(current) == target:
             chain.append(current)
             break
         chain.append(current)
-        current = entry.parent
+        current = parent_of(current)
     else:
         if previous is not None:  # the kept entry is not on the path: start after it (pi)
             chain = chain[:previous]
@@ -460,18 +462,18 @@ def _context_before(session: Any, index: int, rules: str) -> list[int]:
     return chain
 
 
-def _life(session: Any, start: int) -> list[int]:
+def _life(session: Any, start: int, types: Sequence[str]) -> list[int]:
     """Entries after ``start`` on every branch, up to (not into) the next compaction, in file
-    order."""
+    order (``types``: the session's ``entry_types``)."""
     found: list[int] = []
-    stack = list(session.children(start))
-    entries = session.entries
+    children = session.children
+    stack = children(start)
     while stack:
         index = stack.pop()
-        if entries[index].type == "compaction":
+        if types[index] == "compaction":
             continue
         found.append(index)
-        stack.extend(session.children(index))
+        stack.extend(children(index))
     found.sort()
     return found
 
@@ -483,24 +485,30 @@ def audit_compaction(
     facts: EntryFacts | None = None,
     *,
     records: dict[int, dict[str, Any]] | None = None,
+    types: Sequence[str] | None = None,
 ) -> CompactionAudit:
     """The hindsight audit of the compaction entry at ``index``. ``records``: kept entries'
-    records read already (by index); those the audit reads are added."""
+    records read already (by index); those the audit reads are added. ``types``: the
+    session's ``entry_types`` when the caller has them (one list for many audits)."""
     facts = EntryFacts() if facts is None else facts
+    if types is None:
+        types = session.entry_types()
     entries = session.entries
     compaction = entries[index]
     audit = CompactionAudit(index)
-    chain = _context_before(session, index, rules)
+    chain = _context_before(session, index, rules, types)
     wanted = compaction.data.get("firstKeptEntryId")
+    id_of = session.id_of
     first_kept = next(
-        (pos for pos in range(len(chain) - 1, -1, -1) if entries[chain[pos]].id == wanted), None
+        (pos for pos in range(len(chain) - 1, -1, -1) if id_of(chain[pos]) == wanted), None
     )
     if first_kept is None:
         audit.warning = "firstKeptEntryId is not in the context before the compaction"
         first_kept = len(chain)
-    audit.region = [i for i in chain[:first_kept] if entries[i].type in MESSAGE_BEARING_TYPES]
-    audit.kept = [i for i in chain[first_kept:] if entries[i].type in MESSAGE_BEARING_TYPES]
-    audit.life = _life(session, index)
+    bearing = MESSAGE_BEARING_TYPES
+    audit.region = [i for i in chain[:first_kept] if types[i] in bearing]
+    audit.kept = [i for i in chain[first_kept:] if types[i] in bearing]
+    audit.life = _life(session, index, types)
 
     facts_of = facts.lookup(entries, audit.region, audit.kept, audit.life)
     where: dict[tuple[AnchorKind, str], int] = {}  # fact -> where the region last had it
@@ -538,7 +546,7 @@ def audit_compaction(
                 read[i] = entries[i].data_once()
         parts: list[str] = []
         for i in audit.kept:
-            _entry_text(entries[i], read[i], parts)
+            _entry_text(types[i], read[i], parts)
         kept_text = Haystack.joined(parts)
         missing = [
             (key, at) for key, at in missing if not anchor_present(key[0], key[1], kept_text)
@@ -562,10 +570,11 @@ def audit_compactions(
     """The hindsight audit of every compaction in the file, in file order. ``facts`` may hold
     what the load already noted (``EntryFacts.take``, ``FactsAhead``)."""
     facts = EntryFacts() if facts is None else facts
+    types = session.entry_types()
     return [
-        audit_compaction(session, entry.index, rules, facts)
-        for entry in session.entries
-        if entry.type == "compaction"
+        audit_compaction(session, index, rules, facts, types=types)
+        for index, kind in enumerate(types)
+        if kind == "compaction"
     ]
 
 
@@ -638,6 +647,7 @@ def compaction_timeline(
     active = set(session.path_to(session.leaf)) if session.leaf is not None else set()
     facts = EntryFacts() if facts is None else facts
     entries = session.entries
+    types = session.entry_types()
 
     def row_of(index: int) -> TimelineRow:
         entry = entries[index]
@@ -661,11 +671,15 @@ def compaction_timeline(
         )
         if entry.type == "compaction":
             read: dict[int, dict[str, Any]] = {}
-            row.audit = audit_compaction(session, index, rules, facts, records=read)
+            row.audit = audit_compaction(session, index, rules, facts, records=read, types=types)
             tokens = cache.message_tokens(index)
             for kept in row.audit.kept:  # records the audit read are not read again
                 tokens += cache.entry_tokens(kept, read.get(kept)) or 0
             row.tokens_after = tokens
         return row
 
-    return [row_of(e.index) for e in entries if e.type in ("compaction", "branch_summary")]
+    return [
+        row_of(index)
+        for index, kind in enumerate(types)
+        if kind in ("compaction", "branch_summary")
+    ]

@@ -86,6 +86,19 @@ def _load_ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+@functools.cache
+def _import_http_stack() -> None:
+    """Import what a client and its first request import on first use: httpcore, h11 and
+    anyio with its asyncio backend (~60 ms, on the caller's event loop otherwise: the app's
+    UI froze while the first summary started)."""
+    import anyio._backends._asyncio  # noqa: F401
+    import anyio.lowlevel  # noqa: F401
+    import anyio.streams.tls  # noqa: F401
+    import anyio.to_thread  # noqa: F401
+    import h11  # noqa: F401
+    import httpcore  # noqa: F401
+
+
 def shared_client() -> httpx.AsyncClient:
     """The one ``httpx.AsyncClient`` of the running event loop (created on first use)."""
     loop = asyncio.get_running_loop()
@@ -173,9 +186,12 @@ class HttpSummarizer(Summarizer):
 
     def _encoded_body(self, request: SummaryRequest, load_ca: bool = False) -> bytes:
         """The body as sent: compact UTF-8 JSON (``_headers`` says so), every string made
-        encodable whatever the session held. ``load_ca``: load the shared TLS context too."""
+        encodable whatever the session held. ``load_ca``: load the shared TLS context and
+        import the HTTP stack too (called on a worker thread before the shared client's first
+        request)."""
         if load_ca:
             _ssl_context()
+            _import_http_stack()
         body = well_formed_value(self._body(request))
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8")

@@ -1273,13 +1273,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         profile_name: str | None,
     ) -> None:
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
-        its text included: the handler only draws."""
-        from tui_compactor.ui.widgets.plan_view import plan_summary
+        its text included (the plan, then where each of its settings came from): the handler
+        only draws."""
+        from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
             notes = _fold_notes(report.plan, profile_name, settings)
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
+        text.append_text(settings_text(settings.plan_source_items()))
         self.post_message(PlanReady(report, request, text))
 
     @_while_running
@@ -1358,12 +1360,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         Any figures are accepted; the plan pane says why settings that make no sense cannot
         be run (``Settings.problems``).
         """
-        changes: dict[str, int | None] = {
-            "keep_recent_tokens": message.keep_recent,
-            "reserve_tokens": message.reserve,
-        }
-        if message.window is not None and message.window != self.settings.context_window:
+        settings = self.settings
+        changes: dict[str, int | None] = {}
+        # Only the figures the user changed become the app's (each setting keeps its source).
+        if message.keep_recent != settings.keep_recent_tokens:
+            changes["keep_recent_tokens"] = message.keep_recent
+        if message.reserve != settings.reserve_tokens:
+            changes["reserve_tokens"] = message.reserve
+        if message.window is not None and message.window != settings.context_window:
             changes["context_window"] = message.window  # the user's figure now, not the model's
+        if not changes:
+            return
         try:
             self.state.settings = self.settings.edited("app", **changes)
         except ValueError as error:
@@ -1867,9 +1874,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             said += ": choose again in the tree as it is now"
         self.notify(said, title=title, severity="warning", timeout=10)
 
-    def summarizer_for(self, *, compaction: bool) -> Summarizer:
-        """The summarizer of the configured profile (offline without a config)."""
-        return self.settings.summarizer(compaction=compaction, profile=self.options.profile_name)
+    def summarizer_for(self, *, compaction: bool, settings: Settings | None = None) -> Summarizer:
+        """The summarizer of the configured profile (offline without a config), under
+        ``settings`` (default: the app's; a worker passes the settings it was given)."""
+        settings = settings or self.settings
+        return settings.summarizer(compaction=compaction, profile=self.options.profile_name)
 
     @on(SessionTree.Selected)
     def _node_selected(self, message: SessionTree.Selected) -> None:
@@ -1899,7 +1908,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 cache=cache,
             )
             generation = snapshot.generation
-        self.post_message(NavigationPlanned(target, nav_plan, generation))
+        label = self._branch_summarizer_label(settings)
+        self.post_message(NavigationPlanned(target, nav_plan, generation, label))
+
+    def _branch_summarizer_label(self, settings: Settings) -> str:
+        """The name of the summarizer a branch summary would use, or why there is none."""
+        try:
+            label = self.summarizer_for(compaction=False, settings=settings).label
+        except Exception as error:
+            label = f"unavailable ({error})"
+        return sanitize(label, max_len=60)
 
     @_while_running
     def on_navigation_planned(self, message: NavigationPlanned) -> None:
@@ -1920,10 +1938,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 message.generation,
             )
             return
-        try:
-            label = self.summarizer_for(compaction=False).label
-        except Exception as error:
-            label = f"unavailable ({error})"
+        label = message.summarizer_label or self._branch_summarizer_label(self.settings)
 
         def chosen(choice: NavigationChoice | None) -> None:
             if choice is not None:
@@ -1934,7 +1949,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             NavigateDialog(
                 nav_plan,
                 session,
-                summarizer_label=sanitize(label, max_len=60),
+                summarizer_label=label,
                 append_refusal=session.append_refusal,
                 inspect=lambda instructions, replace: self.inspect_branch_requests(
                     nav_plan, message.generation, instructions, replace

@@ -16,9 +16,9 @@ from textual.binding import Binding
 
 APP_BINDINGS: list[Binding] = [
     Binding("q", "quit", "Quit", id="quit"),
-    Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
+    Binding("question_mark,f1", "help", "Help", id="help"),
     Binding("escape", "cancel", "Cancel", show=False, id="cancel", priority=False),
-    Binding("slash", "search", "Search", id="search", key_display="/"),
+    Binding("slash", "search", "Search", id="search"),
     Binding("n", "search_next", "Next match", show=False, id="search_next"),
     Binding("N", "search_previous", "Previous match", show=False, id="search_previous"),
     Binding("f", "cycle_filter", "Filter", id="filter"),
@@ -34,7 +34,6 @@ APP_BINDINGS: list[Binding] = [
         "Cut earlier",
         show=False,
         id="cut_earlier",
-        key_display="[",
     ),
     Binding(
         "right_square_bracket",
@@ -42,7 +41,6 @@ APP_BINDINGS: list[Binding] = [
         "Cut later",
         show=False,
         id="cut_later",
-        key_display="]",
     ),
     Binding("e", "edit_settings", "Edit budget", show=False, id="edit_settings"),
     Binding("r", "run_compaction", "Compact", id="compact"),
@@ -96,7 +94,11 @@ APP_BINDINGS: list[Binding] = [
     Binding("ctrl+r", "reload", "Reload file", show=False, id="reload"),
     Binding("o", "toggle_rules", "Switch pi / oh-my-pi rules", show=False, id="toggle_rules"),
 ]
-"""App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``)."""
+"""App bindings. Tree movement keys live on ``SessionTree`` (ids ``tree.*``).
+
+No ``key_display``: Textual splits a binding of two keys into one per key, each shown by the
+footer, and a fixed display would name the other key (``f1`` shown as ``?``) or the old one
+after a ``[ui.keymap]`` change; Textual's own display of each key is the one typed."""
 
 APP_ACTIONS: frozenset[str] = frozenset(binding.action.split("(")[0] for binding in APP_BINDINGS)
 """The action names of this app's own bindings (Textual's built-ins, such as ``focus_next`` for

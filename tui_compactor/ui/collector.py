@@ -17,7 +17,12 @@ middle collection) wait. What waits is bounded: once this policy froze ``DEEP_CO
 objects since the last deep collection (or the last check that found none due), it stops
 freezing, and collections work as CPython's do on what is not frozen: cycles made from then on
 are freed by them, and a full one scans only what lived since freezing stopped, not the frozen
-heap (the session's index). Freezing resumes after the next idle check.
+heap (the session's index). At that bound the frozen objects still alive are counted first: if
+they did not grow by ``DEEP_COLLECT_GROWTH`` since the last deep collection (what was frozen has
+been freed by reference counting: strips, a worker's context), there is nothing waiting and
+freezing goes on; otherwise it stops until the deep collection. (Stopping at the bound alone
+brought CPython's full collections back in every long flow without an idle pause: 50k objects
+and 30-70 ms of UI CPU each while the navigation dialog opened.)
 
 ``deep_collect_if_due`` collects the frozen cycles, called by the app only while the user is idle
 and no worker runs. A deep collection scans every frozen object, the session's index included
@@ -48,9 +53,9 @@ __all__ = [
 ]
 
 DEEP_COLLECT_AFTER = 200_000
-"""Objects frozen by this policy since the last deep collection before the frozen objects still
-alive are counted (``gc.get_freeze_count`` walks them all: 10 ms for 170k), and the most it
-freezes until then: dead cycles among them wait for a deep collection, so this bounds them."""
+"""Objects frozen by this policy between two counts of the frozen objects still alive (at a
+collection past this bound, and at the idle check; ``gc.get_freeze_count`` walks them all: 10 ms
+for 170k): dead cycles among them wait for a deep collection, so this bounds them."""
 
 DEEP_COLLECT_GROWTH = 100_000
 """Growth of the frozen objects still alive since the last deep collection that makes one due:
@@ -70,6 +75,9 @@ _alive_after_deep: int | None = None
 (after ``install`` and ``rebase``)."""
 _start_up_held = False
 """Whether ``hold_for_start_up`` pauses the collector now."""
+_deep_due = False
+"""The frozen objects still alive grew enough for a deep collection: freezing waits for it
+(and is not counted again at every collection meanwhile)."""
 
 
 def hold_for_start_up() -> None:
@@ -97,24 +105,40 @@ def release_start_up() -> None:
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
     """``gc.callbacks`` hook: freeze the survivors of every middle and full collection, until
     ``DEEP_COLLECT_AFTER`` objects were frozen since the last deep collection or idle check."""
-    global _frozen_since_deep
-    if (
-        phase == "stop"
-        and info.get("generation", 0) >= 1
-        and _frozen_since_deep < DEEP_COLLECT_AFTER
-    ):
-        # Survivors of a middle or full collection are in generation 2 (which holds nothing
-        # else: it was frozen last time); ``gc.get_freeze_count`` would walk all frozen
-        # objects, the session's index too.
-        _frozen_since_deep += len(gc.get_objects(2))
-        gc.freeze()
+    global _frozen_since_deep, _deep_due
+    if phase != "stop" or info.get("generation", 0) < 1 or _deep_due:
+        return
+    if _frozen_since_deep >= DEEP_COLLECT_AFTER and _grew(DEEP_COLLECT_GROWTH):
+        _deep_due = True
+        return
+    # Survivors of a middle or full collection are in generation 2 (which holds nothing
+    # else: it was frozen last time); ``gc.get_freeze_count`` would walk all frozen
+    # objects, the session's index too.
+    _frozen_since_deep += len(gc.get_objects(2))
+    gc.freeze()
+
+
+def _grew(growth: int) -> bool:
+    """Whether the frozen objects still alive grew by ``growth`` since the last deep
+    collection. If not, what was frozen since has been freed (no cycle holds it) or was frozen
+    on purpose: the freezing counts from zero again."""
+    global _frozen_since_deep, _alive_after_deep, _deep_due
+    alive = gc.get_freeze_count()
+    if _alive_after_deep is None or alive - _alive_after_deep < growth:
+        if _alive_after_deep is None:
+            _alive_after_deep = alive
+        _frozen_since_deep = 0
+        _deep_due = False
+        return False
+    return True
 
 
 def install() -> None:
     """Start the policy (idempotent per app: every ``install`` needs an ``uninstall``)."""
-    global _installed, _frozen_since_deep, _default_thresholds, _alive_after_deep
+    global _installed, _frozen_since_deep, _default_thresholds, _alive_after_deep, _deep_due
     if _installed == 0:
         _frozen_since_deep = 0
+        _deep_due = False
         _alive_after_deep = None  # the first full collection freezes the whole live heap
         _default_thresholds = gc.get_threshold()
         gc.set_threshold(_default_thresholds[0], _default_thresholds[1], FULL_EVERY)
@@ -152,19 +176,12 @@ def deep_collect_if_due(limit: int = DEEP_COLLECT_AFTER, growth: int = DEEP_COLL
     ``install`` or ``rebase``, which only counts them). This scans the whole heap, the
     session's index included, so the app calls it only while the user is idle.
     """
-    global _frozen_since_deep, _alive_after_deep
-    if not _installed or _frozen_since_deep < limit:
-        return False
-    alive = gc.get_freeze_count()
-    if _alive_after_deep is None or alive - _alive_after_deep < growth:
-        # What was frozen since has been freed (no cycle holds it), or the growth is what
-        # was frozen on purpose: nothing to collect. Count again after as much freezing.
-        if _alive_after_deep is None:
-            _alive_after_deep = alive
-        _frozen_since_deep = 0
+    global _frozen_since_deep, _alive_after_deep, _deep_due
+    if not _installed or (_frozen_since_deep < limit and not _deep_due) or not _grew(growth):
         return False
     gc.unfreeze()
     _frozen_since_deep = 0  # so the callback freezes the survivors again
+    _deep_due = False
     gc.collect()
     _frozen_since_deep = 0
     _alive_after_deep = gc.get_freeze_count()

@@ -196,12 +196,21 @@ class EntryAppended(Message):
 class NavigationPlanned(Message):
     """The engine planned a move of the leaf to ``target``; the dialog can open."""
 
-    def __init__(self, target: int, nav_plan: NavigationPlan, generation: int) -> None:
+    def __init__(
+        self,
+        target: int,
+        nav_plan: NavigationPlan,
+        generation: int,
+        summarizer_label: str | None = None,
+    ) -> None:
         super().__init__()
         self.target = target
         self.nav_plan = nav_plan
         self.generation = generation
         """The session generation the move was planned at (re-checked when written)."""
+        self.summarizer_label = summarizer_label
+        """Which summarizer a branch summary would use, as the dialog names it (made by the
+        planning worker: the first one imports the summarize stack); None: not known yet."""
 
 
 class WorkFailed(Message):

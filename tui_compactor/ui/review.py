@@ -96,6 +96,10 @@ class ReviewKeys(_Base):
 
     def footer_actions(self) -> list[str]:
         """The actions the footer shows now, most important first (``StateFooter``)."""
+        if isinstance(self.focused, Input) and self.is_running:
+            # Typing into the budget editor, the search box or the focus text: the letter keys
+            # are text; esc goes back to the tree, tab to the next field.
+            return ["cancel", "app.focus_next", "help", "quit"]
         panel = self.review_panel if self.review_keys_active() else None
         # The panel's state, not its workers: it is "running" from the moment it is mounted
         # (before its workers start), so the footer never shows a ready review too early.

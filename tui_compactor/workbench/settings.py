@@ -176,8 +176,10 @@ class Settings:
         """``PLAN_SETTINGS`` -> where each value came from (``source_of``)."""
         return {name: self.source_of(name) for name in PLAN_SETTINGS}
 
-    def _plan_source_items(self) -> list[tuple[str, str, str]]:
-        """(name shown, value shown, source) of each of ``PLAN_SETTINGS``."""
+    def plan_source_items(self) -> list[tuple[str, str, str]]:
+        """(name shown, value shown, source) of each of ``PLAN_SETTINGS``: what ``plan``
+        prints under ``settings`` and the app's plan pane shows (``source_phrase`` words the
+        source)."""
         return [
             (label, _shown_value(name, getattr(self, name)), self.source_of(name))
             for name, label in PLAN_SETTINGS.items()
@@ -188,7 +190,7 @@ class Settings:
         (``window 200000 (from TUI_COMPACTOR_CONTEXT_WINDOW)``), as ``plan`` prints them."""
         return [
             f"{label} {value} ({source_phrase(source)})"
-            for label, value, source in self._plan_source_items()
+            for label, value, source in self.plan_source_items()
         ]
 
     @property
@@ -386,10 +388,12 @@ class Settings:
 
 def source_phrase(source: str) -> str:
     """Where a setting came from, in words: ``default``, ``from config file PATH``, ``from
-    TUI_COMPACTOR_RULES``, ``from --keep-recent``, ``from app`` (an edit in the app), the
+    TUI_COMPACTOR_RULES``, ``from --keep-recent``, ``edited in the app``, the
     session's model for a window, the session for rules, the rules for what they imply."""
     if source == "default":
         return "default"
+    if source == "app":
+        return "edited in the app"
     if source.startswith("model "):
         return f"the window of {source.removeprefix('model ')}, the session's model"
     if source.startswith("assumed"):

@@ -14,6 +14,7 @@ out and rebuilt whenever the bindings change, a tenth of the first screen's star
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
+from textual.keys import _character_to_key, key_to_character
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -102,8 +104,6 @@ class StateFooter(Widget, can_focus=False):
 
     def _update(self) -> None:
         """Choose the keys; repaint only when what they show changed."""
-        if getattr(self.app, "footer_actions", None) is None:
-            return
         chosen = self._choose()
         signature = self._signature(*chosen)
         if signature != self._shown:
@@ -126,16 +126,36 @@ class StateFooter(Widget, can_focus=False):
         )
         return (self.app.size.width, keys, palette is not None)
 
+    def _wanted(self) -> list[str] | None:
+        """The actions to show, most important first: the screen's ``footer_actions``, else
+        the app's on a screen that is not a dialog (the main screen); None on a dialog without
+        its own choice: its shown keys, in the order Textual's footer lists them."""
+        screen = self.screen
+        choose = getattr(screen, "footer_actions", None)
+        if choose is None and not screen.is_modal:
+            choose = getattr(self.app, "footer_actions", None)
+        return None if choose is None else list(choose())
+
     def _choose(self) -> tuple[list[tuple[Binding, bool, str]], Any]:
-        """The keys to show, most important first, that fit; and the palette key if it fits."""
-        wanted = self.app.footer_actions  # type: ignore[attr-defined]
+        """The keys to show, most important first, that fit; and the palette key if it fits.
+
+        The keys are those of the screen this footer is on (a dialog's own under a dialog:
+        Textual's binding chain stops at a modal screen), less those the focused widget takes
+        as text (``c`` typed into an input is a ``c``, not the plan)."""
+        wanted = self._wanted()
+        focused = self.screen.focused
         by_action: dict[str, tuple[Binding, bool, str]] = {}
-        for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
+        for node, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if focused is not None and node is not focused and _typed(focused, binding.key):
+                continue
             known = by_action.get(binding.action)
             # The project's own binding (it has an id) wins over Textual's (``ctrl+q`` quit).
             if known is None or (binding.id and not known[0].id):
                 by_action[binding.action] = (binding, enabled, tooltip)
-        chosen = [by_action[action] for action in wanted() if action in by_action]
+        if wanted is None:
+            chosen = [entry for entry in by_action.values() if entry[0].show]
+        else:
+            chosen = [by_action[action] for action in wanted if action in by_action]
         palette = None
         if self.app.ENABLE_COMMAND_PALETTE:
             palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
@@ -260,3 +280,14 @@ class StateFooter(Widget, can_focus=False):
             self.app.simulate_key(item.key)
         else:
             self.app.bell()
+
+
+_NAMED_CHARACTERS = {_character_to_key(char): char for char in string.punctuation}
+"""Key name -> the character it types, for the names ``key_to_character`` does not know
+(``slash``: Unicode calls ``/`` SOLIDUS)."""
+
+
+def _typed(widget: Widget, key: str) -> bool:
+    """True when ``widget`` (an input) takes ``key`` as text instead of a binding's key."""
+    character = key_to_character(key) or _NAMED_CHARACTERS.get(key)
+    return bool(widget.check_consume_key(key, character))

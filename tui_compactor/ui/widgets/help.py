@@ -17,8 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.keys import format_key
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from tui_compactor.ui.screens.tinted import TintedModalScreen
+from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["HelpScreen", "bindings_table", "key_label", "keys_label", "help_groups", "LEGEND"]
 
@@ -145,7 +147,7 @@ def help_groups(
     ]
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(TintedModalScreen[None]):
     """Every key of the app, the tree, the review, the inputs and the dialogs; esc or ? closes.
 
     Notifications are not drawn over it (at 80x24 they would cover a third of the keys); they
@@ -159,7 +161,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen ToastHolder { display: none; }
-    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: 90%;
+    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: 95%;
                                   border: thick $accent; background: $panel; padding: 0 1; }
     """
 
@@ -190,3 +192,4 @@ class HelpScreen(ModalScreen[None]):
                 "config.toml changes them on your own sessions)"
             )
             yield Static(Text(keys + "  ·  ctrl+p opens the command palette", style="dim"))
+        yield StateFooter()  # the dialog's keys, not the screen's beneath it

@@ -6,9 +6,11 @@ place among the valid ones, and the budget editor: keep-recent, reserve and wind
 rest of the seeds' settings (compaction threshold as percent or tokens, whether a cut may
 split a turn, branch summaries: ask when navigating and their reserve, the summarizer's
 reasoning effort and its own window). Edits re-plan as the user types (debounced by the app,
-planned in a worker). The last rows set how the next compaction is written: the method
-(``soft`` summaries or a ``handoff`` document) and a free-text focus, added to the default
-prompt or replacing it (the CLI's ``--instructions`` / ``--replace-instructions``).
+planned in a worker). Under the plan, each setting it depends on with where its value came
+from (default, config file, variable, flag, edited in the app), as ``plan`` prints them. The
+last rows set how the next compaction is written: the method (``soft`` summaries or a
+``handoff`` document) and a free-text focus, added to the default prompt or replacing it (the
+CLI's ``--instructions`` / ``--replace-instructions``).
 """
 
 from __future__ import annotations
@@ -186,6 +188,20 @@ def plan_summary(
             "and focus; i shows its requests",
             style="dim",
         )
+    return out
+
+
+def settings_text(items: list[tuple[str, str, str]]) -> Text:
+    """Where each setting the plan depends on came from, a row each under the plan:
+    ``keep-recent 20000 · from config file PATH`` (``items``: ``Settings.plan_source_items``,
+    the same rows ``plan`` prints under ``settings``)."""
+    from tui_compactor.workbench.settings import source_phrase
+
+    out = Text()
+    out.append("\n\nsettings", style="bold")
+    for label, value, source in items:
+        out.append(f"\n{label} {value}")
+        out.append(f" · {sanitize(source_phrase(source), single_line=True)}", style="dim")
     return out
 
 

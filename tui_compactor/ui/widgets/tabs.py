@@ -113,16 +113,14 @@ class TabStrip(Widget, can_focus=True):
 
     def scroll_x_for(self, width: int) -> int:
         """How far the row is scrolled left so the active tab shows when the titles do not all
-        fit: centred on the active tab, never past either end."""
-        spans = self.spans()
-        total = spans[-1][1] if spans else 0
-        if total <= width:
-            return 0
+        fit: not at all while the active title fits from the left edge (the titles stay where
+        they are whichever of those is active), else just enough to show it whole at the right
+        edge."""
         index = self.index_of(self.active)
         if index is None:
             return 0
-        start, end = spans[index]
-        return max(0, min(total - width, (start + end) // 2 - width // 2))
+        end = self.spans()[index][1]
+        return max(0, end - width)
 
     def index_of(self, tab_id: str) -> int | None:
         """The position of ``tab_id`` among the tabs, or None."""

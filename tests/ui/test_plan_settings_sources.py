@@ -1,0 +1,93 @@
+"""The plan pane says where each setting of the plan came from, as ``plan`` does: the same rows
+(``Settings.plan_source_items``), with a real config file and real ``TUI_COMPACTOR_*``
+variables, at 80x24 and 200x60; an edit in the pane (``e``) then reads "edited in the app"."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.cli import cli, cli_json
+from tests.ui.app_helpers import TREE_COMPACTED, make_app, settle
+from tui_compactor.commands.plan import sources_json
+from tui_compactor.workbench.settings import PLAN_SETTINGS, resolve_settings, source_phrase
+
+pytestmark = pytest.mark.asyncio
+
+SIZES = [(80, 24), (200, 60)]
+
+CONFIG = """\
+[compaction]
+keep_recent_tokens = 12345
+split_turns = false
+"""
+
+
+def _pane_rows(app: Any) -> dict[str, str]:
+    """The pane's settings rows: label -> ``value · source`` (a row may wrap on screen: read
+    from what the pane draws, a row per setting)."""
+    text = str(app.query_one("#plan-text").render())
+    rows = text.split("\n\nsettings\n", 1)[1].splitlines()
+    found: dict[str, str] = {}
+    for label in PLAN_SETTINGS.values():
+        (row,) = [row for row in rows if re.match(rf"{re.escape(label)} [^ ]+ · ", row)]
+        found[label] = row.removeprefix(label + " ")
+    return found
+
+
+@pytest.fixture
+def configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A config file, and variables that beat it or add to it (the process's environment)."""
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG)
+    for name in list(os.environ):
+        if name.startswith("TUI_COMPACTOR_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("TUI_COMPACTOR_CONFIG", str(config))
+    monkeypatch.setenv("TUI_COMPACTOR_RESERVE_TOKENS", "9000")
+    monkeypatch.setenv("TUI_COMPACTOR_THRESHOLD_PERCENT", "70")
+    return dict(os.environ)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_plan_pane_and_plan_json_agree_on_every_setting_and_its_source(
+    size: tuple[int, int], configured: dict[str, str], tmp_path: Path
+) -> None:
+    report = cli_json("plan", str(TREE_COMPACTED), env=configured)
+    text = cli("plan", str(TREE_COMPACTED), env=configured).stdout.decode()
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())  # as ``open`` resolves them
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        rows = _pane_rows(app)
+        camel = dict(zip(PLAN_SETTINGS.values(), report["sources"], strict=True))
+        for label, row in rows.items():
+            value, source = row.split(" · ", 1)
+            # The source ``plan --json`` names, in the words ``plan`` prints it.
+            assert source == source_phrase(report["sources"][camel[label]]), label
+            assert f"{label} {value} ({source})" in text, (label, text)
+        assert (
+            rows["keep-recent"] == f"12345 · from config file {configured['TUI_COMPACTOR_CONFIG']}"
+        )
+        assert rows["reserve"] == "9000 · from TUI_COMPACTOR_RESERVE_TOKENS"
+        assert rows["threshold %"] == "70 · from TUI_COMPACTOR_THRESHOLD_PERCENT"
+        assert rows["split turns"].startswith("no · from config file")
+        assert rows["threshold tokens"] == "unset · default"
+        assert rows["window"].startswith("200000 · the window of claude-opus-4-5")
+        assert sources_json(app.settings) == report["sources"]  # the app's settings, too
+
+        # An edit in the pane: keep-recent is now the app's, the rest as they were.
+        await pilot.press("e")
+        await settle(pilot)
+        await pilot.press("1", "5", "k")
+        await settle(pilot)
+        edited = _pane_rows(app)
+        assert edited["keep-recent"] == "15000 · edited in the app"
+        assert {k: v for k, v in edited.items() if k != "keep-recent"} == {
+            k: v for k, v in rows.items() if k != "keep-recent"
+        }
