@@ -105,8 +105,8 @@ MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
 """Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
 PROGRESS_INTERVAL = 0.25
-"""Seconds between progress reports while indexing (the app redraws its bar on each: more
-often took the GIL from the index it reports on)."""
+"""Seconds between progress reports while indexing, the first after the first chunk (the app
+redraws its bar on each: more often took the GIL from the index it reports on)."""
 BOM = b"\xef\xbb\xbf"
 
 KNOWN_ENTRY_TYPES = frozenset(
@@ -569,7 +569,7 @@ class _Scanner:
         long_line: list[Any] | None = None  # [first bytes, size] of a line being skipped
         line_start = parse_from
         position = parse_from
-        last_report = time.monotonic()
+        last_report = -PROGRESS_INTERVAL  # the first chunk's report says how far it got
         while position < end:
             if self.max_entries is not None and len(s.entries) > self.max_entries:
                 self.over_limit = True
