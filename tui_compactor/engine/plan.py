@@ -59,6 +59,15 @@ NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the reg
 """Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
 
 
+def _is_message(entry: Any) -> bool:
+    """Whether a branch entry is one of a plan's messages (compactions, metadata and a message
+    entry without a message object are not), told from the entry's index columns."""
+    kind: str = entry.type
+    if kind == "message":
+        return entry.role is not None or entry.message is not None
+    return kind == "custom_message" or kind == "branch_summary"
+
+
 class PlanMessage(LazyMessage):
     """A message in a plan, with the entry it came from (read from the entry on first use)."""
 
@@ -120,24 +129,21 @@ class CompactionPlan:
     _cache: TokenCache | None = field(default=None, repr=False)
     _region_tokens: dict[str, int] | None = field(default=None, repr=False)
     _file_ops: FileOps | None = field(default=None, repr=False)
+    _regions: dict[int, str] | None = field(default=None, repr=False)
     _path: Sequence[Any] | None = field(default=None, repr=False)
     _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
 
-    def _positions(self, first: int, stop: int) -> Iterator[int]:
-        """Branch positions of the messages of ``[first, stop)`` (compactions and metadata
-        skipped), read from the entries' index without building a message."""
+    def _messages(self, first: int, stop: int) -> Iterator[tuple[int, Any]]:
+        """Branch positions and entries of the messages of ``[first, stop)`` (compactions and
+        metadata skipped), told from the entries' index without building a message: the one
+        rule for which branch entries a region's messages are."""
         path = self._path
         if path is None or first < 0:
             return
         for position in range(first, stop):
             entry = path[position]
-            kind = entry.type
-            if kind == "message":
-                if entry.role is None and entry.message is None:
-                    continue  # a message entry without a message object
-            elif kind != "custom_message" and kind != "branch_summary":
-                continue
-            yield position
+            if _is_message(entry):
+                yield position, entry
 
     def _bounds(self, name: str) -> tuple[int, int]:
         """The branch range of region ``name`` (``summarize``, ``turn_prefix``, ``keep``);
@@ -157,10 +163,10 @@ class CompactionPlan:
         cached = self._lists.get(name)
         if cached is not None:
             return cached
-        path, branch = self._path, self.branch
+        branch = self.branch
         out = [
-            PlanMessage(branch[position], position, None, entry=path[position])  # type: ignore[index]
-            for position in self._positions(*self._bounds(name))
+            PlanMessage(branch[position], position, None, entry=entry)
+            for position, entry in self._messages(*self._bounds(name))
         ]
         self._lists[name] = out
         return out
@@ -170,12 +176,12 @@ class CompactionPlan:
         cached = self._lists.get(name)
         if cached is not None:
             return len(cached)
-        return sum(1 for _ in self._positions(*self._bounds(name)))
+        return sum(1 for _ in self._messages(*self._bounds(name)))
 
     def _region_entries(self, name: str) -> Iterator[int]:
         """Entry indices of region ``name``'s messages, in order."""
         branch = self.branch
-        for position in self._positions(*self._bounds(name)):
+        for position, _ in self._messages(*self._bounds(name)):
             yield branch[position]
 
     @property
@@ -194,15 +200,7 @@ class CompactionPlan:
         return self._collect("keep")
 
     def _has_messages(self, first: int, stop: int) -> bool:
-        path = self._path or []
-        for position in range(max(first, 0), stop):
-            entry = path[position]
-            kind = entry.type
-            if kind == "custom_message" or kind == "branch_summary":
-                return True
-            if kind == "message" and (entry.role is not None or entry.message is not None):
-                return True
-        return False
+        return next(self._messages(max(first, 0), stop), None) is not None
 
     _previous_details: Any = field(default=None, repr=False)
 
@@ -215,15 +213,7 @@ class CompactionPlan:
             if self.previous_compaction_index >= 0 and not self.previous_from_extension:
                 add_details(self._previous_details, ops, self.rules)
             for name in ("summarize", "turn_prefix"):
-                if self._cache is None:
-                    # Messages given as objects (no session): their own roles decide.
-                    for item in self._collect(name):
-                        if item.message.get("role") == "assistant":
-                            extract_file_ops(item.message, ops, self.rules)
-                    continue
-                entries = self._cache.session.entries
-                for index in self._region_entries(name):
-                    entry = entries[index]
+                for _, entry in self._messages(*self._bounds(name)):
                     if entry.type == "message" and entry.role == "assistant":
                         extract_file_ops(message_from_entry(entry) or {}, ops, self.rules)
             self._file_ops = ops
@@ -283,27 +273,26 @@ class CompactionPlan:
             f"its {count} message{plural} before the cut are summarized as the turn prefix"
         )
 
-    def region_of(self, branch_index: int) -> str:
-        """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing."""
-        if branch_index < self.boundary_start:
-            return "before"
-        if self.first_kept_index < 0:
-            return "keep"
-        entry_type = self._entry_type(branch_index)
-        if entry_type not in ("message", "custom_message", "branch_summary"):
-            return "metadata"
-        if self.is_split_turn and self.turn_start_index <= branch_index < self.first_kept_index:
-            return "turn_prefix"
-        if branch_index < self.history_end:
-            return "summarize"
-        if branch_index >= self.first_kept_index:
-            return "keep"
-        return "metadata"
+    def regions(self) -> dict[int, str]:
+        """Entry index -> ``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` |
+        ``metadata`` for the whole branch (what the tree colours its rows by): the region whose
+        message list holds the entry (the lists' own bounds and rule, so the marks and the
+        counts agree), else ``metadata``. Made once, in one pass over each region."""
+        if self._regions is None:
+            branch, start = self.branch, self.boundary_start
+            rest = "keep" if self.first_kept_index < 0 else "metadata"
+            out = {index: "before" if p < start else rest for p, index in enumerate(branch)}
+            if self.first_kept_index >= 0:
+                for name in ("turn_prefix", "summarize", "keep"):
+                    for position, _ in self._messages(*self._bounds(name)):
+                        if position >= start:
+                            out[branch[position]] = name
+            self._regions = out
+        return self._regions
 
-    def _entry_type(self, branch_index: int) -> str:
-        if self._cache is None:
-            return "message"
-        return str(self._cache.session.entries[self.branch[branch_index]].type)
+    def region_of(self, branch_index: int) -> str:
+        """The region of the entry at ``branch_index`` (``regions``)."""
+        return self.regions()[self.branch[branch_index]]
 
     def _sum(self, name: str) -> int:
         cache = self._cache

@@ -104,6 +104,9 @@ and the reader's buffers (chunks read and queued for hashing)."""
 MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
 """Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
+RecordHook = Callable[[int, str, "str | None", int, dict[str, Any], bytes], None]
+"""``load_session``'s ``on_record``: called as ``hook(index, type, role, offset, record,
+raw)`` for each entry indexed (``Entry``'s fields of those names; ``raw``: its line's bytes)."""
 PROGRESS_INTERVAL = 0.25
 """Seconds between progress reports while indexing, the first after the first chunk (the app
 redraws its bar on each: more often took the GIL from the index it reports on)."""
@@ -505,7 +508,7 @@ class _Scanner:
         self.over_limit = False
         self.hash_thread: bool | None = None
         """Hash big scans on a helper thread; None: when a core is idle (``_core_idle``)."""
-        self.on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None
+        self.on_record: RecordHook | None = None
         """Called with each entry indexed, its parsed, migrated record and its line's bytes
         (``load_session``)."""
 
@@ -717,7 +720,7 @@ class _Scanner:
         add_child_slot = s._children.append_entry
         depths = s._depth
         settings_above = s._setting_above
-        ts_keys = s._ts_key
+        ts_keys = s._table.timestamps
         roots = s._roots
         unresolved = s._unresolved
         calls_of = s._calls
@@ -853,7 +856,7 @@ class _Scanner:
                         if keep:
                             records_add(obj)
                         if on_record is not None:
-                            on_record(table[index], obj, raw)  # v3: nothing to migrate
+                            on_record(index, "message", role, offset, obj, raw)  # v3: as read
                         add_child_slot()
                         if parent is None:
                             depths.append(0)
@@ -1213,7 +1216,7 @@ class _Scanner:
         timestamp = obj.get("timestamp")
         key = timestamp_key(timestamp)
         # v1 parents are inferred from file order, so only recorded links are checked for order.
-        parent_key = s._ts_key[parent] if parent is not None and not v1 else None
+        parent_key = s._table.timestamps[parent] if parent is not None and not v1 else None
         if not key or (parent_key and key < parent_key):
             self.odd.timestamp(obj, key, parent_key, line_no, offset,
                                None if parent is None else s.entries[parent].line)  # fmt: skip
@@ -1305,7 +1308,7 @@ class _Scanner:
                 record = obj
                 if version is not None and version < CURRENT_VERSION:
                     migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
-            self.on_record(entry, record, raw)
+            self.on_record(index, type_name, role, offset, record, raw)
 
     def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
         """Remember tool-call ids and results (small) for the orphan/dangling checks."""
@@ -1852,7 +1855,7 @@ def load_session(
     *,
     lazy: bool | None = None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
+    on_record: RecordHook | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
@@ -1862,9 +1865,10 @@ def load_session(
     disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
     bytes are lazy. ``digest=False`` skips the sha256 of the file, for callers that never
     write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
-    the append gate refuses and a refresh reloads. ``on_record`` sees each entry with its
-    parsed (migrated, read-only) record and the bytes of its line (without the newline) as
-    it is indexed, so a pass over most records needs no second read of the file; it must
+    the append gate refuses and a refresh reloads. ``on_record`` (a ``RecordHook``) sees each
+    entry's index, type, role and offset with its parsed (migrated, read-only) record and the
+    bytes of its line (without the newline) as it is indexed (no ``Entry`` built for it), so
+    a pass over most records needs no second read of the file; it must
     not raise. ``hash_thread`` hashes a big file on a
     helper thread (True), inline (False), or on the thread only when a core is idle (None):
     measured under load, a lone process loads faster hashing inline, the app (whose UI thread
@@ -1888,7 +1892,7 @@ def _load(
     cancel: threading.Event | None,
     lazy: bool | None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
+    on_record: RecordHook | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     session = Session(path)

@@ -295,7 +295,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @settings.setter
     def settings(self, settings: Settings) -> None:
+        """Every change of the settings: the tree's previews follow their rules."""
         self.state.settings = settings
+        self.query_one(SessionTree).use_rules(settings.rules)
 
     @property
     def config(self) -> Config:
@@ -370,7 +372,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield ReadOnlyBanner(id="banner")
         yield LoadingBar(id="loading")
         with Horizontal(id="main"):
-            yield SessionTree(id="tree")
+            yield SessionTree(id="tree", rules=self.settings.rules)
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
@@ -674,7 +676,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         session = message.session
         self.state.handle = handle = SessionHandle(session)
-        self.state.settings = message.settings
+        self.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.preview_drawn = message.drawn
         self._update_status()
@@ -738,7 +740,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.refresh_bindings()
         self.state.handle = handle = SessionHandle(session)
         self.state.load_seconds = message.seconds
-        self.state.settings = message.settings
+        self.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
         self.state.plan_report = None
         self.state.plan_cut = None
@@ -771,7 +773,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.session is None:
             return
         other = "pi" if self.settings.rules == "omp" else "omp"
-        self.state.settings = self.settings.edited("app", rules=other)
+        self.settings = self.settings.edited("app", rules=other)
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
         self.query_one(SessionTree).token_counts.clear()
@@ -1372,7 +1374,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if not changes:
             return
         try:
-            self.state.settings = self.settings.edited("app", **changes)
+            self.settings = self.settings.edited("app", **changes)
         except ValueError as error:
             self.notify(str(error), title="setting not applied", severity="warning")
             return
@@ -1381,7 +1383,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_plan_view_more_settings_edited(self, message: PlanView.MoreSettingsEdited) -> None:
         """Thresholds, split turns, branch summaries, summarizer effort and window."""
         try:
-            self.state.settings = self.settings.edited("app", **message.changes)
+            self.settings = self.settings.edited("app", **message.changes)
         except ValueError as error:
             self.notify(
                 sanitize(str(error), max_len=200),
