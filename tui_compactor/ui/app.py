@@ -638,7 +638,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.session.reader import load_session, load_tail_preview
 
         started = time.perf_counter()
-        last_post = 0.0
         view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
         tail = load_tail_preview(path) if preview else None
         if tail is not None and not cancel.is_set():
@@ -654,14 +653,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             load_markdown()
         self.post_message(IndexStarted(path.name))
 
-        def progress(report: LoadProgress) -> None:
-            nonlocal last_post
-            now = time.perf_counter()
-            if now - last_post >= 0.1:
-                last_post = now
-                self.post_message(
-                    LoadProgressed(report.bytes_done, report.bytes_total, report.entries)
-                )
+        def progress(report: LoadProgress) -> None:  # every PROGRESS_INTERVAL (the reader's)
+            self.post_message(LoadProgressed(report.bytes_done, report.bytes_total, report.entries))
 
         try:
             session = load_session(path, progress=progress, cancel=cancel, hash_thread=True)
