@@ -209,15 +209,34 @@ class CompactionPlan:
         """Files read/written/edited: the previous compaction's details (unless an extension
         made it), then the tool calls of the summarized messages and the turn prefix."""
         if self._file_ops is None:
-            ops = FileOps()
-            if self.previous_compaction_index >= 0 and not self.previous_from_extension:
-                add_details(self._previous_details, ops, self.rules)
-            for name in ("summarize", "turn_prefix"):
-                for _, entry in self._messages(*self._bounds(name)):
-                    if entry.type == "message" and entry.role == "assistant":
-                        extract_file_ops(message_from_entry(entry) or {}, ops, self.rules)
-            self._file_ops = ops
+            self._read_regions()
+        assert self._file_ops is not None
         return self._file_ops
+
+    def _read_regions(self) -> None:
+        """``region_tokens`` and ``file_ops`` in one pass over the regions' messages: the
+        record of a summarized assistant turn is read once for both (its count, when not
+        cached yet, and its tool calls), not once for each."""
+        ops = FileOps()
+        if self.previous_compaction_index >= 0 and not self.previous_from_extension:
+            add_details(self._previous_details, ops, self.rules)
+        cache, branch, rules = self._cache, self.branch, self.rules
+        totals: dict[str, int] = {}
+        for name in ("summarize", "turn_prefix", "keep"):
+            total = 0
+            for position, entry in self._messages(*self._bounds(name)):
+                index = branch[position]
+                if name != "keep" and entry.type == "message" and entry.role == "assistant":
+                    record = entry.data_once()
+                    extract_file_ops(message_from_entry(record) or {}, ops, rules)
+                    if cache is not None:
+                        total += cache.entry_tokens(index, record) or 0
+                elif cache is not None:
+                    total += cache.message_tokens(index)
+            totals[name] = total
+        self._file_ops = ops
+        if self._region_tokens is None:
+            self._region_tokens = totals
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -294,21 +313,12 @@ class CompactionPlan:
         """The region of the entry at ``branch_index`` (``regions``)."""
         return self.regions()[self.branch[branch_index]]
 
-    def _sum(self, name: str) -> int:
-        cache = self._cache
-        if cache is None:
-            return 0
-        return sum(cache.message_tokens(index) for index in self._region_entries(name))
-
     @property
     def region_tokens(self) -> dict[str, int]:
         """Token totals of the summarized history, the turn prefix and the kept messages."""
         if self._region_tokens is None:
-            self._region_tokens = {
-                "summarize": self._sum("summarize"),
-                "turn_prefix": self._sum("turn_prefix"),
-                "keep": self._sum("keep"),
-            }
+            self._read_regions()
+        assert self._region_tokens is not None
         return self._region_tokens
 
     @property

@@ -52,6 +52,7 @@ from tui_compactor.session.model import (
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
+    USAGE_WITHOUT_COST,
     content_fault,
     content_fault_of,
     message_usage_fault,
@@ -93,17 +94,22 @@ take several times its size (bytes, text, objects), past the memory a session ma
 DEEP_KEEP_DEPTH = 256
 """A line nested deeper than the recursive decoders allow is parsed iteratively; containers
 below this depth are kept as their raw JSON text (``OpaqueJSON``) so no later walk recurses."""
-INDEX_BYTES_PER_ENTRY = 600
-"""Memory the in-memory index takes per entry (measured on a million tiny entries: ~590 B)."""
+INDEX_BYTES_PER_ENTRY = 350
+"""Peak memory the index takes per entry, with a margin. Measured (peak RSS of ``lint`` over
+its peak on a 10-entry file, per entry): 257 B on a million tiny entries, 310 B on a
+200,000-deep chain (its depths are big integers), 255 B for ``plan`` on the chain."""
 BASE_MEMORY = 50 * 1024 * 1024
-"""The interpreter and the libraries a command loads, before any session."""
+"""The interpreter and the libraries a command loads before any session (23 MB for ``lint``)
+and the reader's buffers (chunks read and queued for hashing)."""
 MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
 """Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
 RecordHook = Callable[[int, str, "str | None", int, dict[str, Any], bytes], None]
 """``load_session``'s ``on_record``: called as ``hook(index, type, role, offset, record,
 raw)`` for each entry indexed (``Entry``'s fields of those names; ``raw``: its line's bytes)."""
-PROGRESS_INTERVAL = 0.1
+PROGRESS_INTERVAL = 0.25
+"""Seconds between progress reports while indexing, the first after the first chunk (the app
+redraws its bar on each: more often took the GIL from the index it reports on)."""
 BOM = b"\xef\xbb\xbf"
 
 KNOWN_ENTRY_TYPES = frozenset(
@@ -566,7 +572,7 @@ class _Scanner:
         long_line: list[Any] | None = None  # [first bytes, size] of a line being skipped
         line_start = parse_from
         position = parse_from
-        last_report = time.monotonic()
+        last_report = -PROGRESS_INTERVAL  # the first chunk's report says how far it got
         while position < end:
             if self.max_entries is not None and len(s.entries) > self.max_entries:
                 self.over_limit = True
@@ -693,7 +699,7 @@ class _Scanner:
         ids_add, parents_add = table._ids.append, table._parents.append
         types_add, roles_add = table._types.append, table._roles.append
         message_code = table._type_names.code("message")
-        role_code = table._role_names.code
+        role_codes = table._role_names._codes
         lines_of = table._lines
         lines_add, offsets_add, sizes_add = (
             lines_of.append,
@@ -722,6 +728,10 @@ class _Scanner:
         quiet = s._quiet_assistants
         odd = self.odd
         switches = odd.tip_switches
+        omp_faults = s._omp_faults
+        no_cost = USAGE_WITHOUT_COST
+        # The packed timestamp of the entry just added (in a chain, the next one's parent).
+        last_stamp: bytes | None = None
         roles = _ROLES
         on_record = self.on_record
         line_no = s.line_count
@@ -751,6 +761,9 @@ class _Scanner:
                     ):
                         role = message["role"]
                         role = roles.get(role, role)  # one string object per role
+                        role_code = role_codes.get(role)
+                        if role_code is None:
+                            role_code = table._role_names.code(role)
                         if role == "assistant":
                             content = message.get("content")
                             has_text = False
@@ -781,10 +794,13 @@ class _Scanner:
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
                             usage = message.get("usage")
-                            if type(usage) is not dict or usage.get("cost") is None:
+                            if type(usage) is dict:
+                                if usage.get("cost") is None:
+                                    omp_faults.append((line_no, offset, entry_id, no_cost))
+                            elif usage is not None:
                                 fault = usage_fault(usage)
                                 if fault is not None:
-                                    s._omp_faults.append((line_no, offset, entry_id, fault))
+                                    omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:
@@ -792,7 +808,7 @@ class _Scanner:
                             if message.get("toolName") == "task":
                                 fault = message_usage_fault(role, message)
                                 if fault is not None:
-                                    s._omp_faults.append((line_no, offset, entry_id, fault))
+                                    omp_faults.append((line_no, offset, entry_id, fault))
                         if parent_id is None:
                             parent = None
                         else:
@@ -809,12 +825,17 @@ class _Scanner:
                             key = timestamp
                             stamp = timestamp.encode("ascii")
                             if parent is not None:
-                                start = parent * 24
-                                if (stamp < packed[start : start + 24] or stamps._keys
+                                above: bytes | bytearray
+                                if parent == index - 1 and last_stamp is not None:
+                                    above = last_stamp  # a chain: the line just read
+                                else:
+                                    above = packed[parent * 24 : parent * 24 + 24]
+                                if (stamp < above or stamps._keys
                                         or stamps._other) and key < ts_keys[parent]:  # fmt: skip
                                     odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
                                                   lines_of[parent])  # fmt: skip
                             packed += stamp
+                            last_stamp = stamp
                         else:
                             key = timestamp_key(timestamp)
                             if not key or (parent is not None and key < ts_keys[parent]):
@@ -824,10 +845,11 @@ class _Scanner:
                                     odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
                                                   lines_of[parent])  # fmt: skip
                             stamps.append(timestamp, key)
+                            last_stamp = None
                         ids_add(entry_id)
                         parents_add(-1 if parent is None else parent)
                         types_add(message_code)
-                        roles_add(role_code(role))
+                        roles_add(role_code)
                         lines_add(line_no)
                         offsets_add(offset)
                         sizes_add(size)
@@ -859,6 +881,7 @@ class _Scanner:
             s.line_count = line_no - 1
             process(raw, offset, True)
             index = len(table)
+            last_stamp = None
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
