@@ -61,7 +61,8 @@ NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the reg
 
 def _is_message(entry: Any) -> bool:
     """Whether a branch entry is one of a plan's messages (compactions, metadata and a message
-    entry without a message object are not), told from the entry's index columns."""
+    entry without a message object are not), told from the entry's index columns: the same
+    entries oh-my-pi's cut walks (its ``getMessageFromEntry`` gives them a message)."""
     kind: str = entry.type
     if kind == "message":
         return entry.role is not None or entry.message is not None
@@ -661,7 +662,7 @@ def _prepare_omp(
         preserve = data.get("preserveData")
         if isinstance(preserve, dict):
             plan.previous_preserve_data_keys = sorted(preserve)
-    region = [position for position in range(start, end) if _omp_carries_message(path[position])]
+    region = [position for position in range(start, end) if _is_message(path[position])]
     plan.region_message_count = len(region)
 
     def tokens_at(position: int) -> int:
@@ -688,7 +689,7 @@ def _prepare_omp(
         plan.reason = "no message-bearing entries after the boundary"
         return plan
     _fill_cut(plan, path, point)
-    if not plan.message_count("summarize") and not plan.message_count("turn_prefix"):
+    if plan.is_empty:
         plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
@@ -702,14 +703,6 @@ def _fill_cut(plan: CompactionPlan, path: Sequence[Any], point: CutPoint) -> Non
     plan.first_kept_entry_id = path[point.first_kept_index].id
     plan.turn_start_index = point.turn_start_index
     plan.is_split_turn = point.is_split_turn
-
-
-def _omp_carries_message(entry: Any) -> bool:
-    """oh-my-pi's ``getMessageFromEntry`` gives a message (compactions give none)."""
-    kind = entry.type
-    if kind == "message":
-        return bool(entry.role is not None or entry.message is not None)
-    return bool(kind == "custom_message" or kind == "branch_summary")
 
 
 def omp_boundary(path: Sequence[Any]) -> tuple[int, int, int]:
