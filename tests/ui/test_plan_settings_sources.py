@@ -30,8 +30,8 @@ split_turns = false
 def _pane_rows(app: Any) -> dict[str, str]:
     """The pane's settings rows: label -> ``value · source`` (a row may wrap on screen: read
     from what the pane draws, a row per setting)."""
-    text = str(app.query_one("#plan-text").render())
-    rows = text.split("\n\nsettings\n", 1)[1].splitlines()
+    text = str(app.query_one("#plan-sources").render())
+    rows = text.split("settings\n", 1)[1].splitlines()
     found: dict[str, str] = {}
     for label in PLAN_SETTINGS.values():
         (row,) = [row for row in rows if re.match(rf"{re.escape(label)} [^ ]+ · ", row)]

@@ -1,5 +1,6 @@
-"""A refresh never exposes half-applied state: one thread appends 10k entries to the file and
-refreshes while others build outlines, plans, gauges and contexts through the handle."""
+"""A refresh never exposes half-applied state: one thread appends 3k entries to the file and
+refreshes after each batch (some 150 generations) while others build outlines, plans, gauges and
+contexts through the handle."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tui_compactor.workbench.views import chart_points, gauge_at, plan_report
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl"
-APPENDS = 10_000
+APPENDS = 3_000
 
 
 def _line(ident: str, parent: str, number: int) -> bytes:

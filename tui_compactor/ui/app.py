@@ -1275,16 +1275,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         profile_name: str | None,
     ) -> None:
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
-        its text included (the plan, then where each of its settings came from): the handler
-        only draws."""
+        its text included (the plan; where each of its settings came from, shown under the
+        sweep): the handler only draws."""
         from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
             notes = _fold_notes(report.plan, profile_name, settings)
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
-        text.append_text(settings_text(settings.plan_source_items()))
-        self.post_message(PlanReady(report, request, text))
+        sources = settings_text(settings.plan_source_items())
+        self.post_message(PlanReady(report, request, text, sources))
 
     @_while_running
     def on_plan_ready(self, message: PlanReady) -> None:
@@ -1307,7 +1307,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             and (cut_entry in tree.row_of_entry)
         ):
             tree.scroll_to_center_row(tree.row_of_entry[cut_entry])
-        self.with_view(PlanView, lambda view: view.show_plan(message.text))
+        self.with_view(PlanView, lambda view: view.show_plan(message.text, message.sources))
         self.request_sweep(plan, message.request)
 
     def _move_cut(self, step: int) -> None:

@@ -140,13 +140,15 @@ class ChartReady(Message):
 class PlanReady(Message):
     """A compaction plan with everything the pane and tree show (``workbench.views``)."""
 
-    def __init__(self, report: PlanReport, request: int, text: Text) -> None:
+    def __init__(self, report: PlanReport, request: int, text: Text, sources: Text) -> None:
         super().__init__()
         self.report = report
         self.request = request
         """The app's plan request this answers (older requests are dropped)."""
         self.text = text
         """The plan pane's description of the plan (``plan_view.plan_summary``)."""
+        self.sources = sources
+        """Where each setting the plan depends on came from (``plan_view.settings_text``)."""
 
     @property
     def plan(self) -> CompactionPlan:

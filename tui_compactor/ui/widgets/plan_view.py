@@ -192,13 +192,13 @@ def plan_summary(
 
 
 def settings_text(items: list[tuple[str, str, str]]) -> Text:
-    """Where each setting the plan depends on came from, a row each under the plan:
+    """Where each setting the plan depends on came from, a row each under the sweep:
     ``keep-recent 20000 · from config file PATH`` (``items``: ``Settings.plan_source_items``,
     the same rows ``plan`` prints under ``settings``)."""
     from tui_compactor.workbench.settings import source_phrase
 
     out = Text()
-    out.append("\n\nsettings", style="bold")
+    out.append("settings", style="bold")
     for label, value, source in items:
         out.append(f"\n{label} {value}")
         out.append(f" · {sanitize(source_phrase(source), single_line=True)}", style="dim")
@@ -212,6 +212,7 @@ class PlanView(VerticalScroll):
     PlanView { padding: 0 1; }
     PlanView > #plan-text { height: auto; }
     PlanView > #plan-sweep { height: auto; margin-top: 1; }
+    PlanView > #plan-sources { height: auto; margin-top: 1; }
     PlanView > #plan-inputs { height: auto; margin-top: 1; }
     PlanView #plan-inputs > Label { width: auto; padding: 0 1 0 0; }
     PlanView #plan-inputs > Input { width: 10; height: 1; border: none; padding: 0 1;
@@ -283,12 +284,15 @@ class PlanView(VerticalScroll):
     """The cut sweep drawn last (kept, dimmed, while the next one is being made)."""
 
     def compose(self) -> ComposeResult:
-        """The plan's text and sweep; the form follows them, a row a frame (``on_mount``)."""
+        """The plan's text, its sweep and where its settings came from (the sweep first: it
+        is what a user moving the cut looks at); the form follows them, a row a frame
+        (``on_mount``)."""
         yield Static(
             Text("press c for the compaction plan of the selected node", style="dim"),
             id="plan-text",
         )
         yield Static(id="plan-sweep")
+        yield Static(id="plan-sources")
 
     def on_resize(self, event: events.Resize) -> None:
         """Stack the form's fields on a narrow pane (``STACK_BELOW``)."""
@@ -395,10 +399,13 @@ class PlanView(VerticalScroll):
             self._effort_shown = effort
             _set_quietly(cast("Select[str]", fields["plan-effort"]), effort, Select.Changed)
 
-    def show_plan(self, text: Text) -> None:
-        """Show a plan's description (``plan_summary``, made in the plan worker)."""
+    def show_plan(self, text: Text, sources: Text | None = None) -> None:
+        """Show a plan's description (``plan_summary``, made in the plan worker) and, under
+        the sweep, where its settings came from (``settings_text``)."""
         self.plan_text = text
         update_static(self.query_one("#plan-text", Static), text, shrink=False)
+        if sources is not None:
+            update_static(self.query_one("#plan-sources", Static), sources, shrink=False)
 
     def show_planning(self, text: str) -> None:
         """Say a new plan is being made. The last plan stays, dimmed, under ``text`` in place
@@ -432,6 +439,7 @@ class PlanView(VerticalScroll):
         self.plan_text = self.sweep = None
         update_static(self.query_one("#plan-text", Static), Text(text, style="dim"))
         update_static(self.query_one("#plan-sweep", Static), "")
+        update_static(self.query_one("#plan-sources", Static), "")
 
     def show_sweep(self, sweep: RenderableType) -> None:
         """Show the sweep over every valid cut under the plan."""
