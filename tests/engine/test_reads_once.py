@@ -20,7 +20,7 @@ from tui_compactor.engine.fileops import FileOps, extract_file_ops
 from tui_compactor.engine.messages import message_from_entry
 from tui_compactor.engine.plan import prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
-from tui_compactor.engine.tokens import get_counter
+from tui_compactor.engine.tokens import TokenCache, get_counter
 from tui_compactor.session.reader import load_session
 from tui_compactor.session.table import EntryTable
 
@@ -46,12 +46,12 @@ def test_file_ops_build_each_summarized_entry_once(
 ) -> None:
     session = load_session(FIXTURE, lazy=True)
     assert session.lazy
-    plan = prepare_compaction(
-        session,
-        None,
-        CompactionSettings(keep_recent_tokens=20000, rules=rules),
-        get_counter("bytes"),
-    )
+    counter = get_counter("bytes")
+    cache = TokenCache(session, counter)
+    for index in range(len(session.entries)):  # counted already (the tree's counts, say)
+        cache.message_tokens(index)
+    settings = CompactionSettings(keep_recent_tokens=20000, rules=rules)  # type: ignore[arg-type]
+    plan = prepare_compaction(session, None, settings, counter, cache=cache)
     assert plan.prepared and plan.message_count("summarize") > 100
     regions = [
         (plan.boundary_start, plan.history_end),
@@ -59,9 +59,11 @@ def test_file_ops_build_each_summarized_entry_once(
     ]
     built = _count_built(monkeypatch)
     ops = plan.file_ops
-    # One entry per branch position of the summarized history and the turn prefix, no second.
+    # One entry per branch position of the regions (their token totals are read in the same
+    # pass), no second one for a summarized message.
+    every = [*regions, (plan.first_kept_index, plan.boundary_end)]
     assert sorted(built) == sorted(
-        plan.branch[p] for first, stop in regions for p in range(first, stop)
+        plan.branch[p] for first, stop in every for p in range(first, stop)
     )
 
     # The same operations as every summarized assistant turn read plainly from a fresh load.
@@ -144,3 +146,38 @@ def test_the_tree_marks_a_row_with_the_region_whose_list_holds_it(
     ids = {r["id"] for r in damaged}
     on_branch = [p for p in range(len(plan.branch)) if session.entries[plan.branch[p]].id in ids]
     assert on_branch and all(plan.region_of(p) == "metadata" for p in on_branch)
+
+
+@pytest.mark.parametrize("rules", ["pi", "omp"])
+def test_a_summarized_record_is_read_from_the_file_once_for_tokens_and_file_ops(
+    monkeypatch: pytest.MonkeyPatch, rules: str
+) -> None:
+    """The region token totals and the file operations are read in one pass: with the
+    session's record cache too small to help, no record is read from the file twice, and the
+    figures are those of a plain reading."""
+    import collections
+
+    import tui_compactor.session.session as session_module
+
+    monkeypatch.setattr(session_module, "CACHE_MAX_RECORDS", 1)
+    reads: collections.Counter[int] = collections.Counter()
+    read = session_module._LazyRecords._read
+
+    def counted(self: Any, entry: Any) -> dict[str, Any]:
+        reads[entry.index] += 1
+        return read(self, entry)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(session_module._LazyRecords, "_read", counted)
+    session = load_session(FIXTURE, lazy=True)
+    settings = CompactionSettings(keep_recent_tokens=20000, rules=rules)  # type: ignore[arg-type]
+    counter = get_counter("bytes")
+    plan = prepare_compaction(session, None, settings, counter)
+    reads.clear()
+    tokens, ops = plan.region_tokens, plan.file_ops.to_json(rules)
+    assert reads and max(reads.values()) == 1, reads.most_common(3)
+
+    monkeypatch.undo()
+    whole = load_session(FIXTURE, lazy=False)
+    plain = prepare_compaction(whole, None, settings, counter)
+    assert tokens == plain.region_tokens and ops == plain.file_ops.to_json(rules)
+    assert tokens["summarize"] > 0 and ops["read"]

@@ -61,7 +61,8 @@ NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the reg
 
 def _is_message(entry: Any) -> bool:
     """Whether a branch entry is one of a plan's messages (compactions, metadata and a message
-    entry without a message object are not), told from the entry's index columns."""
+    entry without a message object are not), told from the entry's index columns: the same
+    entries oh-my-pi's cut walks (its ``getMessageFromEntry`` gives them a message)."""
     kind: str = entry.type
     if kind == "message":
         return entry.role is not None or entry.message is not None
@@ -209,15 +210,34 @@ class CompactionPlan:
         """Files read/written/edited: the previous compaction's details (unless an extension
         made it), then the tool calls of the summarized messages and the turn prefix."""
         if self._file_ops is None:
-            ops = FileOps()
-            if self.previous_compaction_index >= 0 and not self.previous_from_extension:
-                add_details(self._previous_details, ops, self.rules)
-            for name in ("summarize", "turn_prefix"):
-                for _, entry in self._messages(*self._bounds(name)):
-                    if entry.type == "message" and entry.role == "assistant":
-                        extract_file_ops(message_from_entry(entry) or {}, ops, self.rules)
-            self._file_ops = ops
+            self._read_regions()
+        assert self._file_ops is not None
         return self._file_ops
+
+    def _read_regions(self) -> None:
+        """``region_tokens`` and ``file_ops`` in one pass over the regions' messages: the
+        record of a summarized assistant turn is read once for both (its count, when not
+        cached yet, and its tool calls), not once for each."""
+        ops = FileOps()
+        if self.previous_compaction_index >= 0 and not self.previous_from_extension:
+            add_details(self._previous_details, ops, self.rules)
+        cache, branch, rules = self._cache, self.branch, self.rules
+        totals: dict[str, int] = {}
+        for name in ("summarize", "turn_prefix", "keep"):
+            total = 0
+            for position, entry in self._messages(*self._bounds(name)):
+                index = branch[position]
+                if name != "keep" and entry.type == "message" and entry.role == "assistant":
+                    record = entry.data_once()
+                    extract_file_ops(message_from_entry(record) or {}, ops, rules)
+                    if cache is not None:
+                        total += cache.entry_tokens(index, record) or 0
+                elif cache is not None:
+                    total += cache.message_tokens(index)
+            totals[name] = total
+        self._file_ops = ops
+        if self._region_tokens is None:
+            self._region_tokens = totals
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -294,21 +314,12 @@ class CompactionPlan:
         """The region of the entry at ``branch_index`` (``regions``)."""
         return self.regions()[self.branch[branch_index]]
 
-    def _sum(self, name: str) -> int:
-        cache = self._cache
-        if cache is None:
-            return 0
-        return sum(cache.message_tokens(index) for index in self._region_entries(name))
-
     @property
     def region_tokens(self) -> dict[str, int]:
         """Token totals of the summarized history, the turn prefix and the kept messages."""
         if self._region_tokens is None:
-            self._region_tokens = {
-                "summarize": self._sum("summarize"),
-                "turn_prefix": self._sum("turn_prefix"),
-                "keep": self._sum("keep"),
-            }
+            self._read_regions()
+        assert self._region_tokens is not None
         return self._region_tokens
 
     @property
@@ -651,7 +662,7 @@ def _prepare_omp(
         preserve = data.get("preserveData")
         if isinstance(preserve, dict):
             plan.previous_preserve_data_keys = sorted(preserve)
-    region = [position for position in range(start, end) if _omp_carries_message(path[position])]
+    region = [position for position in range(start, end) if _is_message(path[position])]
     plan.region_message_count = len(region)
 
     def tokens_at(position: int) -> int:
@@ -678,7 +689,7 @@ def _prepare_omp(
         plan.reason = "no message-bearing entries after the boundary"
         return plan
     _fill_cut(plan, path, point)
-    if not plan.message_count("summarize") and not plan.message_count("turn_prefix"):
+    if plan.is_empty:
         plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
@@ -692,14 +703,6 @@ def _fill_cut(plan: CompactionPlan, path: Sequence[Any], point: CutPoint) -> Non
     plan.first_kept_entry_id = path[point.first_kept_index].id
     plan.turn_start_index = point.turn_start_index
     plan.is_split_turn = point.is_split_turn
-
-
-def _omp_carries_message(entry: Any) -> bool:
-    """oh-my-pi's ``getMessageFromEntry`` gives a message (compactions give none)."""
-    kind = entry.type
-    if kind == "message":
-        return bool(entry.role is not None or entry.message is not None)
-    return bool(kind == "custom_message" or kind == "branch_summary")
 
 
 def omp_boundary(path: Sequence[Any]) -> tuple[int, int, int]:
