@@ -273,6 +273,9 @@ class LagSampler:
     def __init__(self, tracer: StallTracer | None = None) -> None:
         self._flow = "start"
         self.samples: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
+        """Per flow: the UI thread's CPU seconds between two ticks (``time.thread_time``): what
+        the app itself spent, which a loaded machine stretches far less than the wall time."""
         self.tracer = tracer
         self._task: asyncio.Task[None] | None = None
 
@@ -288,13 +291,17 @@ class LagSampler:
             self.tracer.flow = flow
 
     async def _run(self) -> None:
+        cpu_before = time.thread_time()
         while True:
             before = time.perf_counter()
             await asyncio.sleep(LAG_TICK_S)
             if self.tracer is not None:
                 self.tracer.tick()
             late = time.perf_counter() - before - LAG_TICK_S
+            cpu = time.thread_time()
             self.samples.setdefault(self.flow, []).append(max(0.0, late))
+            self.cpu.setdefault(self.flow, []).append(cpu - cpu_before)
+            cpu_before = cpu
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -331,12 +338,14 @@ async def _lag_through_flows(
     moves: int = 20,
     only: set[str] | None = None,
     tracer: StallTracer | None = None,
+    cpu: dict[str, list[float]] | None = None,
 ) -> dict[str, list[float]]:
     """Event-loop lag through every flow on ``path``: open, scroll to the end, filter, search,
     show the plan, move the cut ``moves`` times, the Context tab, a compaction with three
     streams, navigate. Returns lateness samples (s) per flow; with ``only``, those flows alone
     (after the open and what they start from, whose lag is not kept). A ``tracer`` records the
-    stacks of the loop's stalls meanwhile."""
+    stacks of the loop's stalls meanwhile. ``cpu`` receives the UI thread's CPU seconds
+    between two ticks, per flow."""
     from tui_compactor.config import Profile
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.providers import make_summarizer
@@ -442,6 +451,8 @@ async def _lag_through_flows(
         sampler.stop()
         if server is not None:
             server.communicate(input="", timeout=30)
+    if cpu is not None:
+        cpu.update({flow: values for flow, values in sampler.cpu.items() if flow in wanted})
     return {flow: values for flow, values in sampler.samples.items() if flow in wanted}
 
 
@@ -476,22 +487,31 @@ def _flows_main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     path = generate(args.entries)
-    results: dict[str, list[tuple[float, float, int]]] = {}
+    results: dict[str, list[tuple[float, float, int, float, float]]] = {}
     tracer = None if args.trace_stalls is None else StallTracer(args.trace_stalls / 1000)
     for run in range(args.runs):
-        samples = asyncio.run(_lag_through_flows(path, args.moves, set(args.flow or FLOWS), tracer))
+        cpu: dict[str, list[float]] = {}
+        samples = asyncio.run(
+            _lag_through_flows(path, args.moves, set(args.flow or FLOWS), tracer, cpu)
+        )
         for flow, values in samples.items():
-            figures = (max(values) * 1000, _percentile(values, 0.99) * 1000, len(values))
+            spent = cpu.get(flow) or [0.0]
+            figures = (max(values) * 1000, _percentile(values, 0.99) * 1000, len(values),
+                       max(spent) * 1000, _percentile(spent, 0.99) * 1000)  # fmt: skip
             results.setdefault(flow, []).append(figures)
             print(f"run {run + 1}: {flow:24} max {figures[0]:6.1f}  p99 {figures[1]:6.1f}  "
-                  f"ticks {figures[2]}", flush=True)  # fmt: skip
-    print(f"median of {args.runs} runs (load {os.getloadavg()[0]:.1f}):")
+                  f"ticks {figures[2]}  UI CPU max {figures[3]:6.1f}  p99 {figures[4]:6.1f}",
+                  flush=True)  # fmt: skip
+    print(f"median of {args.runs} runs (load {os.getloadavg()[0]:.1f}; ms; UI CPU: the UI "
+          "thread's CPU time between two ticks):")  # fmt: skip
     for flow in FLOWS:
         if flow in results:
             runs = results[flow]
             print(
                 f"  {flow:24} max {statistics.median(r[0] for r in runs):6.1f}  "
-                f"p99 {statistics.median(r[1] for r in runs):6.1f}"
+                f"p99 {statistics.median(r[1] for r in runs):6.1f}  "
+                f"UI CPU max {statistics.median(r[3] for r in runs):6.1f}  "
+                f"p99 {statistics.median(r[4] for r in runs):6.1f}"
             )
     if tracer is not None:
         tracer.keep(set(args.flow or FLOWS))
@@ -574,12 +594,18 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         }]  # fmt: skip
 
     def flows() -> list[dict[str, Any]]:
-        samples = asyncio.run(_lag_through_flows(big, 5 if ctx.quick else 20))
+        cpu: dict[str, list[float]] = {}
+        samples = asyncio.run(_lag_through_flows(big, 5 if ctx.quick else 20, cpu=cpu))
         everything = [value for values in samples.values() for value in values]
         worst = sorted(samples.items(), key=lambda item: -max(item[1]))
         per_flow = "; ".join(
             f"{flow} {max(values) * 1000:.0f}/{_percentile(values, 0.99) * 1000:.0f}"
             for flow, values in worst
+        )
+        per_flow += "; UI thread CPU between two ticks, max/p99 ms: " + "; ".join(
+            f"{flow} {max(spent) * 1000:.0f}/{_percentile(spent, 0.99) * 1000:.0f}"
+            for flow, spent in cpu.items()
+            if spent
         )
         return [
             {"case": f"{entries:>6} lag max, every flow", "median_s": max(everything),

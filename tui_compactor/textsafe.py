@@ -32,7 +32,9 @@ except ImportError:  # pragma: no cover - a declared dependency; the stdlib path
 __all__ = [
     "BIDI_CONTROLS",
     "TerminalSafeStream",
+    "cells_head",
     "cut_cells",
+    "one_cell_each",
     "ZERO_WIDTH",
     "escape_markup",
     "JsonText",
@@ -153,17 +155,54 @@ def cut_cells(text: str, cells: int) -> str:
         return text
     if cells <= 0:
         return ""
-    room = cells - 1  # the ellipsis takes one column
-    keep, over = 0, len(text)  # the longest prefix that fits: text[:keep] fits, text[:over] not
+    return cells_head(text, cells - 1) + "…"  # the ellipsis takes one column
+
+
+def cells_head(text: str, cells: int) -> str:
+    """The longest head of ``text`` that takes at most ``cells`` terminal columns and ends on
+    a grapheme boundary: where every cut of text to a width cuts (``cut_cells``, the tree's
+    rows). A head of one-cell characters is cut by length, without measuring the text."""
+    if cells < 0:
+        return ""
+    head = text[: cells + 1]  # the character after the cut too: nothing combines with it
+    if one_cell_each(head):
+        return head[:cells]
+    from rich.cells import cell_len  # lazily: the commands never cut by cells
+
+    keep, over = 0, len(text) + 1  # the longest head that fits: text[:keep] fits, text[:over] not
     while over - keep > 1:
         middle = (keep + over) // 2
-        if cell_len(text[:middle]) <= room:
+        if cell_len(text[:middle]) <= cells:
             keep = middle
         else:
             over = middle
     while 0 < keep < len(text) and _continues_grapheme(text, keep):
         keep -= 1
-    return text[:keep] + "…"
+    return text[:keep]
+
+
+_ONE_CELL: set[str] = set(map(chr, range(0x20, 0x7F)))
+"""Characters known to take one cell and to combine with nothing (printable ASCII to start
+with; ``one_cell_each`` adds those it meets: ✓, —, …)."""
+
+
+def one_cell_each(text: str) -> bool:
+    """True if every character of ``text`` takes one cell on its own and ends its grapheme
+    (no wide, zero-width, joiner, variation-selector or flag-pairing character): its cells are
+    its characters, and a cut between any two of them splits nothing."""
+    if _ONE_CELL.issuperset(text):
+        return True
+    from rich.cells import get_character_cell_size  # lazily: the commands never cut by cells
+
+    for char in set(text).difference(_ONE_CELL):
+        if char in "\u200d\ufe0f" or 0x1F1E6 <= ord(char) <= 0x1F1FF:
+            return False
+        if unicodedata.category(char) in ("Mn", "Me", "Mc"):
+            return False
+        if get_character_cell_size(char) != 1:
+            return False
+        _ONE_CELL.add(char)
+    return True
 
 
 def _continues_grapheme(text: str, i: int) -> bool:

@@ -54,6 +54,16 @@ def test_the_scans_find_what_the_plain_patterns_find(text: str) -> None:
     assert anchors.defined_names(text) == _unique(PLAIN_DEFINITION.findall(text))
 
 
+def test_bytes_whitespace_is_the_texts_whitespace() -> None:
+    """The UTF-8 whitespace pattern matches a character exactly when ``\\s`` does."""
+    space = re.compile(anchors._BYTES_SPACE)
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        char = chr(code)
+        assert bool(space.fullmatch(char.encode())) == char.isspace(), hex(code)
+
+
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=4), st.lists(texts, min_size=1, max_size=6))
 def test_a_haystack_answers_as_the_normalized_text(parts: list[str], needles: list[str]) -> None:
@@ -71,18 +81,3 @@ def test_a_haystack_answers_as_the_normalized_text(parts: list[str], needles: li
         expected = needle in expected_text
         assert whole.contains(needle) == expected, needle
         assert joined.contains(needle) == expected, needle
-
-
-def test_lower_case_and_whitespace_runs_commute() -> None:
-    """What the haystack's bytes form of the normalized text relies on: no character's lower
-    case is, or holds, whitespace unless the character is that whitespace (so a text's
-    whitespace runs can be made one space before it is lower-cased)."""
-    for code in range(0x110000):
-        if 0xD800 <= code < 0xE000:
-            continue
-        char = chr(code)
-        lower = char.lower()
-        if char.isspace():
-            assert lower == char, hex(code)
-        else:
-            assert not any(c.isspace() for c in lower), hex(code)

@@ -647,3 +647,40 @@ def test_no_fork_keeps_the_audit_in_one_process(monkeypatch: pytest.MonkeyPatch)
     for value, forks in (("1", False), ("yes", False), ("0", True), ("", True)):
         monkeypatch.setenv(NO_FORK_ENV, value)
         assert FactsAhead.worth_it() is forks, value
+
+
+def test_the_audit_reads_the_index_not_an_entry_per_entry_it_walks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session keeps its index in columns and builds an ``Entry`` only when one is asked
+    for: the load hook the audit notes facts with builds none (loading with it builds as many
+    entries as loading without it), and auditing every compaction walks the paths and the
+    lives by the index's columns, building entries only for the compactions and the kept
+    records it reads, not one for every entry it passes."""
+    from tui_compactor.engine.hindsight import EntryFacts, audit_compactions
+    from tui_compactor.session import model
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    built = [0]
+    make = model.Entry.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built[0] += 1
+        make(self, *args, **kwargs)
+
+    monkeypatch.setattr(model.Entry, "__init__", counted)
+    load_session(path)
+    plain = built[0]
+    facts = EntryFacts()
+    session = load_session(path, on_record=facts.take)
+    assert built[0] - plain == plain, "the load hook built entries"
+    built[0] = 0
+    audits = audit_compactions(session, "pi", facts)
+    assert len(audits) >= 4 and any(audit.lost for audit in audits)
+    walked = sum(len(audit.life) + len(audit.region) for audit in audits)
+    bound = 2 * len(audits) + sum(len(audit.kept) for audit in audits)
+    assert built[0] <= bound < walked

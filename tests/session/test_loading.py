@@ -409,7 +409,8 @@ def test_an_index_that_would_outgrow_the_memory_limit_is_refused_before_it_grows
     path.write_bytes(b"".join(lines))
     # A limit that holds 1,000 entries: refused from the sample, nothing indexed.
     monkeypatch.setattr(reader, "BASE_MEMORY", 0)
-    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", str(1000 * 600 / 1024 / 1024))
+    per_entry = reader.INDEX_BYTES_PER_ENTRY
+    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", str(1000 * per_entry / 1024 / 1024))
     session = load_session(path)
     assert session.verdict.value == "refuse" and not session.entries
     error = session.diagnostics[0]
@@ -424,3 +425,55 @@ def test_an_index_that_would_outgrow_the_memory_limit_is_refused_before_it_grows
     # 0 lifts the limit.
     monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", "0")
     assert len(load_session(path).entries) == 3000
+
+
+def _tiny_chain(path: Path, entries: int) -> Path:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    lines = [_line(f"t{n:07d}", f"t{n - 1:07d}" if n else None, n % 60) for n in range(entries)]
+    path.write_bytes(header + b"".join(lines))
+    return path
+
+
+def test_the_memory_guard_admits_what_the_index_really_needs_and_refuses_what_it_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard's estimate per entry is what the columnar index costs (with a margin), not
+    the ~600 bytes an entry object cost: a session within that opens, a bigger one is refused
+    up front with the figures and the override."""
+    from tui_compactor.session import reader
+
+    path = _tiny_chain(tmp_path / "s.jsonl", 3000)
+    mb = 1024 * 1024
+    # 450 bytes an entry beyond the base: refused when an entry was counted at 600 bytes.
+    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", str((reader.BASE_MEMORY + 3000 * 450) / mb))
+    session = load_session(path)
+    assert session.verdict.value != "refuse" and len(session.entries) == 3000
+    # 200 bytes an entry: too little for the index, refused before it grows.
+    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", str((reader.BASE_MEMORY + 3000 * 200) / mb))
+    session = load_session(path)
+    assert session.verdict.value == "refuse" and not session.entries
+    message = session.diagnostics[0].message
+    assert session.diagnostics[0].code == "memory-limit"
+    assert "too many entries for the memory limit: about 3,0" in message
+    assert "the limit is 51 MB (set by TUI_COMPACTOR_MEMORY_LIMIT_MB)" in message
+    assert "TUI_COMPACTOR_MEMORY_LIMIT_MB=<MB> (0: no limit) to open it anyway" in message
+
+
+def test_the_memory_guard_counts_at_least_what_the_index_really_takes(tmp_path: Path) -> None:
+    """Allocations while indexing a 40,000-deep chain of tiny entries (the shape with the most
+    index per byte), per entry, stay under the guard's estimate per entry (records not kept
+    in memory, as for any file past ``LAZY_THRESHOLD``)."""
+    import tracemalloc
+
+    from tui_compactor.session import reader
+
+    path = _tiny_chain(tmp_path / "s.jsonl", 40_000)
+    tracemalloc.start()
+    try:
+        session = load_session(path, hash_thread=False, lazy=True)  # as a big file is read
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(session.entries) == 40_000
+    buffers = 3 * reader.CHUNK_SIZE  # the chunk read, its lines and the unfinished line
+    assert 150 < (peak - buffers) / 40_000 < reader.INDEX_BYTES_PER_ENTRY

@@ -129,6 +129,45 @@ async def test_navigation_dialog_names_the_summarizer_made_by_the_planning_worke
         assert on_ui_thread == [False]
 
 
+async def test_the_navigation_plan_is_made_out_of_the_collectors_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planning worker builds the move's plan (tens of thousands of containers on a big
+    session) with the cyclic collector paused, and what it built is frozen: the collections
+    while the dialog opens on the UI thread do not scan it. The collector runs again after."""
+    import gc
+
+    import tui_compactor.engine.branch as branch
+
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    collecting: list[bool] = []
+    made: list[object] = []
+    original = branch.plan_navigation
+
+    def recording(*args, **options):  # type: ignore[no-untyped-def]
+        collecting.append(gc.isenabled())
+        plan = original(*args, **options)
+        made.append(plan)
+        return plan
+
+    monkeypatch.setattr(branch, "plan_navigation", recording)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert tree.move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, NavigateDialog)
+        assert collecting == [False], "the plan is built with the collector paused"
+        assert gc.isenabled(), "and it runs again after"
+        plan = made[0]
+        assert all(alive is not plan for alive in gc.get_objects()), "frozen"
+        await pilot.press("escape")
+        await settle(pilot)
+
+
 async def test_navigation_on_read_only_file_writes_nothing(tmp_path: Path) -> None:
     from tests.ui.app_helpers import BAD
 

@@ -80,3 +80,50 @@ async def test_a_filter_and_back_reads_no_preview_again(monkeypatch: pytest.Monk
         shown = range(top, min(top + tree.size.height, len(tree.rows)))
         assert drawn[: len(shown)] == [tree.row_text(p, width).plain for p in shown]
         assert read == [], "no preview was read again"
+
+
+async def test_the_tree_draws_under_the_rules_the_app_gives_without_asking_per_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rules are decided where the settings change, not per drawn row: drawing every row
+    of the tree reads no settings, and after ``o`` the compaction an extension wrote is named
+    under the new rules in the very next drawing of its row, before the outline is rebuilt."""
+    from tests.ui.app_helpers import TREE_COMPACTED
+    from tui_compactor.ui.app import CompactorApp
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert app.session is not None
+        index = next(e.index for e in app.session.entries if e.id == "b770d0dd")
+        tree.move_cursor(tree.row_of_entry[index], center=True)
+        await settle(pilot)
+        reads: list[str] = []
+        settings = CompactorApp.settings
+
+        def counted(host: Any) -> Any:
+            reads.append("settings")
+            return settings.fget(host)  # type: ignore[misc]
+
+        monkeypatch.setattr(CompactorApp, "settings", property(counted, settings.fset))
+        tree.forget_previews()
+        width = tree.scrollable_content_region.width
+        for position in range(len(tree.rows)):
+            tree.row_text(position, width)
+        for y in range(tree.size.height):
+            tree.render_line(y)
+        assert reads == [], "drawing the tree asked the app for its settings"
+        monkeypatch.undo()
+
+        def drawn_row() -> str:
+            y = tree.row_of_entry[index] - int(tree.scroll_y)
+            return tree.render_line(y).text
+
+        assert "extension · 24,873" in drawn_row()
+        rebuilt: list[bool] = []
+        monkeypatch.setattr(tree, "set_rows", lambda *args, **kw: rebuilt.append(True))
+        app.action_toggle_rules()
+        assert app.settings.rules == "omp" and not rebuilt
+        assert "24,873 tokens before" in drawn_row()
+        assert "extension" not in drawn_row()

@@ -136,3 +136,44 @@ async def test_one_cell_rows_are_cut_without_splitting_graphemes(
         assert sum("…" in row for row in cut) > 10, "most rows are cut at 40 columns"
         assert all(rich.cells.cell_len(row) == 40 for row in cut)
         assert splits == []
+
+
+async def test_a_row_is_cut_where_every_cut_to_a_width_cuts_never_inside_a_flag(
+    tmp_path: Path,
+) -> None:
+    """A flag is two regional indicators that make one grapheme: a row cut at any width
+    keeps both or neither, and its text before the "…" is the head the status line's
+    ``cut_cells`` keeps of the same text (one rule for every cut to a width)."""
+    from tui_compactor.textsafe import cut_cells
+
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        message = record.get("message") if record.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "user":
+            message["content"] = "trip 🇫🇷🇯🇵 " * 20
+    path = tmp_path / "flags.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        flagged = [
+            position
+            for position in range(len(tree.rows))
+            if "🇫🇷" in tree.preview_of(tree.rows.index_at(position))
+        ]
+        assert flagged
+        position = flagged[0]
+        whole = tree.row_text(position, 100_000).plain.rstrip()
+        cut_rows = 0
+        for width in range(20, 80):
+            row = tree.row_text(position, width).plain
+            assert rich.cells.cell_len(row) == width
+            indicators = sum(0x1F1E6 <= ord(char) <= 0x1F1FF for char in row)
+            assert indicators % 2 == 0, (width, row)
+            if "…" in row:
+                cut_rows += 1
+                upto = row[: row.index("…") + 1]  # the row's left part, cut
+                cells = rich.cells.cell_len(upto)
+                assert cut_cells(whole, cells)[:-1].rstrip(" ") == upto[:-1].rstrip(" "), width
+        assert cut_rows > 40

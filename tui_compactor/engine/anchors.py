@@ -14,6 +14,7 @@ region's anchors for the fidelity audit from it.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Literal
 
@@ -298,25 +299,48 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+_ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+"""The ASCII characters ``str.isspace`` (and so ``\\s``) calls whitespace."""
+_WIDE_SPACES = (
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
+)
+"""The UTF-8 bytes of the other characters it calls whitespace."""
+_BYTES_SPACE = rb"(?:[" + re.escape(_ASCII_SPACES) + rb"]|" + _WIDE_SPACES + rb")+"
+"""``\\s+`` of a text in its UTF-8 bytes: a run of the characters ``str.isspace`` (and so
+``\\s``) calls whitespace, byte by byte."""
 _CASE_INTO_ASCII = ("\u0130", "\u212a")
 """The only characters not in ASCII that ``str.lower`` turns into ASCII letters (``İ``, the
 Kelvin sign)."""
 
 
+@functools.lru_cache(maxsize=1024)
+def _spaced_pattern(needle: str) -> re.Pattern[str]:
+    """Where the words of ``needle`` (single-spaced) follow each other in a lower-cased text,
+    any whitespace between them: where ``needle`` occurs once the text is ``normalize``d."""
+    return re.compile(r"\s+".join(re.escape(word) for word in needle.split(" ")))
+
+
+@functools.lru_cache(maxsize=1024)
+def _spaced_bytes_pattern(needle: bytes) -> re.Pattern[bytes]:
+    """``_spaced_pattern`` of an ASCII needle, for the UTF-8 bytes of a text."""
+    return re.compile(_BYTES_SPACE.join(re.escape(word) for word in needle.split(b" ")))
+
+
 class Haystack:
-    """A text anchors are looked up in, as given (``raw``): a needle is in it when it occurs
-    in ``normalize(raw)``. Each form of the text is made on the first lookup that needs it.
+    """A text anchors are looked up in, as given (``raw``); the lower-case form is made on
+    the first lookup, the ``normalize``d one only when a lookup cannot do without it.
 
     An ASCII needle (the usual one) is looked for in the UTF-8 bytes of the text with their
     ASCII letters lower-cased: it occurs there exactly when it occurs in the lower-case text
     (a UTF-8 sequence never holds an ASCII byte it does not stand for), unless the text has
     one of the two characters ``str.lower`` makes ASCII of; and bytes are searched faster.
-    A needle without whitespace occurs in the normalized text exactly when it occurs in the
-    lower-case one; any other is looked for in the normalized text itself (in those bytes
-    for an ASCII needle).
     """
 
-    __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_norm_bytes")
+    __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts")
+
+    _STARTS_LIMIT = 200
+    """Past this many places of a first word, trying the pattern at each costs more than
+    one search through the text."""
 
     def __init__(self, raw: str) -> None:
         self._raw: str | None = raw
@@ -325,7 +349,7 @@ class Haystack:
         self._bytes: bytes | None = None
         self._ascii_ok = True
         self._norm: str | None = None
-        self._norm_bytes: bytes | None = None
+        self._starts: dict[bytes, list[int] | None] = {}
 
     @classmethod
     def joined(cls, parts: list[str]) -> Haystack:
@@ -365,33 +389,67 @@ class Haystack:
                 self._bytes = b"\n".join(encoded).lower()
         return self._bytes
 
-    def _normalized_bytes(self) -> bytes:
-        """``normalize(raw)`` as ``_ascii_lower`` makes bytes of a text (when it does): part
-        by part, each whitespace run made one space. (Lower case and whitespace runs can be
-        made in either order: no character's lower case is, or holds, whitespace unless the
-        character is that whitespace.)"""
-        if self._norm_bytes is None:
-            parts = [self._raw] if self._raw is not None else self._parts
-            spaced = (" ".join(part.split()) for part in parts)
-            encoded = [part.encode("utf-8", "surrogatepass") for part in spaced if part]
-            self._norm_bytes = b" ".join(encoded).lower()
-        return self._norm_bytes
-
     def contains(self, needle: str) -> bool:
-        """Whether ``needle`` (lower case) occurs in ``normalize(raw)``."""
+        """Whether ``needle`` (lower case) occurs in ``normalize(raw)``.
+
+        Without whitespace in it, it occurs there exactly when it occurs in the lower-case
+        text; single-spaced words occur there exactly when they follow each other in it with
+        whitespace between. Only other needles need the normalized text itself.
+        """
+        if self._norm is not None:
+            return needle in self._norm
         # Only " " is both whitespace and printable: the usual needle needs no regex.
-        plain = " " not in needle and (needle.isprintable() or not _HAS_SPACE.search(needle))
-        if needle.isascii():
+        printable = needle.isprintable()
+        plain = " " not in needle and (printable or not _HAS_SPACE.search(needle))
+        spaced = (
+            not plain
+            and printable
+            and "  " not in needle
+            and needle[0] != " "
+            and needle[-1] != " "
+        )
+        if (plain or spaced) and needle.isascii():
             text = self._ascii_lower()
             if text is not None:
-                if not plain:
-                    text = self._normalized_bytes()
-                return needle.encode("ascii") in text
+                encoded = needle.encode("ascii")
+                if plain:
+                    return encoded in text
+                return self._spaced(text, encoded)
         if plain:
             return needle in self.lower
-        if self._norm is None:
-            self._norm = " ".join(self.lower.split())
+        if spaced:
+            return _spaced_pattern(needle).search(self.lower) is not None
+        self._norm = " ".join(self.lower.split())
         return needle in self._norm
+
+    def _spaced(self, text: bytes, needle: bytes) -> bool:
+        """Whether the words of ``needle`` follow each other in ``text`` with whitespace
+        between. Every match starts where the first word does: the places of a first word
+        are found in one pass per haystack (the needles of one kind mostly share it, e.g.
+        commands), and the pattern is tried at each; a word found too often is left to the
+        pattern's own search. (Cheaper than making a text's whitespace runs one space: most
+        haystacks are long and get a few spaced needles.)"""
+        pattern = _spaced_bytes_pattern(needle)
+        first = needle[: needle.index(b" ")]
+        starts = self._starts.get(first, ())
+        if starts == ():
+            starts = self._starts[first] = _places(text, first, self._STARTS_LIMIT)
+        if starts is None:
+            return pattern.search(text) is not None
+        match = pattern.match
+        return any(match(text, at) is not None for at in starts)
+
+
+def _places(text: bytes, word: bytes, limit: int) -> list[int] | None:
+    """Where ``word`` occurs in ``text`` (overlaps included), or None past ``limit`` places."""
+    found: list[int] = []
+    at = text.find(word)
+    while at >= 0:
+        if len(found) == limit:
+            return None
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 _HAS_SPACE = re.compile(r"\s")

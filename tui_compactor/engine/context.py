@@ -784,19 +784,25 @@ def _tokens_backwards(
     return ContextTokens(trailing, 0, trailing, None, trailing)
 
 
-def _entry_usage(entry: Any) -> dict[str, Any] | None:
-    """The usage an entry anchors the context estimate with: a valid assistant turn's usage, or
-    None. No other entry's message is read."""
-    if entry.type != "message" or entry.role != "assistant":
+def _anchor_usage(kind: str, role: str | None, holder: Any) -> dict[str, Any] | None:
+    """The usage a ``message`` entry's assistant turn anchors the context estimate with (the
+    message ``holder`` carries, if valid), or None: the type and role come from the index, so
+    no other message is read."""
+    if kind != "message" or role != "assistant":
         return None
-    return _valid_usage(entry.message)
+    return _valid_usage(holder.message)
+
+
+def _entry_usage(entry: Any) -> dict[str, Any] | None:
+    """The usage an entry anchors the context estimate with, or None."""
+    return _anchor_usage(entry.type, entry.role, entry)
 
 
 def _item_usage(item: ContextItem) -> dict[str, Any] | None:
-    """The usage a context item anchors the estimate with: its entry's (a rewritten turn keeps
-    its entry's usage), or None."""
-    entry = item.entry
-    return None if entry is None else _entry_usage(entry)
+    """The usage a context item anchors the estimate with, or None. The item carries its
+    entry's type and role (a rewritten turn keeps them, and its entry's usage), so no entry is
+    built for an item that is not an assistant turn."""
+    return _anchor_usage(item.kind, item.role, item)
 
 
 class ContextTally:

@@ -170,19 +170,26 @@ class EntryFacts:
         self._facts: dict[int, Facts] = {}
         self._shared: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
 
-    def take(self, entry: Any, record: dict[str, Any], raw: bytes = b"") -> None:
-        """Note the facts of ``entry`` from its parsed ``record`` (the load hook; the line's
-        bytes ``raw`` are not needed)."""
-        kind = entry.type
+    def take(
+        self,
+        index: int,
+        kind: str,
+        role: str | None,
+        offset: int,
+        record: dict[str, Any],
+        raw: bytes = b"",
+    ) -> None:
+        """Note the facts of entry ``index`` (of type ``kind`` and ``role``) from its parsed
+        ``record`` (the load hook, ``reader.RecordHook``; ``offset`` and the line's bytes
+        ``raw`` are not needed)."""
         found = _NO_FACTS  # what ``of`` gives an entry without uses, without asking later
         if kind == "message":  # _has_uses and _message_of, inline: this runs for every entry
-            role = entry.role
             if role in _USE_ROLES:
                 message = record.get("message")
                 found = self._learn(role, message if isinstance(message, dict) else None)
         elif kind == "custom_message":
-            found = self._learn(entry.role, _message_of(kind, record))
-        self._facts[entry.index] = found
+            found = self._learn(role, _message_of(kind, record))
+        self._facts[index] = found
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
@@ -258,14 +265,23 @@ class FactsAhead:
     def __init__(self, pid: int, pipe: int) -> None:
         self._pid = pid
         self._pipe = pipe
-        self._read: dict[int, int] = {}
-        """The hash of each line the load read that can carry uses, by offset."""
+        self._read: dict[int, tuple[int, int]] = {}
+        """The offset and the hash of each line the load read that can carry uses, by the
+        index of its entry."""
 
-    def note(self, entry: Any, record: dict[str, Any], raw: bytes) -> None:
-        """The load hook: keep the hash of the bytes of ``entry``'s line if it can carry
-        uses (``record`` is not needed)."""
-        if _has_uses(entry.type, entry.role):
-            self._read[entry.offset] = hash(raw)
+    def note(
+        self,
+        index: int,
+        kind: str,
+        role: str | None,
+        offset: int,
+        record: dict[str, Any],
+        raw: bytes,
+    ) -> None:
+        """The load hook (``reader.RecordHook``): keep the offset and the hash of the bytes
+        of entry ``index``'s line if it can carry uses (``record`` is not needed)."""
+        if _has_uses(kind, role):
+            self._read[index] = (offset, hash(raw))
 
     @staticmethod
     def worth_it() -> bool:
@@ -335,15 +351,18 @@ class FactsAhead:
             noted = pickle.loads(received)
         known = facts._facts
         read = self._read
-        for entry in session.entries:
-            if _has_uses(entry.type, entry.role):
-                found = noted.get(entry.offset)
-                if found is not None and found[0] == read.get(entry.offset):
-                    known[entry.index] = found[1]
+        entries = session.entries
+        roles = session.entry_roles()
+        for index, kind in enumerate(session.entry_types()):
+            if _has_uses(kind, roles[index]):
+                line = read.get(index)  # (offset, hash) as the load read it
+                found = None if line is None else noted.get(line[0])
+                if found is not None and line is not None and found[0] == line[1]:
+                    known[index] = found[1]
                 else:
-                    facts.of(entry)
+                    facts.of(entries[index])
             else:
-                known[entry.index] = _NO_FACTS
+                known[index] = _NO_FACTS
 
 
 _Noted = tuple[int, Facts]

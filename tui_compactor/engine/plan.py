@@ -59,6 +59,16 @@ NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the reg
 """Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
 
 
+def _is_message(entry: Any) -> bool:
+    """Whether a branch entry is one of a plan's messages (compactions, metadata and a message
+    entry without a message object are not), told from the entry's index columns: the same
+    entries oh-my-pi's cut walks (its ``getMessageFromEntry`` gives them a message)."""
+    kind: str = entry.type
+    if kind == "message":
+        return entry.role is not None or entry.message is not None
+    return kind == "custom_message" or kind == "branch_summary"
+
+
 class PlanMessage(LazyMessage):
     """A message in a plan, with the entry it came from (read from the entry on first use)."""
 
@@ -120,24 +130,21 @@ class CompactionPlan:
     _cache: TokenCache | None = field(default=None, repr=False)
     _region_tokens: dict[str, int] | None = field(default=None, repr=False)
     _file_ops: FileOps | None = field(default=None, repr=False)
+    _regions: dict[int, str] | None = field(default=None, repr=False)
     _path: Sequence[Any] | None = field(default=None, repr=False)
     _lists: dict[str, list[PlanMessage]] = field(default_factory=dict, repr=False)
 
-    def _positions(self, first: int, stop: int) -> Iterator[int]:
-        """Branch positions of the messages of ``[first, stop)`` (compactions and metadata
-        skipped), read from the entries' index without building a message."""
+    def _messages(self, first: int, stop: int) -> Iterator[tuple[int, Any]]:
+        """Branch positions and entries of the messages of ``[first, stop)`` (compactions and
+        metadata skipped), told from the entries' index without building a message: the one
+        rule for which branch entries a region's messages are."""
         path = self._path
         if path is None or first < 0:
             return
         for position in range(first, stop):
             entry = path[position]
-            kind = entry.type
-            if kind == "message":
-                if entry.role is None and entry.message is None:
-                    continue  # a message entry without a message object
-            elif kind != "custom_message" and kind != "branch_summary":
-                continue
-            yield position
+            if _is_message(entry):
+                yield position, entry
 
     def _bounds(self, name: str) -> tuple[int, int]:
         """The branch range of region ``name`` (``summarize``, ``turn_prefix``, ``keep``);
@@ -157,10 +164,10 @@ class CompactionPlan:
         cached = self._lists.get(name)
         if cached is not None:
             return cached
-        path, branch = self._path, self.branch
+        branch = self.branch
         out = [
-            PlanMessage(branch[position], position, None, entry=path[position])  # type: ignore[index]
-            for position in self._positions(*self._bounds(name))
+            PlanMessage(branch[position], position, None, entry=entry)
+            for position, entry in self._messages(*self._bounds(name))
         ]
         self._lists[name] = out
         return out
@@ -170,12 +177,12 @@ class CompactionPlan:
         cached = self._lists.get(name)
         if cached is not None:
             return len(cached)
-        return sum(1 for _ in self._positions(*self._bounds(name)))
+        return sum(1 for _ in self._messages(*self._bounds(name)))
 
     def _region_entries(self, name: str) -> Iterator[int]:
         """Entry indices of region ``name``'s messages, in order."""
         branch = self.branch
-        for position in self._positions(*self._bounds(name)):
+        for position, _ in self._messages(*self._bounds(name)):
             yield branch[position]
 
     @property
@@ -194,15 +201,7 @@ class CompactionPlan:
         return self._collect("keep")
 
     def _has_messages(self, first: int, stop: int) -> bool:
-        path = self._path or []
-        for position in range(max(first, 0), stop):
-            entry = path[position]
-            kind = entry.type
-            if kind == "custom_message" or kind == "branch_summary":
-                return True
-            if kind == "message" and (entry.role is not None or entry.message is not None):
-                return True
-        return False
+        return next(self._messages(max(first, 0), stop), None) is not None
 
     _previous_details: Any = field(default=None, repr=False)
 
@@ -211,23 +210,34 @@ class CompactionPlan:
         """Files read/written/edited: the previous compaction's details (unless an extension
         made it), then the tool calls of the summarized messages and the turn prefix."""
         if self._file_ops is None:
-            ops = FileOps()
-            if self.previous_compaction_index >= 0 and not self.previous_from_extension:
-                add_details(self._previous_details, ops, self.rules)
-            for name in ("summarize", "turn_prefix"):
-                if self._cache is None:
-                    # Messages given as objects (no session): their own roles decide.
-                    for item in self._collect(name):
-                        if item.message.get("role") == "assistant":
-                            extract_file_ops(item.message, ops, self.rules)
-                    continue
-                entries = self._cache.session.entries
-                for index in self._region_entries(name):
-                    entry = entries[index]
-                    if entry.type == "message" and entry.role == "assistant":
-                        extract_file_ops(message_from_entry(entry) or {}, ops, self.rules)
-            self._file_ops = ops
+            self._read_regions()
+        assert self._file_ops is not None
         return self._file_ops
+
+    def _read_regions(self) -> None:
+        """``region_tokens`` and ``file_ops`` in one pass over the regions' messages: the
+        record of a summarized assistant turn is read once for both (its count, when not
+        cached yet, and its tool calls), not once for each."""
+        ops = FileOps()
+        if self.previous_compaction_index >= 0 and not self.previous_from_extension:
+            add_details(self._previous_details, ops, self.rules)
+        cache, branch, rules = self._cache, self.branch, self.rules
+        totals: dict[str, int] = {}
+        for name in ("summarize", "turn_prefix", "keep"):
+            total = 0
+            for position, entry in self._messages(*self._bounds(name)):
+                index = branch[position]
+                if name != "keep" and entry.type == "message" and entry.role == "assistant":
+                    record = entry.data_once()
+                    extract_file_ops(message_from_entry(record) or {}, ops, rules)
+                    if cache is not None:
+                        total += cache.entry_tokens(index, record) or 0
+                elif cache is not None:
+                    total += cache.message_tokens(index)
+            totals[name] = total
+        self._file_ops = ops
+        if self._region_tokens is None:
+            self._region_tokens = totals
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -283,43 +293,33 @@ class CompactionPlan:
             f"its {count} message{plural} before the cut are summarized as the turn prefix"
         )
 
+    def regions(self) -> dict[int, str]:
+        """Entry index -> ``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` |
+        ``metadata`` for the whole branch (what the tree colours its rows by): the region whose
+        message list holds the entry (the lists' own bounds and rule, so the marks and the
+        counts agree), else ``metadata``. Made once, in one pass over each region."""
+        if self._regions is None:
+            branch, start = self.branch, self.boundary_start
+            rest = "keep" if self.first_kept_index < 0 else "metadata"
+            out = {index: "before" if p < start else rest for p, index in enumerate(branch)}
+            if self.first_kept_index >= 0:
+                for name in ("turn_prefix", "summarize", "keep"):
+                    for position, _ in self._messages(*self._bounds(name)):
+                        if position >= start:
+                            out[branch[position]] = name
+            self._regions = out
+        return self._regions
+
     def region_of(self, branch_index: int) -> str:
-        """``before`` | ``summarize`` | ``turn_prefix`` | ``keep`` | ``metadata`` for drawing."""
-        if branch_index < self.boundary_start:
-            return "before"
-        if self.first_kept_index < 0:
-            return "keep"
-        entry_type = self._entry_type(branch_index)
-        if entry_type not in ("message", "custom_message", "branch_summary"):
-            return "metadata"
-        if self.is_split_turn and self.turn_start_index <= branch_index < self.first_kept_index:
-            return "turn_prefix"
-        if branch_index < self.history_end:
-            return "summarize"
-        if branch_index >= self.first_kept_index:
-            return "keep"
-        return "metadata"
-
-    def _entry_type(self, branch_index: int) -> str:
-        if self._cache is None:
-            return "message"
-        return str(self._cache.session.entries[self.branch[branch_index]].type)
-
-    def _sum(self, name: str) -> int:
-        cache = self._cache
-        if cache is None:
-            return 0
-        return sum(cache.message_tokens(index) for index in self._region_entries(name))
+        """The region of the entry at ``branch_index`` (``regions``)."""
+        return self.regions()[self.branch[branch_index]]
 
     @property
     def region_tokens(self) -> dict[str, int]:
         """Token totals of the summarized history, the turn prefix and the kept messages."""
         if self._region_tokens is None:
-            self._region_tokens = {
-                "summarize": self._sum("summarize"),
-                "turn_prefix": self._sum("turn_prefix"),
-                "keep": self._sum("keep"),
-            }
+            self._read_regions()
+        assert self._region_tokens is not None
         return self._region_tokens
 
     @property
@@ -662,7 +662,7 @@ def _prepare_omp(
         preserve = data.get("preserveData")
         if isinstance(preserve, dict):
             plan.previous_preserve_data_keys = sorted(preserve)
-    region = [position for position in range(start, end) if _omp_carries_message(path[position])]
+    region = [position for position in range(start, end) if _is_message(path[position])]
     plan.region_message_count = len(region)
 
     def tokens_at(position: int) -> int:
@@ -689,7 +689,7 @@ def _prepare_omp(
         plan.reason = "no message-bearing entries after the boundary"
         return plan
     _fill_cut(plan, path, point)
-    if not plan.message_count("summarize") and not plan.message_count("turn_prefix"):
+    if plan.is_empty:
         plan.reason = NOTHING_TO_SUMMARIZE
         return plan
     plan.prepared = True
@@ -703,14 +703,6 @@ def _fill_cut(plan: CompactionPlan, path: Sequence[Any], point: CutPoint) -> Non
     plan.first_kept_entry_id = path[point.first_kept_index].id
     plan.turn_start_index = point.turn_start_index
     plan.is_split_turn = point.is_split_turn
-
-
-def _omp_carries_message(entry: Any) -> bool:
-    """oh-my-pi's ``getMessageFromEntry`` gives a message (compactions give none)."""
-    kind = entry.type
-    if kind == "message":
-        return bool(entry.role is not None or entry.message is not None)
-    return bool(kind == "custom_message" or kind == "branch_summary")
 
 
 def omp_boundary(path: Sequence[Any]) -> tuple[int, int, int]:

@@ -123,16 +123,19 @@ def _js_truthy(value: Any) -> bool:
     return value not in (None, False, 0, "") and value == value
 
 
+_SUMS_COST = " (oh-my-pi sums usage.cost.total of every usage when it loads)"
+USAGE_WITHOUT_COST = "its usage has no cost" + _SUMS_COST
+"""``usage_fault`` of a usage object without a ``cost`` (one string for every such line: a
+generated or older session can have one on every assistant line)."""
+USAGE_NOT_OBJECT = "its usage is not an object" + _SUMS_COST
+
+
 def usage_fault(usage: Any) -> str | None:
     """Why oh-my-pi's loader throws on this usage, or None: it adds ``usage.cost.total`` of
     every usage that is set, so a usage without a ``cost`` object (or not an object) fails."""
-    if not _js_truthy(usage):
-        return None
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    if cost is not None:
-        return None
-    what = "has no cost" if isinstance(usage, dict) else "is not an object"
-    return f"its usage {what} (oh-my-pi sums usage.cost.total of every usage when it loads)"
+    if isinstance(usage, dict):
+        return USAGE_WITHOUT_COST if usage.get("cost") is None else None
+    return USAGE_NOT_OBJECT if _js_truthy(usage) else None
 
 
 def message_usage_fault(role: str, message: dict[str, Any]) -> str | None:

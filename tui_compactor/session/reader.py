@@ -52,6 +52,7 @@ from tui_compactor.session.model import (
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
+    USAGE_WITHOUT_COST,
     content_fault,
     content_fault_of,
     message_usage_fault,
@@ -93,14 +94,22 @@ take several times its size (bytes, text, objects), past the memory a session ma
 DEEP_KEEP_DEPTH = 256
 """A line nested deeper than the recursive decoders allow is parsed iteratively; containers
 below this depth are kept as their raw JSON text (``OpaqueJSON``) so no later walk recurses."""
-INDEX_BYTES_PER_ENTRY = 600
-"""Memory the in-memory index takes per entry (measured on a million tiny entries: ~590 B)."""
+INDEX_BYTES_PER_ENTRY = 350
+"""Peak memory the index takes per entry, with a margin. Measured (peak RSS of ``lint`` over
+its peak on a 10-entry file, per entry): 257 B on a million tiny entries, 310 B on a
+200,000-deep chain (its depths are big integers), 255 B for ``plan`` on the chain."""
 BASE_MEMORY = 50 * 1024 * 1024
-"""The interpreter and the libraries a command loads, before any session."""
+"""The interpreter and the libraries a command loads before any session (23 MB for ``lint``)
+and the reader's buffers (chunks read and queued for hashing)."""
 MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
 """Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
-PROGRESS_INTERVAL = 0.1
+RecordHook = Callable[[int, str, "str | None", int, dict[str, Any], bytes], None]
+"""``load_session``'s ``on_record``: called as ``hook(index, type, role, offset, record,
+raw)`` for each entry indexed (``Entry``'s fields of those names; ``raw``: its line's bytes)."""
+PROGRESS_INTERVAL = 0.25
+"""Seconds between progress reports while indexing, the first after the first chunk (the app
+redraws its bar on each: more often took the GIL from the index it reports on)."""
 BOM = b"\xef\xbb\xbf"
 
 KNOWN_ENTRY_TYPES = frozenset(
@@ -499,7 +508,7 @@ class _Scanner:
         self.over_limit = False
         self.hash_thread: bool | None = None
         """Hash big scans on a helper thread; None: when a core is idle (``_core_idle``)."""
-        self.on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None
+        self.on_record: RecordHook | None = None
         """Called with each entry indexed, its parsed, migrated record and its line's bytes
         (``load_session``)."""
 
@@ -563,7 +572,7 @@ class _Scanner:
         long_line: list[Any] | None = None  # [first bytes, size] of a line being skipped
         line_start = parse_from
         position = parse_from
-        last_report = time.monotonic()
+        last_report = -PROGRESS_INTERVAL  # the first chunk's report says how far it got
         while position < end:
             if self.max_entries is not None and len(s.entries) > self.max_entries:
                 self.over_limit = True
@@ -690,7 +699,7 @@ class _Scanner:
         ids_add, parents_add = table._ids.append, table._parents.append
         types_add, roles_add = table._types.append, table._roles.append
         message_code = table._type_names.code("message")
-        role_code = table._role_names.code
+        role_codes = table._role_names._codes
         lines_of = table._lines
         lines_add, offsets_add, sizes_add = (
             lines_of.append,
@@ -711,7 +720,7 @@ class _Scanner:
         add_child_slot = s._children.append_entry
         depths = s._depth
         settings_above = s._setting_above
-        ts_keys = s._ts_key
+        ts_keys = s._table.timestamps
         roots = s._roots
         unresolved = s._unresolved
         calls_of = s._calls
@@ -719,6 +728,10 @@ class _Scanner:
         quiet = s._quiet_assistants
         odd = self.odd
         switches = odd.tip_switches
+        omp_faults = s._omp_faults
+        no_cost = USAGE_WITHOUT_COST
+        # The packed timestamp of the entry just added (in a chain, the next one's parent).
+        last_stamp: bytes | None = None
         roles = _ROLES
         on_record = self.on_record
         line_no = s.line_count
@@ -748,6 +761,9 @@ class _Scanner:
                     ):
                         role = message["role"]
                         role = roles.get(role, role)  # one string object per role
+                        role_code = role_codes.get(role)
+                        if role_code is None:
+                            role_code = table._role_names.code(role)
                         if role == "assistant":
                             content = message.get("content")
                             has_text = False
@@ -778,10 +794,13 @@ class _Scanner:
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
                             usage = message.get("usage")
-                            if type(usage) is not dict or usage.get("cost") is None:
+                            if type(usage) is dict:
+                                if usage.get("cost") is None:
+                                    omp_faults.append((line_no, offset, entry_id, no_cost))
+                            elif usage is not None:
                                 fault = usage_fault(usage)
                                 if fault is not None:
-                                    s._omp_faults.append((line_no, offset, entry_id, fault))
+                                    omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:
@@ -789,7 +808,7 @@ class _Scanner:
                             if message.get("toolName") == "task":
                                 fault = message_usage_fault(role, message)
                                 if fault is not None:
-                                    s._omp_faults.append((line_no, offset, entry_id, fault))
+                                    omp_faults.append((line_no, offset, entry_id, fault))
                         if parent_id is None:
                             parent = None
                         else:
@@ -806,12 +825,17 @@ class _Scanner:
                             key = timestamp
                             stamp = timestamp.encode("ascii")
                             if parent is not None:
-                                start = parent * 24
-                                if (stamp < packed[start : start + 24] or stamps._keys
+                                above: bytes | bytearray
+                                if parent == index - 1 and last_stamp is not None:
+                                    above = last_stamp  # a chain: the line just read
+                                else:
+                                    above = packed[parent * 24 : parent * 24 + 24]
+                                if (stamp < above or stamps._keys
                                         or stamps._other) and key < ts_keys[parent]:  # fmt: skip
                                     odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
                                                   lines_of[parent])  # fmt: skip
                             packed += stamp
+                            last_stamp = stamp
                         else:
                             key = timestamp_key(timestamp)
                             if not key or (parent is not None and key < ts_keys[parent]):
@@ -821,17 +845,18 @@ class _Scanner:
                                     odd.timestamp(obj, key, ts_keys[parent], line_no, offset,
                                                   lines_of[parent])  # fmt: skip
                             stamps.append(timestamp, key)
+                            last_stamp = None
                         ids_add(entry_id)
                         parents_add(-1 if parent is None else parent)
                         types_add(message_code)
-                        roles_add(role_code(role))
+                        roles_add(role_code)
                         lines_add(line_no)
                         offsets_add(offset)
                         sizes_add(size)
                         if keep:
                             records_add(obj)
                         if on_record is not None:
-                            on_record(table[index], obj, raw)  # v3: nothing to migrate
+                            on_record(index, "message", role, offset, obj, raw)  # v3: as read
                         add_child_slot()
                         if parent is None:
                             depths.append(0)
@@ -856,6 +881,7 @@ class _Scanner:
             s.line_count = line_no - 1
             process(raw, offset, True)
             index = len(table)
+            last_stamp = None
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
@@ -1190,7 +1216,7 @@ class _Scanner:
         timestamp = obj.get("timestamp")
         key = timestamp_key(timestamp)
         # v1 parents are inferred from file order, so only recorded links are checked for order.
-        parent_key = s._ts_key[parent] if parent is not None and not v1 else None
+        parent_key = s._table.timestamps[parent] if parent is not None and not v1 else None
         if not key or (parent_key and key < parent_key):
             self.odd.timestamp(obj, key, parent_key, line_no, offset,
                                None if parent is None else s.entries[parent].line)  # fmt: skip
@@ -1282,7 +1308,7 @@ class _Scanner:
                 record = obj
                 if version is not None and version < CURRENT_VERSION:
                     migrate_record(record, version=version, entry_id=entry_id, parent_id=parent_id)
-            self.on_record(entry, record, raw)
+            self.on_record(index, type_name, role, offset, record, raw)
 
     def _message_facts(self, index: int, role: str, message: dict[str, Any]) -> None:
         """Remember tool-call ids and results (small) for the orphan/dangling checks."""
@@ -1829,7 +1855,7 @@ def load_session(
     *,
     lazy: bool | None = None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
+    on_record: RecordHook | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     """Load a session file. Never raises for bad content or I/O errors; never writes.
@@ -1839,9 +1865,10 @@ def load_session(
     disables (False) on-demand record reading; by default files over ``LAZY_THRESHOLD``
     bytes are lazy. ``digest=False`` skips the sha256 of the file, for callers that never
     write or refresh: the snapshot's ``sha256`` is then empty, which no file matches, so
-    the append gate refuses and a refresh reloads. ``on_record`` sees each entry with its
-    parsed (migrated, read-only) record and the bytes of its line (without the newline) as
-    it is indexed, so a pass over most records needs no second read of the file; it must
+    the append gate refuses and a refresh reloads. ``on_record`` (a ``RecordHook``) sees each
+    entry's index, type, role and offset with its parsed (migrated, read-only) record and the
+    bytes of its line (without the newline) as it is indexed (no ``Entry`` built for it), so
+    a pass over most records needs no second read of the file; it must
     not raise. ``hash_thread`` hashes a big file on a
     helper thread (True), inline (False), or on the thread only when a core is idle (None):
     measured under load, a lone process loads faster hashing inline, the app (whose UI thread
@@ -1865,7 +1892,7 @@ def _load(
     cancel: threading.Event | None,
     lazy: bool | None,
     digest: bool = True,
-    on_record: Callable[[Entry, dict[str, Any], bytes], None] | None = None,
+    on_record: RecordHook | None = None,
     hash_thread: bool | None = None,
 ) -> Session:
     session = Session(path)

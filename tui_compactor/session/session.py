@@ -394,8 +394,6 @@ class Session:
         """Per entry: the nearest entry of its path (itself included) that changes a setting
         (``SETTING_TYPES``), or -1; a context finds the thinking level set at the start of a
         long session without walking the path to it."""
-        self._ts_key: TimestampColumn = self._table.timestamps
-        """Per entry: its sort key among siblings (``timestamp_key``)."""
         self._roots: list[int] = []
         self._leaves_cache: list[int] | None = None
         self._leaf: int | None = None
@@ -742,7 +740,7 @@ class Session:
             self._roots.append(index)
         else:
             self._depth.append(self._depth[parent] + 1)
-            self._children.add(parent, index, self._ts_key)
+            self._children.add(parent, index, self._table.timestamps)
         self._leaf = index
         self._latest[entry.id] = index
         self._leaves_cache = None

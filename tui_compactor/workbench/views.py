@@ -450,10 +450,7 @@ def plan_report(
     if plan.prepared:
         _ = plan.region_tokens, plan.file_ops, plan.messages_to_summarize
         _ = plan.turn_prefix_messages, plan.recent_messages
-        report.regions = {
-            entry_index: plan.region_of(position)
-            for position, entry_index in enumerate(plan.branch)
-        }
+        report.regions = plan.regions()
         report.cut_entry = plan.branch[plan.first_kept_index]
     return report
 

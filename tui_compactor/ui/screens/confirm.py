@@ -9,15 +9,15 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["ConfirmDialog"]
 
 
-class ConfirmDialog(ModalScreen[bool]):
+class ConfirmDialog(TintedModalScreen[bool]):
     """Ask one question; dismisses with True (yes) or False (no, escape)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

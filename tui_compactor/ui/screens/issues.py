@@ -19,10 +19,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["IssuesScreen", "IssueJump", "entry_for_diagnostic"]
@@ -64,7 +64,7 @@ def entry_for_diagnostic(session: Any, diagnostic: Any) -> IssueJump | None:
     return IssueJump(first.index, f"line {line} is not an entry: showing the first entry")
 
 
-class IssuesScreen(ModalScreen[IssueJump | None]):
+class IssuesScreen(TintedModalScreen[IssueJump | None]):
     """A table of the load diagnostics; dismisses with where to jump (None: just closed)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

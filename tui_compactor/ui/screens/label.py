@@ -10,10 +10,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.workbench.actions import label_text
 
@@ -23,7 +23,7 @@ LABEL_MAX_CHARS = 200
 """Longest label accepted (pi shows labels inline in its tree)."""
 
 
-class LabelDialog(ModalScreen[str | None]):
+class LabelDialog(TintedModalScreen[str | None]):
     """Edit one label: ``enter`` saves (an empty text clears it), ``escape`` cancels.
 
     Dismisses with the new label (``""`` to clear) or None when cancelled or unchanged.

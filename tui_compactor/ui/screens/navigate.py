@@ -23,11 +23,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, Static, TextArea
 from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
@@ -86,7 +86,7 @@ def describe_node(
     return text
 
 
-class NavigateDialog(ModalScreen[NavigationChoice | None]):
+class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
     """Ask how to navigate to ``plan.target``; dismiss with a ``NavigationChoice`` or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

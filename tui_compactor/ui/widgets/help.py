@@ -17,9 +17,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.keys import format_key
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["HelpScreen", "bindings_table", "key_label", "keys_label", "help_groups", "LEGEND"]
@@ -147,7 +147,7 @@ def help_groups(
     ]
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(TintedModalScreen[None]):
     """Every key of the app, the tree, the review, the inputs and the dialogs; esc or ? closes.
 
     Notifications are not drawn over it (at 80x24 they would cover a third of the keys); they

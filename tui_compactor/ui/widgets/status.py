@@ -194,10 +194,13 @@ class LoadingBar(Horizontal):
         return label, self.query_one("#loading-progress", ProgressBar)
 
     def _set_label(self, text: Text) -> None:
+        # The label is as wide as its text: the screen is laid out again only when the width
+        # changes (a layout per progress report took the GIL from the index it reports on).
+        resized = text.cell_len != self._label_text.cell_len
         self._label_text = text
         built = self._built()
         if built is not None:
-            built[0].update(text)
+            built[0].update(text, layout=resized)
 
     def start(self, file_name: str) -> None:
         """Show the bar for ``file_name``."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from rich.cells import cell_len, get_character_cell_size, set_cell_size
+from rich.cells import cell_len
 from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
@@ -30,7 +30,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_compactor.session.outline import OutlineRows
-from tui_compactor.textsafe import sanitize
+from tui_compactor.textsafe import cells_head, one_cell_each, sanitize
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.ui.widgets.redraw import set_virtual_size
 from tui_compactor.wording import count_of
@@ -223,7 +223,7 @@ class SessionTree(ScrollView, can_focus=True):
             self.tree = tree
             self.entry_index = entry_index
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None, rules: str = "pi") -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self.session: Any = None
         self.rows = OutlineRows()
@@ -252,8 +252,8 @@ class SessionTree(ScrollView, can_focus=True):
         self._previews_wanted: dict[int, None] = {}
         """Entries drawn with a placeholder whose previews are to be read (in drawing order)."""
         self._previews_reading = False
-        self._preview_rules = "pi"
-        """The rules the cached previews were written under (``_rules``)."""
+        self._preview_rules = rules
+        """The rules the previews are written under (``use_rules``)."""
 
     # ----- state ---------------------------------------------------------------------------
 
@@ -368,28 +368,25 @@ class SessionTree(ScrollView, can_focus=True):
             self.progress[entry_index] = text
         self.refresh()
 
-    def _rules(self) -> str:
-        """The app's rules (whose flag says an extension wrote a compaction); when they
-        changed, the cached previews are forgotten."""
-        rules = getattr(getattr(self.app, "settings", None), "rules", "pi")
+    def use_rules(self, rules: str) -> None:
+        """Write previews under ``rules`` (whose flag says an extension wrote a compaction):
+        the app tells the tree whenever its settings change; when the rules did, the cached
+        previews are forgotten and the rows drawn again."""
         if rules != self._preview_rules:
             self._preview_rules = rules
-            self._forget_all_previews()
-        return rules
+            self.forget_previews()
 
     def preview_of(self, entry_index: int) -> str:
         """Sanitized one-line preview of an entry, cached."""
-        rules = self._rules()
         cached = self._preview_cache.get(entry_index)
         if cached is None:
-            cached = entry_preview(self.session.entries[entry_index], rules)
+            cached = entry_preview(self.session.entries[entry_index], self._preview_rules)
             self._preview_cache[entry_index] = cached
         return cached
 
     def preview_if_ready(self, entry_index: int) -> str | None:
         """``preview_of`` when it costs no file read (cached, or the record is in memory);
         else None, and the preview is read in a thread (the row is drawn again with it)."""
-        self._rules()
         cached = self._preview_cache.get(entry_index)
         if cached is not None:
             return cached
@@ -679,9 +676,10 @@ Piece = tuple[str, "Style | None"]
 def _fit(pieces: list[Piece], width: int) -> list[Piece]:
     """``pieces`` made exactly ``width`` cells wide, as Rich's ``Text.truncate(width,
     overflow="ellipsis", pad=True)`` does to their concatenation: cut to ``width - 1`` cells
-    plus "…" (styled as the first character cut away), or padded with unstyled spaces."""
+    where every cut to a width cuts (``textsafe.cells_head``: never inside a grapheme) plus
+    "…" (styled as the first character cut away), or padded with unstyled spaces."""
     pieces = [(text, style) for text, style in pieces if text]
-    lengths = [len(text) if _one_cell_each(text) else cell_len(text) for text, _ in pieces]
+    lengths = [len(text) if one_cell_each(text) else cell_len(text) for text, _ in pieces]
     total = sum(lengths)
     if total <= width:
         return pieces + [(" " * (width - total), None)] if total < width else pieces
@@ -694,7 +692,9 @@ def _fit(pieces: list[Piece], width: int) -> list[Piece]:
             room -= length
             chars += len(text)
             continue
-        cut = _cut(text, room) if room > 0 else ""
+        # Rich's truncate fills the cell a wide character left with a space, before the "…".
+        cut = cells_head(text, room)
+        cut += " " * (room - (len(cut) if one_cell_each(cut) else cell_len(cut)))
         if cut:
             kept.append((cut, style))
         chars += len(cut)
@@ -709,30 +709,3 @@ def _fit(pieces: list[Piece], width: int) -> list[Piece]:
         offset += len(text)
     kept.append(("…", ellipsis_style))
     return kept
-
-
-_ONE_CELL: set[str] = set(map(chr, range(0x20, 0x7F)))
-"""Characters known to take one cell and to combine with nothing (printable ASCII to start
-with; ``_one_cell_each`` adds those it meets: ✓, —, …)."""
-
-
-def _one_cell_each(text: str) -> bool:
-    """True if every character of ``text`` takes one cell on its own (no wide, zero-width,
-    joiner or variation-selector character): its cells are its characters."""
-    if _ONE_CELL.issuperset(text):
-        return True
-    for char in set(text).difference(_ONE_CELL):
-        if char in "\u200d\ufe0f" or get_character_cell_size(char) != 1:
-            return False
-        _ONE_CELL.add(char)
-    return True
-
-
-def _cut(text: str, cells: int) -> str:
-    """``text`` (longer than ``cells``) cut to ``cells`` cells, as ``set_cell_size`` does. A
-    head of one-cell characters (the character after it too: nothing combines with its last)
-    is cut by length, without splitting the whole text into graphemes (~0.1 ms a row)."""
-    head = text[: cells + 1]
-    if _one_cell_each(head):
-        return head[:cells]
-    return set_cell_size(text, cells)
