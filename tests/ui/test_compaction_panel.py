@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from tests.summarize.helpers import plan_for, split_turn_session, write_compaction
@@ -38,7 +39,29 @@ def _local_summarizer(server: LLMServer) -> Any:
 
 
 class PanelHost(App[None]):
-    """Mounts a CompactionPanel built by ``make_jobs`` and records the messages it posts."""
+    """Mounts a CompactionPanel built by ``make_jobs`` and records the messages it posts.
+
+    Its keys stand in for the app's review keys (``ui/review.py``), which call the panel's
+    public methods: the panel binds none of its own."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "panel('accept')"),
+        Binding("d", "panel('discard')"),
+        Binding("escape", "panel('cancel')"),
+        Binding("v", "panel('toggle_diff')"),
+        Binding("g", "regenerate(False)"),
+        Binding("G", "regenerate(True)"),
+        *(Binding(str(n), f"pick({n})") for n in range(1, 10)),
+    ]
+
+    def action_panel(self, method: str) -> None:
+        getattr(self.query_one(CompactionPanel), method)()
+
+    def action_regenerate(self, with_missing: bool) -> None:
+        self.query_one(CompactionPanel).regenerate(with_missing)
+
+    def action_pick(self, number: int) -> None:
+        self.query_one(CompactionPanel).select(number)
 
     def __init__(self, make_jobs: Callable[[], list[CompactionJob]]) -> None:
         super().__init__()

@@ -61,6 +61,9 @@ from tui_compactor.session.omp_open import (
     usage_fault,
 )
 from tui_compactor.session.session import (
+    _NO_CHILD as NO_CHILD,
+)
+from tui_compactor.session.session import (
     Refresh,
     Session,
     _LazyRecords,
@@ -716,8 +719,10 @@ class _Scanner:
         elif self.source is not None:
             table._source = self.source
         latest = s._latest
+        # ``ChildLists.append_entry`` and the first child of ``add``, inlined (two calls a line).
         add_child = s._children.add
-        add_child_slot = s._children.append_entry
+        only_child = s._children._only
+        add_child_slot = only_child.append
         depths = s._depth
         settings_above = s._setting_above
         ts_keys = s._table.timestamps
@@ -857,7 +862,7 @@ class _Scanner:
                             records_add(obj)
                         if on_record is not None:
                             on_record(index, "message", role, offset, obj, raw)  # v3: as read
-                        add_child_slot()
+                        add_child_slot(NO_CHILD)
                         if parent is None:
                             depths.append(0)
                             settings_above.append(-1)
@@ -865,8 +870,12 @@ class _Scanner:
                         else:
                             depths.append(depths[parent] + 1)
                             settings_above.append(settings_above[parent])
-                            if add_child(parent, index, ts_keys) and parent != index - 1:
-                                switches.append(index)
+                            if only_child[parent] == NO_CHILD:
+                                only_child[parent] = index
+                                if parent != index - 1:
+                                    switches.append(index)
+                            else:
+                                add_child(parent, index, ts_keys)  # a sibling: sorted in
                         latest[entry_id] = index
                         if "generator" in obj and written_by_us(obj):
                             s._ours.append(index)

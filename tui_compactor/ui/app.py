@@ -2555,6 +2555,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def action_cancel(self) -> None:
         """Escape: close search (while indexing, clear its matches first), stop indexing,
         cancel running summaries."""
+        from textual.widgets import Checkbox, Select
+
         from tui_compactor.ui.widgets.context_view import SentText
 
         search = self.search_box()
@@ -2562,9 +2564,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.show_search_box(False)
             self.query_one(SessionTree).focus()
             return
-        if isinstance(self.focused, Input | SentText):  # leave a budget input or the
-            if self.screen.maximized is not None:  # context text (zoomed or not), back to
-                self.screen.minimize()  # the tree
+        # Leave a field of the plan form (an input, a checkbox, a select: esc does the same in
+        # each) or the context text (zoomed or not): back to the tree; the next esc cancels.
+        if isinstance(self.focused, Input | Checkbox | Select | SentText):
+            if self.screen.maximized is not None:
+                self.screen.minimize()
             self.query_one(SessionTree).focus()
             return
         if self.session is None or not self.session.complete or self._indexing():

@@ -16,12 +16,11 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -282,24 +281,12 @@ class CandidateView(Vertical):
 class CompactionPanel(Vertical, can_focus=True):
     """Run one compaction (or several candidates) and let the user accept one result.
 
-    Keys while the panel has focus: ``a`` accept, ``d`` discard, ``g`` regenerate, ``G``
-    regenerate keeping the audit's missing anchors, ``escape`` cancel everything in flight,
-    ``v`` diff against the previous summary, ``1``-``9`` select a candidate. The same actions
-    are public methods for the app's own keys.
+    Its keys are the app's review keys (``ui/review.py``: ``a`` accept, ``d`` discard, ``g`` /
+    ``G`` regenerate, ``v`` diff, ``1``-``9`` a candidate, ``escape`` cancel), bound in one
+    place and answering wherever the focus is; they call the public methods below. The panel
+    binds none of its own: with the focus in it, a digit with no such candidate would have
+    done nothing instead of showing its tab, and ``escape`` cancelled only the panel's runs.
     """
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "accept", "Accept", id="compaction.accept"),
-        Binding("d", "discard", "Discard", id="compaction.discard"),
-        Binding("g", "regenerate(False)", "Regenerate", id="compaction.regenerate"),
-        Binding("G", "regenerate(True)", "Regenerate + missing", id="compaction.regenerate_focus"),
-        Binding("escape", "cancel", "Cancel", id="compaction.cancel"),
-        Binding("v", "toggle_diff", "Diff vs previous", id="compaction.diff"),
-        *(
-            Binding(str(n), f"select({n})", f"Candidate {n}", show=False, id=f"compaction.pick{n}")
-            for n in range(1, 10)
-        ),
-    ]
 
     DEFAULT_CSS = """
     CompactionPanel {
@@ -738,30 +725,6 @@ class CompactionPanel(Vertical, can_focus=True):
         self.query_one("#compaction-diff", SummaryDiff).show(previous, result.summary)
         self.add_class("-diff")
         return True
-
-    def action_toggle_diff(self) -> None:
-        """Key: diff of the new summary against the previous one."""
-        self.toggle_diff()
-
-    def action_accept(self) -> None:
-        """Key: accept."""
-        self.accept()
-
-    def action_discard(self) -> None:
-        """Key: discard."""
-        self.discard()
-
-    def action_cancel(self) -> None:
-        """Key: cancel everything in flight."""
-        self.cancel()
-
-    def action_regenerate(self, with_missing: bool) -> None:
-        """Key: regenerate (optionally keeping the missing anchors)."""
-        self.regenerate(with_missing)
-
-    def action_select(self, number: int) -> None:
-        """Key: select a candidate."""
-        self.select(number)
 
     @on(Button.Pressed, "#compaction-accept")
     def _accept_pressed(self) -> None:

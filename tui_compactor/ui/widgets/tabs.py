@@ -315,7 +315,16 @@ class TabbedPanes(Widget):
         return self.mount(pane)
 
     def watch_active(self, old: str, new: str) -> None:
-        """Show the active pane, mark its tab and say so."""
+        """Show the active pane, mark its tab and say so. The focus in the pane being hidden
+        moves to the tab bar first: left to Textual, it went to a widget of the hidden pane
+        (the focus chain is computed before the pane is hidden), whose focus showed that tab
+        again (``1`` pressed in the plan form stayed on Plan)."""
+        focused = self.screen.focused
+        if focused is not None and any(
+            isinstance(node, TabPanel) and node.parent is self and node.id != new
+            for node in focused.ancestors
+        ):
+            self.screen.set_focus(self.strip)
         with self.app.batch_update():
             for child in self.children:
                 if isinstance(child, TabPanel):
