@@ -8,7 +8,9 @@ figures differ by a large factor. The gauge and the text commands flag that the 
 
 from __future__ import annotations
 
-__all__ = ["DISAGREEMENT_RATIO", "disagreement"]
+import math
+
+__all__ = ["DISAGREEMENT_RATIO", "disagreement", "ratio"]
 
 DISAGREEMENT_RATIO = 3.0
 """Figures this many times apart (either way) are flagged."""
@@ -21,5 +23,14 @@ def disagreement(usage_based: int | None, local: int | None) -> float | None:
     """
     if not usage_based or not local or usage_based <= 0 or local <= 0:
         return None
-    ratio = max(usage_based, local) / min(usage_based, local)
-    return ratio if ratio >= DISAGREEMENT_RATIO else None
+    times = ratio(max(usage_based, local), min(usage_based, local))
+    return times if times >= DISAGREEMENT_RATIO else None
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` that never raises on a damaged figure: a usage can hold an
+    integer past a float's range (the quotient is then infinite, signed)."""
+    try:
+        return numerator / denominator
+    except OverflowError:
+        return math.inf if (numerator < 0) == (denominator < 0) else -math.inf

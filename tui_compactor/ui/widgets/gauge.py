@@ -14,7 +14,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from tui_compactor.engine.estimates import disagreement
+from tui_compactor.engine.estimates import disagreement, ratio
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
@@ -146,7 +146,7 @@ class ContextGauge(Widget):
         state = gauge_state(data)
         headline = Text(format_tokens(data.tokens), state_style + self._style("title"))
         if data.window:
-            percent = 100 * data.tokens / data.window
+            percent = ratio(100 * data.tokens, data.window)
             assumed = "?" if data.window_assumed else ""
             headline.append(
                 f" / {format_tokens(data.window)}{assumed} ({percent:.0f}%)", state_style
@@ -228,7 +228,7 @@ class ContextGauge(Widget):
         scale_max = data.window or max(data.tokens, data.threshold or 0, 1)
 
         def cell(tokens: int) -> int:
-            return max(0, min(width, round(width * tokens / scale_max)))
+            return round(max(0.0, min(width, ratio(width * tokens, scale_max))))
 
         used_cells = cell(data.tokens)
         keep_start = cell(max(data.tokens - data.keep_recent, 0))

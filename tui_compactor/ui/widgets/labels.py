@@ -39,4 +39,9 @@ def format_tokens(tokens: int | None) -> str:
         return f"{tokens / 1000:.1f}k"
     if tokens < 1_000_000:
         return f"{tokens // 1000}k"
-    return f"{tokens / 1_000_000:.1f}M"
+    if tokens < 10**12:
+        return f"{tokens / 1_000_000:.1f}M"
+    # A damaged usage can hold any integer (past a float's range, too): leading digit and
+    # exponent, counted on the integer.
+    digits = str(tokens)
+    return f"{digits[0]}e{len(digits) - 1}"
