@@ -61,6 +61,10 @@ class TmuxApp:
             "TERM": "xterm-256color",
         }
         env.pop("TMUX", None)
+        # The terminal's size is tmux's: COLUMNS / LINES (set by pytest-xdist's workers, or a
+        # user's shell) would override it in Textual.
+        env.pop("COLUMNS", None)
+        env.pop("LINES", None)
         self._tmux(
             "-f",
             "/dev/null",
