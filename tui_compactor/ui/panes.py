@@ -28,11 +28,11 @@ TABS = (
     ("Context", "tab-context"),
     ("Plan", "tab-plan"),
     ("Diff", "tab-diff"),
-    ("Window", "tab-breakdown"),
     ("Compaction", "tab-compaction"),
+    ("Window", "tab-breakdown"),
 )
-"""The preview's tabs in order (title, id); each after Details is built on first use by the
-app's ``pane_content``."""
+"""The preview's tabs in order (title, id), the order of their digit keys ``1``-``6``
+(``bindings``); each after Details is built on first use by the app's ``pane_content``."""
 
 LAZY_TABS = TABS[1:]
 """The tabs whose panes are built on first use."""
