@@ -224,7 +224,7 @@ async def test_the_titles_stay_put_while_the_active_one_fits_where_it_is(
                 assert end - start <= width
 
 
-def test_the_digit_keys_follow_the_titles_left_to_right() -> None:
+async def test_the_digit_keys_follow_the_titles_left_to_right() -> None:
     """`5` is the fifth title and `6` the sixth: the keys the other tests press (``KEYS``) are
     the tab order the strip draws."""
     assert list(KEYS.values()) == [tab_id for _title, tab_id in TABS]
