@@ -121,16 +121,13 @@ def _print_text(report: dict[str, Any]) -> None:
     if report["error"] and not any(d["severity"] == "error" for d in report["diagnostics"]):
         # A refusal that is not one of the diagnostics below (each is printed once).
         out.write(f"  error: {safe(report['error'])}\n")
-    for diag in report["diagnostics"]:
+    # The file's own diagnostics, then (under omp rules) why oh-my-pi would refuse or hang on it.
+    omp_problems = (report.get("omp") or {}).get("problems", [])
+    for diag in [*report["diagnostics"], *omp_problems]:
         where = f"line {diag['line']}" if diag["line"] is not None else "file"
         if diag["offset"] is not None:
             where += f" (byte {diag['offset']})"
         out.write(f"  {diag['severity']:<7} {where}: {safe(diag['message'])} [{diag['code']}]\n")
-    for problem in (report.get("omp") or {}).get("problems", []):
-        where = f"line {problem['line']}" if problem["line"] is not None else "file"
-        if problem["offset"] is not None:
-            where += f" (byte {problem['offset']})"
-        out.write(f"  {'warning':<7} {where}: {safe(problem['message'])} [{problem['code']}]\n")
     for orphan in report.get("orphanedAppends", []):
         out.write(
             f"  {'warning':<7} line {orphan['line']}: {safe(orphan['message'])} [orphaned-append]\n"
