@@ -1945,7 +1945,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 message.generation,
             )
             return
-        label = message.summarizer_label or self._branch_summarizer_label(self.settings)
+        label = message.summarizer_label
 
         def chosen(choice: NavigationChoice | None) -> None:
             if choice is not None:
@@ -2477,9 +2477,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.query_one(SessionTree).clear_search()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def find_matches(
-        self, handle: SessionHandle, query: str, positions: Mapping[int, int] | None = None
-    ) -> None:
+    def find_matches(self, handle: SessionHandle, query: str, positions: Mapping[int, int]) -> None:
         """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive),
         and their rows in ``positions`` (the tree's when the search started)."""
         worker = get_current_worker()
@@ -2498,7 +2496,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 matches.add(entry.index)
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
-        rows = None if positions is None else (positions, match_rows(positions, matches))
+        rows = (positions, match_rows(positions, matches))
         self.post_message(SearchDone(query, matches, handle, rows))
 
     @_while_running
@@ -2509,8 +2507,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         query, matches = message.query, message.matches
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
-        if message.rows is not None:
-            self.remember_match_rows(message.rows[0], matches, message.rows[1])
+        self.remember_match_rows(message.rows[0], matches, message.rows[1])
         visible = len(self.shown_match_rows())
         self.notify(
             f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"

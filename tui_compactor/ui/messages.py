@@ -203,7 +203,7 @@ class NavigationPlanned(Message):
         target: int,
         nav_plan: NavigationPlan,
         generation: int,
-        summarizer_label: str | None = None,
+        summarizer_label: str,
     ) -> None:
         super().__init__()
         self.target = target
@@ -212,7 +212,7 @@ class NavigationPlanned(Message):
         """The session generation the move was planned at (re-checked when written)."""
         self.summarizer_label = summarizer_label
         """Which summarizer a branch summary would use, as the dialog names it (made by the
-        planning worker: the first one imports the summarize stack); None: not known yet."""
+        planning worker: the first one imports the summarize stack)."""
 
 
 class WorkFailed(Message):
@@ -290,8 +290,8 @@ class SearchDone(Message):
         self,
         query: str,
         matches: set[int],
-        handle: SessionHandle | None = None,
-        rows: tuple[Mapping[int, int], list[int]] | None = None,
+        handle: SessionHandle | None,
+        rows: tuple[Mapping[int, int], list[int]],
     ) -> None:
         super().__init__()
         self.query = query

@@ -6,7 +6,7 @@ place among the valid ones, and the budget editor: keep-recent, reserve and wind
 rest of the seeds' settings (compaction threshold as percent or tokens, whether a cut may
 split a turn, branch summaries: ask when navigating and their reserve, the summarizer's
 reasoning effort and its own window). Edits re-plan as the user types (debounced by the app,
-planned in a worker). Under the plan, each setting it depends on with where its value came
+planned in a worker). Under the sweep, each setting it depends on with where its value came
 from (default, config file, variable, flag, edited in the app), as ``plan`` prints them. The
 last rows set how the next compaction is written: the method (``soft`` summaries or a
 ``handoff`` document) and a free-text focus, added to the default prompt or replacing it (the
@@ -399,13 +399,12 @@ class PlanView(VerticalScroll):
             self._effort_shown = effort
             _set_quietly(cast("Select[str]", fields["plan-effort"]), effort, Select.Changed)
 
-    def show_plan(self, text: Text, sources: Text | None = None) -> None:
+    def show_plan(self, text: Text, sources: Text) -> None:
         """Show a plan's description (``plan_summary``, made in the plan worker) and, under
         the sweep, where its settings came from (``settings_text``)."""
         self.plan_text = text
         update_static(self.query_one("#plan-text", Static), text, shrink=False)
-        if sources is not None:
-            update_static(self.query_one("#plan-sources", Static), sources, shrink=False)
+        update_static(self.query_one("#plan-sources", Static), sources, shrink=False)
 
     def show_planning(self, text: str) -> None:
         """Say a new plan is being made. The last plan stays, dimmed, under ``text`` in place
