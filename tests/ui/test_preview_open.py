@@ -186,3 +186,25 @@ async def test_without_a_preview_the_bar_shows_while_the_file_is_indexed(
 
 def _screen_text(app: Any) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+@pytest.mark.asyncio
+async def test_the_markdown_renderer_loads_once_the_whole_file_is_shown(
+    big_file: Path, held_index: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its import shares the GIL with the index: it waits until the whole file is indexed and
+    the leaf's gauge is drawn; until then the details show plain text."""
+    import tui_compactor.ui.widgets.details as details_module
+
+    monkeypatch.setattr(details_module, "_markdown_class", None)  # not loaded yet
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "showing the last" in _screen_text(app))
+        await pilot.press("k")  # another entry while indexing: still no renderer import
+        await pilot.pause(1.0)
+        assert app.session is not None and app.session.preview
+        assert not details_module.markdown_loaded()
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+        await until(pilot, details_module.markdown_loaded)
+        assert app.state.whole_screen.is_set() and app.gauge_data is not None

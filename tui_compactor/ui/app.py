@@ -648,9 +648,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 )
             )
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
-            # The details' renderer (``load_details_markdown``) loads now, before the index,
-            # not while it runs: they would share the GIL with each other and the UI.
-            load_markdown()
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:  # every PROGRESS_INTERVAL (the reader's)
@@ -714,6 +711,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
+        self.state.whole_screen.set()
         self.query_one(LoadingBar).stop()
         self.notify(
             sanitize(f"{message.path}: {message.error}"),
@@ -758,6 +756,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 title="indexing stopped",
                 severity="warning",
             )
+        if session.leaf is None:  # no gauge to wait for
+            self.state.whole_screen.set()
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         if message.filter_index == self.filter_index and not self.state.folded:
             self.state.outline_request += 1
@@ -931,12 +931,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
     def load_details_markdown(self) -> None:
-        """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
-        its imports would share the GIL with it). The entry shown keeps its plain text until
-        another is selected (``EntryDetails.shown_plain``): no visible swap. Then import the
-        views the first screen does not show (``LATER_MODULES``), so the first key that shows
-        one does not wait for its imports."""
-        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+        """Load the details' Markdown renderer once the whole file is indexed and shown
+        (``whole_screen``: its imports would share the GIL with the index and the first
+        screen). The entry shown keeps its plain text until another is selected
+        (``EntryDetails.shown_plain``): no visible swap. Then import the views the first
+        screen does not show (``LATER_MODULES``), so the first key that shows one does not
+        wait for its imports."""
+        worker = get_current_worker()
+        while not self.state.whole_screen.wait(0.25):
+            if worker.is_cancelled:
+                return
         load_markdown()
         for name in LATER_MODULES:
             importlib.import_module(name)
@@ -1188,6 +1192,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.provisional:
             gauge.show(message.data, provisional=True)
             return
+        if not self._loaded().preview and not self.state.whole_screen.is_set():
+            self._frame_waits.after_drawn(gauge, self.state.whole_screen.set)
         self.state.gauge_data = message.data
         gauge.show(message.data)
         if not self.pane_started("tab-context"):
