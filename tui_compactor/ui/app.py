@@ -157,6 +157,10 @@ PREVIEW_HEAD_START = 0.5
 FIRST_SCREEN_WAIT = 0.5
 """Seconds at most token counting waits for the first gauge to be drawn."""
 
+WHOLE_SCREEN_WAIT = 2.0
+"""Seconds after the whole file is shown at most that the chart, the Markdown renderer and
+the later tabs' modules wait for its first screen to complete (``_check_whole_screen``)."""
+
 START_UP_HOLD = 2.0
 """Seconds after mounting at most that the collector stays paused for the first screen
 (``collector.hold_for_start_up``; a file that cannot be shown never draws a gauge)."""
@@ -757,14 +761,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="warning",
             )
         if session.leaf is None:  # no gauge to wait for
-            self.state.whole_screen.set()
+            self._whole_screen_shown()
+        elif not self.state.whole_screen.is_set():  # in case no gauge comes
+            self.set_timer(WHOLE_SCREEN_WAIT, self._whole_screen_shown)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         if message.filter_index == self.filter_index and not self.state.folded:
             self.state.outline_request += 1
             self._show_rows(message.rows, keep)
         else:  # the filter changed or branches were folded while the file was read
             self.rebuild_outline(keep_entry=keep)
-        self.measure_chart(self.handle, self.settings)
+        if self.state.whole_screen.is_set():  # else once the first screen of it is complete
+            self.measure_chart(self.handle, self.settings)
         if self.options.follow and message.session.complete and "follow" not in self._debounce:
             self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
@@ -1001,17 +1008,41 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
         already made are cached, so a restart costs little)."""
+
+        if not self.state.token_count_pending and self._visible_uncounted():
+            self.start_token_count()
+
+    def _visible_uncounted(self) -> bool:
+        """Whether a message row on screen has no token count yet."""
         from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
 
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         entries = self._loaded().entries
-        missing = any(
+        return any(
             row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
             for row in tree.rows[top : top + tree.size.height]
         )
-        if missing and not self.state.token_count_pending:
-            self.start_token_count()
+
+    def _check_whole_screen(self) -> None:
+        """The whole file's first screen is complete once the gauge shows a node of it and the
+        rows on screen have their counts: what waited for it starts (``_whole_screen_shown``)."""
+        if (
+            not self.state.whole_screen.is_set()
+            and self.state.gauge_data is not None
+            and not self._loaded().preview
+            and not self._visible_uncounted()
+        ):
+            self._whole_screen_shown()
+
+    def _whole_screen_shown(self) -> None:
+        """Start what the whole file's first screen does not need, now that it is complete:
+        the chart (reading the usage of every assistant turn on the active path: ~0.5 s of the
+        GIL on 100k entries), the Markdown renderer and the later tabs' modules."""
+        if self.state.whole_screen.is_set() or self.session is None:
+            return
+        self.state.whole_screen.set()
+        self.measure_chart(self.handle, self.settings)
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
@@ -1085,6 +1116,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.cache is not None and message.cache is not self.token_cache:
             return
         self.query_one(SessionTree).add_token_counts(message.counts)
+        self._check_whole_screen()
         selected = self.selected_entry
         if (
             selected is not None
@@ -1192,10 +1224,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.provisional:
             gauge.show(message.data, provisional=True)
             return
-        if not self._loaded().preview and not self.state.whole_screen.is_set():
-            self._frame_waits.after_drawn(gauge, self.state.whole_screen.set)
         self.state.gauge_data = message.data
         gauge.show(message.data)
+        self._check_whole_screen()
         if not self.pane_started("tab-context"):
             return  # the Context tab, built later, starts from ``gauge_data``
         from tui_compactor.ui.widgets.context_view import ContextView
