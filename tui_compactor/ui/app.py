@@ -729,7 +729,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
-        keep = self.selected_entry if previous is not None else session.leaf
+        # A reload keeps the cursor's entry; another file starts at its leaf, as when opened.
+        same_file = previous is not None and previous.path == session.path
+        keep = self.selected_entry if same_file else session.leaf
         if previous is not None and previous.preview:
             # Entry indices of the preview count from its first line: carry the cursor by id.
             if keep is not None and keep < len(previous.entries):
@@ -742,11 +744,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.load_seconds = message.seconds
         self.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
-        self.state.plan_report = None
-        self.state.plan_cut = None
+        self.clear_plan()  # its entry indices are the old session's (a plan on its way too)
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
-        tree.set_plan({}, None)
         self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
         self._report_diagnostics(session)
@@ -888,6 +888,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, rows, keep_entry)
+        # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
+        # between (``c``) must not act on an entry of the rows (or the file) shown before.
+        self.state.selected_entry = tree.cursor_entry
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()
@@ -897,9 +900,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
+        tree = self.query_one(SessionTree)
+        if message.entry_index != tree.cursor_entry:
+            return  # the cursor moved on, or the rows are new (another file's): stale
         self.state.selected_entry = message.entry_index
         self._show_details(message.entry_index)
-        tree = self.query_one(SessionTree)
         row = (
             tree.rows[tree.row_of_entry[message.entry_index]]
             if message.entry_index in tree.row_of_entry
@@ -1407,15 +1412,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.measure_chart(self.handle, self.settings)
 
     def clear_plan(self) -> None:
-        """Remove the plan marks from the tree."""
-        from tui_compactor.ui.widgets.plan_view import PlanView
-
+        """Forget the plan (a plan on its way too) and remove its marks from the tree."""
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
+        if not self.pane_started("tab-plan"):
+            return  # no plan shown (its module is not imported before the first screen)
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         self.with_view(
             PlanView,
             lambda view: view.show_message("press c for the compaction plan of the selected node"),
