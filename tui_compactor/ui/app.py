@@ -1778,8 +1778,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
         """Say why nothing was written; the panel may accept again."""
-        self.state.running_jobs = max(0, self.state.running_jobs - 1)
-        self._update_status()
+        self._job_ended()
         message.panel.reopen()
         self.refresh_bindings()
         self.notify(
@@ -1827,14 +1826,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.after_growth(message.added, announce=False)
         title = "the session grew: nothing written"
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
-            self.close_review(
+            self._compaction_not_written(
                 "the session grew before this compaction was written, so it was "
                 "not written. The plan was made again at the new leaf (Plan "
-                "tab): r summarizes it, a accepts."
+                "tab): r summarizes it, a accepts.",
+                message.leaf,
             )
-            self._replan_after_growth(message.leaf)
             self.notify(
                 "planned again at the new leaf: check the plan, r runs it, a accepts",
                 title=title,
@@ -1856,6 +1853,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             )
             self.ask_undo(message.target)
 
+    def _job_ended(self) -> None:
+        """A write or a summary is no longer in flight: the status line's count says so."""
+        self.state.running_jobs = max(0, self.state.running_jobs - 1)
+        self._update_status()
+
+    def _compaction_not_written(self, reason: str, leaf: int | None) -> None:
+        """A finished compaction was not written (the file changed first): its job ends, its
+        review closes saying ``reason`` and the plan is made again (``_replan_after_growth``)."""
+        self._job_ended()
+        self.close_review(reason)
+        self._replan_after_growth(leaf)
+
     def _stale_after_reload(self, message: WriteStale) -> None:
         """The file was rewritten on disk and loaded again after the write was proposed:
         nothing was written. A compaction is planned again on the file as it is now; a move
@@ -1868,16 +1877,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             "was rewritten and loaded again, so it was not written"
         )
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
-            self.close_review(
+            # Indices of the old file mean nothing now: planned at the file's leaf, no cut.
+            self.state.plan_leaf = self.state.plan_cut = None
+            self._compaction_not_written(
                 f"{said}. The plan was made again on the file as it is now (Plan tab): r "
-                "summarizes it, a accepts."
+                "summarizes it, a accepts.",
+                self._loaded().leaf,
             )
-            self.state.plan_leaf = self._loaded().leaf  # indices of the old file mean nothing now
-            self.state.plan_cut = None
-            self.action_show_tab("tab-plan")
-            self.request_plan()
             said += ": planned again on the file as it is now"
         else:
             said += ": choose again in the tree as it is now"
@@ -2078,8 +2084,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(SessionTree).set_progress(message.target, message.text)
         if message.text is None:
             self.pending_targets.discard(message.target)
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
+            self._job_ended()
 
     def action_undo(self) -> None:
         """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted).
@@ -2639,7 +2644,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
+            self._job_ended()
             self.clear_plan()
             self.close_review(message.description)
         if message.select_entry is not None:
