@@ -27,7 +27,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ from tui_compactor.ui.bindings import (
     APP_BINDINGS,
     INPUT_OPENERS,
     known_binding_ids,
+    takes_text,
     validated_keymap,
 )
 from tui_compactor.ui.commands import CompactorCommands
@@ -467,7 +468,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Run a key that opens an input (``INPUT_OPENERS``) as it arrives, not once it has
         gone through the focused widget and back: the keys typed after it are still queued
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
-        if self.screen is not self._main_screen() or isinstance(self.focused, (Input, TextArea)):
+        if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
         actions = [
             binding.action
@@ -484,20 +485,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         return ran
 
     def hold_keys(self) -> None:
-        """Keep the keys typed from now on until ``focus_and_release`` gives them to the input
-        being opened: focus moves only once the input is built and a later refresh runs, and a
-        key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
+        """Keep the keys typed from now on until an input takes the focus (``on_descendant_focus``
+        gives them to it): focus moves only once the input is built and a later refresh runs,
+        and a key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
         binding (quit). Released after ``KEY_HOLD_LIMIT`` seconds whatever happens."""
         if self._held_keys is None:
             self._held_keys = []
         self._hold_claimed = True
         if self._key_hold_timer is None:
             self._key_hold_timer = self.set_timer(KEY_HOLD_LIMIT, self.release_keys)
-
-    def focus_and_release(self, widget: Widget) -> None:
-        """Focus ``widget``, then hand it the keys held meanwhile, in the order typed."""
-        widget.focus()
-        self.call_later(self.release_keys)  # runs after the focus callback ``focus`` queued
 
     def release_keys(self) -> None:
         """Send the held keys, in order, to what has the focus now (before any key typed later:
@@ -1357,7 +1353,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         def edit(view: PlanView) -> None:
             view.show_settings(settings)
-            view.focus_inputs(self.focus_and_release)
+            view.focus_inputs()
 
         self.with_view(PlanView, edit)
 
@@ -2344,10 +2340,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.with_view(ContextView, zoom)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
-        search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
+        """An input taking the focus gets the keys held for it (``hold_keys``), in the order
+        typed, whoever opened it. A key that moves the focus out of the full-screen Context
+        text (``/``, ``e``, a search landing on the tree...) gives the layout back: nothing is
+        typed or moved unseen."""
         from textual.dom import NoScreen
 
+        if self._held_keys is not None and takes_text(event.widget):
+            self.release_keys()
         try:
             screen = event.widget.screen
         except NoScreen:  # focus moving while the app shuts down
@@ -2456,7 +2456,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        self.focus_and_release(search)
+        search.focus()
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom
