@@ -78,12 +78,7 @@ class TimestampColumn:
             key = self._keys.get(i)
             if key is not None:
                 return key
-        if self._other:
-            other = self._other.get(i)
-            if other is not None:
-                return other
-        start = i * 24
-        return self._packed[start : start + 24].decode("ascii")
+        return self.timestamp(i)
 
     def clear(self) -> None:
         self._packed = bytearray()

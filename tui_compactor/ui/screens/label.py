@@ -14,7 +14,6 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from tui_compactor.ui.screens.tinted import TintedModalScreen
-from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.workbench.actions import label_text
 
 __all__ = ["LabelDialog", "LABEL_MAX_CHARS"]
@@ -55,7 +54,7 @@ class LabelDialog(TintedModalScreen[str | None]):
         self.current = current or ""
         self._focus = focus
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         """What is labeled, the input, a hint."""
         with Vertical():
             yield Static(self.what, id="label-what")
@@ -69,7 +68,6 @@ class LabelDialog(TintedModalScreen[str | None]):
                 Text("enter: save (appends a label entry) · empty: clear · esc: cancel"),
                 id="label-hint",
             )
-        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Type straight away."""

@@ -271,6 +271,7 @@ class SessionTree(ScrollView, can_focus=True):
         """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible. The
         previews read stay when the session is the same (a filter, a fold, entries appended):
         an entry's preview is its own record's, whatever rows show it."""
+        shown = self.cursor_entry if session is self.session else None
         if session is not self.session:
             self._forget_all_previews()
         self.session = session
@@ -284,6 +285,10 @@ class SessionTree(ScrollView, can_focus=True):
             target = self.row_of_entry[keep_entry]
         else:
             target = min(self.cursor, max(len(rows) - 1, 0))
+        if target == self.cursor and self.cursor_entry not in (shown, None):
+            # The cursor stays on its row, which shows another entry (another file's rows):
+            # announced as a move to it would be (``watch_cursor`` sees no change).
+            self.post_message(self.Highlighted(self, self.cursor_entry))  # type: ignore[arg-type]
         self.move_cursor(target, center=True)
         # The scrollbar may only appear with the new virtual size: sync its thumb afterwards.
         self.call_after_refresh(self._sync_scrollbar)
