@@ -16,7 +16,6 @@ from itertools import repeat
 from typing import Any
 
 from rich.cells import cell_len
-from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -434,7 +433,7 @@ class SessionTree(ScrollView, can_focus=True):
         if message.epoch == self._preview_epoch:
             for index, preview in message.previews.items():
                 self._preview_cache[index] = preview
-            self.invalidate()
+            self.refresh()  # only the rows drawn with a placeholder are drawn again
         self._read_wanted_previews()
 
     # ----- cursor --------------------------------------------------------------------------
@@ -547,12 +546,15 @@ class SessionTree(ScrollView, can_focus=True):
             return Strip.blank(width, self._row_base_style(False))
         is_cursor = position == self.cursor
         index = self.rows.index_at(position)
-        key = (position, is_cursor, width, self._generation, self.has_focus,
-               self.token_counts.get(index), self._marks(index))  # fmt: skip
-        strip = self._strip_cache.get(key)
+        # Whether the row's preview is in hand is part of the key: a row drawn with the
+        # placeholder is drawn again once its preview is read, and only that row.
+        drawn = (position, is_cursor, width, self._generation, self.has_focus,
+                 self.token_counts.get(index), self._marks(index))  # fmt: skip
+        strip = self._strip_cache.get((drawn, index in self._preview_cache))
         if strip is None:
             strip = self._row_strip(position, width, is_cursor)
-            self._strip_cache[key] = strip
+            # Keyed by what the strip shows: drawing it may have made the preview.
+            self._strip_cache[(drawn, index in self._preview_cache)] = strip
         return strip
 
     def _row_strip(self, position: int, width: int, is_cursor: bool) -> Strip:
@@ -650,8 +652,8 @@ class SessionTree(ScrollView, can_focus=True):
             preview_style = (
                 style("meta") if preview_style is None else preview_style + style("meta")
             )
-        preview = PREVIEW_PENDING if preview is None else strip_control_codes(preview)
-        left.append((preview, preview_style))
+        # Sanitized once, when it was made (``entry_preview``): nothing to strip per paint.
+        left.append((PREVIEW_PENDING if preview is None else preview, preview_style))
 
         right: list[Piece] = []
         if row.folded and row.hidden_count:
