@@ -52,7 +52,6 @@ from tui_compactor.session.model import (
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
-    USAGE_WITHOUT_COST,
     content_fault,
     content_fault_of,
     message_usage_fault,
@@ -734,7 +733,6 @@ class _Scanner:
         odd = self.odd
         switches = odd.tip_switches
         omp_faults = s._omp_faults
-        no_cost = USAGE_WITHOUT_COST
         # The packed timestamp of the entry just added (in a chain, the next one's parent).
         last_stamp: bytes | None = None
         roles = _ROLES
@@ -798,14 +796,9 @@ class _Scanner:
                                 stop = message.get("stopReason")
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
-                            usage = message.get("usage")
-                            if type(usage) is dict:
-                                if usage.get("cost") is None:
-                                    omp_faults.append((line_no, offset, entry_id, no_cost))
-                            elif usage is not None:
-                                fault = usage_fault(usage)
-                                if fault is not None:
-                                    omp_faults.append((line_no, offset, entry_id, fault))
+                            fault = usage_fault(message.get("usage"))
+                            if fault is not None:
+                                omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:

@@ -27,7 +27,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ from tui_compactor.ui.bindings import (
     APP_BINDINGS,
     INPUT_OPENERS,
     known_binding_ids,
+    takes_text,
     validated_keymap,
 )
 from tui_compactor.ui.commands import CompactorCommands
@@ -467,7 +468,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Run a key that opens an input (``INPUT_OPENERS``) as it arrives, not once it has
         gone through the focused widget and back: the keys typed after it are still queued
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
-        if self.screen is not self._main_screen() or isinstance(self.focused, (Input, TextArea)):
+        if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
         actions = [
             binding.action
@@ -484,20 +485,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         return ran
 
     def hold_keys(self) -> None:
-        """Keep the keys typed from now on until ``focus_and_release`` gives them to the input
-        being opened: focus moves only once the input is built and a later refresh runs, and a
-        key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
+        """Keep the keys typed from now on until an input takes the focus (``on_descendant_focus``
+        gives them to it): focus moves only once the input is built and a later refresh runs,
+        and a key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
         binding (quit). Released after ``KEY_HOLD_LIMIT`` seconds whatever happens."""
         if self._held_keys is None:
             self._held_keys = []
         self._hold_claimed = True
         if self._key_hold_timer is None:
             self._key_hold_timer = self.set_timer(KEY_HOLD_LIMIT, self.release_keys)
-
-    def focus_and_release(self, widget: Widget) -> None:
-        """Focus ``widget``, then hand it the keys held meanwhile, in the order typed."""
-        widget.focus()
-        self.call_later(self.release_keys)  # runs after the focus callback ``focus`` queued
 
     def release_keys(self) -> None:
         """Send the held keys, in order, to what has the focus now (before any key typed later:
@@ -729,7 +725,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
-        keep = self.selected_entry if previous is not None else session.leaf
+        # A reload keeps the cursor's entry; another file starts at its leaf, as when opened.
+        same_file = previous is not None and previous.path == session.path
+        keep = self.selected_entry if same_file else session.leaf
         if previous is not None and previous.preview:
             # Entry indices of the preview count from its first line: carry the cursor by id.
             if keep is not None and keep < len(previous.entries):
@@ -742,11 +740,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.load_seconds = message.seconds
         self.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
-        self.state.plan_report = None
-        self.state.plan_cut = None
+        self.clear_plan()  # its entry indices are the old session's (a plan on its way too)
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
-        tree.set_plan({}, None)
         self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
         self._report_diagnostics(session)
@@ -888,6 +884,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, rows, keep_entry)
+        # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
+        # between (``c``) must not act on an entry of the rows (or the file) shown before.
+        self.state.selected_entry = tree.cursor_entry
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()
@@ -897,9 +896,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
+        tree = self.query_one(SessionTree)
+        if message.entry_index != tree.cursor_entry:
+            return  # the cursor moved on, or the rows are new (another file's): stale
         self.state.selected_entry = message.entry_index
         self._show_details(message.entry_index)
-        tree = self.query_one(SessionTree)
         row = (
             tree.rows[tree.row_of_entry[message.entry_index]]
             if message.entry_index in tree.row_of_entry
@@ -1352,7 +1353,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         def edit(view: PlanView) -> None:
             view.show_settings(settings)
-            view.focus_inputs(self.focus_and_release)
+            view.focus_inputs()
 
         self.with_view(PlanView, edit)
 
@@ -1407,15 +1408,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.measure_chart(self.handle, self.settings)
 
     def clear_plan(self) -> None:
-        """Remove the plan marks from the tree."""
-        from tui_compactor.ui.widgets.plan_view import PlanView
-
+        """Forget the plan (a plan on its way too) and remove its marks from the tree."""
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
+        if not self.pane_started("tab-plan"):
+            return  # no plan shown (its module is not imported before the first screen)
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         self.with_view(
             PlanView,
             lambda view: view.show_message("press c for the compaction plan of the selected node"),
@@ -1771,8 +1774,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
         """Say why nothing was written; the panel may accept again."""
-        self.state.running_jobs = max(0, self.state.running_jobs - 1)
-        self._update_status()
+        self._job_ended()
         message.panel.reopen()
         self.refresh_bindings()
         self.notify(
@@ -1820,14 +1822,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.after_growth(message.added, announce=False)
         title = "the session grew: nothing written"
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
-            self.close_review(
+            self._compaction_not_written(
                 "the session grew before this compaction was written, so it was "
                 "not written. The plan was made again at the new leaf (Plan "
-                "tab): r summarizes it, a accepts."
+                "tab): r summarizes it, a accepts.",
+                message.leaf,
             )
-            self._replan_after_growth(message.leaf)
             self.notify(
                 "planned again at the new leaf: check the plan, r runs it, a accepts",
                 title=title,
@@ -1849,6 +1849,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             )
             self.ask_undo(message.target)
 
+    def _job_ended(self) -> None:
+        """A write or a summary is no longer in flight: the status line's count says so."""
+        self.state.running_jobs = max(0, self.state.running_jobs - 1)
+        self._update_status()
+
+    def _compaction_not_written(self, reason: str, leaf: int | None) -> None:
+        """A finished compaction was not written (the file changed first): its job ends, its
+        review closes saying ``reason`` and the plan is made again (``_replan_after_growth``)."""
+        self._job_ended()
+        self.close_review(reason)
+        self._replan_after_growth(leaf)
+
     def _stale_after_reload(self, message: WriteStale) -> None:
         """The file was rewritten on disk and loaded again after the write was proposed:
         nothing was written. A compaction is planned again on the file as it is now; a move
@@ -1861,16 +1873,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             "was rewritten and loaded again, so it was not written"
         )
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
-            self.close_review(
+            # Indices of the old file mean nothing now: planned at the file's leaf, no cut.
+            self.state.plan_leaf = self.state.plan_cut = None
+            self._compaction_not_written(
                 f"{said}. The plan was made again on the file as it is now (Plan tab): r "
-                "summarizes it, a accepts."
+                "summarizes it, a accepts.",
+                self._loaded().leaf,
             )
-            self.state.plan_leaf = self._loaded().leaf  # indices of the old file mean nothing now
-            self.state.plan_cut = None
-            self.action_show_tab("tab-plan")
-            self.request_plan()
             said += ": planned again on the file as it is now"
         else:
             said += ": choose again in the tree as it is now"
@@ -2071,8 +2080,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(SessionTree).set_progress(message.target, message.text)
         if message.text is None:
             self.pending_targets.discard(message.target)
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
+            self._job_ended()
 
     def action_undo(self) -> None:
         """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted).
@@ -2332,10 +2340,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.with_view(ContextView, zoom)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
-        search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
+        """An input taking the focus gets the keys held for it (``hold_keys``), in the order
+        typed, whoever opened it. A key that moves the focus out of the full-screen Context
+        text (``/``, ``e``, a search landing on the tree...) gives the layout back: nothing is
+        typed or moved unseen."""
         from textual.dom import NoScreen
 
+        if self._held_keys is not None and takes_text(event.widget):
+            self.release_keys()
         try:
             screen = event.widget.screen
         except NoScreen:  # focus moving while the app shuts down
@@ -2444,7 +2456,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        self.focus_and_release(search)
+        search.focus()
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom
@@ -2632,7 +2644,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
+            self._job_ended()
             self.clear_plan()
             self.close_review(message.description)
         if message.select_entry is not None:
