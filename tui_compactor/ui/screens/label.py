@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,7 +9,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from tui_compactor.ui.screens.tinted import TintedModalScreen
@@ -40,19 +38,14 @@ class LabelDialog(TintedModalScreen[str | None]):
     LabelDialog #label-hint { height: 1; color: $text-muted; }
     """
 
-    def __init__(
-        self, what: Text, current: str | None, focus: Callable[[Widget], None] | None = None
-    ) -> None:
+    def __init__(self, what: Text, current: str | None) -> None:
         """Args:
         what: the entry being labeled, as shown to the user (built from sanitized text).
         current: its label now, if any.
-        focus: how to focus the input (the app's, which hands over the keys typed while the
-            dialog was made); else the input is simply focused.
         """
         super().__init__()
         self.what = what
         self.current = current or ""
-        self._focus = focus
 
     def compose_dialog(self) -> ComposeResult:
         """What is labeled, the input, a hint."""
@@ -71,11 +64,7 @@ class LabelDialog(TintedModalScreen[str | None]):
 
     def on_mount(self) -> None:
         """Type straight away."""
-        field = self.query_one(Input)
-        if self._focus is None:
-            field.focus()
-        else:
-            self._focus(field)
+        self.query_one(Input).focus()
 
     def action_cancel(self) -> None:
         """Close without a change."""
