@@ -796,9 +796,11 @@ class _Scanner:
                                 stop = message.get("stopReason")
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
-                            fault = usage_fault(message.get("usage"))
-                            if fault is not None:
-                                omp_faults.append((line_no, offset, entry_id, fault))
+                            usage = message.get("usage")
+                            if usage is not None:  # none at all: nothing to sum (no call)
+                                fault = usage_fault(usage)
+                                if fault is not None:
+                                    omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:
