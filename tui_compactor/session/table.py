@@ -4,7 +4,7 @@ A 200,000-deep chain held as one ``Entry`` object per line cost ~75 MB of Python
 (the objects, their packed position integers, the id and timestamp strings). ``EntryTable``
 keeps the same facts in flat arrays (8 bytes an entry per column, a byte-packed timestamp)
 and hands out an ``Entry`` built on demand; walks that visit many entries read the columns
-directly (``parent_of``, ``type_of``, ``types``...).
+directly (``parent_column``, ``id_column``, ``types``...).
 
 What every entry stores: its id (the one string object also keyed in the session's id map),
 resolved parent index, type and role (small codes into a table of names), physical line,
@@ -298,6 +298,14 @@ class EntryTable(Sequence[Entry]):
     def role_of(self, i: int) -> str | None:
         """Entry ``i``'s ``message.role``, or None."""
         return self._role_names.names[self._roles[i]]
+
+    def parent_column(self) -> Sequence[int]:
+        """Every entry's parent index in file order, ``-1`` for none: the column itself."""
+        return self._parents
+
+    def id_column(self) -> Sequence[str]:
+        """Every entry's id in file order: the column itself."""
+        return self._ids
 
     def types(self) -> list[str]:
         """Every entry's type, in file order (one list of shared strings)."""
