@@ -508,10 +508,11 @@ def audit_compaction(
 ) -> CompactionAudit:
     """The hindsight audit of the compaction entry at ``index``. ``records``: kept entries'
     records read already (by index); those the audit reads are added. ``types``: the
-    session's ``entry_types`` when the caller has them (one list for many audits)."""
+    session's ``entry_types`` when the caller has them (one list for many audits); else the
+    type column, read only where the audit walks."""
     facts = EntryFacts() if facts is None else facts
     if types is None:
-        types = session.entry_types()
+        types = session.type_column()
     entries = session.entries
     compaction = entries[index]
     audit = CompactionAudit(index)
