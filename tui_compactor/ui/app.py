@@ -158,6 +158,10 @@ PREVIEW_HEAD_START = 0.5
 FIRST_SCREEN_WAIT = 0.5
 """Seconds at most token counting waits for the first gauge to be drawn."""
 
+WHOLE_SCREEN_WAIT = 2.0
+"""Seconds after the whole file is shown at most that the chart, the Markdown renderer and
+the later tabs' modules wait for its first screen to complete (``_check_whole_screen``)."""
+
 START_UP_HOLD = 2.0
 """Seconds after mounting at most that the collector stays paused for the first screen
 (``collector.hold_for_start_up``; a file that cannot be shown never draws a gauge)."""
@@ -644,9 +648,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 )
             )
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
-            # The details' renderer (``load_details_markdown``) loads now, before the index,
-            # not while it runs: they would share the GIL with each other and the UI.
-            load_markdown()
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:  # every PROGRESS_INTERVAL (the reader's)
@@ -710,6 +711,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
+        self.state.whole_screen.set()
         self.query_one(LoadingBar).stop()
         self.notify(
             sanitize(f"{message.path}: {message.error}"),
@@ -754,13 +756,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 title="indexing stopped",
                 severity="warning",
             )
+        if session.leaf is None:  # no gauge to wait for
+            self._whole_screen_shown()
+        elif not self.state.whole_screen.is_set():  # in case no gauge comes
+            self.set_timer(WHOLE_SCREEN_WAIT, self._whole_screen_shown)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         if message.filter_index == self.filter_index and not self.state.folded:
             self.state.outline_request += 1
             self._show_rows(message.rows, keep)
         else:  # the filter changed or branches were folded while the file was read
             self.rebuild_outline(keep_entry=keep)
-        self.measure_chart(self.handle, self.settings)
+        if self.state.whole_screen.is_set():  # else once the first screen of it is complete
+            self.measure_chart(self.handle, self.settings)
         if self.options.follow and message.session.complete and "follow" not in self._debounce:
             self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
@@ -932,12 +939,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
     def load_details_markdown(self) -> None:
-        """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
-        its imports would share the GIL with it). The entry shown keeps its plain text until
-        another is selected (``EntryDetails.shown_plain``): no visible swap. Then import the
-        views the first screen does not show (``LATER_MODULES``), so the first key that shows
-        one does not wait for its imports."""
-        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+        """Load the details' Markdown renderer once the whole file is indexed and shown
+        (``whole_screen``: its imports would share the GIL with the index and the first
+        screen). The entry shown keeps its plain text until another is selected
+        (``EntryDetails.shown_plain``): no visible swap. Then import the views the first
+        screen does not show (``LATER_MODULES``), so the first key that shows one does not
+        wait for its imports."""
+        worker = get_current_worker()
+        while not self.state.whole_screen.wait(0.25):
+            if worker.is_cancelled:
+                return
         load_markdown()
         for name in LATER_MODULES:
             importlib.import_module(name)
@@ -998,17 +1009,41 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
         already made are cached, so a restart costs little)."""
+
+        if not self.state.token_count_pending and self._visible_uncounted():
+            self.start_token_count()
+
+    def _visible_uncounted(self) -> bool:
+        """Whether a message row on screen has no token count yet."""
         from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
 
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         entries = self._loaded().entries
-        missing = any(
+        return any(
             row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
             for row in tree.rows[top : top + tree.size.height]
         )
-        if missing and not self.state.token_count_pending:
-            self.start_token_count()
+
+    def _check_whole_screen(self) -> None:
+        """The whole file's first screen is complete once the gauge shows a node of it and the
+        rows on screen have their counts: what waited for it starts (``_whole_screen_shown``)."""
+        if (
+            not self.state.whole_screen.is_set()
+            and self.state.gauge_data is not None
+            and not self._loaded().preview
+            and not self._visible_uncounted()
+        ):
+            self._whole_screen_shown()
+
+    def _whole_screen_shown(self) -> None:
+        """Start what the whole file's first screen does not need, now that it is complete:
+        the chart (reading the usage of every assistant turn on the active path: ~0.5 s of the
+        GIL on 100k entries), the Markdown renderer and the later tabs' modules."""
+        if self.state.whole_screen.is_set() or self.session is None:
+            return
+        self.state.whole_screen.set()
+        self.measure_chart(self.handle, self.settings)
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
@@ -1082,6 +1117,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.cache is not None and message.cache is not self.token_cache:
             return
         self.query_one(SessionTree).add_token_counts(message.counts)
+        self._check_whole_screen()
         selected = self.selected_entry
         if (
             selected is not None
@@ -1191,6 +1227,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         gauge.show(message.data)
+        self._check_whole_screen()
         if not self.pane_started("tab-context"):
             return  # the Context tab, built later, starts from ``gauge_data``
         from tui_compactor.ui.widgets.context_view import ContextView
