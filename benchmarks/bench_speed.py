@@ -16,6 +16,11 @@ Cases (100k-entry generated session; ``--quick``: 10k):
 
       python benchmarks/bench_speed.py --first-screen --runs 9 [--entries 10 --entries 100000]
           [--against ../main-checkout]
+
+  Alone (``--tree-complete``), "tree complete" and its floor, with the CPU seconds of the
+  process, and against other checkouts in the same rounds::
+
+      python benchmarks/bench_speed.py --tree-complete --runs 5 [--against ../main-checkout]
 * **import time** — ``python -X importtime -c "import tui_compactor.ui.app"``: the
   cumulative import time of the app module and its largest direct imports.
 * **plan --tokens pi (process)** — the whole ``tui-compactor plan --tokens pi --json``
@@ -206,14 +211,68 @@ def run_probe(
     return line[len(prefix) :]
 
 
-def tree_complete(path: Path) -> tuple[float, str]:
-    """Process start to every row shown with the active path's token counts (headless)."""
+def tree_complete(path: Path, root: Path | None = None) -> tuple[float, str]:
+    """Process start to every row shown with the active path's token counts (headless), with
+    the app of this checkout or of ``root`` (another checkout of the project)."""
     with probe_env() as env:
+        if root is not None:
+            env["PYTHONPATH"] = str(root)
         env["BENCH_T0"] = repr(time.time())
         seconds, *phases = run_probe(
             TREE_COMPLETE_CODE, [str(path)], "TREE", "tree-complete probe", env=env, timeout=600
         ).split()
     return float(seconds), " ".join(phases)
+
+
+def tree_completes(path: Path, runs: int, against: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """The ``json.loads`` floor and "tree complete" of this checkout (and of each of
+    ``against``), interleaved run by run under the same load; ratios to the floor's median,
+    with the process's CPU seconds (user + system) and its phases."""
+    json_floor(path)  # page cache warm for all
+    floors: list[float] = []
+    samples: dict[Path | None, list[tuple[float, float, str]]] = {}
+    roots: tuple[Path | None, ...] = (None, *against)
+    for _ in range(runs):
+        started = time.perf_counter()
+        json_floor(path)
+        floors.append(time.perf_counter() - started)
+        for root in roots:
+            cpu = _children_cpu()
+            seconds, phases = tree_complete(path, root)
+            samples.setdefault(root, []).append((seconds, _children_cpu() - cpu, phases))
+    floor = statistics.median(floors)
+    rows: list[dict[str, Any]] = [
+        {
+            "case": "json.loads floor",
+            "median_s": floor,
+            "runs": runs,
+            "ratio": 1.0,
+            "notes": "read + json.loads per line",
+        }
+    ]
+    for root in roots:
+        values = samples[root]
+        wall = statistics.median(value[0] for value in values)
+        cpu = statistics.median(value[1] for value in values)
+        phases = min(values)[2]
+        which = "" if root is None else f" [{root}]"
+        rows.append(
+            {
+                "case": f"tree complete (process){which}",
+                "median_s": wall,
+                "runs": runs,
+                "ratio": wall / floor,
+                "target": "<=2.0x",
+                "notes": f"CPU {cpu:.2f} s; fastest run's phases, s: {phases}",
+            }
+        )
+    return rows
+
+
+def _children_cpu() -> float:
+    """User + system seconds of this process's finished children."""
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def json_floor(path: Path) -> None:
@@ -411,36 +470,12 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             rows.append({"case": f"{name} (failed)", "notes": f"{type(error).__name__}: {error}"})
 
     def tree() -> list[dict[str, Any]]:
-        floors: list[float] = []
-        trees: list[float] = []
-        phases = ""
-        json_floor(big)  # page cache warm for both
-        for _ in range(runs):  # interleaved: floor, then the app, under the same load
-            started = time.perf_counter()
-            json_floor(big)
-            floors.append(time.perf_counter() - started)
-            seconds, phases = tree_complete(big)
-            trees.append(seconds)
-        floor = statistics.median(floors)
-        return [
-            {
-                "case": f"{entries:>7} json.loads floor",
-                "median_s": floor,
-                "runs": runs,
-                "ratio": 1.0,
-                "size_mb": size_mb,
-                "notes": "read + json.loads per line",
-            },
-            {
-                "case": f"{entries:>7} tree complete (process)",
-                "median_s": statistics.median(trees),
-                "runs": runs,
-                "ratio": statistics.median(trees) / floor,
-                "size_mb": size_mb,
-                "target": "<=2.0x",
-                "notes": f"start -> all rows, leaf gauge, visible counts; s: {phases}",
-            },
-        ]
+        rows = tree_completes(big, runs)
+        for row in rows:
+            row["case"] = f"{entries:>7} {row['case']}"
+            row["size_mb"] = size_mb
+        rows[1]["notes"] = "start -> all rows, leaf gauge, visible counts; " + rows[1]["notes"]
+        return rows
 
     def screens() -> list[dict[str, Any]]:
         return first_screens([("     10", small), (f"{entries:>7}", big)], runs)
@@ -470,16 +505,22 @@ def run(ctx: Any) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--first-screen``: only the first-full-screen probe (the whole module runs from
-    ``bench.py --only speed``)."""
+    """``--first-screen``: only the first-full-screen probe; ``--tree-complete``: only the
+    floor and "tree complete" (the whole module runs from ``bench.py --only speed``)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument(
         "--first-screen",
         action="store_true",
-        required=True,
         help="measure the first full screen against the minimal app",
+    )
+    which.add_argument(
+        "--tree-complete",
+        action="store_true",
+        help="measure the json.loads floor and tree complete (process) of one session "
+        "(default: the 100k-entry one)",
     )
     parser.add_argument("--runs", type=int, default=7, help="interleaved rounds (default 7)")
     parser.add_argument(
@@ -488,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=None,
         metavar="N",
-        help="a generated N-entry session (repeatable; default: 10)",
+        help="a generated N-entry session (repeatable; default: 10, with --tree-complete "
+        "100000 and only the first counts)",
     )
     parser.add_argument(
         "--against",
@@ -503,9 +545,13 @@ def main(argv: list[str] | None = None) -> int:
     from bench import format_table  # type: ignore[import-not-found]
     from gen_session import generate  # type: ignore[import-not-found]
 
-    sessions = [(f"{n:>7}", generate(n)) for n in args.entries or [10]]
+    against = tuple(path.resolve() for path in args.against)
     load = os.getloadavg()[0]
-    rows = first_screens(sessions, args.runs, tuple(path.resolve() for path in args.against))
+    if args.tree_complete:
+        rows = tree_completes(generate((args.entries or [100_000])[0]), args.runs, against)
+    else:
+        sessions = [(f"{n:>7}", generate(n)) for n in args.entries or [10]]
+        rows = first_screens(sessions, args.runs, against)
     print(format_table(rows))
     print(f"\nload average (1 min) at start and end: {load:.1f} {os.getloadavg()[0]:.1f}")
     return 0

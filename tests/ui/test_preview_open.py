@@ -17,6 +17,7 @@ import tui_compactor.session.reader as reader
 from tests.session.test_preview import big_session
 from tests.ui.app_helpers import make_app, settle
 from tui_compactor.session.outline import build_outline
+from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -186,3 +187,60 @@ async def test_without_a_preview_the_bar_shows_while_the_file_is_indexed(
 
 def _screen_text(app: Any) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+@pytest.mark.asyncio
+async def test_the_markdown_renderer_loads_once_the_whole_file_is_shown(
+    big_file: Path, held_index: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its import shares the GIL with the index: it waits until the whole file is indexed and
+    the leaf's gauge is drawn; until then the details show plain text."""
+    import tui_compactor.ui.widgets.details as details_module
+
+    monkeypatch.setattr(details_module, "_markdown_class", None)  # not loaded yet
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "showing the last" in _screen_text(app))
+        await pilot.press("k")  # another entry while indexing: still no renderer import
+        await pilot.pause(1.0)
+        assert app.session is not None and app.session.preview
+        assert not details_module.markdown_loaded()
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+        await until(pilot, details_module.markdown_loaded)
+        assert app.state.whole_screen.is_set() and app.gauge_data is not None
+
+
+@pytest.mark.asyncio
+async def test_the_chart_is_measured_once_the_whole_files_first_screen_is_complete(
+    big_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chart reads every assistant turn of the active path: it waits until the whole
+    file's rows on screen have their counts and the gauge shows, and then it is drawn."""
+    import tui_compactor.ui.app as app_module
+    from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
+
+    seen: list[tuple[bool, bool]] = []  # (whole file, every row on screen counted)
+    real = app_module.chart_points
+
+    def recording(snapshot: Any, settings: Any) -> Any:
+        tree = app.query_one(SessionTree)
+        session = snapshot.session
+        top = int(tree.scroll_y)
+        shown = [row.index for row in tree.rows[top : top + tree.size.height]]
+        counted = all(
+            i in tree.token_counts
+            for i in shown
+            if i < len(session.entries) and session.entries[i].type in MESSAGE_BEARING_TYPES
+        )
+        seen.append((not session.preview, counted and app.gauge_data is not None))
+        return real(snapshot, settings)
+
+    monkeypatch.setattr(app_module, "chart_points", recording)
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+        await until(pilot, lambda: bool(seen))
+        await settle(pilot)
+        assert seen[0] == (True, True)
+        assert app.query_one(ContextChart).points  # drawn

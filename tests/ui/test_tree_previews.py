@@ -127,3 +127,39 @@ async def test_the_tree_draws_under_the_rules_the_app_gives_without_asking_per_r
         assert app.settings.rules == "omp" and not rebuilt
         assert "24,873 tokens before" in drawn_row()
         assert "extension" not in drawn_row()
+
+
+async def test_previews_read_redraw_only_the_rows_that_waited_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Previews read for the rows of one screenful redraw those rows only: after ``G``, ``g``
+    (whose rows wait for their previews) and ``G`` again, the last screenful is drawn from
+    the strips it had, with its previews, and no row is built again."""
+    import tui_compactor.session.reader as reader
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=(120, 14)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert len(tree.rows) > 2 * tree.size.height, "the first and last screenfuls differ"
+        await pilot.press("G")
+        await settle(pilot)
+        last = [tree.render_line(y).text for y in range(tree.size.height)]
+        top = int(tree.scroll_y)
+        width = tree.scrollable_content_region.width
+        assert last == [tree.row_text(p, width).plain for p in range(top, len(tree.rows))]
+        await pilot.press("g")
+        await settle(pilot)
+        built: list[int] = []
+        row_strip = tree._row_strip
+
+        def recorded(position: int, width: int, is_cursor: bool) -> Any:
+            built.append(position)
+            return row_strip(position, width, is_cursor)
+
+        monkeypatch.setattr(tree, "_row_strip", recorded)
+        await pilot.press("G")
+        await settle(pilot)
+        assert [tree.render_line(y).text for y in range(tree.size.height)] == last
+        assert built == [], "rows drawn with their previews were built again"

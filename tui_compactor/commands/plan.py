@@ -207,9 +207,8 @@ def _print_text(
         if not plan.prepared:
             print(f"  not prepared: {sanitize(plan.reason or '', single_line=True)}")
             for pos in plan.nearest_cut_points:
-                entry = entries[plan.branch[pos]]
-                kind = entry.role or entry.type
-                ident = sanitize(entry.id, single_line=True)
+                ident = sanitize(entries[plan.branch[pos]].id, single_line=True)
+                kind = sanitize(plan.kind_at(pos), single_line=True)
                 print(f"  nearest valid cut: {ident} (branch index {pos}, {kind})")
             continue
         for line in plan_lines(session, plan):
@@ -228,7 +227,7 @@ def plan_lines(session: Any, plan: Any) -> list[str]:
     from tui_compactor.textsafe import sanitize
 
     kept = session.entries[plan.branch[plan.first_kept_index]]
-    kind = kept.role or kept.type
+    kind = sanitize(plan.kind_at(plan.first_kept_index), single_line=True)
     region = f"  region       branch [{plan.boundary_start}, {plan.boundary_end})"
     if plan.previous_compaction_index >= 0:
         region += f", previous compaction at branch index {plan.previous_compaction_index}"
@@ -239,7 +238,7 @@ def plan_lines(session: Any, plan: Any) -> list[str]:
     ]
     note = plan.split_turn_note
     if note:
-        lines.append(f"  turn         {note}")
+        lines.append(f"  turn         {sanitize(note, single_line=True)}")
     tokens = plan.region_tokens
     local = f"by local {plan.counter_name} count"
     lines.append(f"  tokens       before {plan.tokens_before} ({_before_source(plan)})")

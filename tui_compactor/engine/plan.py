@@ -105,6 +105,8 @@ class CompactionPlan:
     """The keep-recent value asked for."""
     effective_keep_recent_tokens: int
     """After oh-my-pi's calibration (equal to ``keep_recent_tokens`` otherwise)."""
+    _cache: TokenCache = field(repr=False)
+    """The session's token counts (and the session: ``_cache.session``)."""
     boundary_start: int = 0
     boundary_end: int = 0
     previous_compaction_index: int = -1
@@ -127,7 +129,6 @@ class CompactionPlan:
     nearest_cut_points: list[int] = field(default_factory=list)
     manual_cut: bool = False
     warnings: list[str] = field(default_factory=list)
-    _cache: TokenCache | None = field(default=None, repr=False)
     _region_tokens: dict[str, int] | None = field(default=None, repr=False)
     _file_ops: FileOps | None = field(default=None, repr=False)
     _regions: dict[int, str] | None = field(default=None, repr=False)
@@ -230,9 +231,8 @@ class CompactionPlan:
                 if name != "keep" and entry.type == "message" and entry.role == "assistant":
                     record = entry.data_once()
                     extract_file_ops(message_from_entry(record) or {}, ops, rules)
-                    if cache is not None:
-                        total += cache.entry_tokens(index, record) or 0
-                elif cache is not None:
+                    total += cache.entry_tokens(index, record) or 0
+                else:
                     total += cache.message_tokens(index)
             totals[name] = total
         self._file_ops = ops
@@ -264,7 +264,7 @@ class CompactionPlan:
 
     def kind_at(self, branch_index: int) -> str:
         """Readable kind of the entry at ``branch_index``: ``bash execution``, ``user message``…"""
-        if self._cache is None or not 0 <= branch_index < len(self.branch):
+        if not 0 <= branch_index < len(self.branch):
             return "entry"
         entry = self._cache.session.entries[self.branch[branch_index]]
         if entry.type == "message":
@@ -332,9 +332,7 @@ class CompactionPlan:
         return self._ids_of([item.entry_index for item in messages])
 
     def _ids_of(self, indices: list[int]) -> list[str]:
-        """The ids of the entries at ``indices`` (none without the session)."""
-        if self._cache is None:
-            return []
+        """The ids of the entries at ``indices``."""
         entries = self._cache.session.entries
         return [entries[index].id for index in indices]
 
@@ -398,7 +396,7 @@ class CompactionPlan:
         return row
 
     def _id_at_entry(self, entry_index: int | None) -> str | None:
-        if entry_index is None or self._cache is None:
+        if entry_index is None:
             return None
         return str(self._cache.session.entries[entry_index].id)
 
@@ -547,7 +545,7 @@ def prepare_compaction(
         return plan
     leaf, branch, end, keep = plan.leaf, plan.branch, len(path), plan.keep_recent_tokens
     cache = plan._cache
-    assert leaf is not None and cache is not None
+    assert leaf is not None
 
     previous = -1
     for position in range(end - 1, -1, -1):
@@ -650,7 +648,6 @@ def _prepare_omp(
         return plan
     branch, end, keep = plan.branch, len(path), plan.keep_recent_tokens
     cache = plan._cache
-    assert cache is not None
     start, previous, reset = omp_boundary(path)
     plan.boundary_start = start
     plan.previous_compaction_index = previous

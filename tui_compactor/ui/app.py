@@ -27,7 +27,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ from tui_compactor.ui.bindings import (
     APP_BINDINGS,
     INPUT_OPENERS,
     known_binding_ids,
+    takes_text,
     validated_keymap,
 )
 from tui_compactor.ui.commands import CompactorCommands
@@ -156,6 +157,10 @@ PREVIEW_HEAD_START = 0.5
 
 FIRST_SCREEN_WAIT = 0.5
 """Seconds at most token counting waits for the first gauge to be drawn."""
+
+WHOLE_SCREEN_WAIT = 2.0
+"""Seconds after the whole file is shown at most that the chart, the Markdown renderer and
+the later tabs' modules wait for its first screen to complete (``_check_whole_screen``)."""
 
 START_UP_HOLD = 2.0
 """Seconds after mounting at most that the collector stays paused for the first screen
@@ -467,7 +472,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Run a key that opens an input (``INPUT_OPENERS``) as it arrives, not once it has
         gone through the focused widget and back: the keys typed after it are still queued
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
-        if self.screen is not self._main_screen() or isinstance(self.focused, (Input, TextArea)):
+        if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
         actions = [
             binding.action
@@ -484,20 +489,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         return ran
 
     def hold_keys(self) -> None:
-        """Keep the keys typed from now on until ``focus_and_release`` gives them to the input
-        being opened: focus moves only once the input is built and a later refresh runs, and a
-        key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
+        """Keep the keys typed from now on until an input takes the focus (``on_descendant_focus``
+        gives them to it): focus moves only once the input is built and a later refresh runs,
+        and a key typed in between (``e`` then ``q`` in one burst) would reach the tree or an app
         binding (quit). Released after ``KEY_HOLD_LIMIT`` seconds whatever happens."""
         if self._held_keys is None:
             self._held_keys = []
         self._hold_claimed = True
         if self._key_hold_timer is None:
             self._key_hold_timer = self.set_timer(KEY_HOLD_LIMIT, self.release_keys)
-
-    def focus_and_release(self, widget: Widget) -> None:
-        """Focus ``widget``, then hand it the keys held meanwhile, in the order typed."""
-        widget.focus()
-        self.call_later(self.release_keys)  # runs after the focus callback ``focus`` queued
 
     def release_keys(self) -> None:
         """Send the held keys, in order, to what has the focus now (before any key typed later:
@@ -648,9 +648,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 )
             )
             drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
-            # The details' renderer (``load_details_markdown``) loads now, before the index,
-            # not while it runs: they would share the GIL with each other and the UI.
-            load_markdown()
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:  # every PROGRESS_INTERVAL (the reader's)
@@ -714,6 +711,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
+        self.state.whole_screen.set()
         self.query_one(LoadingBar).stop()
         self.notify(
             sanitize(f"{message.path}: {message.error}"),
@@ -729,7 +727,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
-        keep = self.selected_entry if previous is not None else session.leaf
+        # A reload keeps the cursor's entry; another file starts at its leaf, as when opened.
+        same_file = previous is not None and previous.path == session.path
+        keep = self.selected_entry if same_file else session.leaf
         if previous is not None and previous.preview:
             # Entry indices of the preview count from its first line: carry the cursor by id.
             if keep is not None and keep < len(previous.entries):
@@ -742,11 +742,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.load_seconds = message.seconds
         self.settings = message.settings
         self.state.token_cache = handle.token_cache(self.counter)
-        self.state.plan_report = None
-        self.state.plan_cut = None
+        self.clear_plan()  # its entry indices are the old session's (a plan on its way too)
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
-        tree.set_plan({}, None)
         self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
         self._update_status()
         self._report_diagnostics(session)
@@ -758,13 +756,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 title="indexing stopped",
                 severity="warning",
             )
+        if session.leaf is None:  # no gauge to wait for
+            self._whole_screen_shown()
+        elif not self.state.whole_screen.is_set():  # in case no gauge comes
+            self.set_timer(WHOLE_SCREEN_WAIT, self._whole_screen_shown)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         if message.filter_index == self.filter_index and not self.state.folded:
             self.state.outline_request += 1
             self._show_rows(message.rows, keep)
         else:  # the filter changed or branches were folded while the file was read
             self.rebuild_outline(keep_entry=keep)
-        self.measure_chart(self.handle, self.settings)
+        if self.state.whole_screen.is_set():  # else once the first screen of it is complete
+            self.measure_chart(self.handle, self.settings)
         if self.options.follow and message.session.complete and "follow" not in self._debounce:
             self._debounce["follow"] = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
 
@@ -888,6 +891,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
         tree.set_rows(self.session, rows, keep_entry)
+        # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
+        # between (``c``) must not act on an entry of the rows (or the file) shown before.
+        self.state.selected_entry = tree.cursor_entry
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()
@@ -897,9 +903,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
+        tree = self.query_one(SessionTree)
+        if message.entry_index != tree.cursor_entry:
+            return  # the cursor moved on, or the rows are new (another file's): stale
         self.state.selected_entry = message.entry_index
         self._show_details(message.entry_index)
-        tree = self.query_one(SessionTree)
         row = (
             tree.rows[tree.row_of_entry[message.entry_index]]
             if message.entry_index in tree.row_of_entry
@@ -931,12 +939,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="markdown")
     def load_details_markdown(self) -> None:
-        """Load the details' Markdown renderer once the first screen is drawn (``first_screen``:
-        its imports would share the GIL with it). The entry shown keeps its plain text until
-        another is selected (``EntryDetails.shown_plain``): no visible swap. Then import the
-        views the first screen does not show (``LATER_MODULES``), so the first key that shows
-        one does not wait for its imports."""
-        self.state.first_screen.wait(FIRST_SCREEN_WAIT)
+        """Load the details' Markdown renderer once the whole file is indexed and shown
+        (``whole_screen``: its imports would share the GIL with the index and the first
+        screen). The entry shown keeps its plain text until another is selected
+        (``EntryDetails.shown_plain``): no visible swap. Then import the views the first
+        screen does not show (``LATER_MODULES``), so the first key that shows one does not
+        wait for its imports."""
+        worker = get_current_worker()
+        while not self.state.whole_screen.wait(0.25):
+            if worker.is_cancelled:
+                return
         load_markdown()
         for name in LATER_MODULES:
             importlib.import_module(name)
@@ -997,17 +1009,41 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _count_visible_first(self) -> None:
         """Rows on screen without a token count: restart counting with them first (counts
         already made are cached, so a restart costs little)."""
+
+        if not self.state.token_count_pending and self._visible_uncounted():
+            self.start_token_count()
+
+    def _visible_uncounted(self) -> bool:
+        """Whether a message row on screen has no token count yet."""
         from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
 
         tree = self.query_one(SessionTree)
         top = int(tree.scroll_y)
         entries = self._loaded().entries
-        missing = any(
+        return any(
             row.index not in tree.token_counts and entries[row.index].type in MESSAGE_BEARING_TYPES
             for row in tree.rows[top : top + tree.size.height]
         )
-        if missing and not self.state.token_count_pending:
-            self.start_token_count()
+
+    def _check_whole_screen(self) -> None:
+        """The whole file's first screen is complete once the gauge shows a node of it and the
+        rows on screen have their counts: what waited for it starts (``_whole_screen_shown``)."""
+        if (
+            not self.state.whole_screen.is_set()
+            and self.state.gauge_data is not None
+            and not self._loaded().preview
+            and not self._visible_uncounted()
+        ):
+            self._whole_screen_shown()
+
+    def _whole_screen_shown(self) -> None:
+        """Start what the whole file's first screen does not need, now that it is complete:
+        the chart (reading the usage of every assistant turn on the active path: ~0.5 s of the
+        GIL on 100k entries), the Markdown renderer and the later tabs' modules."""
+        if self.state.whole_screen.is_set() or self.session is None:
+            return
+        self.state.whole_screen.set()
+        self.measure_chart(self.handle, self.settings)
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
@@ -1081,6 +1117,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.cache is not None and message.cache is not self.token_cache:
             return
         self.query_one(SessionTree).add_token_counts(message.counts)
+        self._check_whole_screen()
         selected = self.selected_entry
         if (
             selected is not None
@@ -1190,6 +1227,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         gauge.show(message.data)
+        self._check_whole_screen()
         if not self.pane_started("tab-context"):
             return  # the Context tab, built later, starts from ``gauge_data``
         from tui_compactor.ui.widgets.context_view import ContextView
@@ -1352,7 +1390,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         def edit(view: PlanView) -> None:
             view.show_settings(settings)
-            view.focus_inputs(self.focus_and_release)
+            view.focus_inputs()
 
         self.with_view(PlanView, edit)
 
@@ -1407,15 +1445,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.measure_chart(self.handle, self.settings)
 
     def clear_plan(self) -> None:
-        """Remove the plan marks from the tree."""
-        from tui_compactor.ui.widgets.plan_view import PlanView
-
+        """Forget the plan (a plan on its way too) and remove its marks from the tree."""
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
+        if not self.pane_started("tab-plan"):
+            return  # no plan shown (its module is not imported before the first screen)
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
         self.with_view(
             PlanView,
             lambda view: view.show_message("press c for the compaction plan of the selected node"),
@@ -1771,8 +1811,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_compaction_append_failed(self, message: CompactionAppendFailed) -> None:
         """Say why nothing was written; the panel may accept again."""
-        self.state.running_jobs = max(0, self.state.running_jobs - 1)
-        self._update_status()
+        self._job_ended()
         message.panel.reopen()
         self.refresh_bindings()
         self.notify(
@@ -1820,14 +1859,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.after_growth(message.added, announce=False)
         title = "the session grew: nothing written"
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
-            self.close_review(
+            self._compaction_not_written(
                 "the session grew before this compaction was written, so it was "
                 "not written. The plan was made again at the new leaf (Plan "
-                "tab): r summarizes it, a accepts."
+                "tab): r summarizes it, a accepts.",
+                message.leaf,
             )
-            self._replan_after_growth(message.leaf)
             self.notify(
                 "planned again at the new leaf: check the plan, r runs it, a accepts",
                 title=title,
@@ -1849,6 +1886,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             )
             self.ask_undo(message.target)
 
+    def _job_ended(self) -> None:
+        """A write or a summary is no longer in flight: the status line's count says so."""
+        self.state.running_jobs = max(0, self.state.running_jobs - 1)
+        self._update_status()
+
+    def _compaction_not_written(self, reason: str, leaf: int | None) -> None:
+        """A finished compaction was not written (the file changed first): its job ends, its
+        review closes saying ``reason`` and the plan is made again (``_replan_after_growth``)."""
+        self._job_ended()
+        self.close_review(reason)
+        self._replan_after_growth(leaf)
+
     def _stale_after_reload(self, message: WriteStale) -> None:
         """The file was rewritten on disk and loaded again after the write was proposed:
         nothing was written. A compaction is planned again on the file as it is now; a move
@@ -1861,16 +1910,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             "was rewritten and loaded again, so it was not written"
         )
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
-            self.close_review(
+            # Indices of the old file mean nothing now: planned at the file's leaf, no cut.
+            self.state.plan_leaf = self.state.plan_cut = None
+            self._compaction_not_written(
                 f"{said}. The plan was made again on the file as it is now (Plan tab): r "
-                "summarizes it, a accepts."
+                "summarizes it, a accepts.",
+                self._loaded().leaf,
             )
-            self.state.plan_leaf = self._loaded().leaf  # indices of the old file mean nothing now
-            self.state.plan_cut = None
-            self.action_show_tab("tab-plan")
-            self.request_plan()
             said += ": planned again on the file as it is now"
         else:
             said += ": choose again in the tree as it is now"
@@ -2071,8 +2117,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(SessionTree).set_progress(message.target, message.text)
         if message.text is None:
             self.pending_targets.discard(message.target)
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
-            self._update_status()
+            self._job_ended()
 
     def action_undo(self) -> None:
         """Undo a compaction: move the leaf back to the compaction's parent (nothing deleted).
@@ -2332,10 +2377,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.with_view(ContextView, zoom)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """A key that moves the focus out of the full-screen Context text (``/``, ``e``, a
-        search landing on the tree...) gives the layout back: nothing is typed or moved unseen."""
+        """An input taking the focus gets the keys held for it (``hold_keys``), in the order
+        typed, whoever opened it. A key that moves the focus out of the full-screen Context
+        text (``/``, ``e``, a search landing on the tree...) gives the layout back: nothing is
+        typed or moved unseen."""
         from textual.dom import NoScreen
 
+        if self._held_keys is not None and takes_text(event.widget):
+            self.release_keys()
         try:
             screen = event.widget.screen
         except NoScreen:  # focus moving while the app shuts down
@@ -2444,7 +2493,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        self.focus_and_release(search)
+        search.focus()
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom
@@ -2632,7 +2681,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Our own append landed: show the new node at once and say what happened."""
         self.notify(message.description, title=message.kind, timeout=4)
         if message.kind == "compaction":
-            self.state.running_jobs = max(0, self.state.running_jobs - 1)
+            self._job_ended()
             self.clear_plan()
             self.close_review(message.description)
         if message.select_entry is not None:

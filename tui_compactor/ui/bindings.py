@@ -10,9 +10,15 @@ Ids are listed by ``?`` (help) next to each binding. Unknown ids are reported, n
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
+from textual.keys import _character_to_key, key_to_character
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
 
 APP_BINDINGS: list[Binding] = [
     Binding("q", "quit", "Quit", id="quit"),
@@ -107,6 +113,22 @@ Tab, are not among them)."""
 INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label"})
 """The actions that open an input and give it the focus: the keys typed right after one of them
 belong to that input (``CompactorApp.hold_keys``)."""
+
+
+_NAMED_CHARACTERS = {_character_to_key(char): char for char in string.punctuation}
+"""Key name -> the character it types, for the names ``key_to_character`` does not know
+(``slash``: Unicode calls ``/`` SOLIDUS)."""
+
+
+def takes_text(widget: Widget | None, key: str = "a") -> bool:
+    """True when ``widget`` (an input being typed in) takes ``key`` as text, not as a binding's
+    key: Textual's ``check_consume_key``. Without ``key``: whether it takes letters, that is
+    whether the user is typing into it. The one rule for "typing": the footer's keys, the
+    review's keys, the keys that open an input and the keys held for one follow it."""
+    if widget is None:
+        return False
+    character = key_to_character(key) or _NAMED_CHARACTERS.get(key)
+    return bool(widget.check_consume_key(key, character))
 
 
 def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:

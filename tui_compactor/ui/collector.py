@@ -8,34 +8,41 @@ collector's reach (``gc.freeze``, as ``session.gc_paused`` does after indexing),
 collection scans only what the young generations hold, like a middle one: no collection grows
 with the heap. (Freezing after full collections only still left the survivors of three middle
 collections to each full one: 18-33k objects and 15-33 ms of CPU on the 100k session while
-summaries streamed or the navigation dialog opened, since a new container of a plan or of the
-tree's rows is scanned reference by reference.)
+summaries streamed or the navigation dialog opened.)
 
 Frozen objects are still freed by reference counting; only reference cycles among them (a
 closed dialog, a removed compaction panel, a short-lived cycle that happened to outlive one
-middle collection) wait. What waits is bounded: once this policy froze ``DEEP_COLLECT_AFTER``
-objects since the last deep collection (or the last check that found none due), it stops
-freezing, and collections work as CPython's do on what is not frozen: cycles made from then on
-are freed by them, and a full one scans only what lived since freezing stopped, not the frozen
-heap (the session's index). At that bound the frozen objects still alive are counted first: if
-they did not grow by ``DEEP_COLLECT_GROWTH`` since the last deep collection (what was frozen has
-been freed by reference counting: strips, a worker's context), there is nothing waiting and
-freezing goes on; otherwise it stops until the deep collection. (Stopping at the bound alone
-brought CPython's full collections back in every long flow without an idle pause: 50k objects
-and 30-70 ms of UI CPU each while the navigation dialog opened.)
+middle collection) wait for a deep collection. Most of those cycles were Textual's strips: a
+strip divided at its own length caches a list holding itself (``Strip.divide``), and the
+compositor divides every line it draws, so every strip drawn became cyclic garbage (two thirds
+of what waited). ``install`` makes that case return without the cache (``_break_strip_cycles``):
+reference counting frees those strips.
+
+What waits is measured as the growth of the interpreter's allocated memory blocks since the
+last deep collection (``sys.getallocatedblocks``: it walks the allocator's pools, not the
+objects, under a millisecond for a 100k session's heap; read at each middle and full
+collection), not by counting the frozen objects (``gc.get_freeze_count`` walks them all: 20-40
+ms on the 100k session under load, which landed inside a collection on the UI thread). Objects
+frozen and then freed by reference counting (strips, a worker's context) do not grow it. Once
+it grew by ``DEEP_COLLECT_GROWTH`` a deep collection is due; freezing goes on, so no full
+collection scans a growing heap while the user works. Only past ``FREEZE_LIMIT`` (memory still
+bounded if the user never pauses) does freezing stop until the deep collection: collections
+then work as CPython's do on what is not frozen (cycles made from then on are freed by them; a
+full one scans what lived since freezing stopped, not the session's index).
 
 ``deep_collect_if_due`` collects the frozen cycles, called by the app only while the user is idle
 and no worker runs. A deep collection scans every frozen object, the session's index included
 (0.15-0.25 s of CPU with a 100k-entry or a 200k-deep session open, three times that in wall time on
-a busy machine), and that time the event loop waits; so it runs only when it can free something:
-when the frozen objects still alive grew by ``DEEP_COLLECT_GROWTH`` since the last one. Most of what
-collections freeze (strips, a worker's context) is freed by reference counting soon after and is no
-reason to scan.
+a busy machine), and that time the event loop waits; so it runs only when it can free something.
+Legitimate growth (a session's token counts, a live file's new entries) also makes it due: it
+then frees little, and the growth counts from what is alive after it.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tui_compactor.session.session import pause_gc, resume_gc
@@ -44,22 +51,24 @@ __all__ = [
     "install",
     "uninstall",
     "deep_collect_if_due",
-    "frozen_since_deep",
+    "grown",
     "rebase",
     "hold_for_start_up",
     "release_start_up",
-    "DEEP_COLLECT_AFTER",
     "DEEP_COLLECT_GROWTH",
+    "FREEZE_LIMIT",
 ]
 
-DEEP_COLLECT_AFTER = 200_000
-"""Objects frozen by this policy between two counts of the frozen objects still alive (at a
-collection past this bound, and at the idle check; ``gc.get_freeze_count`` walks them all: 10 ms
-for 170k): dead cycles among them wait for a deep collection, so this bounds them."""
+DEEP_COLLECT_GROWTH = 400_000
+"""Growth of the allocated memory blocks since the last deep collection that makes one due
+(at the next idle check): only objects in reference cycles outlive their last reference, so
+this bounds what waits for a user who pauses (~25 MB; Textual's strips are ~50 bytes a
+block)."""
 
-DEEP_COLLECT_GROWTH = 100_000
-"""Growth of the frozen objects still alive since the last deep collection that makes one due:
-only objects in reference cycles outlive their last reference, so this bounds what waits."""
+FREEZE_LIMIT = 4 * DEEP_COLLECT_GROWTH
+"""Growth past which survivors are no longer frozen until the deep collection: what waits stays
+bounded for a user who never pauses, at the price of full collections that scan what lived
+since."""
 
 FULL_EVERY = 3
 """Collections of the middle generation between two full ones (CPython's default: 10); with
@@ -67,17 +76,13 @@ the survivors of each frozen, a full one costs about what a middle one does."""
 
 _installed = 0
 _default_thresholds: tuple[int, int, int] | None = None
-_frozen_since_deep = 0
-"""Objects this policy froze since the last deep collection (not those frozen elsewhere, such
-as a freshly indexed session: those are alive by design)."""
-_alive_after_deep: int | None = None
-"""Frozen objects alive after the last deep collection; None: count them at the next check
+_blocks_after_deep: int | None = None
+"""Allocated blocks after the last deep collection; None: read them at the next collection
 (after ``install`` and ``rebase``)."""
+_grown = 0
+"""Growth of the allocated blocks since the last deep collection, at the last collection."""
 _start_up_held = False
 """Whether ``hold_for_start_up`` pauses the collector now."""
-_deep_due = False
-"""The frozen objects still alive grew enough for a deep collection: freezing waits for it
-(and is not counted again at every collection meanwhile)."""
 
 
 def hold_for_start_up() -> None:
@@ -104,42 +109,48 @@ def release_start_up() -> None:
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
     """``gc.callbacks`` hook: freeze the survivors of every middle and full collection, until
-    ``DEEP_COLLECT_AFTER`` objects were frozen since the last deep collection or idle check."""
-    global _frozen_since_deep, _deep_due
-    if phase != "stop" or info.get("generation", 0) < 1 or _deep_due:
+    the allocated blocks grew by ``FREEZE_LIMIT`` since the last deep collection."""
+    global _blocks_after_deep, _grown
+    if phase != "stop" or info.get("generation", 0) < 1:
         return
-    if _frozen_since_deep >= DEEP_COLLECT_AFTER and _grew(DEEP_COLLECT_GROWTH):
-        _deep_due = True
-        return
-    # Survivors of a middle or full collection are in generation 2 (which holds nothing
-    # else: it was frozen last time); ``gc.get_freeze_count`` would walk all frozen
-    # objects, the session's index too.
-    _frozen_since_deep += len(gc.get_objects(2))
-    gc.freeze()
+    blocks = sys.getallocatedblocks()
+    if _blocks_after_deep is None:
+        _blocks_after_deep = blocks
+    _grown = blocks - _blocks_after_deep
+    if _grown < FREEZE_LIMIT:
+        gc.freeze()
 
 
-def _grew(growth: int) -> bool:
-    """Whether the frozen objects still alive grew by ``growth`` since the last deep
-    collection. If not, what was frozen since has been freed (no cycle holds it) or was frozen
-    on purpose: the freezing counts from zero again."""
-    global _frozen_since_deep, _alive_after_deep, _deep_due
-    alive = gc.get_freeze_count()
-    if _alive_after_deep is None or alive - _alive_after_deep < growth:
-        if _alive_after_deep is None:
-            _alive_after_deep = alive
-        _frozen_since_deep = 0
-        _deep_due = False
-        return False
-    return True
+def _break_strip_cycles() -> None:
+    """Make ``Strip.divide`` at the strip's own length return without caching a list that holds
+    the strip itself (Textual 8 caches ``[self]`` in the strip's ``_divide_cache``: a cycle that
+    only the cyclic collector can free, made for every line the compositor draws). The result
+    is the same: a list holding the strip. Other cuts go through Textual's cached path."""
+    from textual.strip import Strip
+
+    divide = Strip.divide
+    if getattr(divide, "_without_self_cycle", False):
+        return
+
+    def divide_without_self_cycle(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+        length = self.cell_length
+        kept = [cut for cut in cuts if cut <= length]
+        if kept == [length]:
+            return [self]
+        return divide(self, kept)
+
+    divide_without_self_cycle._without_self_cycle = True  # type: ignore[attr-defined]
+    divide_without_self_cycle.__doc__ = divide.__doc__
+    Strip.divide = divide_without_self_cycle  # type: ignore[method-assign]
 
 
 def install() -> None:
     """Start the policy (idempotent per app: every ``install`` needs an ``uninstall``)."""
-    global _installed, _frozen_since_deep, _default_thresholds, _alive_after_deep, _deep_due
+    global _installed, _default_thresholds, _blocks_after_deep, _grown
     if _installed == 0:
-        _frozen_since_deep = 0
-        _deep_due = False
-        _alive_after_deep = None  # the first full collection freezes the whole live heap
+        _break_strip_cycles()
+        _blocks_after_deep = None  # the first collection freezes the whole live heap
+        _grown = 0
         _default_thresholds = gc.get_threshold()
         gc.set_threshold(_default_thresholds[0], _default_thresholds[1], FULL_EVERY)
         gc.callbacks.append(_freeze_survivors)
@@ -163,31 +174,32 @@ def uninstall() -> None:
 
 def rebase() -> None:
     """Long-lived objects were frozen on purpose (a freshly indexed session): they are not
-    garbage, so the growth that makes a deep collection due counts from the next check."""
-    global _alive_after_deep
-    _alive_after_deep = None
+    garbage, so the growth that makes a deep collection due counts from the next collection."""
+    global _blocks_after_deep, _grown
+    _blocks_after_deep = None
+    _grown = 0
 
 
-def deep_collect_if_due(limit: int = DEEP_COLLECT_AFTER, growth: int = DEEP_COLLECT_GROWTH) -> bool:
-    """Collect cycles among frozen objects if it can free something; True if it ran.
+def grown() -> int:
+    """Growth of the allocated blocks since the last deep collection (or ``install``,
+    ``rebase``), as read at the last middle or full collection."""
+    return _grown
 
-    Due once ``limit`` objects were frozen by this policy and the frozen objects still alive
-    grew by ``growth`` since the last deep collection (or since the first check after
-    ``install`` or ``rebase``, which only counts them). This scans the whole heap, the
-    session's index included, so the app calls it only while the user is idle.
+
+def deep_collect_if_due(growth: int = DEEP_COLLECT_GROWTH) -> bool:
+    """Collect cycles among frozen objects if memory grew by ``growth`` blocks since the last
+    deep collection; True if it ran.
+
+    This scans the whole heap, the session's index included, so the app calls it only while
+    the user is idle.
     """
-    global _frozen_since_deep, _alive_after_deep, _deep_due
-    if not _installed or (_frozen_since_deep < limit and not _deep_due) or not _grew(growth):
+    global _blocks_after_deep, _grown
+    if not _installed or _blocks_after_deep is None:
+        return False
+    if sys.getallocatedblocks() - _blocks_after_deep < growth:
         return False
     gc.unfreeze()
-    _frozen_since_deep = 0  # so the callback freezes the survivors again
-    _deep_due = False
-    gc.collect()
-    _frozen_since_deep = 0
-    _alive_after_deep = gc.get_freeze_count()
+    _blocks_after_deep = None  # read again after it: what it left alive is the new base
+    gc.collect()  # the callback freezes the survivors and reads the new base
+    _grown = 0
     return True
-
-
-def frozen_since_deep() -> int:
-    """Objects this policy froze since the last deep collection (for tests and benchmarks)."""
-    return _frozen_since_deep

@@ -135,9 +135,7 @@ class SessionExtras(_Base):
             self.append_label(handle, selected, text, basis)
 
         app.hold_keys()  # until the dialog's input has the focus
-        self.push_screen(
-            LabelDialog(what, session.label_of(selected), app.focus_and_release), chosen
-        )
+        self.push_screen(LabelDialog(what, session.label_of(selected)), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="label")
     def append_label(

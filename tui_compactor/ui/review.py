@@ -20,8 +20,10 @@ from textual import events
 from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Static
+from textual.widgets import Static
 from textual.worker import WorkerState
+
+from tui_compactor.ui.bindings import takes_text
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -79,9 +81,7 @@ class ReviewKeys(_Base):
         and the user is not typing into an input."""
         if not self.is_running or len(self.screen_stack) > 1 or self.review_panel is None:
             return False
-        from textual.widgets import TextArea  # not at start-up: ~6 ms, no review yet
-
-        return not isinstance(self.focused, (Input, TextArea))
+        return not takes_text(self.focused)
 
     def check_review_action(self, action: str, parameters: tuple[object, ...]) -> bool:
         """Whether a review action answers now (False lets the key reach the tree or tabs)."""
@@ -96,7 +96,7 @@ class ReviewKeys(_Base):
 
     def footer_actions(self) -> list[str]:
         """The actions the footer shows now, most important first (``StateFooter``)."""
-        if isinstance(self.focused, Input) and self.is_running:
+        if takes_text(self.focused) and self.is_running:
             # Typing into the budget editor, the search box or the focus text: the letter keys
             # are text; esc goes back to the tree, tab to the next field.
             return ["cancel", "app.focus_next", "help", "quit"]

@@ -56,6 +56,11 @@ class AppState:
     first_screen: threading.Event = field(default_factory=threading.Event)
     """Set once the first gauge is drawn: token counting (and the cl100k table it loads)
     waits for it, so the first screen does not share the GIL with them."""
+    whole_screen: threading.Event = field(default_factory=threading.Event)
+    """Set once the whole file's first screen is complete: indexed, its gauge shown and the
+    rows on screen counted (or the index ended with nothing to measure). The chart and the
+    imports that screen does not need (the Markdown renderer, the later tabs) wait for it, so
+    they do not share the GIL with the index and that screen."""
 
     selected_entry: int | None = None
     folded: set[int] = field(default_factory=set)

@@ -12,7 +12,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from tui_compactor.ui.screens.tinted import TintedModalScreen
-from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["ConfirmDialog"]
 
@@ -40,14 +39,13 @@ class ConfirmDialog(TintedModalScreen[bool]):
         self.yes_label = yes
         self.no_label = no
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         """The question and two buttons."""
         with Vertical():
             yield Static(self.question, id="confirm-question")
             with Horizontal():
                 yield Button(f"{self.yes_label} y", id="confirm-yes", variant="error", compact=True)
                 yield Button(f"{self.no_label} n", id="confirm-no", variant="primary", compact=True)
-        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """No is the default."""

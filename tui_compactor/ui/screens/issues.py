@@ -23,7 +23,6 @@ from textual.widgets import DataTable, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.screens.tinted import TintedModalScreen
-from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["IssuesScreen", "IssueJump", "entry_for_diagnostic"]
 
@@ -88,7 +87,7 @@ class IssuesScreen(TintedModalScreen[IssueJump | None]):
         self.diagnostics = list(diagnostics)
         self.verdict = verdict
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         """Title, the table, a hint."""
         count = len(self.diagnostics)
         title = Text(f"{count} issue{'' if count == 1 else 's'} found while loading ", style="bold")
@@ -104,7 +103,6 @@ class IssuesScreen(TintedModalScreen[IssueJump | None]):
                 ),
                 id="issues-hint",
             )
-        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Fill the table."""

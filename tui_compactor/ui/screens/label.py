@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,11 +9,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from tui_compactor.ui.screens.tinted import TintedModalScreen
-from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.workbench.actions import label_text
 
 __all__ = ["LabelDialog", "LABEL_MAX_CHARS"]
@@ -41,21 +38,16 @@ class LabelDialog(TintedModalScreen[str | None]):
     LabelDialog #label-hint { height: 1; color: $text-muted; }
     """
 
-    def __init__(
-        self, what: Text, current: str | None, focus: Callable[[Widget], None] | None = None
-    ) -> None:
+    def __init__(self, what: Text, current: str | None) -> None:
         """Args:
         what: the entry being labeled, as shown to the user (built from sanitized text).
         current: its label now, if any.
-        focus: how to focus the input (the app's, which hands over the keys typed while the
-            dialog was made); else the input is simply focused.
         """
         super().__init__()
         self.what = what
         self.current = current or ""
-        self._focus = focus
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         """What is labeled, the input, a hint."""
         with Vertical():
             yield Static(self.what, id="label-what")
@@ -69,15 +61,10 @@ class LabelDialog(TintedModalScreen[str | None]):
                 Text("enter: save (appends a label entry) · empty: clear · esc: cancel"),
                 id="label-hint",
             )
-        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Type straight away."""
-        field = self.query_one(Input)
-        if self._focus is None:
-            field.focus()
-        else:
-            self._focus(field)
+        self.query_one(Input).focus()
 
     def action_cancel(self) -> None:
         """Close without a change."""

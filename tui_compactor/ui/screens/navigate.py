@@ -28,7 +28,6 @@ from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.screens.tinted import TintedModalScreen
-from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
 
@@ -189,7 +188,7 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         """A summary needs something to summarize and a file we may append to."""
         return bool(self.plan.entries) and self.append_refusal is None
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         """Facts about the move, the three options, the custom-instructions area, buttons."""
         with Vertical(id="navigate-box"):
             yield Static(Text("Navigate to another point in the tree"), id="navigate-title")
@@ -236,7 +235,6 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
                     )
                 yield Button("Navigate", variant="primary", id="navigate-go")
                 yield Button("Cancel", id="navigate-cancel")
-        yield StateFooter()  # the dialog's keys, not the screen's beneath it
 
     def on_mount(self) -> None:
         """Focus the options, first one highlighted."""

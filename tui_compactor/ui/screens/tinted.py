@@ -6,7 +6,8 @@ blended with the tint and added to its style, though the main screen's ~800 segm
 few dozen styles once their mouse offsets are cleared (the tint clears them anyway): 4 ms of
 each repaint of a dialog, three of them as the navigation dialog opens. ``TintedModalScreen``
 tints each style once (the same rule: Textual's own ``process_segments`` on one segment of that
-style) and reuses it: 1.3-2.3 ms.
+style) and reuses it: 1.3-2.3 ms. Under every dialog's own widgets (``compose_dialog``) it
+puts the footer with the dialog's keys, not the screen's beneath it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from collections.abc import Iterable
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
+from textual.app import ComposeResult
 from textual.color import Color
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import ModalScreen, ScreenResultType
+
+from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["TintedModalScreen", "tint_segments"]
 
@@ -52,7 +56,17 @@ class _TintedBackground(BackgroundScreen):
 
 
 class TintedModalScreen(ModalScreen[ScreenResultType]):
-    """A modal screen whose translucent background is tinted style by style."""
+    """A modal screen whose translucent background is tinted style by style, with its own
+    widgets (``compose_dialog``) above a footer of its keys."""
+
+    def compose(self) -> ComposeResult:
+        """The dialog, then the footer: the dialog's keys, not the screen's beneath it."""
+        yield from self.compose_dialog()
+        yield StateFooter()
+
+    def compose_dialog(self) -> ComposeResult:
+        """The dialog's own widgets."""
+        yield from ()
 
     def render(self) -> RenderableType:
         rendered = super().render()

@@ -14,7 +14,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from tui_compactor.ui.widgets.gauge import fit_lines
+from tui_compactor.ui.widgets.gauge import append_cells, fit_lines
 from tui_compactor.ui.widgets.labels import format_tokens
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
@@ -101,40 +101,41 @@ class ContextChart(Widget):
         threshold_row = None
         if self.threshold and self.threshold <= scale_max:
             threshold_row = min(height - 1, int(self.threshold / scale_max * height))
+        bar, over, threshold, selected = (
+            self._style(name) for name in ("bar", "over", "threshold", "selected")
+        )
+        compaction, axis = self._style("compaction"), self._style("axis")
         lines: list[Text] = []
         for row in range(height - 1, -1, -1):
-            out = Text()
+            cells: list[tuple[str, Style]] = []
             for value, _has_compaction, is_selected in columns:
                 filled = value / scale_max * height - row
                 eighths = max(0, min(8, round(filled * 8)))
-                over = self.threshold is not None and value >= self.threshold
-                style = self._style("over" if over else "bar")
-                if is_selected:
-                    style += self._style("selected")
+                is_over = self.threshold is not None and value >= self.threshold
+                style = over if is_over else bar
                 if eighths == 0 and row == threshold_row:
-                    out.append(
-                        "╌",
-                        self._style("threshold")
-                        + (self._style("selected") if is_selected else Style()),
-                    )
+                    cells.append(("╌", threshold + selected if is_selected else threshold))
                 else:
-                    out.append(EIGHTHS[eighths], style)
+                    cells.append((EIGHTHS[eighths], style + selected if is_selected else style))
+            out = Text()
+            append_cells(out, cells)
             if row == height - 1:
                 top = "window" if near and self.window else "scale"
-                out.append(f" {format_tokens(scale_max)} {top}", self._style("axis"))
+                out.append(f" {format_tokens(scale_max)} {top}", axis)
             elif row == threshold_row:
-                out.append(f" {format_tokens(self.threshold)} compact", self._style("threshold"))
+                out.append(f" {format_tokens(self.threshold)} compact", threshold)
             elif row == 0:
-                out.append(f" peak {format_tokens(peak)}", self._style("axis"))
+                out.append(f" peak {format_tokens(peak)}", axis)
             lines.append(out)
-        out = Text()
+        marks: list[tuple[str, Style]] = []
         for _value, has_compaction, is_selected in columns:
-            mark = "▲" if has_compaction else "─"
-            style = self._style("compaction" if has_compaction else "axis")
-            if is_selected:
-                style += self._style("selected")
-            out.append(mark, style)
-        out.append(f" {len(self.points)} turns", self._style("axis"))
+            style = compaction if has_compaction else axis
+            marks.append(
+                ("▲" if has_compaction else "─", style + selected if is_selected else style)
+            )
+        out = Text()
+        append_cells(out, marks)
+        out.append(f" {len(self.points)} turns", axis)
         lines.append(out)
         return fit_lines(lines, width)
 

@@ -14,7 +14,6 @@ out and rebuilt whenever the bindings change, a tenth of the first screen's star
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +22,10 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.keys import _character_to_key, key_to_character
 from textual.strip import Strip
 from textual.widget import Widget
+
+from tui_compactor.ui.bindings import takes_text
 
 __all__ = ["FooterItem", "StateFooter"]
 
@@ -146,7 +146,7 @@ class StateFooter(Widget, can_focus=False):
         focused = self.screen.focused
         by_action: dict[str, tuple[Binding, bool, str]] = {}
         for node, binding, enabled, tooltip in self.screen.active_bindings.values():
-            if focused is not None and node is not focused and _typed(focused, binding.key):
+            if focused is not None and node is not focused and takes_text(focused, binding.key):
                 continue
             known = by_action.get(binding.action)
             # The project's own binding (it has an id) wins over Textual's (``ctrl+q`` quit).
@@ -280,14 +280,3 @@ class StateFooter(Widget, can_focus=False):
             self.app.simulate_key(item.key)
         else:
             self.app.bell()
-
-
-_NAMED_CHARACTERS = {_character_to_key(char): char for char in string.punctuation}
-"""Key name -> the character it types, for the names ``key_to_character`` does not know
-(``slash``: Unicode calls ``/`` SOLIDUS)."""
-
-
-def _typed(widget: Widget, key: str) -> bool:
-    """True when ``widget`` (an input) takes ``key`` as text instead of a binding's key."""
-    character = key_to_character(key) or _NAMED_CHARACTERS.get(key)
-    return bool(widget.check_consume_key(key, character))

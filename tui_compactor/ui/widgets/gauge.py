@@ -10,6 +10,10 @@ the middle of a word: the least important parts are left out first (``fit_parts`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import groupby
+from operator import itemgetter
+
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
@@ -32,6 +36,14 @@ def fit_lines(lines: list[Text], width: int) -> Text:
             joined.append("\n")
         joined.append_text(line)
     return joined
+
+
+def append_cells(text: Text, cells: Iterable[tuple[str, Style]]) -> None:
+    """Append ``cells`` (character, style) to ``text`` as one span per run of equal styles:
+    Textual converts each span's style on every paint, and a bar or chart drawn a span per
+    cell pays that for every cell (~5 ms a paint for the chart)."""
+    for style, run in groupby(cells, key=itemgetter(1)):
+        text.append("".join(char for char, _ in run), style)
 
 
 Part = tuple[Text, int, Text | None]
@@ -234,16 +246,24 @@ class ContextGauge(Widget):
         keep_start = cell(max(data.tokens - data.keep_recent, 0))
         threshold_cell = cell(data.threshold) if data.threshold is not None else None
         reserve_start = cell(scale_max - data.reserve) if data.reserve and data.window else width
+        threshold_style = self._style("threshold")
+        keep_style = self._style("keep")
+        reserve_style = self._style("reserve")
+        free_style = self._style("free")
+
+        def cells() -> Iterable[tuple[str, Style]]:
+            for position in range(width):
+                if threshold_cell is not None and position == min(threshold_cell, width - 1):
+                    yield "┃", threshold_style
+                elif position < keep_start:
+                    yield "█", used_style
+                elif position < used_cells:
+                    yield "▓", keep_style
+                elif position >= reserve_start:
+                    yield "░", reserve_style
+                else:
+                    yield "─", free_style
+
         bar = Text(no_wrap=True)
-        for position in range(width):
-            if threshold_cell is not None and position == min(threshold_cell, width - 1):
-                bar.append("┃", self._style("threshold"))
-            elif position < keep_start:
-                bar.append("█", used_style)
-            elif position < used_cells:
-                bar.append("▓", self._style("keep"))
-            elif position >= reserve_start:
-                bar.append("░", self._style("reserve"))
-            else:
-                bar.append("─", self._style("free"))
+        append_cells(bar, cells())
         return bar

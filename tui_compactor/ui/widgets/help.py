@@ -20,7 +20,6 @@ from textual.keys import format_key
 from textual.widgets import Static
 
 from tui_compactor.ui.screens.tinted import TintedModalScreen
-from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["HelpScreen", "bindings_table", "key_label", "keys_label", "help_groups", "LEGEND"]
 
@@ -179,7 +178,7 @@ class HelpScreen(TintedModalScreen[None]):
         self.keymap = keymap
         self.keymap_read = keymap_read
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         """Title, legend, the bindings table."""
         with VerticalScroll():
             yield Static(Text("tui-compactor — keys", style="bold"))
@@ -192,4 +191,3 @@ class HelpScreen(TintedModalScreen[None]):
                 "config.toml changes them on your own sessions)"
             )
             yield Static(Text(keys + "  ·  ctrl+p opens the command palette", style="dim"))
-        yield StateFooter()  # the dialog's keys, not the screen's beneath it

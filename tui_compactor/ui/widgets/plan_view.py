@@ -16,7 +16,6 @@ CLI's ``--instructions`` / ``--replace-instructions``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any, cast
 
 from rich.console import RenderableType
@@ -26,7 +25,6 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
@@ -454,20 +452,16 @@ class PlanView(VerticalScroll):
             shrink=False,
         )
 
-    def focus_inputs(self, focus: Callable[[Widget], None] | None = None) -> None:
-        """Put the focus on the first input (once the form is mounted), with ``focus`` if
-        given (the app's, which hands over the keys typed while the form was made)."""
+    def focus_inputs(self) -> None:
+        """Put the focus on the first input (once the form is mounted)."""
         field = self._fields.get("plan-keep")
         if self._rows or field is None or not field.is_mounted:
             self._mount_form_now()
-            self.call_after_refresh(self.focus_inputs, focus)
+            self.call_after_refresh(self.focus_inputs)
             return
         assert isinstance(field, Input)
         field.select_all()  # typing replaces the figure
-        if focus is None:
-            field.focus()
-        else:
-            focus(field)
+        field.focus()
 
     def options(self) -> tuple[str, str, bool]:
         """The method, focus text and replace flag shown now."""

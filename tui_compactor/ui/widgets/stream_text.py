@@ -135,8 +135,7 @@ class StreamText(ScrollView, can_focus=True):
         self._raw_chunks: list[str] = []
         self._pending: list[str] = []
         self._lines: list[str] = []
-        self._raw_lines: list[str] = []
-        """The complete lines drawn so far as they came (``_lines`` are sanitized)."""
+        """The complete lines drawn so far, sanitized (as they came: ``text``'s lines)."""
         self._line_ends: list[int] = []
         """Per complete line: the number of rows (``_strips``) up to and including it."""
         self._tail_raw = ""
@@ -179,17 +178,17 @@ class StreamText(ScrollView, can_focus=True):
         most (spaces stripped at its ends, escapes removed), and re-wrapping a long reply
         whole would cost as much as drawing it again.
         """
-        self.flush()
+        self.flush()  # nothing pending: the drawn lines are the text's complete lines
         lines = text.split("\n")
         kept = 0
-        limit = min(len(self._raw_lines), len(lines) - 1)
+        limit = min(len(self._lines), len(lines) - 1)
         if self._content_width() != self._wrap_width:
             limit = 0  # the rows were wrapped at another width: wrap everything again
-        while kept < limit and self._raw_lines[kept] == lines[kept]:
+        drawn = self.text.split("\n", limit)[:limit] if limit else []
+        while kept < limit and drawn[kept] == lines[kept]:
             kept += 1
         rows = self._line_ends[kept - 1] if kept else 0
         del self._lines[kept:]
-        del self._raw_lines[kept:]
         del self._line_ends[kept:]
         del self._strips[rows:]
         self._tail_raw = ""
@@ -206,7 +205,6 @@ class StreamText(ScrollView, can_focus=True):
         self._raw_chunks.clear()
         self._pending.clear()
         self._lines.clear()
-        self._raw_lines.clear()
         self._line_ends.clear()
         self._tail_raw = ""
         self._strips.clear()
@@ -230,7 +228,6 @@ class StreamText(ScrollView, can_focus=True):
         for raw_line in complete:
             line = sanitize(raw_line)
             self._lines.append(line)
-            self._raw_lines.append(raw_line)
             self._strips.extend(self._wrap(line, width))
             self._line_ends.append(len(self._strips))
         self._tail_strips = self._wrap(sanitize(self._tail_raw), width) if self._tail_raw else []

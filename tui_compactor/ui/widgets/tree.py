@@ -16,7 +16,6 @@ from itertools import repeat
 from typing import Any
 
 from rich.cells import cell_len
-from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -242,6 +241,8 @@ class SessionTree(ScrollView, can_focus=True):
         self.file_leaf: int | None = None
         self.covered_rows = 0
         """Rows at the bottom a box lies over (``cover_bottom``)."""
+        self._drawn_height = 0
+        """The height the rows were last drawn at (``render_lines``)."""
         self._generation = 0
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
@@ -272,6 +273,7 @@ class SessionTree(ScrollView, can_focus=True):
         """Show new rows, keeping the cursor on ``keep_entry`` if it is still visible. The
         previews read stay when the session is the same (a filter, a fold, entries appended):
         an entry's preview is its own record's, whatever rows show it."""
+        shown = self.cursor_entry if session is self.session else None
         if session is not self.session:
             self._forget_all_previews()
         self.session = session
@@ -285,6 +287,10 @@ class SessionTree(ScrollView, can_focus=True):
             target = self.row_of_entry[keep_entry]
         else:
             target = min(self.cursor, max(len(rows) - 1, 0))
+        if target == self.cursor and self.cursor_entry not in (shown, None):
+            # The cursor stays on its row, which shows another entry (another file's rows):
+            # announced as a move to it would be (``watch_cursor`` sees no change).
+            self.post_message(self.Highlighted(self, self.cursor_entry))  # type: ignore[arg-type]
         self.move_cursor(target, center=True)
         # The scrollbar may only appear with the new virtual size: sync its thumb afterwards.
         self.call_after_refresh(self._sync_scrollbar)
@@ -429,7 +435,7 @@ class SessionTree(ScrollView, can_focus=True):
         if message.epoch == self._preview_epoch:
             for index, preview in message.previews.items():
                 self._preview_cache[index] = preview
-            self.invalidate()
+            self.refresh()  # only the rows drawn with a placeholder are drawn again
         self._read_wanted_previews()
 
     # ----- cursor --------------------------------------------------------------------------
@@ -527,6 +533,14 @@ class SessionTree(ScrollView, can_focus=True):
         self.invalidate()
         self.call_after_refresh(self._keep_cursor_in_view)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Draw the rows; on a new height keep the cursor row in view: a layout that changes
+        the tree's size together with a scroll does not always send it a ``Resize``."""
+        if self.size.height != self._drawn_height:
+            self._drawn_height = self.size.height
+            self.call_after_refresh(self._keep_cursor_in_view)
+        return super().render_lines(crop)
+
     def _keep_cursor_in_view(self) -> None:
         top = int(self.scroll_y)
         if self.rows and not top <= self.cursor < top + max(self.size.height, 1):
@@ -542,12 +556,15 @@ class SessionTree(ScrollView, can_focus=True):
             return Strip.blank(width, self._row_base_style(False))
         is_cursor = position == self.cursor
         index = self.rows.index_at(position)
-        key = (position, is_cursor, width, self._generation, self.has_focus,
-               self.token_counts.get(index), self._marks(index))  # fmt: skip
-        strip = self._strip_cache.get(key)
+        # Whether the row's preview is in hand is part of the key: a row drawn with the
+        # placeholder is drawn again once its preview is read, and only that row.
+        drawn = (position, is_cursor, width, self._generation, self.has_focus,
+                 self.token_counts.get(index), self._marks(index))  # fmt: skip
+        strip = self._strip_cache.get((drawn, index in self._preview_cache))
         if strip is None:
             strip = self._row_strip(position, width, is_cursor)
-            self._strip_cache[key] = strip
+            # Keyed by what the strip shows: drawing it may have made the preview.
+            self._strip_cache[(drawn, index in self._preview_cache)] = strip
         return strip
 
     def _row_strip(self, position: int, width: int, is_cursor: bool) -> Strip:
@@ -645,8 +662,8 @@ class SessionTree(ScrollView, can_focus=True):
             preview_style = (
                 style("meta") if preview_style is None else preview_style + style("meta")
             )
-        preview = PREVIEW_PENDING if preview is None else strip_control_codes(preview)
-        left.append((preview, preview_style))
+        # Sanitized once, when it was made (``entry_preview``): nothing to strip per paint.
+        left.append((PREVIEW_PENDING if preview is None else preview, preview_style))
 
         right: list[Piece] = []
         if row.folded and row.hidden_count:
