@@ -51,6 +51,13 @@ def test_every_entry_read_from_the_columns_matches_its_record(path: Path) -> Non
         assert eager.entries[1:3] == list(eager.entries)[1:3]
     assert eager.entry_types() == [e.type for e in eager.entries]
     assert eager.entry_roles() == [e.role for e in eager.entries]
+    # The columns walks read: the same facts, without an Entry or a call per entry.
+    types = eager.type_column()
+    assert len(types) == len(eager.entries) and list(types) == eager.entry_types()
+    assert types[1:3] == eager.entry_types()[1:3]
+    parents = eager.parent_column()
+    assert [None if p < 0 else p for p in parents] == [e.parent for e in eager.entries]
+    assert list(eager.id_column()) == [e.id for e in eager.entries]
     with pytest.raises(IndexError):
         eager.entries[len(eager.entries)]
 

@@ -54,3 +54,28 @@ async def test_q_typed_right_after_the_label_key_goes_into_the_dialog() -> None:
         box = app.screen.query_one(Input)
         assert app.focused is box
         assert box.value.endswith("q7")
+
+
+async def test_a_key_a_select_list_takes_as_text_opens_no_input() -> None:
+    """An open select list of the plan form searches its options as letters are typed: ``/``
+    typed there is the list's (the one rule for what is typed, the footer's too), it does not
+    open the search box."""
+    from textual.widgets import Select
+
+    from tui_compactor.ui.bindings import takes_text
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c", "e")
+        await settle(pilot)
+        select = app.query(Select).first()
+        select.focus()
+        select.expanded = True
+        await settle(pilot)
+        assert app.focused is not select and takes_text(app.focused)  # the open list
+        await pilot.press("slash")
+        await settle(pilot)
+        search = app.search_box()
+        assert search is None or not search.display
+        assert "cancel" in app.footer_actions()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from textual.widgets import Static
 
 from tests.ui.app_helpers import TREE_COMPACTED, make_app, settle
 from tui_compactor.ui.panes import TABS
@@ -189,7 +188,7 @@ async def test_the_first_screen_has_one_tab_widget_and_one_pane() -> None:
             "TabStrip",
         ]
         assert not app.query(TabStrip).first().children
-        assert "select an entry" not in str(app.query_one("#details-body", Static).render())
+        assert "select an entry" not in app.query_one(EntryDetails).shown_text()
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -454,13 +454,13 @@ def _context_before(session: Any, index: int, rules: str, types: Sequence[str]) 
     its parent to where the previous compaction's context began (pi: the previous
     compaction's kept entry, so its summary is included; oh-my-pi: right after it), root first.
     Only this stretch is walked, so auditing every compaction is linear in the file; the walk
-    reads the index's columns (``types``: the session's ``entry_types``), not entries."""
-    parent_of, id_of = session.parent_of, session.id_of
+    reads the index's columns (``types``: the session's entry types), not entries."""
+    parents, ids = session.parent_column(), session.id_column()
     chain: list[int] = []
     previous: int | None = None
     target = None
-    current = parent_of(index)
-    while current is not None:
+    current = parents[index]
+    while current >= 0:
         kind = types[current]
         if previous is None and (
             kind == "compaction" or (rules == "omp" and kind == "reset_boundary")
@@ -469,11 +469,11 @@ def _context_before(session: Any, index: int, rules: str, types: Sequence[str]) 
                 break
             previous = len(chain)
             target = session.entries[current].data.get("firstKeptEntryId")
-        elif previous is not None and id_of(current) == target:
+        elif previous is not None and ids[current] == target:
             chain.append(current)
             break
         chain.append(current)
-        current = parent_of(current)
+        current = parents[current]
     else:
         if previous is not None:  # the kept entry is not on the path: start after it (pi)
             chain = chain[:previous]
@@ -508,18 +508,19 @@ def audit_compaction(
 ) -> CompactionAudit:
     """The hindsight audit of the compaction entry at ``index``. ``records``: kept entries'
     records read already (by index); those the audit reads are added. ``types``: the
-    session's ``entry_types`` when the caller has them (one list for many audits)."""
+    session's ``entry_types`` when the caller has them (one list for many audits); else the
+    type column, read only where the audit walks."""
     facts = EntryFacts() if facts is None else facts
     if types is None:
-        types = session.entry_types()
+        types = session.type_column()
     entries = session.entries
     compaction = entries[index]
     audit = CompactionAudit(index)
     chain = _context_before(session, index, rules, types)
     wanted = compaction.data.get("firstKeptEntryId")
-    id_of = session.id_of
+    ids = session.id_column()
     first_kept = next(
-        (pos for pos in range(len(chain) - 1, -1, -1) if id_of(chain[pos]) == wanted), None
+        (pos for pos in range(len(chain) - 1, -1, -1) if ids[chain[pos]] == wanted), None
     )
     if first_kept is None:
         audit.warning = "firstKeptEntryId is not in the context before the compaction"

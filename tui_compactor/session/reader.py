@@ -796,9 +796,11 @@ class _Scanner:
                                 stop = message.get("stopReason")
                                 if not stop or stop in ("stop", "toolUse"):
                                     quiet.add(index)
-                            fault = usage_fault(message.get("usage"))
-                            if fault is not None:
-                                omp_faults.append((line_no, offset, entry_id, fault))
+                            usage = message.get("usage")
+                            if usage is not None:  # none at all: nothing to sum (no call)
+                                fault = usage_fault(usage)
+                                if fault is not None:
+                                    omp_faults.append((line_no, offset, entry_id, fault))
                         elif role == "toolResult":
                             call_id = message.get("toolCallId")
                             if type(call_id) is str:
@@ -1607,11 +1609,10 @@ TOOL_WALK_LIMIT = 10_000
 
 def _chain_is_broken(s: Session, index: int) -> bool:
     """True if the path from ``index`` to its root starts at a broken link."""
+    parents = s.parent_column()
     root = index
-    parent = s.parent_of(root)
-    while parent is not None:
-        root = parent
-        parent = s.parent_of(root)
+    while parents[root] >= 0:
+        root = parents[root]
     return s.broken_parent(root) is not None
 
 
@@ -1626,8 +1627,8 @@ def _check_tool_pairs(s: Session) -> None:
     calls_of = s._calls
     answered: dict[int, set[str]] = {}  # assistant index -> its calls that have a result
     unknown_pairing: set[str] = set()
-    parent_of, type_of, role_of = s.parent_of, s.type_of, s._table.role_of
-    parents = s._table._parents
+    type_of, role_of = s._table.type_of, s._table.role_of
+    parents = s.parent_column()
     for index, call_id in s._result_call.items():
         first = parents[index]
         # Usually the parent is the assistant that made the call (only assistant messages
@@ -1637,10 +1638,10 @@ def _check_tool_pairs(s: Session) -> None:
             if node_calls is not None and call_id in node_calls[0]:
                 answered.setdefault(first, set()).add(call_id)
                 continue
-        node = first if first >= 0 else None
+        node = first
         steps = 0
         verdict = "unknown"
-        while node is not None and steps < TOOL_WALK_LIMIT:
+        while node >= 0 and steps < TOOL_WALK_LIMIT:
             steps += 1
             if type_of(node) == "message":
                 role = role_of(node)
@@ -1657,11 +1658,11 @@ def _check_tool_pairs(s: Session) -> None:
                 if role != "toolResult":
                     verdict = "orphan"
                     break
-            node = parent_of(node)
+            node = parents[node]
         else:
             # No assistant above: an orphan, unless a broken link cut the chain (or the walk
             # hit its bound), in which case the pairing is unknown.
-            if node is None and not _chain_is_broken(s, index):
+            if node < 0 and not _chain_is_broken(s, index):
                 verdict = "orphan"
         if verdict == "unknown":
             unknown_pairing.add(call_id)

@@ -584,6 +584,20 @@ class Session:
         """Every entry's type in file order, for a pass over all of them."""
         return self._table.types()
 
+    def type_column(self) -> Sequence[str]:
+        """Every entry's type in file order, each read when indexed: for a walk over a few
+        entries (``entry_types`` builds all of them)."""
+        return self._table.type_column()
+
+    def parent_column(self) -> Sequence[int]:
+        """Every entry's parent index in file order, ``-1`` for none: the index's own column
+        (read-only), for walks up many entries (an item read per step, not a call)."""
+        return self._table.parent_column()
+
+    def id_column(self) -> Sequence[str]:
+        """Every entry's id in file order: the index's own column (read-only), for walks."""
+        return self._table.id_column()
+
     def entry_roles(self) -> list[str | None]:
         """Every entry's ``message.role`` (None where none) in file order."""
         return self._table.roles()

@@ -4,7 +4,7 @@ A 200,000-deep chain held as one ``Entry`` object per line cost ~75 MB of Python
 (the objects, their packed position integers, the id and timestamp strings). ``EntryTable``
 keeps the same facts in flat arrays (8 bytes an entry per column, a byte-packed timestamp)
 and hands out an ``Entry`` built on demand; walks that visit many entries read the columns
-directly (``parent_of``, ``type_of``, ``types``...).
+directly (``parent_column``, ``id_column``, ``types``...).
 
 What every entry stores: its id (the one string object also keyed in the session's id map),
 resolved parent index, type and role (small codes into a table of names), physical line,
@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from tui_compactor.session.model import Entry, RecordSource
 
 __all__ = ["EntryTable", "EntryView", "TimestampColumn"]
+
+_T = TypeVar("_T")
 
 _NONE = -1
 """``parent`` column value of an entry without a resolved parent."""
@@ -299,6 +301,18 @@ class EntryTable(Sequence[Entry]):
         """Entry ``i``'s ``message.role``, or None."""
         return self._role_names.names[self._roles[i]]
 
+    def parent_column(self) -> Sequence[int]:
+        """Every entry's parent index in file order, ``-1`` for none: the column itself."""
+        return self._parents
+
+    def id_column(self) -> Sequence[str]:
+        """Every entry's id in file order: the column itself."""
+        return self._ids
+
+    def type_column(self) -> Sequence[str]:
+        """Every entry's type in file order, each read when asked (``types``: all at once)."""
+        return EntryView(self._type_names.names, self._types)  # type: ignore[arg-type]
+
     def types(self) -> list[str]:
         """Every entry's type, in file order (one list of shared strings)."""
         names = self._type_names.names
@@ -310,13 +324,14 @@ class EntryTable(Sequence[Entry]):
         return [names[code] for code in self._roles]
 
 
-class EntryView(Sequence[Entry]):
+class EntryView(Sequence[_T]):
     """The entries at ``indices`` (e.g. a path root..leaf) as a sequence, each built when read:
-    a list of them would hold an ``Entry`` per index (~360 bytes each with its integers)."""
+    a list of them would hold an ``Entry`` per index (~360 bytes each with its integers). Also
+    any other column read through indices (``EntryTable.type_column``: names at their codes)."""
 
     __slots__ = ("_entries", "_indices")
 
-    def __init__(self, entries: Sequence[Entry], indices: Sequence[int]) -> None:
+    def __init__(self, entries: Sequence[_T], indices: Sequence[int]) -> None:
         self._entries = entries
         self._indices = indices
 
@@ -324,18 +339,18 @@ class EntryView(Sequence[Entry]):
         return len(self._indices)
 
     @overload
-    def __getitem__(self, i: int) -> Entry: ...
+    def __getitem__(self, i: int) -> _T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> list[Entry]: ...
+    def __getitem__(self, i: slice) -> list[_T]: ...
 
-    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
+    def __getitem__(self, i: int | slice) -> _T | list[_T]:
         if isinstance(i, slice):
             entries = self._entries
             return [entries[index] for index in self._indices[i]]
         return self._entries[self._indices[i]]
 
-    def __iter__(self) -> Iterator[Entry]:
+    def __iter__(self) -> Iterator[_T]:
         entries = self._entries
         for index in self._indices:
             yield entries[index]

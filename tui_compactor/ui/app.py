@@ -94,6 +94,7 @@ from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
+from tui_compactor.ui.widgets.redraw import InlineInput
 from tui_compactor.ui.widgets.status import (
     LoadingBar,
     ReadOnlyBanner,
@@ -2484,7 +2485,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return found.only_one(Input)
         if not build:
             return None
-        search = Input(placeholder="search entries (enter: find, esc: close)", id="search")
+        search = InlineInput(placeholder="search entries (enter: find, esc: close)", id="search")
         self.screen.mount(search, before=self.query_one(StateFooter))
         return search
 

@@ -29,7 +29,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
-from tui_compactor.ui.widgets.redraw import update_static
+from tui_compactor.ui.widgets.redraw import InlineInput, update_static
 from tui_compactor.wording import count_of
 
 REGION_LEGEND: list[tuple[str, str, str]] = [
@@ -330,8 +330,8 @@ class PlanView(VerticalScroll):
         fields = self._fields
 
         def field(widget_id: str, restrict: str, placeholder: str = "") -> Input:
-            made = Input(texts.get(widget_id) or None, placeholder, id=widget_id,
-                         restrict=restrict)  # fmt: skip
+            made = InlineInput(texts.get(widget_id) or None, placeholder, id=widget_id,
+                               restrict=restrict)  # fmt: skip
             fields[widget_id] = made
             return made
 

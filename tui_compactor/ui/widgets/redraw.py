@@ -11,14 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
 from textual.visual import VisualType
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 if TYPE_CHECKING:
     from textual.css.styles import RulesMap
 
-__all__ = ["set_virtual_size", "update_static"]
+__all__ = ["InlineInput", "set_virtual_size", "update_static"]
 
 
 def update_static(static: Static, content: VisualType, *, shrink: bool = True) -> None:
@@ -55,3 +56,20 @@ def set_virtual_size(view: ScrollView, size: Size) -> None:
         return
     view.set_reactive(ScrollView.virtual_size, size)
     view._scroll_update(size)
+
+
+class InlineInput(Input):
+    """An ``Input`` whose typing never lays the screen out again.
+
+    Textual's ``Input`` sets its ``virtual_size`` (a layout reactive) to its text's width at
+    every change of its value: one layout of the whole screen per key typed. Its box keeps its
+    size whatever it holds, so here only its horizontal scroll range follows the text (as
+    ``set_virtual_size`` does for the scroll views).
+    """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0))
+
+    def watch_virtual_size(self, size: Size) -> None:
+        """Update the scroll range (the cursor is kept in view against it)."""
+        if self.is_mounted:
+            self._scroll_update(size)

@@ -241,6 +241,8 @@ class SessionTree(ScrollView, can_focus=True):
         self.file_leaf: int | None = None
         self.covered_rows = 0
         """Rows at the bottom a box lies over (``cover_bottom``)."""
+        self._drawn_height = 0
+        """The height the rows were last drawn at (``render_lines``)."""
         self._generation = 0
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
@@ -530,6 +532,14 @@ class SessionTree(ScrollView, can_focus=True):
         self.virtual_size = self._virtual_size()
         self.invalidate()
         self.call_after_refresh(self._keep_cursor_in_view)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Draw the rows; on a new height keep the cursor row in view: a layout that changes
+        the tree's size together with a scroll does not always send it a ``Resize``."""
+        if self.size.height != self._drawn_height:
+            self._drawn_height = self.size.height
+            self.call_after_refresh(self._keep_cursor_in_view)
+        return super().render_lines(crop)
 
     def _keep_cursor_in_view(self) -> None:
         top = int(self.scroll_y)

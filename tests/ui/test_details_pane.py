@@ -1,0 +1,71 @@
+"""The details pane follows the cursor without laying the screen out again, and shows every
+line of the entry (scrolled to its end, the last line is on screen)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.screen import Screen
+
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, make_app, settle
+from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_cursor_moves_show_each_entry_without_a_layout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        details = app.query_one(EntryDetails)
+        await pilot.press("g")
+        await settle(pilot)
+        layouts: list[int] = []
+        refresh_layout = Screen._refresh_layout
+
+        def counted(screen: Screen[Any], *args: Any, **kwargs: Any) -> None:
+            layouts.append(1)
+            refresh_layout(screen, *args, **kwargs)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        heights: set[int] = set()
+        for _ in range(8):
+            await pilot.press("j")
+            await settle(pilot)
+            entry = tree.cursor_entry
+            assert entry is not None and details.shown_entry == entry
+            shown = details.shown_text()
+            assert f"  #{entry}  line " in shown.splitlines()[0]
+            heights.add(len(shown.splitlines()))
+        assert len(heights) > 1, "the entries shown differ in height"
+        assert layouts == [], "a cursor move laid the screen out again"
+
+
+async def test_a_long_entry_scrolls_to_its_last_line() -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=(120, 20)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        details = app.query_one(EntryDetails)
+        session = app.session
+        assert session is not None
+        longest = max(
+            (row.index for row in (tree.rows[p] for p in range(len(tree.rows)))),
+            key=lambda index: len(str(session.entries[index].data)),
+        )
+        tree.move_to_entry(longest)
+        await settle(pilot)
+        lines = details.shown_text().splitlines()
+        assert len(lines) > details.size.height, "the entry is taller than the pane"
+        details.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        shot = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        last = next(line for line in reversed(lines) if line.strip())
+        assert last.strip() in shot
+        assert lines[0].strip() not in shot
