@@ -17,7 +17,9 @@ from tests.ui.app_helpers import (
 )
 from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.session.reader import load_session
+from tui_compactor.ui.messages import GaugeReady
 from tui_compactor.ui.widgets.details import EntryDetails
+from tui_compactor.ui.widgets.gauge import ContextGauge
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -264,6 +266,8 @@ async def test_another_file_plans_at_its_own_entries_never_the_last_files() -> N
                 await pilot.press("1")  # the Details tab (c showed the Plan's)
                 await settle(pilot)
                 assert details.shown_text() == "no entries in this file", name
+                # The gauge says so too, not the last file's context.
+                assert app.query_one(ContextGauge).data is None and app.gauge_data is None, name
             # The plan of the last file does not come back with the budget's next edit.
             app._apply_settings()
             await pilot.press("c")
@@ -271,3 +275,38 @@ async def test_another_file_plans_at_its_own_entries_never_the_last_files() -> N
             if session.leaf is not None:
                 assert app.plan is not None and app.plan.leaf == session.leaf, name
         assert not [note for note in raised_notes(app) if "Error" in note]
+
+
+async def test_a_key_right_after_a_move_acts_on_the_entry_under_the_cursor() -> None:
+    """``c`` handled before the tree's ``Highlighted`` of the move just made (a burst such as
+    ``k c``) plans at the entry under the cursor, not at the one the panes still show."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        shown = app.state.selected_entry
+        tree.action_cursor_up()  # no message is handled between the move and the key
+        app.action_plan()
+        assert tree.cursor_entry != shown
+        assert app.state.plan_leaf == tree.cursor_entry
+        await settle(pilot)
+        assert app.plan is not None and app.plan.leaf == tree.cursor_entry
+
+
+async def test_a_gauge_measured_on_the_file_loaded_before_is_not_shown() -> None:
+    """A measure finishing after the file was loaded again (``R``) belongs to the old load:
+    dropped even though it is of the entry under the cursor."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        old = app.state.gauge_data
+        assert old is not None and old.entry_index == app.selected_entry
+        app.action_reload()
+        await settle(pilot)
+        assert app.selected_entry == old.entry_index
+        gauge = app.query_one(ContextGauge)
+        fresh = gauge.data
+        assert fresh is not None and fresh is not old
+        app.post_message(GaugeReady(old))
+        await settle(pilot)
+        assert gauge.data is fresh and app.state.gauge_data is fresh

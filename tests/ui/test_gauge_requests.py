@@ -11,6 +11,7 @@ import pytest
 from tests.ui.app_helpers import SIZE, TREE_BRANCHES, make_app, settle
 from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.ui import app as app_module
+from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
 
@@ -68,13 +69,15 @@ async def test_a_measurement_cancelled_before_it_ran_does_not_block_the_next() -
         session = app.session
         assert session is not None and session.leaf is not None
         leaf = session.leaf
-        app.state.selected_entry = leaf
+        tree = app.query_one(SessionTree)
+        tree.move_cursor(tree.row_of_entry[leaf])
         app._measure_selected()
-        app.state.selected_entry = 0
+        tree.move_cursor(0)  # the first row
+        first = tree.cursor_entry
         app._measure_selected()  # cancels the leaf's worker while it is still pending
         await settle(pilot)
-        assert app.gauge_data is not None and app.gauge_data.entry_index == 0
-        app.state.selected_entry = leaf
+        assert app.gauge_data is not None and app.gauge_data.entry_index == first
+        tree.move_cursor(tree.row_of_entry[leaf])
         app._measure_selected()
         await settle(pilot)
         assert app.gauge_data.entry_index == leaf
@@ -103,8 +106,9 @@ async def test_a_walk_the_cursor_left_stops_and_is_made_again_when_it_comes_back
             data = real_gauge_at(snapshot, entry_index, *args, **kwargs)
         except MeasureCancelled:
             outcomes.append((entry_index, "stopped"))
-            if back_when_stopped:
-                app.state.selected_entry = entry_index  # the user came back meanwhile
+            if back_when_stopped:  # the user came back meanwhile
+                tree = app.query_one(SessionTree)
+                app.call_from_thread(tree.move_cursor, tree.row_of_entry[entry_index])
             raise
         outcomes.append((entry_index, "measured"))
         return data

@@ -347,8 +347,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @property
     def selected_entry(self) -> int | None:
-        """The entry under the tree cursor."""
-        return self.state.selected_entry
+        """The entry under the tree cursor: what every key acts on (a key typed right after a
+        move arrives before the tree's ``Highlighted``, which ``state.selected_entry``, the
+        entry the panes show, waits for). None while the tree shows another file's rows."""
+        tree = self.query_one(SessionTree)
+        return tree.cursor_entry if tree.session is self.session else None
 
     @property
     def gauge_data(self) -> GaugeData | None:
@@ -758,8 +761,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 title="indexing stopped",
                 severity="warning",
             )
-        if session.leaf is None:  # no gauge to wait for
-            self._whole_screen_shown()
+        if session.leaf is None:  # no gauge to wait for (the chart is measured below)
+            self.state.whole_screen.set()
         elif not self.state.whole_screen.is_set():  # in case no gauge comes
             self.set_timer(WHOLE_SCREEN_WAIT, self._whole_screen_shown)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
@@ -896,13 +899,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
         # between (``c``) must not act on an entry of the rows (or the file) shown before.
         self.state.selected_entry = tree.cursor_entry
-        if tree.cursor_entry is None:  # an empty file: no row shows (a filter keeps the leaf)
-            self.query_one(EntryDetails).show_nothing("no entries in this file")
+        if tree.cursor_entry is None:  # no row shows: nothing of the file shown before either
+            reason = (
+                "no entries in this file"
+                if self.session is None or not len(self.session.entries)
+                else "no entries to show with this filter"
+            )
+            self.query_one(EntryDetails).show_nothing(reason)
+            self.state.gauge_data = None
+            self.query_one(ContextGauge).show(None, reason)
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()
-        if not rows:
-            self.query_one(ContextGauge).show(None, "no entries to show with this filter")
 
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
@@ -1040,6 +1048,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             and not self._visible_uncounted()
         ):
             self.call_after_refresh(self._whole_screen_shown)
+
+    def _loaded_here(self, generation: int) -> bool:
+        """Whether a result made at ``generation`` is of the file shown now."""
+        return self.handle is not None and self.handle.is_loaded_at(generation)
 
     def _whole_screen_shown(self) -> None:
         """Start what the whole file's first screen does not need, now that it is complete:
@@ -1220,8 +1232,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
-        if message.data.entry_index != self.selected_entry:
-            return
+        if message.data.entry_index != self.selected_entry or not self._loaded_here(
+            message.data.generation
+        ):
+            return  # another node's, or measured on the file loaded before
         gauge = self.query_one(ContextGauge)
         if not self.state.first_screen.is_set():
             self._frame_waits.after_drawn(gauge, self._first_screen_drawn)
@@ -1268,6 +1282,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_chart_ready(self, message: ChartReady) -> None:
         """Draw the chart."""
         chart = message.chart
+        if not self._loaded_here(chart.generation):
+            return  # measured on the file loaded before
         self.query_one(ContextChart).show(
             chart.points, chart.compactions, chart.window, chart.threshold
         )
@@ -2257,15 +2273,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.after_growth(message.added)
 
-    def after_growth(self, added: list[int], *, announce: bool = True) -> None:
-        """Show entries the file gained (live follow or our own append)."""
+    def after_growth(
+        self, added: list[int], *, announce: bool = True, select: int | None = None
+    ) -> None:
+        """Show entries the file gained (live follow or our own append; ``select``: the entry
+        to put the cursor on, else it stays where it is)."""
         handle = self.handle
         assert handle is not None
         tree = self.query_one(SessionTree)
         tree.file_leaf = handle.session.leaf
         self.query_one(ReadOnlyBanner).show_reason(handle.session.append_refusal)
         self._update_status()
-        self.rebuild_outline(keep_entry=self.selected_entry)
+        self.rebuild_outline(keep_entry=self.selected_entry if select is None else select)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(handle, self.settings)
         if added:
@@ -2691,9 +2710,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self._job_ended()
             self.clear_plan()
             self.close_review(message.description)
-        if message.select_entry is not None:
-            self.state.selected_entry = message.select_entry
-        self.after_growth(message.added, announce=False)
+        self.after_growth(message.added, announce=False, select=message.select_entry)
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -367,7 +367,7 @@ def apply(handle: SessionHandle, proposal: Proposal, **append_options: Any) -> A
     """
     options = {key: value for key, value in append_options.items() if key != "refresh"}
     with handle.exclusive() as session:
-        if proposal.generation < handle.loaded_generation:
+        if not handle.is_loaded_at(proposal.generation):
             raise StaleProposal(proposal, handle.generation, session.leaf, reloaded=True)
         if handle.generation != proposal.generation or session.leaf != proposal.leaf:
             raise StaleProposal(proposal, handle.generation, session.leaf)

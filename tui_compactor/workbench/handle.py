@@ -123,6 +123,11 @@ class SessionHandle:
         of the file (it was rewritten since, and loaded again)."""
         return self._loaded_generation
 
+    def is_loaded_at(self, generation: int) -> bool:
+        """Whether a result made at ``generation`` belongs to this load of the file (an older
+        generation is an earlier load's, or another file's: its entry indices are not ours)."""
+        return generation >= self._loaded_generation
+
     @contextmanager
     def read(self) -> Iterator[Snapshot]:
         """Hold a consistent view of the session (no refresh runs until the block ends)."""
