@@ -655,8 +655,9 @@ def test_the_audit_reads_the_index_not_an_entry_per_entry_it_walks(
     """The session keeps its index in columns and builds an ``Entry`` only when one is asked
     for: the load hook the audit notes facts with builds none (loading with it builds as many
     entries as loading without it), and auditing every compaction walks the paths and the
-    lives by the index's columns, building entries only for the compactions and the kept
-    records it reads, not one for every entry it passes."""
+    lives by the index's columns and reads the kept records of a big file a run of lines at a
+    time (``Session.records_once``), building entries only for the compactions, not one for
+    every entry it passes or record it reads."""
     from tui_compactor.engine.hindsight import EntryFacts, audit_compactions
     from tui_compactor.session import model
     from tui_compactor.session.reader import load_session
@@ -673,14 +674,39 @@ def test_the_audit_reads_the_index_not_an_entry_per_entry_it_walks(
         make(self, *args, **kwargs)
 
     monkeypatch.setattr(model.Entry, "__init__", counted)
-    load_session(path)
+    load_session(path, lazy=True)  # records read from the file, as for a big one
     plain = built[0]
     facts = EntryFacts()
-    session = load_session(path, on_record=facts.take)
+    session = load_session(path, lazy=True, on_record=facts.take)
     assert built[0] - plain == plain, "the load hook built entries"
     built[0] = 0
     audits = audit_compactions(session, "pi", facts)
     assert len(audits) >= 4 and any(audit.lost for audit in audits)
     walked = sum(len(audit.life) + len(audit.region) for audit in audits)
-    bound = 2 * len(audits) + sum(len(audit.kept) for audit in audits)
-    assert built[0] <= bound < walked
+    assert built[0] <= 2 * len(audits) < walked
+
+
+def test_records_read_a_run_at_a_time_are_the_records_read_one_by_one(tmp_path: Path) -> None:
+    """``Session.records_once`` (the audit's read of the kept windows) gives exactly what
+    ``data_once`` gives for each entry: a record in the session's cache, a line rewritten in
+    place into something that no longer parses, and the lines around them."""
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    session = load_session(path, lazy=True)
+    indices = list(range(len(session.entries)))
+    one_by_one = [session.entries[i].data_once() for i in indices]
+    assert session.records_once(indices) == one_by_one
+    assert session.records_once(indices[::7]) == one_by_one[::7]
+    cached = session.entries[100].data  # now in the session's record cache
+    broken = session.entries[101]
+    with path.open("r+b") as file:  # same size, no longer JSON
+        file.seek(broken.offset)
+        file.write(b"#" * broken.size)
+    again = session.records_once(indices[90:110])
+    assert again[10] is cached
+    assert again == [session.entries[i].data_once() for i in indices[90:110]]
+    assert "_unavailable" in again[11]

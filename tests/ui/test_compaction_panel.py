@@ -305,3 +305,38 @@ async def test_diff_key_shows_the_update_against_the_previous_summary(tmp_path: 
         await pilot.press("v")
         await pilot.pause()
         assert not panel.showing_diff
+
+
+@pytest.mark.asyncio
+async def test_a_short_panel_holds_the_audit_to_three_rows_without_restyling_the_panel(
+    split_session: Path,
+) -> None:
+    """In a short terminal the audit gets at most three rows (the summaries come first), six
+    otherwise; deciding it at the panel's first resize must not make Textual match the CSS
+    again for the whole panel (~50 widgets, in the frame that shows three candidates): a short
+    panel is restyled as often as a tall one."""
+    session, plan, settings = _plan(split_session)
+    restyles: dict[int, int] = {}
+    for height, audit_rows in ((24, 3), (50, 6)):
+        jobs = [CompactionJob(plan, session, make_summarizer(None), settings) for _ in range(3)]
+        app = PanelHost(lambda jobs=jobs: jobs)
+        restyled: list[Any] = []
+
+        def record(
+            node: Any, *args: Any, restyled: list[Any] = restyled, app: Any = app, **kwargs: Any
+        ) -> None:
+            restyled.append(node)
+            type(app).update_styles(app, node, *args, **kwargs)
+
+        app.update_styles = record  # type: ignore[method-assign]
+        async with app.run_test(size=(140, height)) as pilot:
+            panel = app.query_one(CompactionPanel)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            for view in panel.candidates:
+                audit = view.query_one(".candidate-audit")
+                assert audit.styles.max_height is not None
+                assert audit.styles.max_height.value == audit_rows
+                assert audit.outer_size.height <= audit_rows
+            restyles[height] = sum(node is panel for node in restyled)
+    assert restyles[24] == restyles[50], restyles

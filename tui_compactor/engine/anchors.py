@@ -36,6 +36,7 @@ __all__ = [
     "error_lines",
     "first_line",
     "message_anchors",
+    "message_uses",
     "message_text",
     "normalize",
     "tool_calls",
@@ -212,20 +213,76 @@ def user_numbers(text: str) -> list[str]:
     return _unique(value for value in _NUMBER.findall(text) if len(value.rstrip("%msKBGk")) >= 2)
 
 
-def _spoken(text: str, out: list[tuple[AnchorKind, str]], *, user: bool) -> None:
+Grouped = list[tuple[AnchorKind, list[str]]]
+"""Anchors grouped by the reader that found them: ``(kind, texts in reading order)``."""
+
+
+def _spoken(text: str, *, user: bool) -> Grouped:
     """The anchors of words the user or the agent wrote (not tool output), numbers aside."""
+    found: Grouped = []
     if not text:  # an assistant turn of tool calls only
-        return
+        return found
     # The first cheap test of each reader, asked here first: most texts pass none of them.
     if "://" in text:
-        out += [("url", url) for url in mentioned_urls(text)]
+        urls = mentioned_urls(text)
+        if urls:
+            found.append(("url", urls))
     if "." in text:
-        out += [("path", path) for path in mentioned_paths(text)]
-    out += [("identifier", name) for name in defined_names(text)]
+        paths = mentioned_paths(text)
+        if paths:
+            found.append(("path", paths))
+    names = defined_names(text)
+    if names:
+        found.append(("identifier", names))
     if "`" in text:
-        out += [("identifier", name) for name in code_names(text)]
+        names = code_names(text)
+        if names:
+            found.append(("identifier", names))
     if user:
-        out += [("identifier", name) for name in request_names(text)]
+        names = request_names(text)
+        if names:
+            found.append(("identifier", names))
+    return found
+
+
+def _call_uses(arguments: dict[str, Any], found: Grouped) -> None:
+    """What a tool call used, added to ``found``: the file it names, the command it runs."""
+    path = call_path(arguments)
+    if path:
+        found.append(("path", [path]))
+    command = call_command(arguments)
+    if command:
+        found.append(("command", [first_line(command.strip(), 120)]))
+
+
+def message_uses(
+    message: Any, calls: list[tuple[str, str, dict[str, Any]]] | None = None
+) -> Grouped:
+    """What the user or the agent *did* with facts in one message, grouped (repeats kept):
+    the anchors of their words and the files and commands of the assistant's tool calls or
+    of a shell run, not what tools returned, not the numbers a user gave (a constraint for
+    a summary to keep, not a fact a later turn refers back to) and not tool-call ids.
+    ``calls``, when given, gets an assistant message's ``tool_calls`` (read on the way)."""
+    if not isinstance(message, dict):
+        return []
+    role = message.get("role")
+    if role == "user":
+        return _spoken(message_text(message), user=True)
+    if role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        found = _spoken(message_text(message, calls=blocks), user=False)
+        for block in blocks:
+            call = _call_of(block)
+            if calls is not None:
+                calls.append(call)
+            _call_uses(call[2], found)
+        return found
+    if role == "custom" and message.get("display", True):
+        return _spoken(message_text(message), user=False)
+    if role == "bashExecution":  # a command the user ran: a use; its output is not
+        command = str(message.get("command", "")).strip()
+        return [("command", [first_line(command, 120)])] if command else []
+    return []
 
 
 def message_anchors(
@@ -236,51 +293,42 @@ def message_anchors(
 ) -> list[tuple[AnchorKind, str]]:
     """The anchors one message carries, in reading order (repeats kept).
 
-    ``uses_only`` keeps only what the agent or the user *did* with a fact: the user's and the
-    assistant's words and the assistant's tool calls, not what tools returned, and not the
-    numbers a user gave (a constraint for a summary to keep, not a fact a later turn refers
-    back to). ``calls``, when given, gets an assistant message's ``tool_calls`` (read on the
-    way, so a caller needing both reads the message once).
+    ``uses_only`` keeps only what the agent or the user *did* with a fact
+    (``message_uses``). ``calls``, when given, gets an assistant message's ``tool_calls``
+    (read on the way, so a caller needing both reads the message once).
     """
+    if uses_only:
+        return [(kind, text) for kind, texts in message_uses(message, calls) for text in texts]
     out: list[tuple[AnchorKind, str]] = []
     if not isinstance(message, dict):
         return out
     role = message.get("role")
     if role == "user":
         text = message_text(message)
-        _spoken(text, out, user=True)
-        if not uses_only:
-            out += [("number", number) for number in user_numbers(text)]
+        out += [(kind, text) for kind, texts in _spoken(text, user=True) for text in texts]
+        out += [("number", number) for number in user_numbers(text)]
     elif role == "assistant":
         blocks: list[dict[str, Any]] = []
-        _spoken(message_text(message, calls=blocks), out, user=False)
+        spoken = _spoken(message_text(message, calls=blocks), user=False)
+        out += [(kind, text) for kind, texts in spoken for text in texts]
         for block in blocks:
             call = _call_of(block)
             if calls is not None:
                 calls.append(call)
-            call_id, _name, arguments = call
-            if call_id:
-                out.append(("tool_call", call_id))
-            path = call_path(arguments)
-            if path:
-                out.append(("path", path))
-            command = call_command(arguments)
-            if command:
-                out.append(("command", first_line(command.strip(), 120)))
+            if call[0]:
+                out.append(("tool_call", call[0]))
+            used: Grouped = []
+            _call_uses(call[2], used)
+            out += [(kind, texts[0]) for kind, texts in used]
     elif role == "custom" and message.get("display", True):
-        _spoken(message_text(message), out, user=False)
-    elif role == "bashExecution":  # a command the user ran: a use; its output is not
-        command = str(message.get("command", "")).strip()
-        if command:
-            out.append(("command", first_line(command, 120)))
-        if not uses_only:
-            out.extend(("identifier", name) for name in defined_names(message_text(message)))
-            exit_code = message.get("exitCode")
-            if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
-                output = str(message.get("output", ""))
-                out.extend(("error", line[:120]) for line in error_lines(output))
-    elif uses_only:
-        return out
+        out += [(kind, text) for kind, texts in message_uses(message) for text in texts]
+    elif role == "bashExecution":
+        out += [(kind, text) for kind, texts in message_uses(message) for text in texts]
+        out.extend(("identifier", name) for name in defined_names(message_text(message)))
+        exit_code = message.get("exitCode")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+            output = str(message.get("output", ""))
+            out.extend(("error", line[:120]) for line in error_lines(output))
     elif role == "toolResult":
         result_id = message.get("toolCallId")
         if isinstance(result_id, str) and result_id:

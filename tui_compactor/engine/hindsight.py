@@ -37,8 +37,8 @@ from tui_compactor.engine.anchors import (
     anchor_present,
     call_arguments,
     call_path,
-    message_anchors,
     message_text,
+    message_uses,
 )
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
@@ -168,7 +168,11 @@ class EntryFacts:
 
     def __init__(self) -> None:
         self._facts: dict[int, Facts] = {}
-        self._shared: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
+        self._shared: dict[AnchorKind, dict[str, tuple[AnchorKind, str]]] = {
+            kind: {} for kind in HINDSIGHT_KINDS
+        }
+        """Per kind, each text met -> its key (the kind and the text stripped)."""
+        self._keys: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
 
     def take(
         self,
@@ -209,6 +213,8 @@ class EntryFacts:
         """The facts of the entries whose indices are in ``groups`` (``entries``: the
         session's), each worked out if not known yet, as a look-up by index."""
         facts = self._facts
+        if len(facts) >= len(entries):  # every entry known (noted while the file loaded)
+            return facts.__getitem__
         for group in groups:
             for index in group:
                 if index not in facts:
@@ -216,19 +222,18 @@ class EntryFacts:
         return facts.__getitem__
 
     def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
-        shared = self._shared
+        tables = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
         calls: list[tuple[str, str, dict[str, Any]]] = []
-        for anchor in message_anchors(message, uses_only=True, calls=calls):
-            key = shared.get(anchor)  # seen before: its shared key, stripped
-            if key is None:
-                kind, text = anchor
-                if kind not in HINDSIGHT_KINDS:
-                    continue
-                stripped = text.strip()
-                key = anchor if stripped == text else (kind, stripped)
-                key = shared[anchor] = shared.setdefault(key, key)
-            uses[key] = None
+        for kind, texts in message_uses(message, calls):
+            table = tables.get(kind)
+            if table is None:  # not a kind hindsight follows
+                continue
+            for text in texts:
+                key = table.get(text)  # seen before: its shared key, stripped
+                if key is None:
+                    key = table[text] = self._key(kind, text)
+                uses[key] = None
         reads: tuple[str, ...] = ()
         if calls and role == "assistant":
             reads = tuple(
@@ -237,6 +242,11 @@ class EntryFacts:
                 if name in READ_TOOLS and (path := call_path(arguments))
             )
         return (tuple(uses), reads) if uses or reads else _NO_FACTS
+
+    def _key(self, kind: AnchorKind, text: str) -> tuple[AnchorKind, str]:
+        """The one key of the fact ``text`` (stripped) of ``kind``."""
+        key = (kind, text.strip())
+        return self._keys.setdefault(key, key)
 
 
 class FactsAhead:
@@ -531,24 +541,16 @@ def audit_compaction(
     audit.life = _life(session, index, types)
 
     facts_of = facts.lookup(entries, audit.region, audit.kept, audit.life)
-    where: dict[tuple[AnchorKind, str], int] = {}  # fact -> where the region last had it
-    read_at: dict[str, int] = {}
-    for entry_index in audit.region:
-        uses, reads = facts_of(entry_index)
-        if uses:
-            where.update(dict.fromkeys(uses, entry_index))
-        if reads:
-            read_at.update(dict.fromkeys(reads, entry_index))
+    region = [(i, facts_of(i)) for i in audit.region]
+    # fact -> where the region last had it; file -> where it was last read there
+    where = {use: i for i, (uses, _) in region for use in uses}
+    read_at = {path: i for i, (_, reads) in region for path in reads}
     if not where and not read_at:
         return audit
-    first_use: dict[tuple[AnchorKind, str], int] = {}  # fact -> where the life first used it
-    first_read: dict[str, int] = {}
-    for entry_index in reversed(audit.life):
-        uses, reads = facts_of(entry_index)
-        if uses:
-            first_use.update(dict.fromkeys(uses, entry_index))
-        if reads:
-            first_read.update(dict.fromkeys(reads, entry_index))
+    life = [(i, facts_of(i)) for i in reversed(audit.life)]
+    # fact -> where the life first used it; file -> where it was first read again
+    first_use = {use: i for i, (uses, _) in life for use in uses}
+    first_read = {path: i for i, (_, reads) in life for path in reads}
     needed = first_use.keys() & where.keys()
     audit.used = len(needed)
     not_kept = needed.difference(*(facts_of(entry_index)[0] for entry_index in audit.kept))
@@ -561,9 +563,8 @@ def audit_compaction(
     ]
     if missing and audit.kept:  # the kept window's tool outputs may still carry them
         read = {} if records is None else records
-        for i in audit.kept:
-            if i not in read:
-                read[i] = entries[i].data_once()
+        unread = [i for i in audit.kept if i not in read]
+        read.update(zip(unread, session.records_once(unread), strict=True))
         parts: list[str] = []
         for i in audit.kept:
             _entry_text(types[i], read[i], parts)

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from tui_compactor.session.migrate import migrate_record
+from tui_compactor.session.migrate import CURRENT_VERSION, migrate_record
 from tui_compactor.session.model import (
     TITLE_SLOT_BYTES,
     Diagnostic,
@@ -52,6 +52,10 @@ SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "mode_change
 """Entry types that change the model, the thinking level or (oh-my-pi) the mode of everything
 below them (``Session.setting_above`` finds the nearest one)."""
 
+
+_RUN_GAP = 64 * 1024
+"""``records_once`` reads two wanted lines with one ``pread`` when at most this many bytes
+lie between them."""
 
 _gc_pause_lock = threading.Lock()
 _gc_pauses = 0
@@ -367,6 +371,52 @@ class _LazyRecords:
         with self._lock:
             hit = self._cache.get(entry.index)
         return hit[0] if hit is not None else self._read(entry)
+
+    def peek_run(self, table: EntryTable, indices: Sequence[int]) -> list[dict[str, Any] | None]:
+        """The records of entries ``indices`` of a version-3 file (no migration) as
+        ``peek_record`` gives them, lines read a run at a time (one ``pread`` for lines near
+        each other) and no ``Entry`` built; None where that cannot be done the same way (a
+        record in the cache or at the file's start, a line that does not parse as an object,
+        a failed read): the caller reads those one by one."""
+        from tui_compactor.session.reader import _FAST_ERRORS, _fast_loads
+
+        found: list[dict[str, Any] | None] = [None] * len(indices)
+        with self._lock:
+            cached = [index in self._cache for index in indices]
+        offsets, sizes = table._offsets, table._sizes
+        try:
+            if self._fd < 0:
+                session = self._session_ref()
+                if session is None:
+                    return found
+                self._adopt(os.open(session.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+            position = 0
+            while position < len(indices):
+                start = offsets[indices[position]]
+                end = start + sizes[indices[position]]
+                last = position + 1  # the run: lines at most _RUN_GAP bytes apart
+                while last < len(indices):
+                    at = offsets[indices[last]]
+                    if not start <= at <= end + _RUN_GAP:
+                        break
+                    end = max(end, at + sizes[indices[last]])
+                    last += 1
+                block = os.pread(self._fd, end - start, start)
+                for slot in range(position, last):
+                    index = indices[slot]
+                    at = offsets[index]
+                    if cached[slot] or at == 0:
+                        continue
+                    try:
+                        record = _fast_loads(block[at - start : at - start + sizes[index]])
+                    except _FAST_ERRORS:
+                        continue
+                    if isinstance(record, dict):
+                        found[slot] = record
+                position = last
+        except OSError:
+            pass
+        return found
 
     def _read(self, entry: Entry) -> dict[str, Any]:
         from tui_compactor.session.reader import decode_record
@@ -764,6 +814,19 @@ class Session:
     def record(self, i: int) -> dict[str, Any]:
         """Shorthand for ``entries[i].data``."""
         return self.entries[i].data
+
+    def records_once(self, indices: Sequence[int]) -> list[dict[str, Any]]:
+        """``entries[i].data_once()`` of each of ``indices``: for a big version-3 file read a
+        run of lines at a time, without an ``Entry`` built per record (``peek_run``)."""
+        entries = self.entries
+        lazy = self._lazy
+        if lazy is None or self.version != CURRENT_VERSION:
+            return [entries[i].data_once() for i in indices]
+        read = lazy.peek_run(self._table, indices)
+        return [
+            entries[i].data_once() if record is None else record
+            for i, record in zip(indices, read, strict=True)
+        ]
 
     def drop_cached_records(self) -> None:
         """Lazy mode: forget re-read records (memory pressure, benchmarks). No-op otherwise."""

@@ -55,6 +55,9 @@ STACK_BELOW = 100
 SHORT_BELOW = 30
 """A panel shorter than this gives the audit fewer rows (the summaries come first)."""
 
+AUDIT_ROWS_SHORT = 3
+"""Rows the audit may take in a panel shorter than ``SHORT_BELOW`` (6 otherwise, in the CSS)."""
+
 MISSING_SHOWN = 12
 """Missing anchors listed in the audit line; the rest are counted."""
 
@@ -163,6 +166,8 @@ class CandidateView(Vertical):
         self.panes: dict[str, StreamText] = {}
         self.cut_parts: set[str] = set()
         """Parts of this run the summarizer got only part of (the ⚠ stays on their title)."""
+        self._audit_short = False
+        """Whether the audit is held to ``AUDIT_ROWS_SHORT`` rows (``fit_audit``)."""
 
     def compose(self) -> ComposeResult:
         """Title, part panes (history | turn prefix), short summary, audit."""
@@ -177,7 +182,10 @@ class CandidateView(Vertical):
         with Vertical(classes="short-pane"):
             yield self._part_title("short")
             yield self._pane("short", "after the summaries above")
-        yield Static(Text(""), classes="candidate-audit")
+        audit = Static(Text(""), classes="candidate-audit")
+        if self._audit_short:
+            audit.styles.max_height = AUDIT_ROWS_SHORT
+        yield audit
 
     def _part_title(self, part: str) -> Static:
         title = Static(Text(PART_TITLES[part]), classes="part-title", id=f"title-{part}")
@@ -277,6 +285,18 @@ class CandidateView(Vertical):
         """Show the audit of a finished run."""
         self.query_one(".candidate-audit", Static).update(format_audit(result))
 
+    def fit_audit(self, short: bool) -> None:
+        """At most ``AUDIT_ROWS_SHORT`` rows of audit when the panel is short, else the CSS's.
+
+        Set on the audit itself: a class on the panel made Textual match the CSS again for
+        all of its ~50 widgets at its first resize (13 ms of UI CPU at load 13, in the frame
+        that shows a three-candidate panel).
+        """
+        if short != self._audit_short:
+            self._audit_short = short
+            for audit in self.query(".candidate-audit"):  # none yet: ``compose`` applies it
+                audit.styles.max_height = AUDIT_ROWS_SHORT if short else None
+
 
 class CompactionPanel(Vertical, can_focus=True):
     """Run one compaction (or several candidates) and let the user accept one result.
@@ -313,9 +333,6 @@ class CompactionPanel(Vertical, can_focus=True):
     }
     CompactionPanel.-diff > #compaction-candidates {
         display: none;
-    }
-    CompactionPanel.-short .candidate-audit {
-        max-height: 3;
     }
     CompactionPanel > #compaction-buttons {
         height: auto;
@@ -473,9 +490,10 @@ class CompactionPanel(Vertical, can_focus=True):
     def on_resize(self) -> None:
         """Side by side where there is room, stacked where there is not (or with candidates)."""
         stacked = len(self.jobs) > 1 or self.size.width < STACK_BELOW
+        short = self.size.height < SHORT_BELOW
         for view in self.candidates:
             view.set_class(stacked, "-stacked")
-        self.set_class(self.size.height < SHORT_BELOW, "-short")
+            view.fit_audit(short)
 
     def watch_state(self) -> None:
         """The keys that make sense changed (the app's footer follows the state)."""
