@@ -220,7 +220,7 @@ async def test_the_chart_is_measured_once_the_whole_files_first_screen_is_comple
     import tui_compactor.ui.app as app_module
     from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
 
-    seen: list[tuple[bool, bool]] = []  # (whole file, every row on screen counted)
+    seen: list[tuple[bool, bool]] = []  # (whole file, rows on screen counted + leaf's gauge)
     real = app_module.chart_points
 
     def recording(snapshot: Any, settings: Any) -> Any:
@@ -233,7 +233,9 @@ async def test_the_chart_is_measured_once_the_whole_files_first_screen_is_comple
             for i in shown
             if i < len(session.entries) and session.entries[i].type in MESSAGE_BEARING_TYPES
         )
-        seen.append((not session.preview, counted and app.gauge_data is not None))
+        gauge = app.gauge_data
+        at_leaf = gauge is not None and gauge.entry_index == session.leaf
+        seen.append((not session.preview, counted and at_leaf))
         return real(snapshot, settings)
 
     monkeypatch.setattr(app_module, "chart_points", recording)

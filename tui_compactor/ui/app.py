@@ -33,6 +33,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 if TYPE_CHECKING:
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
+    from tui_compactor.engine.plan import CompactionPlan
     from tui_compactor.session.outline import OutlineRows
     from tui_compactor.session.reader import LoadProgress
     from tui_compactor.summarize.base import Summarizer
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.plan import CompactionPlan
 from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
@@ -728,6 +728,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
         session = message.session
+        self.state.whole_file_gauge = False  # the gauge shows the tail or the file before
         # A reload keeps the cursor's entry; another file starts at its leaf, as when opened.
         same_file = previous is not None and previous.path == session.path
         keep = self.selected_entry if same_file else session.leaf
@@ -895,6 +896,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
         # between (``c``) must not act on an entry of the rows (or the file) shown before.
         self.state.selected_entry = tree.cursor_entry
+        if tree.cursor_entry is None:  # an empty file: no row shows (a filter keeps the leaf)
+            self.query_one(EntryDetails).show_nothing("no entries in this file")
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()
@@ -1028,14 +1031,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _check_whole_screen(self) -> None:
         """The whole file's first screen is complete once the gauge shows a node of it and the
-        rows on screen have their counts: what waited for it starts (``_whole_screen_shown``)."""
+        rows on screen have their counts: what waited for it starts (``_whole_screen_shown``)
+        after the screen's next refresh, which draws it."""
         if (
             not self.state.whole_screen.is_set()
-            and self.state.gauge_data is not None
+            and self.state.whole_file_gauge
             and not self._loaded().preview
             and not self._visible_uncounted()
         ):
-            self._whole_screen_shown()
+            self.call_after_refresh(self._whole_screen_shown)
 
     def _whole_screen_shown(self) -> None:
         """Start what the whole file's first screen does not need, now that it is complete:
@@ -1228,7 +1232,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.gauge_data = message.data
         gauge.show(message.data)
-        self._check_whole_screen()
+        if not self._loaded().preview:
+            self.state.whole_file_gauge = True
+            self._check_whole_screen()
         if not self.pane_started("tab-context"):
             return  # the Context tab, built later, starts from ``gauge_data``
         from tui_compactor.ui.widgets.context_view import ContextView

@@ -56,6 +56,8 @@ class AppState:
     first_screen: threading.Event = field(default_factory=threading.Event)
     """Set once the first gauge is drawn: token counting (and the cl100k table it loads)
     waits for it, so the first screen does not share the GIL with them."""
+    whole_file_gauge: bool = False
+    """The gauge shows a node of the session loaded last (not of the tail preview before it)."""
     whole_screen: threading.Event = field(default_factory=threading.Event)
     """Set once the whole file's first screen is complete: indexed, its gauge shown and the
     rows on screen counted (or the index ended with nothing to measure). The chart and the

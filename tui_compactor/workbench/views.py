@@ -36,7 +36,6 @@ from tui_compactor.engine.methods import (
 )
 from tui_compactor.engine.settings import effective_reserve, should_compact, threshold_tokens
 from tui_compactor.textsafe import sanitize
-from tui_compactor.workbench.plans import make_plan, run_refusal
 
 if TYPE_CHECKING:
     from tui_compactor.engine.plan import CompactionPlan
@@ -445,6 +444,9 @@ def plan_report(
 ) -> PlanReport:
     """Plan at ``leaf`` and compute what the plan pane and the tree show (regions, region
     tokens, file lists), so nothing lazy is left for the UI thread."""
+    # Imported with the first plan: the app's first screen never plans (``engine.plan``).
+    from tui_compactor.workbench.plans import make_plan, run_refusal
+
     plan = make_plan(snapshot.session, leaf, settings, cut, cache=cache)
     report = PlanReport(plan, snapshot.generation, snapshot.leaf, run_refusal(plan, settings))
     if plan.prepared:

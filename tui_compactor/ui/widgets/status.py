@@ -183,6 +183,13 @@ class LoadingBar(Horizontal):
     _show_timer: Timer | None = None
     _label_text: Text = Text("indexing…")
     """What the label says (kept while the label is not built yet)."""
+    _label_cells = 0
+    """Columns the label keeps (``LABEL_ROOM``), so a growing count does not resize it."""
+
+    LABEL_ROOM = 6
+    """Columns the label reserves past its text for the entry count's next digits: the count
+    grows from 0 to 100,000 while a file indexes, and a label that changes width lays the
+    whole screen out again (a few per file, each taking the GIL from the index)."""
     _progress: tuple[int, int] | None = None
     """Bytes done and total (kept while the bar is not built yet); None: not known yet."""
 
@@ -194,9 +201,14 @@ class LoadingBar(Horizontal):
         return label, self.query_one("#loading-progress", ProgressBar)
 
     def _set_label(self, text: Text) -> None:
-        # The label is as wide as its text: the screen is laid out again only when the width
-        # changes (a layout per progress report took the GIL from the index it reports on).
-        resized = text.cell_len != self._label_text.cell_len
+        # The label is as wide as its text, padded to the columns it keeps: the screen is laid
+        # out again only when the text outgrows them (a layout per progress report took the
+        # GIL from the index it reports on).
+        resized = text.cell_len > self._label_cells
+        if resized:
+            self._label_cells = text.cell_len + self.LABEL_ROOM
+        text = text.copy()
+        text.pad_right(self._label_cells - text.cell_len)
         self._label_text = text
         built = self._built()
         if built is not None:
@@ -206,6 +218,7 @@ class LoadingBar(Horizontal):
         """Show the bar for ``file_name``."""
         self.tail_entries = None
         self._progress = None
+        self._label_cells = 0
         self._set_label(Text(f"indexing {shown_file_name(file_name)} (esc stops)"))
         if self._show_timer is None and not self.has_class("-shown"):
             self._show_timer = self.set_timer(self.SHOW_AFTER, self._show)
