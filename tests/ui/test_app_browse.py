@@ -257,6 +257,13 @@ async def test_another_file_plans_at_its_own_entries_never_the_last_files() -> N
             tree = tree_of(app)
             assert app.selected_entry == tree.cursor_entry == session.leaf, name
             assert app.state.plan_leaf is None and app.plan is None, name
+            # The details pane shows this file's entry, or says there is none.
+            details = app.query_one(EntryDetails)
+            assert details.shown_entry == session.leaf, name
+            if session.leaf is None:
+                await pilot.press("1")  # the Details tab (c showed the Plan's)
+                await settle(pilot)
+                assert details.shown_text() == "no entries in this file", name
             # The plan of the last file does not come back with the budget's next edit.
             app._apply_settings()
             await pilot.press("c")

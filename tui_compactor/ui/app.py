@@ -896,6 +896,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
         # between (``c``) must not act on an entry of the rows (or the file) shown before.
         self.state.selected_entry = tree.cursor_entry
+        if tree.cursor_entry is None:  # an empty file: no row shows (a filter keeps the leaf)
+            self.query_one(EntryDetails).show_nothing("no entries in this file")
         if self.state.token_count_pending:
             self.state.token_count_pending = False
             self.start_token_count()

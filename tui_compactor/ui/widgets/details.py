@@ -343,6 +343,16 @@ class EntryDetails(ScrollView, can_focus=True):
         self.scroll_home(animate=False)
         self.refresh()
 
+    def show_nothing(self, reason: str) -> None:
+        """No entry under the cursor (an empty file, a filter that shows none): say so, in
+        place of whatever entry was shown (of the rows or the file shown before)."""
+        self.shown_entry = None
+        self.shown_id = None
+        self._renderable = Text(reason, style="dim")
+        self._shown += 1
+        self.scroll_home(animate=False)
+        self.refresh()
+
     def shown_text(self) -> str:
         """The text on display, every line of it (as drawn at the pane's width)."""
         return "\n".join(line.text.rstrip() for line in self._rendered())
