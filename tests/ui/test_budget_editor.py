@@ -148,3 +148,31 @@ async def test_every_field_of_the_editor_lies_inside_the_pane(size: tuple[int, i
         assert stacked == (size == (80, 24))
         keep, reserve = app.query_one("#plan-keep"), app.query_one("#plan-reserve")
         assert (keep.region.y != reserve.region.y) == stacked
+
+
+async def test_the_form_rows_are_made_as_they_are_mounted_with_the_settings_of_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Showing the plan pane makes none of the form's ~40 widgets in its first message (they
+    are made a row a frame as they are mounted): a row made after the settings changed shows
+    the new settings."""
+    from tui_compactor.ui.widgets.plan_view import PlanView
+
+    held: list[PlanView] = []
+    monkeypatch.setattr(PlanView, "_mount_rows", lambda view: held.append(view))
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        view = app.query_one(PlanView)
+        assert held == [view] and app.plan is not None
+        assert view._fields == {}, "the form's widgets were made before their rows mount"
+        view.show_settings(app.settings.edited(keep_recent_tokens=12345))
+        view.focus_inputs()
+        await settle(pilot)
+        assert app.query_one("#plan-keep", Input).value == "12345"
+        made = {widget.id for widget in view.query(Input)} | {w.id for w in view.query(Select)}
+        assert made >= {"plan-keep", "plan-reserve", "plan-window", "plan-threshold-percent",
+                        "plan-threshold-tokens", "plan-branch-reserve", "plan-summary-window",
+                        "plan-focus", "plan-effort", "plan-method"}  # fmt: skip

@@ -16,6 +16,7 @@ CLI's ``--instructions`` / ``--replace-instructions``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, cast
 
 from rich.console import RenderableType
@@ -272,9 +273,9 @@ class PlanView(VerticalScroll):
         self._settings = settings
         """The settings the form is made with (None: blank until ``show_settings``)."""
         self._fields: dict[str, Input | Checkbox | Select[str]] = {}
-        """The form's inputs by id, mounted or not yet."""
-        self._rows: list[Horizontal] = []
-        """The form's rows not mounted yet."""
+        """The form's inputs made so far, by id (a row is made as it is mounted)."""
+        self._row_makers: list[Callable[[], Horizontal]] = []
+        """What makes each of the form's rows not mounted yet (``_form_rows``)."""
 
     plan_text: Text | None = None
     """The plan drawn last (kept, dimmed, while the next one is being made)."""
@@ -297,45 +298,57 @@ class PlanView(VerticalScroll):
         self.set_class(event.size.width < self.STACK_BELOW, "-stacked")
 
     def on_mount(self) -> None:
-        """Make the form and mount its rows one per frame: all at once they are one layout of
-        ~40 widgets (tens of ms on the UI thread) in the frame that first shows the plan,
-        and at the usual heights they lie below the plan and its sweep anyway."""
-        self._rows = self._form_rows()
+        """Make and mount the form's rows one per frame: all at once they are one layout of
+        ~40 widgets (tens of ms on the UI thread) in the frame that first shows the plan, and
+        making them all is ~15 ms more in one message; at the usual heights they lie below the
+        plan and its sweep anyway."""
+        self._row_makers = self._form_rows()
         self._mount_rows()
 
     @work(group="plan-form", exit_on_error=False)
     async def _mount_rows(self) -> None:
-        """Mount the form's rows, each after the screen drew the one before."""
-        while self._rows and self.is_attached:
-            await self.mount(self._rows.pop(0))
+        """Make and mount the form's rows, each after the screen drew the one before."""
+        while self._row_makers and self.is_attached:
+            await self.mount(self._make_row(self._row_makers.pop(0)))
             drawn = asyncio.Event()
             self.call_after_refresh(drawn.set)
             await drawn.wait()
 
     def _mount_form_now(self) -> None:
-        """Mount the rows not mounted yet at once (the user goes to the form)."""
-        rows, self._rows = self._rows, []
-        if rows:
-            self.mount_all(rows)
+        """Make and mount the rows not mounted yet at once (the user goes to the form)."""
+        makers, self._row_makers = self._row_makers, []
+        if makers:
+            self.mount_all([self._make_row(make) for make in makers])
 
-    def _form_rows(self) -> list[Horizontal]:
-        """The form's rows, made showing the settings the view was made with: filled in as
-        they are made, not changed once shown (each change of a shown input re-measures it
-        and lays the screen out again). ``_fields`` holds the inputs by id."""
-        texts: dict[str, str] = {}
-        flags: dict[str, bool] = {}
-        hint: str | None = None
-        if self._settings is not None:
-            texts, flags, self._effort_shown, hint = form_values(self._settings)
+    def _make_row(self, make: Callable[[], Horizontal]) -> Horizontal:
+        """One row of the form, made with its values: nothing it posts while made or mounted
+        is an edit."""
+        with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
+            return make()
+
+    def _form_rows(self) -> list[Callable[[], Horizontal]]:
+        """The form's rows, each made when it is mounted, showing the settings of that moment
+        (``show_settings`` keeps them): filled in as they are made, not changed once shown
+        (each change of a shown input re-measures it and lays the screen out again).
+        ``_fields`` holds the inputs made so far by id."""
         fields = self._fields
+        figures = r"[0-9kKmM.,_]*"
 
-        def field(widget_id: str, restrict: str, placeholder: str = "") -> Input:
+        def values() -> tuple[dict[str, str], dict[str, bool], str, str | None]:
+            if self._settings is None:
+                return {}, {}, self._effort_shown, None
+            return form_values(self._settings)
+
+        def field(texts: dict[str, str], widget_id: str, restrict: str,
+                  placeholder: str = "") -> Input:  # fmt: skip
             made = InlineInput(texts.get(widget_id) or None, placeholder, id=widget_id,
                                restrict=restrict)  # fmt: skip
             fields[widget_id] = made
             return made
 
-        def flag(label: str, widget_id: str, value: bool = True) -> Checkbox:
+        def flag(
+            flags: dict[str, bool], label: str, widget_id: str, value: bool = True
+        ) -> Checkbox:
             made = Checkbox(label, flags.get(widget_id, value), id=widget_id, compact=True)
             fields[widget_id] = made
             return made
@@ -346,54 +359,72 @@ class PlanView(VerticalScroll):
             fields[widget_id] = made
             return made
 
-        figures = r"[0-9kKmM.,_]*"
-        # Made with their values: nothing they post while made or mounted is an edit.
-        with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
-            rows = [
-                Horizontal(Label("keep"), field("plan-keep", figures),
-                           Label("reserve"), field("plan-reserve", figures, hint or "default"),
-                           Label("window"), field("plan-window", figures), id="plan-inputs"),
-                Horizontal(Label("threshold %"),
-                           field("plan-threshold-percent", r"[0-9.]*", "auto"),
-                           Label("or tokens"), field("plan-threshold-tokens", figures, "auto"),
-                           id="plan-thresholds", classes="plan-row"),
-                Horizontal(flag("cut may split a turn", "plan-split-turns"),
-                           flag("ask on navigate", "plan-branch-ask"),
-                           id="plan-flags", classes="plan-row"),
-                Horizontal(Label("branch reserve"), field("plan-branch-reserve", figures),
-                           Label("summary window"),
-                           field("plan-summary-window", figures, "profile"),
-                           id="plan-branch", classes="plan-row"),
-                Horizontal(Label("summary effort"),
-                           select("plan-effort", [(name, name) for name in EFFORTS],
-                                  self._effort_shown),
-                           id="plan-summarizer", classes="plan-row"),
-                Horizontal(Label("method"),
-                           select("plan-method", [("soft", "soft"), ("handoff", "handoff"),
-                                                  ("shake (preview)", "shake")], "soft"),
-                           flag("focus replaces the prompt", "plan-replace", False),
-                           id="plan-options"),
-                Horizontal(Label("focus"),
-                           field("plan-focus", "", "what the summary must keep (optional)"),
-                           id="plan-focus-row"),
-            ]  # fmt: skip
-        return rows
+        def budget() -> Horizontal:
+            texts, _flags, _effort, hint = values()
+            return Horizontal(Label("keep"), field(texts, "plan-keep", figures),
+                              Label("reserve"),
+                              field(texts, "plan-reserve", figures, hint or "default"),
+                              Label("window"), field(texts, "plan-window", figures),
+                              id="plan-inputs")  # fmt: skip
+
+        def thresholds() -> Horizontal:
+            texts = values()[0]
+            return Horizontal(Label("threshold %"),
+                              field(texts, "plan-threshold-percent", r"[0-9.]*", "auto"),
+                              Label("or tokens"),
+                              field(texts, "plan-threshold-tokens", figures, "auto"),
+                              id="plan-thresholds", classes="plan-row")  # fmt: skip
+
+        def turn_flags() -> Horizontal:
+            flags = values()[1]
+            return Horizontal(flag(flags, "cut may split a turn", "plan-split-turns"),
+                              flag(flags, "ask on navigate", "plan-branch-ask"),
+                              id="plan-flags", classes="plan-row")  # fmt: skip
+
+        def branch() -> Horizontal:
+            texts = values()[0]
+            return Horizontal(Label("branch reserve"),
+                              field(texts, "plan-branch-reserve", figures),
+                              Label("summary window"),
+                              field(texts, "plan-summary-window", figures, "profile"),
+                              id="plan-branch", classes="plan-row")  # fmt: skip
+
+        def summarizer() -> Horizontal:
+            self._effort_shown = values()[2]
+            return Horizontal(Label("summary effort"),
+                              select("plan-effort", [(name, name) for name in EFFORTS],
+                                     self._effort_shown),
+                              id="plan-summarizer", classes="plan-row")  # fmt: skip
+
+        def method() -> Horizontal:
+            return Horizontal(Label("method"),
+                              select("plan-method", [("soft", "soft"), ("handoff", "handoff"),
+                                                     ("shake (preview)", "shake")], "soft"),
+                              flag({}, "focus replaces the prompt", "plan-replace", False),
+                              id="plan-options")  # fmt: skip
+
+        def focus() -> Horizontal:
+            return Horizontal(Label("focus"),
+                              field({}, "plan-focus", "", "what the summary must keep (optional)"),
+                              id="plan-focus-row")  # fmt: skip
+
+        return [budget, thresholds, turn_flags, branch, summarizer, method, focus]
 
     def show_settings(self, settings: Any) -> None:
         """Show the settings (a ``workbench.Settings``) without firing an edit; only what
         differs from what is shown is set (a row not mounted yet is set as it waits)."""
+        self._settings = settings  # the rows not made yet are made with these
         texts, flags, effort, hint = form_values(settings)
         fields = self._fields
-        if not fields:  # not mounted yet: the form will be made with these
-            self._settings = settings
-            return
         for widget_id, text in texts.items():
-            _set_quietly(cast(Input, fields[widget_id]), text, Input.Changed)
-        if hint is not None:
+            if widget_id in fields:
+                _set_quietly(cast(Input, fields[widget_id]), text, Input.Changed)
+        if hint is not None and "plan-reserve" in fields:
             cast(Input, fields["plan-reserve"]).placeholder = hint
         for widget_id, value in flags.items():
-            _set_quietly(cast(Checkbox, fields[widget_id]), value, Checkbox.Changed)
-        if effort != self._effort_shown:
+            if widget_id in fields:
+                _set_quietly(cast(Checkbox, fields[widget_id]), value, Checkbox.Changed)
+        if "plan-effort" in fields and effort != self._effort_shown:
             self._effort_shown = effort
             _set_quietly(cast("Select[str]", fields["plan-effort"]), effort, Select.Changed)
 
@@ -455,7 +486,7 @@ class PlanView(VerticalScroll):
     def focus_inputs(self) -> None:
         """Put the focus on the first input (once the form is mounted)."""
         field = self._fields.get("plan-keep")
-        if self._rows or field is None or not field.is_mounted:
+        if self._row_makers or field is None or not field.is_mounted:
             self._mount_form_now()
             self.call_after_refresh(self.focus_inputs)
             return
@@ -466,12 +497,14 @@ class PlanView(VerticalScroll):
     def options(self) -> tuple[str, str, bool]:
         """The method, focus text and replace flag shown now."""
         fields = self._fields
-        if not fields:
-            return "soft", "", False
-        method = cast("Select[str]", fields["plan-method"]).value
-        focus = cast(Input, fields["plan-focus"]).value
-        replace = cast(Checkbox, fields["plan-replace"]).value
-        return (method if isinstance(method, str) else "soft"), focus, bool(replace)
+        method = cast("Select[str] | None", fields.get("plan-method"))
+        focus = cast("Input | None", fields.get("plan-focus"))
+        replace = cast("Checkbox | None", fields.get("plan-replace"))
+        return (
+            method.value if method is not None and isinstance(method.value, str) else "soft",
+            "" if focus is None else focus.value,
+            replace is not None and bool(replace.value),
+        )
 
     @on(Checkbox.Changed, "#plan-split-turns")
     @on(Checkbox.Changed, "#plan-branch-ask")
