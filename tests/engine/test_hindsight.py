@@ -710,3 +710,36 @@ def test_records_read_a_run_at_a_time_are_the_records_read_one_by_one(tmp_path: 
     assert again[10] is cached
     assert again == [session.entries[i].data_once() for i in indices[90:110]]
     assert "_unavailable" in again[11]
+
+
+def test_records_read_a_run_at_a_time_read_a_bounded_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines near each other are read together, but one read never spans more than the bound
+    (wanted lines spread over a big file would otherwise read the whole span at once)."""
+    import os
+
+    from tui_compactor.session import session as session_module
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate
+
+    path = generate(2000, tmp_path / "gen-2000.jsonl")
+    session = load_session(path, lazy=True)
+    indices = list(range(len(session.entries)))
+    one_by_one = [session.entries[i].data_once() for i in indices]
+    bound = 20_000
+    monkeypatch.setattr(session_module, "_RUN_MAX", bound, raising=False)
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def counted(fd: int, size: int, offset: int) -> bytes:
+        reads.append(size)
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", counted)
+    assert session.records_once(indices) == one_by_one
+    longest = max(entry.size for entry in session.entries)
+    assert reads and max(reads) <= max(bound, longest)
+    assert len(reads) < len(indices) / 2  # still a run at a time

@@ -310,3 +310,23 @@ async def test_a_gauge_measured_on_the_file_loaded_before_is_not_shown() -> None
         app.post_message(GaugeReady(old))
         await settle(pilot)
         assert gauge.data is fresh and app.state.gauge_data is fresh
+
+
+async def test_a_failure_after_the_index_is_reported_and_releases_what_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Anything the loading worker decides after the index (settings, orphaned appends, the
+    rows) failing is said as a failed open, and what waits for the whole file is released,
+    instead of a loading bar that never ends."""
+    from tui_compactor.session import agents
+
+    def broken(session: object) -> list[object]:
+        raise RuntimeError("orphan check broke")
+
+    monkeypatch.setattr(agents, "orphaned_appends", broken)
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.state.whole_screen.is_set()
+        notes = raised_notes(app)
+        assert any("orphan check broke" in note for note in notes), notes

@@ -208,8 +208,7 @@ def _print_text(
             print(f"  not prepared: {sanitize(plan.reason or '', single_line=True)}")
             for pos in plan.nearest_cut_points:
                 ident = sanitize(entries[plan.branch[pos]].id, single_line=True)
-                kind = sanitize(plan.kind_at(pos), single_line=True)
-                print(f"  nearest valid cut: {ident} (branch index {pos}, {kind})")
+                print(f"  nearest valid cut: {ident} (branch index {pos}, {plan.kind_at(pos)})")
             continue
         for line in plan_lines(session, plan):
             print(line)
@@ -227,7 +226,7 @@ def plan_lines(session: Any, plan: Any) -> list[str]:
     from tui_compactor.textsafe import sanitize
 
     kept = session.entries[plan.branch[plan.first_kept_index]]
-    kind = sanitize(plan.kind_at(plan.first_kept_index), single_line=True)
+    kind = plan.kind_at(plan.first_kept_index)  # made safe to print by the plan
     region = f"  region       branch [{plan.boundary_start}, {plan.boundary_end})"
     if plan.previous_compaction_index >= 0:
         region += f", previous compaction at branch index {plan.previous_compaction_index}"
@@ -238,7 +237,7 @@ def plan_lines(session: Any, plan: Any) -> list[str]:
     ]
     note = plan.split_turn_note
     if note:
-        lines.append(f"  turn         {sanitize(note, single_line=True)}")
+        lines.append(f"  turn         {note}")  # of kind_at's words: safe to print
     tokens = plan.region_tokens
     local = f"by local {plan.counter_name} count"
     lines.append(f"  tokens       before {plan.tokens_before} ({_before_source(plan)})")

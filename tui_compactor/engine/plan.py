@@ -52,6 +52,7 @@ from tui_compactor.engine.messages import LazyMessage, is_remote_compaction, mes
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session.table import EntryView
+from tui_compactor.textsafe import sanitize
 
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
 
@@ -263,14 +264,17 @@ class CompactionPlan:
         return self.is_split_turn and 0 <= self.turn_start_index < self.first_kept_index
 
     def kind_at(self, branch_index: int) -> str:
-        """Readable kind of the entry at ``branch_index``: ``bash execution``, ``user message``…"""
+        """Readable kind of the entry at ``branch_index``: ``bash execution``, ``user message``…
+        (one line, safe to print: the type and role are the session's own text)."""
         if not 0 <= branch_index < len(self.branch):
             return "entry"
         entry = self._cache.session.entries[self.branch[branch_index]]
         if entry.type == "message":
             role = str(entry.role or "message")
-            return _ROLE_KINDS.get(role, f"{role} message")
-        return str(entry.type).replace("_", " ")
+            kind = _ROLE_KINDS.get(role, f"{role} message")
+        else:
+            kind = str(entry.type).replace("_", " ")
+        return sanitize(kind, single_line=True)
 
     @property
     def split_turn_note(self) -> str | None:

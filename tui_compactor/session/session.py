@@ -57,6 +57,10 @@ _RUN_GAP = 64 * 1024
 """``records_once`` reads two wanted lines with one ``pread`` when at most this many bytes
 lie between them."""
 
+_RUN_MAX = 4 * 1024 * 1024
+"""...and at most this many bytes in all (wanted lines spread over other branches' lines would
+otherwise make one read of the whole span: a lazily loaded file is not to be held in memory)."""
+
 _gc_pause_lock = threading.Lock()
 _gc_pauses = 0
 """Pauses of the cyclic collector in force (``pause_gc``); it runs again when the last ends."""
@@ -397,7 +401,10 @@ class _LazyRecords:
                 last = position + 1  # the run: lines at most _RUN_GAP bytes apart
                 while last < len(indices):
                     at = offsets[indices[last]]
-                    if not start <= at <= end + _RUN_GAP:
+                    if (
+                        not start <= at <= end + _RUN_GAP
+                        or at + sizes[indices[last]] > start + _RUN_MAX
+                    ):
                         break
                     end = max(end, at + sizes[indices[last]])
                     last += 1

@@ -659,13 +659,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         try:
             session = load_session(path, progress=progress, cancel=cancel, hash_thread=True)
-        except Exception as error:  # load_session promises not to raise; report if it does
+            seconds = time.perf_counter() - started
+            settings = self._settings_for(settings, session)
+            orphans = [orphan.message(session) for orphan in orphaned_appends(session)]
+            rows = build_outline(session, view=view)
+        except Exception as error:  # none of these should raise: if one does, the load
+            # failed (said, and what waits for the whole file is released), it does not hang
             self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
             return
-        seconds = time.perf_counter() - started
-        settings = self._settings_for(settings, session)
-        orphans = [orphan.message(session) for orphan in orphaned_appends(session)]
-        rows = build_outline(session, view=view)
         self.post_message(SessionLoaded(session, seconds, settings, orphans, rows, filter_index))
 
     @_while_running
