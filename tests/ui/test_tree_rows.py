@@ -177,3 +177,22 @@ async def test_a_row_is_cut_where_every_cut_to_a_width_cuts_never_inside_a_flag(
                 cells = rich.cells.cell_len(upto)
                 assert cut_cells(whole, cells)[:-1].rstrip(" ") == upto[:-1].rstrip(" "), width
         assert cut_rows > 40
+
+
+async def test_rows_take_the_new_theme_at_once() -> None:
+    """A theme switched from the command palette redraws the rows in its colours (the rows'
+    strips are cached, and the cache would keep the old theme's)."""
+    from tests.ui.app_helpers import TREE_COMPACTED
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+
+        def row_styles() -> set[str]:
+            return {str(segment.style) for segment in tree.render_line(0)}
+
+        before = row_styles()
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        await settle(pilot)
+        assert row_styles() != before

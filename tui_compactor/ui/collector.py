@@ -6,9 +6,7 @@ grows past 100k objects between collections and one full collection froze the ev
 30-110 ms. After each middle and full collection the survivors are moved out of the
 collector's reach (``gc.freeze``, as ``session.gc_paused`` does after indexing), so a full
 collection scans only what the young generations hold, like a middle one: no collection grows
-with the heap. (Freezing after full collections only still left the survivors of three middle
-collections to each full one: 18-33k objects and 15-33 ms of CPU on the 100k session while
-summaries streamed or the navigation dialog opened.)
+with the heap.
 
 Frozen objects are still freed by reference counting; only reference cycles among them (a
 closed dialog, a removed compaction panel, a short-lived cycle that happened to outlive one

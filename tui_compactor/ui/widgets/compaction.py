@@ -288,9 +288,8 @@ class CandidateView(Vertical):
     def fit_audit(self, short: bool) -> None:
         """At most ``AUDIT_ROWS_SHORT`` rows of audit when the panel is short, else the CSS's.
 
-        Set on the audit itself: a class on the panel made Textual match the CSS again for
-        all of its ~50 widgets at its first resize (13 ms of UI CPU at load 13, in the frame
-        that shows a three-candidate panel).
+        Set on the audit itself: a class on the panel would make Textual match the CSS again
+        for all of its ~50 widgets, in the frame that shows the panel.
         """
         if short != self._audit_short:
             self._audit_short = short

@@ -295,9 +295,7 @@ class EntryDetails(ScrollView, can_focus=True):
     width (when the pane is next drawn: not at all while another tab is shown) and the pane
     only scrolls through its lines. Its scrollbar always shows: the width the text wraps to
     does not depend on the entry's length, and no entry shows or hides it (which would lay the
-    screen out again too). (Shown in a ``Static``, every entry
-    of another height re-arranged every widget of the screen and rendered the entry twice,
-    to measure it and to draw it: 10-60 ms a cursor move on the 100k session.)
+    screen out again too).
     """
 
     DEFAULT_CSS = """

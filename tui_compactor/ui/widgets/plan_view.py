@@ -419,8 +419,8 @@ class PlanView(VerticalScroll):
         for widget_id, text in texts.items():
             if widget_id in fields:
                 _set_quietly(cast(Input, fields[widget_id]), text, Input.Changed)
-        if hint is not None and "plan-reserve" in fields:
-            cast(Input, fields["plan-reserve"]).placeholder = hint
+        if "plan-reserve" in fields:  # as the row is made: the gauge's figure, else "default"
+            cast(Input, fields["plan-reserve"]).placeholder = hint or "default"
         for widget_id, value in flags.items():
             if widget_id in fields:
                 _set_quietly(cast(Checkbox, fields[widget_id]), value, Checkbox.Changed)

@@ -596,9 +596,11 @@ class SessionTree(ScrollView, can_focus=True):
         return style
 
     def notify_style_update(self) -> None:
-        """The CSS changed (theme, focus rules): forget the cached row styles."""
+        """The CSS changed (theme, focus rules): forget the cached row styles and the strips
+        drawn with them (their cache key does not hold the styles)."""
         self._base_styles.clear()
         self._kind_styles.clear()
+        self._strip_cache.clear()
         super().notify_style_update()
 
     def _style(self, name: str) -> Style:
