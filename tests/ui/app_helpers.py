@@ -69,6 +69,21 @@ def make_app(path: Path, **options: object) -> CompactorApp:
     return app
 
 
+def count_layouts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, one item per layout of any screen (a whole-screen re-arrangement)."""
+    from textual.screen import Screen
+
+    layouts: list[int] = []
+    refresh_layout = Screen._refresh_layout
+
+    def counted(screen: Screen[Any], *args: Any, **kwargs: Any) -> None:
+        layouts.append(1)
+        refresh_layout(screen, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counted)
+    return layouts
+
+
 def raised_notes(app: CompactorApp) -> list[str]:
     """Every note ``app`` (made by ``make_app``) raised so far, in order. A toast leaves the
     screen after its timeout (3 s for most), and on a loaded machine a key and a pause can take

@@ -3,12 +3,9 @@ line of the entry (scrolled to its end, the last line is on screen)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from textual.screen import Screen
 
-from tests.ui.app_helpers import SIZE, TREE_BRANCHES, make_app, settle
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, count_layouts, make_app, settle
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -25,14 +22,7 @@ async def test_cursor_moves_show_each_entry_without_a_layout(
         details = app.query_one(EntryDetails)
         await pilot.press("g")
         await settle(pilot)
-        layouts: list[int] = []
-        refresh_layout = Screen._refresh_layout
-
-        def counted(screen: Screen[Any], *args: Any, **kwargs: Any) -> None:
-            layouts.append(1)
-            refresh_layout(screen, *args, **kwargs)
-
-        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        layouts = count_layouts(monkeypatch)
         heights: set[int] = set()
         for _ in range(8):
             await pilot.press("j")

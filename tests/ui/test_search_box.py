@@ -3,12 +3,9 @@ its end (where the cursor is)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from textual.screen import Screen
 
-from tests.ui.app_helpers import SIZE, TREE_BRANCHES, make_app, settle
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, count_layouts, make_app, settle
 
 pytestmark = pytest.mark.asyncio
 
@@ -21,14 +18,7 @@ async def test_typing_a_query_lays_nothing_out_and_shows_its_end(
         await settle(pilot)
         await pilot.press("slash")
         await settle(pilot)
-        layouts: list[int] = []
-        refresh_layout = Screen._refresh_layout
-
-        def counted(screen: Screen[Any], *args: Any, **kwargs: Any) -> None:
-            layouts.append(1)
-            refresh_layout(screen, *args, **kwargs)
-
-        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        layouts = count_layouts(monkeypatch)
         await pilot.press(*"rate limiter window")
         await settle(pilot)
         search = app.search_box()
