@@ -331,6 +331,12 @@ class _LazyRecords:
         self._fd = fd
         self._closer = weakref.finalize(self, _close_quietly, fd)
 
+    def _open_fd(self, path: Path) -> int:
+        """The descriptor to read through, reopened read-only from ``path`` after ``close``."""
+        if self._fd < 0:
+            self._adopt(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+        return self._fd
+
     def close(self) -> None:
         """Close the descriptor; later reads reopen the path read-only."""
         with self._lock:
@@ -389,11 +395,10 @@ class _LazyRecords:
             cached = [index in self._cache for index in indices]
         offsets, sizes = table._offsets, table._sizes
         try:
-            if self._fd < 0:
-                session = self._session_ref()
-                if session is None:
-                    return found
-                self._adopt(os.open(session.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+            session = self._session_ref()
+            if session is None:
+                return found
+            fd = self._open_fd(session.path)
             position = 0
             while position < len(indices):
                 start = offsets[indices[position]]
@@ -408,7 +413,7 @@ class _LazyRecords:
                         break
                     end = max(end, at + sizes[indices[last]])
                     last += 1
-                block = os.pread(self._fd, end - start, start)
+                block = os.pread(fd, end - start, start)
                 for slot in range(position, last):
                     index = indices[slot]
                     at = offsets[index]
@@ -433,9 +438,7 @@ class _LazyRecords:
             return {"_unavailable": "the session was closed", "type": entry.type, "id": entry.id,
                     "parentId": entry.parent_id, "timestamp": entry.timestamp}  # fmt: skip
         try:
-            if self._fd < 0:
-                self._adopt(os.open(session.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-            raw = os.pread(self._fd, entry.size, entry.offset)
+            raw = os.pread(self._open_fd(session.path), entry.size, entry.offset)
             if entry.offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             record = decode_record(raw)
