@@ -76,7 +76,7 @@ async def test_the_leaf_gauge_and_details_show_before_the_index_is_done(
         assert details.shown_entry == session.leaf
 
         # Right after that frame the indexing bar shows and takes a row from the tree, which
-        # brings its cursor row back into view a frame later: wait for that frame.
+        # keeps its cursor row in view: wait for that frame.
         def shot() -> str:
             return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 

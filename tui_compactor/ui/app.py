@@ -988,10 +988,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self._show_rows(message.rows, message.keep_entry)
 
+    def _shown_ancestor(self, rows: OutlineRows, entry: int | None) -> int | None:
+        """``entry`` if a row shows it, else its nearest ancestor a row shows: a filter, a fold
+        or an append (a bookkeeping leaf is shown only while it is the leaf) that hides the
+        cursor's entry leaves the cursor where ``p`` would take it, not on whatever entry
+        now has its row. ``entry`` itself when no ancestor shows (or it is not in the file)."""
+        session = self.session
+        if entry is None or session is None or entry in rows.positions:
+            return entry
+        parents = session.parent_column()
+        node = entry
+        while 0 <= node < len(parents) and node not in rows.positions:
+            node = parents[node]
+        return node if 0 <= node < len(parents) else entry
+
     def _show_rows(self, rows: OutlineRows, keep_entry: int | None) -> None:
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
-        tree.set_rows(self.session, rows, keep_entry)
+        tree.set_rows(self.session, rows, self._shown_ancestor(rows, keep_entry))
         # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
         # between (``c``) must not act on an entry of the rows (or the file) shown before.
         self.state.selected_entry = tree.cursor_entry
