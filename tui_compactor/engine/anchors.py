@@ -256,13 +256,17 @@ def _call_uses(arguments: dict[str, Any], found: Grouped) -> None:
 
 
 def message_uses(
-    message: Any, calls: list[tuple[str, str, dict[str, Any]]] | None = None
+    message: Any,
+    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    *,
+    call_ids: bool = False,
 ) -> Grouped:
     """What the user or the agent *did* with facts in one message, grouped (repeats kept):
     the anchors of their words and the files and commands of the assistant's tool calls or
-    of a shell run, not what tools returned, not the numbers a user gave (a constraint for
-    a summary to keep, not a fact a later turn refers back to) and not tool-call ids.
-    ``calls``, when given, gets an assistant message's ``tool_calls`` (read on the way)."""
+    of a shell run, not what tools returned and not the numbers a user gave (a constraint for
+    a summary to keep, not a fact a later turn refers back to). ``call_ids``: each tool
+    call's id too (kind ``tool_call``), before what the call used. ``calls``, when given,
+    gets an assistant message's ``tool_calls`` (read on the way)."""
     if not isinstance(message, dict):
         return []
     role = message.get("role")
@@ -275,6 +279,8 @@ def message_uses(
             call = _call_of(block)
             if calls is not None:
                 calls.append(call)
+            if call_ids and call[0]:
+                found.append(("tool_call", [call[0]]))
             _call_uses(call[2], found)
         return found
     if role == "custom" and message.get("display", True):
@@ -285,45 +291,18 @@ def message_uses(
     return []
 
 
-def message_anchors(
-    message: Any,
-    *,
-    uses_only: bool = False,
-    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
-) -> list[tuple[AnchorKind, str]]:
-    """The anchors one message carries, in reading order (repeats kept).
-
-    ``uses_only`` keeps only what the agent or the user *did* with a fact
-    (``message_uses``). ``calls``, when given, gets an assistant message's ``tool_calls``
-    (read on the way, so a caller needing both reads the message once).
-    """
-    if uses_only:
-        return [(kind, text) for kind, texts in message_uses(message, calls) for text in texts]
-    out: list[tuple[AnchorKind, str]] = []
+def message_anchors(message: Any) -> list[tuple[AnchorKind, str]]:
+    """The anchors one message carries, in reading order (repeats kept): what it used
+    (``message_uses``, tool-call ids included), the numbers a user gave, and what tools and
+    shell runs returned (names a piece of code defines, error lines, the call a result
+    answers)."""
+    out = [(kind, text) for kind, texts in message_uses(message, call_ids=True) for text in texts]
     if not isinstance(message, dict):
         return out
     role = message.get("role")
     if role == "user":
-        text = message_text(message)
-        out += [(kind, text) for kind, texts in _spoken(text, user=True) for text in texts]
-        out += [("number", number) for number in user_numbers(text)]
-    elif role == "assistant":
-        blocks: list[dict[str, Any]] = []
-        spoken = _spoken(message_text(message, calls=blocks), user=False)
-        out += [(kind, text) for kind, texts in spoken for text in texts]
-        for block in blocks:
-            call = _call_of(block)
-            if calls is not None:
-                calls.append(call)
-            if call[0]:
-                out.append(("tool_call", call[0]))
-            used: Grouped = []
-            _call_uses(call[2], used)
-            out += [(kind, texts[0]) for kind, texts in used]
-    elif role == "custom" and message.get("display", True):
-        out += [(kind, text) for kind, texts in message_uses(message) for text in texts]
+        out += [("number", number) for number in user_numbers(message_text(message))]
     elif role == "bashExecution":
-        out += [(kind, text) for kind, texts in message_uses(message) for text in texts]
         out.extend(("identifier", name) for name in defined_names(message_text(message)))
         exit_code = message.get("exitCode")
         if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
