@@ -365,10 +365,6 @@ class Haystack:
 
     __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts")
 
-    _STARTS_LIMIT = 200
-    """Past this many places of a first word, trying the pattern at each costs more than
-    one search through the text."""
-
     def __init__(self, raw: str) -> None:
         self._raw: str | None = raw
         self._parts: list[str] = []
@@ -376,7 +372,7 @@ class Haystack:
         self._bytes: bytes | None = None
         self._ascii_ok = True
         self._norm: str | None = None
-        self._starts: dict[bytes, list[int] | None] = {}
+        self._starts: dict[tuple[bytes, bytes], list[int]] = {}
 
     @classmethod
     def joined(cls, parts: list[str]) -> Haystack:
@@ -451,32 +447,27 @@ class Haystack:
 
     def _spaced(self, text: bytes, needle: bytes) -> bool:
         """Whether the words of ``needle`` follow each other in ``text`` with whitespace
-        between. Every match starts where the first word does: the places of a first word
-        are found in one pass per haystack (the needles of one kind mostly share it, e.g.
-        commands), and the pattern is tried at each; a word found too often is left to the
-        pattern's own search. (Cheaper than making a text's whitespace runs one space: most
-        haystacks are long and get a few spaced needles.)"""
-        pattern = _spaced_bytes_pattern(needle)
-        first = needle[: needle.index(b" ")]
-        starts = self._starts.get(first, ())
-        if starts == ():
-            starts = self._starts[first] = _places(text, first, self._STARTS_LIMIT)
+        between. Every match starts where its first two words do: those places are found in
+        one search per haystack (the needles of one kind mostly share their first two words,
+        e.g. ``npm test``), and the whole pattern is tried at each of them only."""
+        first, _, rest = needle.partition(b" ")
+        second = rest.partition(b" ")[0]
+        starts = self._starts.get((first, second))
         if starts is None:
-            return pattern.search(text) is not None
-        match = pattern.match
+            found = _head_pattern(first, second).finditer(text)
+            starts = self._starts[(first, second)] = [match.start() for match in found]
+        if not starts or len(first) + 1 + len(second) == len(needle):
+            return bool(starts)  # none, or two words: those places answer
+        match = _spaced_bytes_pattern(needle).match
         return any(match(text, at) is not None for at in starts)
 
 
-def _places(text: bytes, word: bytes, limit: int) -> list[int] | None:
-    """Where ``word`` occurs in ``text`` (overlaps included), or None past ``limit`` places."""
-    found: list[int] = []
-    at = text.find(word)
-    while at >= 0:
-        if len(found) == limit:
-            return None
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found
+@functools.lru_cache(maxsize=256)
+def _head_pattern(first: bytes, second: bytes) -> re.Pattern[bytes]:
+    """Where ``first`` is followed by whitespace and ``second``, matching ``first`` only: it
+    starts with a literal, which the search skips to, and two such places never overlap (the
+    whitespace after one ``first`` would have to be inside the other)."""
+    return re.compile(re.escape(first) + b"(?=" + _BYTES_SPACE + re.escape(second) + b")")
 
 
 _HAS_SPACE = re.compile(r"\s")
