@@ -142,3 +142,26 @@ async def test_a_walk_the_cursor_left_stops_and_is_made_again_when_it_comes_back
             else:
                 assert (leaf, "measured") not in outcomes, outcomes
                 assert app.gauge_data is not None and app.gauge_data.entry_index == first
+
+
+async def test_the_entry_every_key_acts_on_is_read_without_searching_the_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``selected_entry`` is read several times per key (measuring the gauge alone read it
+    three times): it reads the tree it keeps, it does not search the screen for it."""
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("k")
+        await settle(pilot)
+        searched: list[object] = []
+        query_one = type(app).query_one
+
+        def recording(node: Any, selector: Any, *args: Any) -> Any:
+            searched.append(selector)
+            return query_one(node, selector, *args)
+
+        monkeypatch.setattr(type(app), "query_one", recording)
+        assert app.selected_entry == tree.cursor_entry is not None
+        assert SessionTree not in searched

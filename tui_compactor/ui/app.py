@@ -286,6 +286,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._tree: SessionTree | None = None
+        """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
             # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
             # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
@@ -350,7 +352,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The entry under the tree cursor: what every key acts on (a key typed right after a
         move arrives before the tree's ``Highlighted``, which ``state.selected_entry``, the
         entry the panes show, waits for). None while the tree shows another file's rows."""
-        tree = self.query_one(SessionTree)
+        tree = self._tree
+        if tree is None:
+            return None
         return tree.cursor_entry if tree.session is self.session else None
 
     @property
@@ -381,7 +385,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield ReadOnlyBanner(id="banner")
         yield LoadingBar(id="loading")
         with Horizontal(id="main"):
-            yield SessionTree(id="tree", rules=self.settings.rules)
+            self._tree = SessionTree(id="tree", rules=self.settings.rules)
+            yield self._tree
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
@@ -1004,16 +1009,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _measure_selected(self, *, list_blocks: bool = False) -> None:
         """Start measuring the context at the selected entry (and count what is on screen);
         its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
-        if (
-            self.handle is not None
-            and self.token_cache is not None
-            and (self.selected_entry is not None)
-        ):
+        selected = self.selected_entry
+        if self.handle is not None and self.token_cache is not None and selected is not None:
             context = self._context_view()
             sent = context is not None and context.as_sent
             blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (
-                self.selected_entry,
+                selected,
                 self.handle.generation,
                 self.settings,
                 self.token_cache,
@@ -1023,7 +1025,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if request not in self.state.gauges_in_flight:  # else its result is on the way
                 self.measure_node(
                     self.handle,
-                    self.selected_entry,
+                    selected,
                     self.settings,
                     self.token_cache,
                     sent=sent,
