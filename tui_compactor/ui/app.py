@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, TokenTableError, get_counter
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -84,6 +84,7 @@ from tui_compactor.ui.messages import (
     SessionRefreshed,
     SummaryDiffReady,
     TokensCounted,
+    TokenTableFailed,
     WorkFailed,
     WriteStale,
 )
@@ -1128,8 +1129,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            with handle.read():
-                tokens = cache.entry_tokens(index)
+            try:
+                with handle.read():
+                    tokens = cache.entry_tokens(index)
+            except TokenTableError as error:
+                self.post_message(TokenTableFailed(str(error)))
+                return
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -1228,23 +1233,48 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # this node made while it waited was skipped as on its way (a cancelled result for
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-        with handle.read() as snapshot:
-            data = gauge_at(
-                snapshot,
-                entry_index,
-                settings,
-                cache,
-                describe=_describe_block,
-                blocks=blocks,
-                sent=sent,
-                cancelled=cancelled,
-            )
+        try:
+            with handle.read() as snapshot:
+                data = gauge_at(
+                    snapshot,
+                    entry_index,
+                    settings,
+                    cache,
+                    describe=_describe_block,
+                    blocks=blocks,
+                    sent=sent,
+                    cancelled=cancelled,
+                )
+        except TokenTableError as error:  # the chars/4 gauge drawn above stays
+            self.post_message(TokenTableFailed(str(error)))
+            return
         self.post_message(GaugeReady(data))
 
     def _first_screen_drawn(self) -> None:
         """The first screen is up: token counting may start, the collector may run."""
         self.state.first_screen.set()
         collector.release_start_up()
+
+    @_while_running
+    def on_token_table_failed(self, message: TokenTableFailed) -> None:
+        """Say once that the counter's table is missing; the gauge says its figures stay a
+        chars/4 estimate."""
+        gauge = self.query_one(ContextGauge)
+        if gauge.table_error is not None:
+            return
+        gauge.table_error = message.error
+        gauge.refresh()
+        self.notify(
+            sanitize(
+                f"the cl100k token table could not be loaded ({message.error}): the gauge "
+                "shows chars/4 estimates and the tree no token counts; --tokens pi or bytes "
+                "counts without it",
+                max_len=400,
+            ),
+            title="no token table",
+            severity="error",
+            timeout=10,
+        )
 
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
