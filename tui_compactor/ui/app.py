@@ -157,6 +157,12 @@ SEARCH_BATCH = 256
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
+INLINE_OPEN_BYTES = 1024 * 1024
+"""Files up to this size are indexed before the first frame, on the UI thread (~1 ms per
+100 KB): the first frame shows them whole, with no frame of an empty window first. A bigger
+file shows its tail in the first frame (``reader.load_tail_preview``, read there too) when it
+has one; else the window first and the rows once a worker has indexed it."""
+
 FIRST_SCREEN_WAIT = 0.5
 """Seconds at most token counting waits for the first gauge to be drawn."""
 
@@ -455,9 +461,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._apply_config()
         self.query_one(SessionTree).focus()
         if self.state.session_path is not None:
-            # Paint the (empty) window first, then start indexing: the indexer holds the GIL
-            # in slices and would otherwise delay the first frame.
-            self.call_after_refresh(self.open_session, self.state.session_path)
+            self._open_in_first_frame(self.state.session_path)
         else:
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
@@ -609,17 +613,69 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- loading -----------------------------------------------------------------------
 
-    def open_session(self, path: Path) -> None:
+    def open_session(self, path: Path, *, preview: bool | None = None) -> None:
         """Start indexing ``path``; the window is already up and shows progress. A first open
-        of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
+        of a big file shows its tail first (``PreviewLoaded``; ``preview`` False: not tried
+        again), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
         self.load_session_file(
             path,
             self.state.load_cancel,
             self.settings,
             self.filter_index,
-            preview=self.session is None,
+            preview=self.session is None if preview is None else preview,
         )
+
+    def _open_in_first_frame(self, path: Path) -> None:
+        """Open ``path`` from ``on_mount``, so that the first frame already shows the tree,
+        the details and the gauge (each frame drawn before them is a layout of the whole
+        screen): a small file whole (``INLINE_OPEN_BYTES``), a big one's tail with the index
+        started in a worker once that frame is written; else the (empty) window first, then
+        the index (it holds the GIL in slices and would delay the first frame)."""
+        try:
+            small = path.stat().st_size <= INLINE_OPEN_BYTES
+        except OSError:
+            small = False
+        if small:
+            self.state.load_cancel = threading.Event()
+            self._show_loaded(
+                self._index_file(path, self.state.load_cancel, self.settings, self.filter_index)
+            )
+            self._show_first_gauge()
+            return
+        from tui_compactor.session.outline import OutlineFilter, build_outline
+        from tui_compactor.session.reader import load_tail_preview
+
+        tail = load_tail_preview(path)
+        if tail is None:
+            self.call_after_refresh(self.open_session, path, preview=False)
+            return
+        view = getattr(OutlineFilter, FILTER_NAMES[self.filter_index])
+        drawn = threading.Event()
+        settings = self._settings_for(self.settings, tail)
+        self._show_preview(PreviewLoaded(tail, build_outline(tail, view=view), settings, drawn))
+        self._show_first_gauge()
+        self.state.load_cancel = threading.Event()
+        self.load_session_file(
+            path,
+            self.state.load_cancel,
+            self.settings,
+            self.filter_index,
+            preview=False,
+            after=drawn,
+        )
+
+    def _show_first_gauge(self) -> None:
+        """The selected entry's details and gauge now (a chars/4 gauge while the counter's
+        table is not loaded), not after the tree's ``Highlighted`` and a worker's message."""
+        entry_index = self.selected_entry
+        if entry_index is None or self.handle is None or self.token_cache is None:
+            return
+        self._show_details(entry_index)
+        data, provisional = self._quick_gauge(
+            self.handle, entry_index, self.settings, self.token_cache
+        )
+        self._show_gauge(GaugeReady(data, provisional=provisional))
 
     @staticmethod
     def _settings_for(settings: Settings, session: Session) -> Settings:
@@ -638,31 +694,52 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         filter_index: int,
         *,
         preview: bool,
+        after: threading.Event | None = None,
     ) -> None:
         """Index the file in a thread. With ``preview``, first post the file's tail (the leaf,
-        its context and the rows around it) and give the UI a moment to draw it; then post
-        progress, and the whole session with its settings, its first rows and the
-        orphaned-append findings, all decided here so the UI thread only shows them."""
-        from tui_compactor.session.agents import orphaned_appends
+        its context and the rows around it) and give the UI a moment to draw it (``after``:
+        the tail already shown, set once drawn); then post progress, and the whole session
+        (``_index_file``)."""
         from tui_compactor.session.outline import OutlineFilter, build_outline
-        from tui_compactor.session.reader import load_session, load_tail_preview
+        from tui_compactor.session.reader import load_tail_preview
 
         started = time.perf_counter()
         view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
         tail = load_tail_preview(path) if preview else None
         if tail is not None and not cancel.is_set():
-            drawn = threading.Event()
+            after = threading.Event()
             self.post_message(
                 PreviewLoaded(
-                    tail, build_outline(tail, view=view), self._settings_for(settings, tail), drawn
+                    tail, build_outline(tail, view=view), self._settings_for(settings, tail), after
                 )
             )
-            drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+        if after is not None:
+            after.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:  # every PROGRESS_INTERVAL (the reader's)
             self.post_message(LoadProgressed(report.bytes_done, report.bytes_total, report.entries))
 
+        self.post_message(self._index_file(path, cancel, settings, filter_index, progress, started))
+
+    def _index_file(
+        self,
+        path: Path,
+        cancel: threading.Event,
+        settings: Settings,
+        filter_index: int,
+        progress: Callable[[LoadProgress], None] | None = None,
+        started: float | None = None,
+    ) -> SessionLoaded | LoadFailed:
+        """Index the whole file: the session with its settings, its first rows and the
+        orphaned-append findings, all decided here so the UI thread only shows them."""
+        from tui_compactor.session.agents import orphaned_appends
+        from tui_compactor.session.outline import OutlineFilter, build_outline
+        from tui_compactor.session.reader import load_session
+
+        if started is None:
+            started = time.perf_counter()
+        view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
         try:
             session = load_session(path, progress=progress, cancel=cancel, hash_thread=True)
             seconds = time.perf_counter() - started
@@ -671,14 +748,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             rows = build_outline(session, view=view)
         except Exception as error:  # none of these should raise: if one does, the load
             # failed (said, and what waits for the whole file is released), it does not hang
-            self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
-            return
-        self.post_message(SessionLoaded(session, seconds, settings, orphans, rows, filter_index))
+            return LoadFailed(str(path.name), f"{type(error).__name__}: {error}")
+        return SessionLoaded(session, seconds, settings, orphans, rows, filter_index)
+
+    def _show_loaded(self, message: SessionLoaded | LoadFailed) -> None:
+        """Show what ``_index_file`` made."""
+        if isinstance(message, LoadFailed):
+            self._show_load_failure(message)
+        else:
+            self._show_session(message)
 
     @_while_running
     def on_preview_loaded(self, message: PreviewLoaded) -> None:
-        """Show the file's tail while the whole file is indexed: the leaf under the cursor, its
-        details and gauge; the keys that move, filter, search and show tabs work on it."""
+        """Show the file's tail while the whole file is indexed."""
+        self._show_preview(message)
+
+    def _show_preview(self, message: PreviewLoaded) -> None:
+        """The file's tail: the leaf under the cursor, its details and gauge; the keys that
+        move, filter, search and show tabs work on it."""
         if self.session is not None and not self.session.preview:
             message.drawn.set()
             return
@@ -722,6 +809,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
+        self._show_load_failure(message)
+
+    def _show_load_failure(self, message: LoadFailed) -> None:
+        """Say the file could not be read at all."""
         self.state.whole_screen.set()
         self.query_one(LoadingBar).stop()
         self.notify(
@@ -733,7 +824,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @_while_running
     def on_session_loaded(self, message: SessionLoaded) -> None:
-        """Show the session: status, banner, diagnostics, outline, token counts, follow."""
+        """Show the session."""
+        self._show_session(message)
+
+    def _show_session(self, message: SessionLoaded) -> None:
+        """The session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
         collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
@@ -1225,9 +1320,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         cancelled: Callable[[], bool],
     ) -> None:
         if not getattr(cache.counter, "loaded", True):
-            with handle.read() as snapshot:
-                quick = TokenCache(snapshot.session, get_counter("pi"))
-                data = gauge_at(snapshot, entry_index, settings, quick, blocks=False)
+            data, _ = self._quick_gauge(handle, entry_index, settings, cache)
             self.post_message(GaugeReady(data, provisional=True))
             # Measured even if a newer request cancelled this worker meanwhile: a request for
             # this node made while it waited was skipped as on its way (a cancelled result for
@@ -1249,6 +1342,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(TokenTableFailed(str(error)))
             return
         self.post_message(GaugeReady(data))
+
+    @staticmethod
+    def _quick_gauge(
+        handle: SessionHandle, entry_index: int, settings: Settings, cache: TokenCache
+    ) -> tuple[GaugeData, bool]:
+        """The gauge at ``entry_index`` without its blocks, and whether it is provisional: a
+        chars/4 count while ``cache``'s counter has not loaded its table."""
+        provisional = not getattr(cache.counter, "loaded", True)
+        with handle.read() as snapshot:
+            if provisional:
+                cache = TokenCache(snapshot.session, get_counter("pi"))
+            return gauge_at(snapshot, entry_index, settings, cache, blocks=False), provisional
 
     def _first_screen_drawn(self) -> None:
         """The first screen is up: token counting may start, the collector may run."""
@@ -1279,6 +1384,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
+        self._show_gauge(message)
+
+    def _show_gauge(self, message: GaugeReady) -> None:
+        """The gauge and the context view for the selected node (``GaugeReady``)."""
         if message.data.entry_index != self.selected_entry or not self._loaded_here(
             message.data.generation
         ):
