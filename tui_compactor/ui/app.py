@@ -90,6 +90,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
+from tui_compactor.ui.screens.styled import StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -205,23 +206,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(Screen[None]):
-    """The app's main screen (tree, gauge, tabs).
-
-    Textual styles each widget as it is mounted, under the whole stylesheet, and styles every
-    widget of a screen again each time the screen is shown (``ScreenResume``): at start-up that
-    second pass changes nothing here (the size classes are set before the first, see
-    ``get_default_screen``), yet it re-resolves every widget's and component class's rules and
-    asks for a layout of them all, another frame before the first screen. Its first showing
-    skips it; every later one (after a dialog, the picker...) restyles as Textual does.
-    """
-
-    _shown_before = False
-
-    def _on_screen_resume(self, event: events.ScreenResume) -> None:
-        if not self._shown_before:
-            self._shown_before = True
-            event.refresh_styles = False  # read by Screen's own handler, which runs next
+class MainScreen(StyledOnce, Screen[None]):
+    """The app's main screen (tree, gauge, tabs), styled once before it first shows
+    (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
+    yet re-resolve every widget's and component class's rules and ask for another layout,
+    another frame before the first screen."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
@@ -404,17 +393,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield StateFooter()  # the search box (``search_box``) is built when first opened
 
     def get_default_screen(self) -> Screen[Any]:
-        """The main screen, with its size classes (``-wide``, ``-short``...) set from the
-        terminal's size before its widgets are first styled: set at the first resize, they
-        would restyle every widget a second time."""
-        screen = MainScreen(id="_default")
-        width, height = self.size
-        screen.add_class(
-            *screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
-            *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
-            update=False,
-        )
-        return screen
+        """The main screen, its size classes set before its widgets are first styled."""
+        return MainScreen(id="_default")
 
     def pane_content(self, pane_id: str) -> list[Widget]:
         """What a preview tab (or the hindsight area under the details) holds, built the
