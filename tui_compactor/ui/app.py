@@ -58,6 +58,7 @@ from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
     INPUT_OPENERS,
+    focus_input,
     known_binding_ids,
     takes_text,
     validated_keymap,
@@ -2660,7 +2661,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        search.focus()
+        focus_input(search)
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom
