@@ -477,3 +477,49 @@ def test_the_memory_guard_counts_at_least_what_the_index_really_takes(tmp_path: 
     assert len(session.entries) == 40_000
     buffers = 3 * reader.CHUNK_SIZE  # the chunk read, its lines and the unfinished line
     assert 150 < (peak - buffers) / 40_000 < reader.INDEX_BYTES_PER_ENTRY
+
+
+@pytest.mark.parametrize("read", ["one record", "a run of records"])
+def test_a_close_on_another_thread_never_spoils_a_read_in_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    """A reload closes the lazy session's descriptor while a worker reads records through it:
+    the read in progress still reads this file's lines (not a closed descriptor, nor another
+    file opened meanwhile under the same number), and later reads reopen the file."""
+    from tests.session.test_preview import big_session
+
+    path = big_session(tmp_path / "big.jsonl", 40)
+    other = tmp_path / "other.jsonl"  # another session, its lines where this one's are
+    other.write_bytes(path.read_bytes().replace(b'"e0', b'"x0'))
+    session = load_session(path, lazy=True)
+    wanted = list(range(1, 30))
+    expected = [session.entries[i].id for i in wanted]
+    session.drop_cached_records()
+    real_pread = os.pread
+    opened: list[int] = []
+
+    def pread_after_a_close(fd: int, size: int, offset: int) -> bytes:
+        # Between taking the descriptor and reading, another thread closes the session and
+        # opens some other file (which the system gives the lowest free number).
+        if not opened:
+            closer = threading.Thread(target=session.close)
+            closer.start()
+            closer.join()
+            opened.append(os.open(other, os.O_RDONLY))
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", pread_after_a_close)
+    try:
+        if read == "one record":
+            records = [session.entries[i].data_once() for i in wanted]
+        else:
+            records = session.records_once(wanted)
+    finally:
+        monkeypatch.undo()
+        for fd in opened:
+            os.close(fd)
+    assert opened, "the read went through pread"
+    assert [record.get("id") for record in records] == expected
+    assert not any("_unavailable" in record for record in records)
+    assert session.entries[35].data["id"] == session.entries[35].id  # reopened
+    session.close()

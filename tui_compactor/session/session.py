@@ -331,11 +331,19 @@ class _LazyRecords:
         self._fd = fd
         self._closer = weakref.finalize(self, _close_quietly, fd)
 
-    def _open_fd(self, path: Path) -> int:
-        """The descriptor to read through, reopened read-only from ``path`` after ``close``."""
-        if self._fd < 0:
-            self._adopt(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-        return self._fd
+    @contextmanager
+    def _descriptor(self, path: Path) -> Iterator[int]:
+        """A descriptor of this read's own, duplicated under the lock from the kept one
+        (reopened read-only from ``path`` after ``close``): a ``close`` on another thread
+        cannot close it, or give its number to another file, in the middle of the read."""
+        with self._lock:
+            if self._fd < 0:
+                self._adopt(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+            fd = os.dup(self._fd)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         """Close the descriptor; later reads reopen the path read-only."""
@@ -394,38 +402,38 @@ class _LazyRecords:
         with self._lock:
             cached = [index in self._cache for index in indices]
         offsets, sizes = table._offsets, table._sizes
+        session = self._session_ref()
+        if session is None:
+            return found
         try:
-            session = self._session_ref()
-            if session is None:
-                return found
-            fd = self._open_fd(session.path)
-            position = 0
-            while position < len(indices):
-                start = offsets[indices[position]]
-                end = start + sizes[indices[position]]
-                last = position + 1  # the run: lines at most _RUN_GAP bytes apart
-                while last < len(indices):
-                    at = offsets[indices[last]]
-                    if (
-                        not start <= at <= end + _RUN_GAP
-                        or at + sizes[indices[last]] > start + _RUN_MAX
-                    ):
-                        break
-                    end = max(end, at + sizes[indices[last]])
-                    last += 1
-                block = os.pread(fd, end - start, start)
-                for slot in range(position, last):
-                    index = indices[slot]
-                    at = offsets[index]
-                    if cached[slot] or at == 0:
-                        continue
-                    try:
-                        record = _fast_loads(block[at - start : at - start + sizes[index]])
-                    except _FAST_ERRORS:
-                        continue
-                    if isinstance(record, dict):
-                        found[slot] = record
-                position = last
+            with self._descriptor(session.path) as fd:
+                position = 0
+                while position < len(indices):
+                    start = offsets[indices[position]]
+                    end = start + sizes[indices[position]]
+                    last = position + 1  # the run: lines at most _RUN_GAP bytes apart
+                    while last < len(indices):
+                        at = offsets[indices[last]]
+                        if (
+                            not start <= at <= end + _RUN_GAP
+                            or at + sizes[indices[last]] > start + _RUN_MAX
+                        ):
+                            break
+                        end = max(end, at + sizes[indices[last]])
+                        last += 1
+                    block = os.pread(fd, end - start, start)
+                    for slot in range(position, last):
+                        index = indices[slot]
+                        at = offsets[index]
+                        if cached[slot] or at == 0:
+                            continue
+                        try:
+                            record = _fast_loads(block[at - start : at - start + sizes[index]])
+                        except _FAST_ERRORS:
+                            continue
+                        if isinstance(record, dict):
+                            found[slot] = record
+                    position = last
         except OSError:
             pass
         return found
@@ -438,7 +446,8 @@ class _LazyRecords:
             return {"_unavailable": "the session was closed", "type": entry.type, "id": entry.id,
                     "parentId": entry.parent_id, "timestamp": entry.timestamp}  # fmt: skip
         try:
-            raw = os.pread(self._open_fd(session.path), entry.size, entry.offset)
+            with self._descriptor(session.path) as fd:
+                raw = os.pread(fd, entry.size, entry.offset)
             if entry.offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             record = decode_record(raw)
