@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, TokenTableError, get_counter
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -58,6 +58,7 @@ from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
     INPUT_OPENERS,
+    focus_input,
     known_binding_ids,
     takes_text,
     validated_keymap,
@@ -84,11 +85,13 @@ from tui_compactor.ui.messages import (
     SessionRefreshed,
     SummaryDiffReady,
     TokensCounted,
+    TokenTableFailed,
     WorkFailed,
     WriteStale,
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
+from tui_compactor.ui.screens.styled import StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -204,23 +207,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(Screen[None]):
-    """The app's main screen (tree, gauge, tabs).
-
-    Textual styles each widget as it is mounted, under the whole stylesheet, and styles every
-    widget of a screen again each time the screen is shown (``ScreenResume``): at start-up that
-    second pass changes nothing here (the size classes are set before the first, see
-    ``get_default_screen``), yet it re-resolves every widget's and component class's rules and
-    asks for a layout of them all, another frame before the first screen. Its first showing
-    skips it; every later one (after a dialog, the picker...) restyles as Textual does.
-    """
-
-    _shown_before = False
-
-    def _on_screen_resume(self, event: events.ScreenResume) -> None:
-        if not self._shown_before:
-            self._shown_before = True
-            event.refresh_styles = False  # read by Screen's own handler, which runs next
+class MainScreen(StyledOnce, Screen[None]):
+    """The app's main screen (tree, gauge, tabs), styled once before it first shows
+    (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
+    yet re-resolve every widget's and component class's rules and ask for another layout,
+    another frame before the first screen."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
@@ -292,6 +283,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._tree: SessionTree | None = None
+        """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
             # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
             # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
@@ -356,7 +349,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The entry under the tree cursor: what every key acts on (a key typed right after a
         move arrives before the tree's ``Highlighted``, which ``state.selected_entry``, the
         entry the panes show, waits for). None while the tree shows another file's rows."""
-        tree = self.query_one(SessionTree)
+        tree = self._tree
+        if tree is None:
+            return None
         return tree.cursor_entry if tree.session is self.session else None
 
     @property
@@ -387,7 +382,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield ReadOnlyBanner(id="banner")
         yield LoadingBar(id="loading")
         with Horizontal(id="main"):
-            yield SessionTree(id="tree", rules=self.settings.rules)
+            self._tree = SessionTree(id="tree", rules=self.settings.rules)
+            yield self._tree
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
@@ -398,17 +394,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield StateFooter()  # the search box (``search_box``) is built when first opened
 
     def get_default_screen(self) -> Screen[Any]:
-        """The main screen, with its size classes (``-wide``, ``-short``...) set from the
-        terminal's size before its widgets are first styled: set at the first resize, they
-        would restyle every widget a second time."""
-        screen = MainScreen(id="_default")
-        width, height = self.size
-        screen.add_class(
-            *screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
-            *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
-            update=False,
-        )
-        return screen
+        """The main screen, its size classes set before its widgets are first styled."""
+        return MainScreen(id="_default")
 
     def pane_content(self, pane_id: str) -> list[Widget]:
         """What a preview tab (or the hindsight area under the details) holds, built the
@@ -1099,16 +1086,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _measure_selected(self, *, list_blocks: bool = False) -> None:
         """Start measuring the context at the selected entry (and count what is on screen);
         its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
-        if (
-            self.handle is not None
-            and self.token_cache is not None
-            and (self.selected_entry is not None)
-        ):
+        selected = self.selected_entry
+        if self.handle is not None and self.token_cache is not None and selected is not None:
             context = self._context_view()
             sent = context is not None and context.as_sent
             blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (
-                self.selected_entry,
+                selected,
                 self.handle.generation,
                 self.settings,
                 self.token_cache,
@@ -1118,7 +1102,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if request not in self.state.gauges_in_flight:  # else its result is on the way
                 self.measure_node(
                     self.handle,
-                    self.selected_entry,
+                    selected,
                     self.settings,
                     self.token_cache,
                     sent=sent,
@@ -1221,8 +1205,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            with handle.read():
-                tokens = cache.entry_tokens(index)
+            try:
+                with handle.read():
+                    tokens = cache.entry_tokens(index)
+            except TokenTableError as error:
+                self.post_message(TokenTableFailed(str(error)))
+                return
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -1319,17 +1307,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # this node made while it waited was skipped as on its way (a cancelled result for
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-        with handle.read() as snapshot:
-            data = gauge_at(
-                snapshot,
-                entry_index,
-                settings,
-                cache,
-                describe=_describe_block,
-                blocks=blocks,
-                sent=sent,
-                cancelled=cancelled,
-            )
+        try:
+            with handle.read() as snapshot:
+                data = gauge_at(
+                    snapshot,
+                    entry_index,
+                    settings,
+                    cache,
+                    describe=_describe_block,
+                    blocks=blocks,
+                    sent=sent,
+                    cancelled=cancelled,
+                )
+        except TokenTableError as error:  # the chars/4 gauge drawn above stays
+            self.post_message(TokenTableFailed(str(error)))
+            return
         self.post_message(GaugeReady(data))
 
     @staticmethod
@@ -1348,6 +1340,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The first screen is up: token counting may start, the collector may run."""
         self.state.first_screen.set()
         collector.release_start_up()
+
+    @_while_running
+    def on_token_table_failed(self, message: TokenTableFailed) -> None:
+        """Say once that the counter's table is missing; the gauge says its figures stay a
+        chars/4 estimate."""
+        gauge = self.query_one(ContextGauge)
+        if gauge.table_error is not None:
+            return
+        gauge.table_error = message.error
+        gauge.refresh()
+        self.notify(
+            sanitize(
+                f"the cl100k token table could not be loaded ({message.error}): the gauge "
+                "shows chars/4 estimates and the tree no token counts; --tokens pi or bytes "
+                "counts without it",
+                max_len=400,
+            ),
+            title="no token table",
+            severity="error",
+            timeout=10,
+        )
 
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
@@ -1869,9 +1882,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             propose_compaction,
         )
 
-        with handle.read() as snapshot:
-            before = snapshot.entry_count
-            try:
+        try:
+            with handle.read() as snapshot:
+                before = snapshot.entry_count
                 proposal = propose_compaction(
                     snapshot,
                     job.plan,
@@ -1879,9 +1892,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     generation=basis.generation,
                     file_leaf=basis.file_leaf,
                 )
-            except ActionRefused as refused:
-                self.post_message(CompactionAppendFailed(panel, refused.reason))
-                return
+        except ActionRefused as refused:
+            self.post_message(CompactionAppendFailed(panel, refused.reason))
+            return
+        except StaleProposal as stale:  # summarized on the file before it was rewritten
+            self.post_message(
+                WriteStale("compaction", str(stale), stale.leaf, [], panel=panel, reloaded=True)
+            )
+            return
         if proposal.leaving and not branching_confirmed:
             self.call_from_thread(
                 self.confirm_branching_compaction, handle, panel, job, result, basis, proposal
@@ -2643,7 +2661,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        search.focus()
+        focus_input(search)
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom
