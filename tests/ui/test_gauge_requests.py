@@ -153,8 +153,6 @@ async def test_the_entry_every_key_acts_on_is_read_without_searching_the_screen(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tree = app.query_one(SessionTree)
-        await pilot.press("k")
-        await settle(pilot)
         searched: list[object] = []
         query_one = type(app).query_one
 
