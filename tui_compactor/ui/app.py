@@ -1882,9 +1882,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             propose_compaction,
         )
 
-        with handle.read() as snapshot:
-            before = snapshot.entry_count
-            try:
+        try:
+            with handle.read() as snapshot:
+                before = snapshot.entry_count
                 proposal = propose_compaction(
                     snapshot,
                     job.plan,
@@ -1892,9 +1892,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     generation=basis.generation,
                     file_leaf=basis.file_leaf,
                 )
-            except ActionRefused as refused:
-                self.post_message(CompactionAppendFailed(panel, refused.reason))
-                return
+        except ActionRefused as refused:
+            self.post_message(CompactionAppendFailed(panel, refused.reason))
+            return
+        except StaleProposal as stale:  # summarized on the file before it was rewritten
+            self.post_message(
+                WriteStale("compaction", str(stale), stale.leaf, [], panel=panel, reloaded=True)
+            )
+            return
         if proposal.leaving and not branching_confirmed:
             self.call_from_thread(
                 self.confirm_branching_compaction, handle, panel, job, result, basis, proposal
