@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, TokenTableError, get_counter
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -57,8 +57,9 @@ from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
-    INPUT_OPENERS,
+    focus_input,
     known_binding_ids,
+    opener_keys,
     takes_text,
     validated_keymap,
 )
@@ -84,6 +85,7 @@ from tui_compactor.ui.messages import (
     SessionRefreshed,
     SummaryDiffReady,
     TokensCounted,
+    TokenTableFailed,
     WorkFailed,
     WriteStale,
 )
@@ -281,6 +283,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._opener_keys: dict[str, str] | None = None
+        """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
+        self._tree: SessionTree | None = None
+        """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
             # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
             # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
@@ -345,7 +351,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The entry under the tree cursor: what every key acts on (a key typed right after a
         move arrives before the tree's ``Highlighted``, which ``state.selected_entry``, the
         entry the panes show, waits for). None while the tree shows another file's rows."""
-        tree = self.query_one(SessionTree)
+        tree = self._tree
+        if tree is None:
+            return None
         return tree.cursor_entry if tree.session is self.session else None
 
     @property
@@ -376,7 +384,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield ReadOnlyBanner(id="banner")
         yield LoadingBar(id="loading")
         with Horizontal(id="main"):
-            yield SessionTree(id="tree", rules=self.settings.rules)
+            self._tree = SessionTree(id="tree", rules=self.settings.rules)
+            yield self._tree
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
@@ -462,16 +471,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
         if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
-        actions = [
-            binding.action
-            for binding in self._bindings.key_to_bindings.get(event.key, ())
-            if binding.action in INPUT_OPENERS
-        ]
-        if not actions:
+        if self._opener_keys is None:
+            self._opener_keys = opener_keys(self._bindings, self._keymap)
+        action = self._opener_keys.get(event.key)
+        if action is None:
             return False
         self._held_keys = []
         self._hold_claimed = False
-        ran = await self.run_action(actions[0])
+        ran = await self.run_action(action)
         if not self._hold_claimed:  # it opened nothing (nothing to label, say)
             self.release_keys()
         return ran
@@ -544,6 +551,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
+            self._opener_keys = None  # they may have moved
             self.state.user_keymap = keymap
             self.state.config_problems = problems
             for problem in problems:
@@ -1079,16 +1087,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _measure_selected(self, *, list_blocks: bool = False) -> None:
         """Start measuring the context at the selected entry (and count what is on screen);
         its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
-        if (
-            self.handle is not None
-            and self.token_cache is not None
-            and (self.selected_entry is not None)
-        ):
+        selected = self.selected_entry
+        if self.handle is not None and self.token_cache is not None and selected is not None:
             context = self._context_view()
             sent = context is not None and context.as_sent
             blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (
-                self.selected_entry,
+                selected,
                 self.handle.generation,
                 self.settings,
                 self.token_cache,
@@ -1098,7 +1103,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if request not in self.state.gauges_in_flight:  # else its result is on the way
                 self.measure_node(
                     self.handle,
-                    self.selected_entry,
+                    selected,
                     self.settings,
                     self.token_cache,
                     sent=sent,
@@ -1201,8 +1206,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            with handle.read():
-                tokens = cache.entry_tokens(index)
+            try:
+                with handle.read():
+                    tokens = cache.entry_tokens(index)
+            except TokenTableError as error:
+                self.post_message(TokenTableFailed(str(error)))
+                return
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -1299,17 +1308,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # this node made while it waited was skipped as on its way (a cancelled result for
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-        with handle.read() as snapshot:
-            data = gauge_at(
-                snapshot,
-                entry_index,
-                settings,
-                cache,
-                describe=_describe_block,
-                blocks=blocks,
-                sent=sent,
-                cancelled=cancelled,
-            )
+        try:
+            with handle.read() as snapshot:
+                data = gauge_at(
+                    snapshot,
+                    entry_index,
+                    settings,
+                    cache,
+                    describe=_describe_block,
+                    blocks=blocks,
+                    sent=sent,
+                    cancelled=cancelled,
+                )
+        except TokenTableError as error:  # the chars/4 gauge drawn above stays
+            self.post_message(TokenTableFailed(str(error)))
+            return
         self.post_message(GaugeReady(data))
 
     @staticmethod
@@ -1328,6 +1341,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The first screen is up: token counting may start, the collector may run."""
         self.state.first_screen.set()
         collector.release_start_up()
+
+    @_while_running
+    def on_token_table_failed(self, message: TokenTableFailed) -> None:
+        """Say once that the counter's table is missing; the gauge says its figures stay a
+        chars/4 estimate."""
+        gauge = self.query_one(ContextGauge)
+        if gauge.table_error is not None:
+            return
+        gauge.table_error = message.error
+        gauge.refresh()
+        self.notify(
+            sanitize(
+                f"the cl100k token table could not be loaded ({message.error}): the gauge "
+                "shows chars/4 estimates and the tree no token counts; --tokens pi or bytes "
+                "counts without it",
+                max_len=400,
+            ),
+            title="no token table",
+            severity="error",
+            timeout=10,
+        )
 
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
@@ -1849,9 +1883,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             propose_compaction,
         )
 
-        with handle.read() as snapshot:
-            before = snapshot.entry_count
-            try:
+        try:
+            with handle.read() as snapshot:
+                before = snapshot.entry_count
                 proposal = propose_compaction(
                     snapshot,
                     job.plan,
@@ -1859,9 +1893,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     generation=basis.generation,
                     file_leaf=basis.file_leaf,
                 )
-            except ActionRefused as refused:
-                self.post_message(CompactionAppendFailed(panel, refused.reason))
-                return
+        except ActionRefused as refused:
+            self.post_message(CompactionAppendFailed(panel, refused.reason))
+            return
+        except StaleProposal as stale:  # summarized on the file before it was rewritten
+            self.post_message(
+                WriteStale("compaction", str(stale), stale.leaf, [], panel=panel, reloaded=True)
+            )
+            return
         if proposal.leaving and not branching_confirmed:
             self.call_from_thread(
                 self.confirm_branching_compaction, handle, panel, job, result, basis, proposal
@@ -2623,7 +2662,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        search.focus()
+        focus_input(search)
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom

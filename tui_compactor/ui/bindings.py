@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.keys import _character_to_key, key_to_character
 
 if TYPE_CHECKING:
+    from textual.binding import BindingsMap
     from textual.widget import Widget
 
 APP_BINDINGS: list[Binding] = [
@@ -129,6 +130,32 @@ def takes_text(widget: Widget | None, key: str = "a") -> bool:
         return False
     character = key_to_character(key) or _NAMED_CHARACTERS.get(key)
     return bool(widget.check_consume_key(key, character))
+
+
+def opener_keys(bindings: BindingsMap, keymap: Mapping[str, str]) -> dict[str, str]:
+    """Key -> the action it runs, for the ``INPUT_OPENERS`` among ``bindings`` with the user's
+    ``keymap`` applied (as Textual applies it when it dispatches a key)."""
+    if keymap:
+        bindings = bindings.copy()
+        bindings.apply_keymap(dict(keymap))
+    openers: dict[str, str] = {}
+    for key, key_bindings in bindings.key_to_bindings.items():
+        for binding in key_bindings:
+            if binding.action in INPUT_OPENERS:
+                openers.setdefault(key, binding.action)
+    return openers
+
+
+def focus_input(widget: Widget) -> None:
+    """Give ``widget``, an input the keys typed meanwhile are held for (``hold_keys``), the
+    focus. The app hands them over when the input takes the focus; an input that has it
+    already takes it no more, so they are handed over at once."""
+    if not widget.has_focus:
+        widget.focus()
+        return
+    release_keys = getattr(widget.app, "release_keys", None)
+    if release_keys is not None:
+        release_keys()
 
 
 def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:

@@ -525,7 +525,7 @@ class SessionTree(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         """Row strips depend on the width: re-measure."""
-        self.virtual_size = self._virtual_size()
+        set_virtual_size(self, self._virtual_size())
         self.invalidate()
 
     def _size_updated(
