@@ -81,3 +81,21 @@ def test_a_haystack_answers_as_the_normalized_text(parts: list[str], needles: li
         expected = needle in expected_text
         assert whole.contains(needle) == expected, needle
         assert joined.contains(needle) == expected, needle
+
+
+def test_spaced_needles_are_tried_only_where_their_first_two_words_are() -> None:
+    """A command is looked up at the places where its first two words follow each other:
+    a window full of ``npm WARN`` lines answers the absent ``npm test -- ...`` commands
+    without trying any of their patterns, and still finds the one that is there, across a
+    line break and a run of spaces."""
+    lines = [f"npm WARN pkg{i}@1.0.{i} requires a peer of x{i}" for i in range(300)]
+    lines.append("npm test -- branch\n   2>&1 | tail -50")
+    haystack = anchors.Haystack.joined(lines)
+    absent = [f"npm tset -- q{i}zz 2>&1 | tail -50" for i in range(50)]
+    tried = anchors._spaced_bytes_pattern.cache_info().misses
+    assert not any(haystack.contains(needle) for needle in absent)
+    assert anchors._spaced_bytes_pattern.cache_info().misses == tried
+    assert haystack.contains("npm test -- branch 2>&1 | tail -50")
+    assert not haystack.contains("npm test -- branch 2>&1 | tail -51")
+    assert haystack.contains("npm test")
+    assert not haystack.contains("npm warn pkg1@1.0.1 requires a peer of x2")

@@ -235,7 +235,7 @@ def test_facts_noted_while_loading_give_the_same_audit(tmp_path: Path, version: 
 def _plain_facts(entry: Any) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     """An entry's facts worked out the plain way: its message's uses, stripped, each once in
     order, and the paths of its read calls."""
-    from tui_compactor.engine.anchors import call_path, message_anchors, tool_calls
+    from tui_compactor.engine.anchors import call_path, message_uses, tool_calls
     from tui_compactor.engine.hindsight import HINDSIGHT_KINDS
     from tui_compactor.engine.messages import message_from_entry
 
@@ -247,7 +247,8 @@ def _plain_facts(entry: Any) -> tuple[tuple[tuple[str, str], ...], tuple[str, ..
     message = message_from_entry(entry.data_once())
     uses = dict.fromkeys(
         (kind, text.strip())
-        for kind, text in message_anchors(message, uses_only=True)
+        for kind, texts in message_uses(message)
+        for text in texts
         if kind in HINDSIGHT_KINDS
     )
     reads: tuple[str, ...] = ()
@@ -287,15 +288,39 @@ def test_entry_facts_are_the_plain_reading_of_each_message(tmp_path: Path) -> No
 def test_numbers_a_user_gave_are_anchors_but_not_uses() -> None:
     """One rule for numbers: the full reading of a user's words lists them (the summary audit
     checks them), the reading of uses (hindsight) leaves them out."""
-    from tui_compactor.engine.anchors import message_anchors
+    from tui_compactor.engine.anchors import message_anchors, message_uses
 
     message = text("user", "retry `load_all` 45 times within 200ms")
     full = message_anchors(message)
     assert ("number", "45") in full and ("number", "200ms") in full
-    uses = message_anchors(message, uses_only=True)
+    uses = [(kind, found) for kind, texts in message_uses(message) for found in texts]
     assert ("identifier", "load_all") in uses
     assert [anchor for anchor in uses if anchor[0] == "number"] == []
     assert uses == [anchor for anchor in full if anchor[0] != "number"]
+
+
+def test_a_messages_anchors_are_its_uses_then_what_tools_returned() -> None:
+    """One rule for what a message used: the full reading of every message of the fixture
+    sessions starts with exactly its uses (tool-call ids in place), and adds only numbers,
+    tool outputs' names and errors, and the ids tool results answer."""
+    from tui_compactor.engine.anchors import message_anchors, message_uses
+    from tui_compactor.engine.messages import message_from_entry
+    from tui_compactor.session.reader import load_session
+
+    checked = 0
+    for path in [*SESSIONS.glob("*.jsonl"), *ORACLE_SESSIONS.glob("*.jsonl")]:
+        for entry in load_session(path).entries:
+            message = message_from_entry(entry.data)
+            if not isinstance(message, dict):
+                continue
+            full = message_anchors(message)
+            uses = [(kind, found) for kind, texts in message_uses(message, call_ids=True)
+                    for found in texts]  # fmt: skip
+            assert full[: len(uses)] == uses, (path.name, entry.index)
+            rest = {kind for kind, _ in full[len(uses) :]}
+            assert rest <= {"number", "identifier", "error", "tool_call"}, (path.name, rest)
+            checked += any(kind == "tool_call" for kind, _ in uses)
+    assert checked > 20
 
 
 def test_facts_noted_by_a_copy_while_loading_are_the_same(tmp_path: Path) -> None:

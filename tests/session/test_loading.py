@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -477,3 +478,89 @@ def test_the_memory_guard_counts_at_least_what_the_index_really_takes(tmp_path: 
     assert len(session.entries) == 40_000
     buffers = 3 * reader.CHUNK_SIZE  # the chunk read, its lines and the unfinished line
     assert 150 < (peak - buffers) / 40_000 < reader.INDEX_BYTES_PER_ENTRY
+
+
+@pytest.mark.parametrize("read", ["one record", "a run of records"])
+def test_a_close_on_another_thread_never_spoils_a_read_in_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    """A reload closes the lazy session's descriptor while a worker reads records through it:
+    the read in progress still reads this file's lines (not a closed descriptor, nor another
+    file opened meanwhile under the same number), and later reads reopen the file."""
+    from tests.session.test_preview import big_session
+
+    path = big_session(tmp_path / "big.jsonl", 40)
+    other = tmp_path / "other.jsonl"  # another session, its lines where this one's are
+    other.write_bytes(path.read_bytes().replace(b'"e0', b'"x0'))
+    session = load_session(path, lazy=True)
+    wanted = list(range(1, 30))
+    expected = [session.entries[i].id for i in wanted]
+    session.drop_cached_records()
+    real_pread = os.pread
+    opened: list[int] = []
+
+    def pread_after_a_close(fd: int, size: int, offset: int) -> bytes:
+        # Between taking the descriptor and reading, another thread closes the session and
+        # opens some other file (which the system gives the lowest free number).
+        if not opened:
+            closer = threading.Thread(target=session.close)
+            closer.start()
+            closer.join()
+            opened.append(os.open(other, os.O_RDONLY))
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", pread_after_a_close)
+    try:
+        if read == "one record":
+            records = [session.entries[i].data_once() for i in wanted]
+        else:
+            records = session.records_once(wanted)
+    finally:
+        monkeypatch.undo()
+        for fd in opened:
+            os.close(fd)
+    assert opened, "the read went through pread"
+    assert [record.get("id") for record in records] == expected
+    assert not any("_unavailable" in record for record in records)
+    assert session.entries[35].data["id"] == session.entries[35].id  # reopened
+    session.close()
+
+
+def test_reads_stay_right_while_another_thread_closes_the_session_again_and_again(
+    tmp_path: Path,
+) -> None:
+    """A worker reads every record, one by one and in runs, while another thread closes the
+    session over and over (as reloads do): every record read is this file's, and none is
+    said to be unavailable."""
+    from tests.session.test_preview import big_session
+
+    path = big_session(tmp_path / "big.jsonl", 200)
+    session = load_session(path, lazy=True)
+    ids = [entry.id for entry in session.entries]
+    stop = threading.Event()
+
+    def closing() -> None:
+        while not stop.is_set():
+            session.close()
+
+    closer = threading.Thread(target=closing)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can
+    closer.start()
+    wrong: list[object] = []
+    try:
+        for _ in range(20):
+            session.drop_cached_records()
+            read = [session.entries[i].data_once() for i in range(len(ids))]
+            read += session.records_once(range(len(ids)))
+            wrong += [
+                r
+                for r, i in zip(read, ids + ids, strict=True)
+                if r.get("id") != i or "_unavailable" in r
+            ]
+    finally:
+        stop.set()
+        closer.join()
+        sys.setswitchinterval(switch)
+        session.close()
+    assert wrong == []

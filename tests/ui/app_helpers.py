@@ -84,6 +84,24 @@ def count_layouts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return layouts
 
 
+def screen_text(app: CompactorApp) -> str:
+    """The text of the app's screen as the compositor draws it now."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def record_frames(app: CompactorApp) -> list[str]:
+    """From now on, the screen's text at each frame written to the terminal, in order."""
+    frames: list[str] = []
+    hook = app.post_display_hook
+
+    def written() -> None:
+        frames.append(screen_text(app))  # what the compositor just wrote
+        hook()
+
+    app.post_display_hook = written  # type: ignore[method-assign]
+    return frames
+
+
 def raised_notes(app: CompactorApp) -> list[str]:
     """Every note ``app`` (made by ``make_app``) raised so far, in order. A toast leaves the
     screen after its timeout (3 s for most), and on a loaded machine a key and a pause can take

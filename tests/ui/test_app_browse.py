@@ -103,6 +103,28 @@ async def test_filters_cycle_and_hide_tool_results() -> None:
         assert len(tree_of(app).rows) == default_rows
 
 
+@pytest.mark.parametrize("keys", ["f", "ff"])  # no tools, user only
+async def test_a_filter_that_hides_the_cursors_entry_leaves_it_on_its_nearest_shown_ancestor(
+    keys: str,
+) -> None:
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        tree = tree_of(app)
+        tools = [r.index for r in tree.rows if session.entries[r.index].role == "toolResult"]
+        tool = tools[len(tools) // 2]  # a tool result in the middle of the rows
+        assert tree.move_to_entry(tool)
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+        shown = session.parent_of(tool)
+        while shown is not None and shown not in tree.row_of_entry:
+            shown = session.parent_of(shown)
+        assert shown is not None and tree.cursor_entry == shown
+        assert app.selected_entry == shown
+
+
 async def test_search_finds_marks_and_cycles_matches() -> None:
     app = make_app(TREE_BRANCHES)
     async with app.run_test(size=SIZE) as pilot:

@@ -93,3 +93,63 @@ async def test_a_label_typed_while_the_file_was_rewritten_is_not_written(
         assert path.read_bytes() == rewritten
         said = " ".join(raised_notes(app))
         assert "label not written" in said or "while the label was typed" in said, said
+
+
+def truncate_to_half(path: Path) -> bytes:
+    """Another program keeps the first half of the file's lines (an older copy restored, a
+    truncation): the entries the app planned with are past its end."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
+    return path.read_bytes()
+
+
+async def test_a_compaction_accepted_twice_over_a_truncated_file_says_why_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """``a`` pressed before the app noticed the truncation (the append gate refuses), then
+    again once the file was loaded again: the second press must say the summary was of the
+    file before, close the review and plan again, not fail on entry numbers of the old
+    file."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.query_one(CompactionPanel).state == "ready"
+        truncated = truncate_to_half(path)
+        await pilot.press("a")  # the app has not looked at the file since
+        await settle(pilot)
+        assert path.read_bytes() == truncated
+        app._follow_tick()  # live follow notices and loads the file again
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        assert path.read_bytes() == truncated
+        said = " ".join(raised_notes(app))
+        assert "Error" not in said, said
+        assert "was made for the file as it was before it was rewritten" in said, said
+        assert not app.query(CompactionPanel), "the review of the old summary was closed"
+        assert app.plan is not None and app.plan.leaf == app.session.leaf
+
+
+async def test_a_move_confirmed_after_the_file_was_truncated_says_why_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("k", "k", "enter")  # the navigation dialog, planned on the file
+        await settle(pilot)
+        truncated = truncate_to_half(path)
+        app._follow_tick()
+        await settle(pilot)
+        await pilot.press("enter")  # no summary: just move the leaf
+        await settle(pilot)
+        assert path.read_bytes() == truncated
+        said = " ".join(raised_notes(app))
+        assert "Error" not in said, said
+        assert "the move was made for the file as it was before it was rewritten" in said, said

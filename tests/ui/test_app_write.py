@@ -342,6 +342,53 @@ async def test_live_follow_shows_appended_entries_and_keeps_cursor(tmp_path: Pat
         assert tree.cursor_entry == cursor_entry
 
 
+def _append(path: Path, record: dict[str, object]) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+async def test_the_cursor_on_a_bookkeeping_leaf_stays_on_its_branch_when_the_agent_appends(
+    tmp_path: Path,
+) -> None:
+    """A bookkeeping entry (a thinking level change, a label...) is shown while it is the leaf
+    and hidden once the agent appends below it: the cursor on it goes to its nearest shown
+    ancestor, not to the new entry that took its row (``c`` would then plan at the new leaf)."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    answer = json.loads(path.read_bytes().splitlines()[-1])
+    _append(
+        path,
+        {
+            "type": "thinking_level_change",
+            "id": "7417c4a1",
+            "parentId": answer["id"],
+            "timestamp": "2026-01-12T10:00:00.000Z",
+            "thinkingLevel": "high",
+        },
+    )
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        tree = app.query_one(SessionTree)
+        assert session.entries[tree.cursor_entry].id == "7417c4a1"  # the leaf, shown
+        _append(
+            path,
+            {
+                "type": "message",
+                "id": "feedf00d",
+                "parentId": "7417c4a1",
+                "timestamp": "2026-01-12T10:00:01.000Z",
+                "message": {"role": "user", "content": "go on", "timestamp": 1768212001000},
+            },
+        )
+        app._follow_tick()
+        await settle(pilot)
+        assert session.entries[session.leaf].id == "feedf00d"
+        assert session.index_of("7417c4a1") not in tree.row_of_entry  # hidden now
+        assert tree.cursor_entry == session.index_of(answer["id"])
+        assert app.selected_entry == tree.cursor_entry
+
+
 async def test_failed_branch_summary_writes_nothing_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

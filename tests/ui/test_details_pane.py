@@ -59,3 +59,37 @@ async def test_a_long_entry_scrolls_to_its_last_line() -> None:
         last = next(line for line in reversed(lines) if line.strip())
         assert last.strip() in shot
         assert lines[0].strip() not in shot
+
+
+async def test_a_hidden_pane_renders_nothing_until_it_has_a_width(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another tab shown, the cursor moves: the details pane renders no lines (at a made-up
+    width) until it is shown again, and then renders them at its own width."""
+    from textual.visual import Visual
+
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        details = app.query_one(EntryDetails)
+        tree = app.query_one(SessionTree)
+        await pilot.press("3")  # the Plan tab
+        await settle(pilot)
+        widths: list[int] = []
+        to_strips = Visual.to_strips
+
+        def recording(widget: object, visual: object, width: int, *args: object) -> object:
+            if widget is details:
+                widths.append(width)
+            return to_strips(widget, visual, width, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Visual, "to_strips", staticmethod(recording))
+        await pilot.press("j")
+        await settle(pilot)
+        entry = tree.cursor_entry
+        assert entry is not None and details.shown_entry == entry
+        assert details.shown_text() == "" and widths == []
+        await pilot.press("1")  # the Details tab
+        await settle(pilot)
+        assert f"  #{entry}  line " in details.shown_text().splitlines()[0]
+        assert widths and set(widths) == {details.scrollable_content_region.width}

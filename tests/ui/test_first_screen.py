@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Static
 
-from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
+from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, record_frames, settle
 from tui_compactor.engine import tokens
 from tui_compactor.ui import app as app_module
 from tui_compactor.ui.widgets import details as details_module
@@ -212,6 +212,29 @@ async def test_a_message_shown_before_markdown_loads_keeps_its_look_until_anothe
         assert "the plan works" in _screen_text(app)  # the details (the tree row: "**plan**")
 
 
+async def test_the_first_frame_shows_a_small_file_whole() -> None:
+    """A small file is indexed before the first frame: that frame already shows its rows (the
+    leaf marked), the leaf's details and its gauge, not an empty window drawn first."""
+    app = make_app(TREE_COMPACTED)
+    frames = record_frames(app)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(500):
+            if frames:
+                break
+            await asyncio.sleep(0.01)
+        first = frames[0]
+        assert "◆ leaf" in first and "compact at" in first, first
+        session = app.session
+        assert session is not None and session.complete and not session.preview
+        leaf = session.entries[session.leaf]
+        assert f"#{leaf.index}  line {leaf.line}" in first  # the details' header
+        await settle(pilot)
+        assert app.gauge_data is not None and app.gauge_data.entry_index == session.leaf
+        await pilot.press("k")  # the keys work as ever
+        await settle(pilot)
+        assert app.query_one(EntryDetails).shown_entry == app.selected_entry != session.leaf
+
+
 def _styles_of(app: Any) -> dict[str, Any]:
     """Every widget's resolved rules and component styles on the main screen, by DOM path."""
     found = {}
@@ -256,14 +279,7 @@ async def test_the_first_screen_waits_for_the_frame_that_shows_the_gauge(
 
     monkeypatch.setattr(ContextGauge, "show", late_show)
     app = make_app(TREE_COMPACTED)
-    frames: list[str] = []
-    hook = app.post_display_hook
-
-    def written() -> None:
-        frames.append(_screen_text(app))  # what the compositor just wrote
-        hook()
-
-    app.post_display_hook = written  # type: ignore[method-assign]
+    frames = record_frames(app)
     frames_at_release: list[int] = []
     release = app._first_screen_drawn
 

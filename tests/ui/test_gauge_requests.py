@@ -142,3 +142,65 @@ async def test_a_walk_the_cursor_left_stops_and_is_made_again_when_it_comes_back
             else:
                 assert (leaf, "measured") not in outcomes, outcomes
                 assert app.gauge_data is not None and app.gauge_data.entry_index == first
+
+
+async def test_the_entry_every_key_acts_on_is_read_without_searching_the_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``selected_entry`` is read several times per key (measuring the gauge alone read it
+    three times): it reads the tree it keeps, it does not search the screen for it."""
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        searched: list[object] = []
+        query_one = type(app).query_one
+
+        def recording(node: Any, selector: Any, *args: Any) -> Any:
+            searched.append(selector)
+            return query_one(node, selector, *args)
+
+        monkeypatch.setattr(type(app), "query_one", recording)
+        assert app.selected_entry == tree.cursor_entry is not None
+        assert SessionTree not in searched
+
+
+async def test_without_the_token_table_the_gauge_keeps_the_chars4_estimate_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cl100k table cannot be loaded: the gauge shows the chars/4 estimate, marked, the
+    user is told why once, and moving the cursor keeps measuring with the estimate."""
+    import tiktoken
+
+    from tui_compactor.engine import tokens as tokens_module
+    from tui_compactor.engine.tokens import Cl100kCounter, TokenCache, get_counter
+    from tui_compactor.ui.widgets.gauge import ContextGauge
+    from tui_compactor.workbench import settings as settings_module
+    from tui_compactor.workbench.views import gauge_at
+
+    def missing(name: str) -> Any:
+        raise OSError(f"{name}: no such file")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", missing)
+    counter = Cl100kCounter(preload=False)
+    monkeypatch.setitem(tokens_module._COUNTERS, "cl100k", counter)
+    monkeypatch.setitem(settings_module._COUNTERS, "cl100k", counter)
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert counter.error is not None and "no such file" in counter.error
+        notes = app._raised_notes  # type: ignore[attr-defined]
+        assert [n for n in notes if "token table could not be loaded" in n and "OSError" in n]
+        gauge = app.query_one(ContextGauge)
+        tree = app.query_one(SessionTree)
+        for _ in range(2):
+            entry = tree.cursor_entry
+            assert gauge.data is not None and gauge.data.entry_index == entry
+            assert gauge.provisional and "≈ chars/4" in str(gauge.render())
+            with app.handle.read() as snapshot:  # type: ignore[union-attr]
+                estimate = TokenCache(snapshot.session, get_counter("pi"))
+                expected = gauge_at(snapshot, entry, app.settings, estimate, blocks=False)
+            assert gauge.data.tokens == expected.tokens
+            await pilot.press("k")
+            await settle(pilot)
+        assert len([n for n in notes if "token table" in n]) == 1

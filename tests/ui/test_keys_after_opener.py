@@ -79,3 +79,26 @@ async def test_a_key_a_select_list_takes_as_text_opens_no_input() -> None:
         search = app.search_box()
         assert search is None or not search.display
         assert "cancel" in app.footer_actions()
+
+
+async def test_keys_after_an_opener_whose_input_has_the_focus_go_to_it_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search key bound to a key the box does not type (``f6``), pressed while the box
+    has the focus already: the keys typed after it go into the box at once; they are not held
+    for a focus change that never comes (until the hold's time limit)."""
+    from tui_compactor.config import Config, UIConfig
+    from tui_compactor.ui import app as app_module
+
+    monkeypatch.setattr(app_module, "KEY_HOLD_LIMIT", 60.0)  # longer than the test runs
+    app = make_app(TREE_COMPACTED, config=Config(ui=UIConfig(keymap={"search": "f6"})))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for typed in ("q", "7"):
+            app.post_message(events.Key("f6", None))  # a key that types nothing
+            await settle(pilot)
+            search = app.query_one("#search", Input)
+            assert app.focused is search
+            _type_at_once(app, typed)
+            await settle(pilot)
+            assert app.is_running and search.value == typed

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 
 import tui_compactor.session.reader as reader
 from tests.session.test_preview import big_session
-from tests.ui.app_helpers import make_app, settle
+from tests.ui.app_helpers import make_app, record_frames, settle
 from tui_compactor.session.outline import build_outline
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails
@@ -76,7 +76,7 @@ async def test_the_leaf_gauge_and_details_show_before_the_index_is_done(
         assert details.shown_entry == session.leaf
 
         # Right after that frame the indexing bar shows and takes a row from the tree, which
-        # brings its cursor row back into view a frame later: wait for that frame.
+        # keeps its cursor row in view: wait for that frame.
         def shot() -> str:
             return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
@@ -112,6 +112,32 @@ async def test_the_leaf_gauge_and_details_show_before_the_index_is_done(
             pilot, lambda: app.gauge_data is not None and app.gauge_data.entry_index == whole.leaf
         )
         assert app.gauge_data.tokens == preview_tokens
+
+
+@pytest.mark.asyncio
+async def test_the_first_frame_shows_the_tail_and_the_index_starts_after_it(
+    big_file: Path, held_index: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tail is read before the first frame: that frame shows its rows (the leaf marked),
+    the leaf's details and its gauge; the whole file's index starts only once it is written."""
+    app = make_app(big_file)
+    frames = record_frames(app)
+    started_at: list[int] = []
+    load = reader.load_session  # held until the test releases it
+
+    def noted_load(*args: Any, **kwargs: Any) -> Any:
+        started_at.append(len(frames))
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "load_session", noted_load)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: bool(frames) and bool(started_at))
+        first = frames[0]
+        assert all(text in first for text in ("◆ leaf", "compact at", "#…  line …")), first
+        assert started_at[0] >= 1  # the index began after the first frame was written
+        assert app.session is not None and app.session.preview
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
 
 
 @pytest.mark.asyncio

@@ -279,3 +279,48 @@ async def test_reserve_input_shows_the_number_the_gauge_uses(tmp_path: Path) -> 
         assert reserve.value == ""  # left to its default, so a window change still moves it
         assert app.gauge_data is not None and app.gauge_data.reserve is not None
         assert reserve.placeholder == str(app.gauge_data.reserve)
+
+
+@pytest.mark.parametrize(("size", "zoom"), [((80, 24), ""), ((80, 24), "zz"), ((120, 36), "z")])
+async def test_enter_pressed_in_a_full_screen_review_neither_cancels_nor_accepts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int], zoom: str
+) -> None:
+    """The review filling the screen (at 80x24 at once, or ``z``) hides the tree, which gives
+    up the focus: the ``enter`` a user presses by reflex, while it streams or once it is
+    done, must not land on the Cancel or the Accept button. Out of full screen the tree has
+    the focus again."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        server.behaviour.latency = 30.0  # streaming for the whole first part of the test
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            await pilot.press("r", *zoom)
+            await pilot.pause()
+            panel = app.query_one(CompactionPanel)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert panel.running and panel.is_attached, "enter cancelled the running summary"
+            assert not any("cancelled" in note for note in notes(app))
+            await pilot.press("escape")  # the user's own cancel
+            await settle(pilot)
+            server.behaviour.latency = 0.0
+            await pilot.press("r", *zoom)
+            await settle(pilot)
+            panel = app.query_one(CompactionPanel)
+            assert panel.state == "ready"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert path.read_bytes() == before, "enter appended the compaction"
+            assert panel.is_attached and panel.state == "ready"
+            if app.screen.maximized is panel:
+                await pilot.press("z")
+                await pilot.pause()
+            assert isinstance(app.focused, SessionTree)
+            await pilot.press("d")
+            await settle(pilot)
+            assert isinstance(app.focused, SessionTree)
+    assert path.read_bytes() == before

@@ -196,3 +196,26 @@ async def test_rows_take_the_new_theme_at_once() -> None:
         app.theme = "textual-light" if app.theme != "textual-light" else "nord"
         await settle(pilot)
         assert row_styles() != before
+
+
+async def test_a_narrower_terminal_remeasures_the_rows_and_the_scroll_range(
+    tmp_path: Path,
+) -> None:
+    """The terminal narrows: the tree's scrollable size is its new width by its rows, its
+    scroll range follows, and the cursor row stays in view."""
+    from textual.geometry import Size
+
+    from tests.session.test_preview import big_session
+
+    app = make_app(big_session(tmp_path / "s.jsonl", 300))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        wide = tree.size.width
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert tree.size.width < wide
+        assert tree.virtual_size == Size(tree.size.width, len(tree.rows))
+        assert tree.max_scroll_y == len(tree.rows) - tree.size.height
+        top = int(tree.scroll_y)
+        assert top <= tree.cursor < top + tree.size.height

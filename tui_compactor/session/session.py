@@ -324,6 +324,10 @@ class _LazyRecords:
         self._cache: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()
         self._cached_bytes = 0
         self._lock = threading.Lock()
+        self._borrowed = 0
+        """Reads in progress through the descriptor (``_borrow_fd``)."""
+        self._retired: list[weakref.finalize] = []
+        """Closers of descriptors closed while reads through them were in progress."""
         self._adopt(fd)
 
     def _adopt(self, fd: int) -> None:
@@ -331,17 +335,35 @@ class _LazyRecords:
         self._fd = fd
         self._closer = weakref.finalize(self, _close_quietly, fd)
 
-    def _open_fd(self, path: Path) -> int:
-        """The descriptor to read through, reopened read-only from ``path`` after ``close``."""
-        if self._fd < 0:
-            self._adopt(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-        return self._fd
+    def _borrow_fd(self, path: Path) -> int:
+        """The descriptor to read through (reopened read-only from ``path`` after ``close``),
+        in use until ``_return_fd``: a ``close`` on another thread (a reload) meanwhile leaves
+        it open until then, so it is not closed, nor its number given to another file, in the
+        middle of a read."""
+        with self._lock:
+            if self._fd < 0:
+                self._adopt(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+            self._borrowed += 1
+            return self._fd
+
+    def _return_fd(self) -> None:
+        """A read through ``_borrow_fd``'s descriptor is done: close what ``close`` left open."""
+        with self._lock:
+            self._borrowed -= 1
+            if not self._borrowed:
+                for closer in self._retired:
+                    closer()
+                self._retired.clear()
 
     def close(self) -> None:
-        """Close the descriptor; later reads reopen the path read-only."""
+        """Close the descriptor (once the reads through it are done); later reads reopen the
+        path read-only."""
         with self._lock:
             if self._closer is not None:
-                self._closer()
+                if self._borrowed:
+                    self._retired.append(self._closer)
+                else:
+                    self._closer()
                 self._closer = None
             self._fd = -1
             self._cache.clear()
@@ -394,11 +416,14 @@ class _LazyRecords:
         with self._lock:
             cached = [index in self._cache for index in indices]
         offsets, sizes = table._offsets, table._sizes
+        session = self._session_ref()
+        if session is None:
+            return found
         try:
-            session = self._session_ref()
-            if session is None:
-                return found
-            fd = self._open_fd(session.path)
+            fd = self._borrow_fd(session.path)
+        except OSError:
+            return found
+        try:
             position = 0
             while position < len(indices):
                 start = offsets[indices[position]]
@@ -428,6 +453,8 @@ class _LazyRecords:
                 position = last
         except OSError:
             pass
+        finally:
+            self._return_fd()
         return found
 
     def _read(self, entry: Entry) -> dict[str, Any]:
@@ -438,7 +465,11 @@ class _LazyRecords:
             return {"_unavailable": "the session was closed", "type": entry.type, "id": entry.id,
                     "parentId": entry.parent_id, "timestamp": entry.timestamp}  # fmt: skip
         try:
-            raw = os.pread(self._open_fd(session.path), entry.size, entry.offset)
+            fd = self._borrow_fd(session.path)
+            try:
+                raw = os.pread(fd, entry.size, entry.offset)
+            finally:
+                self._return_fd()
             if entry.offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             record = decode_record(raw)

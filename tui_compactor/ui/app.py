@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter, get_counter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, TokenTableError, get_counter
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -58,6 +58,7 @@ from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
     INPUT_OPENERS,
+    focus_input,
     known_binding_ids,
     takes_text,
     validated_keymap,
@@ -84,11 +85,13 @@ from tui_compactor.ui.messages import (
     SessionRefreshed,
     SummaryDiffReady,
     TokensCounted,
+    TokenTableFailed,
     WorkFailed,
     WriteStale,
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
+from tui_compactor.ui.screens.styled import StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -157,6 +160,12 @@ SEARCH_BATCH = 256
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
+INLINE_OPEN_BYTES = 1024 * 1024
+"""Files up to this size are indexed before the first frame, on the UI thread (~1 ms per
+100 KB): the first frame shows them whole, with no frame of an empty window first. A bigger
+file shows its tail in the first frame (``reader.load_tail_preview``, read there too) when it
+has one; else the window first and the rows once a worker has indexed it."""
+
 FIRST_SCREEN_WAIT = 0.5
 """Seconds at most token counting waits for the first gauge to be drawn."""
 
@@ -199,23 +208,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(Screen[None]):
-    """The app's main screen (tree, gauge, tabs).
-
-    Textual styles each widget as it is mounted, under the whole stylesheet, and styles every
-    widget of a screen again each time the screen is shown (``ScreenResume``): at start-up that
-    second pass changes nothing here (the size classes are set before the first, see
-    ``get_default_screen``), yet it re-resolves every widget's and component class's rules and
-    asks for a layout of them all, another frame before the first screen. Its first showing
-    skips it; every later one (after a dialog, the picker...) restyles as Textual does.
-    """
-
-    _shown_before = False
-
-    def _on_screen_resume(self, event: events.ScreenResume) -> None:
-        if not self._shown_before:
-            self._shown_before = True
-            event.refresh_styles = False  # read by Screen's own handler, which runs next
+class MainScreen(StyledOnce, Screen[None]):
+    """The app's main screen (tree, gauge, tabs), styled once before it first shows
+    (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
+    yet re-resolve every widget's and component class's rules and ask for another layout,
+    another frame before the first screen."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
@@ -287,6 +284,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._tree: SessionTree | None = None
+        """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
             # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
             # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
@@ -351,7 +350,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """The entry under the tree cursor: what every key acts on (a key typed right after a
         move arrives before the tree's ``Highlighted``, which ``state.selected_entry``, the
         entry the panes show, waits for). None while the tree shows another file's rows."""
-        tree = self.query_one(SessionTree)
+        tree = self._tree
+        if tree is None:
+            return None
         return tree.cursor_entry if tree.session is self.session else None
 
     @property
@@ -382,7 +383,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield ReadOnlyBanner(id="banner")
         yield LoadingBar(id="loading")
         with Horizontal(id="main"):
-            yield SessionTree(id="tree", rules=self.settings.rules)
+            self._tree = SessionTree(id="tree", rules=self.settings.rules)
+            yield self._tree
             with Vertical(id="side"):
                 yield ContextGauge(id="gauge")
                 yield ContextChart(id="chart")
@@ -393,17 +395,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         yield StateFooter()  # the search box (``search_box``) is built when first opened
 
     def get_default_screen(self) -> Screen[Any]:
-        """The main screen, with its size classes (``-wide``, ``-short``...) set from the
-        terminal's size before its widgets are first styled: set at the first resize, they
-        would restyle every widget a second time."""
-        screen = MainScreen(id="_default")
-        width, height = self.size
-        screen.add_class(
-            *screen._get_breakpoint_classes(width, self.HORIZONTAL_BREAKPOINTS),
-            *screen._get_breakpoint_classes(height, self.VERTICAL_BREAKPOINTS),
-            update=False,
-        )
-        return screen
+        """The main screen, its size classes set before its widgets are first styled."""
+        return MainScreen(id="_default")
 
     def pane_content(self, pane_id: str) -> list[Widget]:
         """What a preview tab (or the hindsight area under the details) holds, built the
@@ -450,9 +443,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._apply_config()
         self.query_one(SessionTree).focus()
         if self.state.session_path is not None:
-            # Paint the (empty) window first, then start indexing: the indexer holds the GIL
-            # in slices and would otherwise delay the first frame.
-            self.call_after_refresh(self.open_session, self.state.session_path)
+            self._open_in_first_frame(self.state.session_path)
         else:
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
@@ -604,17 +595,69 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- loading -----------------------------------------------------------------------
 
-    def open_session(self, path: Path) -> None:
+    def open_session(self, path: Path, *, preview: bool | None = None) -> None:
         """Start indexing ``path``; the window is already up and shows progress. A first open
-        of a big file shows its tail first (``PreviewLoaded``), a reload keeps what is shown."""
+        of a big file shows its tail first (``PreviewLoaded``; ``preview`` False: not tried
+        again), a reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
         self.load_session_file(
             path,
             self.state.load_cancel,
             self.settings,
             self.filter_index,
-            preview=self.session is None,
+            preview=self.session is None if preview is None else preview,
         )
+
+    def _open_in_first_frame(self, path: Path) -> None:
+        """Open ``path`` from ``on_mount``, so that the first frame already shows the tree,
+        the details and the gauge (each frame drawn before them is a layout of the whole
+        screen): a small file whole (``INLINE_OPEN_BYTES``), a big one's tail with the index
+        started in a worker once that frame is written; else the (empty) window first, then
+        the index (it holds the GIL in slices and would delay the first frame)."""
+        try:
+            small = path.stat().st_size <= INLINE_OPEN_BYTES
+        except OSError:
+            small = False
+        if small:
+            self.state.load_cancel = threading.Event()
+            self._show_loaded(
+                self._index_file(path, self.state.load_cancel, self.settings, self.filter_index)
+            )
+            self._show_first_gauge()
+            return
+        from tui_compactor.session.outline import OutlineFilter, build_outline
+        from tui_compactor.session.reader import load_tail_preview
+
+        tail = load_tail_preview(path)
+        if tail is None:
+            self.call_after_refresh(self.open_session, path, preview=False)
+            return
+        view = getattr(OutlineFilter, FILTER_NAMES[self.filter_index])
+        drawn = threading.Event()
+        settings = self._settings_for(self.settings, tail)
+        self._show_preview(PreviewLoaded(tail, build_outline(tail, view=view), settings, drawn))
+        self._show_first_gauge()
+        self.state.load_cancel = threading.Event()
+        self.load_session_file(
+            path,
+            self.state.load_cancel,
+            self.settings,
+            self.filter_index,
+            preview=False,
+            after=drawn,
+        )
+
+    def _show_first_gauge(self) -> None:
+        """The selected entry's details and gauge now (a chars/4 gauge while the counter's
+        table is not loaded), not after the tree's ``Highlighted`` and a worker's message."""
+        entry_index = self.selected_entry
+        if entry_index is None or self.handle is None or self.token_cache is None:
+            return
+        self._show_details(entry_index)
+        data, provisional = self._quick_gauge(
+            self.handle, entry_index, self.settings, self.token_cache
+        )
+        self._show_gauge(GaugeReady(data, provisional=provisional))
 
     @staticmethod
     def _settings_for(settings: Settings, session: Session) -> Settings:
@@ -633,31 +676,52 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         filter_index: int,
         *,
         preview: bool,
+        after: threading.Event | None = None,
     ) -> None:
         """Index the file in a thread. With ``preview``, first post the file's tail (the leaf,
-        its context and the rows around it) and give the UI a moment to draw it; then post
-        progress, and the whole session with its settings, its first rows and the
-        orphaned-append findings, all decided here so the UI thread only shows them."""
-        from tui_compactor.session.agents import orphaned_appends
+        its context and the rows around it) and give the UI a moment to draw it (``after``:
+        the tail already shown, set once drawn); then post progress, and the whole session
+        (``_index_file``)."""
         from tui_compactor.session.outline import OutlineFilter, build_outline
-        from tui_compactor.session.reader import load_session, load_tail_preview
+        from tui_compactor.session.reader import load_tail_preview
 
         started = time.perf_counter()
         view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
         tail = load_tail_preview(path) if preview else None
         if tail is not None and not cancel.is_set():
-            drawn = threading.Event()
+            after = threading.Event()
             self.post_message(
                 PreviewLoaded(
-                    tail, build_outline(tail, view=view), self._settings_for(settings, tail), drawn
+                    tail, build_outline(tail, view=view), self._settings_for(settings, tail), after
                 )
             )
-            drawn.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
+        if after is not None:
+            after.wait(PREVIEW_HEAD_START)  # the index would slow the first frame (the GIL)
         self.post_message(IndexStarted(path.name))
 
         def progress(report: LoadProgress) -> None:  # every PROGRESS_INTERVAL (the reader's)
             self.post_message(LoadProgressed(report.bytes_done, report.bytes_total, report.entries))
 
+        self.post_message(self._index_file(path, cancel, settings, filter_index, progress, started))
+
+    def _index_file(
+        self,
+        path: Path,
+        cancel: threading.Event,
+        settings: Settings,
+        filter_index: int,
+        progress: Callable[[LoadProgress], None] | None = None,
+        started: float | None = None,
+    ) -> SessionLoaded | LoadFailed:
+        """Index the whole file: the session with its settings, its first rows and the
+        orphaned-append findings, all decided here so the UI thread only shows them."""
+        from tui_compactor.session.agents import orphaned_appends
+        from tui_compactor.session.outline import OutlineFilter, build_outline
+        from tui_compactor.session.reader import load_session
+
+        if started is None:
+            started = time.perf_counter()
+        view = getattr(OutlineFilter, FILTER_NAMES[filter_index])
         try:
             session = load_session(path, progress=progress, cancel=cancel, hash_thread=True)
             seconds = time.perf_counter() - started
@@ -666,14 +730,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             rows = build_outline(session, view=view)
         except Exception as error:  # none of these should raise: if one does, the load
             # failed (said, and what waits for the whole file is released), it does not hang
-            self.post_message(LoadFailed(str(path.name), f"{type(error).__name__}: {error}"))
-            return
-        self.post_message(SessionLoaded(session, seconds, settings, orphans, rows, filter_index))
+            return LoadFailed(str(path.name), f"{type(error).__name__}: {error}")
+        return SessionLoaded(session, seconds, settings, orphans, rows, filter_index)
+
+    def _show_loaded(self, message: SessionLoaded | LoadFailed) -> None:
+        """Show what ``_index_file`` made."""
+        if isinstance(message, LoadFailed):
+            self._show_load_failure(message)
+        else:
+            self._show_session(message)
 
     @_while_running
     def on_preview_loaded(self, message: PreviewLoaded) -> None:
-        """Show the file's tail while the whole file is indexed: the leaf under the cursor, its
-        details and gauge; the keys that move, filter, search and show tabs work on it."""
+        """Show the file's tail while the whole file is indexed."""
+        self._show_preview(message)
+
+    def _show_preview(self, message: PreviewLoaded) -> None:
+        """The file's tail: the leaf under the cursor, its details and gauge; the keys that
+        move, filter, search and show tabs work on it."""
         if self.session is not None and not self.session.preview:
             message.drawn.set()
             return
@@ -717,6 +791,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_load_failed(self, message: LoadFailed) -> None:
         """Say the file could not be read at all."""
+        self._show_load_failure(message)
+
+    def _show_load_failure(self, message: LoadFailed) -> None:
+        """Say the file could not be read at all."""
         self.state.whole_screen.set()
         self.query_one(LoadingBar).stop()
         self.notify(
@@ -728,7 +806,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @_while_running
     def on_session_loaded(self, message: SessionLoaded) -> None:
-        """Show the session: status, banner, diagnostics, outline, token counts, follow."""
+        """Show the session."""
+        self._show_session(message)
+
+    def _show_session(self, message: SessionLoaded) -> None:
+        """The session: status, banner, diagnostics, outline, token counts, follow."""
         self.query_one(LoadingBar).stop()
         collector.rebase()  # the index was frozen on purpose: not a reason to collect
         previous = self.session
@@ -894,10 +976,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self._show_rows(message.rows, message.keep_entry)
 
+    def _shown_ancestor(self, rows: OutlineRows, entry: int | None) -> int | None:
+        """``entry`` if a row shows it, else its nearest ancestor a row shows: a filter, a fold
+        or an append (a bookkeeping leaf is shown only while it is the leaf) that hides the
+        cursor's entry leaves the cursor where ``p`` would take it, not on whatever entry
+        now has its row. ``entry`` itself when no ancestor shows (or it is not in the file)."""
+        session = self.session
+        if entry is None or session is None or entry in rows.positions:
+            return entry
+        parents = session.parent_column()
+        node = entry
+        while 0 <= node < len(parents) and node not in rows.positions:
+            node = parents[node]
+        return node if 0 <= node < len(parents) else entry
+
     def _show_rows(self, rows: OutlineRows, keep_entry: int | None) -> None:
         """Put fresh rows in the tree (cursor on ``keep_entry`` if shown) and count what shows."""
         tree = self.query_one(SessionTree)
-        tree.set_rows(self.session, rows, keep_entry)
+        tree.set_rows(self.session, rows, self._shown_ancestor(rows, keep_entry))
         # What the cursor is on now, before its ``Highlighted`` arrives: a key handled in
         # between (``c``) must not act on an entry of the rows (or the file) shown before.
         self.state.selected_entry = tree.cursor_entry
@@ -991,16 +1087,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _measure_selected(self, *, list_blocks: bool = False) -> None:
         """Start measuring the context at the selected entry (and count what is on screen);
         its blocks are listed only for the Context tab (shown, or ``list_blocks``)."""
-        if (
-            self.handle is not None
-            and self.token_cache is not None
-            and (self.selected_entry is not None)
-        ):
+        selected = self.selected_entry
+        if self.handle is not None and self.token_cache is not None and selected is not None:
             context = self._context_view()
             sent = context is not None and context.as_sent
             blocks = list_blocks or (context is not None and context.is_on_screen)
             request = (
-                self.selected_entry,
+                selected,
                 self.handle.generation,
                 self.settings,
                 self.token_cache,
@@ -1010,7 +1103,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if request not in self.state.gauges_in_flight:  # else its result is on the way
                 self.measure_node(
                     self.handle,
-                    self.selected_entry,
+                    selected,
                     self.settings,
                     self.token_cache,
                     sent=sent,
@@ -1113,8 +1206,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            with handle.read():
-                tokens = cache.entry_tokens(index)
+            try:
+                with handle.read():
+                    tokens = cache.entry_tokens(index)
+            except TokenTableError as error:
+                self.post_message(TokenTableFailed(str(error)))
+                return
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -1205,26 +1302,40 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         cancelled: Callable[[], bool],
     ) -> None:
         if not getattr(cache.counter, "loaded", True):
-            with handle.read() as snapshot:
-                quick = TokenCache(snapshot.session, get_counter("pi"))
-                data = gauge_at(snapshot, entry_index, settings, quick, blocks=False)
+            data, _ = self._quick_gauge(handle, entry_index, settings, cache)
             self.post_message(GaugeReady(data, provisional=True))
             # Measured even if a newer request cancelled this worker meanwhile: a request for
             # this node made while it waited was skipped as on its way (a cancelled result for
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-        with handle.read() as snapshot:
-            data = gauge_at(
-                snapshot,
-                entry_index,
-                settings,
-                cache,
-                describe=_describe_block,
-                blocks=blocks,
-                sent=sent,
-                cancelled=cancelled,
-            )
+        try:
+            with handle.read() as snapshot:
+                data = gauge_at(
+                    snapshot,
+                    entry_index,
+                    settings,
+                    cache,
+                    describe=_describe_block,
+                    blocks=blocks,
+                    sent=sent,
+                    cancelled=cancelled,
+                )
+        except TokenTableError as error:  # the chars/4 gauge drawn above stays
+            self.post_message(TokenTableFailed(str(error)))
+            return
         self.post_message(GaugeReady(data))
+
+    @staticmethod
+    def _quick_gauge(
+        handle: SessionHandle, entry_index: int, settings: Settings, cache: TokenCache
+    ) -> tuple[GaugeData, bool]:
+        """The gauge at ``entry_index`` without its blocks, and whether it is provisional: a
+        chars/4 count while ``cache``'s counter has not loaded its table."""
+        provisional = not getattr(cache.counter, "loaded", True)
+        with handle.read() as snapshot:
+            if provisional:
+                cache = TokenCache(snapshot.session, get_counter("pi"))
+            return gauge_at(snapshot, entry_index, settings, cache, blocks=False), provisional
 
     def _first_screen_drawn(self) -> None:
         """The first screen is up: token counting may start, the collector may run."""
@@ -1232,8 +1343,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         collector.release_start_up()
 
     @_while_running
+    def on_token_table_failed(self, message: TokenTableFailed) -> None:
+        """Say once that the counter's table is missing; the gauge says its figures stay a
+        chars/4 estimate."""
+        gauge = self.query_one(ContextGauge)
+        if gauge.table_error is not None:
+            return
+        gauge.table_error = message.error
+        gauge.refresh()
+        self.notify(
+            sanitize(
+                f"the cl100k token table could not be loaded ({message.error}): the gauge "
+                "shows chars/4 estimates and the tree no token counts; --tokens pi or bytes "
+                "counts without it",
+                max_len=400,
+            ),
+            title="no token table",
+            severity="error",
+            timeout=10,
+        )
+
+    @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
         """Draw the gauge and the context view for the selected node."""
+        self._show_gauge(message)
+
+    def _show_gauge(self, message: GaugeReady) -> None:
+        """The gauge and the context view for the selected node (``GaugeReady``)."""
         if message.data.entry_index != self.selected_entry or not self._loaded_here(
             message.data.generation
         ):
@@ -1751,9 +1887,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             propose_compaction,
         )
 
-        with handle.read() as snapshot:
-            before = snapshot.entry_count
-            try:
+        try:
+            with handle.read() as snapshot:
+                before = snapshot.entry_count
                 proposal = propose_compaction(
                     snapshot,
                     job.plan,
@@ -1761,9 +1897,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     generation=basis.generation,
                     file_leaf=basis.file_leaf,
                 )
-            except ActionRefused as refused:
-                self.post_message(CompactionAppendFailed(panel, refused.reason))
-                return
+        except ActionRefused as refused:
+            self.post_message(CompactionAppendFailed(panel, refused.reason))
+            return
+        except StaleProposal as stale:  # summarized on the file before it was rewritten
+            self.post_message(
+                WriteStale("compaction", str(stale), stale.leaf, [], panel=panel, reloaded=True)
+            )
+            return
         if proposal.leaving and not branching_confirmed:
             self.call_from_thread(
                 self.confirm_branching_compaction, handle, panel, job, result, basis, proposal
@@ -2525,7 +2666,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.hold_keys()  # until the box has the focus
         search = self.show_search_box(True)
         search.value = self.state.search_query
-        search.focus()
+        focus_input(search)
 
     def show_search_box(self, shown: bool) -> Input:
         """Show (building it the first time) or hide the search box. It lies over the bottom

@@ -131,6 +131,18 @@ def takes_text(widget: Widget | None, key: str = "a") -> bool:
     return bool(widget.check_consume_key(key, character))
 
 
+def focus_input(widget: Widget) -> None:
+    """Give ``widget``, an input the keys typed meanwhile are held for (``hold_keys``), the
+    focus. The app hands them over when the input takes the focus; an input that has it
+    already takes it no more, so they are handed over at once."""
+    if not widget.has_focus:
+        widget.focus()
+        return
+    release_keys = getattr(widget.app, "release_keys", None)
+    if release_keys is not None:
+        release_keys()
+
+
 def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
     """Every binding id in the given lists."""
     return {binding.id for bindings in binding_lists for binding in bindings if binding.id}

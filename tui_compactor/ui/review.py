@@ -142,8 +142,30 @@ class ReviewKeys(_Base):
         self._review_size = self.size
         width, height = self.size
         if width < ZOOM_BELOW[0] or height < ZOOM_BELOW[1]:
-            self.call_after_refresh(self.screen.maximize, panel, False)
+            self.call_after_refresh(self.zoom_review, panel)
         self.call_after_refresh(self.refresh_bindings)
+
+    def zoom_review(self, panel: CompactionPanel) -> None:
+        """The review fills the screen with the focus on the panel itself: the hidden tree
+        gives its focus up, and Textual would hand it to the panel's first button (Cancel while
+        it streams, Accept once done), where the ``enter`` a user presses by reflex would
+        cancel the run or append it."""
+        self.screen.maximize(panel, container=False)
+        panel.focus()
+
+    def unzoom_review(self, panel: CompactionPanel) -> None:
+        """The tree comes back beside the review, and the focus to the tree if it was in the
+        review (``zoom_review`` put it there)."""
+        self.screen.minimize()
+        self.focus_out_of_review(panel)
+
+    def focus_out_of_review(self, panel: CompactionPanel) -> None:
+        """Give the focus to the tree if it is in ``panel`` (unzoomed or closing)."""
+        focused = self.focused
+        if focused is not None and panel in focused.ancestors_with_self:
+            from tui_compactor.ui.widgets.tree import SessionTree
+
+            self.query_one(SessionTree).focus()
 
     def on_resize(self, event: events.Resize) -> None:
         """The terminal crossed ``ZOOM_BELOW`` while a review is shown: made small, the review
@@ -158,9 +180,9 @@ class ReviewKeys(_Base):
             return size.width < ZOOM_BELOW[0] or size.height < ZOOM_BELOW[1]
 
         if small(event.size) and not small(before) and self.screen.maximized is None:
-            self.screen.maximize(panel, container=False)
+            self.zoom_review(panel)
         elif small(before) and not small(event.size) and self.screen.maximized is panel:
-            self.screen.minimize()
+            self.unzoom_review(panel)
 
     def action_zoom_compaction(self) -> None:
         """Key: let the review fill the screen, or give the tree back."""
@@ -168,9 +190,9 @@ class ReviewKeys(_Base):
         if panel is None:
             return
         if self.screen.maximized is panel:
-            self.screen.minimize()
+            self.unzoom_review(panel)
         else:
-            self.screen.maximize(panel, container=False)
+            self.zoom_review(panel)
 
     def close_review(self, outcome: str) -> None:
         """Remove the panel (its buttons go with it) and say what happened in its place."""
@@ -180,6 +202,7 @@ class ReviewKeys(_Base):
         host = panel.parent
         if self.screen.maximized is panel:
             self.screen.minimize()
+        self.focus_out_of_review(panel)
         self.screen.remove_class("-reviewing")
         panel.remove()
         if isinstance(host, Widget):

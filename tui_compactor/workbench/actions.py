@@ -73,9 +73,15 @@ class StaleProposal(Exception):
     """The file changed since the proposal was made: nothing was written; plan and ask again."""
 
     def __init__(
-        self, proposal: Proposal, generation: int, leaf: int | None, *, reloaded: bool = False
+        self,
+        proposal: Proposal | None,
+        generation: int,
+        leaf: int | None,
+        *,
+        reloaded: bool = False,
     ) -> None:
         self.proposal = proposal
+        """None when nothing could be proposed (``_check_same_load``)."""
         self.generation = generation
         self.leaf = leaf
         self.reloaded = reloaded
@@ -154,6 +160,17 @@ def entries_after_on_path(session: Session, compaction: int) -> list[int]:
             session.entries[index].type == "custom" and is_leaf_marker(session.entries[index].data)
         )
     ]
+
+
+def _check_same_load(snapshot: Snapshot, generation: int | None) -> None:
+    """A plan made at ``generation`` on an earlier load of the file (rewritten on disk and
+    loaded again since) names entries by that file's indices: nothing is proposed from it.
+
+    Raises:
+        StaleProposal: ``reloaded``, as ``apply`` says of a proposal made on an earlier load.
+    """
+    if generation is not None and not snapshot.is_loaded_at(generation):
+        raise StaleProposal(None, snapshot.generation, snapshot.leaf, reloaded=True)
 
 
 def propose_undo(
@@ -240,7 +257,9 @@ def propose_compaction(
 
     Raises:
         ActionRefused: the plan cannot be accepted (not prepared, or summarizes nothing).
+        StaleProposal: the plan was made on an earlier load of the file.
     """
+    _check_same_load(snapshot, generation)
     session = snapshot.session
     if not plan.prepared:
         raise ActionRefused(plan.reason or "the plan was not prepared")
@@ -270,7 +289,9 @@ def propose_navigation(
 
     Raises:
         ActionRefused: the target is the current leaf (nothing to move).
+        StaleProposal: ``nav_plan`` was made on an earlier load of the file.
     """
+    _check_same_load(snapshot, generation)
     session = snapshot.session
     if nav_plan.noop:
         raise ActionRefused("nothing to do: the target is the current leaf")

@@ -95,6 +95,19 @@ class Snapshot:
     leaf: int | None
     """The file's leaf at this generation."""
     entry_count: int
+    loaded_generation: int = 0
+    """The generation this load of the file began at (``is_loaded_at``)."""
+
+    def is_loaded_at(self, generation: int) -> bool:
+        """Whether a result made at ``generation`` belongs to this load of the file."""
+        return _same_load(generation, self.loaded_generation)
+
+
+def _same_load(generation: int, loaded_generation: int) -> bool:
+    """A result made at ``generation`` belongs to the load that began at ``loaded_generation``
+    (an older generation is an earlier load's, or another file's: its entry indices are not
+    this load's)."""
+    return generation >= loaded_generation
 
 
 class SessionHandle:
@@ -126,14 +139,17 @@ class SessionHandle:
     def is_loaded_at(self, generation: int) -> bool:
         """Whether a result made at ``generation`` belongs to this load of the file (an older
         generation is an earlier load's, or another file's: its entry indices are not ours)."""
-        return generation >= self._loaded_generation
+        return _same_load(generation, self._loaded_generation)
 
     @contextmanager
     def read(self) -> Iterator[Snapshot]:
         """Hold a consistent view of the session (no refresh runs until the block ends)."""
         with self._lock.shared():
             session = self.session
-            yield Snapshot(session, self._generation, session.leaf, len(session.entries))
+            yield Snapshot(
+                session, self._generation, session.leaf, len(session.entries),
+                self._loaded_generation,
+            )  # fmt: skip
 
     @contextmanager
     def exclusive(self) -> Iterator[Session]:

@@ -23,6 +23,7 @@ from textual.color import Color
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import ModalScreen, ScreenResultType
 
+from tui_compactor.ui.screens.styled import StyledOnce
 from tui_compactor.ui.widgets.footer import StateFooter
 
 __all__ = ["TintedModalScreen", "tint_segments"]
@@ -55,9 +56,10 @@ class _TintedBackground(BackgroundScreen):
         return tint_segments(console.render(self.screen._compositor, options), self.color)
 
 
-class TintedModalScreen(ModalScreen[ScreenResultType]):
+class TintedModalScreen(StyledOnce, ModalScreen[ScreenResultType]):
     """A modal screen whose translucent background is tinted style by style, with its own
-    widgets (``compose_dialog``) above a footer of its keys."""
+    widgets (``compose_dialog``) above a footer of its keys, styled once before it first shows
+    (``StyledOnce``)."""
 
     def compose(self) -> ComposeResult:
         """The dialog, then the footer: the dialog's keys, not the screen's beneath it."""

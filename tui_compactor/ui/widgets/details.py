@@ -352,13 +352,17 @@ class EntryDetails(ScrollView, can_focus=True):
         self.refresh()
 
     def shown_text(self) -> str:
-        """The text on display, every line of it (as drawn at the pane's width)."""
+        """The text on display, every line of it (as drawn at the pane's width; nothing while
+        the pane has no width: another tab is shown, or it is not laid out yet)."""
         return "\n".join(line.text.rstrip() for line in self._rendered())
 
     def _rendered(self) -> list[Strip]:
         """The shown renderable's lines at the pane's width, rendered once per renderable and
-        width; the scrollable height follows them (without a layout: ``set_virtual_size``)."""
-        width = max(self.scrollable_content_region.width, 1)
+        width; the scrollable height follows them (without a layout: ``set_virtual_size``).
+        Nothing is rendered while the pane has no width."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return []
         key = (width, self._shown)
         if key != self._lines_key:
             self._lines_key = key

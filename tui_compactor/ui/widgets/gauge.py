@@ -127,6 +127,8 @@ class ContextGauge(Widget):
         self.message_text = "no node selected"
         self.provisional = False
         """The figures are a chars/4 count until the counter's table is loaded."""
+        self.table_error: str | None = None
+        """Why the counter's table could not be loaded: the chars/4 count stays."""
         self.draws = 0
         """Renders so far (``ui.frames``: the first screen waits for the gauge's frame)."""
 
@@ -196,9 +198,8 @@ class ContextGauge(Widget):
         local = format_tokens(data.local_estimate)
         parts: list[Part] = []
         if self.provisional:
-            parts.append(
-                (Text("≈ chars/4 while the token table loads", dim), 0, Text("≈ chars/4", dim))
-            )
+            why = "while the token table loads" if self.table_error is None else "(no token table)"
+            parts.append((Text(f"≈ chars/4 {why}", dim), 0, Text("≈ chars/4", dim)))
         if data.usage_tokens is not None:
             usage = format_tokens(data.usage_tokens)
             since = data.tokens - data.usage_tokens

@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import InlineInput, update_static
 from tui_compactor.ui.workers import work
@@ -512,7 +513,7 @@ class PlanView(VerticalScroll):
             return
         assert isinstance(field, Input)
         field.select_all()  # typing replaces the figure
-        field.focus()
+        focus_input(field)
 
     def options(self) -> tuple[str, str, bool]:
         """The method, focus text and replace flag shown now."""

@@ -241,8 +241,6 @@ class SessionTree(ScrollView, can_focus=True):
         self.file_leaf: int | None = None
         self.covered_rows = 0
         """Rows at the bottom a box lies over (``cover_bottom``)."""
-        self._drawn_height = 0
-        """The height the rows were last drawn at (``render_lines``)."""
         self._generation = 0
         self._strip_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._base_styles: dict[tuple[bool, bool], Style] = {}
@@ -447,11 +445,10 @@ class SessionTree(ScrollView, can_focus=True):
             return
         position = max(0, min(position, len(self.rows) - 1))
         self.cursor = position
-        region = Region(0, position, max(self.size.width, 1), 1)
         if center:
             self.scroll_to_center_row(position)
         else:
-            self.scroll_to_region(region, animate=False, force=True, immediate=True)
+            self._keep_cursor_in_view()
 
     def scroll_to_center_row(self, position: int) -> None:
         """Scroll so that row ``position`` is in the middle of the view."""
@@ -527,24 +524,30 @@ class SessionTree(ScrollView, can_focus=True):
                 self.action_select()
 
     def on_resize(self, event: events.Resize) -> None:
-        """Row strips depend on the width; re-measure, and keep the cursor row in view (the
-        loading bar or a banner may have taken rows since the cursor was placed)."""
-        self.virtual_size = self._virtual_size()
+        """Row strips depend on the width: re-measure."""
+        set_virtual_size(self, self._virtual_size())
         self.invalidate()
-        self.call_after_refresh(self._keep_cursor_in_view)
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        """Draw the rows; on a new height keep the cursor row in view: a layout that changes
-        the tree's size together with a scroll does not always send it a ``Resize``."""
-        if self.size.height != self._drawn_height:
-            self._drawn_height = self.size.height
-            self.call_after_refresh(self._keep_cursor_in_view)
-        return super().render_lines(crop)
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """A layout gave the tree its size: keep the cursor row in view (the loading bar or a
+        banner may have taken rows since the cursor was placed), here, before any frame is
+        drawn at that size; not every layout that resizes the tree sends it a ``Resize``."""
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if resized:
+            self._keep_cursor_in_view()
+        return resized
 
     def _keep_cursor_in_view(self) -> None:
+        """Scroll the least that shows the cursor row, measured on the tree's own size (the
+        screen's map of the tree can be a layout behind it)."""
+        shown = max(self.container_size.height - self.scrollbar_size_horizontal, 1)
         top = int(self.scroll_y)
-        if self.rows and not top <= self.cursor < top + max(self.size.height, 1):
-            self.move_cursor(self.cursor)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, force=True, immediate=True)
+        elif self.cursor >= top + shown:
+            self.scroll_to(y=self.cursor - shown + 1, animate=False, force=True, immediate=True)
 
     # ----- rendering -----------------------------------------------------------------------
 
