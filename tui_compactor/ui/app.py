@@ -57,9 +57,9 @@ from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
-    INPUT_OPENERS,
     focus_input,
     known_binding_ids,
+    opener_keys,
     takes_text,
     validated_keymap,
 )
@@ -284,6 +284,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._opener_keys: dict[str, str] | None = None
+        """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
@@ -470,16 +472,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
         if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
-        actions = [
-            binding.action
-            for binding in self._bindings.key_to_bindings.get(event.key, ())
-            if binding.action in INPUT_OPENERS
-        ]
-        if not actions:
+        if self._opener_keys is None:
+            self._opener_keys = opener_keys(self._bindings, self._keymap)
+        action = self._opener_keys.get(event.key)
+        if action is None:
             return False
         self._held_keys = []
         self._hold_claimed = False
-        ran = await self.run_action(actions[0])
+        ran = await self.run_action(action)
         if not self._hold_claimed:  # it opened nothing (nothing to label, say)
             self.release_keys()
         return ran
@@ -552,6 +552,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
+            self._opener_keys = None  # they may have moved
             self.state.user_keymap = keymap
             self.state.config_problems = problems
             for problem in problems:
