@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -106,6 +106,7 @@ from tui_compactor.ui.widgets.status import (
 )
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.ui.workers import work
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -1476,6 +1477,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
         its text included (the plan; where each of its settings came from, shown under the
         sweep): the handler only draws."""
+        # The sweep that follows the plan imports these on the UI thread: imported here, in
+        # the worker, the frame that draws the plan does not wait for their first import.
+        import tui_compactor.engine.deps  # noqa: F401
+        import tui_compactor.ui.widgets.analysis  # noqa: F401
         from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:
