@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
@@ -40,6 +40,7 @@ from tui_compactor.summarize.runner import (
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.stream_text import FLUSH_HZ, StreamText
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
+from tui_compactor.ui.workers import work
 
 __all__ = ["CompactionPanel", "CandidateView", "CandidateState", "format_audit", "PART_TITLES"]
 
