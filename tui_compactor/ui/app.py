@@ -2113,6 +2113,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
+        # The dialog's module and the Textual widgets it uses are imported here, not by the
+        # handler that opens it: ~10 ms of the UI thread the first time.
+        import tui_compactor.ui.screens.navigate  # noqa: F401
         from tui_compactor.engine.branch import plan_navigation
 
         cache = handle.token_cache(settings.counter())
