@@ -178,6 +178,8 @@ START_UP_HOLD = 2.0
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
+TOAST_REPAINT_DELAY = 0.5
+"""Seconds after a toast's timeout when the screen is painted again (``notify``)."""
 
 GAUGE_DEBOUNCE = 0.05
 """Seconds the cursor must rest before the context at it is measured."""
@@ -567,8 +569,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     ) -> None:
         """Every notification of this app (and of its screens and widgets, which pass
         ``markup=True`` by default) is plain text: messages quote session text and file names,
-        where ``[...]`` is content, not styling."""
+        where ``[...]`` is content, not styling.
+
+        Once its toast has gone, the screen is painted again: after a scroll (the plan pane
+        scrolled to a field), Textual's next layout compares against a widget map rebuilt
+        lazily after the toast was already removed, so the region under it was never
+        repainted and the toast stayed on screen (over the budget editor at 80x24)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.set_timer(shown + TOAST_REPAINT_DELAY, self._repaint_after_toast)
+
+    def _repaint_after_toast(self) -> None:
+        """Paint the whole screen again (no layout: ~5 ms at 200x60)."""
+        if self.is_running:
+            self.screen.refresh()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
