@@ -22,6 +22,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Region
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -178,8 +179,9 @@ START_UP_HOLD = 2.0
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
-TOAST_REPAINT_DELAY = 0.5
-"""Seconds after a toast's timeout when the screen is painted again (``notify``)."""
+TOAST_REPAINT_DELAY = 0.25
+"""Seconds before a toast's timeout when the area of the toasts is noted, and after it when
+that area is painted again (``notify``)."""
 
 GAUGE_DEBOUNCE = 0.05
 """Seconds the cursor must rest before the context at it is measured."""
@@ -571,18 +573,30 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         ``markup=True`` by default) is plain text: messages quote session text and file names,
         where ``[...]`` is content, not styling.
 
-        Once its toast has gone, the screen is painted again: after a scroll (the plan pane
-        scrolled to a field), Textual's next layout compares against a widget map rebuilt
-        lazily after the toast was already removed, so the region under it was never
+        Once its toast has gone, where the toasts were is painted again: after a scroll (the
+        plan pane scrolled to a field), Textual's next layout compares against a widget map
+        rebuilt lazily after the toast was already removed, so the region under it was never
         repainted and the toast stayed on screen (over the budget editor at 80x24)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
-        self.set_timer(shown + TOAST_REPAINT_DELAY, self._repaint_after_toast)
+        self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
 
-    def _repaint_after_toast(self) -> None:
-        """Paint the whole screen again (no layout: ~5 ms at 200x60)."""
-        if self.is_running:
-            self.screen.refresh()
+    def _repaint_toasts_later(self) -> None:
+        """Note the area the toasts cover now (the one about to expire among them) and paint
+        it again once that toast has gone (no layout, only that area)."""
+        if not self.is_running:
+            return
+        screen = self.screen
+        regions = [toast.region for toast in screen.query("Toast")]
+        if not regions:
+            return
+        area = Region.from_union(regions).grow((1, 0, 1, 0))  # the toasts' top margins
+
+        def repaint() -> None:
+            if self.is_running and self.screen is screen:
+                screen.refresh(area)
+
+        self.set_timer(2 * TOAST_REPAINT_DELAY, repaint)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
