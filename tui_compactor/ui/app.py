@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -58,9 +58,9 @@ from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
-    INPUT_OPENERS,
     focus_input,
     known_binding_ids,
+    opener_keys,
     takes_text,
     validated_keymap,
 )
@@ -107,6 +107,7 @@ from tui_compactor.ui.widgets.status import (
 )
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.ui.workers import work
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -287,6 +288,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._opener_keys: dict[str, str] | None = None
+        """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
@@ -473,16 +476,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
         if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
-        actions = [
-            binding.action
-            for binding in self._bindings.key_to_bindings.get(event.key, ())
-            if binding.action in INPUT_OPENERS
-        ]
-        if not actions:
+        if self._opener_keys is None:
+            self._opener_keys = opener_keys(self._bindings, self._keymap)
+        action = self._opener_keys.get(event.key)
+        if action is None:
             return False
         self._held_keys = []
         self._hold_claimed = False
-        ran = await self.run_action(actions[0])
+        ran = await self.run_action(action)
         if not self._hold_claimed:  # it opened nothing (nothing to label, say)
             self.release_keys()
         return ran
@@ -555,6 +556,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
+            self._opener_keys = None  # they may have moved
             self.state.user_keymap = keymap
             self.state.config_problems = problems
             for problem in problems:
@@ -1503,6 +1505,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
         its text included (the plan; where each of its settings came from, shown under the
         sweep): the handler only draws."""
+        # The sweep that follows the plan imports these on the UI thread: imported here, in
+        # the worker, the frame that draws the plan does not wait for their first import.
+        import tui_compactor.engine.deps  # noqa: F401
+        import tui_compactor.ui.widgets.analysis  # noqa: F401
         from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:
