@@ -92,7 +92,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -212,11 +212,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(StyledOnce, Screen[None]):
+class MainScreen(StyledOnce, ShownBeneath, Screen[None]):
     """The app's main screen (tree, gauge, tabs), styled once before it first shows
     (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
     yet re-resolve every widget's and component class's rules and ask for another layout,
-    another frame before the first screen."""
+    another frame before the first screen. It counts its changes for the dialogs above it."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
