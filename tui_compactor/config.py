@@ -107,8 +107,11 @@ class CompactionConfig(_Strict):
         "files", description="File list block: <files> or pi's <read-files>/<modified-files>."
     )
     threshold_percent: float = Field(
-        -1, description="Compact above this percent of the window (-1: window - reserve)."
-    )
+        -1,
+        le=100,
+        allow_inf_nan=False,
+        description="Compact above this percent of the window (-1: window - reserve).",
+    )  # the bounds the flag's check (workbench.settings._check_value) holds a typed value to
     threshold_tokens: int = Field(
         -1, description="Compact above this many tokens (-1: unset; wins over the percent)."
     )

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -523,3 +524,43 @@ def test_a_close_on_another_thread_never_spoils_a_read_in_progress(
     assert not any("_unavailable" in record for record in records)
     assert session.entries[35].data["id"] == session.entries[35].id  # reopened
     session.close()
+
+
+def test_reads_stay_right_while_another_thread_closes_the_session_again_and_again(
+    tmp_path: Path,
+) -> None:
+    """A worker reads every record, one by one and in runs, while another thread closes the
+    session over and over (as reloads do): every record read is this file's, and none is
+    said to be unavailable."""
+    from tests.session.test_preview import big_session
+
+    path = big_session(tmp_path / "big.jsonl", 200)
+    session = load_session(path, lazy=True)
+    ids = [entry.id for entry in session.entries]
+    stop = threading.Event()
+
+    def closing() -> None:
+        while not stop.is_set():
+            session.close()
+
+    closer = threading.Thread(target=closing)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns as often as they can
+    closer.start()
+    wrong: list[object] = []
+    try:
+        for _ in range(20):
+            session.drop_cached_records()
+            read = [session.entries[i].data_once() for i in range(len(ids))]
+            read += session.records_once(range(len(ids)))
+            wrong += [
+                r
+                for r, i in zip(read, ids + ids, strict=True)
+                if r.get("id") != i or "_unavailable" in r
+            ]
+    finally:
+        stop.set()
+        closer.join()
+        sys.setswitchinterval(switch)
+        session.close()
+    assert wrong == []

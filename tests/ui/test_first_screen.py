@@ -25,7 +25,6 @@ from tui_compactor.ui.widgets.plan_view import PlanView
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.widgets.tabs import TabStrip
 from tui_compactor.ui.widgets.tree import SessionTree
-from tui_compactor.workbench import settings as settings_module
 
 pytestmark = pytest.mark.asyncio
 
@@ -116,7 +115,6 @@ async def test_the_first_gauge_is_drawn_before_the_token_table_loads_then_measur
 
     monkeypatch.setattr(counter, "_load", held_load)
     monkeypatch.setitem(tokens._COUNTERS, "cl100k", counter)
-    monkeypatch.setitem(settings_module._COUNTERS, "cl100k", counter)
     app = make_app(TREE_COMPACTED)
     assert app.settings.tokens == "cl100k"
     async with app.run_test(size=SIZE) as pilot:

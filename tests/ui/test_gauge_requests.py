@@ -153,8 +153,6 @@ async def test_the_entry_every_key_acts_on_is_read_without_searching_the_screen(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tree = app.query_one(SessionTree)
-        await pilot.press("k")
-        await settle(pilot)
         searched: list[object] = []
         query_one = type(app).query_one
 
@@ -177,7 +175,6 @@ async def test_without_the_token_table_the_gauge_keeps_the_chars4_estimate_and_s
     from tui_compactor.engine import tokens as tokens_module
     from tui_compactor.engine.tokens import Cl100kCounter, TokenCache, get_counter
     from tui_compactor.ui.widgets.gauge import ContextGauge
-    from tui_compactor.workbench import settings as settings_module
     from tui_compactor.workbench.views import gauge_at
 
     def missing(name: str) -> Any:
@@ -186,7 +183,6 @@ async def test_without_the_token_table_the_gauge_keeps_the_chars4_estimate_and_s
     monkeypatch.setattr(tiktoken, "get_encoding", missing)
     counter = Cl100kCounter(preload=False)
     monkeypatch.setitem(tokens_module._COUNTERS, "cl100k", counter)
-    monkeypatch.setitem(settings_module._COUNTERS, "cl100k", counter)
     app = make_app(TREE_BRANCHES)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -102,3 +102,20 @@ async def test_keys_after_an_opener_whose_input_has_the_focus_go_to_it_at_once(
             _type_at_once(app, typed)
             await settle(pilot)
             assert app.is_running and search.value == typed
+
+
+async def test_q_typed_right_after_a_rebound_search_key_goes_into_the_search_box() -> None:
+    """The search bound to ``f6`` by the user's keymap: the keys typed right after it are
+    held for the box as after ``/`` (``q`` must not quit)."""
+    from tui_compactor.config import Config, UIConfig
+
+    app = make_app(TREE_COMPACTED, config=Config(ui=UIConfig(keymap={"search": "f6"})))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.post_message(events.Key("f6", None))
+        _type_at_once(app, "q", "7")
+        await settle(pilot)
+        assert app.is_running, "the q typed right after the search key quit the app"
+        search = app.query_one("#search", Input)
+        assert app.focused is search
+        assert search.value == "q7"

@@ -106,6 +106,25 @@ def test_bad_values_are_refused_with_the_field_named(tmp_path: Path) -> None:
         resolve_settings({}, config_file=config, environ={})
 
 
+@pytest.mark.parametrize("value", ["150", "nan", "inf"])
+def test_a_threshold_percent_the_flag_refuses_is_refused_from_the_file_and_the_variable(
+    tmp_path: Path, value: str
+) -> None:
+    """``--threshold-percent 150`` is refused; the same value in the config file or in
+    ``TUI_COMPACTOR_THRESHOLD_PERCENT`` must not be taken (and shown as the setting in use)."""
+    from tui_compactor.config import ConfigError
+
+    with pytest.raises(ConfigError, match="threshold_percent"):
+        resolve_settings({"threshold_percent": float(value)}, environ={})
+    config = tmp_path / "config.toml"
+    config.write_text(f"[compaction]\nthreshold_percent = {value}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"{config}:2: compaction.threshold_percent"):
+        resolve_settings({}, config_file=config, environ={})
+    variable = "TUI_COMPACTOR_THRESHOLD_PERCENT"
+    with pytest.raises(ConfigError, match=f"environment variable {variable}"):
+        resolve_settings({}, environ={variable: value, "XDG_CONFIG_HOME": str(tmp_path / "no")})
+
+
 def test_thresholds_under_pi_rules_are_flagged_as_ignored(tmp_path: Path) -> None:
     settings = resolve_settings({"threshold_percent": 50.0, "rules": "pi"}, environ={})
     problem = next(p for p in settings.problems() if p.field == "threshold_percent")

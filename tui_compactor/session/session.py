@@ -324,6 +324,10 @@ class _LazyRecords:
         self._cache: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()
         self._cached_bytes = 0
         self._lock = threading.Lock()
+        self._borrowed = 0
+        """Reads in progress through the descriptor (``_borrow_fd``)."""
+        self._retired: list[weakref.finalize] = []
+        """Closers of descriptors closed while reads through them were in progress."""
         self._adopt(fd)
 
     def _adopt(self, fd: int) -> None:
@@ -331,25 +335,35 @@ class _LazyRecords:
         self._fd = fd
         self._closer = weakref.finalize(self, _close_quietly, fd)
 
-    @contextmanager
-    def _descriptor(self, path: Path) -> Iterator[int]:
-        """A descriptor of this read's own, duplicated under the lock from the kept one
-        (reopened read-only from ``path`` after ``close``): a ``close`` on another thread
-        cannot close it, or give its number to another file, in the middle of the read."""
+    def _borrow_fd(self, path: Path) -> int:
+        """The descriptor to read through (reopened read-only from ``path`` after ``close``),
+        in use until ``_return_fd``: a ``close`` on another thread (a reload) meanwhile leaves
+        it open until then, so it is not closed, nor its number given to another file, in the
+        middle of a read."""
         with self._lock:
             if self._fd < 0:
                 self._adopt(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-            fd = os.dup(self._fd)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+            self._borrowed += 1
+            return self._fd
+
+    def _return_fd(self) -> None:
+        """A read through ``_borrow_fd``'s descriptor is done: close what ``close`` left open."""
+        with self._lock:
+            self._borrowed -= 1
+            if not self._borrowed:
+                for closer in self._retired:
+                    closer()
+                self._retired.clear()
 
     def close(self) -> None:
-        """Close the descriptor; later reads reopen the path read-only."""
+        """Close the descriptor (once the reads through it are done); later reads reopen the
+        path read-only."""
         with self._lock:
             if self._closer is not None:
-                self._closer()
+                if self._borrowed:
+                    self._retired.append(self._closer)
+                else:
+                    self._closer()
                 self._closer = None
             self._fd = -1
             self._cache.clear()
@@ -406,36 +420,41 @@ class _LazyRecords:
         if session is None:
             return found
         try:
-            with self._descriptor(session.path) as fd:
-                position = 0
-                while position < len(indices):
-                    start = offsets[indices[position]]
-                    end = start + sizes[indices[position]]
-                    last = position + 1  # the run: lines at most _RUN_GAP bytes apart
-                    while last < len(indices):
-                        at = offsets[indices[last]]
-                        if (
-                            not start <= at <= end + _RUN_GAP
-                            or at + sizes[indices[last]] > start + _RUN_MAX
-                        ):
-                            break
-                        end = max(end, at + sizes[indices[last]])
-                        last += 1
-                    block = os.pread(fd, end - start, start)
-                    for slot in range(position, last):
-                        index = indices[slot]
-                        at = offsets[index]
-                        if cached[slot] or at == 0:
-                            continue
-                        try:
-                            record = _fast_loads(block[at - start : at - start + sizes[index]])
-                        except _FAST_ERRORS:
-                            continue
-                        if isinstance(record, dict):
-                            found[slot] = record
-                    position = last
+            fd = self._borrow_fd(session.path)
+        except OSError:
+            return found
+        try:
+            position = 0
+            while position < len(indices):
+                start = offsets[indices[position]]
+                end = start + sizes[indices[position]]
+                last = position + 1  # the run: lines at most _RUN_GAP bytes apart
+                while last < len(indices):
+                    at = offsets[indices[last]]
+                    if (
+                        not start <= at <= end + _RUN_GAP
+                        or at + sizes[indices[last]] > start + _RUN_MAX
+                    ):
+                        break
+                    end = max(end, at + sizes[indices[last]])
+                    last += 1
+                block = os.pread(fd, end - start, start)
+                for slot in range(position, last):
+                    index = indices[slot]
+                    at = offsets[index]
+                    if cached[slot] or at == 0:
+                        continue
+                    try:
+                        record = _fast_loads(block[at - start : at - start + sizes[index]])
+                    except _FAST_ERRORS:
+                        continue
+                    if isinstance(record, dict):
+                        found[slot] = record
+                position = last
         except OSError:
             pass
+        finally:
+            self._return_fd()
         return found
 
     def _read(self, entry: Entry) -> dict[str, Any]:
@@ -446,8 +465,11 @@ class _LazyRecords:
             return {"_unavailable": "the session was closed", "type": entry.type, "id": entry.id,
                     "parentId": entry.parent_id, "timestamp": entry.timestamp}  # fmt: skip
         try:
-            with self._descriptor(session.path) as fd:
+            fd = self._borrow_fd(session.path)
+            try:
                 raw = os.pread(fd, entry.size, entry.offset)
+            finally:
+                self._return_fd()
             if entry.offset == 0 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             record = decode_record(raw)

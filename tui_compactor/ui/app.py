@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Region
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -57,9 +58,9 @@ from tui_compactor.ui.analysis import AnalysisMixin
 from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
-    INPUT_OPENERS,
     focus_input,
     known_binding_ids,
+    opener_keys,
     takes_text,
     validated_keymap,
 )
@@ -91,7 +92,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -106,6 +107,7 @@ from tui_compactor.ui.widgets.status import (
 )
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.ui.workers import work
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -178,6 +180,9 @@ START_UP_HOLD = 2.0
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
+TOAST_REPAINT_DELAY = 0.25
+"""Seconds before a toast's timeout when the area of the toasts is noted, and after it when
+that area is painted again (``notify``)."""
 
 GAUGE_DEBOUNCE = 0.05
 """Seconds the cursor must rest before the context at it is measured."""
@@ -207,11 +212,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(StyledOnce, Screen[None]):
+class MainScreen(StyledOnce, ShownBeneath, Screen[None]):
     """The app's main screen (tree, gauge, tabs), styled once before it first shows
     (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
     yet re-resolve every widget's and component class's rules and ask for another layout,
-    another frame before the first screen."""
+    another frame before the first screen. It counts its changes for the dialogs above it."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
@@ -283,6 +288,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._key_hold_timer: Timer | None = None
         self._hold_claimed = False
         """Whether an action took over the held keys (``hold_keys``)."""
+        self._opener_keys: dict[str, str] | None = None
+        """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         if path is not None:
@@ -469,16 +476,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
         if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
             return False  # a dialog's keys, or text being typed
-        actions = [
-            binding.action
-            for binding in self._bindings.key_to_bindings.get(event.key, ())
-            if binding.action in INPUT_OPENERS
-        ]
-        if not actions:
+        if self._opener_keys is None:
+            self._opener_keys = opener_keys(self._bindings, self._keymap)
+        action = self._opener_keys.get(event.key)
+        if action is None:
             return False
         self._held_keys = []
         self._hold_claimed = False
-        ran = await self.run_action(actions[0])
+        ran = await self.run_action(action)
         if not self._hold_claimed:  # it opened nothing (nothing to label, say)
             self.release_keys()
         return ran
@@ -551,6 +556,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
             self.set_keymap(keymap)
+            self._opener_keys = None  # they may have moved
             self.state.user_keymap = keymap
             self.state.config_problems = problems
             for problem in problems:
@@ -567,8 +573,32 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     ) -> None:
         """Every notification of this app (and of its screens and widgets, which pass
         ``markup=True`` by default) is plain text: messages quote session text and file names,
-        where ``[...]`` is content, not styling."""
+        where ``[...]`` is content, not styling.
+
+        Once its toast has gone, where the toasts were is painted again: after a scroll (the
+        plan pane scrolled to a field), Textual's next layout compares against a widget map
+        rebuilt lazily after the toast was already removed, so the region under it was never
+        repainted and the toast stayed on screen (over the budget editor at 80x24)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+
+    def _repaint_toasts_later(self) -> None:
+        """Note the area the toasts cover now (the one about to expire among them) and paint
+        it again once that toast has gone (no layout, only that area)."""
+        if not self.is_running:
+            return
+        screen = self.screen
+        regions = [toast.region for toast in screen.query("Toast")]
+        if not regions:
+            return
+        area = Region.from_union(regions).grow((1, 0, 1, 0))  # the toasts' top margins
+
+        def repaint() -> None:
+            if self.is_running and self.screen is screen:
+                screen.refresh(area)
+
+        self.set_timer(2 * TOAST_REPAINT_DELAY, repaint)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
@@ -1475,6 +1505,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
         its text included (the plan; where each of its settings came from, shown under the
         sweep): the handler only draws."""
+        # The sweep that follows the plan imports these on the UI thread: imported here, in
+        # the worker, the frame that draws the plan does not wait for their first import.
+        import tui_compactor.engine.deps  # noqa: F401
+        import tui_compactor.ui.widgets.analysis  # noqa: F401
         from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:

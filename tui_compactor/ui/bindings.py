@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.keys import _character_to_key, key_to_character
 
 if TYPE_CHECKING:
+    from textual.binding import BindingsMap
     from textual.widget import Widget
 
 APP_BINDINGS: list[Binding] = [
@@ -129,6 +130,20 @@ def takes_text(widget: Widget | None, key: str = "a") -> bool:
         return False
     character = key_to_character(key) or _NAMED_CHARACTERS.get(key)
     return bool(widget.check_consume_key(key, character))
+
+
+def opener_keys(bindings: BindingsMap, keymap: Mapping[str, str]) -> dict[str, str]:
+    """Key -> the action it runs, for the ``INPUT_OPENERS`` among ``bindings`` with the user's
+    ``keymap`` applied (as Textual applies it when it dispatches a key)."""
+    if keymap:
+        bindings = bindings.copy()
+        bindings.apply_keymap(dict(keymap))
+    openers: dict[str, str] = {}
+    for key, key_bindings in bindings.key_to_bindings.items():
+        for binding in key_bindings:
+            if binding.action in INPUT_OPENERS:
+                openers.setdefault(key, binding.action)
+    return openers
 
 
 def focus_input(widget: Widget) -> None:

@@ -90,8 +90,6 @@ _ENV_OF_FIELD: dict[str, str] = {
     path[-1]: variable for variable, path in ENV_VARS.items() if path[0] == "compaction"
 }
 
-_COUNTERS: dict[str, TokenCounter] = {}
-
 
 @dataclass(frozen=True, slots=True)
 class SettingsProblem:
@@ -258,10 +256,7 @@ class Settings:
 
     def counter(self) -> TokenCounter:
         """The token counter named by ``tokens`` (one shared instance per name)."""
-        counter = _COUNTERS.get(self.tokens)
-        if counter is None:
-            counter = _COUNTERS[self.tokens] = get_counter(self.tokens)
-        return counter
+        return get_counter(self.tokens)
 
     def edited(self, source: str = "app", **changes: Any) -> Settings:
         """A copy with ``changes`` applied and recorded as coming from ``source``.
