@@ -1465,6 +1465,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
+        self.state.cut_steps = 0
         settings = self.settings
 
         self.with_view(PlanView, lambda view: view.show_settings(settings))
@@ -1527,8 +1528,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         plan = message.plan
         self.state.plan_report = message.report
+        self.state.plan_answered = message.request
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
+        steps, self.state.cut_steps = self.state.cut_steps, 0
+        if steps and plan.prepared:  # brackets typed before this plan: move its cut now
+            for _ in range(abs(steps)):
+                self._move_cut(1 if steps > 0 else -1)
+            if self.state.plan_request != message.request:  # the moved plan is on its way
+                self.with_view(PlanView, lambda view: view.show_plan(message.text, message.sources))
+                return  # an ``r`` waiting for a plan runs that one
         if self.state.run_after_plan:
             mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
@@ -1545,6 +1554,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
         plan = self.plan
+        if self._plan_on_its_way() and self.state.plan_cut is None:
+            # ``c`` (or a settings edit) asked for a plan that has not come: its cut is moved
+            # when it comes (the shown plan, if any, is of another node or other settings).
+            self.state.cut_steps += step
+            return
         if plan is None or not plan.prepared:
             self.notify("press c to plan first", timeout=2)
             return
@@ -1565,6 +1579,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
+
+    def _plan_on_its_way(self) -> bool:
+        """A plan was asked for (``c``, a cut key, a settings edit) and has not come yet."""
+        return (
+            self.state.plan_leaf is not None and self.state.plan_request != self.state.plan_answered
+        )
 
     def action_cut_earlier(self) -> None:
         """Move the cut to the previous valid cut point (summarize less)."""
@@ -1643,6 +1663,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
+        self.state.cut_steps = 0
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
@@ -1699,9 +1720,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             and self.handle is not None
             and self.state.plan_report.generation != self.handle.generation
         )
-        if self.plan is None or stale:
+        asked = self._plan_on_its_way()  # the shown plan (if any) is not the one asked for
+        if self.plan is None or stale or asked:
             self.state.run_after_plan = "candidates" if candidates else "single"
-            if self.plan is None:
+            if asked:  # run once it comes (with the cut keys typed after ``c``)
+                self.request_plan()
+            elif self.plan is None:
                 self.action_plan()
             else:
                 self.notify("the session grew since this plan: planning again first", timeout=4)
