@@ -2165,6 +2165,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
+        # The dialog's module and the Textual widgets it uses are imported here, not by the
+        # handler that opens it: ~10 ms of the UI thread the first time.
+        import tui_compactor.ui.screens.navigate  # noqa: F401
         from tui_compactor.engine.branch import plan_navigation
 
         cache = handle.token_cache(settings.counter())
@@ -2468,8 +2471,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_session_refreshed(self, message: SessionRefreshed) -> None:
         """New entries appear without losing the cursor; a rewritten file is reloaded."""
         if message.status == "rewritten":
+            path = self._loaded().path
+            if not path.exists():
+                # Deleted or moved away (an editor or an agent may write a new one in its
+                # place): what was loaded stays shown, read-only, until a file is back.
+                if not self.state.file_gone:
+                    self.state.file_gone = True
+                    gone = "the file is gone (deleted or moved): what was loaded stays shown"
+                    self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
+                return
+            self.state.file_gone = False
             self.notify("the file was rewritten on disk: reloading", severity="warning")
-            self.open_session(self._loaded().path)
+            self.open_session(path)
             return
         self.after_growth(message.added)
 

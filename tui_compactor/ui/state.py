@@ -94,6 +94,8 @@ class AppState:
     compaction_options: tuple[str, str, bool] = ("soft", "", False)
     """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
 
+    file_gone: bool = False
+    """Live follow found the file deleted or moved away: what was loaded stays shown."""
     pending_targets: set[int] = field(default_factory=set)
     """Targets of navigations still running."""
     running_jobs: int = 0
