@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Static
 
-from tests.ui.app_helpers import SIZE, make_app, settle
+from tests.ui.app_helpers import SIZE, count_layouts, make_app, settle
 from tui_compactor.ui.widgets.context_view import BlockList
 from tui_compactor.ui.widgets.labels import format_tokens
-from tui_compactor.ui.widgets.plan_view import PlanView
+from tui_compactor.ui.widgets.plan_view import PlanView, settings_text
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tui_compactor" / "data" / "sample-session.jsonl"
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "refactor-session-v3.jsonl"
+
+
+def screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def _pane_text(app: object) -> str:
@@ -69,6 +75,37 @@ async def test_the_last_plan_stays_dimmed_while_the_next_is_made() -> None:
         await settle(pilot)
         assert view.plan_text is None
         assert "press c" in _pane_text(app)
+
+
+async def test_the_first_plan_and_its_sweep_repaint_the_pane_in_rows_kept_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the first plan is made the pane keeps rows for it, its sweep (with the
+    dependencies crossing the cut listed) and where its settings came from: when they arrive
+    each is drawn in its rows, without laying the screen out again, and the pane shows them."""
+    app = make_app(REAL)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        view = app.query_one(PlanView)
+        text, sweep = view.plan_text, view.sweep
+        assert text is not None and sweep is not None
+        sources = settings_text(app.settings.plan_source_items())
+        view.show_message("no plan")
+        await settle(pilot)
+        view.show_planning("planning at #1…")  # as for a first plan: rows kept
+        await settle(pilot)
+        layouts = count_layouts(monkeypatch)
+        view.show_plan(text, sources)
+        await pilot.pause()
+        view.show_sweep(sweep)
+        await pilot.pause()
+        assert layouts == [], "the plan, its sources and its sweep fit the rows kept"
+        shown = screen_text(app)
+        assert "sweep over" in shown and "this cut:" in shown
+        assert text.plain.split("\n")[0] in shown
+        assert "keep-recent" in shown
 
 
 async def test_context_tab_lists_every_block_and_scrolls_to_the_last() -> None:

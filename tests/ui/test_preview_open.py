@@ -136,6 +136,15 @@ async def test_the_first_frame_shows_the_tail_and_the_index_starts_after_it(
         assert all(text in first for text in ("◆ leaf", "compact at", "#…  line …")), first
         assert started_at[0] >= 1  # the index began after the first frame was written
         assert app.session is not None and app.session.preview
+        # The rows on screen get their token counts while the rest of the file is indexed.
+        tree = app.query_one(SessionTree)
+
+        def on_screen() -> list[int]:
+            top = int(tree.scroll_y)
+            return [row.index for row in tree.rows[top : top + tree.size.height]]
+
+        await until(pilot, lambda: all(index in tree.token_counts for index in on_screen()), 20)
+        assert app.session.leaf in on_screen() and not held_index.is_set()
         held_index.set()
         await until(pilot, lambda: app.session is not None and not app.session.preview)
 

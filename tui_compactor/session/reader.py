@@ -173,9 +173,9 @@ _STDLIB_FAST = json.JSONDecoder(
 _stdlib_scan_once = _STDLIB_FAST.scan_once  # type: ignore[attr-defined]
 
 
-def _stdlib_fast_loads(raw: bytes) -> Any:
+def _stdlib_fast_loads(raw: bytes | memoryview) -> Any:
     """The fast path without orjson: like it, refuses what the strict path must judge."""
-    text = raw.decode("utf-8")
+    text = str(raw, "utf-8")
     obj, end = _stdlib_scan_once(text, 0)
     if end != len(text) and text[end:].strip(" \t\r\n"):
         raise ValueError("extra data")
@@ -190,7 +190,7 @@ _FAST_ERRORS: tuple[type[Exception], ...] = (
     UnicodeDecodeError, StopIteration, ValueError, RecursionError,
 )  # fmt: skip
 if orjson is not None:
-    _fast_loads: Callable[[bytes], Any] = orjson.loads
+    _fast_loads: Callable[[bytes | memoryview], Any] = orjson.loads
     _FAST_ERRORS = (*_FAST_ERRORS, orjson.JSONDecodeError)
 else:  # pragma: no cover
     _fast_loads = _stdlib_fast_loads
@@ -529,7 +529,8 @@ class _Scanner:
         cancelled."""
         if not self.s._digested:
             return self._scan(parse_from, hash_from, end, progress, cancel, _no_hash)
-        # Big scans hash on a second thread (hashlib releases the GIL), overlapping parsing.
+        # Big scans hash on a second thread (hashlib releases the GIL), overlapping parsing;
+        # that thread also reads the next chunk while this one is parsed (``os.pread`` too).
         hashing: ThreadPoolExecutor | None = None
         pending: list[Future[None]] = []
         threaded = self.hash_thread if self.hash_thread is not None else _core_idle()
@@ -548,8 +549,20 @@ class _Scanner:
                 pending.pop(0).result()
             pending.append(hashing.submit(update, data))
 
+        def read_ahead(size: int, at: int) -> Future[bytes]:
+            assert hashing is not None
+            return hashing.submit(os.pread, self.fd, size, at)
+
         try:
-            return self._scan(parse_from, hash_from, end, progress, cancel, hash_work)
+            return self._scan(
+                parse_from,
+                hash_from,
+                end,
+                progress,
+                cancel,
+                hash_work,
+                read_ahead if hashing is not None else None,
+            )
         finally:
             if hashing is not None:
                 hashing.shutdown(wait=True)
@@ -564,7 +577,10 @@ class _Scanner:
         progress: Callable[[LoadProgress], None] | None,
         cancel: threading.Event | None,
         hash_work: Callable[[Callable[[bytes], None], bytes], None],
+        read_ahead: Callable[[int, int], Future[bytes]] | None = None,
     ) -> bool:
+        """``_scan`` of ``scan``; ``read_ahead(size, offset)`` starts reading the next chunk
+        elsewhere while this one is parsed."""
         s = self.s
         fd = self.fd
         hasher = s._hasher
@@ -575,6 +591,7 @@ class _Scanner:
         line_start = parse_from
         position = parse_from
         last_report = -PROGRESS_INTERVAL  # the first chunk's report says how far it got
+        ahead: Future[bytes] | None = None  # the read of the chunk at ``position``
         while position < end:
             if self.max_entries is not None and len(s.entries) > self.max_entries:
                 self.over_limit = True
@@ -583,7 +600,15 @@ class _Scanner:
                 s._end_offset = line_start
                 s._hashed_to = position
                 return False
-            data = os.pread(fd, min(CHUNK_SIZE, end - position), position)
+            if ahead is not None:
+                data = ahead.result()
+                ahead = None
+            else:
+                data = os.pread(fd, min(CHUNK_SIZE, end - position), position)
+            if read_ahead is not None and data and position + len(data) < end:
+                ahead = read_ahead(
+                    min(CHUNK_SIZE, end - position - len(data)), position + len(data)
+                )
             if not data:
                 end = position  # the file shrank under us; stop at what exists
                 break
@@ -622,19 +647,23 @@ class _Scanner:
                     pieces.append(data)
                     data = b"".join(pieces)
                     pieces = []
-                lines = data.split(b"\n")
-                tail = lines.pop()
+                stop = data.rfind(b"\n") + 1  # the complete lines: data[:stop]
                 first = 0
                 # A line over the cap: only possible when the cap is below CHUNK_SIZE.
-                for n, line in enumerate(lines) if len(data) > MAX_LINE_BYTES else ():
-                    if len(line) > MAX_LINE_BYTES:
-                        line_start = self._lines(lines[first:n], line_start)
-                        line_start = self._long_line([line[:4096], len(line)], line_start, True)
-                        first = n + 1
-                line_start = self._lines(lines[first:] if first else lines, line_start)
-                pending = len(tail)
-                if tail:
-                    pieces.append(tail)
+                at = 0
+                while len(data) > MAX_LINE_BYTES and at < stop:
+                    nl = data.find(b"\n", at, stop)
+                    if nl - at > MAX_LINE_BYTES:
+                        line_start = self._lines(data, first, at, line_start)
+                        line_start = self._long_line(
+                            [data[at : at + 4096], nl - at], line_start, True
+                        )
+                        first = nl + 1
+                    at = nl + 1
+                line_start = self._lines(data, first, stop, line_start)
+                pending = len(data) - stop
+                if pending:
+                    pieces.append(data[stop:])
             # Hash after parsing: parsing line 1 may reveal an oh-my-pi title slot, whose
             # bytes the body hash (used by refresh) leaves out.
             if position > hash_from:
@@ -684,12 +713,15 @@ class _Scanner:
         self.odd.long_lines.append((s.line_count, line_start, size, entry_id))
         return line_start + size + (1 if terminated else 0)
 
-    def _lines(self, lines: list[bytes], line_start: int) -> int:
-        """Index complete lines; returns the offset after them.
+    def _lines(self, data: bytes, first: int, upto: int, line_start: int) -> int:
+        """Index the complete lines ``data[first:upto]`` (each ends with ``\n``, the first
+        at file offset ``line_start``); returns the offset after them.
 
         The common case (a v3 ``message`` entry with a fresh id, valid UTF-8, strict JSON,
         no CR) is handled inline here, because per-line overhead decides whether indexing
         keeps up with bare ``json.loads``; everything else goes through ``process_line``.
+        A line is parsed from a view of ``data`` (``orjson`` reads a ``memoryview``): no
+        copy of it is made unless the general path or ``on_record`` needs its bytes.
         """
         s = self.s
         fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
@@ -740,14 +772,20 @@ class _Scanner:
         line_no = s.line_count
         index = len(table)
         added = False
-        for raw in lines:
+        view = memoryview(data)
+        find = data.find
+        at = first
+        while at < upto:
+            end = find(b"\n", at, upto)
             line_no += 1
-            size = len(raw)
+            size = end - at
             offset = line_start
             line_start += size + 1
-            if fast and raw[:1] == b"{" and raw[-1:] != b"\r":
+            line_at = at
+            at = end + 1
+            if fast and size and data[line_at] == 123 and data[end - 1] != 13:  # "{", not CR
                 try:
-                    obj = loads(raw)
+                    obj = loads(view[line_at:end])
                 except fast_errors:
                     obj = None
                 if obj is not None and obj.get("type") == "message":
@@ -856,7 +894,7 @@ class _Scanner:
                         if keep:
                             records_add(obj)
                         if on_record is not None:
-                            on_record(index, "message", role, offset, obj, raw)  # v3: as read
+                            on_record(index, "message", role, offset, obj, data[line_at:end])
                         add_child_slot(NO_CHILD)
                         if parent is None:
                             depths.append(0)
@@ -883,14 +921,14 @@ class _Scanner:
                 s._leaves_cache = None
                 added = False
             s.line_count = line_no - 1
-            process(raw, offset, True)
+            process(data[line_at:end], offset, True)
             index = len(table)
             last_stamp = None
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
-        if lines:
-            s._last_line_start = line_start - len(lines[-1]) - 1
+        if upto > first:
+            s._last_line_start = offset  # the last line's
         if added:
             s._leaf = index - 1
             s._leaves_cache = None

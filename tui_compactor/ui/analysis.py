@@ -15,11 +15,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from textual import work
 from textual.css.query import NoMatches
 from textual.message import Message
 
 from tui_compactor.ui.widgets.tabs import TabbedPanes
+from tui_compactor.ui.workers import work
 
 if TYPE_CHECKING:
     from tui_compactor.engine.breakdown import TokenBreakdown

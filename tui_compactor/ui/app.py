@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Region
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -96,7 +97,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -111,6 +112,7 @@ from tui_compactor.ui.widgets.status import (
 )
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
+from tui_compactor.ui.workers import work
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -186,6 +188,9 @@ START_UP_HOLD = 2.0
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
+TOAST_REPAINT_DELAY = 0.25
+"""Seconds before a toast's timeout when the area of the toasts is noted, and after it when
+that area is painted again (``notify``)."""
 
 GAUGE_DEBOUNCE = 0.05
 """Seconds the cursor must rest before the context at it is measured."""
@@ -215,11 +220,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(StyledOnce, Screen[None]):
+class MainScreen(StyledOnce, ShownBeneath, Screen[None]):
     """The app's main screen (tree, gauge, tabs), styled once before it first shows
     (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
     yet re-resolve every widget's and component class's rules and ask for another layout,
-    another frame before the first screen."""
+    another frame before the first screen. It counts its changes for the dialogs above it."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
@@ -579,8 +584,32 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     ) -> None:
         """Every notification of this app (and of its screens and widgets, which pass
         ``markup=True`` by default) is plain text: messages quote session text and file names,
-        where ``[...]`` is content, not styling."""
+        where ``[...]`` is content, not styling.
+
+        Once its toast has gone, where the toasts were is painted again: after a scroll (the
+        plan pane scrolled to a field), Textual's next layout compares against a widget map
+        rebuilt lazily after the toast was already removed, so the region under it was never
+        repainted and the toast stayed on screen (over the budget editor at 80x24)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+
+    def _repaint_toasts_later(self) -> None:
+        """Note the area the toasts cover now (the one about to expire among them) and paint
+        it again once that toast has gone (no layout, only that area)."""
+        if not self.is_running:
+            return
+        screen = self.screen
+        regions = [toast.region for toast in screen.query("Toast")]
+        if not regions:
+            return
+        area = Region.from_union(regions).grow((1, 0, 1, 0))  # the toasts' top margins
+
+        def repaint() -> None:
+            if self.is_running and self.screen is screen:
+                screen.refresh(area)
+
+        self.set_timer(2 * TOAST_REPAINT_DELAY, repaint)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
@@ -1460,6 +1489,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
+        self.state.cut_steps = 0
         settings = self.settings
 
         self.with_view(PlanView, lambda view: view.show_settings(settings))
@@ -1500,6 +1530,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Plan in a thread with everything the pane shows computed (``views.plan_report``),
         its text included (the plan; where each of its settings came from, shown under the
         sweep): the handler only draws."""
+        # The sweep that follows the plan imports these on the UI thread: imported here, in
+        # the worker, the frame that draws the plan does not wait for their first import.
+        import tui_compactor.engine.deps  # noqa: F401
+        import tui_compactor.ui.widgets.analysis  # noqa: F401
         from tui_compactor.ui.widgets.plan_view import plan_summary, settings_text
 
         with handle.read() as snapshot:
@@ -1518,8 +1552,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         plan = message.plan
         self.state.plan_report = message.report
+        self.state.plan_answered = message.request
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
+        steps, self.state.cut_steps = self.state.cut_steps, 0
+        if steps and plan.prepared:  # brackets typed before this plan: move its cut now
+            for _ in range(abs(steps)):
+                self._move_cut(1 if steps > 0 else -1)
+            if self.state.plan_request != message.request:  # the moved plan is on its way
+                self.with_view(PlanView, lambda view: view.show_plan(message.text, message.sources))
+                return  # an ``r`` waiting for a plan runs that one
         if self.state.run_after_plan:
             mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
@@ -1536,6 +1578,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
         plan = self.plan
+        if self._plan_on_its_way() and self.state.plan_cut is None:
+            # ``c`` (or a settings edit) asked for a plan that has not come: its cut is moved
+            # when it comes (the shown plan, if any, is of another node or other settings).
+            self.state.cut_steps += step
+            return
         if plan is None or not plan.prepared:
             self.notify("press c to plan first", timeout=2)
             return
@@ -1556,6 +1603,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
+
+    def _plan_on_its_way(self) -> bool:
+        """A plan was asked for (``c``, a cut key, a settings edit) and has not come yet."""
+        return (
+            self.state.plan_leaf is not None and self.state.plan_request != self.state.plan_answered
+        )
 
     def action_cut_earlier(self) -> None:
         """Move the cut to the previous valid cut point (summarize less)."""
@@ -1634,6 +1687,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
+        self.state.cut_steps = 0
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
@@ -1690,9 +1744,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             and self.handle is not None
             and self.state.plan_report.generation != self.handle.generation
         )
-        if self.plan is None or stale:
+        asked = self._plan_on_its_way()  # the shown plan (if any) is not the one asked for
+        if self.plan is None or stale or asked:
             self.state.run_after_plan = "candidates" if candidates else "single"
-            if self.plan is None:
+            if asked:  # run once it comes (with the cut keys typed after ``c``)
+                self.request_plan()
+            elif self.plan is None:
                 self.action_plan()
             else:
                 self.notify("the session grew since this plan: planning again first", timeout=4)
@@ -2132,6 +2189,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
+        # The dialog's module and the Textual widgets it uses are imported here, not by the
+        # handler that opens it: ~10 ms of the UI thread the first time.
+        import tui_compactor.ui.screens.navigate  # noqa: F401
         from tui_compactor.engine.branch import plan_navigation
 
         cache = handle.token_cache(settings.counter())
@@ -2435,8 +2495,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_session_refreshed(self, message: SessionRefreshed) -> None:
         """New entries appear without losing the cursor; a rewritten file is reloaded."""
         if message.status == "rewritten":
+            path = self._loaded().path
+            if not path.exists():
+                # Deleted or moved away (an editor or an agent may write a new one in its
+                # place): what was loaded stays shown, read-only, until a file is back.
+                if not self.state.file_gone:
+                    self.state.file_gone = True
+                    gone = "the file is gone (deleted or moved): what was loaded stays shown"
+                    self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
+                return
+            self.state.file_gone = False
             self.notify("the file was rewritten on disk: reloading", severity="warning")
-            self.open_session(self._loaded().path)
+            self.open_session(path)
             return
         self.after_growth(message.added)
 

@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
-from textual import work
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import EntryAppended, WorkFailed
 from tui_compactor.ui.widgets.labels import entry_kind
 from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import KIND_TAGS, SessionTree
+from tui_compactor.ui.workers import work
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.preview import entry_preview
 

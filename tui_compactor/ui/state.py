@@ -86,6 +86,10 @@ class AppState:
     """Bumped per plan request; older results are dropped."""
     plan_leaf: int | None = None
     plan_cut: int | None = None
+    plan_answered: int = 0
+    """The plan request the shown plan answers (``plan_request`` is ahead while one is made)."""
+    cut_steps: int = 0
+    """``[`` (-1) / ``]`` (+1) typed before the plan they move arrived: applied to it."""
     run_after_plan: str = ""
     """``r`` without a plan: plan first, then run (``single`` or ``candidates``)."""
     compaction_basis: PlanReport | None = None
@@ -93,6 +97,8 @@ class AppState:
     compaction_options: tuple[str, str, bool] = ("soft", "", False)
     """Method, focus text and replace-the-prompt flag for the next compaction (plan pane)."""
 
+    file_gone: bool = False
+    """Live follow found the file deleted or moved away: what was loaded stays shown."""
     pending_targets: set[int] = field(default_factory=set)
     """Targets of navigations still running."""
     running_jobs: int = 0

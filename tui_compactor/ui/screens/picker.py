@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from tui_compactor.engine.stats import STATS_COLUMNS, SessionStats
 from tui_compactor.session.discover import SessionRoot, SessionSummary, discover_sessions
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.workers import work
 
 __all__ = ["SessionPicker", "SORT_COLUMNS", "format_size", "matches_query"]
 

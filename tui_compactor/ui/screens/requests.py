@@ -17,7 +17,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -26,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.workers import work
 
 if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -24,6 +23,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.ui.workers import work
 from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:

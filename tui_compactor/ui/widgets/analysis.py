@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.ui.widgets.plan_view import NEIGHBOUR_CUTS, SWEEP_DEPENDENCIES_SHOWN
 from tui_compactor.wording import count_of
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -216,19 +217,16 @@ def sweep_renderable(sweep: Any, session: Any, width: int = 48) -> RenderableTyp
             table.add_column("kind", style="dim", no_wrap=True)
             table.add_column("fact", ratio=1, no_wrap=True, overflow="ellipsis")
             table.add_column("where", style="dim", no_wrap=True)
-            for dep in deps[:8]:
+            for dep in deps[:SWEEP_DEPENDENCIES_SHOWN]:
                 fact = Text(sanitize(dep.text, single_line=True, max_len=80))
                 table.add_row(
                     Text(dep.kind), fact, Text(f"#{dep.summarized_entry}→#{dep.kept_entry}")
                 )
             parts.append(table)
-            if len(deps) > 8:
-                parts.append(Text(f"… {len(deps) - 8} more (plan --sweep --json)", style="dim"))
+            if len(deps) > SWEEP_DEPENDENCIES_SHOWN:
+                more = len(deps) - SWEEP_DEPENDENCIES_SHOWN
+                parts.append(Text(f"… {more} more (plan --sweep --json)", style="dim"))
     return Group(*parts)
-
-
-NEIGHBOUR_CUTS = 2
-"""Valid cuts listed on each side of the planned one (the ones ``[`` and ``]`` reach)."""
 
 
 def cut_choices(rows: list[Any], at: int) -> Text:

@@ -22,7 +22,7 @@ from typing import Any, cast
 from rich.console import RenderableType
 from rich.styled import Styled
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
@@ -32,7 +32,9 @@ from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import InlineInput, update_static
+from tui_compactor.ui.workers import work
 from tui_compactor.wording import count_of
+from tui_compactor.workbench.settings import PLAN_SETTINGS
 
 REGION_LEGEND: list[tuple[str, str, str]] = [
     ("summarize", "S", "summarized"),
@@ -46,8 +48,20 @@ REGION_LEGEND: list[tuple[str, str, str]] = [
 PLAN_ROWS = 14
 """Rows a plan's description takes at the usual widths (reserved while the first one is made)."""
 
-SWEEP_ROWS = 8
-"""Rows the cut sweep takes (reserved while the first one is made)."""
+NEIGHBOUR_CUTS = 2
+"""Valid cuts listed on each side of the planned one (the ones ``[`` and ``]`` reach)."""
+
+SWEEP_DEPENDENCIES_SHOWN = 8
+"""Dependencies crossing the planned cut listed under the sweep (the rest are counted)."""
+
+SWEEP_ROWS = 3 + 1 + (2 + 2 * NEIGHBOUR_CUTS) + 2 + SWEEP_DEPENDENCIES_SHOWN + 1
+"""Rows the sweep takes at most at the plan pane's usual widths: its title and sparklines,
+the planned cut, the cuts within reach, the fewer crossings (wrapped once), the dependencies
+listed and their count. Reserved while the first one is made."""
+
+SOURCE_ROWS = 2 + len(PLAN_SETTINGS)
+"""Rows where the plan's settings came from take (``settings_text``: a title, a row each, one
+of them wrapped), reserved while the first plan is made."""
 
 EFFORTS = ("profile", "off", "minimal", "low", "medium", "high", "xhigh")
 """Reasoning effort choices for summary calls (``profile``: the profile's own setting)."""
@@ -440,8 +454,9 @@ class PlanView(VerticalScroll):
         """Say a new plan is being made. The last plan stays, dimmed, under ``text`` in place
         of its title line until the new one arrives: the pane keeps its height, so moving the
         cut repaints this pane only instead of re-laying out the screen. Before the first plan,
-        rows are reserved for it and its sweep (``PLAN_ROWS``, ``SWEEP_ROWS``) for the same
-        reason."""
+        rows are reserved for it, its sweep and its settings' sources (``PLAN_ROWS``,
+        ``SWEEP_ROWS``, ``SOURCE_ROWS``) for the same reason: when they arrive, each is a
+        repaint of its own rows."""
         shown = self.plan_text
         if shown is None:
             self.sweep = None
@@ -452,6 +467,11 @@ class PlanView(VerticalScroll):
             )
             update_static(
                 self.query_one("#plan-sweep", Static), Text("\n" * (SWEEP_ROWS - 1)), shrink=False
+            )
+            update_static(
+                self.query_one("#plan-sources", Static),
+                Text("\n" * (SOURCE_ROWS - 1)),
+                shrink=False,
             )
             return
         title_end = shown.plain.find("\n")
