@@ -108,6 +108,31 @@ async def test_the_first_plan_and_its_sweep_repaint_the_pane_in_rows_kept_for_th
         assert "keep-recent" in shown
 
 
+async def test_moving_the_cut_repaints_the_plan_pane_in_its_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each valid cut's plan (a split turn's note included) fits the rows the pane holds:
+    moving the cut repaints the pane, the screen is not laid out again, and the pane shows
+    the new cut."""
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        layouts = count_layouts(monkeypatch)
+        for _ in range(4):
+            before = app.plan
+            assert before is not None
+            if not any(cut < before.first_kept_index for cut in before.valid_cut_points):
+                break
+            await pilot.press("left_square_bracket")
+            await settle(pilot)
+            plan = app.plan
+            assert plan is not None and plan is not before
+            assert f"cut before #{plan.branch[plan.first_kept_index]} " in _pane_text(app)
+        assert layouts == []
+
+
 async def test_context_tab_lists_every_block_and_scrolls_to_the_last() -> None:
     """The Context tab lists every block of a long context (none summarized away), a header
     on top, rows drawn as they scroll into view."""
