@@ -312,9 +312,14 @@ ANALYSIS_RATIO_TARGET = 2.0
 """Issue 11: breakdown, sweep and audit each within 2x the time of ``plan`` on the same file."""
 
 
-def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
+def _analysis_rows(
+    big: Path, runs: int, against: Path | None = None, *, in_process: bool = True
+) -> list[dict[str, Any]]:
     """The analysis views against ``plan`` on the 100k session: whole processes (what a user
-    waits for: start, load, compute, print JSON) and, for scale, the computation after load."""
+    waits for: start, load, compute, print JSON) and, for scale, the computation after load
+    (``in_process``). ``against``: another checkout of the project whose processes run
+    interleaved with ours, command by command (its rows say ``[against]``), so a change is
+    measured side by side on the same machine state."""
     from tui_compactor.engine.breakdown import token_breakdown
     from tui_compactor.engine.deps import cut_sweep
     from tui_compactor.engine.hindsight import EntryFacts, audit_compactions
@@ -324,6 +329,7 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
     from tui_compactor.session.reader import load_session
 
     rows: list[dict[str, Any]] = []
+    trees = {"": ROOT} if against is None else {"": ROOT, " [against]": against}
     with tempfile.TemporaryDirectory(prefix="bench-analysis-") as scratch:
         env = clean_env(scratch)
         env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
@@ -337,43 +343,51 @@ def _analysis_rows(big: Path, runs: int) -> list[dict[str, Any]]:
             "audit one-process": ["audit", str(big)],
         }
         one_process = dict(env, TUI_COMPACTOR_NO_FORK="1")
-        # Interleaved (plan, breakdown, sweep, audit, plan, ...) after one warm-up round, so
-        # a busy machine slows every command alike and the ratios stay fair.
-        samples: dict[str, list[float]] = {name: [] for name in commands}
-        cpu: dict[str, list[float]] = {name: [] for name in commands}
+        # Interleaved (plan, breakdown, sweep, audit, plan, ...; each tree in turn) after one
+        # warm-up round, so a busy machine slows every command alike and the ratios stay fair.
+        samples: dict[tuple[str, str], list[float]] = {}
+        cpu: dict[tuple[str, str], list[float]] = {}
         for round_number in range(runs + 1):
             for name, args in commands.items():
-                used = resource.getrusage(resource.RUSAGE_CHILDREN)
-                started = time.perf_counter()
-                subprocess.run(
-                    [sys.executable, "-m", "tui_compactor", *args, "--json"],
-                    cwd=ROOT, capture_output=True, check=True,
-                    env=one_process if name.endswith("one-process") else env,
+                for label, tree in trees.items():
+                    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    started = time.perf_counter()
+                    subprocess.run(
+                        [sys.executable, "-m", "tui_compactor", *args, "--json"],
+                        cwd=tree, capture_output=True, check=True,
+                        env=one_process if name.endswith("one-process") else env,
+                    )  # fmt: skip
+                    if round_number:
+                        samples.setdefault((label, name), []).append(time.perf_counter() - started)
+                        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                        cpu.setdefault((label, name), []).append(
+                            after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+                        )
+    for label in trees:
+        base = statistics.median(samples[(label, "plan")])
+        base_cpu = statistics.median(cpu[(label, "plan")])
+        for name in commands:
+            times = samples[(label, name)]
+            median = statistics.median(times)
+            # CPU seconds (user + system) say the same with less noise from a busy machine.
+            cpu_median = statistics.median(cpu[(label, name)])
+            note = f"whole process, --json, 100k session; CPU {cpu_median:.2f}s"
+            extra: dict[str, Any] = {}
+            if name != "plan":
+                ratio = median / base
+                note += f" = {cpu_median / base_cpu:.2f}x plan's"
+                extra.update(
+                    ratio=ratio, target=f"<={ANALYSIS_RATIO_TARGET:.0f}x plan",
+                    ok=ratio <= ANALYSIS_RATIO_TARGET,
                 )  # fmt: skip
-                if round_number:
-                    samples[name].append(time.perf_counter() - started)
-                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                    cpu[name].append(after.ru_utime + after.ru_stime
-                                     - used.ru_utime - used.ru_stime)  # fmt: skip
-        medians = {name: (statistics.median(times), min(times)) for name, times in samples.items()}
-    base = medians["plan"][0]
-    base_cpu = statistics.median(cpu["plan"])
-    for name, (median, best) in medians.items():
-        # CPU seconds (user + system) say the same with less noise from a busy machine.
-        cpu_median = statistics.median(cpu[name])
-        note = f"whole process, --json, 100k session; CPU {cpu_median:.2f}s"
-        extra: dict[str, Any] = {}
-        if name != "plan":
-            ratio = median / base
-            note += f" = {cpu_median / base_cpu:.2f}x plan's"
-            extra.update(
-                ratio=ratio, target=f"<={ANALYSIS_RATIO_TARGET:.0f}x plan",
-                ok=ratio <= ANALYSIS_RATIO_TARGET,
-            )  # fmt: skip
-        case = f"{name.removesuffix(' one-process')} process 100k"
-        if name.endswith("one-process"):
-            case += ", one process"
-        rows.append(_row(case, median, best, runs, notes=note, **extra))
+            if label and (ours := cpu.get(("", name))):
+                note += f"; ours: CPU {statistics.median(ours) / cpu_median:.2f}x this"
+            case = f"{name.removesuffix(' one-process')} process 100k"
+            if name.endswith("one-process"):
+                case += ", one process"
+            rows.append(_row(case + label, median, min(times), runs, notes=note, **extra))
+    if not in_process:
+        return rows
 
     session = load_session(big)
     counter = get_counter("cl100k")
@@ -471,6 +485,39 @@ def run(ctx: Any = None) -> list[dict[str, Any]]:
     return rows + _process_rows(runs)
 
 
-if __name__ == "__main__":
-    for row in run({"quick": "--quick" in sys.argv}):
+def main(argv: list[str] | None = None) -> int:
+    """``python benchmarks/bench_engine.py [--quick] [--runs N] [--analysis [--against DIR]]``:
+    the rows as JSON lines."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="3 runs a case, no worst case")
+    parser.add_argument("--runs", type=int, default=None, help="runs a case (default 5)")
+    parser.add_argument(
+        "--analysis",
+        action="store_true",
+        help="only the analysis views against plan (breakdown, sweep, audit; issue 11)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="with --analysis: another checkout whose commands run interleaved with ours "
+        "(e.g. `git worktree add /tmp/old <commit>`), rows marked [against]; no in-process rows",
+    )
+    args = parser.parse_args(argv)
+    if args.against is not None and not args.analysis:
+        parser.error("--against needs --analysis")
+    ctx = {"quick": args.quick, "runs": args.runs}
+    if args.analysis:
+        runs = args.runs or 3
+        rows = _analysis_rows(_big_session(ctx), runs, args.against, in_process=not args.against)
+    else:
+        rows = run(ctx)
+    for row in rows:
         print(json.dumps(row, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -711,6 +711,48 @@ def test_the_audit_reads_the_index_not_an_entry_per_entry_it_walks(
     assert built[0] <= 2 * len(audits) < walked
 
 
+def test_facts_not_noted_while_loading_are_read_a_run_of_lines_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app's first timeline (the facts not noted while the file loaded): every message
+    the audits ask about is read a run of lines at a time (``Session.records_once``), not
+    an ``Entry`` built and its line read for each, and the audits and the timeline are what
+    they are when the facts were noted while loading."""
+    from tui_compactor.engine.hindsight import EntryFacts, audit_compactions, compaction_timeline
+    from tui_compactor.engine.tokens import get_counter
+    from tui_compactor.session import model
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate
+
+    path = generate(3000, tmp_path / "gen-3000.jsonl")
+    noted = EntryFacts()
+    expected = [a.to_json(s) for s in [load_session(path, on_record=noted.take)]
+                for a in audit_compactions(s, "pi", noted)]  # fmt: skip
+    session = load_session(path, lazy=True)
+    built = [0]
+    make = model.Entry.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built[0] += 1
+        make(self, *args, **kwargs)
+
+    monkeypatch.setattr(model.Entry, "__init__", counted)
+    audits = audit_compactions(session, "pi", EntryFacts())
+    assert [audit.to_json(session) for audit in audits] == expected
+    assert len(audits) >= 4 and built[0] <= 2 * len(audits)
+    counter = get_counter("bytes")
+    facts = EntryFacts()
+    counts = []
+    for _ in range(2):  # the second time every fact is known
+        built[0] = 0
+        rows = compaction_timeline(session, counter, facts=facts)
+        assert [row.audit.to_json(session) for row in rows if row.audit] == expected
+        counts.append(built[0])
+    assert counts[0] - counts[1] <= len(rows)
+
+
 def test_records_read_a_run_at_a_time_are_the_records_read_one_by_one(tmp_path: Path) -> None:
     """``Session.records_once`` (the audit's read of the kept windows) gives exactly what
     ``data_once`` gives for each entry: a record in the session's cache, a line rewritten in

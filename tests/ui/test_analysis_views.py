@@ -259,6 +259,13 @@ async def test_the_timeline_learns_each_message_once_for_the_sessions_life(
         return real_read(self, entry)
 
     monkeypatch.setattr(_LazyRecords, "_read", counted)
+    real_run = _LazyRecords.peek_run
+
+    def counted_run(self: Any, table: Any, indices: Any) -> Any:
+        reads.extend(indices)  # a run of lines read at once
+        return real_run(self, table, indices)
+
+    monkeypatch.setattr(_LazyRecords, "peek_run", counted_run)
     app = make_app(REAL)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

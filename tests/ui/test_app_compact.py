@@ -15,6 +15,7 @@ from tests.ui.app_helpers import (
     added_records,
     copy_fixture,
     make_app,
+    raised_notes,
     server_app,
     settle,
 )
@@ -248,3 +249,58 @@ async def test_settings_that_summarize_nothing_cannot_be_run(tmp_path: Path) -> 
         assert not app.query(CompactionPanel)
         assert any("keep_recent_tokens (app)" in n.message for n in app._notifications)
     assert path.read_bytes() == before
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "tui_compactor" / "data" / "sample-session.jsonl"
+
+
+async def test_cut_keys_typed_before_the_plan_arrives_move_its_cut_and_r_runs_it(
+    tmp_path: Path,
+) -> None:
+    """``c [ [`` typed at once: the brackets arrive before the plan they move. They wait for
+    it (as ``r`` does) instead of saying "press c to plan first", and an ``r`` typed after
+    them runs the moved plan, not the default cut. The same for ``c`` at another node while
+    the plan of the first is still shown."""
+    app = make_app(copy_fixture(SAMPLE, tmp_path), append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        first = app.plan
+        assert first is not None and first.prepared
+        cuts = sorted(first.valid_cut_points)
+        position = cuts.index(first.first_kept_index)
+        assert position >= 3, "the sample has earlier valid cut points"
+        await pilot.press("escape")  # no plan shown
+        await settle(pilot)
+        assert app.plan is None
+        app.action_plan()  # none of these waits for the plan: typed faster than it arrives
+        app.action_cut_earlier()
+        app.action_cut_earlier()
+        await settle(pilot)
+        assert app.plan is not None and app.plan.first_kept_index == cuts[position - 2]
+        assert not any("plan first" in note for note in raised_notes(app))
+        app.action_plan()  # plans the default cut again
+        app.action_cut_earlier()
+        app.action_run_compaction()
+        await settle(pilot)
+        basis = app.state.compaction_basis
+        assert basis is not None and basis.plan.first_kept_index == cuts[position - 1]
+        await pilot.press("d")
+        await settle(pilot)
+        leaf = app.plan.leaf
+        await pilot.press("k")
+        await settle(pilot)
+        node = app.selected_entry
+        assert node is not None and node != leaf
+        app.action_plan()  # the plan of the leaf is still shown
+        app.action_cut_earlier()
+        await settle(pilot)
+        moved = app.plan
+        assert moved is not None and moved.leaf == node
+        app.action_plan()
+        await settle(pilot)
+        default = app.plan
+        node_cuts = sorted(default.valid_cut_points)
+        at = node_cuts.index(default.first_kept_index)
+        assert moved.first_kept_index == node_cuts[at - 1], "a cut of this node's plan"

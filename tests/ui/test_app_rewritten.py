@@ -153,3 +153,35 @@ async def test_a_move_confirmed_after_the_file_was_truncated_says_why_and_writes
         said = " ".join(raised_notes(app))
         assert "Error" not in said, said
         assert "the move was made for the file as it was before it was rewritten" in said, said
+
+
+async def test_a_deleted_file_keeps_what_was_shown_until_it_is_back(tmp_path: Path) -> None:
+    """The file is deleted (or moved away) while the app shows it: what was loaded stays on
+    screen, read-only, with the reason; an agent or an editor that writes a new file in its
+    place (unlink, then create) gets it loaded again by live follow."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    content = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        entries = len(app.session.entries)
+        path.unlink()
+        app._follow_tick()
+        await settle(pilot)
+        assert app.session is not None and len(app.session.entries) == entries, "kept"
+        said = " ".join(raised_notes(app))
+        assert "the file is gone" in said and "rewritten" not in said, said
+        banner = str(app.query_one("ReadOnlyBanner").render())
+        assert "read-only" in banner and "gone" in banner, banner
+        app._follow_tick()  # still gone: said once
+        await settle(pilot)
+        assert " ".join(raised_notes(app)).count("the file is gone") == 1
+        last = json.loads(content.splitlines()[-1])
+        message = {"role": "user", "content": "back", "timestamp": 1768212000000}
+        entry = {"type": "message", "id": "0bac0bac", "parentId": last["id"],
+                 "timestamp": "2026-01-12T10:00:00.000Z", "message": message}  # fmt: skip
+        path.write_bytes(content + json.dumps(entry).encode() + b"\n")  # back, one more entry
+        app._follow_tick()
+        await settle(pilot)
+        assert app.session.complete and len(app.session.entries) == entries + 1
+        assert not app.query_one("ReadOnlyBanner").has_class("-shown")  # writable again

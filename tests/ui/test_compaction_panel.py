@@ -340,3 +340,72 @@ async def test_a_short_panel_holds_the_audit_to_three_rows_without_restyling_the
                 assert audit.outer_size.height <= audit_rows
             restyles[height] = sum(node is panel for node in restyled)
     assert restyles[24] == restyles[50], restyles
+
+
+@pytest.mark.asyncio
+async def test_the_first_frame_draws_the_candidates_titles_and_their_panes_follow(
+    split_session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The frame that first shows the panel draws each candidate's box and title, not its
+    ~10 pane widgets (one layout of them all, tens of ms of UI CPU); each candidate's panes
+    and audit are mounted on a later frame, and a run's events that came before are shown."""
+    from textual.strip import Strip
+
+    from tui_compactor.ui.widgets.compaction import CandidateView
+    from tui_compactor.ui.widgets.stream_text import StreamText
+
+    session, plan, settings = _plan(split_session)
+    panes_at_first_draw: list[int] = []
+    render_lines = CandidateView.render_lines
+
+    def drawn(view: CandidateView, crop: Any) -> list[Strip]:
+        if not panes_at_first_draw:
+            panes_at_first_draw.append(len(view.screen.query(StreamText)))
+        return render_lines(view, crop)
+
+    monkeypatch.setattr(CandidateView, "render_lines", drawn)
+    jobs = [CompactionJob(plan, session, make_summarizer(None), settings) for _ in range(3)]
+    app = PanelHost(lambda: jobs)
+    async with app.run_test(size=(140, 40)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await _until(pilot, lambda: bool(panes_at_first_draw))
+        assert panes_at_first_draw == [0], "the panes were drawn with the first frame"
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert panel.state == "ready"
+        for view in panel.candidates:
+            assert view.body_mounted
+            result = view.state.result
+            assert result is not None
+            assert view.panes["history"].text == result.history_summary
+            assert view.panes["short"].text == result.short_summary
+            assert set(view.query(StreamText)) == set(view.panes.values())
+            assert "anchors kept" in str(view.query_one(".candidate-audit").render())
+
+
+@pytest.mark.asyncio
+async def test_escape_pressed_as_the_panel_opens_cancels_and_discard_removes_it_cleanly(
+    split_session: Path, llm_server: LLMServer
+) -> None:
+    """Keys pressed before the panes are in act as usual: escape cancels the runs at once;
+    the panel removed before its panes were mounted leaves no work behind."""
+    session, plan, settings = _plan(split_session)
+    llm_server.behaviour.chunk_delay = 0.05
+    app = PanelHost(lambda: [CompactionJob(plan, session, _local_summarizer(llm_server), settings)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (message,) = app.messages
+        assert isinstance(message, CompactionPanel.Discarded) and message.cancelled
+        assert panel.state == "cancelled"
+        await _until(pilot, lambda: llm_server.in_flight == 0)
+
+    app = PanelHost(lambda: [CompactionJob(plan, session, make_summarizer(None), settings)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = app.query_one(CompactionPanel)
+        await panel.remove()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.query(CompactionPanel)

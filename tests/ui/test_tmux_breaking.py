@@ -176,3 +176,22 @@ def test_a_key_that_shows_another_tab_leaves_the_full_screen_context(
         lambda s: "┃·" in s and "Plan" in s and "as pi sends it" not in s,
         "the tree and the plan tab back",
     )
+
+
+def test_a_toast_that_expired_while_the_plan_form_has_the_focus_leaves_the_screen(
+    tmux_app: Callable[..., TmuxApp],
+    tmp_path: Path,  # noqa: F811
+) -> None:
+    """At 80x24 the load's issues toast lies over the budget editor. ``c`` then ``e`` while it
+    shows: the pane scrolls to the form, and Textual's next full layout (the toast's removal)
+    compares against a map rebuilt without the toast, so nothing repaints where it was; the
+    toast stayed painted over the form's fields, long after it expired."""
+    session = tmp_path / "refactor-session-v3.jsonl"
+    shutil.copyfile(FIXTURES / "sessions" / "refactor-session-v3.jsonl", session)
+    app = tmux_app([str(session)], (80, 24))
+    app.wait_for_text("open+warn: 4 issues", "q Quit")  # the toast (8 s) and the tree
+    app.send("c")
+    app.wait_for_text("Plan for leaf #1001")
+    app.send("e")
+    app.wait_for_text("esc Cancel")  # typing into the keep field
+    app.wait_for(lambda screen: "open+warn: 4 issues" not in screen, "the toast to go")

@@ -150,6 +150,9 @@ class CompactionAudit:
         }
 
 
+_READ_CHUNK = 512
+"""``EntryFacts.read`` reads and drops this many records at a time."""
+
 Uses = tuple[tuple[AnchorKind, str], ...]
 Facts = tuple[Uses, tuple[str, ...]]
 _NO_FACTS: Facts = ((), ())
@@ -209,17 +212,43 @@ class EntryFacts:
             self._facts[entry.index] = found
         return found
 
-    def lookup(self, entries: Any, *groups: list[int]) -> Callable[[int], Facts]:
-        """The facts of the entries whose indices are in ``groups`` (``entries``: the
-        session's), each worked out if not known yet, as a look-up by index."""
+    def lookup(
+        self, session: Any, *groups: list[int], types: Sequence[str] | None = None
+    ) -> Callable[[int], Facts]:
+        """The facts of the entries whose indices are in ``groups`` (entries of ``session``),
+        each worked out if not known yet (``read``), as a look-up by index."""
+        if len(self._facts) < len(session.entries):  # not every entry noted while loading
+            self.read(session, sorted({index for group in groups for index in group}), types)
+        return self._facts.__getitem__
+
+    def read(
+        self,
+        session: Any,
+        indices: Sequence[int] | None = None,
+        types: Sequence[str] | None = None,
+    ) -> None:
+        """Work out the facts of those of ``indices`` (in file order; every entry when None)
+        not known yet: the records of the ones that can carry uses are read a run of lines
+        at a time (``Session.records_once``: no ``Entry`` built, ``_READ_CHUNK`` records
+        held at once), which is what ``of`` reads one by one. ``types``: the session's entry
+        types when the caller has them."""
         facts = self._facts
-        if len(facts) >= len(entries):  # every entry known (noted while the file loaded)
-            return facts.__getitem__
-        for group in groups:
-            for index in group:
-                if index not in facts:
-                    self.of(entries[index])
-        return facts.__getitem__
+        if len(facts) >= len(session.entries):  # every entry known (noted while loading)
+            return
+        if types is None:
+            types = session.entry_types()
+        roles = session.entry_roles()
+        wanted: list[int] = []
+        for index in range(len(types)) if indices is None else indices:
+            if index not in facts:
+                if _has_uses(types[index], roles[index]):
+                    wanted.append(index)
+                else:
+                    facts[index] = _NO_FACTS
+        for start in range(0, len(wanted), _READ_CHUNK):
+            chunk = wanted[start : start + _READ_CHUNK]
+            for index, record in zip(chunk, session.records_once(chunk), strict=True):
+                facts[index] = self._learn(roles[index], _message_of(types[index], record))
 
     def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
         tables = self._shared
@@ -540,7 +569,7 @@ def audit_compaction(
     audit.kept = [i for i in chain[first_kept:] if types[i] in bearing]
     audit.life = _life(session, index, types)
 
-    facts_of = facts.lookup(entries, audit.region, audit.kept, audit.life)
+    facts_of = facts.lookup(session, audit.region, audit.kept, audit.life, types=types)
     region = [(i, facts_of(i)) for i in audit.region]
     # fact -> where the region last had it; file -> where it was last read there
     where = {use: i for i, (uses, _) in region for use in uses}
@@ -592,11 +621,10 @@ def audit_compactions(
     what the load already noted (``EntryFacts.take``, ``FactsAhead``)."""
     facts = EntryFacts() if facts is None else facts
     types = session.entry_types()
-    return [
-        audit_compaction(session, index, rules, facts, types=types)
-        for index, kind in enumerate(types)
-        if kind == "compaction"
-    ]
+    compactions = [index for index, kind in enumerate(types) if kind == "compaction"]
+    if compactions:  # every entry's facts at once, in file order (most are asked for)
+        facts.read(session, types=types)
+    return [audit_compaction(session, index, rules, facts, types=types) for index in compactions]
 
 
 @dataclass(slots=True)
@@ -669,6 +697,8 @@ def compaction_timeline(
     facts = EntryFacts() if facts is None else facts
     entries = session.entries
     types = session.entry_types()
+    if "compaction" in types:  # every entry's facts at once, as for ``audit_compactions``
+        facts.read(session, types=types)
 
     def row_of(index: int) -> TimelineRow:
         entry = entries[index]

@@ -22,6 +22,7 @@ from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Region
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -49,7 +50,13 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter, TokenTableError, get_counter
+from tui_compactor.engine.tokens import (
+    ESTIMATE_COUNTER,
+    TokenCache,
+    TokenCounter,
+    TokenTableError,
+    get_counter,
+)
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -85,13 +92,12 @@ from tui_compactor.ui.messages import (
     SessionRefreshed,
     SummaryDiffReady,
     TokensCounted,
-    TokenTableFailed,
     WorkFailed,
     WriteStale,
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -154,6 +160,9 @@ WHOLE_FILE_ACTIONS = frozenset(
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
+RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "breakdown"})
+"""The workers whose counts ``_count_again`` makes again (after a change of counter)."""
+
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
 
@@ -179,6 +188,9 @@ START_UP_HOLD = 2.0
 
 FOLLOW_INTERVAL = 1.0
 """Seconds between live-follow checks of the open file."""
+TOAST_REPAINT_DELAY = 0.25
+"""Seconds before a toast's timeout when the area of the toasts is noted, and after it when
+that area is painted again (``notify``)."""
 
 GAUGE_DEBOUNCE = 0.05
 """Seconds the cursor must rest before the context at it is measured."""
@@ -208,11 +220,11 @@ REGION_STYLES = {
 HandlerT = TypeVar("HandlerT", bound=Callable[..., None])
 
 
-class MainScreen(StyledOnce, Screen[None]):
+class MainScreen(StyledOnce, ShownBeneath, Screen[None]):
     """The app's main screen (tree, gauge, tabs), styled once before it first shows
     (``ui.screens.styled``): at start-up Textual's second and third passes would change nothing
     yet re-resolve every widget's and component class's rules and ask for another layout,
-    another frame before the first screen."""
+    another frame before the first screen. It counts its changes for the dialogs above it."""
 
 
 def _while_running(handler: HandlerT) -> HandlerT:
@@ -303,7 +315,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @settings.setter
     def settings(self, settings: Settings) -> None:
-        """Every change of the settings: the tree's previews follow their rules."""
+        """Every change of the settings: the tree's previews follow their rules; once the
+        cl100k table could not be loaded, they count with the chars/4 estimate."""
+        if self.state.table_error is not None:
+            settings = settings.without_table()
         self.state.settings = settings
         self.query_one(SessionTree).use_rules(settings.rules)
 
@@ -569,8 +584,32 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     ) -> None:
         """Every notification of this app (and of its screens and widgets, which pass
         ``markup=True`` by default) is plain text: messages quote session text and file names,
-        where ``[...]`` is content, not styling."""
+        where ``[...]`` is content, not styling.
+
+        Once its toast has gone, where the toasts were is painted again: after a scroll (the
+        plan pane scrolled to a field), Textual's next layout compares against a widget map
+        rebuilt lazily after the toast was already removed, so the region under it was never
+        repainted and the toast stayed on screen (over the budget editor at 80x24)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+
+    def _repaint_toasts_later(self) -> None:
+        """Note the area the toasts cover now (the one about to expire among them) and paint
+        it again once that toast has gone (no layout, only that area)."""
+        if not self.is_running:
+            return
+        screen = self.screen
+        regions = [toast.region for toast in screen.query("Toast")]
+        if not regions:
+            return
+        area = Region.from_union(regions).grow((1, 0, 1, 0))  # the toasts' top margins
+
+        def repaint() -> None:
+            if self.is_running and self.screen is screen:
+                screen.refresh(area)
+
+        self.set_timer(2 * TOAST_REPAINT_DELAY, repaint)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The review's keys exist only while a compaction is shown (footer stays short); over
@@ -867,6 +906,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         other = "pi" if self.settings.rules == "omp" else "omp"
         self.settings = self.settings.edited("app", rules=other)
+        self._count_again()
+        self.notify(
+            f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
+            f"and tokens ({getattr(self.counter, 'name', '?')}) follow",
+            timeout=4,
+        )
+
+    def _count_again(self) -> None:
+        """The counter or the rules changed: the tree's counts, the gauge, the chart, the plan
+        and its sweep and the Window tab are counted again."""
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
         self.query_one(SessionTree).token_counts.clear()
@@ -874,10 +923,42 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._update_status()
         self.rebuild_outline()
         self._apply_settings()
+        if self.pane_started("tab-breakdown"):
+            self.request_breakdown(again=True)
+
+    def _count_without_table(self, error: TokenTableError, what: str) -> None:
+        """A count found that the cl100k table cannot be loaded (``what``: the worker that
+        counted). The one place the app decides what follows: it counts with the chars/4
+        estimate from now on (``Settings.without_table``, via the settings setter), marked
+        on the status line, the gauge, the plan's settings and the Window tab, and counts
+        everything shown again; the user is told once. A worker that counted with the table
+        meanwhile and is not counted again here says so, to be asked again."""
+        if self.state.table_error is not None:
+            if what not in RECOUNTED_WORKERS:
+                self.notify(
+                    f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
+                    title="no token table",
+                    severity="warning",
+                    timeout=6,
+                )
+            return
+        self.state.table_error = error.reason
+        self.settings = self.settings
+        gauge = self.query_one(ContextGauge)
+        gauge.table_error = error.reason
+        gauge.refresh()
+        if self.handle is not None:
+            self._count_again()
         self.notify(
-            f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
-            f"and tokens ({getattr(self.counter, 'name', '?')}) follow",
-            timeout=4,
+            sanitize(
+                f"the cl100k token table could not be loaded ({error.reason}): every count "
+                "here is a chars/4 estimate (marked ≈ chars/4); --tokens pi or bytes count "
+                "without the table",
+                max_len=400,
+            ),
+            title="no token table",
+            severity="error",
+            timeout=10,
         )
 
     def _report_diagnostics(self, session: Session) -> None:
@@ -928,7 +1009,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(SessionStatus).show(
             self.session,
             filter_name=self.filter_name,
-            counter_name=getattr(self.counter, "name", "?"),
+            counter_name=self.settings.counter_label,
             jobs=self.state.running_jobs,
             following="follow" in self._debounce,
             rules=self.settings.rules,
@@ -1207,12 +1288,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            try:
-                with handle.read():
-                    tokens = cache.entry_tokens(index)
-            except TokenTableError as error:
-                self.post_message(TokenTableFailed(str(error)))
-                return
+            with handle.read():
+                tokens = cache.entry_tokens(index)
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -1309,21 +1386,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # this node made while it waited was skipped as on its way (a cancelled result for
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-        try:
-            with handle.read() as snapshot:
-                data = gauge_at(
-                    snapshot,
-                    entry_index,
-                    settings,
-                    cache,
-                    describe=_describe_block,
-                    blocks=blocks,
-                    sent=sent,
-                    cancelled=cancelled,
-                )
-        except TokenTableError as error:  # the chars/4 gauge drawn above stays
-            self.post_message(TokenTableFailed(str(error)))
-            return
+        with handle.read() as snapshot:
+            data = gauge_at(
+                snapshot,
+                entry_index,
+                settings,
+                cache,
+                describe=_describe_block,
+                blocks=blocks,
+                sent=sent,
+                cancelled=cancelled,
+            )
         self.post_message(GaugeReady(data))
 
     @staticmethod
@@ -1335,34 +1408,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         provisional = not getattr(cache.counter, "loaded", True)
         with handle.read() as snapshot:
             if provisional:
-                cache = TokenCache(snapshot.session, get_counter("pi"))
+                cache = TokenCache(snapshot.session, get_counter(ESTIMATE_COUNTER))
             return gauge_at(snapshot, entry_index, settings, cache, blocks=False), provisional
 
     def _first_screen_drawn(self) -> None:
         """The first screen is up: token counting may start, the collector may run."""
         self.state.first_screen.set()
         collector.release_start_up()
-
-    @_while_running
-    def on_token_table_failed(self, message: TokenTableFailed) -> None:
-        """Say once that the counter's table is missing; the gauge says its figures stay a
-        chars/4 estimate."""
-        gauge = self.query_one(ContextGauge)
-        if gauge.table_error is not None:
-            return
-        gauge.table_error = message.error
-        gauge.refresh()
-        self.notify(
-            sanitize(
-                f"the cl100k token table could not be loaded ({message.error}): the gauge "
-                "shows chars/4 estimates and the tree no token counts; --tokens pi or bytes "
-                "counts without it",
-                max_len=400,
-            ),
-            title="no token table",
-            severity="error",
-            timeout=10,
-        )
 
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
@@ -1437,6 +1489,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
+        self.state.cut_steps = 0
         settings = self.settings
 
         self.with_view(PlanView, lambda view: view.show_settings(settings))
@@ -1499,8 +1552,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         plan = message.plan
         self.state.plan_report = message.report
+        self.state.plan_answered = message.request
         tree = self.query_one(SessionTree)
         tree.set_plan(message.regions, message.cut_entry)
+        steps, self.state.cut_steps = self.state.cut_steps, 0
+        if steps and plan.prepared:  # brackets typed before this plan: move its cut now
+            for _ in range(abs(steps)):
+                self._move_cut(1 if steps > 0 else -1)
+            if self.state.plan_request != message.request:  # the moved plan is on its way
+                self.with_view(PlanView, lambda view: view.show_plan(message.text, message.sources))
+                return  # an ``r`` waiting for a plan runs that one
         if self.state.run_after_plan:
             mode, self.state.run_after_plan = self.state.run_after_plan, ""
             self._start_compaction(candidates=mode == "candidates")
@@ -1517,6 +1578,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def _move_cut(self, step: int) -> None:
         """Snap the cut to the previous (-1) or next (+1) valid cut point."""
         plan = self.plan
+        if self._plan_on_its_way() and self.state.plan_cut is None:
+            # ``c`` (or a settings edit) asked for a plan that has not come: its cut is moved
+            # when it comes (the shown plan, if any, is of another node or other settings).
+            self.state.cut_steps += step
+            return
         if plan is None or not plan.prepared:
             self.notify("press c to plan first", timeout=2)
             return
@@ -1537,6 +1603,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
+
+    def _plan_on_its_way(self) -> bool:
+        """A plan was asked for (``c``, a cut key, a settings edit) and has not come yet."""
+        return (
+            self.state.plan_leaf is not None and self.state.plan_request != self.state.plan_answered
+        )
 
     def action_cut_earlier(self) -> None:
         """Move the cut to the previous valid cut point (summarize less)."""
@@ -1615,6 +1687,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_report = None
         self.state.plan_leaf = None
         self.state.plan_cut = None
+        self.state.cut_steps = 0
         self.state.run_after_plan = ""
         self.state.plan_request += 1
         self.query_one(SessionTree).set_plan({}, None)
@@ -1671,9 +1744,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             and self.handle is not None
             and self.state.plan_report.generation != self.handle.generation
         )
-        if self.plan is None or stale:
+        asked = self._plan_on_its_way()  # the shown plan (if any) is not the one asked for
+        if self.plan is None or stale or asked:
             self.state.run_after_plan = "candidates" if candidates else "single"
-            if self.plan is None:
+            if asked:  # run once it comes (with the cut keys typed after ``c``)
+                self.request_plan()
+            elif self.plan is None:
                 self.action_plan()
             else:
                 self.notify("the session grew since this plan: planning again first", timeout=4)
@@ -2113,6 +2189,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
+        # The dialog's module and the Textual widgets it uses are imported here, not by the
+        # handler that opens it: ~10 ms of the UI thread the first time.
+        import tui_compactor.ui.screens.navigate  # noqa: F401
         from tui_compactor.engine.branch import plan_navigation
 
         cache = handle.token_cache(settings.counter())
@@ -2416,8 +2495,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_session_refreshed(self, message: SessionRefreshed) -> None:
         """New entries appear without losing the cursor; a rewritten file is reloaded."""
         if message.status == "rewritten":
+            path = self._loaded().path
+            if not path.exists():
+                # Deleted or moved away (an editor or an agent may write a new one in its
+                # place): what was loaded stays shown, read-only, until a file is back.
+                if not self.state.file_gone:
+                    self.state.file_gone = True
+                    gone = "the file is gone (deleted or moved): what was loaded stays shown"
+                    self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
+                return
+            self.state.file_gone = False
             self.notify("the file was rewritten on disk: reloading", severity="warning")
-            self.open_session(self._loaded().path)
+            self.open_session(path)
             return
         self.after_growth(message.added)
 
@@ -2867,6 +2957,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         error = event.worker.error
         what = event.worker.group or event.worker.name
+        if isinstance(error, TokenTableError):
+            self._count_without_table(error, what)
+            return
         self.notify(
             sanitize(f"{type(error).__name__}: {error}", max_len=400),
             title=f"{what} failed",

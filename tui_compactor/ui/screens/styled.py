@@ -1,4 +1,5 @@
-"""Screens whose widgets are styled once before they first show.
+"""Screens whose widgets are styled once before they first show, and that count the changes
+of what they show for a dialog drawn above them.
 
 Textual styles each widget as it is mounted, under the whole stylesheet. Then, for a screen
 pushed as it is: its first ``Resize`` adds its size classes (``-wide``, ``-short``...: the
@@ -8,17 +9,22 @@ were mounted. On the navigation dialog those two passes were a third of its firs
 (~25 ms of 60-70 ms on the 100k session). ``StyledOnce`` sets the size classes when the screen
 is made, so the mount styles with them, and skips the restyle of its first showing; every later
 showing (after a dialog above it closed) restyles as Textual does.
+
+``ShownBeneath`` counts a screen's changes (a widget's new content, a layout, a scroll: what
+reaches the screen as messages), so a dialog drawn above it (``ui.screens.tinted``) knows when
+its dimmed picture of the screen is out of date; a repaint of the screen alone (Textual asks
+for one as a dialog is pushed over it) changes nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from textual import events
+from textual import events, messages
 from textual._context import NoActiveAppError
 from textual.screen import Screen
 
-__all__ = ["StyledOnce", "size_classes"]
+__all__ = ["StyledOnce", "ShownBeneath", "size_classes"]
 
 
 def size_classes(screen: Screen[Any], width: int, height: int) -> list[str]:
@@ -56,3 +62,20 @@ class StyledOnce:
         if not self._shown_before:
             self._shown_before = True
             event.refresh_styles = False  # read by Screen's own handler, which runs next
+
+
+class ShownBeneath:
+    """Mixin for a ``Screen`` (listed before it) that dialogs cover: ``changes`` counts the
+    changes of what it shows."""
+
+    changes = 0
+    """Widgets updated, layouts and scrolls so far (only ever grows)."""
+
+    async def _on_update(self, message: messages.Update) -> None:
+        self.changes += 1  # Screen's own handler, which runs next, redraws the widget
+
+    async def _on_layout(self, message: messages.Layout) -> None:
+        self.changes += 1
+
+    async def _on_update_scroll(self, message: messages.UpdateScroll) -> None:
+        self.changes += 1
