@@ -47,9 +47,9 @@ REGION_LEGEND: list[tuple[str, str, str]] = [
 
 PLAN_ROWS = 16
 """Rows a plan's description takes at most at the usual widths (a split turn's note wrapped,
-the previous summary's line): reserved while the first one is made and kept while plans are
-shown, so that the plans of the other valid cuts (``[`` / ``]``) repaint the pane instead of
-re-laying out the screen."""
+the previous summary's line): reserved while the first one is made, so that the plans of the
+other valid cuts (``[`` / ``]``, a line longer or shorter) repaint the pane instead of
+re-laying out the screen until the pane gives the rows back (``redraw.SHRINK_AFTER``)."""
 
 NEIGHBOUR_CUTS = 2
 """Valid cuts listed on each side of the planned one (the ones ``[`` and ``]`` reach)."""
@@ -60,8 +60,7 @@ SWEEP_DEPENDENCIES_SHOWN = 8
 SWEEP_ROWS = 3 + 1 + (2 + 2 * NEIGHBOUR_CUTS) + 2 + SWEEP_DEPENDENCIES_SHOWN + 1
 """Rows the sweep takes at most at the plan pane's usual widths: its title and sparklines,
 the planned cut, the cuts within reach, the fewer crossings (wrapped once), the dependencies
-listed and their count. Reserved while the first one is made and kept while plans are shown
-(moving the cut changes the sweep's height)."""
+listed and their count. Reserved while the first one is made."""
 
 SOURCE_ROWS = 2 + len(PLAN_SETTINGS)
 """Rows where the plan's settings came from take (``settings_text``: a title, a row each, one
@@ -464,9 +463,6 @@ class PlanView(VerticalScroll):
         shown = self.plan_text
         if shown is None:
             self.sweep = None
-            # Kept however the screen is laid out meanwhile (a layout measures them again).
-            self.query_one("#plan-text", Static).styles.min_height = PLAN_ROWS
-            self.query_one("#plan-sweep", Static).styles.min_height = SWEEP_ROWS
             update_static(
                 self.query_one("#plan-text", Static),
                 Text(text + "\n" * (PLAN_ROWS - 1), style="dim"),
@@ -493,8 +489,6 @@ class PlanView(VerticalScroll):
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (no plan, or an error)."""
         self.plan_text = self.sweep = None
-        for reserved in ("#plan-text", "#plan-sweep"):
-            self.query_one(reserved, Static).styles.min_height = None
         update_static(self.query_one("#plan-text", Static), Text(text, style="dim"))
         update_static(self.query_one("#plan-sweep", Static), "")
         update_static(self.query_one("#plan-sources", Static), "")
