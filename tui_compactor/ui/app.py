@@ -931,35 +931,34 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         counted). The one place the app decides what follows: it counts with the chars/4
         estimate from now on (``Settings.without_table``, via the settings setter), marked
         on the status line, the gauge, the plan's settings and the Window tab, and counts
-        everything shown again; the user is told once. A worker that counted with the table
-        meanwhile and is not counted again here says so, to be asked again."""
-        if self.state.table_error is not None:
-            if what not in RECOUNTED_WORKERS:
-                self.notify(
-                    f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
-                    title="no token table",
-                    severity="warning",
-                    timeout=6,
-                )
-            return
-        self.state.table_error = error.reason
-        self.settings = self.settings
-        gauge = self.query_one(ContextGauge)
-        gauge.table_error = error.reason
-        gauge.refresh()
-        if self.handle is not None:
-            self._count_again()
-        self.notify(
-            sanitize(
-                f"the cl100k token table could not be loaded ({error.reason}): every count "
-                "here is a chars/4 estimate (marked ≈ chars/4); --tokens pi or bytes count "
-                "without the table",
-                max_len=400,
-            ),
-            title="no token table",
-            severity="error",
-            timeout=10,
-        )
+        everything shown again; the user is told once. A worker that is not counted again
+        here (a navigation's plan, a shake preview) says so, to be asked again."""
+        if self.state.table_error is None:
+            self.state.table_error = error.reason
+            self.settings = self.settings  # the setter applies the estimate
+            gauge = self.query_one(ContextGauge)
+            gauge.table_error = error.reason
+            gauge.refresh()
+            if self.handle is not None:
+                self._count_again()
+            self.notify(
+                sanitize(
+                    f"the cl100k token table could not be loaded ({error.reason}): every "
+                    "count here is a chars/4 estimate (marked ≈ chars/4); --tokens pi or "
+                    "bytes count without the table",
+                    max_len=400,
+                ),
+                title="no token table",
+                severity="error",
+                timeout=10,
+            )
+        if what not in RECOUNTED_WORKERS:
+            self.notify(
+                f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
+                title="no token table",
+                severity="warning",
+                timeout=6,
+            )
 
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`),
