@@ -16,6 +16,7 @@ from tests.ui.app_helpers import (
     copy_fixture,
     make_app,
     raised_notes,
+    run_review,
     server_app,
     settle,
 )
@@ -148,12 +149,7 @@ async def test_compact_with_server_streams_then_accept(
     with LLMServer() as server:
         app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await pilot.press("r")
-            await settle(pilot)
-            assert app.query_one(CompactionPanel).state == "ready"
+            assert (await run_review(pilot)).state == "ready"
             await pilot.press("a")
             await settle(pilot)
         assert server.requests, "the summaries came from the server"
@@ -171,12 +167,7 @@ async def test_escape_cancels_a_running_compaction(
         server.behaviour.latency = 30.0  # the reply would take far longer than the test
         app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await pilot.press("r")
-            await pilot.pause()
-            panel = app.query_one(CompactionPanel)
+            panel = await run_review(pilot, wait=False)
             assert panel.running
             await pilot.press("escape")
             await settle(pilot)

@@ -19,6 +19,7 @@ from tests.ui.app_helpers import (
     copy_fixture,
     make_app,
     raised_notes,
+    run_review,
     settle,
 )
 from tui_compactor.ui.widgets.compaction import CompactionPanel
@@ -48,12 +49,7 @@ async def test_a_compaction_summarized_before_the_file_was_rewritten_is_not_writ
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        assert app.query_one(CompactionPanel).state == "ready"
+        assert (await run_review(pilot)).state == "ready"
         rewritten = rewrite_in_place(path)
         app._follow_tick()  # live follow notices the rewrite and reloads the file
         await settle(pilot)
@@ -113,12 +109,7 @@ async def test_a_compaction_accepted_twice_over_a_truncated_file_says_why_and_wr
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        assert app.query_one(CompactionPanel).state == "ready"
+        assert (await run_review(pilot)).state == "ready"
         truncated = truncate_to_half(path)
         await pilot.press("a")  # the app has not looked at the file since
         await settle(pilot)
@@ -153,3 +144,35 @@ async def test_a_move_confirmed_after_the_file_was_truncated_says_why_and_writes
         said = " ".join(raised_notes(app))
         assert "Error" not in said, said
         assert "the move was made for the file as it was before it was rewritten" in said, said
+
+
+async def test_a_deleted_file_keeps_what_was_shown_until_it_is_back(tmp_path: Path) -> None:
+    """The file is deleted (or moved away) while the app shows it: what was loaded stays on
+    screen, read-only, with the reason; an agent or an editor that writes a new file in its
+    place (unlink, then create) gets it loaded again by live follow."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    content = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        entries = len(app.session.entries)
+        path.unlink()
+        app._follow_tick()
+        await settle(pilot)
+        assert app.session is not None and len(app.session.entries) == entries, "kept"
+        said = " ".join(raised_notes(app))
+        assert "the file is gone" in said and "rewritten" not in said, said
+        banner = str(app.query_one("ReadOnlyBanner").render())
+        assert "read-only" in banner and "gone" in banner, banner
+        app._follow_tick()  # still gone: said once
+        await settle(pilot)
+        assert " ".join(raised_notes(app)).count("the file is gone") == 1
+        last = json.loads(content.splitlines()[-1])
+        message = {"role": "user", "content": "back", "timestamp": 1768212000000}
+        entry = {"type": "message", "id": "0bac0bac", "parentId": last["id"],
+                 "timestamp": "2026-01-12T10:00:00.000Z", "message": message}  # fmt: skip
+        path.write_bytes(content + json.dumps(entry).encode() + b"\n")  # back, one more entry
+        app._follow_tick()
+        await settle(pilot)
+        assert app.session.complete and len(app.session.entries) == entries + 1
+        assert not app.query_one("ReadOnlyBanner").has_class("-shown")  # writable again

@@ -5,6 +5,9 @@ it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +91,53 @@ async def test_each_dialog_is_styled_once_as_it_first_shows_as_a_full_restyle_st
             await pilot.press("escape")
             await settle(pilot)
             assert len(app.screen_stack) == 1, name
+
+
+NAVIGATE_IMPORT = r"""
+import asyncio, sys, threading
+from pathlib import Path
+from tests.ui.app_helpers import OTHER_BRANCH_TIP, make_app, settle
+from tui_compactor.ui.widgets.tree import SessionTree
+
+NAME = "tui_compactor.ui.screens.navigate"
+importers: list[str] = []
+
+
+class Probe:
+    def find_spec(self, name, path=None, target=None):
+        if name == NAME:
+            importers.append(threading.current_thread().name)
+        return None
+
+
+async def main() -> None:
+    assert NAME not in sys.modules
+    sys.meta_path.insert(0, Probe())
+    app = make_app(Path(sys.argv[1]))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        print("DIALOG", type(app.screen).__name__)
+    print("IMPORTED IN", importers)
+
+asyncio.run(main())
+"""
+
+
+def test_the_navigation_dialog_module_is_imported_off_the_ui_thread() -> None:
+    """The dialog's module and the Textual widgets it uses are imported by the worker that
+    plans the move, not by the handler that opens the dialog (a fresh process)."""
+    result = subprocess.run(
+        [sys.executable, "-c", NAVIGATE_IMPORT, str(TREE_BRANCHES)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert "DIALOG NavigateDialog" in result.stdout, result.stderr[-2000:]
+    line = next(x for x in result.stdout.splitlines() if x.startswith("IMPORTED IN "))
+    importers = line.removeprefix("IMPORTED IN ")
+    assert importers != "[]" and "MainThread" not in importers, importers

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from tests.ui.app_helpers import SIZE, count_layouts, make_app, settle
+from tests.ui.app_helpers import SIZE, TREE_BRANCHES, count_layouts, make_app, settle
 from tui_compactor.ui.widgets.context_view import BlockList
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.plan_view import PlanView, settings_text
+from tui_compactor.ui.widgets.redraw import SHRINK_AFTER
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -216,3 +217,21 @@ async def test_search_box_lies_over_the_panes_and_keeps_the_cursor_in_view() -> 
         await pilot.pause()
         assert not search.display and tree.covered_rows == 0
         assert tree.cursor - int(tree.scroll_y) == tree.size.height - 1
+
+
+async def test_rows_reserved_for_the_first_plan_leave_no_gap_once_it_settles() -> None:
+    """The rows the pane reserved for the first plan, its sweep and its settings' sources are
+    given back once the plan has settled: no blank rows stay between the parts, and the plan
+    form below them is not left pushed out of view."""
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "c")
+        await settle(pilot)
+        await pilot.pause(SHRINK_AFTER + 0.3)
+        await settle(pilot)
+        for name in ("#plan-text", "#plan-sweep", "#plan-sources"):
+            static = app.query_one(name, Static)
+            width = static.content_size.width
+            wanted = static.visual.get_height(static.styles, width)  # type: ignore[arg-type]
+            assert static.content_size.height == wanted, f"{name} keeps blank rows"
