@@ -19,6 +19,7 @@ from tui_compactor.session.session import Session
 from tui_compactor.ui.app import CompactorApp
 
 if TYPE_CHECKING:
+    from tui_compactor.engine.plan import CompactionPlan
     from tui_compactor.ui.widgets.compaction import CompactionPanel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,3 +185,20 @@ async def run_review(
     else:
         await pilot.pause()
     return pilot.app.query_one(CompactionPanel)
+
+
+async def plan_with_earlier_cuts(
+    pilot: Pilot[None], earlier: int
+) -> tuple[CompactionPlan, list[int], int]:
+    """Plan at the selected node (``c``), a plan with at least ``earlier`` valid cut points
+    before its cut: the plan, its valid cut points in order, and where its cut is among
+    them."""
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+    plan = pilot.app.plan  # type: ignore[attr-defined]
+    assert plan is not None and plan.prepared
+    cuts = sorted(plan.valid_cut_points)
+    position = cuts.index(plan.first_kept_index)
+    assert position >= earlier, "the session has earlier valid cut points"
+    return plan, cuts, position

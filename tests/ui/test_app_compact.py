@@ -15,6 +15,7 @@ from tests.ui.app_helpers import (
     added_records,
     copy_fixture,
     make_app,
+    plan_with_earlier_cuts,
     raised_notes,
     run_review,
     server_app,
@@ -57,13 +58,7 @@ async def test_plan_marks_regions_and_matches_engine() -> None:
 async def test_brackets_move_the_cut_between_valid_cut_points() -> None:
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.plan
-        cuts = sorted(first.valid_cut_points)
-        position = cuts.index(first.first_kept_index)
-        assert position > 0, "the fixture has an earlier valid cut point"
+        first, cuts, position = await plan_with_earlier_cuts(pilot, 1)
         await pilot.press("left_square_bracket")
         await settle(pilot)
         earlier = app.plan
@@ -254,14 +249,7 @@ async def test_cut_keys_typed_before_the_plan_arrives_move_its_cut_and_r_runs_it
     the plan of the first is still shown."""
     app = make_app(copy_fixture(SAMPLE, tmp_path), append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.plan
-        assert first is not None and first.prepared
-        cuts = sorted(first.valid_cut_points)
-        position = cuts.index(first.first_kept_index)
-        assert position >= 3, "the sample has earlier valid cut points"
+        _, cuts, position = await plan_with_earlier_cuts(pilot, 3)
         await pilot.press("escape")  # no plan shown
         await settle(pilot)
         assert app.plan is None

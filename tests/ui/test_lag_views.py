@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from tests.ui.app_helpers import SIZE, TREE_BRANCHES, count_layouts, make_app, settle
+from tests.ui.app_helpers import (
+    SIZE,
+    TREE_BRANCHES,
+    count_layouts,
+    make_app,
+    plan_with_earlier_cuts,
+    settle,
+)
 from tui_compactor.ui.widgets.context_view import BlockList
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.plan_view import PlanView, settings_text
@@ -34,14 +41,7 @@ async def test_rapid_cut_moves_end_on_the_plan_of_the_last_key() -> None:
     tree's cut mark and the pane all end on the last key's cut."""
     app = make_app(SAMPLE)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.plan
-        assert first is not None and first.prepared
-        cuts = sorted(first.valid_cut_points)
-        position = cuts.index(first.first_kept_index)
-        assert position >= 5, "the sample has earlier valid cut points"
+        _, cuts, position = await plan_with_earlier_cuts(pilot, 5)
         for _ in range(5):
             app.action_cut_earlier()  # no await: none of these plans has arrived yet
         app.action_cut_later()
