@@ -146,6 +146,17 @@ def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as error:
+        # The one place a command meets a cl100k table that cannot be loaded: it refuses
+        # (exit 2) with why and the counters that need none, rather than count with another
+        # counter than the one asked for (a script reads the numbers; a compaction records
+        # them). A command that counted nothing has not imported the counters: then the error
+        # is not theirs.
+        tokens = sys.modules.get("tui_compactor.engine.tokens")
+        if tokens is None or not isinstance(error, tokens.TokenTableError):
+            raise
+        print(f"tui-compactor {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def script() -> NoReturn:

@@ -69,8 +69,7 @@ def test_idle_agent_refuses_every_writer_naming_the_process(
 ) -> None:
     path = compacted_session(tmp_path / "s.jsonl")
     capsys.readouterr()
-    agent = start_pi_agent(path, count=0, max_pause_ms=0)
-    try:
+    with start_pi_agent(path, count=0, max_pause_ms=0) as agent:
         before = path.read_bytes()
         found = find_agents(path)
         assert [a.pid for a in found] == [agent.pid]
@@ -89,9 +88,6 @@ def test_idle_agent_refuses_every_writer_naming_the_process(
         )
         assert status == 0, capsys.readouterr().err
         assert len(path.read_bytes()) > len(before)
-    finally:
-        agent.kill()
-        agent.wait(timeout=10)
     assert find_agents(path) == []
 
 
@@ -103,24 +99,24 @@ def test_agent_appending_with_pauses_orphans_nothing_of_ours(
     """pi appends 6 entries with random pauses of up to 5 s while our writers loop with --yes."""
     path = compacted_session(tmp_path / "s.jsonl")
     before = len(every_line_parses(path))
-    agent = start_pi_agent(path, count=6, max_pause_ms=5000, seed=7)
     attempts = refused = 0
     deadline = time.monotonic() + 60
-    try:
-        while agent.poll() is None and time.monotonic() < deadline:
-            argv = WRITERS[attempts % len(WRITERS)]
-            status = main([argv[0], str(path), *argv[1:], "--quiet-window", "0"])
-            capsys.readouterr()
-            attempts += 1
-            refused += status != 0
-            time.sleep(0.05)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-        assert agent.stdout is not None
+    with start_pi_agent(path, count=6, max_pause_ms=5000, seed=7) as agent:
+        try:
+            while agent.poll() is None and time.monotonic() < deadline:
+                argv = WRITERS[attempts % len(WRITERS)]
+                status = main([argv[0], str(path), *argv[1:], "--quiet-window", "0"])
+                capsys.readouterr()
+                attempts += 1
+                refused += status != 0
+                time.sleep(0.05)
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+        assert agent.stdout is not None and agent.stderr is not None
         agent_ids = [line.strip() for line in agent.stdout.read().splitlines() if line.strip()]
         agent.wait(timeout=10)
-    assert agent.returncode == 0, agent.stderr.read() if agent.stderr else ""
+        assert agent.returncode == 0, agent.stderr.read()
     assert len(agent_ids) == 6
     # Every attempt while the agent could still write was refused: whatever of ours went
     # through (an attempt racing with the agent's exit, when writing is safe again) comes after
@@ -191,8 +187,7 @@ def test_lint_names_an_append_the_agent_left_behind_and_the_fix_works(
     """The user overrode the refusal; pi's next entry orphaned our compaction. ``lint`` says
     so, and the leaf move it offers puts the compaction back on the active path."""
     path = split_turn_session(tmp_path / "s.jsonl")
-    agent = start_pi_agent(path, count=1, max_pause_ms="stdin")
-    try:
+    with start_pi_agent(path, count=1, max_pause_ms="stdin") as agent:
         status = main(
             [
                 "compact",
@@ -211,10 +206,6 @@ def test_lint_names_an_append_the_agent_left_behind_and_the_fix_works(
         agent.stdin.flush()
         agent_id = agent.stdout.readline().strip()
         agent.wait(timeout=20)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
     capsys.readouterr()
     session = load_session(path)
     assert session.entries[-1].id == agent_id

@@ -457,8 +457,7 @@ def test_omp_title_slot_rewrite_is_allowed(tmp_path: Path) -> None:
 
 def test_live_omp_lock_in_another_process_refuses_within_budget(small: Path) -> None:
     lock = publish_lock_path(small)
-    holder = hold_publish_lock(small, 30)
-    try:
+    with hold_publish_lock(small, 30) as holder:
         session = load_session(small)
         before = small.read_bytes()
         started = time.monotonic()
@@ -475,9 +474,6 @@ def test_live_omp_lock_in_another_process_refuses_within_budget(small: Path) -> 
         assert str(holder.pid) in refused.value.reason
         assert small.read_bytes() == before
         assert lock.read_text().startswith(f"{holder.pid}:")  # never stolen
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_stale_lock_of_dead_pid_is_taken_over(small: Path) -> None:

@@ -61,8 +61,7 @@ def test_acquire_writes_pid_and_millis_mode_0600_and_release_removes(session_fil
 def test_live_lock_in_another_process_is_refused_within_budget(
     tmp_path: Path, session_file: Path
 ) -> None:
-    holder = hold_publish_lock(session_file, hold_seconds=5)
-    try:
+    with hold_publish_lock(session_file, hold_seconds=5) as holder:
         started = time.monotonic()
         with pytest.raises(LockBusy) as refused:
             with session_lock(session_file, wait_seconds=0.3):
@@ -75,19 +74,13 @@ def test_live_lock_in_another_process_is_refused_within_budget(
         assert publish_lock_path(session_file).read_text().startswith(f"{holder.pid}:")
         live = detect_live_writer(session_file, quiet_seconds=0)
         assert live is not None and live.pid == holder.pid
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_lock_freed_during_wait_is_taken(tmp_path: Path, session_file: Path) -> None:
-    holder = hold_publish_lock(session_file, hold_seconds=0.2)
-    try:
+    with hold_publish_lock(session_file, hold_seconds=0.2):
         with session_lock(session_file, wait_seconds=5) as held:
             assert publish_lock_path(session_file).read_text().startswith(f"{os.getpid()}:")
             assert held.took_over_stale is None
-    finally:
-        holder.wait()
 
 
 def test_stale_lock_with_dead_pid_is_taken_over(session_file: Path) -> None:
@@ -159,13 +152,9 @@ def test_growing_file_is_a_live_writer(session_file: Path) -> None:
             time.sleep(0.01)
         """
     )
-    writer = python_child(code, b"started\n")
-    try:
+    with python_child(code, b"started\n"):
         live = detect_live_writer(session_file, quiet_seconds=0.2)
         assert live is not None and "quiet window" in live.reason
-    finally:
-        writer.kill()
-        writer.wait()
     assert detect_live_writer(session_file, quiet_seconds=0.05) is None
 
 
@@ -181,13 +170,9 @@ def test_process_holding_file_open_for_writing_is_seen(session_file: Path) -> No
         time.sleep(10)
         """
     )
-    holder = python_child(code)
-    try:
+    with python_child(code) as holder:
         [found] = find_agents(session_file)
         assert found.pid == holder.pid and "open for writing" in found.evidence
-    finally:
-        holder.kill()
-        holder.wait()
     assert find_agents(session_file) == []
 
 

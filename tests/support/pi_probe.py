@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +45,27 @@ def pi_sees(path: Path) -> dict[str, Any]:
     return report
 
 
+@contextmanager
 def start_pi_agent(
     path: Path, count: int, max_pause_ms: int | str, seed: int = 1
-) -> subprocess.Popen[str]:
-    """pi appending ``count`` messages to ``path`` with pauses (see ``pi_agent.mjs``), once it
-    has said it is ready."""
-    process = subprocess.Popen(
-        [node_or_skip(), str(AGENT), str(path), str(count), str(max_pause_ms), str(seed)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+) -> Iterator[subprocess.Popen[str]]:
+    """pi appending ``count`` messages to ``path`` with pauses (see ``pi_agent.mjs``), entered
+    once it has said it is ready. On leaving, an agent still running is killed; it is waited
+    for and its pipes are closed (a pipe left open is a ``ResourceWarning`` when the ``Popen``
+    is collected, in whichever test runs then)."""
+    argv = [node_or_skip(), str(AGENT), str(path), str(count), str(max_pause_ms), str(seed)]
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=ROOT,
-    )  # fmt: skip
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if process.poll() == PACKAGE_MISSING or not line:
-        process.wait(timeout=10)
-        pytest.skip(SKIP_PACKAGE)
-    assert line.strip() == "ready"
-    return process
+    ) as process:  # fmt: skip
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if process.poll() == PACKAGE_MISSING or not line:
+                process.wait(timeout=10)
+                pytest.skip(SKIP_PACKAGE)
+            assert line.strip() == "ready"
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()

@@ -6,16 +6,21 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.worker import WorkerCancelled, WorkerState
+from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 
 from tests.support.llm_server import LLMServer
 from tui_compactor.config import Config, Profile
+from tui_compactor.engine.tokens import TokenTableError
 from tui_compactor.session.session import Session
 from tui_compactor.ui.app import CompactorApp
+
+if TYPE_CHECKING:
+    from tui_compactor.engine.plan import CompactionPlan
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE_SESSIONS = ROOT / "tests" / "fixtures" / "oracle" / "sessions"
@@ -150,9 +155,50 @@ async def settle(pilot: Pilot[None], rounds: int = 50) -> None:
             await app.workers.wait_for_complete()
         except WorkerCancelled:
             pass  # an exclusive worker was replaced by a newer one while we waited: wait again
+        except WorkerFailed as failed:
+            # A count that met a cl100k table that cannot be loaded ends its worker: the app
+            # counts again with the estimate (``_count_without_table``); wait for that.
+            if not isinstance(failed.error, TokenTableError):
+                raise
         await pilot.pause()
         if not busy(app):  # type: ignore[arg-type]
             await pilot.pause()
             if not busy(app):  # type: ignore[arg-type]
                 return
     raise AssertionError("workers did not settle")
+
+
+async def run_review(
+    pilot: Pilot[None], key: str = "r", *, then: str = "", wait: bool = True
+) -> CompactionPanel:
+    """Plan at the selected node (``c``) and run the compaction (``key``: ``r``, or ``R`` for
+    candidates side by side), then press the keys in ``then`` (``z`` zooms); returns the review
+    panel once its summaries are done, or with ``wait=False`` while they stream."""
+    from tui_compactor.ui.widgets.compaction import CompactionPanel
+
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.press(key, *then)
+    if wait:
+        await settle(pilot)
+    else:
+        await pilot.pause()
+    return pilot.app.query_one(CompactionPanel)
+
+
+async def plan_with_earlier_cuts(
+    pilot: Pilot[None], earlier: int
+) -> tuple[CompactionPlan, list[int], int]:
+    """Plan at the selected node (``c``), a plan with at least ``earlier`` valid cut points
+    before its cut: the plan, its valid cut points in order, and where its cut is among
+    them."""
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+    plan = pilot.app.plan  # type: ignore[attr-defined]
+    assert plan is not None and plan.prepared
+    cuts = sorted(plan.valid_cut_points)
+    position = cuts.index(plan.first_kept_index)
+    assert position >= earlier, "the session has earlier valid cut points"
+    return plan, cuts, position

@@ -15,7 +15,9 @@ from tests.ui.app_helpers import (
     added_records,
     copy_fixture,
     make_app,
+    plan_with_earlier_cuts,
     raised_notes,
+    run_review,
     server_app,
     settle,
 )
@@ -56,13 +58,7 @@ async def test_plan_marks_regions_and_matches_engine() -> None:
 async def test_brackets_move_the_cut_between_valid_cut_points() -> None:
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.plan
-        cuts = sorted(first.valid_cut_points)
-        position = cuts.index(first.first_kept_index)
-        assert position > 0, "the fixture has an earlier valid cut point"
+        first, cuts, position = await plan_with_earlier_cuts(pilot, 1)
         await pilot.press("left_square_bracket")
         await settle(pilot)
         earlier = app.plan
@@ -148,12 +144,7 @@ async def test_compact_with_server_streams_then_accept(
     with LLMServer() as server:
         app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await pilot.press("r")
-            await settle(pilot)
-            assert app.query_one(CompactionPanel).state == "ready"
+            assert (await run_review(pilot)).state == "ready"
             await pilot.press("a")
             await settle(pilot)
         assert server.requests, "the summaries came from the server"
@@ -171,12 +162,7 @@ async def test_escape_cancels_a_running_compaction(
         server.behaviour.latency = 30.0  # the reply would take far longer than the test
         app = server_app(server, path, monkeypatch)
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await pilot.press("r")
-            await pilot.pause()
-            panel = app.query_one(CompactionPanel)
+            panel = await run_review(pilot, wait=False)
             assert panel.running
             await pilot.press("escape")
             await settle(pilot)
@@ -263,14 +249,7 @@ async def test_cut_keys_typed_before_the_plan_arrives_move_its_cut_and_r_runs_it
     the plan of the first is still shown."""
     app = make_app(copy_fixture(SAMPLE, tmp_path), append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.plan
-        assert first is not None and first.prepared
-        cuts = sorted(first.valid_cut_points)
-        position = cuts.index(first.first_kept_index)
-        assert position >= 3, "the sample has earlier valid cut points"
+        _, cuts, position = await plan_with_earlier_cuts(pilot, 3)
         await pilot.press("escape")  # no plan shown
         await settle(pilot)
         assert app.plan is None

@@ -19,6 +19,7 @@ from tests.ui.app_helpers import (
     copy_fixture,
     make_app,
     raised_notes,
+    run_review,
     settle,
 )
 from tui_compactor.ui.widgets.compaction import CompactionPanel
@@ -48,12 +49,7 @@ async def test_a_compaction_summarized_before_the_file_was_rewritten_is_not_writ
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        assert app.query_one(CompactionPanel).state == "ready"
+        assert (await run_review(pilot)).state == "ready"
         rewritten = rewrite_in_place(path)
         app._follow_tick()  # live follow notices the rewrite and reloads the file
         await settle(pilot)
@@ -113,12 +109,7 @@ async def test_a_compaction_accepted_twice_over_a_truncated_file_says_why_and_wr
     path = copy_fixture(TREE_COMPACTED, tmp_path)
     app = make_app(path, append_quiet_seconds=0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        assert app.query_one(CompactionPanel).state == "ready"
+        assert (await run_review(pilot)).state == "ready"
         truncated = truncate_to_half(path)
         await pilot.press("a")  # the app has not looked at the file since
         await settle(pilot)

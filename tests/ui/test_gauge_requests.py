@@ -165,17 +165,24 @@ async def test_the_entry_every_key_acts_on_is_read_without_searching_the_screen(
         assert SessionTree not in searched
 
 
-async def test_without_the_token_table_the_gauge_keeps_the_chars4_estimate_and_says_why(
+async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The cl100k table cannot be loaded: the gauge shows the chars/4 estimate, marked, the
-    user is told why once, and moving the cursor keeps measuring with the estimate."""
+    """The cl100k table cannot be loaded: the user is told why once, and every count the app
+    shows -- the tree's rows, the gauge, the plan and its sweep, the Context and Window tabs --
+    is pi's chars/4 estimate, marked as such (status line, gauge, plan settings, Window tab),
+    with no view left waiting and no worker failure shown."""
     import tiktoken
+    from textual.widgets import Static
 
+    from tests.ui.app_helpers import raised_notes, screen_text
     from tui_compactor.engine import tokens as tokens_module
+    from tui_compactor.engine.breakdown import token_breakdown
     from tui_compactor.engine.tokens import Cl100kCounter, TokenCache, get_counter
     from tui_compactor.ui.widgets.gauge import ContextGauge
-    from tui_compactor.workbench.views import gauge_at
+    from tui_compactor.ui.widgets.labels import format_tokens
+    from tui_compactor.ui.widgets.status import SessionStatus
+    from tui_compactor.workbench.views import gauge_at, plan_report
 
     def missing(name: str) -> Any:
         raise OSError(f"{name}: no such file")
@@ -187,18 +194,48 @@ async def test_without_the_token_table_the_gauge_keeps_the_chars4_estimate_and_s
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert counter.error is not None and "no such file" in counter.error
-        notes = app._raised_notes  # type: ignore[attr-defined]
+        notes = raised_notes(app)
         assert [n for n in notes if "token table could not be loaded" in n and "OSError" in n]
-        gauge = app.query_one(ContextGauge)
+        assert app.settings.tokens == "pi" and app.counter is get_counter("pi")
+        assert "tokens: pi ≈ chars/4, no cl100k table" in str(app.query_one(SessionStatus).render())
+        session = app.session
+        assert session is not None
+        estimate = TokenCache(session, get_counter("pi"))
         tree = app.query_one(SessionTree)
+        counted = tree.token_counts
+        assert counted and all(n == estimate.entry_tokens(i) for i, n in counted.items())
+        gauge = app.query_one(ContextGauge)
         for _ in range(2):
             entry = tree.cursor_entry
             assert gauge.data is not None and gauge.data.entry_index == entry
-            assert gauge.provisional and "≈ chars/4" in str(gauge.render())
+            assert "≈ chars/4 (no token table)" in str(gauge.render())
             with app.handle.read() as snapshot:  # type: ignore[union-attr]
-                estimate = TokenCache(snapshot.session, get_counter("pi"))
                 expected = gauge_at(snapshot, entry, app.settings, estimate, blocks=False)
             assert gauge.data.tokens == expected.tokens
             await pilot.press("k")
             await settle(pilot)
+        await pilot.press("l", "c")  # the plan, its sweep and where its settings came from
+        await settle(pilot)
+        assert app.plan is not None and app.plan.prepared
+        with app.handle.read() as snapshot:  # type: ignore[union-attr]
+            report = plan_report(snapshot, session.leaf, app.settings, None, None)
+        assert app.plan.tokens_before == report.plan.tokens_before
+        text = screen_text(app)
+        assert "valid cuts" in text and "sweeping" not in text
+        sources = str(app.query_one("#plan-sources", Static).render())
+        assert "tokens pi · ≈ chars/4: the cl100k token table could not be loaded" in sources
+        await pilot.press("2")  # the Context tab: tokens per block
+        await settle(pilot)
+        assert app.gauge_data is not None and app.gauge_data.blocks
+        await pilot.press("6")  # the Window tab: what fills it, marked
+        await settle(pilot)
+        breakdown = token_breakdown(
+            session, session.leaf, get_counter("pi"), app.settings.compaction(), estimate
+        )
+        text = screen_text(app)
+        assert (
+            f"{format_tokens(breakdown.total)} tokens in messages [pi ≈ chars/4, no cl100k table]"
+            in text
+        )
         assert len([n for n in notes if "token table" in n]) == 1
+        assert not [n for n in notes if "TokenTableError" in n]

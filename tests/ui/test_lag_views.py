@@ -8,10 +8,18 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from tests.ui.app_helpers import SIZE, count_layouts, make_app, settle
+from tests.ui.app_helpers import (
+    SIZE,
+    TREE_BRANCHES,
+    count_layouts,
+    make_app,
+    plan_with_earlier_cuts,
+    settle,
+)
 from tui_compactor.ui.widgets.context_view import BlockList
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.plan_view import PlanView, settings_text
+from tui_compactor.ui.widgets.redraw import SHRINK_AFTER
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -33,14 +41,7 @@ async def test_rapid_cut_moves_end_on_the_plan_of_the_last_key() -> None:
     tree's cut mark and the pane all end on the last key's cut."""
     app = make_app(SAMPLE)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.plan
-        assert first is not None and first.prepared
-        cuts = sorted(first.valid_cut_points)
-        position = cuts.index(first.first_kept_index)
-        assert position >= 5, "the sample has earlier valid cut points"
+        _, cuts, position = await plan_with_earlier_cuts(pilot, 5)
         for _ in range(5):
             app.action_cut_earlier()  # no await: none of these plans has arrived yet
         app.action_cut_later()
@@ -216,3 +217,21 @@ async def test_search_box_lies_over_the_panes_and_keeps_the_cursor_in_view() -> 
         await pilot.pause()
         assert not search.display and tree.covered_rows == 0
         assert tree.cursor - int(tree.scroll_y) == tree.size.height - 1
+
+
+async def test_rows_reserved_for_the_first_plan_leave_no_gap_once_it_settles() -> None:
+    """The rows the pane reserved for the first plan, its sweep and its settings' sources are
+    given back once the plan has settled: no blank rows stay between the parts, and the plan
+    form below them is not left pushed out of view."""
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "c")
+        await settle(pilot)
+        await pilot.pause(SHRINK_AFTER + 0.3)
+        await settle(pilot)
+        for name in ("#plan-text", "#plan-sweep", "#plan-sources"):
+            static = app.query_one(name, Static)
+            width = static.content_size.width
+            wanted = static.visual.get_height(static.styles, width)  # type: ignore[arg-type]
+            assert static.content_size.height == wanted, f"{name} keeps blank rows"

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Button
 
 from tests.summarize.helpers import plan_for, split_turn_session
@@ -23,6 +22,7 @@ from tests.ui.app_helpers import (
     copy_fixture,
     make_app,
     raised_notes,
+    run_review,
     server_app,
     settle,
 )
@@ -50,16 +50,6 @@ def footer_keys(app: Any) -> dict[str, FooterItem]:
 
 def header(panel: CompactionPanel) -> str:
     return str(panel.query_one("#compaction-header").render())
-
-
-async def run_review(pilot: Pilot[None], key: str = "r") -> CompactionPanel:
-    """Plan at the selected node and run the compaction; returns the panel once it is done."""
-    await settle(pilot)
-    await pilot.press("c")
-    await settle(pilot)
-    await pilot.press(key)
-    await settle(pilot)
-    return pilot.app.query_one(CompactionPanel)
 
 
 async def test_review_keys_work_from_the_tree_and_the_footer_shows_them(tmp_path: Path) -> None:
@@ -157,12 +147,7 @@ async def test_accept_while_streaming_says_why_and_quit_asks_first(
         server.behaviour.latency = 30.0  # the reply would take far longer than the test
         app = server_app(server, path, monkeypatch)
         async with app.run_test(size=(120, 36)) as pilot:
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await pilot.press("r")
-            await pilot.pause()
-            panel = app.query_one(CompactionPanel)
+            panel = await run_review(pilot, wait=False)
             assert panel.running
             assert panel.query_one("#compaction-cancel", Button).display
             await pilot.press("a")
@@ -295,12 +280,7 @@ async def test_enter_pressed_in_a_full_screen_review_neither_cancels_nor_accepts
         server.behaviour.latency = 30.0  # streaming for the whole first part of the test
         app = server_app(server, path, monkeypatch)
         async with app.run_test(size=size) as pilot:
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await pilot.press("r", *zoom)
-            await pilot.pause()
-            panel = app.query_one(CompactionPanel)
+            panel = await run_review(pilot, then=zoom, wait=False)
             await pilot.press("enter")
             await pilot.pause()
             assert panel.running and panel.is_attached, "enter cancelled the running summary"

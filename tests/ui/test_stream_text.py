@@ -16,9 +16,8 @@ from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from tests.ui.app_helpers import make_app, settle
+from tests.ui.app_helpers import make_app, run_review
 from tui_compactor.commands.demo import copy_sample
-from tui_compactor.ui.widgets.compaction import CompactionPanel
 from tui_compactor.ui.widgets.stream_text import StreamText, wrap_cells
 
 LONG_LINE = (
@@ -101,13 +100,7 @@ async def test_streaming_until_a_scrollbar_appears_rewraps_to_the_narrower_width
 
 
 async def _compaction_panes(pilot: Pilot[None]) -> list[StreamText]:
-    app = pilot.app
-    await settle(pilot)
-    await pilot.press("c")
-    await settle(pilot)
-    await pilot.press("r")
-    await settle(pilot)
-    panel = app.query_one(CompactionPanel)
+    panel = await run_review(pilot)
     assert panel.state == "ready"
     return [pane for view in panel.candidates for pane in view.panes.values() if pane.text]
 

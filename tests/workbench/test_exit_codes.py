@@ -136,12 +136,8 @@ def test_every_writing_command_reports_the_gates_refusal_alike(
     # same words and the same JSON fields, and writes nothing.
     _torn_if_sealing(args, compacted)
     before = compacted.read_bytes()
-    holder = hold_publish_lock(compacted, 30)
-    try:
+    with hold_publish_lock(compacted, 30) as holder:
         result = cli(args[0], str(compacted), *args[1:], "--json", "--quiet-window", "0")
-    finally:
-        holder.kill()
-        holder.wait()
     assert result.returncode == EXIT_REFUSED, result.stderr
     report = json.loads(result.stdout)
     assert report["written"] is False

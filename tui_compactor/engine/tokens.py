@@ -28,6 +28,8 @@ from tui_compactor.textsafe import utf8_length
 
 __all__ = [
     "TokenCounter",
+    "TokenTableError",
+    "ESTIMATE_COUNTER",
     "PiCounter",
     "BytesCounter",
     "Cl100kCounter",
@@ -201,9 +203,23 @@ class BytesCounter(_FragmentCounter):
         return (size + 3) >> 2
 
 
+ESTIMATE_COUNTER = "pi"
+"""The counter that stands in for ``cl100k`` while its table loads (the first gauge) and
+when it cannot be loaded (the app): pi's chars/4 estimate, which needs no table."""
+
+
 class TokenTableError(RuntimeError):
-    """The cl100k table could not be loaded (the message says why): nothing can be counted
-    with it; the app falls back to the chars/4 estimate and says so."""
+    """The cl100k table could not be loaded: nothing can be counted with it. ``reason`` says
+    why; the message adds which counters need no table. Every command refuses with the
+    message (``cli``: exit 2); the app counts with ``ESTIMATE_COUNTER`` instead, marked
+    (``Settings.without_table``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"the cl100k token table could not be loaded ({reason}); --tokens pi "
+            "(chars/4) or --tokens bytes (bytes/4) count without it"
+        )
+        self.reason = reason
 
 
 class Cl100kCounter(_FragmentCounter):

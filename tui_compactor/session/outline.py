@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, overload
 
+from tui_compactor.session.session import _NO_CHILD as NO_CHILD
 from tui_compactor.session.session import ChildLists, Session, gc_paused
 
 __all__ = [
@@ -353,6 +354,10 @@ class OutlineWalk:
         entries = self.session.entries
         children = self.session._children
         visible_children = self.visible_children
+        # The child lists' flat form, read inline (two calls a row otherwise): per entry its
+        # only child (>= 0), NO_CHILD, or several (then in ``..._several``).
+        real_only, real_several = children._only, children._several
+        kids_only, kids_several = visible_children._only, visible_children._several
         active, leaf, folded = self.active, self.leaf, self.folded
         broken = {
             root: entries[root].parent_id
@@ -364,27 +369,32 @@ class OutlineWalk:
         while work:
             node, indent, side = work.pop()
             while True:
-                kids = visible_children[node]
-                real = children[node]
+                only = real_only[node]
+                real_count = 1 if only >= 0 else 0 if only == NO_CHILD else len(real_several[node])
+                only = kids_only[node]
+                kid_count = 1 if only >= 0 else 0 if only == NO_CHILD else -1
+                if kid_count < 0:
+                    kids = kids_several[node]
+                    kid_count = len(kids)
                 is_folded = node in folded
                 yield (
                     node,
                     indent,
-                    (_BRANCH_POINT if len(kids) > 1 else 0)
+                    (_BRANCH_POINT if kid_count > 1 else 0)
                     | (_ACTIVE if active[node] else 0)
                     | (_LEAF if node == leaf else 0)
-                    | (0 if real else _TIP)
+                    | (0 if real_count else _TIP)
                     | (_FOLDED if is_folded else 0)
                     | _SIDE_BITS[side],
-                    len(real),
-                    _count_below(visible_children, node) if is_folded and kids else 0,
+                    real_count,
+                    _count_below(visible_children, node) if is_folded and kid_count else 0,
                     broken.get(node),
                 )
                 side = 0
-                if is_folded or not kids:
+                if is_folded or not kid_count:
                     break
-                if len(kids) == 1:
-                    node = kids[0]
+                if kid_count == 1:
+                    node = only
                     continue
                 main = next((k for k in kids if active[k]), kids[0])
                 work.append((main, indent, 0))

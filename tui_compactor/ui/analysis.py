@@ -12,6 +12,7 @@ generation is dropped and computed again on the new state.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from textual.css.query import NoMatches
@@ -167,9 +168,14 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_breakdown(again=True)
             return
+        # The counter as the app names it (marked when the estimate stands in for cl100k).
+        breakdown = dataclasses.replace(
+            message.breakdown,
+            counter_name=self.settings.counter_label,
+        )
         self.with_view(  # type: ignore[attr-defined]
             BreakdownView,
-            lambda view: view.show(message.breakdown, self.session),
+            lambda view: view.show(breakdown, self.session),
         )
 
     def on_breakdown_view_jump_requested(self, message: BreakdownView.JumpRequested) -> None:

@@ -50,7 +50,13 @@ if TYPE_CHECKING:
     from tui_compactor.workbench.actions import (
         Proposal,
     )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter, TokenTableError, get_counter
+from tui_compactor.engine.tokens import (
+    ESTIMATE_COUNTER,
+    TokenCache,
+    TokenCounter,
+    TokenTableError,
+    get_counter,
+)
 from tui_compactor.session.session import Session, gc_paused
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui import collector
@@ -86,7 +92,6 @@ from tui_compactor.ui.messages import (
     SessionRefreshed,
     SummaryDiffReady,
     TokensCounted,
-    TokenTableFailed,
     WorkFailed,
     WriteStale,
 )
@@ -154,6 +159,9 @@ WHOLE_FILE_ACTIONS = frozenset(
 
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
+
+RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "breakdown"})
+"""The workers whose counts ``_count_again`` makes again (after a change of counter)."""
 
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
@@ -307,7 +315,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @settings.setter
     def settings(self, settings: Settings) -> None:
-        """Every change of the settings: the tree's previews follow their rules."""
+        """Every change of the settings: the tree's previews follow their rules; once the
+        cl100k table could not be loaded, they count with the chars/4 estimate."""
+        if self.state.table_error is not None:
+            settings = settings.without_table()
         self.state.settings = settings
         self.query_one(SessionTree).use_rules(settings.rules)
 
@@ -895,6 +906,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         other = "pi" if self.settings.rules == "omp" else "omp"
         self.settings = self.settings.edited("app", rules=other)
+        self._count_again()
+        self.notify(
+            f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
+            f"and tokens ({getattr(self.counter, 'name', '?')}) follow",
+            timeout=4,
+        )
+
+    def _count_again(self) -> None:
+        """The counter or the rules changed: the tree's counts, the gauge, the chart, the plan
+        and its sweep and the Window tab are counted again."""
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
         self.query_one(SessionTree).token_counts.clear()
@@ -902,11 +923,42 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._update_status()
         self.rebuild_outline()
         self._apply_settings()
-        self.notify(
-            f"{other} rules ({'oh-my-pi' if other == 'omp' else 'pi'}): plan, context "
-            f"and tokens ({getattr(self.counter, 'name', '?')}) follow",
-            timeout=4,
-        )
+        if self.pane_started("tab-breakdown"):
+            self.request_breakdown(again=True)
+
+    def _count_without_table(self, error: TokenTableError, what: str) -> None:
+        """A count found that the cl100k table cannot be loaded (``what``: the worker that
+        counted). The one place the app decides what follows: it counts with the chars/4
+        estimate from now on (``Settings.without_table``, via the settings setter), marked
+        on the status line, the gauge, the plan's settings and the Window tab, and counts
+        everything shown again; the user is told once. A worker that is not counted again
+        here (a navigation's plan, a shake preview) says so, to be asked again."""
+        if self.state.table_error is None:
+            self.state.table_error = error.reason
+            self.settings = self.settings  # the setter applies the estimate
+            gauge = self.query_one(ContextGauge)
+            gauge.table_error = error.reason
+            gauge.refresh()
+            if self.handle is not None:
+                self._count_again()
+            self.notify(
+                sanitize(
+                    f"the cl100k token table could not be loaded ({error.reason}): every "
+                    "count here is a chars/4 estimate (marked ≈ chars/4); --tokens pi or "
+                    "bytes count without the table",
+                    max_len=400,
+                ),
+                title="no token table",
+                severity="error",
+                timeout=10,
+            )
+        if what not in RECOUNTED_WORKERS:
+            self.notify(
+                f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
+                title="no token table",
+                severity="warning",
+                timeout=6,
+            )
 
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`),
@@ -956,7 +1008,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.query_one(SessionStatus).show(
             self.session,
             filter_name=self.filter_name,
-            counter_name=getattr(self.counter, "name", "?"),
+            counter_name=self.settings.counter_label,
             jobs=self.state.running_jobs,
             following="follow" in self._debounce,
             rules=self.settings.rules,
@@ -1235,12 +1287,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for done, index in enumerate(order, 1):
             if worker.is_cancelled:
                 return
-            try:
-                with handle.read():
-                    tokens = cache.entry_tokens(index)
-            except TokenTableError as error:
-                self.post_message(TokenTableFailed(str(error)))
-                return
+            with handle.read():
+                tokens = cache.entry_tokens(index)
             if tokens is not None:
                 batch[index] = tokens
             if done % TOKEN_BATCH == 0:
@@ -1337,21 +1385,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # this node made while it waited was skipped as on its way (a cancelled result for
             # a node no longer selected is dropped when it arrives).
             self.state.first_screen.wait(FIRST_SCREEN_WAIT)
-        try:
-            with handle.read() as snapshot:
-                data = gauge_at(
-                    snapshot,
-                    entry_index,
-                    settings,
-                    cache,
-                    describe=_describe_block,
-                    blocks=blocks,
-                    sent=sent,
-                    cancelled=cancelled,
-                )
-        except TokenTableError as error:  # the chars/4 gauge drawn above stays
-            self.post_message(TokenTableFailed(str(error)))
-            return
+        with handle.read() as snapshot:
+            data = gauge_at(
+                snapshot,
+                entry_index,
+                settings,
+                cache,
+                describe=_describe_block,
+                blocks=blocks,
+                sent=sent,
+                cancelled=cancelled,
+            )
         self.post_message(GaugeReady(data))
 
     @staticmethod
@@ -1363,34 +1407,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         provisional = not getattr(cache.counter, "loaded", True)
         with handle.read() as snapshot:
             if provisional:
-                cache = TokenCache(snapshot.session, get_counter("pi"))
+                cache = TokenCache(snapshot.session, get_counter(ESTIMATE_COUNTER))
             return gauge_at(snapshot, entry_index, settings, cache, blocks=False), provisional
 
     def _first_screen_drawn(self) -> None:
         """The first screen is up: token counting may start, the collector may run."""
         self.state.first_screen.set()
         collector.release_start_up()
-
-    @_while_running
-    def on_token_table_failed(self, message: TokenTableFailed) -> None:
-        """Say once that the counter's table is missing; the gauge says its figures stay a
-        chars/4 estimate."""
-        gauge = self.query_one(ContextGauge)
-        if gauge.table_error is not None:
-            return
-        gauge.table_error = message.error
-        gauge.refresh()
-        self.notify(
-            sanitize(
-                f"the cl100k token table could not be loaded ({message.error}): the gauge "
-                "shows chars/4 estimates and the tree no token counts; --tokens pi or bytes "
-                "counts without it",
-                max_len=400,
-            ),
-            title="no token table",
-            severity="error",
-            timeout=10,
-        )
 
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
@@ -2933,6 +2956,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         error = event.worker.error
         what = event.worker.group or event.worker.name
+        if isinstance(error, TokenTableError):
+            self._count_without_table(error, what)
+            return
         self.notify(
             sanitize(f"{type(error).__name__}: {error}", max_len=400),
             title=f"{what} failed",

@@ -129,15 +129,6 @@ class GaugeReady(Message):
         self.provisional = provisional
 
 
-class TokenTableFailed(Message):
-    """The counter's table could not be loaded (``error`` says why): the gauge keeps the
-    chars/4 estimate it drew first, the tree gets no counts."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
 class ChartReady(Message):
     """Context size along the active path, one point per assistant turn."""
 

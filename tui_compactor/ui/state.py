@@ -71,6 +71,9 @@ class AppState:
     """Bumped per outline rebuild; older results are dropped."""
     token_count_pending: bool = False
     """Count tokens once the next rows are shown (what is visible is counted first)."""
+    table_error: str | None = None
+    """Why the cl100k table could not be loaded, once a count found out: from then on the
+    settings count with the chars/4 estimate (``Settings.without_table``)."""
     gauge_data: GaugeData | None = None
     gauges_in_flight: set[tuple[Any, ...]] = field(default_factory=set)
     """What the gauge workers still running measure (entry, generation, settings, token

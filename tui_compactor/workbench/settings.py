@@ -33,7 +33,7 @@ from tui_compactor.engine.settings import (
     reserve_window_warning,
     rules_defaults,
 )
-from tui_compactor.engine.tokens import TokenCounter, get_counter
+from tui_compactor.engine.tokens import ESTIMATE_COUNTER, TokenCounter, get_counter
 
 if TYPE_CHECKING:
     from tui_compactor.config import Config, Profile
@@ -71,6 +71,10 @@ FLAGS: dict[str, str] = {
     "summary_window": "--summary-window",
 }
 """Settings field -> the command-line flag that sets it (the same name in every command)."""
+
+NO_TABLE = "no cl100k table"
+"""The source of ``tokens`` when the app counts with the chars/4 estimate because the cl100k
+table could not be loaded (``Settings.without_table``)."""
 
 PLAN_SETTINGS: dict[str, str] = {
     "keep_recent_tokens": "keep-recent",
@@ -258,6 +262,23 @@ class Settings:
         """The token counter named by ``tokens`` (one shared instance per name)."""
         return get_counter(self.tokens)
 
+    def without_table(self) -> Settings:
+        """These settings counting with the chars/4 estimate (``ESTIMATE_COUNTER``) in place
+        of ``cl100k``, whose table could not be loaded: the app's way on (the commands refuse
+        instead, ``cli``). The source (``NO_TABLE``) marks every figure the app shows as an
+        estimate (``counter_label``, the plan's settings lines)."""
+        if self.tokens != "cl100k":
+            return self
+        return self.edited(NO_TABLE, tokens=ESTIMATE_COUNTER)
+
+    @property
+    def counter_label(self) -> str:
+        """The counter's name as the app shows it beside counts: ``cl100k``, or ``pi ≈ chars/4,
+        no cl100k table`` when the estimate stands in for the table (``without_table``)."""
+        if self.source_of("tokens") == NO_TABLE:
+            return f"{self.tokens} ≈ chars/4, no cl100k table"
+        return self.tokens
+
     def edited(self, source: str = "app", **changes: Any) -> Settings:
         """A copy with ``changes`` applied and recorded as coming from ``source``.
 
@@ -279,7 +300,7 @@ class Settings:
         implied: dict[str, Any] = {}
         for name in ("tokens", "calibrate"):
             source = self.source_of(name)
-            if source == "default" or source.startswith("rules "):
+            if source in ("default", NO_TABLE) or source.startswith("rules "):
                 implied[name] = getattr(defaults, name)
         if not implied:
             return self
@@ -397,6 +418,8 @@ def source_phrase(source: str) -> str:
         return f"follows the session: {source.removeprefix('session: ')}"
     if source.startswith("rules "):
         return f"implied by the {source.removeprefix('rules ')} rules"
+    if source == NO_TABLE:
+        return "≈ chars/4: the cl100k token table could not be loaded"
     return f"from {source}"
 
 

@@ -128,7 +128,7 @@ class ContextGauge(Widget):
         self.provisional = False
         """The figures are a chars/4 count until the counter's table is loaded."""
         self.table_error: str | None = None
-        """Why the counter's table could not be loaded: the chars/4 count stays."""
+        """Why the cl100k table could not be loaded: the figures are a chars/4 estimate."""
         self.draws = 0
         """Renders so far (``ui.frames``: the first screen waits for the gauge's frame)."""
 
@@ -197,9 +197,12 @@ class ContextGauge(Widget):
         warn = self._style("near")
         local = format_tokens(data.local_estimate)
         parts: list[Part] = []
-        if self.provisional:
-            why = "while the token table loads" if self.table_error is None else "(no token table)"
-            parts.append((Text(f"≈ chars/4 {why}", dim), 0, Text("≈ chars/4", dim)))
+        if self.table_error is not None:
+            parts.append((Text("≈ chars/4 (no token table)", dim), 0, Text("≈ chars/4", dim)))
+        elif self.provisional:
+            parts.append(
+                (Text("≈ chars/4 while the token table loads", dim), 0, Text("≈ chars/4", dim))
+            )
         if data.usage_tokens is not None:
             usage = format_tokens(data.usage_tokens)
             since = data.tokens - data.usage_tokens

@@ -9,6 +9,7 @@ they only need a repaint of the widget itself.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
+from weakref import WeakKeyDictionary
 
 from textual.geometry import Size
 from textual.reactive import Reactive
@@ -18,6 +19,7 @@ from textual.widgets import Input, Static
 
 if TYPE_CHECKING:
     from textual.css.styles import RulesMap
+    from textual.timer import Timer
 
 __all__ = ["InlineInput", "set_virtual_size", "update_static"]
 
@@ -27,8 +29,11 @@ def update_static(static: Static, content: VisualType, *, shrink: bool = True) -
 
     The height is measured at the widget's current content width, the way Textual's layout
     measures it; a widget not laid out yet (no width) takes the full layout. With ``shrink``
-    False, shorter content keeps the widget's height (blank rows below it) until the next
-    layout: for a pane whose height flickers by a line or two from one update to the next.
+    False, shorter content keeps the widget's height (blank rows below it) for a moment: for a
+    pane whose height flickers from one update to the next (the cut moved again and again), or
+    that had rows reserved for content yet to come. Once its updates stop for ``SHRINK_AFTER``
+    seconds, such a widget is laid out at its content's height: no gap stays below it, and what
+    follows it is not left pushed out of view.
     """
     static.update(content, layout=False)
     width = static.content_size.width
@@ -40,6 +45,31 @@ def update_static(static: Static, content: VisualType, *, shrink: bool = True) -
     shown = static.content_size.height
     if height > shown or (height < shown and shrink):
         static.refresh(layout=True)
+    elif height < shown:
+        _shrink_later(static)
+
+
+SHRINK_AFTER = 0.4
+"""Seconds without an update after which a widget kept taller than its content is laid out at
+its content's height."""
+
+_shrink_timers: WeakKeyDictionary[Static, Timer] = WeakKeyDictionary()
+"""The pending shrink of each widget kept taller than its content."""
+
+
+def _shrink_later(static: Static) -> None:
+    """Lay ``static`` out again ``SHRINK_AFTER`` seconds after its last update (each update
+    restarts the wait)."""
+    timer = _shrink_timers.get(static)
+    if timer is not None:
+        timer.reset()
+        return
+
+    def shrink() -> None:
+        _shrink_timers.pop(static, None)
+        static.refresh(layout=True)
+
+    _shrink_timers[static] = static.set_timer(SHRINK_AFTER, shrink)
 
 
 def set_virtual_size(view: ScrollView, size: Size) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.text import Text
 from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Label, ProgressBar, Static
@@ -133,6 +134,17 @@ class SessionStatus(Static):
     def on_resize(self) -> None:
         """Fit the line to the new width."""
         self._fit()
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """A layout gave the line its width: fit it here, before a frame is drawn at that
+        width (the app fills the line before the first layout, and not every layout that
+        resizes a widget sends it a ``Resize``)."""
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if resized:
+            self._fit()
+        return resized
 
     def on_click(self) -> None:
         """Clicking the issue count opens the Issues view."""
