@@ -360,8 +360,38 @@ async def test_picker_shows_and_sorts_by_the_stats_columns(tmp_path: Path) -> No
         ]
         await pilot.press("w")
         assert picker.sort_column == "worst" and not picker.sort_descending
-        # No compactions (no score) sorts before any score.
-        assert picker.visible_sessions[0].path.name == "tree-branches.jsonl"
+        # The worst score first; a file with no compaction (no score) after every score, in
+        # either direction.
+        assert [summary.path.name for summary in picker.visible_sessions] == [
+            "tree-compacted.jsonl",
+            "tree-branches.jsonl",
+        ]
+        await pilot.press("w")
+        assert picker.sort_descending
+        assert picker.visible_sessions[-1].path.name == "tree-branches.jsonl"
+
+
+@pytest.mark.asyncio
+async def test_at_80_columns_the_column_the_rows_are_sorted_by_is_on_screen(
+    fake_home: Path,
+) -> None:
+    """On a narrow terminal the name and the project give way (cut with an ellipsis) and the
+    table scrolls sideways so the column ``b`` / ``c`` / ``k`` / ``w`` sort by is on screen."""
+    app = PickerHost(fake_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        picker = await _scanned(pilot, app)
+        table = picker.query_one(DataTable)
+
+        def header() -> str:
+            lines = table.render_lines(Region(0, 0, *table.size))
+            return lines[0].text
+
+        assert "Size" in header() and "Entries" in header(), header()
+        table.focus()
+        for key, label in (("w", "Worst hindsight"), ("k", "Peak context"), ("b", "Branches")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert label in header(), (label, header())
 
 
 @pytest.mark.asyncio

@@ -48,6 +48,13 @@ TITLE_WIDTH = 60
 """Characters of a session's name or first message shown in its row."""
 PROJECT_WIDTH = 32
 """Characters of a project path shown (the end of the path is kept)."""
+TITLE_MIN = 30
+PROJECT_MIN = 12
+"""Cells the name and the project keep at least when they give way on a narrow terminal."""
+GUTTER = 2
+"""Cells of the table's width not given to columns (its vertical scrollbar)."""
+STATS_SORTED = frozenset({"branches", "compactions", "peak", "worst"})
+"""The columns measured by ``stats`` after the scan."""
 SUGGESTION = "tui-compactor --sessions-dir DIR, or tui-compactor demo for a sample session"
 """What the picker suggests when it finds nothing to list."""
 BATCH_SECONDS = 0.1
@@ -93,7 +100,7 @@ def _sort_key(
 ) -> tuple[object, ...]:
     """Key for sorting rows by ``column``; ties fall back to the newest file first. The
     ``stats`` columns sort by ``SessionStats.sort_key`` (rows still being measured first)."""
-    if column in ("branches", "compactions", "peak", "worst"):
+    if column in STATS_SORTED:
         return stats.sort_key(column) if stats is not None else (False, 0, str(summary.path))
     if column == "project":
         return (summary.project.casefold(), -summary.modified.timestamp())
@@ -427,24 +434,66 @@ class SessionPicker(Screen[Path | None]):
         previous = self.highlighted_session
         query = self.query_one("#picker-search", Input).value
         column = self._sort.column
+        shown = [summary for summary in self.sessions if matches_query(summary, query)]
+        measured = [summary for summary in shown if self._figure_known(column, summary)]
+        # A figure not known (a file still being measured, no compaction to score) sorts
+        # after the known ones whichever way the column is sorted.
         self.visible_sessions = sorted(
-            (summary for summary in self.sessions if matches_query(summary, query)),
+            measured,
             key=lambda summary: _sort_key(column, summary, self.stats.get(str(summary.path))),
             reverse=self._sort.descending,
+        ) + sorted(
+            (summary for summary in shown if not self._figure_known(column, summary)),
+            key=lambda summary: -summary.modified.timestamp(),
         )
         table.clear(columns=True)
         rows = [self._row_cells(summary) for summary in self.visible_sessions]
-        for number, key in enumerate(SORT_COLUMNS):
-            header = self._header_label(key)
-            # Sized to the widest cell here: measured by the table itself, the columns of the
-            # first batch came out as wide as their headers (``/home/d``, a size cut off).
-            width = max([header.cell_len, *(row[number].cell_len for row in rows)])
+        headers = [self._header_label(key) for key in SORT_COLUMNS]
+        # Sized to the widest cell here: measured by the table itself, the columns of the
+        # first batch came out as wide as their headers (``/home/d``, a size cut off).
+        widths = [
+            max([header.cell_len, *(row[number].cell_len for row in rows)])
+            for number, header in enumerate(headers)
+        ]
+        room = table.size.width or self.app.size.width
+        self._give_way(widths, rows, room)
+        for key, header, width in zip(SORT_COLUMNS, headers, widths, strict=True):
             table.add_column(header, key=key, width=width)
+        # Still too wide: the table scrolls sideways to keep the sorted column on screen.
+        number = list(SORT_COLUMNS).index(column)
+        right = sum(width + 2 for width in widths[: number + 1])
+        table.scroll_to(x=max(0, right - (table.size.width or room) + GUTTER), animate=False)
         for summary, cells in zip(self.visible_sessions, rows, strict=True):
             table.add_row(*cells, key=str(summary.path))
         if previous is not None and previous in self.visible_sessions:
             table.move_cursor(row=self.visible_sessions.index(previous), animate=False)
         self._update_status(query)
+
+    def _figure_known(self, column: str, summary: SessionSummary) -> bool:
+        """Whether ``summary`` has a figure in ``column`` (a ``stats`` column is known once
+        the file is measured, and the worst score only where a compaction was scored)."""
+        if column not in STATS_SORTED:
+            return True
+        stats = self.stats.get(str(summary.path))
+        return stats is not None and stats.sort_key(column)[0]
+
+    @staticmethod
+    def _give_way(widths: list[int], rows: list[list[Text]], room: int) -> None:
+        """Narrow the name, then the project, so that every column fits in ``room`` cells
+        (at 80 columns the figures a sort key orders by stay on screen); their cells are cut
+        with an ellipsis."""
+        spare = sum(width + 2 for width in widths) + GUTTER - room  # 1 cell padding a side
+        for key, narrowest in (("title", TITLE_MIN), ("project", PROJECT_MIN)):
+            if spare <= 0:
+                return
+            number = list(SORT_COLUMNS).index(key)
+            cut = min(spare, widths[number] - narrowest)
+            if cut <= 0:
+                continue
+            widths[number] -= cut
+            spare -= cut
+            for row in rows:
+                row[number].truncate(widths[number], overflow="ellipsis")
 
     def _update_status(self, query: str) -> None:
         """Counts, scan state and where we looked."""
