@@ -84,6 +84,11 @@ async def test_the_first_plan_and_its_sweep_repaint_the_pane_in_rows_kept_for_th
     """While the first plan is made the pane keeps rows for it, its sweep (with the
     dependencies crossing the cut listed) and where its settings came from: when they arrive
     each is drawn in its rows, without laying the screen out again, and the pane shows them."""
+    from tui_compactor.ui.widgets import redraw
+
+    # The pane gives the rows it kept back once its updates pause (``SHRINK_AFTER``): this
+    # test looks at the repaints before that, however slowly the machine runs it.
+    monkeypatch.setattr(redraw, "SHRINK_AFTER", 600.0)
     app = make_app(REAL)
     async with app.run_test(size=(120, 60)) as pilot:
         await settle(pilot)

@@ -45,8 +45,11 @@ REGION_LEGEND: list[tuple[str, str, str]] = [
 """Region key -> mark in the tree's plan column -> what it means."""
 
 
-PLAN_ROWS = 14
-"""Rows a plan's description takes at the usual widths (reserved while the first one is made)."""
+PLAN_ROWS = 16
+"""Rows a plan's description takes at most at the usual widths (a split turn's note wrapped,
+the previous summary's line): reserved while the first one is made, so that the plans of the
+other valid cuts (``[`` / ``]``, a line longer or shorter) repaint the pane instead of
+re-laying out the screen until the pane gives the rows back (``redraw.SHRINK_AFTER``)."""
 
 NEIGHBOUR_CUTS = 2
 """Valid cuts listed on each side of the planned one (the ones ``[`` and ``]`` reach)."""
