@@ -478,3 +478,27 @@ async def test_request_inspector_refuses_a_plan_the_session_grew_past(tmp_path: 
         assert isinstance(app.screen, RequestsScreen)
         assert app.screen.requests == []
         assert "the session grew since this plan was made" in screen_text(app)
+
+
+@pytest.mark.parametrize("view", ["T", "I"])
+async def test_j_and_k_move_in_the_timeline_and_the_issues_as_in_the_tree(view: str) -> None:
+    """A user who browses the tree with ``j`` / ``k`` presses ``T`` (or ``I``), ``j``,
+    ``enter``: the second row's entry, not the first's."""
+    from textual.widgets import DataTable
+
+    from tests.ui.app_helpers import BAD
+
+    path = TREE_COMPACTED if view == "T" else BAD / "invalid-json-middle.jsonl"
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(view)
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count >= 2 and table.cursor_row == 0
+        await pilot.press("j")
+        await settle(pilot)
+        assert table.cursor_row == 1
+        await pilot.press("j", "k")
+        await settle(pilot)
+        assert table.cursor_row == 1

@@ -169,6 +169,60 @@ async def test_accept_while_streaming_says_why_and_quit_asks_first(
     assert path.read_bytes() == before
 
 
+async def test_quit_asks_over_a_finished_review_not_yet_accepted(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        assert panel.state == "ready" and not panel.running
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "Quit without accepting" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.is_running and not app._exit and panel.state == "ready"
+        await pilot.press("d")  # discarded: nothing left to lose
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmDialog) and app._exit
+    assert path.read_bytes() == before
+
+
+async def test_quit_while_r_waits_for_its_plan_quits_at_once_with_nothing_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import tui_compactor.ui.app as app_module
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    release = threading.Event()
+    real_plan_report = app_module.plan_report
+
+    def slow_plan_report(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)  # the plan is still being computed when q is pressed
+        return real_plan_report(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "plan_report", slow_plan_report)
+    with LLMServer() as server:
+        app = server_app(server, path, monkeypatch)
+        try:
+            async with app.run_test(size=(120, 36)) as pilot:
+                await settle(pilot)
+                await pilot.press("r")  # no plan yet: plans first, runs when it comes
+                await pilot.pause()
+                assert app.state.run_after_plan == "single"
+                await pilot.press("q")
+                await pilot.pause()
+                assert not isinstance(app.screen, ConfirmDialog) and app._exit
+        finally:
+            release.set()
+        assert server.requests == []
+
+
 @pytest.mark.parametrize("name", ["v2-hookMessage.jsonl", "truncated-last-line.jsonl"])
 async def test_read_only_file_runs_and_reviews_with_accept_disabled(
     tmp_path: Path, name: str

@@ -18,8 +18,15 @@ from textual.binding import Binding
 from textual.keys import _character_to_key, key_to_character
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from textual.binding import BindingsMap
+    from textual.screen import Screen
     from textual.widget import Widget
+
+    _ScreenBase = Screen[Any]
+else:
+    _ScreenBase = object
 
 APP_BINDINGS: list[Binding] = [
     Binding("q", "quit", "Quit", id="quit"),
@@ -110,6 +117,28 @@ after a ``[ui.keymap]`` change; Textual's own display of each key is the one typ
 APP_ACTIONS: frozenset[str] = frozenset(binding.action.split("(")[0] for binding in APP_BINDINGS)
 """The action names of this app's own bindings (Textual's built-ins, such as ``focus_next`` for
 Tab, are not among them)."""
+
+LIST_BINDINGS: list[Binding] = [
+    Binding("j", "list_step(1)", "Down", show=False, id="list.down"),
+    Binding("k", "list_step(-1)", "Up", show=False, id="list.up"),
+]
+"""``j`` / ``k`` in a screen's list of rows (the timeline, the issues) as in the tree; the arrows
+are the table's own keys. The screen takes ``ListSteps``' action."""
+
+
+class ListSteps(_ScreenBase):
+    """The action of ``LIST_BINDINGS``: move the cursor of the screen's one table."""
+
+    def action_list_step(self, step: int) -> None:
+        """One row down (``step`` 1) or up (-1)."""
+        from textual.widgets import DataTable
+
+        table = self.query_one(DataTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
+
 
 INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label"})
 """The actions that open an input and give it the focus: the keys typed right after one of them

@@ -7,7 +7,9 @@ priority, so the tree's ``g``/``G`` (first/last row) and the tab digits yield to
 review closes. A review closes when it is discarded, cancelled or appended; the panel goes and a
 line says what happened. Typing in an input or a dialog is never taken over.
 
-``q`` while a summary runs (a model request may be in flight and billed) asks first.
+``q`` asks first while a summary runs (a model request may be in flight and billed) or a
+finished review waits to be accepted; an ``r`` still waiting for its plan has sent nothing and
+quits at once.
 """
 
 from __future__ import annotations
@@ -211,8 +213,14 @@ class ReviewKeys(_Base):
             host.mount(Static(line, id="compaction-outcome"))
         self.call_after_refresh(self.refresh_bindings)
 
-    def summaries_running(self) -> int:
-        """How many summaries (or their appends) are in flight."""
+    def work_quit_would_lose(self) -> tuple[str, str] | None:
+        """What quitting now would throw away, as (question, detail), or None: the one rule
+        behind ``q``.
+
+        Summaries in flight (a model request may be billed) and a finished review not yet
+        accepted or discarded (its summaries may have been paid for) are lost by a quit. An
+        ``r`` still waiting for its plan has sent nothing yet: the plan is recomputed for free,
+        so it does not count, and neither does a review whose result could not be written."""
         panel = self.review_panel
         running = 1 if panel is not None and panel.running else 0
         running += sum(
@@ -222,21 +230,30 @@ class ReviewKeys(_Base):
             and worker.group != "compaction"
             and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
         )
-        return running
+        if running:
+            return (
+                "Quit while a summary is running?",
+                f"{running} summary job(s) still running: a model request may be in flight "
+                "(and billed). Quitting cancels it; nothing is written to the session.",
+            )
+        if panel is not None and panel.state == "ready" and not panel.accept_refusal:
+            return (
+                "Quit without accepting the summary?",
+                "The finished summary (a model may have billed for it) has not been accepted: "
+                "quitting drops it; nothing is written to the session. a accepts it.",
+            )
+        return None
 
     async def action_quit(self) -> None:
-        """Quit; while a summary runs, ask first (it would be cancelled, nothing written)."""
-        running = self.summaries_running()
-        if not running or isinstance(self.screen, ModalScreen):
+        """Quit; ask first when it would lose work (``work_quit_would_lose``)."""
+        lost = self.work_quit_would_lose()
+        if lost is None or isinstance(self.screen, ModalScreen):
             self.exit()
             return
         from tui_compactor.ui.screens.confirm import ConfirmDialog
 
-        question = Text("Quit while a summary is running?\n", style="bold")
-        question.append(
-            f"{running} summary job(s) still running: a model request may be in flight (and "
-            "billed). Quitting cancels it; nothing is written to the session."
-        )
+        question = Text(lost[0] + "\n", style="bold")
+        question.append(lost[1])
 
         def answered(quit_now: bool | None) -> None:
             if quit_now:

@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import LIST_BINDINGS, ListSteps
 from tui_compactor.ui.screens.tinted import TintedModalScreen
 
 __all__ = ["IssuesScreen", "IssueJump", "entry_for_diagnostic"]
@@ -63,12 +64,13 @@ def entry_for_diagnostic(session: Any, diagnostic: Any) -> IssueJump | None:
     return IssueJump(first.index, f"line {line} is not an entry: showing the first entry")
 
 
-class IssuesScreen(TintedModalScreen[IssueJump | None]):
+class IssuesScreen(ListSteps, TintedModalScreen[IssueJump | None]):
     """A table of the load diagnostics; dismisses with where to jump (None: just closed)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,I,q", "close", "Close", id="issues.close"),
         Binding("enter", "jump", "Jump to the entry", id="issues.jump"),
+        *LIST_BINDINGS,
     ]
 
     DEFAULT_CSS = """

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import LIST_BINDINGS, ListSteps
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.workers import work
 from tui_compactor.wording import count_of
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["TimelineScreen"]
 
 
-class TimelineScreen(Screen[int | None]):
+class TimelineScreen(ListSteps, Screen[int | None]):
     """Compactions and branch summaries in file order; enter jumps to one."""
 
     DEFAULT_CSS = """
@@ -45,6 +46,7 @@ class TimelineScreen(Screen[int | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="timeline.close"),
         Binding("enter", "jump", "Jump to it", id="timeline.jump"),
+        *LIST_BINDINGS,
     ]
 
     class Computed(Message):

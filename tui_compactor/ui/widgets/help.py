@@ -59,7 +59,7 @@ PLAN_INPUT_KEYS: list[HelpRow] = [
 DIALOG_KEYS: list[HelpRow] = [
     ("↑ / ↓, enter", "navigation dialog: pick an option", ""),
     ("tab", "navigation dialog: reach the instructions and the Navigate button", ""),
-    ("y / n, esc", "questions (quit while a summary runs): yes / no", ""),
+    ("y / n, esc", "questions (quit over a running or unaccepted summary): yes / no", ""),
     ("enter, esc", "issues view: jump to the entry / close", ""),
 ]
 """Keys in dialogs that are not bindings of their own."""
