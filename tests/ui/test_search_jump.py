@@ -59,3 +59,72 @@ async def test_search_jump_selects_a_visible_match_row_found_off_the_ui_thread(
             assert all(next(iter(row)).style.bgcolor != cursor for row in others)
         assert threads, "the match rows were computed"
         assert threading.main_thread().name not in threads
+
+
+@pytest.fixture
+def held_search(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """A search that waits, before its first entry, until the test lets it go on (a big
+    session's search takes seconds)."""
+    go_on = threading.Event()
+    read = extras.entry_search_text
+
+    def held(*args: Any) -> str:
+        go_on.wait(30)
+        return read(*args)
+
+    monkeypatch.setattr(app_module, "entry_search_text", held)
+    return go_on
+
+
+def _notes(app: Any) -> list[str]:
+    return [str(note.message) for note in app._notifications]
+
+
+async def test_n_during_a_search_says_it_is_still_running_and_stays(
+    held_search: threading.Event,
+) -> None:
+    """``n`` pressed before the matches arrive says the search is still running (not "no
+    matches") and leaves the cursor where it is; the matches then jump as usual."""
+    app = make_app(REAL)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("slash", *"read", "enter")
+        await pilot.pause(0.7)  # past the note that the search runs
+        await pilot.press("n")
+        await pilot.pause()
+        assert tree.cursor == 0
+        assert any(note.startswith("searching “read”") for note in _notes(app))
+        assert any(note.startswith("still searching “read”") for note in _notes(app))
+        assert not any(note == "no matches" for note in _notes(app))
+        held_search.set()
+        await settle(pilot)
+        assert tree.search_matches and tree.cursor > 0, "jumped to the first match"
+
+
+async def test_a_cursor_moved_during_a_search_stays_where_the_user_took_it(
+    held_search: threading.Event,
+) -> None:
+    """Matches arriving after the user moved on mark the rows and say ``n`` jumps, but do not
+    pull the cursor away from where the user went."""
+    app = make_app(REAL)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        await pilot.press("g")
+        await settle(pilot)
+        await pilot.press("slash", *"read", "enter")
+        await pilot.pause()
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        where = tree.cursor
+        held_search.set()
+        await settle(pilot)
+        assert tree.search_matches, "the matches are marked"
+        assert tree.cursor == where
+        assert any("n jumps to the next" in note for note in _notes(app))
+        await pilot.press("n")
+        await settle(pilot)
+        assert tree.cursor > where and tree.rows.index_at(tree.cursor) in tree.search_matches

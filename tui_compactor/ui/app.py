@@ -166,6 +166,9 @@ RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "bre
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
 
+SEARCH_NOTE_AFTER = 0.5
+"""Seconds a search runs before a note says it is still running."""
+
 PREVIEW_HEAD_START = 0.5
 """Seconds at most the index waits for the preview's first frame (leaf, gauge, details)."""
 
@@ -2777,6 +2780,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.show_search_box(False)
         self.query_one(SessionTree).focus()
         if self.state.search_query and self.handle is not None:
+            entry = self.selected_entry
+            self.state.search_from = -1 if entry is None else entry
+            self.set_timer(SEARCH_NOTE_AFTER, self._note_search_running)
             # After the frame without the search box: the search worker would take the GIL
             # from it half of the time.
             self.call_after_refresh(
@@ -2786,7 +2792,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 self.query_one(SessionTree).row_of_entry,
             )
         else:
+            self.state.search_from = None
             self.query_one(SessionTree).clear_search()
+
+    def _note_search_running(self) -> None:
+        """Say a search is still running (a big session's search takes seconds)."""
+        if self.state.search_from is not None:
+            self.notify(f"searching {self._shown_query()}…", timeout=2)
+
+    def _shown_query(self) -> str:
+        """The search query as notes quote it: made safe and cut."""
+        return f"“{sanitize(self.state.search_query, single_line=True, max_len=40)}”"
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
     def find_matches(self, handle: SessionHandle, query: str, positions: Mapping[int, int]) -> None:
@@ -2814,23 +2830,34 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
         """Mark matches and jump to the first one after the cursor."""
-        if message.handle is not None and message.handle is not self.handle:
-            return  # searched in a preview the whole session has replaced since
         query, matches = message.query, message.matches
+        if query != self.state.search_query:
+            return  # a search asked for since replaces this one
+        started_at, self.state.search_from = self.state.search_from, None
+        if message.handle is not None and message.handle is not self.handle:
+            # Searched in a preview the whole session has replaced since.
+            self.notify(f"{self._shown_query()}: the file was read again; search again", timeout=3)
+            return
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
         self.remember_match_rows(message.rows[0], matches, message.rows[1])
         visible = len(self.shown_match_rows())
+        moved = started_at is not None and started_at != self.selected_entry
         self.notify(
-            f"“{sanitize(query, single_line=True, max_len=40)}”: {len(matches)} matches"
-            + (f", {visible} shown" if visible != len(matches) else ""),
+            f"{self._shown_query()}: {len(matches)} matches"
+            + (f", {visible} shown" if visible != len(matches) else "")
+            + (" · n jumps to the next" if moved and visible else ""),
             timeout=3,
         )
-        self.action_search_next()
+        if not moved:  # the user went elsewhere while it ran: the cursor stays there
+            self.action_search_next()
 
     def _search_step(self, step: int) -> None:
         """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
         tree = self.query_one(SessionTree)
+        if self.state.search_from is not None:
+            self.notify(f"still searching {self._shown_query()}…", timeout=2)
+            return
         if not tree.search_matches or not tree.rows:
             if self.state.search_query:
                 self.notify("no matches", timeout=2)
@@ -2956,6 +2983,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         error = event.worker.error
         what = event.worker.group or event.worker.name
+        if what == "search":
+            self.state.search_from = None  # no matches are coming: n must not wait for them
         if isinstance(error, TokenTableError):
             self._count_without_table(error, what)
             return

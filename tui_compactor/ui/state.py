@@ -67,6 +67,9 @@ class AppState:
     selected_entry: int | None = None
     folded: set[int] = field(default_factory=set)
     search_query: str = ""
+    search_from: int | None = None
+    """While a search runs: the entry the cursor was on when it was asked for (the first match
+    is jumped to only if the cursor is still there when the matches arrive); None otherwise."""
     outline_request: int = 0
     """Bumped per outline rebuild; older results are dropped."""
     token_count_pending: bool = False
