@@ -56,6 +56,7 @@ from tui_compactor.config_sources import (
     ConfigError,
     ReasoningEffort,
     config_path,
+    memory_limit_mb,
     set_variables,
 )
 
@@ -390,6 +391,7 @@ def load_config(
         config = Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(_validation_message(error, source, text, variables)) from None
+    memory_limit_mb(env)  # read by the session reader; a bad value is refused here too
     config.source = source
     return config
 

@@ -7,6 +7,7 @@ importing the models at all (``has_user_config``), which is most of a short comm
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,10 +15,12 @@ from typing import Literal
 
 __all__ = [
     "ENV_VARS",
+    "MEMORY_LIMIT_ENV",
     "ConfigError",
     "ReasoningEffort",
     "config_path",
     "has_user_config",
+    "memory_limit_mb",
     "set_variables",
 ]
 
@@ -48,6 +51,34 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
 """Environment variable -> config key path. ``TUI_COMPACTOR_CONFIG`` names the file itself."""
 
 
+MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
+"""Overrides the session reader's memory limit for indexing: a number of MB, or 0 for no limit.
+Read where it is used (the reader imports no config models), checked with the other variables
+by ``load_config``: a bad value is refused like theirs, never silently ignored."""
+
+
+def memory_limit_mb(environ: Mapping[str, str] | None = None) -> float | None:
+    """``TUI_COMPACTOR_MEMORY_LIMIT_MB`` as a number of MB (None: unset).
+
+    Raises:
+        ConfigError: not a finite number, or negative; the message names the variable as the
+            other variables' do."""
+    env = os.environ if environ is None else environ
+    text = env.get(MEMORY_LIMIT_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        megabytes = float(text)
+        problem = "" if math.isfinite(megabytes) else "Input should be a finite number"
+    except ValueError:
+        problem = "Input should be a valid number, unable to parse string as a number"
+    if not problem and megabytes < 0:
+        problem = "Input should be greater than or equal to 0"
+    if problem:
+        raise ConfigError(f"environment variable {MEMORY_LIMIT_ENV}: memory_limit_mb: {problem}")
+    return megabytes
+
+
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
     """Where the config file is looked for (it need not exist)."""
     env = os.environ if environ is None else environ
@@ -72,4 +103,6 @@ def has_user_config(
     env = os.environ if environ is None else environ
     if path is not None or env.get("TUI_COMPACTOR_CONFIG"):
         return True
-    return bool(set_variables(env)) or config_path(env).exists()
+    if set_variables(env) or env.get(MEMORY_LIMIT_ENV, "").strip():
+        return True
+    return config_path(env).exists()

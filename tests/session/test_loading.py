@@ -564,3 +564,35 @@ def test_reads_stay_right_while_another_thread_closes_the_session_again_and_agai
         sys.setswitchinterval(switch)
         session.close()
     assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("abc", "valid number"), ("-5", "greater than or equal to 0"), ("nan", "finite")],
+)
+def test_a_bad_memory_limit_variable_is_refused_by_the_commands_and_the_reader(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    value: str,
+    why: str,
+) -> None:
+    from tui_compactor.cli import main
+
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(header + _line("t0000000", None, 1))
+    before = path.read_bytes()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", value)
+    expected = "environment variable TUI_COMPACTOR_MEMORY_LIMIT_MB: memory_limit_mb: "
+    # The commands refuse it as they refuse any bad variable (``open`` before the app starts).
+    for command in ("plan", "open", "tree"):
+        assert main([command, str(path)]) == 2
+        error = capsys.readouterr().err
+        assert expected in error and why in error
+    # The reader (what the app loads with) refuses the file instead of ignoring the variable.
+    session = load_session(path)
+    assert session.verdict.value == "refuse" and not session.entries
+    assert session.diagnostics[0].message.startswith(expected)
+    assert path.read_bytes() == before

@@ -34,6 +34,7 @@ try:
 except ImportError:  # pragma: no cover - a declared dependency; the stdlib path is exact too
     orjson = None  # type: ignore[assignment]
 
+from tui_compactor.config_sources import MEMORY_LIMIT_ENV, ConfigError, memory_limit_mb
 from tui_compactor.session.flavor import OMP_ONLY_TYPES, omp_compaction_field
 from tui_compactor.session.migrate import (
     CURRENT_VERSION,
@@ -103,8 +104,6 @@ its peak on a 10-entry file, per entry): 257 B on a million tiny entries, 310 B 
 BASE_MEMORY = 50 * 1024 * 1024
 """The interpreter and the libraries a command loads before any session (23 MB for ``lint``)
 and the reader's buffers (chunks read and queued for hashing)."""
-MEMORY_LIMIT_ENV = "TUI_COMPACTOR_MEMORY_LIMIT_MB"
-"""Overrides the memory limit for indexing: a number of MB, or 0 for no limit."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
 RecordHook = Callable[[int, str, "str | None", int, dict[str, Any], bytes], None]
 """``load_session``'s ``on_record``: called as ``hook(index, type, role, offset, record,
@@ -1841,18 +1840,14 @@ def _samples(s: Session, fd: int, size: int) -> None:
 
 def memory_limit(size: int) -> int | None:
     """Bytes a session of ``size`` bytes may use: half its size + 150 MB, unless
-    ``TUI_COMPACTOR_MEMORY_LIMIT_MB`` says otherwise (0: no limit)."""
-    override = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
-    if override:
-        try:
-            megabytes = float(override)
-        except ValueError:
-            megabytes = -1.0
-        if megabytes == 0:
-            return None
-        if megabytes > 0:
-            return int(megabytes * 1024 * 1024)
-    return size // 2 + 150 * 1024 * 1024
+    ``TUI_COMPACTOR_MEMORY_LIMIT_MB`` says otherwise (0: no limit).
+
+    Raises:
+        ConfigError: the variable is not a number of MB (``config_sources.memory_limit_mb``)."""
+    megabytes = memory_limit_mb()
+    if megabytes is None:
+        return size // 2 + 150 * 1024 * 1024
+    return None if megabytes == 0 else int(megabytes * 1024 * 1024)
 
 
 def _entry_limit(limit: int | None) -> int | None:
@@ -1950,7 +1945,11 @@ def _load(
             _io_failure(session, "not a regular file")
             return session
         size = st.st_size
-        limit = memory_limit(size)
+        try:
+            limit = memory_limit(size)
+        except ConfigError as error:
+            _io_failure(session, str(error), "memory-limit")
+            return session
         max_entries = _entry_limit(limit)
         if max_entries is not None and limit is not None:
             estimated = _estimate_entries(fd, size)

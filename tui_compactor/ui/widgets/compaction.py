@@ -172,12 +172,18 @@ class CandidateView(Vertical):
         """Whether the audit is held to ``AUDIT_ROWS_SHORT`` rows (``fit_audit``)."""
         self._title = Static(self._title_text(), classes="candidate-title")
         self._audit = Static(Text(""), classes="candidate-audit")
-        self._body: list[Widget] | None = self._make_body()
-        """The panes and the audit until they are mounted (``mount_body``)."""
+        self._body: list[Widget] | None = None
+        """The panes and the audit, made with the title (``compose``), until they are mounted
+        (``mount_body``)."""
+        self._body_mounted = False
 
     def compose(self) -> ComposeResult:
-        """The title; the part panes, the short summary and the audit follow on a later frame
-        (``mount_body``): they take the events of a run before they are mounted."""
+        """The title; the part panes, the short summary and the audit are made now, in this
+        view's own step (the panel starts its runs once its views are composed: the panes take
+        the events of a run before they are mounted), and mounted on a later frame
+        (``mount_body``)."""
+        if self._body is None and not self._body_mounted:
+            self._body = self._make_body()
         yield self._title
         self.set_class(self.stacked, "-stacked")
 
@@ -205,13 +211,15 @@ class CandidateView(Vertical):
     @property
     def body_mounted(self) -> bool:
         """Whether the panes and the audit were mounted (``mount_body``)."""
-        return self._body is None
+        return self._body_mounted
 
     async def mount_body(self) -> None:
         """Mount the panes and the audit under the title (once)."""
-        body, self._body = self._body, None
-        if body is not None:
-            await self.mount_all(body)
+        if self._body_mounted:
+            return
+        body = self._body if self._body is not None else self._make_body()
+        self._body, self._body_mounted = None, True
+        await self.mount_all(body)
 
     def _part_title(self, part: str) -> Static:
         title = Static(Text(PART_TITLES[part]), classes="part-title", id=f"title-{part}")
