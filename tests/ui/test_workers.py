@@ -10,8 +10,6 @@ from textual.app import App
 
 from tui_compactor.ui.workers import work
 
-pytestmark = pytest.mark.asyncio
-
 UI = Path(__file__).resolve().parents[2] / "tui_compactor" / "ui"
 
 
@@ -36,6 +34,7 @@ class Host(App[None]):
         self.received.append((argument, request))
 
 
+@pytest.mark.asyncio
 async def test_a_worker_starts_without_formatting_its_arguments() -> None:
     """The worker runs with its arguments, named by its method, and none is ``repr``-ed."""
     app = Host()
