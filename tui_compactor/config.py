@@ -49,7 +49,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from tui_compactor.config_sources import (
     ENV_VARS,
@@ -59,6 +68,7 @@ from tui_compactor.config_sources import (
     memory_limit_mb,
     set_variables,
 )
+from tui_compactor.engine.settings import check_threshold
 
 __all__ = [
     "CompactionConfig",
@@ -108,14 +118,19 @@ class CompactionConfig(_Strict):
         "files", description="File list block: <files> or pi's <read-files>/<modified-files>."
     )
     threshold_percent: float = Field(
-        -1,
-        le=100,
-        allow_inf_nan=False,
-        description="Compact above this percent of the window (-1: window - reserve).",
-    )  # the bounds the flag's check (workbench.settings._check_value) holds a typed value to
+        -1, description="Compact above this percent of the window (-1: window - reserve)."
+    )
     threshold_tokens: int = Field(
         -1, description="Compact above this many tokens (-1: unset; wins over the percent)."
     )
+
+    @field_validator("threshold_percent", "threshold_tokens")
+    @classmethod
+    def _threshold(cls, value: float, info: ValidationInfo) -> float:
+        """The thresholds' bounds, as the flags are held to them (``check_threshold``)."""
+        check_threshold(str(info.field_name), value)
+        return value
+
     split_turns: bool = Field(
         True, description="Allow a cut inside a turn (false: the cut moves to the turn start)."
     )

@@ -115,6 +115,21 @@ def budget_reserve(window: int, settings: CompactionSettings) -> int:
     return effective
 
 
+def check_threshold(name: str, value: object) -> None:
+    """Refuse a ``threshold_percent`` or ``threshold_tokens`` value; the one rule for the
+    flag, the config file and the variables. Any value <= 0 means unset, as in oh-my-pi's
+    settings; a percent is at most 100.
+
+    Raises:
+        ValueError: naming ``name``: not a number, not finite, or a percent over 100."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name}: {value!r} is not a number")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: {value!r} is not a finite number")
+    if name == "threshold_percent" and value > 100:
+        raise ValueError(f"{name}: {value} is over 100")
+
+
 def threshold_tokens(window: int, settings: CompactionSettings) -> int:
     """Context size above which compaction triggers."""
     if settings.rules == "pi":

@@ -14,7 +14,6 @@ means nothing may be run or accepted with these settings (``workbench.plans.run_
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from tui_compactor.engine.settings import (
     CompactionSettings,
     Rules,
     branch_summary_budget,
+    check_threshold,
     effective_reserve,
     reserve_window_warning,
     rules_defaults,
@@ -463,13 +463,7 @@ def _check_value(name: str, value: Any) -> None:
             raise ValueError(f"{name}: {value!r} is not true or false")
         return
     if name in ("threshold_percent", "threshold_tokens"):
-        # -1 (or any value <= 0) means unset, as in oh-my-pi's settings.
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name}: {value!r} is not a number")
-        if not math.isfinite(value):
-            raise ValueError(f"{name}: {value!r} is not a finite number")
-        if name == "threshold_percent" and value > 100:
-            raise ValueError(f"{name}: {value} is over 100")
+        check_threshold(name, value)
         return
     if name not in _TOKEN_COUNTS:
         raise ValueError(f"{name}: not a setting")
