@@ -358,3 +358,38 @@ async def test_enter_pressed_in_a_full_screen_review_neither_cancels_nor_accepts
             await settle(pilot)
             assert isinstance(app.focused, SessionTree)
     assert path.read_bytes() == before
+
+
+async def test_an_r_waiting_for_a_plan_that_fails_never_runs_a_later_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``r`` asks for a plan first; if that plan fails, the app says no compaction started,
+    and the next plan the user asks for (``c``) is shown, not run: nothing reaches a model
+    that the user did not ask for after the failure."""
+    import tui_compactor.ui.app as app_module
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    real_plan_report = app_module.plan_report
+    failing = [True]
+
+    def plan_report(*args: Any, **kwargs: Any) -> Any:
+        if failing[0]:
+            raise RuntimeError("planning broke")
+        return real_plan_report(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "plan_report", plan_report)
+    with LLMServer() as server:
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(pilot)
+            await pilot.press("r")  # no plan yet: plans first, runs when it comes
+            await settle(pilot)
+            assert app.state.run_after_plan == ""
+            notes = [str(note.message) for note in app._notifications]
+            assert any("no compaction started" in note for note in notes), notes
+            failing[0] = False
+            await pilot.press("c")
+            await settle(pilot)
+            assert app.plan is not None and app.plan.prepared
+            assert app.review_panel is None, "the later plan was run by itself"
+        assert server.requests == []

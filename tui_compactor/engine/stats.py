@@ -51,7 +51,8 @@ class SessionStats:
     problem: str | None = None
 
     def sort_key(self, column: str) -> tuple[Any, ...]:
-        """Key for sorting by a ``STATS_COLUMNS`` column; missing figures sort first."""
+        """Key for sorting by a ``STATS_COLUMNS`` column: ``(known, value, path)``; a missing
+        figure has ``known`` False (``stats`` sorts largest first: those come last)."""
         value = {
             "size": self.size,
             "entries": self.entries,

@@ -1492,6 +1492,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
         self.state.cut_steps = 0
+        self.state.run_after_plan = ""  # a new plan: an r still waiting for the last is dropped
         settings = self.settings
 
         self.with_view(PlanView, lambda view: view.show_settings(settings))
@@ -1605,6 +1606,20 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.plan_cut = plan.branch[chosen]
         self.request_plan()
+
+    def _plan_failed(self) -> None:
+        """The plan asked for will not come: nothing waits for it any more (an ``r`` typed for
+        it does not run a later plan by itself; cut keys typed for it are dropped), and the
+        pane says so."""
+        from tui_compactor.ui.widgets.plan_view import PlanView
+
+        self.state.plan_answered = self.state.plan_request
+        self.state.cut_steps = 0
+        if self.state.run_after_plan:
+            self.state.run_after_plan = ""
+            self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
+        failed = "planning failed (see the note); c plans again"
+        self.with_view(PlanView, lambda view: view.show_planning(failed))
 
     def _plan_on_its_way(self) -> bool:
         """A plan was asked for (``c``, a cut key, a settings edit) and has not come yet."""
@@ -1748,7 +1763,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         )
         asked = self._plan_on_its_way()  # the shown plan (if any) is not the one asked for
         if self.plan is None or stale or asked:
-            self.state.run_after_plan = "candidates" if candidates else "single"
             if asked:  # run once it comes (with the cut keys typed after ``c``)
                 self.request_plan()
             elif self.plan is None:
@@ -1756,6 +1770,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             else:
                 self.notify("the session grew since this plan: planning again first", timeout=4)
                 self._replan_after_growth()
+            self.state.run_after_plan = "candidates" if candidates else "single"
             return
         from tui_compactor.workbench.plans import run_refusal
 
@@ -2782,6 +2797,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.state.search_query and self.handle is not None:
             entry = self.selected_entry
             self.state.search_from = -1 if entry is None else entry
+            self.state.search_request += 1
             self.set_timer(SEARCH_NOTE_AFTER, self._note_search_running)
             # After the frame without the search box: the search worker would take the GIL
             # from it half of the time.
@@ -2790,6 +2806,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 self.handle,
                 self.state.search_query,
                 self.query_one(SessionTree).row_of_entry,
+                self.state.search_request,
             )
         else:
             self.state.search_from = None
@@ -2805,7 +2822,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         return f"“{sanitize(self.state.search_query, single_line=True, max_len=40)}”"
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def find_matches(self, handle: SessionHandle, query: str, positions: Mapping[int, int]) -> None:
+    def find_matches(
+        self, handle: SessionHandle, query: str, positions: Mapping[int, int], request: int
+    ) -> None:
         """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive),
         and their rows in ``positions`` (the tree's when the search started)."""
         worker = get_current_worker()
@@ -2825,13 +2844,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         rows = (positions, match_rows(positions, matches))
-        self.post_message(SearchDone(query, matches, handle, rows))
+        self.post_message(SearchDone(query, matches, handle, rows, request))
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
         """Mark matches and jump to the first one after the cursor."""
-        query, matches = message.query, message.matches
-        if query != self.state.search_query:
+        matches = message.matches
+        if message.request != self.state.search_request:
             return  # a search asked for since replaces this one
         started_at, self.state.search_from = self.state.search_from, None
         if message.handle is not None and message.handle is not self.handle:
@@ -2985,6 +3004,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         what = event.worker.group or event.worker.name
         if what == "search":
             self.state.search_from = None  # no matches are coming: n must not wait for them
+        if what == "plan":
+            self._plan_failed()
         if isinstance(error, TokenTableError):
             self._count_without_table(error, what)
             return

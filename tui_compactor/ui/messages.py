@@ -292,9 +292,12 @@ class SearchDone(Message):
         matches: set[int],
         handle: SessionHandle | None,
         rows: tuple[Mapping[int, int], list[int]],
+        request: int,
     ) -> None:
         super().__init__()
         self.query = query
+        self.request = request
+        """The search request answered (``AppState.search_request``)."""
         self.matches = matches
         self.handle = handle
         """The session searched (a replaced one's matches are dropped)."""

@@ -152,6 +152,8 @@ class ReviewKeys(_Base):
         gives its focus up, and Textual would hand it to the panel's first button (Cancel while
         it streams, Accept once done), where the ``enter`` a user presses by reflex would
         cancel the run or append it."""
+        if not panel.is_attached or self.review_panel is not panel:
+            return  # closed by a key typed before this frame (discard, cancel)
         self.screen.maximize(panel, container=False)
         panel.focus()
 

@@ -67,6 +67,8 @@ class AppState:
     selected_entry: int | None = None
     folded: set[int] = field(default_factory=set)
     search_query: str = ""
+    search_request: int = 0
+    """Bumped per search asked for; the matches of an older one are dropped."""
     search_from: int | None = None
     """While a search runs: the entry the cursor was on when it was asked for (the first match
     is jumped to only if the cursor is still there when the matches arrive); None otherwise."""

@@ -97,11 +97,13 @@ def matches_query(summary: SessionSummary, query: str) -> bool:
 
 def _sort_key(
     column: str, summary: SessionSummary, stats: SessionStats | None = None
-) -> tuple[object, ...]:
-    """Key for sorting rows by ``column``; ties fall back to the newest file first. The
-    ``stats`` columns sort by ``SessionStats.sort_key`` (rows still being measured first)."""
+) -> tuple[object, ...] | None:
+    """Key for sorting rows by ``column``, or None when the row has no figure there (entries
+    not counted, a file not measured yet, no compaction to score): such rows go after the
+    others whichever way the column is sorted. Ties fall back to the newest file first."""
     if column in STATS_SORTED:
-        return stats.sort_key(column) if stats is not None else (False, 0, str(summary.path))
+        key = stats.sort_key(column) if stats is not None else None
+        return key if key is not None and key[0] else None
     if column == "project":
         return (summary.project.casefold(), -summary.modified.timestamp())
     if column == "title":
@@ -109,7 +111,7 @@ def _sort_key(
     if column == "size":
         return (summary.size,)
     if column == "entries":
-        return (summary.entries if summary.entries is not None else -1,)
+        return (summary.entries,) if summary.entries is not None else None
     return (summary.modified.timestamp(),)
 
 
@@ -435,15 +437,14 @@ class SessionPicker(Screen[Path | None]):
         query = self.query_one("#picker-search", Input).value
         column = self._sort.column
         shown = [summary for summary in self.sessions if matches_query(summary, query)]
-        measured = [summary for summary in shown if self._figure_known(column, summary)]
-        # A figure not known (a file still being measured, no compaction to score) sorts
-        # after the known ones whichever way the column is sorted.
-        self.visible_sessions = sorted(
-            measured,
-            key=lambda summary: _sort_key(column, summary, self.stats.get(str(summary.path))),
-            reverse=self._sort.descending,
-        ) + sorted(
-            (summary for summary in shown if not self._figure_known(column, summary)),
+        keyed = [
+            (_sort_key(column, summary, self.stats.get(str(summary.path))), summary)
+            for summary in shown
+        ]
+        known = [(key, summary) for key, summary in keyed if key is not None]
+        known.sort(key=lambda pair: pair[0], reverse=self._sort.descending)
+        self.visible_sessions = [summary for _, summary in known] + sorted(
+            (summary for key, summary in keyed if key is None),
             key=lambda summary: -summary.modified.timestamp(),
         )
         table.clear(columns=True)
@@ -468,14 +469,6 @@ class SessionPicker(Screen[Path | None]):
         if previous is not None and previous in self.visible_sessions:
             table.move_cursor(row=self.visible_sessions.index(previous), animate=False)
         self._update_status(query)
-
-    def _figure_known(self, column: str, summary: SessionSummary) -> bool:
-        """Whether ``summary`` has a figure in ``column`` (a ``stats`` column is known once
-        the file is measured, and the worst score only where a compaction was scored)."""
-        if column not in STATS_SORTED:
-            return True
-        stats = self.stats.get(str(summary.path))
-        return stats is not None and stats.sort_key(column)[0]
 
     @staticmethod
     def _give_way(widths: list[int], rows: list[list[Text]], room: int) -> None:
