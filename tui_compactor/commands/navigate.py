@@ -313,6 +313,8 @@ def _perform(
             finally:
                 await aclose_shared_clients()
 
+        from tui_compactor.engine.tokens import TokenTableError  # counted already: loaded
+
         try:
             prepared = asyncio.run(summarize())
             with handle.read() as snapshot:
@@ -331,6 +333,8 @@ def _perform(
         except AppendRefused as refused:
             say(gate_refusal(report, refused))
             return finish(common.EXIT_REFUSED)
+        except TokenTableError:
+            raise  # every command refuses it alike (cli: exit 2, what to count with instead)
         except Exception as error:  # the summaries layer raises user-facing errors
             reason = getattr(error, "reason", None) or str(error)
             say(f"tui-compactor: navigate failed, nothing written: {reason}")
