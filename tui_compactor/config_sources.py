@@ -57,12 +57,18 @@ Read where it is used (the reader imports no config models), checked with the ot
 by ``load_config``: a bad value is refused like theirs, never silently ignored."""
 
 
+MEMORY_BASE_MB = 50
+"""MB a command takes before any session is read (the interpreter, the libraries, the
+reader's buffers): a memory limit must leave room beyond it, else every file is refused."""
+
+
 def memory_limit_mb(environ: Mapping[str, str] | None = None) -> float | None:
     """``TUI_COMPACTOR_MEMORY_LIMIT_MB`` as a number of MB (None: unset).
 
     Raises:
-        ConfigError: not a finite number, or negative; the message names the variable as the
-            other variables' do."""
+        ConfigError: not a finite number, negative, or too small to read any file
+            (``MEMORY_BASE_MB`` or less); the message names the variable as the other
+            variables' do."""
     env = os.environ if environ is None else environ
     text = env.get(MEMORY_LIMIT_ENV, "").strip()
     if not text:
@@ -74,6 +80,11 @@ def memory_limit_mb(environ: Mapping[str, str] | None = None) -> float | None:
         problem = "Input should be a valid number, unable to parse string as a number"
     if not problem and megabytes < 0:
         problem = "Input should be greater than or equal to 0"
+    elif not problem and 0 < megabytes <= MEMORY_BASE_MB:
+        problem = (
+            f"Input should be 0 (no limit) or over {MEMORY_BASE_MB} (what a command takes "
+            "before any session: every file would be refused)"
+        )
     if problem:
         raise ConfigError(f"environment variable {MEMORY_LIMIT_ENV}: memory_limit_mb: {problem}")
     return megabytes

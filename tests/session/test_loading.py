@@ -402,6 +402,7 @@ def test_a_line_over_the_cap_is_skipped_unread_and_named(
 def test_an_index_that_would_outgrow_the_memory_limit_is_refused_before_it_grows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from tui_compactor import config_sources
     from tui_compactor.session import reader
 
     header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z"}\n'
@@ -410,6 +411,7 @@ def test_an_index_that_would_outgrow_the_memory_limit_is_refused_before_it_grows
     path.write_bytes(b"".join(lines))
     # A limit that holds 1,000 entries: refused from the sample, nothing indexed.
     monkeypatch.setattr(reader, "BASE_MEMORY", 0)
+    monkeypatch.setattr(config_sources, "MEMORY_BASE_MB", 0)
     per_entry = reader.INDEX_BYTES_PER_ENTRY
     monkeypatch.setenv("TUI_COMPACTOR_MEMORY_LIMIT_MB", str(1000 * per_entry / 1024 / 1024))
     session = load_session(path)
@@ -568,7 +570,12 @@ def test_reads_stay_right_while_another_thread_closes_the_session_again_and_agai
 
 @pytest.mark.parametrize(
     ("value", "why"),
-    [("abc", "valid number"), ("-5", "greater than or equal to 0"), ("nan", "finite")],
+    [
+        ("abc", "valid number"),
+        ("-5", "greater than or equal to 0"),
+        ("nan", "finite"),
+        ("10", "0 (no limit) or over 50"),
+    ],
 )
 def test_a_bad_memory_limit_variable_is_refused_by_the_commands_and_the_reader(
     tmp_path: Path,

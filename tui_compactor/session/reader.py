@@ -34,7 +34,12 @@ try:
 except ImportError:  # pragma: no cover - a declared dependency; the stdlib path is exact too
     orjson = None  # type: ignore[assignment]
 
-from tui_compactor.config_sources import MEMORY_LIMIT_ENV, ConfigError, memory_limit_mb
+from tui_compactor.config_sources import (
+    MEMORY_BASE_MB,
+    MEMORY_LIMIT_ENV,
+    ConfigError,
+    memory_limit_mb,
+)
 from tui_compactor.session.flavor import OMP_ONLY_TYPES, omp_compaction_field
 from tui_compactor.session.migrate import (
     CURRENT_VERSION,
@@ -101,7 +106,7 @@ INDEX_BYTES_PER_ENTRY = 350
 """Peak memory the index takes per entry, with a margin. Measured (peak RSS of ``lint`` over
 its peak on a 10-entry file, per entry): 257 B on a million tiny entries, 310 B on a
 200,000-deep chain (its depths are big integers), 255 B for ``plan`` on the chain."""
-BASE_MEMORY = 50 * 1024 * 1024
+BASE_MEMORY = MEMORY_BASE_MB * 1024 * 1024
 """The interpreter and the libraries a command loads before any session (23 MB for ``lint``)
 and the reader's buffers (chunks read and queued for hashing)."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
