@@ -167,6 +167,11 @@ async def test_a_deleted_file_keeps_what_was_shown_until_it_is_back(tmp_path: Pa
         app._follow_tick()  # still gone: said once
         await settle(pilot)
         assert " ".join(raised_notes(app)).count("the file is gone") == 1
+        await pilot.press("L")  # a write key: refused by the one gate, nothing created
+        await settle(pilot)
+        assert "gone" in (app.session.append_refusal or "")
+        assert not app.query("LabelDialog"), "a label could be typed for a file that is gone"
+        assert sorted(p.name for p in tmp_path.iterdir()) == [], "nothing written in its place"
         last = json.loads(content.splitlines()[-1])
         message = {"role": "user", "content": "back", "timestamp": 1768212000000}
         entry = {"type": "message", "id": "0bac0bac", "parentId": last["id"],

@@ -2519,7 +2519,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 if not self.state.file_gone:
                     self.state.file_gone = True
                     gone = "the file is gone (deleted or moved): what was loaded stays shown"
+                    # The one write gate (every write key, the review's accept) reads it.
+                    self._loaded().append_refusal = gone
                     self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self._update_status()
+                    self.refresh_bindings()
                     self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
                 return
             self.state.file_gone = False
