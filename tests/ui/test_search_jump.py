@@ -80,6 +80,16 @@ def _notes(app: Any) -> list[str]:
     return [str(note.message) for note in app._notifications]
 
 
+async def _search_from_the_top(pilot: Any, app: Any) -> SessionTree:
+    """The first row under the cursor, then a search for "read" submitted."""
+    await settle(pilot)
+    tree = app.query_one(SessionTree)
+    await pilot.press("g")
+    await settle(pilot)
+    await pilot.press("slash", *"read", "enter")
+    return tree
+
+
 async def test_n_during_a_search_says_it_is_still_running_and_stays(
     held_search: threading.Event,
 ) -> None:
@@ -87,11 +97,7 @@ async def test_n_during_a_search_says_it_is_still_running_and_stays(
     matches") and leaves the cursor where it is; the matches then jump as usual."""
     app = make_app(REAL)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        tree = app.query_one(SessionTree)
-        await pilot.press("g")
-        await settle(pilot)
-        await pilot.press("slash", *"read", "enter")
+        tree = await _search_from_the_top(pilot, app)
         await pilot.pause(0.7)  # past the note that the search runs
         await pilot.press("n")
         await pilot.pause()
@@ -111,11 +117,7 @@ async def test_a_cursor_moved_during_a_search_stays_where_the_user_took_it(
     pull the cursor away from where the user went."""
     app = make_app(REAL)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        tree = app.query_one(SessionTree)
-        await pilot.press("g")
-        await settle(pilot)
-        await pilot.press("slash", *"read", "enter")
+        tree = await _search_from_the_top(pilot, app)
         await pilot.pause()
         await pilot.press("j", "j", "j")
         await pilot.pause()

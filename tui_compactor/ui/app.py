@@ -638,10 +638,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- loading -----------------------------------------------------------------------
 
-    def open_session(self, path: Path, *, preview: bool | None = None) -> None:
+    def open_session(
+        self,
+        path: Path,
+        *,
+        preview: bool | None = None,
+        after: threading.Event | None = None,
+    ) -> None:
         """Start indexing ``path``; the window is already up and shows progress. A first open
         of a big file shows its tail first (``PreviewLoaded``; ``preview`` False: not tried
-        again), a reload keeps what is shown."""
+        again, or ``after``: the tail already shown, the index waits until it is drawn), a
+        reload keeps what is shown."""
         self.state.load_cancel = threading.Event()
         self.load_session_file(
             path,
@@ -649,6 +656,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.settings,
             self.filter_index,
             preview=self.session is None if preview is None else preview,
+            after=after,
         )
 
     def _open_in_first_frame(self, path: Path) -> None:
@@ -680,15 +688,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         settings = self._settings_for(self.settings, tail)
         self._show_preview(PreviewLoaded(tail, build_outline(tail, view=view), settings, drawn))
         self._show_first_gauge()
-        self.state.load_cancel = threading.Event()
-        self.load_session_file(
-            path,
-            self.state.load_cancel,
-            self.settings,
-            self.filter_index,
-            preview=False,
-            after=drawn,
-        )
+        self.open_session(path, preview=False, after=drawn)
 
     def _show_first_gauge(self) -> None:
         """The selected entry's details and gauge now (a chars/4 gauge while the counter's
