@@ -69,10 +69,14 @@ async def _settle(pilot: Any) -> None:
     def idle() -> bool:
         return not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
 
+    from tui_compactor.ui.widgets.redraw import SHRINK_AFTER
+
     for _ in range(50):
         await _until(pilot, idle, "workers to finish")
         await pilot.pause()
         if idle():
+            # Rows a pane kept for content to come are given back once it has settled.
+            await pilot.pause(SHRINK_AFTER + 0.1)
             return
 
 
