@@ -2848,7 +2848,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         rows = (positions, match_rows(positions, matches))
-        self.post_message(SearchDone(query, matches, handle, rows, request))
+        self.post_message(SearchDone(matches, handle, rows, request))
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:

@@ -284,18 +284,16 @@ class SummaryDiffReady(Message):
 
 
 class SearchDone(Message):
-    """The entries whose id or preview contain ``query``."""
+    """The entries whose id or preview contain the query of search ``request``."""
 
     def __init__(
         self,
-        query: str,
         matches: set[int],
         handle: SessionHandle | None,
         rows: tuple[Mapping[int, int], list[int]],
         request: int,
     ) -> None:
         super().__init__()
-        self.query = query
         self.request = request
         """The search request answered (``AppState.search_request``)."""
         self.matches = matches
