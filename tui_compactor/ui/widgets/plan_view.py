@@ -15,7 +15,6 @@ CLI's ``--instructions`` / ``--replace-instructions``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -32,7 +31,6 @@ from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import InlineInput, update_static
-from tui_compactor.ui.workers import work
 from tui_compactor.wording import count_of
 from tui_compactor.workbench.settings import PLAN_SETTINGS
 
@@ -222,6 +220,23 @@ def settings_text(items: list[tuple[str, str, str]]) -> Text:
     return out
 
 
+class FormHint(Static, can_focus=True):
+    """Where the plan pane's form goes until it is made: a line saying how to reach it. Given
+    the focus (tab, a click), it makes the form and hands the focus to the form's first
+    field."""
+
+    DEFAULT_CSS = """
+    FormHint { height: auto; margin-top: 1; }
+    FormHint:focus { background: $accent 30%; }
+    """
+
+    def on_focus(self) -> None:
+        """Make the form; its first field takes the focus."""
+        view = self.parent
+        if isinstance(view, PlanView):
+            view.focus_inputs()
+
+
 class PlanView(VerticalScroll):
     """Plan summary plus in-place budget inputs."""
 
@@ -291,9 +306,9 @@ class PlanView(VerticalScroll):
         self._settings = settings
         """The settings the form is made with (None: blank until ``show_settings``)."""
         self._fields: dict[str, Input | Checkbox | Select[str]] = {}
-        """The form's inputs made so far, by id (a row is made as it is mounted)."""
+        """The form's inputs, by id, once made (each row is made as it is mounted)."""
         self._row_makers: list[Callable[[], Horizontal]] = []
-        """What makes each of the form's rows not mounted yet (``_form_rows``)."""
+        """What makes each of the form's rows while the form is not made (``_form_rows``)."""
 
     plan_text: Text | None = None
     """The plan drawn last (kept, dimmed, while the next one is being made)."""
@@ -302,41 +317,66 @@ class PlanView(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         """The plan's text, its sweep and where its settings came from (the sweep first: it
-        is what a user moving the cut looks at); the form follows them, a row a frame
-        (``on_mount``)."""
+        is what a user moving the cut looks at); below them, until the form is made, a line
+        saying how to reach it (``FormHint``)."""
         yield Static(
             Text("press c for the compaction plan of the selected node", style="dim"),
             id="plan-text",
         )
         yield Static(id="plan-sweep")
         yield Static(id="plan-sources")
+        yield FormHint(
+            Text("e or tab: edit these settings, the method and the focus", style="dim"),
+            id="plan-form-hint",
+        )
 
     def on_resize(self, event: events.Resize) -> None:
         """Stack the form's fields on a narrow pane (``STACK_BELOW``)."""
         self.set_class(event.size.width < self.STACK_BELOW, "-stacked")
 
     def on_mount(self) -> None:
-        """Make and mount the form's rows one per frame: all at once they are one layout of
-        ~40 widgets (tens of ms on the UI thread) in the frame that first shows the plan, and
-        making them all is ~15 ms more in one message; at the usual heights they lie below the
-        plan and its sweep anyway."""
-        self._row_makers = self._form_rows()
-        self._mount_rows()
+        """Make the form when its place first comes into view (checked after each layout or
+        scroll of the screen), or when the user goes to it (``focus_inputs``, ``FormHint``).
 
-    @work(group="plan-form", exit_on_error=False)
-    async def _mount_rows(self) -> None:
-        """Make and mount the form's rows, each after the screen drew the one before."""
-        while self._row_makers and self.is_attached:
-            await self.mount(self._make_row(self._row_makers.pop(0)))
-            drawn = asyncio.Event()
-            self.call_after_refresh(drawn.set)
-            await drawn.wait()
+        The form is ~40 widgets: mounting them is a few layouts of the whole screen (10-20 ms
+        of the UI thread each, more for their first paint); made while a plan is shown they
+        stalled every frame of it, though at the usual heights they lie below the plan, its
+        sweep and its settings, out of view."""
+        self._row_makers = self._form_rows()
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._mount_form_in_view)
+
+    _first_plan_on_its_way = False
+    """Rows are reserved for the first plan (``show_planning``): where the form goes is not
+    where it will be once the plan is shown."""
+
+    def _mount_form_in_view(self, _screen: object = None) -> None:
+        """Make and mount the form if its place shows on screen."""
+        if not self._row_makers or self._first_plan_on_its_way:
+            return
+        hints = self.query(FormHint)
+        if not hints:
+            return
+        try:
+            geometry = self.screen.find_widget(hints.first())
+        except Exception:  # not arranged: the tab is hidden or the pane not laid out yet
+            return
+        if geometry.visible_region:
+            self._mount_form_now()
 
     def _mount_form_now(self) -> None:
-        """Make and mount the rows not mounted yet at once (the user goes to the form)."""
+        """Make and mount the form in place of its hint, all rows at once (one batch: a
+        few layouts instead of one per row)."""
         makers, self._row_makers = self._row_makers, []
-        if makers:
-            self.mount_all([self._make_row(make) for make in makers])
+        if not makers:
+            return
+        hints = self.query(FormHint)
+        rows = [self._make_row(make) for make in makers]
+        if hints:
+            hint = hints.first()
+            self.mount_all(rows, before=hint)
+            hint.remove()
+        else:
+            self.mount_all(rows)
 
     def _make_row(self, make: Callable[[], Horizontal]) -> Horizontal:
         """One row of the form, made with its values: nothing it posts while made or mounted
@@ -450,6 +490,7 @@ class PlanView(VerticalScroll):
         """Show a plan's description (``plan_summary``, made in the plan worker) and, under
         the sweep, where its settings came from (``settings_text``)."""
         self.plan_text = text
+        self._first_plan_on_its_way = False
         update_static(self.query_one("#plan-text", Static), text, shrink=False)
         update_static(self.query_one("#plan-sources", Static), sources, shrink=False)
 
@@ -462,6 +503,7 @@ class PlanView(VerticalScroll):
         repaint of its own rows."""
         shown = self.plan_text
         if shown is None:
+            self._first_plan_on_its_way = True
             self.sweep = None
             update_static(
                 self.query_one("#plan-text", Static),
@@ -489,6 +531,7 @@ class PlanView(VerticalScroll):
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (no plan, or an error)."""
         self.plan_text = self.sweep = None
+        self._first_plan_on_its_way = False
         update_static(self.query_one("#plan-text", Static), Text(text, style="dim"))
         update_static(self.query_one("#plan-sweep", Static), "")
         update_static(self.query_one("#plan-sources", Static), "")
