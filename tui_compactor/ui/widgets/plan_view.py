@@ -30,7 +30,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.widgets.labels import format_tokens
-from tui_compactor.ui.widgets.redraw import InlineInput, update_static
+from tui_compactor.ui.widgets.redraw import InlineInput, RenderedOnce, update_static
 from tui_compactor.wording import count_of
 from tui_compactor.workbench.settings import PLAN_SETTINGS
 
@@ -537,7 +537,10 @@ class PlanView(VerticalScroll):
         update_static(self.query_one("#plan-sources", Static), "")
 
     def show_sweep(self, sweep: RenderableType) -> None:
-        """Show the sweep over every valid cut under the plan."""
+        """Show the sweep over every valid cut under the plan (rendered once per width: it is
+        measured, painted, given back its reserved rows and dimmed while the next is made)."""
+        if not isinstance(sweep, RenderedOnce):
+            sweep = RenderedOnce(sweep)
         self.sweep = sweep
         update_static(self.query_one("#plan-sweep", Static), sweep, shrink=False)
 
