@@ -881,7 +881,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.clear_plan()  # its entry indices are the old session's (a plan on its way too)
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
-        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
+        self._show_write_gate()
         self._update_status()
         self._report_diagnostics(session)
         self._report_orphaned_appends(message.orphans)
@@ -1829,7 +1829,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
         from tui_compactor.ui.widgets.compaction import CompactionPanel
 
-        panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
+        session = self.session
+        panel = CompactionPanel(jobs, write_refusal=lambda: session.append_refusal)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
 
         def show_panel() -> None:
@@ -2537,7 +2538,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     gone = "the file is gone (deleted or moved): what was loaded stays shown"
                     # The one write gate (every write key, the review's accept) reads it.
                     self._loaded().append_refusal = gone
-                    self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self._show_write_gate()
                     self._update_status()
                     self.refresh_bindings()
                     self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
@@ -2548,6 +2549,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.after_growth(message.added)
 
+    def _show_write_gate(self) -> None:
+        """Show what the one write gate (``Session.append_refusal``) says now: the banner, and
+        the review's Accept (the button and ``a`` ask the gate itself)."""
+        session = self.session
+        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal if session else None)
+        panel = self.review_panel
+        if panel is not None:
+            panel.gate_changed()
+
     def after_growth(
         self, added: list[int], *, announce: bool = True, select: int | None = None
     ) -> None:
@@ -2557,7 +2567,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         assert handle is not None
         tree = self.query_one(SessionTree)
         tree.file_leaf = handle.session.leaf
-        self.query_one(ReadOnlyBanner).show_reason(handle.session.append_refusal)
+        self._show_write_gate()
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry if select is None else select)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
