@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -468,9 +469,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
 
-    def on_unmount(self) -> None:
-        """Hand the garbage collector back to its defaults."""
+    async def on_unmount(self) -> None:
+        """Hand the garbage collector back to its defaults; close the summaries' HTTP client
+        (its keep-alive connections), if a summary made one."""
         collector.uninstall()
+        providers = sys.modules.get("tui_compactor.summarize.providers")
+        if providers is not None:
+            await providers.aclose_shared_clients()
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
