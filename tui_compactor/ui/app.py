@@ -472,10 +472,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         collector.uninstall()
 
     async def on_event(self, event: events.Event) -> None:
-        """Remember when the user last typed or clicked (deep collections wait for a pause)."""
+        """Remember when the user last typed or clicked (deep collections wait for a pause);
+        drop a key typed before the dialog that would take it as an answer (``asked_at``)."""
         if isinstance(event, events.InputEvent):
             self.state.last_input = time.monotonic()
             if isinstance(event, events.Key) and not event.is_forwarded:
+                asked_at = getattr(self.screen, "asked_at", None)
+                if asked_at is not None and event.time < asked_at:
+                    return  # typed before the dialog was there: not an answer to it
                 if self._held_keys is not None:
                     self._held_keys.append(event)
                     return
@@ -876,7 +880,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.clear_plan()  # its entry indices are the old session's (a plan on its way too)
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
-        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
+        self._show_write_gate()
         self._update_status()
         self._report_diagnostics(session)
         self._report_orphaned_appends(message.orphans)
@@ -1828,7 +1832,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
         from tui_compactor.ui.widgets.compaction import CompactionPanel
 
-        panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
+        session = self.session
+        panel = CompactionPanel(jobs, write_refusal=lambda: session.append_refusal)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
 
         def show_panel() -> None:
@@ -2145,8 +2150,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="warning",
                 timeout=8,
             )
-            if self.handle is not None:
-                self.plan_move(self.handle, message.target, self.settings)
+            self.ask_move(message.target)
         elif message.kind == "undo" and message.target is not None:
             self.notify(
                 "asking again with the new entries", title=title, severity="warning", timeout=8
@@ -2203,8 +2207,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.entry_index in self.pending_targets:
             self.notify("a summary for this node is already running", timeout=3)
             return
-        assert self.handle is not None
-        self.plan_move(self.handle, message.entry_index, self.settings)
+        self.ask_move(message.entry_index)
+
+    def ask_move(self, target: int) -> None:
+        """Plan the move to ``target`` and ask how (the dialog), unless a move is already being
+        planned or asked about: the one place a navigation is asked for, so an ``enter`` typed
+        before the dialog showed neither opens a second one nor writes a second time."""
+        if self.handle is None or self.state.move_asked is not None:
+            return
+        self.state.move_asked = target
+        self.plan_move(self.handle, target, self.settings)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
@@ -2248,13 +2260,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.ui.screens.navigate import NavigateDialog
 
         nav_plan = message.nav_plan
+        if self.state.move_asked != nav_plan.target:
+            return  # not the move asked for (any more)
         if getattr(nav_plan, "noop", False):
+            self.state.move_asked = None
             self.notify("already at this node", timeout=2)
             return
         if not self.settings.branch_summary_enabled:
             # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
             from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
 
+            self.state.move_asked = None
             self.start_navigation(
                 nav_plan,
                 NavigationChoice(nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE),
@@ -2264,6 +2280,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         label = message.summarizer_label
 
         def chosen(choice: NavigationChoice | None) -> None:
+            self.state.move_asked = None
             if choice is not None:
                 self.start_navigation(nav_plan, choice, message.generation)
 
@@ -2524,7 +2541,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     gone = "the file is gone (deleted or moved): what was loaded stays shown"
                     # The one write gate (every write key, the review's accept) reads it.
                     self._loaded().append_refusal = gone
-                    self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self._show_write_gate()
                     self._update_status()
                     self.refresh_bindings()
                     self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
@@ -2535,6 +2552,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.after_growth(message.added)
 
+    def _show_write_gate(self) -> None:
+        """Show what the one write gate (``Session.append_refusal``) says now: the banner, and
+        the review's Accept (the button and ``a`` ask the gate itself)."""
+        session = self.session
+        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal if session else None)
+        panel = self.review_panel
+        if panel is not None:
+            panel.gate_changed()
+
     def after_growth(
         self, added: list[int], *, announce: bool = True, select: int | None = None
     ) -> None:
@@ -2544,7 +2570,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         assert handle is not None
         tree = self.query_one(SessionTree)
         tree.file_leaf = handle.session.leaf
-        self.query_one(ReadOnlyBanner).show_reason(handle.session.append_refusal)
+        self._show_write_gate()
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry if select is None else select)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
@@ -3005,6 +3031,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
         """One place that turns worker crashes into notifications (the app keeps running)."""
+        if event.worker.group == "navplan" and event.state in (
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            self.state.move_asked = None  # no dialog is coming: enter asks again
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error

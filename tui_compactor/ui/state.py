@@ -106,6 +106,9 @@ class AppState:
     """Live follow found the file deleted or moved away: what was loaded stays shown."""
     pending_targets: set[int] = field(default_factory=set)
     """Targets of navigations still running."""
+    move_asked: int | None = None
+    """The node whose move is being planned or asked about in the navigation dialog: another
+    ``enter`` waits for that answer (two typed fast ask once, and write once at most)."""
     running_jobs: int = 0
     """Writes and summaries in flight (shown in the status line)."""
 
