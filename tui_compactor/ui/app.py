@@ -22,7 +22,7 @@ from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -599,6 +599,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+
+    def _on_notify(self, event: Notify) -> None:
+        """Every note joins the toasts here: one equal to a shown one replaces it, and older,
+        less severe ones make room so the toasts keep to the lower half (``ui.toasts``)."""
+        from tui_compactor.ui.toasts import toasts_to_drop
+
+        for note in toasts_to_drop(self._notifications, event.notification, self.size):
+            self._unnotify(note, refresh=False)
+        super()._on_notify(event)
 
     def _repaint_toasts_later(self) -> None:
         """Note the area the toasts cover now (the one about to expire among them) and paint
