@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import functools
 import importlib
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from itertools import chain
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -303,11 +303,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
-        if path is not None:
-            # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
-            # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
-            # count, then the table loads and the gauge is measured again (``measure_node``).
-            get_counter(self.state.settings.tokens, preload=False)
+        # cl100k counts come from a counting process (``token_process``): building the encoder
+        # holds a GIL 0.1-0.3 s, its own there. It starts now if they are the counts shown
+        # (else at the first count); the first gauge is drawn from a chars/4 count until it is
+        # ready, then measured again (``measure_node``).
+        get_counter("cl100k", preload=self.state.settings.tokens == "cl100k", process=True)
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -468,9 +468,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
 
-    def on_unmount(self) -> None:
-        """Hand the garbage collector back to its defaults."""
+    async def on_unmount(self) -> None:
+        """Hand the garbage collector back to its defaults; close the summaries' HTTP client
+        (its keep-alive connections), if a summary made one."""
         collector.uninstall()
+        providers = sys.modules.get("tui_compactor.summarize.providers")
+        if providers is not None:
+            await providers.aclose_shared_clients()
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
@@ -1297,25 +1301,29 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         with handle.read() as snapshot:
             count = snapshot.entry_count
         first = list(first or [])
-        order: Iterable[int] = first
-        if not only_first:  # then newest first, generated (a list of 200k indices: ~8 MB)
-            order = chain(first, range(count - 1, -1, -1))
-        for done, index in enumerate(order, 1):
+
+        def chunks() -> Iterator[Sequence[int]]:
+            # The rows on screen, then newest first, TOKEN_BATCH entries at a time.
+            if first:
+                yield first
+            if not only_first:
+                for top in range(count, 0, -TOKEN_BATCH):
+                    yield range(top - 1, max(top - TOKEN_BATCH, 0) - 1, -1)
+
+        for chunk in chunks():
             if worker.is_cancelled:
                 return
             with handle.read():
-                tokens = cache.entry_tokens(index)
-            if tokens is not None:
-                batch[index] = tokens
-            if done % TOKEN_BATCH == 0:
-                time.sleep(0)  # let the UI thread take the GIL between batches
-                now = time.monotonic()
-                if batch and (now - last_post >= 0.1 or done == len(first)):
-                    self.post_message(TokensCounted(batch, cache))
-                    batch, last_post = {}, now
-            elif done == len(first) and batch:
-                self.post_message(TokensCounted(batch, cache))  # the screenful, at once
-                batch, last_post = {}, time.monotonic()
+                cache.count_entries(chunk)  # one request to a counting process
+                for index in chunk:
+                    tokens = cache.entry_tokens(index)
+                    if tokens is not None:
+                        batch[index] = tokens
+            time.sleep(0)  # let the UI thread take the GIL between batches
+            now = time.monotonic()
+            if batch and (chunk is first or now - last_post >= 0.1):  # the screenful at once
+                self.post_message(TokensCounted(batch, cache))
+                batch, last_post = {}, now
         if batch:
             self.post_message(TokensCounted(batch, cache))
 
