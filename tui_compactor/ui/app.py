@@ -1590,7 +1590,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
-            notes = _fold_notes(report.plan, profile_name, settings)
+            # What ``plan`` warns of, in the same words: the plan's own warnings (a cut moved
+            # back to keep a turn whole…) and settings that are ignored or clamped.
+            notes = [
+                *report.plan.warnings,
+                *settings.warnings(),
+                *_fold_notes(report.plan, profile_name, settings),
+            ]
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
         sources = settings_text(settings.plan_source_items())
         self.post_message(PlanReady(report, request, text, sources))
