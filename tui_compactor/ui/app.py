@@ -161,9 +161,6 @@ WHOLE_FILE_ACTIONS = frozenset(
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
-RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "breakdown"})
-"""The workers whose counts ``_count_again`` makes again (after a change of counter)."""
-
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
 
@@ -934,16 +931,47 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             timeout=4,
         )
 
+    def _recounts(self) -> dict[str, Callable[[], None]]:
+        """The one list of the workers (by group) that count with the app's counter, each with
+        what starts its count again after a change of counter (``_count_again``). A worker
+        that is not here (a navigation's plan, a shake preview) is asked for again by the
+        user (``_count_without_table`` tells them)."""
+        return {
+            "tokens": self._recount_tree,
+            "plan": self._replan_at_default_cut,
+            "sweep": self._replan_at_default_cut,  # made for each plan that arrives
+            "gauge": self._measure_selected,
+            "chart": self._recount_chart,
+            "breakdown": self._recount_breakdown,
+        }
+
     def _count_again(self) -> None:
-        """The counter or the rules changed: the tree's counts, the gauge, the chart, the plan
-        and its sweep and the Window tab are counted again."""
+        """The counter or the rules changed: every worker of ``_recounts`` counts again (the
+        tree's counts, the plan and its sweep, the gauge, the chart, the Window tab)."""
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
+        self._update_status()
+        for count_again in dict.fromkeys(self._recounts().values()):  # each step once
+            count_again()
+
+    def _recount_tree(self) -> None:
+        """The tree's token counts, visible rows first."""
         self.query_one(SessionTree).token_counts.clear()
         self.state.token_count_pending = True
-        self._update_status()
         self.rebuild_outline()
-        self._apply_settings()
+
+    def _replan_at_default_cut(self) -> None:
+        """The plan (and its sweep), at the cut the new counts choose."""
+        self.state.plan_cut = None
+        self.request_plan()
+
+    def _recount_chart(self) -> None:
+        """The chart of the whole active path."""
+        if self.handle is not None:
+            self.measure_chart(self.handle, self.settings)
+
+    def _recount_breakdown(self) -> None:
+        """The Window tab, if it was ever shown."""
         if self.pane_started("tab-breakdown"):
             self.request_breakdown(again=True)
 
@@ -973,7 +1001,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="error",
                 timeout=10,
             )
-        if what not in RECOUNTED_WORKERS:
+        if what not in self._recounts():
             self.notify(
                 f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
                 title="no token table",
@@ -1721,11 +1749,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
-        self.state.plan_cut = None
-        self.request_plan()
+        self._replan_at_default_cut()
         self._measure_selected()
-        if self.session is not None:
-            self.measure_chart(self.handle, self.settings)
+        self._recount_chart()
 
     def clear_plan(self) -> None:
         """Forget the plan (a plan on its way too) and remove its marks from the tree."""
