@@ -91,3 +91,40 @@ async def test_the_plan_pane_and_plan_json_agree_on_every_setting_and_its_source
         assert {k: v for k, v in edited.items() if k != "keep-recent"} == {
             k: v for k, v in rows.items() if k != "keep-recent"
         }
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_plan_pane_warns_of_what_plan_warns_of_in_the_same_words(
+    size: tuple[int, int], configured: dict[str, str]
+) -> None:
+    """A threshold pi ignores (from a variable) and a cut moved back to keep a turn whole
+    (``split_turns = false`` in the file): ``plan`` warns of both, naming the setting, its value
+    and where it came from, and the app's plan pane says the same."""
+    result = cli("plan", str(TREE_COMPACTED), env=configured)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    warned = [
+        line.removeprefix("warning: ")
+        for line in result.stderr.decode().splitlines()
+        if line.startswith("warning: ")
+    ]
+    warned += [
+        line.strip().removeprefix("warning: ")
+        for line in text.splitlines()
+        if line.startswith("  warning: ")
+    ]
+    assert any(
+        line.startswith("threshold % 70 is oh-my-pi's setting")
+        and line.endswith("(from TUI_COMPACTOR_THRESHOLD_PERCENT)")
+        for line in warned
+    ), warned
+    assert any(line.startswith("split turns are off: the cut moved back") for line in warned)
+    assert "(manual cut)" not in text, "the rule moved the cut, not the user"
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        pane = " ".join(str(app.query_one("#plan-text").render()).split())
+        for line in warned:
+            assert " ".join(line.split()) in pane, (line, pane)

@@ -292,10 +292,14 @@ class CompactionPlan:
             return f"cut at {_article(kind)} {kind} that starts a turn: no turn prefix to summarize"
         start_kind = self.kind_at(self.turn_start_index)
         count = self.message_count("turn_prefix")
-        plural = "" if count == 1 else "s"
+        messages = (
+            "its 1 message before the cut is"
+            if count == 1
+            else f"its {count} messages before the cut are"
+        )
         return (
             f"split turn: it starts at branch index {self.turn_start_index} ({start_kind}); "
-            f"its {count} message{plural} before the cut are summarized as the turn prefix"
+            f"{messages} summarized as the turn prefix"
         )
 
     def regions(self) -> dict[int, str]:

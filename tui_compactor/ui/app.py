@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import functools
 import importlib
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from itertools import chain
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -23,7 +23,7 @@ from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -88,6 +88,7 @@ from tui_compactor.ui.messages import (
     PlanReady,
     PreviewLoaded,
     SearchDone,
+    SearchExtended,
     SessionLoaded,
     SessionRefreshed,
     SummaryDiffReady,
@@ -159,9 +160,6 @@ WHOLE_FILE_ACTIONS = frozenset(
 
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
-
-RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "breakdown"})
-"""The workers whose counts ``_count_again`` makes again (after a change of counter)."""
 
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
@@ -303,11 +301,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
-        if path is not None:
-            # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
-            # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
-            # count, then the table loads and the gauge is measured again (``measure_node``).
-            get_counter(self.state.settings.tokens, preload=False)
+        # cl100k counts come from a counting process (``token_process``): building the encoder
+        # holds a GIL 0.1-0.3 s, its own there. It starts now if they are the counts shown
+        # (else at the first count); the first gauge is drawn from a chars/4 count until it is
+        # ready, then measured again (``measure_node``).
+        get_counter("cl100k", preload=self.state.settings.tokens == "cl100k", process=True)
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -468,9 +466,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
 
-    def on_unmount(self) -> None:
-        """Hand the garbage collector back to its defaults."""
+    async def on_unmount(self) -> None:
+        """Hand the garbage collector back to its defaults; close the summaries' HTTP client
+        (its keep-alive connections), if a summary made one."""
         collector.uninstall()
+        providers = sys.modules.get("tui_compactor.summarize.providers")
+        if providers is not None:
+            await providers.aclose_shared_clients()
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
@@ -600,6 +602,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+
+    def _on_notify(self, event: Notify) -> None:
+        """Every note joins the toasts here: one equal to a shown one replaces it, and older,
+        less severe ones make room so the toasts keep to the lower half (``ui.toasts``)."""
+        from tui_compactor.ui.toasts import toasts_to_drop
+
+        for note in toasts_to_drop(self._notifications, event.notification, self.size):
+            self._unnotify(note, refresh=False)
+        super()._on_notify(event)
 
     def _repaint_toasts_later(self) -> None:
         """Note the area the toasts cover now (the one about to expire among them) and paint
@@ -920,16 +931,47 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             timeout=4,
         )
 
+    def _recounts(self) -> dict[str, Callable[[], None]]:
+        """The one list of the workers (by group) that count with the app's counter, each with
+        what starts its count again after a change of counter (``_count_again``). A worker
+        that is not here (a navigation's plan, a shake preview) is asked for again by the
+        user (``_count_without_table`` tells them)."""
+        return {
+            "tokens": self._recount_tree,
+            "plan": self._replan_at_default_cut,
+            "sweep": self._replan_at_default_cut,  # made for each plan that arrives
+            "gauge": self._measure_selected,
+            "chart": self._recount_chart,
+            "breakdown": self._recount_breakdown,
+        }
+
     def _count_again(self) -> None:
-        """The counter or the rules changed: the tree's counts, the gauge, the chart, the plan
-        and its sweep and the Window tab are counted again."""
+        """The counter or the rules changed: every worker of ``_recounts`` counts again (the
+        tree's counts, the plan and its sweep, the gauge, the chart, the Window tab)."""
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
+        self._update_status()
+        for count_again in dict.fromkeys(self._recounts().values()):  # each step once
+            count_again()
+
+    def _recount_tree(self) -> None:
+        """The tree's token counts, visible rows first."""
         self.query_one(SessionTree).token_counts.clear()
         self.state.token_count_pending = True
-        self._update_status()
         self.rebuild_outline()
-        self._apply_settings()
+
+    def _replan_at_default_cut(self) -> None:
+        """The plan (and its sweep), at the cut the new counts choose."""
+        self.state.plan_cut = None
+        self.request_plan()
+
+    def _recount_chart(self) -> None:
+        """The chart of the whole active path."""
+        if self.handle is not None:
+            self.measure_chart(self.handle, self.settings)
+
+    def _recount_breakdown(self) -> None:
+        """The Window tab, if it was ever shown."""
         if self.pane_started("tab-breakdown"):
             self.request_breakdown(again=True)
 
@@ -959,7 +1001,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="error",
                 timeout=10,
             )
-        if what not in RECOUNTED_WORKERS:
+        if what not in self._recounts():
             self.notify(
                 f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
                 title="no token table",
@@ -1288,25 +1330,29 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         with handle.read() as snapshot:
             count = snapshot.entry_count
         first = list(first or [])
-        order: Iterable[int] = first
-        if not only_first:  # then newest first, generated (a list of 200k indices: ~8 MB)
-            order = chain(first, range(count - 1, -1, -1))
-        for done, index in enumerate(order, 1):
+
+        def chunks() -> Iterator[Sequence[int]]:
+            # The rows on screen, then newest first, TOKEN_BATCH entries at a time.
+            if first:
+                yield first
+            if not only_first:
+                for top in range(count, 0, -TOKEN_BATCH):
+                    yield range(top - 1, max(top - TOKEN_BATCH, 0) - 1, -1)
+
+        for chunk in chunks():
             if worker.is_cancelled:
                 return
             with handle.read():
-                tokens = cache.entry_tokens(index)
-            if tokens is not None:
-                batch[index] = tokens
-            if done % TOKEN_BATCH == 0:
-                time.sleep(0)  # let the UI thread take the GIL between batches
-                now = time.monotonic()
-                if batch and (now - last_post >= 0.1 or done == len(first)):
-                    self.post_message(TokensCounted(batch, cache))
-                    batch, last_post = {}, now
-            elif done == len(first) and batch:
-                self.post_message(TokensCounted(batch, cache))  # the screenful, at once
-                batch, last_post = {}, time.monotonic()
+                cache.count_entries(chunk)  # one request to a counting process
+                for index in chunk:
+                    tokens = cache.entry_tokens(index)
+                    if tokens is not None:
+                        batch[index] = tokens
+            time.sleep(0)  # let the UI thread take the GIL between batches
+            now = time.monotonic()
+            if batch and (chunk is first or now - last_post >= 0.1):  # the screenful at once
+                self.post_message(TokensCounted(batch, cache))
+                batch, last_post = {}, now
         if batch:
             self.post_message(TokensCounted(batch, cache))
 
@@ -1545,7 +1591,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
-            notes = _fold_notes(report.plan, profile_name, settings)
+            # What ``plan`` warns of, in the same words: the plan's own warnings (a cut moved
+            # back to keep a turn whole…) and settings that are ignored or clamped.
+            notes = [
+                *report.plan.warnings,
+                *settings.warnings(),
+                *_fold_notes(report.plan, profile_name, settings),
+            ]
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
         sources = settings_text(settings.plan_source_items())
         self.post_message(PlanReady(report, request, text, sources))
@@ -1697,11 +1749,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
-        self.state.plan_cut = None
-        self.request_plan()
+        self._replan_at_default_cut()
         self._measure_selected()
-        if self.session is not None:
-            self.measure_chart(self.handle, self.settings)
+        self._recount_chart()
 
     def clear_plan(self) -> None:
         """Forget the plan (a plan on its way too) and remove its marks from the tree."""
@@ -2574,6 +2624,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.measure_chart(handle, self.settings)
         if added:
             self._report_orphaned_appends()
+        if added:
+            self._search_new_entries()
         if added and announce:
             from tui_compactor.wording import count_of
 
@@ -2874,7 +2926,56 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         rows = (positions, match_rows(positions, matches))
-        self.post_message(SearchDone(matches, handle, rows, request))
+        self.post_message(SearchDone(matches, handle, rows, request, count))
+
+    def _search_new_entries(self) -> None:
+        """Search the entries live follow added since the finished search looked (none while
+        it runs: it hands over where it stopped)."""
+        handle = self.handle
+        state = self.state
+        if not state.search_query or state.search_from is not None or handle is None:
+            return
+        if len(handle.session.entries) > state.search_covered:
+            self.search_added(
+                handle, state.search_query, state.search_covered, state.search_request
+            )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search-added")
+    def search_added(self, handle: SessionHandle, query: str, start: int, request: int) -> None:
+        """``find_matches`` over the entries from ``start`` on (what the agent appended)."""
+        worker = get_current_worker()
+        needle = query.casefold()
+        rules = self.settings.rules
+        with handle.read() as snapshot:
+            session = snapshot.session
+            count = snapshot.entry_count
+        entries = session.entries
+        matches: set[int] = set()
+        for index in range(start, count):
+            if worker.is_cancelled:
+                return
+            if needle in entry_search_text(session, entries[index], rules).casefold():
+                matches.add(entries[index].index)
+        self.post_message(SearchExtended(matches, handle, request, count))
+
+    @_while_running
+    def on_search_extended(self, message: SearchExtended) -> None:
+        """Mark the new entries that match; say so (``n`` reaches them)."""
+        state = self.state
+        if message.request != state.search_request or state.search_from is not None:
+            return
+        if message.handle is not self.handle:
+            return  # the file was read again since: its entries are not these
+        state.search_covered = max(state.search_covered, message.covered)
+        if message.matches:
+            from tui_compactor.wording import count_of
+
+            tree = self.query_one(SessionTree)
+            tree.mark_matches(tree.search_matches | message.matches)
+            found = count_of(len(message.matches), "match", "matches")
+            self.notify(
+                f"{self._shown_query()}: {found} in new entries · n reaches them", timeout=3
+            )
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
@@ -2890,6 +2991,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
         self.remember_match_rows(message.rows[0], matches, message.rows[1])
+        self.state.search_covered = message.covered
+        self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
         self.notify(
@@ -2960,6 +3063,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             tree = self.query_one(SessionTree)
             if tree.search_matches:  # the esc that leaves a search must not stop the index
                 tree.clear_search()
+                self.state.search_query = ""  # nor search what the agent appends next
                 self.notify("search cleared; esc again stops indexing", timeout=3)
                 return
             self.state.load_cancel.set()
