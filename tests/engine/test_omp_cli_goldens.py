@@ -6,7 +6,8 @@ on the six shipped goldens, in-process and without Bun:
 
 * ``plan --json`` at the oracle's eight keep-recent values: the cut, the region, the
   calibration, the three message lists, ``tokensBefore``, the previous summary, the file
-  operations; and with ``--window`` the thresholds of ``misc.windows``;
+  operations; the same at a manual ``--cut`` on oh-my-pi's cut; along the keep-recent sweep;
+  at the other leaves (``--leaf``); and with ``--window`` the thresholds of ``misc.windows``;
 * ``context --json --at`` every node the golden records a context for: the entries, what is
   sent for each (roles, text hashes and lengths, images, tool-call ids, where the summary sits
   in its wrapper), the context tokens (usage anchor, trailing and local estimate), models,
@@ -18,7 +19,8 @@ on the six shipped goldens, in-process and without Bun:
   summary ends with oh-my-pi's ``<files>`` block (``formatFileOperations``), and
   ``--show-requests`` sends exactly the messages oh-my-pi summarizes.
 
-Ids are compared by entry index (v1 files get fresh ids on every load).
+Ids are compared by entry index (v1 files get fresh ids on every load). Which test holds
+which golden field: ``docs/oracles.md``.
 """
 
 from __future__ import annotations
