@@ -340,6 +340,22 @@ def test_navigate_dry_run_prints_oh_my_pis_branch_summary_preparation(
     assert not differ, "\n".join(differ[:30])
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_navigate_default_budget_is_oh_my_pis(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ``--budget`` the branch summary reads what oh-my-pi's ``generateBranchSummary``
+    reads by default: window - 16384 (the golden's 111616 row for a 128000 window)."""
+    golden, ids = _golden(name), Ids(name)
+    theirs = golden["branchSummary"][0]
+    row = next(row for row in theirs["prepared"] if row["tokenBudget"] == 111616)
+    ours = _json(capsys, "navigate", str(_session_path(name)), "--rules", "omp", "--dry-run",
+                 "--json", "--to", f"#{theirs['targetIndex']}", "--window", "128000")  # fmt: skip
+    (mine,) = ours["prepared"]
+    for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
+        assert ids.same(row[field], mine[field]), field
+
+
 def _conversation(prompt: str) -> str:
     found = re.search(r"<conversation>\n(.*?)\n</conversation>", prompt, re.S)
     assert found, prompt[:300]
