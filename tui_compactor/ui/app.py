@@ -88,6 +88,7 @@ from tui_compactor.ui.messages import (
     PlanReady,
     PreviewLoaded,
     SearchDone,
+    SearchExtended,
     SessionLoaded,
     SessionRefreshed,
     SummaryDiffReady,
@@ -2648,6 +2649,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.measure_chart(handle, self.settings)
         if added:
             self._report_orphaned_appends()
+        if added:
+            self._search_new_entries()
         if added and announce:
             from tui_compactor.wording import count_of
 
@@ -2948,7 +2951,56 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         rows = (positions, match_rows(positions, matches))
-        self.post_message(SearchDone(matches, handle, rows, request))
+        self.post_message(SearchDone(matches, handle, rows, request, count))
+
+    def _search_new_entries(self) -> None:
+        """Search the entries live follow added since the finished search looked (none while
+        it runs: it hands over where it stopped)."""
+        handle = self.handle
+        state = self.state
+        if not state.search_query or state.search_from is not None or handle is None:
+            return
+        if len(handle.session.entries) > state.search_covered:
+            self.search_added(
+                handle, state.search_query, state.search_covered, state.search_request
+            )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search-added")
+    def search_added(self, handle: SessionHandle, query: str, start: int, request: int) -> None:
+        """``find_matches`` over the entries from ``start`` on (what the agent appended)."""
+        worker = get_current_worker()
+        needle = query.casefold()
+        rules = self.settings.rules
+        with handle.read() as snapshot:
+            session = snapshot.session
+            count = snapshot.entry_count
+        entries = session.entries
+        matches: set[int] = set()
+        for index in range(start, count):
+            if worker.is_cancelled:
+                return
+            if needle in entry_search_text(session, entries[index], rules).casefold():
+                matches.add(entries[index].index)
+        self.post_message(SearchExtended(matches, handle, request, count))
+
+    @_while_running
+    def on_search_extended(self, message: SearchExtended) -> None:
+        """Mark the new entries that match; say so (``n`` reaches them)."""
+        state = self.state
+        if message.request != state.search_request or state.search_from is not None:
+            return
+        if message.handle is not self.handle:
+            return  # the file was read again since: its entries are not these
+        state.search_covered = max(state.search_covered, message.covered)
+        if message.matches:
+            from tui_compactor.wording import count_of
+
+            tree = self.query_one(SessionTree)
+            tree.mark_matches(tree.search_matches | message.matches)
+            found = count_of(len(message.matches), "match", "matches")
+            self.notify(
+                f"{self._shown_query()}: {found} in new entries · n reaches them", timeout=3
+            )
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
@@ -2964,6 +3016,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
         self.remember_match_rows(message.rows[0], matches, message.rows[1])
+        self.state.search_covered = message.covered
+        self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
         self.notify(
@@ -3034,6 +3088,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             tree = self.query_one(SessionTree)
             if tree.search_matches:  # the esc that leaves a search must not stop the index
                 tree.clear_search()
+                self.state.search_query = ""  # nor search what the agent appends next
                 self.notify("search cleared; esc again stops indexing", timeout=3)
                 return
             self.state.load_cancel.set()

@@ -72,6 +72,9 @@ class AppState:
     search_from: int | None = None
     """While a search runs: the entry the cursor was on when it was asked for (the first match
     is jumped to only if the cursor is still there when the matches arrive); None otherwise."""
+    search_covered: int = 0
+    """How many entries (from the first) the search has looked in: entries live follow adds
+    past them are searched as they arrive, so ``n`` reaches an agent's new matching entries."""
     outline_request: int = 0
     """Bumped per outline rebuild; older results are dropped."""
     token_count_pending: bool = False
