@@ -589,7 +589,7 @@ class Ours:
         from tui_compactor.engine.plan import _omp_prompt_tokens, omp_last_usage
 
         session = self.session
-        path = [session.entries[index] for index in session.path_to(session.leaf)]
+        path = [session.entries[index] for index in _branch(session)]
         latest = next((entry for entry in reversed(path) if entry.type == "compaction"), None)
         usage = omp_last_usage(path)
         latest_row = None
@@ -662,11 +662,16 @@ def ours(session: Any, golden: dict[str, Any]) -> dict[str, Any]:
         "roots": [engine.id_at(index) for index in session.roots],
         "leaves": [engine.id_at(index) for index in session.leaves],
         "branch": {
-            "length": len(session.path_to(session.leaf)),
-            "ids": cap([engine.id_at(index) for index in session.path_to(session.leaf)]),
-            "entryIndices": cap(session.path_to(session.leaf)),
+            "length": len(_branch(session)),
+            "ids": cap([engine.id_at(index) for index in _branch(session)]),
+            "entryIndices": cap(_branch(session)),
         },
     }
+
+
+def _branch(session: Any) -> list[int]:
+    """The root..leaf path (none in a file without entries)."""
+    return [] if session.leaf is None else list(session.path_to(session.leaf))
 
 
 def _normalize(value: Any, ids: dict[str, int]) -> Any:

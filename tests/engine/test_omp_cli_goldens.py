@@ -6,7 +6,8 @@ on the six shipped goldens, in-process and without Bun:
 
 * ``plan --json`` at the oracle's eight keep-recent values: the cut, the region, the
   calibration, the three message lists, ``tokensBefore``, the previous summary, the file
-  operations; and with ``--window`` the thresholds of ``misc.windows``;
+  operations; the same at a manual ``--cut`` on oh-my-pi's cut; along the keep-recent sweep;
+  at the other leaves (``--leaf``); and with ``--window`` the thresholds of ``misc.windows``;
 * ``context --json --at`` every node the golden records a context for: the entries, what is
   sent for each (roles, text hashes and lengths, images, tool-call ids, where the summary sits
   in its wrapper), the context tokens (usage anchor, trailing and local estimate), models,
@@ -18,7 +19,8 @@ on the six shipped goldens, in-process and without Bun:
   summary ends with oh-my-pi's ``<files>`` block (``formatFileOperations``), and
   ``--show-requests`` sends exactly the messages oh-my-pi summarizes.
 
-Ids are compared by entry index (v1 files get fresh ids on every load).
+Ids are compared by entry index (v1 files get fresh ids on every load). Which test holds
+which golden field: ``docs/oracles.md``.
 """
 
 from __future__ import annotations
@@ -336,6 +338,22 @@ def test_navigate_dry_run_prints_oh_my_pis_branch_summary_preparation(
                 if not ids.same(row[field], mine_row.get(field, "<missing>")):
                     differ.append(f"{where} budget {row['tokenBudget']}: {field}")
     assert not differ, "\n".join(differ[:30])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_navigate_default_budget_is_oh_my_pis(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ``--budget`` the branch summary reads what oh-my-pi's ``generateBranchSummary``
+    reads by default: window - 16384 (the golden's 111616 row for a 128000 window)."""
+    golden, ids = _golden(name), Ids(name)
+    theirs = golden["branchSummary"][0]
+    row = next(row for row in theirs["prepared"] if row["tokenBudget"] == 111616)
+    ours = _json(capsys, "navigate", str(_session_path(name)), "--rules", "omp", "--dry-run",
+                 "--json", "--to", f"#{theirs['targetIndex']}", "--window", "128000")  # fmt: skip
+    (mine,) = ours["prepared"]
+    for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
+        assert ids.same(row[field], mine[field]), field
 
 
 def _conversation(prompt: str) -> str:
