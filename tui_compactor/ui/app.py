@@ -570,6 +570,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Theme and keymap from ``[ui]`` of the config (none read: Textual's defaults)."""
         if not self.settings.config_read:
             return  # the built-in [ui] is Textual's own theme and keys: nothing to apply
+        if self.config.source is not None:
+            self.state.config_stamp = (self.config.source, _file_stamp(self.config.source))
         ui = self.config.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
@@ -1543,6 +1545,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         if self.session is None or self.selected_entry is None:
             return
+        self._check_config_file()
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
         self.state.cut_steps = 0
@@ -2588,8 +2591,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- live follow -------------------------------------------------------------------
 
+    def _check_config_file(self) -> None:
+        """Say once that the config file read at start changed on disk: the app keeps the
+        settings it read (the plan's sources show them), a restart reads the new file."""
+        stamp = self.state.config_stamp
+        if stamp is None or _file_stamp(stamp[0]) == stamp[1]:
+            return
+        self.state.config_stamp = None
+        self.notify(
+            f"{sanitize(str(stamp[0]), max_len=120)} changed on disk: this app keeps the settings "
+            "it read at start (the plan's sources show them); restart it to use the new file",
+            title="config",
+            severity="warning",
+            timeout=10,
+        )
+
     def _follow_tick(self) -> None:
         """Start a refresh check unless one is running."""
+        self._check_config_file()
         if self.handle is not None and self.handle.session.complete:
             self.refresh_session(self.handle)
 
@@ -3187,6 +3206,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         )
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """``path``'s (mtime in ns, size), None when it cannot be read: a change of either is a
+    change of the file."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _fold_notes(plan: CompactionPlan, profile_name: str | None, settings: Settings) -> list[str]:
