@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.support.cli import cli, cli_json
-from tests.ui.app_helpers import TREE_COMPACTED, make_app, settle
+from tests.ui.app_helpers import TREE_COMPACTED, make_app, raised_notes, settle
 from tui_compactor.commands.plan import sources_json
 from tui_compactor.workbench.settings import PLAN_SETTINGS, resolve_settings, source_phrase
 
@@ -128,3 +128,29 @@ async def test_the_plan_pane_warns_of_what_plan_warns_of_in_the_same_words(
         pane = " ".join(str(app.query_one("#plan-text").render()).split())
         for line in warned:
             assert " ".join(line.split()) in pane, (line, pane)
+
+
+async def test_a_config_file_edited_while_the_app_runs_is_named_and_not_half_applied(
+    configured: dict[str, str],
+) -> None:
+    """The app keeps the settings it read at start (its plan's sources stay true of what it
+    uses) and says once that the file changed and that a restart reads it."""
+    config = Path(configured["TUI_COMPACTOR_CONFIG"])
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert not [note for note in raised_notes(app) if "changed on disk" in note]
+        config.write_text(CONFIG.replace("12345", "5000"))
+        stat = config.stat()
+        os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        await pilot.press("escape", "c")
+        await settle(pilot)
+        said = [note for note in raised_notes(app) if "changed on disk" in note]
+        assert len(said) == 1 and str(config) in said[0] and "restart" in said[0], said
+        assert _pane_rows(app)["keep-recent"] == f"12345 · from config file {config}"
+        assert app.settings.keep_recent_tokens == 12345
+        await pilot.press("escape", "c")
+        await settle(pilot)
+        assert len([note for note in raised_notes(app) if "changed on disk" in note]) == 1

@@ -122,3 +122,6 @@ class AppState:
     """Binding id -> keys from the config (shown in help)."""
     config_problems: list[str] = field(default_factory=list)
     """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""
+    config_stamp: tuple[Path, tuple[int, int] | None] | None = None
+    """The config file read at start and its (mtime, size) then, until the app said that it
+    changed (it keeps the settings it read: their sources would no longer be true of the file)."""
