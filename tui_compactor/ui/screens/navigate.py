@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
+from textual._time import get_time  # the clock of events' ``time``
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -175,6 +176,9 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             (None: none) and whether they replace the prompt; None: no inspector.
         """
         super().__init__(name=name, id=id)
+        # Its enter moves the leaf at once: an enter typed on the tree before the dialog was
+        # made (the second of two typed fast) must not answer it.
+        self.asked_at = get_time()
         self.plan = plan
         self.session = session
         self.summarizer_label = summarizer_label
