@@ -301,8 +301,22 @@ class PlanView(VerticalScroll):
             self.reserve = reserve
             self.window = window
 
-    def __init__(self, settings: Any = None, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(
+        self,
+        settings: Any = None,
+        *,
+        planning: bool = False,
+        id: str | None = None,  # noqa: A002
+    ) -> None:
         super().__init__(id=id)
+        self._first_plan_on_its_way = planning
+        """Rows are (or are about to be) reserved for the first plan (``show_planning``): the
+        place of the form is not where it will be once the plan is shown (``planning``: the
+        pane is built for a plan asked already)."""
+        self._sweep_on_its_way = False
+        """A sweep is being made (``show_sweeping``): its rows may be given back before it
+        comes (``redraw.SHRINK_AFTER``), which does not leave the form's place where it will
+        be."""
         self._settings = settings
         """The settings the form is made with (None: blank until ``show_settings``)."""
         self._fields: dict[str, Input | Checkbox | Select[str]] = {}
@@ -345,13 +359,9 @@ class PlanView(VerticalScroll):
         self._row_makers = self._form_rows()
         self.screen.screen_layout_refresh_signal.subscribe(self, self._mount_form_in_view)
 
-    _first_plan_on_its_way = False
-    """Rows are reserved for the first plan (``show_planning``): where the form goes is not
-    where it will be once the plan is shown."""
-
     def _mount_form_in_view(self, _screen: object = None) -> None:
         """Make and mount the form if its place shows on screen."""
-        if not self._row_makers or self._first_plan_on_its_way:
+        if not self._row_makers or self._first_plan_on_its_way or self._sweep_on_its_way:
             return
         hints = self.query(FormHint)
         if not hints:
@@ -531,7 +541,7 @@ class PlanView(VerticalScroll):
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (no plan, or an error)."""
         self.plan_text = self.sweep = None
-        self._first_plan_on_its_way = False
+        self._first_plan_on_its_way = self._sweep_on_its_way = False
         update_static(self.query_one("#plan-text", Static), Text(text, style="dim"))
         update_static(self.query_one("#plan-sweep", Static), "")
         update_static(self.query_one("#plan-sources", Static), "")
@@ -542,10 +552,13 @@ class PlanView(VerticalScroll):
         if not isinstance(sweep, RenderedOnce):
             sweep = RenderedOnce(sweep)
         self.sweep = sweep
+        self._sweep_on_its_way = False
         update_static(self.query_one("#plan-sweep", Static), sweep, shrink=False)
+        self.call_after_refresh(self._mount_form_in_view)
 
     def show_sweeping(self, text: str) -> None:
         """Say the sweep is being made; the last one stays, dimmed, until it arrives."""
+        self._sweep_on_its_way = True
         shown = self.sweep
         update_static(
             self.query_one("#plan-sweep", Static),
