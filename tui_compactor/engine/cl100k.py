@@ -96,7 +96,7 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> No
             return
         sink.write(READY)
         sink.flush()
-        from tui_compactor.session.session import release_free_memory
+        from tui_compactor.session.memory import release_free_memory
 
         release_free_memory()  # what building the table freed (~15 MB), once the app is told
         while True:
