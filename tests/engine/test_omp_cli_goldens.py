@@ -6,7 +6,8 @@ on the six shipped goldens, in-process and without Bun:
 
 * ``plan --json`` at the oracle's eight keep-recent values: the cut, the region, the
   calibration, the three message lists, ``tokensBefore``, the previous summary, the file
-  operations; and with ``--window`` the thresholds of ``misc.windows``;
+  operations; the same at a manual ``--cut`` on oh-my-pi's cut; along the keep-recent sweep;
+  at the other leaves (``--leaf``); and with ``--window`` the thresholds of ``misc.windows``;
 * ``context --json --at`` every node the golden records a context for: the entries, what is
   sent for each (roles, text hashes and lengths, images, tool-call ids, where the summary sits
   in its wrapper), the context tokens (usage anchor, trailing and local estimate), models,
@@ -18,7 +19,8 @@ on the six shipped goldens, in-process and without Bun:
   summary ends with oh-my-pi's ``<files>`` block (``formatFileOperations``), and
   ``--show-requests`` sends exactly the messages oh-my-pi summarizes.
 
-Ids are compared by entry index (v1 files get fresh ids on every load).
+Ids are compared by entry index (v1 files get fresh ids on every load). Which test holds
+which golden field: ``docs/oracles.md``.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ PLAN_FIELDS = (
 """``plan --json`` fields printed under the golden's own names (prepared rows)."""
 LIST_FIELDS = ("count", "firstEntryId", "lastEntryId", "tokens", "entryIds", "entryIndices")
 """Fields of ``messagesToSummarize`` / ``turnPrefixMessages`` / ``recentMessages``."""
+SWEEP_ROWS = 100
+"""About how many of a golden's keep-recent sweep rows ``plan`` is run at (one process)."""
 CONTEXT_TOKEN_FIELDS = (
     "tokens",
     "usageTokens",
@@ -143,6 +147,92 @@ def test_plan_prints_oh_my_pis_cut_rows(name: str, capsys: pytest.CaptureFixture
     differ: list[str] = []
     for ours, theirs in zip(data["plans"], golden["cutPoints"], strict=True):
         differ += _plan_differences(ids, theirs, ours)
+    assert not differ, "\n".join(differ[:30])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_manual_cut_at_oh_my_pis_cut_prepares_what_oh_my_pi_prepares(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``plan --cut`` (ours: oh-my-pi has no manual cut) at the entry oh-my-pi cuts at gives
+    oh-my-pi's own preparation: the manual path decides usage, calibration and the region
+    as the automatic one does."""
+    golden, ids = _golden(name), Ids(name)
+    differ: list[str] = []
+    for theirs in (row for row in golden["cutPoints"] if row["prepared"]):
+        ours = _json(capsys, "plan", str(_session_path(name)), "--rules", "omp", "--json",
+                     "--keep-recent", str(theirs["keepRecentTokens"]),
+                     "--cut", f"#{theirs['firstKeptEntryEntriesIndex']}")["plans"][0]  # fmt: skip
+        assert ours["manualCut"]
+        differ += _plan_differences(ids, theirs, ours)
+    assert not differ, "\n".join(differ[:30])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plan_follows_oh_my_pis_keep_recent_sweep(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``plan --keep-recent`` at every keep-recent value of the golden's sweep (where the
+    answer can change; at most about ``SWEEP_ROWS`` of them, evenly: the engine is held to
+    every row by ``test_omp_oracle``): the cut, the split turn and the count summarized, row by
+    row (for a row oh-my-pi does not prepare: that it does not, at that effective
+    keep-recent)."""
+    sweep = _golden(name)["cutPointSweep"]
+    rows = sweep["rows"][:: 1 + len(sweep["rows"]) // SWEEP_ROWS]
+    keeps = ",".join(str(row[0]) for row in rows)
+    data = _json(capsys, "plan", str(_session_path(name)), "--rules", "omp", "--json",
+                 "--keep-recent", keeps)  # fmt: skip
+    differ = []
+    for ours, row in zip(data["plans"], rows, strict=True):
+        got = [ours["keepRecentTokens"], ours["effectiveKeepRecentTokens"], int(ours["prepared"])]
+        if ours["prepared"]:
+            got += [
+                ours["firstKeptEntryIndex"],
+                ours["turnStartIndex"],
+                int(ours["isSplitTurn"]),
+                ours["messagesToSummarize"]["count"],
+            ]
+        else:  # the plan prints no cut it would not make (the golden has the raw walk's)
+            row = row[:3]
+        if got != row:
+            differ.append(f"{got} != {row}")
+    assert not differ, "\n".join([str(sweep["columns"]), *differ[:30]])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plan_at_other_leaves_prints_oh_my_pis_cut_rows(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden, ids = _golden(name), Ids(name)
+    keeps = ",".join(str(k) for k in golden["oracle"]["keepRecentTokens"])
+    differ: list[str] = []
+    for leaf in golden["otherLeaves"]:
+        data = _json(capsys, "plan", str(_session_path(name)), "--rules", "omp", "--json",
+                     "--keep-recent", keeps, "--leaf", f"#{leaf['leafIndex']}")  # fmt: skip
+        for ours, theirs in zip(data["plans"], leaf["cutPoints"], strict=True):
+            where = f"leaf #{leaf['leafIndex']} K={theirs['keepRecentTokens']}"
+            if ours["branchLength"] != leaf["branchLength"]:
+                differ.append(f"{where}: branchLength")
+            fields = ["effectiveKeepRecentTokens", "prepared", "boundaryStart"]
+            if theirs["prepared"]:
+                fields += ["firstKeptEntryId", "firstKeptEntryIndex", "turnStartIndex"]
+                fields += ["isSplitTurn", "tokensBefore", "previousSummary"]
+                got = {
+                    "messagesToSummarizeIds": ours["messagesToSummarize"]["entryIds"],
+                    "turnPrefixMessagesIds": ours["turnPrefixMessages"]["entryIds"],
+                    "readFiles": ours["fileOps"]["readFiles"],
+                    "modifiedFiles": ours["fileOps"]["modifiedFiles"],
+                }
+                differ += [
+                    f"{where}: {key}"
+                    for key, value in got.items()
+                    if not ids.same(theirs[key], value)
+                ]
+            differ += [
+                f"{where}: {field} {ours.get(field)!r} != {theirs[field]!r}"
+                for field in fields
+                if not ids.same(theirs[field], ours.get(field, "<missing>"))
+            ]
     assert not differ, "\n".join(differ[:30])
 
 
@@ -248,6 +338,22 @@ def test_navigate_dry_run_prints_oh_my_pis_branch_summary_preparation(
                 if not ids.same(row[field], mine_row.get(field, "<missing>")):
                     differ.append(f"{where} budget {row['tokenBudget']}: {field}")
     assert not differ, "\n".join(differ[:30])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_navigate_default_budget_is_oh_my_pis(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ``--budget`` the branch summary reads what oh-my-pi's ``generateBranchSummary``
+    reads by default: window - 16384 (the golden's 111616 row for a 128000 window)."""
+    golden, ids = _golden(name), Ids(name)
+    theirs = golden["branchSummary"][0]
+    row = next(row for row in theirs["prepared"] if row["tokenBudget"] == 111616)
+    ours = _json(capsys, "navigate", str(_session_path(name)), "--rules", "omp", "--dry-run",
+                 "--json", "--to", f"#{theirs['targetIndex']}", "--window", "128000")  # fmt: skip
+    (mine,) = ours["prepared"]
+    for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
+        assert ids.same(row[field], mine[field]), field
 
 
 def _conversation(prompt: str) -> str:

@@ -239,3 +239,33 @@ async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate
         )
         assert len([n for n in notes if "token table" in n]) == 1
         assert not [n for n in notes if "TokenTableError" in n]
+
+
+async def test_a_change_of_counter_counts_again_every_worker_of_the_one_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Switching the rules changes the counter: each worker in the app's one list of counting
+    workers (``_recounts``, also the list the table's failure reads) is started again, once,
+    with the plan, its sweep and the Window tab shown."""
+    app = make_app(TREE_BRANCHES)
+    started: list[str | None] = []
+    run_worker = app.run_worker
+
+    def recording(*args: Any, **options: Any) -> Any:
+        started.append(options.get("group"))
+        return run_worker(*args, **options)
+
+    monkeypatch.setattr(app, "run_worker", recording)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")  # the plan and its sweep
+        await settle(pilot)
+        await pilot.press("6")  # the Window tab
+        await settle(pilot)
+        started.clear()
+        await pilot.press("o")  # pi -> oh-my-pi rules: the counter changes
+        await settle(pilot)
+        recounted = set(app._recounts())
+        assert recounted == {"tokens", "plan", "sweep", "gauge", "chart", "breakdown"}
+        assert recounted <= set(started), started
+        assert started.count("plan") == 1, started

@@ -769,6 +769,15 @@ class Session:
         assert self._labels_cache is not None
         return self._labels_cache.get(i)
 
+    def name_under(self, rules: str | None) -> str | None:
+        """The session's name as the agent of ``rules`` shows it: pi's latest ``session_info``
+        name; oh-my-pi's title-slot title (it reads no ``session_info``; an empty title is no
+        name)."""
+        if rules != "omp":
+            return self.name
+        title = self.title_slot.get("title") if self.title_slot else None
+        return title if isinstance(title, str) and title else None
+
     # ------------------------------------------------------------------ append checks
 
     @property

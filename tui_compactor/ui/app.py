@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import importlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -87,6 +88,7 @@ from tui_compactor.ui.messages import (
     PlanReady,
     PreviewLoaded,
     SearchDone,
+    SearchExtended,
     SessionLoaded,
     SessionRefreshed,
     SummaryDiffReady,
@@ -158,9 +160,6 @@ WHOLE_FILE_ACTIONS = frozenset(
 
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
-
-RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "breakdown"})
-"""The workers whose counts ``_count_again`` makes again (after a change of counter)."""
 
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
@@ -293,6 +292,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
         self._frame_waits = FrameWaits()
         """What waits for a widget's change to reach the terminal (``ui.frames``)."""
+        self._plan_start_queued = False
+        """``_start_plan`` runs once the keys already queued are handled."""
+        self._plan_wanted = False
+        """A plan was asked for whose worker has not started (``request_plan``)."""
         self._held_keys: list[events.Key] | None = None
         """Keys typed while an input is being built, in order (``hold_keys``)."""
         self._key_hold_timer: Timer | None = None
@@ -467,9 +470,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
 
-    def on_unmount(self) -> None:
-        """Hand the garbage collector back to its defaults."""
+    async def on_unmount(self) -> None:
+        """Hand the garbage collector back to its defaults; close the summaries' HTTP client
+        (its keep-alive connections), if a summary made one."""
         collector.uninstall()
+        providers = sys.modules.get("tui_compactor.summarize.providers")
+        if providers is not None:
+            await providers.aclose_shared_clients()
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
@@ -563,6 +570,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Theme and keymap from ``[ui]`` of the config (none read: Textual's defaults)."""
         if not self.settings.config_read:
             return  # the built-in [ui] is Textual's own theme and keys: nothing to apply
+        if self.config.source is not None:
+            self.state.config_stamp = (self.config.source, _file_stamp(self.config.source))
         ui = self.config.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
@@ -928,16 +937,47 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             timeout=4,
         )
 
+    def _recounts(self) -> dict[str, Callable[[], None]]:
+        """The one list of the workers (by group) that count with the app's counter, each with
+        what starts its count again after a change of counter (``_count_again``). A worker
+        that is not here (a navigation's plan, a shake preview) is asked for again by the
+        user (``_count_without_table`` tells them)."""
+        return {
+            "tokens": self._recount_tree,
+            "plan": self._replan_at_default_cut,
+            "sweep": self._replan_at_default_cut,  # made for each plan that arrives
+            "gauge": self._measure_selected,
+            "chart": self._recount_chart,
+            "breakdown": self._recount_breakdown,
+        }
+
     def _count_again(self) -> None:
-        """The counter or the rules changed: the tree's counts, the gauge, the chart, the plan
-        and its sweep and the Window tab are counted again."""
+        """The counter or the rules changed: every worker of ``_recounts`` counts again (the
+        tree's counts, the plan and its sweep, the gauge, the chart, the Window tab)."""
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
+        self._update_status()
+        for count_again in dict.fromkeys(self._recounts().values()):  # each step once
+            count_again()
+
+    def _recount_tree(self) -> None:
+        """The tree's token counts, visible rows first."""
         self.query_one(SessionTree).token_counts.clear()
         self.state.token_count_pending = True
-        self._update_status()
         self.rebuild_outline()
-        self._apply_settings()
+
+    def _replan_at_default_cut(self) -> None:
+        """The plan (and its sweep), at the cut the new counts choose."""
+        self.state.plan_cut = None
+        self.request_plan()
+
+    def _recount_chart(self) -> None:
+        """The chart of the whole active path."""
+        if self.handle is not None:
+            self.measure_chart(self.handle, self.settings)
+
+    def _recount_breakdown(self) -> None:
+        """The Window tab, if it was ever shown."""
         if self.pane_started("tab-breakdown"):
             self.request_breakdown(again=True)
 
@@ -967,7 +1007,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="error",
                 timeout=10,
             )
-        if what not in RECOUNTED_WORKERS:
+        if what not in self._recounts():
             self.notify(
                 f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
                 title="no token table",
@@ -1505,6 +1545,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         if self.session is None or self.selected_entry is None:
             return
+        self._check_config_file()
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
         self.state.cut_steps = 0
@@ -1516,7 +1557,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.request_plan()
 
     def request_plan(self) -> None:
-        """(Re)start planning for the current leaf, cut and settings."""
+        """(Re)start planning for the current leaf, cut and settings. The plan is asked for at
+        once (``r`` waits for it); its worker starts once the keys already typed are handled,
+        and not while another plan is being made (it starts when that one ends): ``[`` typed
+        five times faster than plans arrive (or replayed on the plan they were typed for)
+        makes one plan at the last cut, not one per key."""
         from tui_compactor.ui.widgets.plan_view import PlanView
 
         if self.session is None or self.state.plan_leaf is None:
@@ -1524,7 +1569,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_request += 1
         planning = f"planning at #{self.state.plan_leaf}…"
         self.with_view(PlanView, lambda view: view.show_planning(planning))
-        assert self.handle is not None
+        self._plan_wanted = True
+        if not self._plan_start_queued:
+            self._plan_start_queued = True
+            self.call_later(self._start_plan)
+
+    def _start_plan(self) -> None:
+        """Start the plan worker for the plan asked for last (``request_plan``), unless one is
+        being made (``_worker_state_changed`` calls this again as it ends)."""
+        self._plan_start_queued = False
+        if not self._plan_wanted or self.handle is None or self.state.plan_leaf is None:
+            return
+        if any(
+            worker.group == "plan" and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for worker in self.workers
+        ):
+            return
+        self._plan_wanted = False
         self.make_plan(
             self.handle,
             self.state.plan_leaf,
@@ -1557,7 +1618,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
-            notes = _fold_notes(report.plan, profile_name, settings)
+            # What ``plan`` warns of, in the same words: the plan's own warnings (a cut moved
+            # back to keep a turn whole…) and settings that are ignored or clamped.
+            notes = [
+                *report.plan.warnings,
+                *settings.warnings(),
+                *_fold_notes(report.plan, profile_name, settings),
+            ]
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
         sources = settings_text(settings.plan_source_items())
         self.post_message(PlanReady(report, request, text, sources))
@@ -1631,6 +1698,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         self.state.plan_answered = self.state.plan_request
         self.state.cut_steps = 0
+        self._plan_wanted = False
         if self.state.run_after_plan:
             self.state.run_after_plan = ""
             self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
@@ -1709,11 +1777,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
-        self.state.plan_cut = None
-        self.request_plan()
+        self._replan_at_default_cut()
         self._measure_selected()
-        if self.session is not None:
-            self.measure_chart(self.handle, self.settings)
+        self._recount_chart()
 
     def clear_plan(self) -> None:
         """Forget the plan (a plan on its way too) and remove its marks from the tree."""
@@ -2525,8 +2591,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- live follow -------------------------------------------------------------------
 
+    def _check_config_file(self) -> None:
+        """Say once that the config file read at start changed on disk: the app keeps the
+        settings it read (the plan's sources show them), a restart reads the new file."""
+        stamp = self.state.config_stamp
+        if stamp is None or _file_stamp(stamp[0]) == stamp[1]:
+            return
+        self.state.config_stamp = None
+        self.notify(
+            f"{sanitize(str(stamp[0]), max_len=120)} changed on disk: this app keeps the settings "
+            "it read at start (the plan's sources show them); restart it to use the new file",
+            title="config",
+            severity="warning",
+            timeout=10,
+        )
+
     def _follow_tick(self) -> None:
         """Start a refresh check unless one is running."""
+        self._check_config_file()
         if self.handle is not None and self.handle.session.complete:
             self.refresh_session(self.handle)
 
@@ -2586,6 +2668,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.measure_chart(handle, self.settings)
         if added:
             self._report_orphaned_appends()
+        if added:
+            self._search_new_entries()
         if added and announce:
             from tui_compactor.wording import count_of
 
@@ -2886,7 +2970,56 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         rows = (positions, match_rows(positions, matches))
-        self.post_message(SearchDone(matches, handle, rows, request))
+        self.post_message(SearchDone(matches, handle, rows, request, count))
+
+    def _search_new_entries(self) -> None:
+        """Search the entries live follow added since the finished search looked (none while
+        it runs: it hands over where it stopped)."""
+        handle = self.handle
+        state = self.state
+        if not state.search_query or state.search_from is not None or handle is None:
+            return
+        if len(handle.session.entries) > state.search_covered:
+            self.search_added(
+                handle, state.search_query, state.search_covered, state.search_request
+            )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search-added")
+    def search_added(self, handle: SessionHandle, query: str, start: int, request: int) -> None:
+        """``find_matches`` over the entries from ``start`` on (what the agent appended)."""
+        worker = get_current_worker()
+        needle = query.casefold()
+        rules = self.settings.rules
+        with handle.read() as snapshot:
+            session = snapshot.session
+            count = snapshot.entry_count
+        entries = session.entries
+        matches: set[int] = set()
+        for index in range(start, count):
+            if worker.is_cancelled:
+                return
+            if needle in entry_search_text(session, entries[index], rules).casefold():
+                matches.add(entries[index].index)
+        self.post_message(SearchExtended(matches, handle, request, count))
+
+    @_while_running
+    def on_search_extended(self, message: SearchExtended) -> None:
+        """Mark the new entries that match; say so (``n`` reaches them)."""
+        state = self.state
+        if message.request != state.search_request or state.search_from is not None:
+            return
+        if message.handle is not self.handle:
+            return  # the file was read again since: its entries are not these
+        state.search_covered = max(state.search_covered, message.covered)
+        if message.matches:
+            from tui_compactor.wording import count_of
+
+            tree = self.query_one(SessionTree)
+            tree.mark_matches(tree.search_matches | message.matches)
+            found = count_of(len(message.matches), "match", "matches")
+            self.notify(
+                f"{self._shown_query()}: {found} in new entries · n reaches them", timeout=3
+            )
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
@@ -2902,6 +3035,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
         self.remember_match_rows(message.rows[0], matches, message.rows[1])
+        self.state.search_covered = message.covered
+        self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
         self.notify(
@@ -2972,6 +3107,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             tree = self.query_one(SessionTree)
             if tree.search_matches:  # the esc that leaves a search must not stop the index
                 tree.clear_search()
+                self.state.search_query = ""  # nor search what the agent appends next
                 self.notify("search cleared; esc again stops indexing", timeout=3)
                 return
             self.state.load_cancel.set()
@@ -3039,7 +3175,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """One place that turns worker crashes into notifications (the app keeps running)."""
+        """One place that turns worker crashes into notifications (the app keeps running);
+        a plan asked for while another was made starts as that one ends."""
+        if event.worker.group == "plan" and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+        ):
+            self._start_plan()
         if event.worker.group == "navplan" and event.state in (
             WorkerState.ERROR,
             WorkerState.CANCELLED,
@@ -3064,6 +3206,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         )
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """``path``'s (mtime in ns, size), None when it cannot be read: a change of either is a
+    change of the file."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _fold_notes(plan: CompactionPlan, profile_name: str | None, settings: Settings) -> list[str]:

@@ -365,11 +365,12 @@ class Settings:
         if self.rules == "pi":
             for name in ("threshold_percent", "threshold_tokens"):
                 if getattr(self, name) > 0:
+                    shown = f"{PLAN_SETTINGS[name]} {_shown_value(name, getattr(self, name))}"
                     found.append(
                         SettingsProblem(
                             name,
-                            "oh-my-pi's setting: pi rules compact at window - reserve, so it "
-                            "is ignored (use --rules omp)",
+                            f"{shown} is oh-my-pi's setting: pi rules compact at window - "
+                            "reserve, so it is ignored; --rules omp would use it",
                             self.source_of(name),
                             blocking=False,
                         )
@@ -396,6 +397,16 @@ class Settings:
                 )
             )
         return found
+
+    def warnings(self) -> list[str]:
+        """The problems that do not stop a plan, each with where its value came from (``threshold
+        % 80 is oh-my-pi's setting: … (from config file PATH)``): what every command prints
+        after ``warning:`` and the app's plan pane shows."""
+        return [
+            f"{problem.reason} ({source_phrase(problem.source)})"
+            for problem in self.problems()
+            if not problem.blocking
+        ]
 
     def blocking_problem(self) -> SettingsProblem | None:
         """The first problem that forbids running a compaction, if any."""
