@@ -27,7 +27,8 @@ async def test_the_plan_pane_under_omp_rules_says_what_plan_prints(
     (plan,) = cli_json("plan", str(TREE_COMPACTED), "--rules", "omp")["plans"]
     assert plan["effectiveKeepRecentTokens"] != plan["keepRecentTokens"], "calibrated"
     text = cli("plan", str(TREE_COMPACTED), "--rules", "omp").stdout.decode()
-    head = f"keep-recent {plan['keepRecentTokens']} (calibrated to {plan['effectiveKeepRecentTokens']})"
+    keep, calibrated = plan["keepRecentTokens"], plan["effectiveKeepRecentTokens"]
+    head = f"keep-recent {keep} (calibrated to {calibrated})"
     assert head in text
     app = make_app(TREE_COMPACTED, settings=resolve_settings({"rules": "omp"}))
     async with app.run_test(size=size) as pilot:

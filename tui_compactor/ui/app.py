@@ -292,6 +292,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
         self._frame_waits = FrameWaits()
         """What waits for a widget's change to reach the terminal (``ui.frames``)."""
+        self._plan_start_queued = False
+        """``_start_plan`` runs once the keys already queued are handled."""
+        self._plan_wanted = False
+        """A plan was asked for whose worker has not started (``request_plan``)."""
         self._held_keys: list[events.Key] | None = None
         """Keys typed while an input is being built, in order (``hold_keys``)."""
         self._key_hold_timer: Timer | None = None
@@ -1553,7 +1557,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.request_plan()
 
     def request_plan(self) -> None:
-        """(Re)start planning for the current leaf, cut and settings."""
+        """(Re)start planning for the current leaf, cut and settings. The plan is asked for at
+        once (``r`` waits for it); its worker starts once the keys already typed are handled,
+        and not while another plan is being made (it starts when that one ends): ``[`` typed
+        five times faster than plans arrive (or replayed on the plan they were typed for)
+        makes one plan at the last cut, not one per key."""
         from tui_compactor.ui.widgets.plan_view import PlanView
 
         if self.session is None or self.state.plan_leaf is None:
@@ -1561,7 +1569,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_request += 1
         planning = f"planning at #{self.state.plan_leaf}…"
         self.with_view(PlanView, lambda view: view.show_planning(planning))
-        assert self.handle is not None
+        self._plan_wanted = True
+        if not self._plan_start_queued:
+            self._plan_start_queued = True
+            self.call_later(self._start_plan)
+
+    def _start_plan(self) -> None:
+        """Start the plan worker for the plan asked for last (``request_plan``), unless one is
+        being made (``_worker_state_changed`` calls this again as it ends)."""
+        self._plan_start_queued = False
+        if not self._plan_wanted or self.handle is None or self.state.plan_leaf is None:
+            return
+        if any(
+            worker.group == "plan" and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for worker in self.workers
+        ):
+            return
+        self._plan_wanted = False
         self.make_plan(
             self.handle,
             self.state.plan_leaf,
@@ -1674,6 +1698,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         self.state.plan_answered = self.state.plan_request
         self.state.cut_steps = 0
+        self._plan_wanted = False
         if self.state.run_after_plan:
             self.state.run_after_plan = ""
             self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
@@ -3150,7 +3175,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """One place that turns worker crashes into notifications (the app keeps running)."""
+        """One place that turns worker crashes into notifications (the app keeps running);
+        a plan asked for while another was made starts as that one ends."""
+        if event.worker.group == "plan" and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+        ):
+            self._start_plan()
         if event.worker.group == "navplan" and event.state in (
             WorkerState.ERROR,
             WorkerState.CANCELLED,
