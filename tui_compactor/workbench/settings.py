@@ -144,6 +144,9 @@ class Settings:
     """What ``config`` returns; None until asked when no configuration was read."""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Field -> where its value came from (``config file PATH``, a variable, a flag, ``app``)."""
+    table_chosen_by: str = field(default="default", compare=False)
+    """Under ``NO_TABLE``: where the ``cl100k`` the estimate stands in for came from (a switch
+    of rules changes it only if nobody chose it, ``_with_rules_defaults``)."""
 
     @property
     def config(self) -> Config:
@@ -269,7 +272,10 @@ class Settings:
         estimate (``counter_label``, the plan's settings lines)."""
         if self.tokens != "cl100k":
             return self
-        return self.edited(NO_TABLE, tokens=ESTIMATE_COUNTER)
+        chosen_by = self.source_of("tokens")
+        return dataclasses.replace(
+            self.edited(NO_TABLE, tokens=ESTIMATE_COUNTER), table_chosen_by=chosen_by
+        )
 
     @property
     def counter_label(self) -> str:
@@ -300,7 +306,9 @@ class Settings:
         implied: dict[str, Any] = {}
         for name in ("tokens", "calibrate"):
             source = self.source_of(name)
-            if source in ("default", NO_TABLE) or source.startswith("rules "):
+            if source == NO_TABLE:  # the estimate stands in for cl100k: who chose that?
+                source = self.table_chosen_by
+            if source == "default" or source.startswith("rules "):
                 implied[name] = getattr(defaults, name)
         if not implied:
             return self
