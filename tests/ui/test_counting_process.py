@@ -30,7 +30,7 @@ from tui_compactor.ui.widgets.status import SessionStatus
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.workbench.views import gauge_at
 
-COMMAND_MARK = "tui_compactor.engine.token_process import serve"
+COMMAND_MARK = "tui_compactor.engine.cl100k import serve"
 """What the counting process's command line says."""
 
 
