@@ -4,6 +4,8 @@
 the commands print those same answers (one place: the command shows what the engine computes)
 on the six shipped goldens, in-process and without Bun:
 
+* ``inspect --json --tokens bytes``: the tree (parents, depths, labels, roots, leaves, the
+  leaf) and each message's tokens;
 * ``plan --json`` at the oracle's eight keep-recent values: the cut, the region, the
   calibration, the three message lists, ``tokensBefore``, the previous summary, the file
   operations; the same at a manual ``--cut`` on oh-my-pi's cut; along the keep-recent sweep;
@@ -137,6 +139,32 @@ def _plan_differences(ids: Ids, theirs: dict[str, Any], ours: dict[str, Any]) ->
             if not ids.same(theirs[part][field], ours[part].get(field, "<missing>")):
                 differ.append(f"{where} {part}.{field}")
     return differ
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inspect_prints_oh_my_pis_tree_and_counts(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``inspect --json --tokens bytes`` (oh-my-pi's counter): every entry's place in the tree,
+    its message's tokens and label, the leaf, roots and leaves, as oh-my-pi loads them."""
+    golden, ids = _golden(name), Ids(name)
+    data = _json(capsys, "inspect", str(_session_path(name)), "--json", "--tokens", "bytes")
+    fields = ("index", "id", "parentId", "type", "role", "depth", "label")
+    differ = [
+        f"#{theirs['index']} {field}: {ours.get(field)!r} != {theirs[field]!r}"
+        for ours, theirs in zip(data["entries"], golden["entries"], strict=True)
+        for field in fields
+        if not ids.same(theirs[field], ours.get(field, "<missing>"))
+    ]
+    differ += [
+        f"#{theirs['index']} tokens: {ours['tokens']} != {theirs['tokens']}"
+        for ours, theirs in zip(data["entries"], golden["entries"], strict=True)
+        if theirs["type"] == "message" and ours["tokens"] != theirs["tokens"]
+    ]
+    differ += [
+        field for field in ("leafId", "roots", "leaves") if not ids.same(golden[field], data[field])
+    ]
+    assert not differ, "\n".join(differ[:30])
 
 
 @pytest.mark.parametrize("name", NAMES)
