@@ -168,10 +168,13 @@ def test_quitting_the_app_ends_its_counting_process(
 
 
 @pytest.mark.tmux
+@pytest.mark.parametrize("signal", ["KILL", "TERM", "HUP", "INT"])
 def test_an_app_killed_leaves_no_counting_process(
+    signal: str,
     tmux_app: Callable[[list[str]], TmuxApp],  # noqa: F811 - the fixture
 ) -> None:
+    """A crash (``kill -9``), a ``kill``, a closed terminal, an interrupt sent from outside."""
     app, app_pid, counting = _started_app(tmux_app)
-    subprocess.run(["kill", "-9", str(app_pid)], check=True)
+    subprocess.run(["kill", f"-{signal}", str(app_pid)], check=True)
     app.wait_for_text(EXIT_MARK)
-    assert _ended(counting), "the counting process outlived the killed app"
+    assert _ended(counting), f"the counting process outlived the app killed with SIG{signal}"
