@@ -12,6 +12,8 @@ on the six shipped goldens, in-process and without Bun:
   sent for each (roles, text hashes and lengths, images, tool-call ids, where the summary sits
   in its wrapper), the context tokens (usage anchor, trailing and local estimate), models,
   thinking level and mode;
+* ``context --breakdown --json``: its parts add up to oh-my-pi's local count at every
+  recorded node;
 * ``navigate --dry-run --json`` to every navigation target at the six budgets: the new leaf,
   the common ancestor, the collected entries and, per budget, the kept entries, their tokens
   and file operations;
@@ -309,6 +311,25 @@ def test_context_prints_what_oh_my_pi_builds_at_every_recorded_node(
         for field in ("llmMessageCount", "thinkingLevel", "models", "mode"):
             if not ids.same(theirs[field], ours.get(field, "<missing>")):
                 differ.append(f"{where}: {field} {ours.get(field)!r} != {theirs[field]!r}")
+    assert not differ, "\n".join(differ[:30])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_context_breakdown_adds_up_to_oh_my_pis_estimates(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``context --breakdown``: its parts add up to oh-my-pi's local count of what is sent
+    (``countMessages``, rewritten turns counted as sent) and its context size is
+    ``estimateTranscriptTokens``, at every recorded node."""
+    differ: list[str] = []
+    for theirs in _golden(name)["contexts"]:
+        ours = _json(capsys, "context", str(_session_path(name)), "--rules", "omp", "--json",
+                     "--breakdown", "--at", f"#{theirs['leafIndex']}")  # fmt: skip
+        tokens = theirs["contextTokens"]
+        usage = tokens["usageTokens"] if tokens["lastUsageIndex"] is not None else None
+        got = (ours["total"], ours["contextTokens"], ours["usageTokens"])
+        if got != (tokens["localEstimate"], tokens["tokens"], usage):
+            differ.append(f"#{theirs['leafIndex']}: {got} != {tokens}")
     assert not differ, "\n".join(differ[:30])
 
 

@@ -199,7 +199,16 @@ class AnalysisMixin:
         """Sweep every valid cut of ``plan`` (after the plan itself is drawn). When ``plan``
         only moved the cut of the sweep drawn last (``[`` / ``]``), that sweep is drawn again
         for it at once: no worker, no "sweeping" frame."""
-        if not self._analysis_ok() or not plan.valid_cut_points:
+        if not self._analysis_ok():
+            return
+        if not plan.prepared or not plan.valid_cut_points:
+            # Nothing to sweep: the last plan's sweep and its ✂ counts on the rows go with it.
+            from rich.text import Text
+
+            from tui_compactor.ui.widgets.tree import SessionTree
+
+            self.show_sweep(Text())
+            self.query_one(SessionTree).set_cut_dependencies({})  # type: ignore[attr-defined]
             return
         from tui_compactor.engine.deps import sweep_for_plan
 
