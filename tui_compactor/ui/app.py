@@ -1350,7 +1350,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if worker.is_cancelled:
                 return
             with handle.read():
-                cache.count_entries(chunk)  # one request to a counting process
+                wanted, messages = cache.uncounted(chunk)
+            # One request to a counting process, without holding the session: a refresh (the
+            # agent appending) need not wait for the counts of big tool results.
+            cache.keep_counts(wanted, cache.counter.count_messages(messages))
+            with handle.read():
                 for index in chunk:
                     tokens = cache.entry_tokens(index)
                     if tokens is not None:
