@@ -199,9 +199,7 @@ def _print_text(
         print(f"{'settings' if number == 0 else '':9}{sanitize(line, single_line=True)}")
     for plan, row in zip(plans, rows, strict=True):
         print()
-        head = f"keep-recent {plan.keep_recent_tokens}"
-        if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
-            head += f" (calibrated to {plan.effective_keep_recent_tokens})"
+        head = plan.keep_recent_text
         if plan.manual_cut:
             head += " (manual cut)"
         print(head)

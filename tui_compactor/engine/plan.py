@@ -278,6 +278,15 @@ class CompactionPlan:
         return sanitize(kind, single_line=True)
 
     @property
+    def keep_recent_text(self) -> str:
+        """``keep-recent 20000``, with ``(calibrated to 17990)`` when oh-my-pi's calibration
+        changed it: the head of a plan in ``plan`` and a line of the app's plan pane."""
+        text = f"keep-recent {self.keep_recent_tokens}"
+        if self.effective_keep_recent_tokens != self.keep_recent_tokens:
+            text += f" (calibrated to {self.effective_keep_recent_tokens})"
+        return text
+
+    @property
     def split_turn_note(self) -> str | None:
         """One line explaining the split turn (for text output and the UI); None if not split.
 

