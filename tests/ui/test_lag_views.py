@@ -215,7 +215,8 @@ async def test_the_sweep_is_laid_out_once_per_width(monkeypatch: pytest.MonkeyPa
         pane = app.query_one("#plan-sweep")
         width = pane.content_size.width
         console = Console(width=width, file=io.StringIO(), legacy_windows=False)
-        assert console.render_lines(view.sweep, console.options) == console.render_lines(
+        drawn = view._sweep_drawn
+        assert console.render_lines(drawn, console.options) == console.render_lines(
             made[0], console.options
         )
 

@@ -330,6 +330,8 @@ class PlanView(VerticalScroll):
     """The plan drawn last (kept, dimmed, while the next one is being made)."""
     sweep: RenderableType | None = None
     """The cut sweep drawn last (kept, dimmed, while the next one is being made)."""
+    _sweep_drawn: RenderedOnce = RenderedOnce(Text())
+    """``sweep`` as drawn: laid out once per width."""
 
     def compose(self) -> ComposeResult:
         """The plan's text, its sweep and where its settings came from (the sweep first: it
@@ -551,17 +553,16 @@ class PlanView(VerticalScroll):
     def show_sweep(self, sweep: RenderableType) -> None:
         """Show the sweep over every valid cut under the plan (rendered once per width: it is
         measured, painted, given back its reserved rows and dimmed while the next is made)."""
-        if not isinstance(sweep, RenderedOnce):
-            sweep = RenderedOnce(sweep)
         self.sweep = sweep
+        self._sweep_drawn = RenderedOnce(sweep)
         self._sweep_on_its_way = False
-        update_static(self.query_one("#plan-sweep", Static), sweep, shrink=False)
+        update_static(self.query_one("#plan-sweep", Static), self._sweep_drawn, shrink=False)
         self.call_after_refresh(self._mount_form_in_view)
 
     def show_sweeping(self, text: str) -> None:
         """Say the sweep is being made; the last one stays, dimmed, until it arrives."""
         self._sweep_on_its_way = True
-        shown = self.sweep
+        shown = self._sweep_drawn if self.sweep is not None else None
         update_static(
             self.query_one("#plan-sweep", Static),
             Text(text, style="dim") if shown is None else Styled(shown, "dim"),
