@@ -4,6 +4,8 @@
 the commands print those same answers (one place: the command shows what the engine computes)
 on the six shipped goldens, in-process and without Bun:
 
+* ``inspect --json --tokens bytes``: the tree (parents, depths, labels, roots, leaves, the
+  leaf) and each message's tokens;
 * ``plan --json`` at the oracle's eight keep-recent values: the cut, the region, the
   calibration, the three message lists, ``tokensBefore``, the previous summary, the file
   operations; the same at a manual ``--cut`` on oh-my-pi's cut; along the keep-recent sweep;
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -137,6 +140,32 @@ def _plan_differences(ids: Ids, theirs: dict[str, Any], ours: dict[str, Any]) ->
             if not ids.same(theirs[part][field], ours[part].get(field, "<missing>")):
                 differ.append(f"{where} {part}.{field}")
     return differ
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inspect_prints_oh_my_pis_tree_and_counts(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``inspect --json --tokens bytes`` (oh-my-pi's counter): every entry's place in the tree,
+    its message's tokens and label, the leaf, roots and leaves, as oh-my-pi loads them."""
+    golden, ids = _golden(name), Ids(name)
+    data = _json(capsys, "inspect", str(_session_path(name)), "--json", "--tokens", "bytes")
+    fields = ("index", "id", "parentId", "type", "role", "depth", "label")
+    differ = [
+        f"#{theirs['index']} {field}: {ours.get(field)!r} != {theirs[field]!r}"
+        for ours, theirs in zip(data["entries"], golden["entries"], strict=True)
+        for field in fields
+        if not ids.same(theirs[field], ours.get(field, "<missing>"))
+    ]
+    differ += [
+        f"#{theirs['index']} tokens: {ours['tokens']} != {theirs['tokens']}"
+        for ours, theirs in zip(data["entries"], golden["entries"], strict=True)
+        if theirs["type"] == "message" and ours["tokens"] != theirs["tokens"]
+    ]
+    differ += [
+        field for field in ("leafId", "roots", "leaves") if not ids.same(golden[field], data[field])
+    ]
+    assert not differ, "\n".join(differ[:30])
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -375,6 +404,38 @@ def test_navigate_default_budget_is_oh_my_pis(
     (mine,) = ours["prepared"]
     for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
         assert ids.same(row[field], mine[field]), field
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if name != "pi-before-compaction"])
+def test_navigate_summarize_writes_the_branch_summary_oh_my_pi_would(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``navigate --summarize`` (offline summarizer) appends what oh-my-pi's ``navigateTree``
+    appends after ``generateBranchSummary`` at its default budget: a ``branch_summary`` at the
+    new leaf (``fromId`` the same, or ``"root"``), ``details`` = the file lists of the
+    selection, the summary ending with their ``<files>`` block. (Not the v1 file: read-only.)"""
+    golden, ids = _golden(name), Ids(name)
+    path = tmp_path / _session_path(name).name
+    shutil.copyfile(_session_path(name), path)
+    theirs = next(
+        target
+        for target in golden["branchSummary"]
+        if any(row["messageCount"] for row in target["prepared"])
+    )
+    row = next(row for row in theirs["prepared"] if row["tokenBudget"] == 111616)
+    to = f"#{theirs['targetIndex']}"
+    assert main(["navigate", str(path), "--rules", "omp", "--to", to, "--summarize", "--yes",
+                 "--provider", "offline", "--window", "128000", "--quiet-window", "0",
+                 "--ignore-agent"]) == 0, capsys.readouterr().err  # fmt: skip
+    written = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    new_leaf = theirs["navigateNewLeafId"]
+    assert written["type"] == "branch_summary"
+    assert ids.same(new_leaf, written["parentId"])
+    assert ids.same(new_leaf or "root", written["fromId"])
+    lists = {key: row["fileOps"][key] for key in ("readFiles", "modifiedFiles")}
+    assert written["details"] == lists
+    assert ("<files>" in written["summary"]) == any(lists.values())
+    assert written["summary"].rstrip().endswith("</files>") == any(lists.values())
 
 
 def _conversation(prompt: str) -> str:
