@@ -486,8 +486,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.last_input = time.monotonic()
             if isinstance(event, events.Key) and not event.is_forwarded:
                 asked_at = getattr(self.screen, "asked_at", None)
-                if asked_at is not None and event.time < asked_at:
-                    return  # typed before the dialog was there: not an answer to it
+                if asked_at is not None and event.time < asked_at and event.key != "escape":
+                    return  # typed before the dialog was on screen: not an answer to it
                 if self._held_keys is not None:
                     self._held_keys.append(event)
                     return
