@@ -4,6 +4,8 @@
 the commands print those same answers (one place: the command shows what the engine computes)
 on the six shipped goldens, in-process and without Bun:
 
+* ``inspect --json --tokens bytes``: the tree (parents, depths, labels, roots, leaves, the
+  leaf) and each message's tokens;
 * ``plan --json`` at the oracle's eight keep-recent values: the cut, the region, the
   calibration, the three message lists, ``tokensBefore``, the previous summary, the file
   operations; the same at a manual ``--cut`` on oh-my-pi's cut; along the keep-recent sweep;
@@ -12,6 +14,8 @@ on the six shipped goldens, in-process and without Bun:
   sent for each (roles, text hashes and lengths, images, tool-call ids, where the summary sits
   in its wrapper), the context tokens (usage anchor, trailing and local estimate), models,
   thinking level and mode;
+* ``context --breakdown --json``: its parts add up to oh-my-pi's local count at every
+  recorded node;
 * ``navigate --dry-run --json`` to every navigation target at the six budgets: the new leaf,
   the common ancestor, the collected entries and, per budget, the kept entries, their tokens
   and file operations;
@@ -135,6 +139,32 @@ def _plan_differences(ids: Ids, theirs: dict[str, Any], ours: dict[str, Any]) ->
             if not ids.same(theirs[part][field], ours[part].get(field, "<missing>")):
                 differ.append(f"{where} {part}.{field}")
     return differ
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inspect_prints_oh_my_pis_tree_and_counts(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``inspect --json --tokens bytes`` (oh-my-pi's counter): every entry's place in the tree,
+    its message's tokens and label, the leaf, roots and leaves, as oh-my-pi loads them."""
+    golden, ids = _golden(name), Ids(name)
+    data = _json(capsys, "inspect", str(_session_path(name)), "--json", "--tokens", "bytes")
+    fields = ("index", "id", "parentId", "type", "role", "depth", "label")
+    differ = [
+        f"#{theirs['index']} {field}: {ours.get(field)!r} != {theirs[field]!r}"
+        for ours, theirs in zip(data["entries"], golden["entries"], strict=True)
+        for field in fields
+        if not ids.same(theirs[field], ours.get(field, "<missing>"))
+    ]
+    differ += [
+        f"#{theirs['index']} tokens: {ours['tokens']} != {theirs['tokens']}"
+        for ours, theirs in zip(data["entries"], golden["entries"], strict=True)
+        if theirs["type"] == "message" and ours["tokens"] != theirs["tokens"]
+    ]
+    differ += [
+        field for field in ("leafId", "roots", "leaves") if not ids.same(golden[field], data[field])
+    ]
+    assert not differ, "\n".join(differ[:30])
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -309,6 +339,25 @@ def test_context_prints_what_oh_my_pi_builds_at_every_recorded_node(
         for field in ("llmMessageCount", "thinkingLevel", "models", "mode"):
             if not ids.same(theirs[field], ours.get(field, "<missing>")):
                 differ.append(f"{where}: {field} {ours.get(field)!r} != {theirs[field]!r}")
+    assert not differ, "\n".join(differ[:30])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_context_breakdown_adds_up_to_oh_my_pis_estimates(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``context --breakdown``: its parts add up to oh-my-pi's local count of what is sent
+    (``countMessages``, rewritten turns counted as sent) and its context size is
+    ``estimateTranscriptTokens``, at every recorded node."""
+    differ: list[str] = []
+    for theirs in _golden(name)["contexts"]:
+        ours = _json(capsys, "context", str(_session_path(name)), "--rules", "omp", "--json",
+                     "--breakdown", "--at", f"#{theirs['leafIndex']}")  # fmt: skip
+        tokens = theirs["contextTokens"]
+        usage = tokens["usageTokens"] if tokens["lastUsageIndex"] is not None else None
+        got = (ours["total"], ours["contextTokens"], ours["usageTokens"])
+        if got != (tokens["localEstimate"], tokens["tokens"], usage):
+            differ.append(f"#{theirs['leafIndex']}: {got} != {tokens}")
     assert not differ, "\n".join(differ[:30])
 
 

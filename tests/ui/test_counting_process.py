@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from tests.ui.app_helpers import (
     SIZE,
     TREE_BRANCHES,
     TREE_COMPACTED,
+    copy_fixture,
     make_app,
     raised_notes,
     screen_text,
@@ -98,6 +101,47 @@ async def test_a_counting_process_that_cannot_start_leaves_the_chars4_estimate_s
         assert app.query_one(SessionTree).token_counts  # counted, with the estimate
 
 
+class _HeldCounter(Cl100kCounter):
+    """An in-process cl100k counter whose batches wait until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__(preload=False)
+        self.waiting = threading.Event()
+        self.release = threading.Event()
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        self.waiting.set()
+        self.release.wait(30)
+        return super().count_messages(messages)
+
+
+@pytest.mark.asyncio
+async def test_the_agent_appending_does_not_wait_for_a_batch_of_counts(
+    tmp_path: Path, no_counter_yet: None
+) -> None:
+    """The token worker waits for a batch's counts (big tool results take a counting process
+    a while) without holding the session: a refresh goes through meanwhile."""
+    counter = tokens._COUNTERS["cl100k"] = _HeldCounter()
+    app = make_app(copy_fixture(TREE_BRANCHES, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        try:
+            for _ in range(1000):
+                if counter.waiting.is_set():
+                    break
+                await pilot.pause(0.01)
+            assert counter.waiting.is_set(), "the token worker never asked for a batch"
+            handle = app.handle
+            assert handle is not None
+            refreshed = threading.Thread(target=handle.refresh, daemon=True)
+            refreshed.start()
+            refreshed.join(10)
+            assert not refreshed.is_alive(), "the refresh waited for the counts"
+        finally:
+            counter.release.set()
+        await settle(pilot)
+        assert app.query_one(SessionTree).token_counts
+
+
 def _descendants(pid: int) -> list[int]:
     """Every process under ``pid`` (by their parents, read from /proc)."""
     children: dict[int, list[int]] = {}
@@ -168,10 +212,13 @@ def test_quitting_the_app_ends_its_counting_process(
 
 
 @pytest.mark.tmux
+@pytest.mark.parametrize("signal", ["KILL", "TERM", "HUP", "INT"])
 def test_an_app_killed_leaves_no_counting_process(
+    signal: str,
     tmux_app: Callable[[list[str]], TmuxApp],  # noqa: F811 - the fixture
 ) -> None:
+    """A crash (``kill -9``), a ``kill``, a closed terminal, an interrupt sent from outside."""
     app, app_pid, counting = _started_app(tmux_app)
-    subprocess.run(["kill", "-9", str(app_pid)], check=True)
+    subprocess.run(["kill", f"-{signal}", str(app_pid)], check=True)
     app.wait_for_text(EXIT_MARK)
-    assert _ended(counting), "the counting process outlived the killed app"
+    assert _ended(counting), f"the counting process outlived the app killed with SIG{signal}"

@@ -398,6 +398,13 @@ class TokenCache:
         """Count the entries among ``indices`` not counted yet, their messages in one call of
         the counter (``count_messages``: a counting process gets one request, not one a
         message); ``entry_tokens`` then finds them counted."""
+        wanted, messages = self.uncounted(indices)
+        self.keep_counts(wanted, self.counter.count_messages(messages))
+
+    def uncounted(self, indices: Iterable[int]) -> tuple[list[int], list[Any]]:
+        """The message entries among ``indices`` not counted yet, and their messages, to be
+        counted (``keep_counts``) without holding the session (entries never change once
+        loaded); those that carry no message are noted at once."""
         wanted: list[int] = []
         messages: list[Any] = []
         entries = self.session.entries
@@ -415,7 +422,11 @@ class TokenCache:
             else:
                 wanted.append(index)
                 messages.append(message)
-        for index, tokens in zip(wanted, self.counter.count_messages(messages), strict=True):
+        return wanted, messages
+
+    def keep_counts(self, indices: Sequence[int], counts: Sequence[int]) -> None:
+        """Remember the counts of the message entries ``indices`` (``uncounted``)."""
+        for index, tokens in zip(indices, counts, strict=True):
             self._keep(index, tokens, self._blocks.get(index >> self._SHIFT))
 
     def _keep(self, index: int, tokens: int | None, block: array[int] | None) -> None:

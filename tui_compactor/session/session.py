@@ -17,7 +17,7 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -119,8 +119,12 @@ def gc_paused() -> Iterator[None]:
 NO_CHILDREN: list[int] = cast(list[int], ())
 """The shared (immutable) child list of every entry without children."""
 
-_NO_CHILD = -1
-_SEVERAL = -2
+NO_CHILD = -1
+"""``ChildLists.flat``: the entry has no child."""
+SEVERAL = -2
+"""``ChildLists.flat``: the entry has several children, listed in the mapping."""
+_NO_CHILD = NO_CHILD
+_SEVERAL = SEVERAL
 
 
 class ChildLists:
@@ -148,6 +152,12 @@ class ChildLists:
         if only == _NO_CHILD:
             return NO_CHILDREN
         return self._several[i]
+
+    def flat(self) -> tuple[Sequence[int], Mapping[int, list[int]]]:
+        """The lists in their flat form, for loops that read a row's children inline: per
+        entry its only child (>= 0), ``NO_CHILD``, or ``SEVERAL`` (then its children, in
+        order, are the mapping's). Read-only: the sequence and the mapping are the lists'."""
+        return self._only, self._several
 
     def count(self, i: int) -> int:
         """Number of children of entry ``i``."""

@@ -114,6 +114,7 @@ from tui_compactor.ui.widgets.status import (
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.ui.workers import work
+from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -1012,8 +1013,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.notify(
                 sanitize(
                     f"the cl100k token table could not be loaded ({error.reason}): every "
-                    "count here is a chars/4 estimate (marked ≈ chars/4); --tokens pi or "
-                    "bytes count without the table",
+                    f"count here is a chars/4 estimate (marked {NO_TABLE_MARK}); --tokens pi "
+                    "or bytes count without the table",
                     max_len=400,
                 ),
                 title="no token table",
@@ -1022,7 +1023,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             )
         if what not in self._recounts():
             self.notify(
-                f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
+                f"{what} needed the cl100k token table; it counts {ESTIMATE_MARK} now: try again",
                 title="no token table",
                 severity="warning",
                 timeout=6,
@@ -1362,7 +1363,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if worker.is_cancelled:
                 return
             with handle.read():
-                cache.count_entries(chunk)  # one request to a counting process
+                wanted, messages = cache.uncounted(chunk)
+            # One request to a counting process, without holding the session: a refresh (the
+            # agent appending) need not wait for the counts of big tool results.
+            cache.keep_counts(wanted, cache.counter.count_messages(messages))
+            with handle.read():
                 for index in chunk:
                     tokens = cache.entry_tokens(index)
                     if tokens is not None:

@@ -34,6 +34,7 @@ from tui_compactor.engine.settings import (
     rules_defaults,
 )
 from tui_compactor.engine.tokens import ESTIMATE_COUNTER, TokenCounter, get_counter
+from tui_compactor.wording import NO_TABLE_MARK
 
 if TYPE_CHECKING:
     from tui_compactor.config import Config, Profile
@@ -282,7 +283,7 @@ class Settings:
         """The counter's name as the app shows it beside counts: ``cl100k``, or ``pi ≈ chars/4,
         no cl100k table`` when the estimate stands in for the table (``without_table``)."""
         if self.source_of("tokens") == NO_TABLE:
-            return f"{self.tokens} ≈ chars/4, no cl100k table"
+            return f"{self.tokens} {NO_TABLE_MARK}"
         return self.tokens
 
     def edited(self, source: str = "app", **changes: Any) -> Settings:
@@ -438,7 +439,7 @@ def source_phrase(source: str) -> str:
     if source.startswith("rules "):
         return f"implied by the {source.removeprefix('rules ')} rules"
     if source == NO_TABLE:
-        return "≈ chars/4: the cl100k token table could not be loaded"
+        return f"{NO_TABLE_MARK}: the table could not be loaded"
     return f"from {source}"
 
 
