@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -403,6 +404,38 @@ def test_navigate_default_budget_is_oh_my_pis(
     (mine,) = ours["prepared"]
     for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
         assert ids.same(row[field], mine[field]), field
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if name != "pi-before-compaction"])
+def test_navigate_summarize_writes_the_branch_summary_oh_my_pi_would(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``navigate --summarize`` (offline summarizer) appends what oh-my-pi's ``navigateTree``
+    appends after ``generateBranchSummary`` at its default budget: a ``branch_summary`` at the
+    new leaf (``fromId`` the same, or ``"root"``), ``details`` = the file lists of the
+    selection, the summary ending with their ``<files>`` block. (Not the v1 file: read-only.)"""
+    golden, ids = _golden(name), Ids(name)
+    path = tmp_path / _session_path(name).name
+    shutil.copyfile(_session_path(name), path)
+    theirs = next(
+        target
+        for target in golden["branchSummary"]
+        if any(row["messageCount"] for row in target["prepared"])
+    )
+    row = next(row for row in theirs["prepared"] if row["tokenBudget"] == 111616)
+    to = f"#{theirs['targetIndex']}"
+    assert main(["navigate", str(path), "--rules", "omp", "--to", to, "--summarize", "--yes",
+                 "--provider", "offline", "--window", "128000", "--quiet-window", "0",
+                 "--ignore-agent"]) == 0, capsys.readouterr().err  # fmt: skip
+    written = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    new_leaf = theirs["navigateNewLeafId"]
+    assert written["type"] == "branch_summary"
+    assert ids.same(new_leaf, written["parentId"])
+    assert ids.same(new_leaf or "root", written["fromId"])
+    lists = {key: row["fileOps"][key] for key in ("readFiles", "modifiedFiles")}
+    assert written["details"] == lists
+    assert ("<files>" in written["summary"]) == any(lists.values())
+    assert written["summary"].rstrip().endswith("</files>") == any(lists.values())
 
 
 def _conversation(prompt: str) -> str:

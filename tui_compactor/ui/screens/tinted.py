@@ -70,9 +70,10 @@ class TintedModalScreen(StyledOnce, ShownBeneath, ModalScreen[ScreenResultType])
     (``StyledOnce``), counting its changes for a dialog above it (``ShownBeneath``)."""
 
     asked_at: float | None = None
-    """Set by a dialog whose first key would write (the navigation dialog's ``enter``): when
-    it was made, on Textual's event clock. A key typed before that is not an answer to it: the
-    app drops it (``CompactorApp.on_event``)."""
+    """Set by a dialog whose first key would write (the navigation dialog's ``enter``): on
+    Textual's event clock, when it was first drawn (infinity until then). A key other than
+    ``escape`` typed before that is not an answer to it: the app drops it
+    (``CompactorApp.on_event``)."""
 
     _drawn_lines: dict[Hashable, list[Strip]] | None = None
     """This screen's own lines (the dimmed screen beneath) by crop and what they are drawn
