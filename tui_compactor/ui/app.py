@@ -438,7 +438,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if pane_id == "tab-plan":
             from tui_compactor.ui.widgets.plan_view import PlanView
 
-            return [PlanView(self.state.settings, id="plan")]
+            planning = self.state.plan_leaf is not None  # built by ``c``: its plan comes
+            return [PlanView(self.state.settings, planning=planning, id="plan")]
         if pane_id == "tab-diff":
             from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 
