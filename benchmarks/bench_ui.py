@@ -22,6 +22,7 @@ Cases (the app runs headless through Textual's ``run_test`` at 120x36 unless not
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -111,6 +112,58 @@ async def _open_timings(path: Path) -> tuple[float, float]:
         responsive = time.perf_counter() - started
         await _settle(pilot)
     return first_paint, responsive
+
+
+FRESH_CODE = (
+    "import json, sys; sys.path.insert(0, {here!r}); import bench_ui; "
+    "result = bench_ui.{function}(**json.loads(sys.stdin.read())); "
+    "open({out!r}, 'w').write(json.dumps(result))"
+)
+
+
+def _fresh(function: str, **kwargs: Any) -> Any:
+    """``function(**kwargs)`` of this module run in a fresh Python process (``probe_env``),
+    its output printed as it comes, its result passed back as JSON. Each run of the app then
+    pays what a user's app pays once per process: imports, and the cl100k encoder built (in
+    a counting process or in this one); several runs in one process would let only the
+    first pay for it."""
+    with tempfile.TemporaryDirectory(prefix="tuic-bench-run-") as tmp, probe_env() as env:
+        out = Path(tmp) / "result.json"
+        code = FRESH_CODE.format(here=str(HERE), function=function, out=str(out))
+        subprocess.run([sys.executable, "-c", code], input=json.dumps(kwargs), text=True,
+                       env=env, check=True)  # fmt: skip
+        return json.loads(out.read_text())
+
+
+def _open_run(path: str) -> list[float]:
+    """``_open_timings`` of ``path`` (run by ``_fresh``)."""
+    return list(asyncio.run(_open_timings(Path(path))))
+
+
+def _streaming_run(path: str) -> tuple[list[float], int, float]:
+    """``_lag_while_streaming`` of three streams (run by ``_fresh``)."""
+    return asyncio.run(_lag_while_streaming(Path(path), 3))
+
+
+def _cut_moves_run(path: str, moves: int) -> list[float]:
+    """``_cut_moves`` (run by ``_fresh``)."""
+    return asyncio.run(_cut_moves(Path(path), moves))
+
+
+def _flows_run(
+    path: str, moves: int, only: list[str] | None, trace_ms: float | None
+) -> dict[str, dict[str, list[float]]]:
+    """``_lag_through_flows`` (run by ``_fresh``): its samples and UI CPU per flow; with
+    ``trace_ms``, the stalls over that many ms are traced and printed."""
+    tracer = None if trace_ms is None else StallTracer(trace_ms / 1000)
+    cpu: dict[str, list[float]] = {}
+    wanted = set(only) if only is not None else None
+    samples = asyncio.run(_lag_through_flows(Path(path), moves, wanted, tracer, cpu))
+    if tracer is not None:
+        tracer.keep(set(only or FLOWS))
+        print(f"stalls over {trace_ms:.0f} ms in this run:")
+        tracer.report()
+    return {"samples": samples, "cpu": cpu}
 
 
 def _tmux_first_paint(path: Path) -> float | None:
@@ -488,22 +541,20 @@ def _flows_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = generate(args.entries)
     results: dict[str, list[tuple[float, float, int, float, float]]] = {}
-    tracer = None if args.trace_stalls is None else StallTracer(args.trace_stalls / 1000)
     for run in range(args.runs):
-        cpu: dict[str, list[float]] = {}
-        samples = asyncio.run(
-            _lag_through_flows(path, args.moves, set(args.flow or FLOWS), tracer, cpu)
-        )
-        for flow, values in samples.items():
-            spent = cpu.get(flow) or [0.0]
+        measured = _fresh("_flows_run", path=str(path), moves=args.moves, only=args.flow,
+                          trace_ms=args.trace_stalls)  # fmt: skip
+        for flow, values in measured["samples"].items():
+            spent = measured["cpu"].get(flow) or [0.0]
             figures = (max(values) * 1000, _percentile(values, 0.99) * 1000, len(values),
                        max(spent) * 1000, _percentile(spent, 0.99) * 1000)  # fmt: skip
             results.setdefault(flow, []).append(figures)
             print(f"run {run + 1}: {flow:24} max {figures[0]:6.1f}  p99 {figures[1]:6.1f}  "
                   f"ticks {figures[2]}  UI CPU max {figures[3]:6.1f}  p99 {figures[4]:6.1f}",
                   flush=True)  # fmt: skip
-    print(f"median of {args.runs} runs (load {os.getloadavg()[0]:.1f}; ms; UI CPU: the UI "
-          "thread's CPU time between two ticks):")  # fmt: skip
+    print(f"median of {args.runs} runs, each in a fresh process (load "
+          f"{os.getloadavg()[0]:.1f}; ms; UI CPU: the UI thread's CPU time between two "
+          "ticks):")  # fmt: skip
     for flow in FLOWS:
         if flow in results:
             runs = results[flow]
@@ -513,10 +564,6 @@ def _flows_main(argv: list[str] | None = None) -> int:
                 f"UI CPU max {statistics.median(r[3] for r in runs):6.1f}  "
                 f"p99 {statistics.median(r[4] for r in runs):6.1f}"
             )
-    if tracer is not None:
-        tracer.keep(set(args.flow or FLOWS))
-        print(f"stalls over {args.trace_stalls:.0f} ms, all {args.runs} runs:")
-        tracer.report()
     return 0
 
 
@@ -537,7 +584,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
             rows.append({"case": f"{name} (failed)", "notes": f"{type(error).__name__}: {error}"})
 
     def opening() -> list[dict[str, Any]]:
-        opens = [asyncio.run(_open_timings(big)) for _ in range(max(1, ctx.runs - 2))]
+        opens = [_fresh("_open_run", path=str(big)) for _ in range(max(1, ctx.runs - 2))]
         paints = [first for first, _ in opens]
         trees = [tree for _, tree in opens]
         return [
@@ -571,7 +618,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / sample.name
             shutil.copyfile(sample, copy)
-            samples, deltas, seconds = asyncio.run(_lag_while_streaming(copy, 3))
+            samples, deltas, seconds = _fresh("_streaming_run", path=str(copy))
         p50, p99 = _percentile(samples, 0.5), _percentile(samples, 0.99)
         return [
             {
@@ -586,7 +633,7 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         ]  # fmt: skip
 
     def cut_moves() -> list[dict[str, Any]]:
-        moves = asyncio.run(_cut_moves(big, 3 if ctx.quick else 5))
+        moves = _fresh("_cut_moves_run", path=str(big), moves=3 if ctx.quick else 5)
         return [{
             "case": f"{entries:>6} cut move keypress->plan",
             "median_s": statistics.median(moves), "runs": len(moves), "size_mb": size_mb,
@@ -594,8 +641,10 @@ def run(ctx: Any) -> list[dict[str, Any]]:
         }]  # fmt: skip
 
     def flows() -> list[dict[str, Any]]:
-        cpu: dict[str, list[float]] = {}
-        samples = asyncio.run(_lag_through_flows(big, 5 if ctx.quick else 20, cpu=cpu))
+        measured = _fresh("_flows_run", path=str(big), moves=5 if ctx.quick else 20, only=None,
+                          trace_ms=None)  # fmt: skip
+        samples: dict[str, list[float]] = measured["samples"]
+        cpu: dict[str, list[float]] = measured["cpu"]
         everything = [value for values in samples.values() for value in values]
         worst = sorted(samples.items(), key=lambda item: -max(item[1]))
         per_flow = "; ".join(

@@ -37,6 +37,11 @@ BROKEN = {
         3,
         [[], ["tree"], ["plan"]],
     ),
+    "a threshold over 100": (
+        "[compaction]\nthreshold_percent = 150\n",
+        2,
+        [[], ["tree"], ["plan"]],
+    ),
 }
 
 
@@ -62,6 +67,32 @@ def test_every_command_stops_on_a_broken_config_with_one_message(
     assert message.startswith(f"tui-compactor: {config}:{line}: "), message
     assert "Traceback" not in message and len(message.splitlines()) == 1
     assert SESSION.read_bytes() == before
+
+
+def test_a_value_a_rule_refuses_is_said_in_our_words_with_where_it_came_from(
+    tmp_path: Path,
+) -> None:
+    """A threshold over 100 in the config file or a variable: the message names the file and
+    line (or the variable) and the key, in our words, without pydantic's "Value error, "."""
+    config = tmp_path / "config.toml"
+    config.write_text("[compaction]\nkeep_recent_tokens = 3000\nthreshold_percent = 150\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_COMPACTOR_")}
+    from_file = cli("plan", str(SESSION), env=dict(env, TUI_COMPACTOR_CONFIG=str(config)))
+    assert from_file.returncode == 2
+    assert from_file.stderr.decode().strip() == (
+        f"tui-compactor: {config}:3: compaction.threshold_percent: 150.0 is over 100"
+    )
+    variable = dict(
+        env,
+        XDG_CONFIG_HOME=str(tmp_path / "no-config"),
+        TUI_COMPACTOR_THRESHOLD_PERCENT="150",
+    )
+    from_variable = cli("plan", str(SESSION), env=variable)
+    assert from_variable.returncode == 2
+    assert from_variable.stderr.decode().strip() == (
+        "tui-compactor: environment variable TUI_COMPACTOR_THRESHOLD_PERCENT: "
+        "compaction.threshold_percent: 150.0 is over 100"
+    )
 
 
 def test_lint_still_judges_the_file_on_a_broken_config(tmp_path: Path) -> None:

@@ -344,6 +344,11 @@ def _validation_message(
             where = f"{path}:{line}" if line else (str(path) if path else "config")
         message = item.get("msg", "invalid value")
         key = str(loc[-1]) if loc else ""
+        raised = item.get("ctx", {}).get("error")
+        if item.get("type") == "value_error" and isinstance(raised, ValueError):
+            # A rule of ours refused the value (``check_threshold``): its words, not
+            # pydantic's "Value error, ", and the key said once (``dotted`` names it).
+            message = str(raised).removeprefix(f"{key}: ")
         if item.get("type") == "extra_forbidden" and _SECRET_KEY.search(key):
             # Never echo the value: it is probably a real key.
             message = (

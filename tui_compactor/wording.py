@@ -1,12 +1,18 @@
-"""Numbers in words for people: a count with its noun in the right number.
+"""Words shared by every screen: a count with its noun in the right number (no screen says
+"1 msgs" or "2 file(s)"), and the mark of figures counted with the chars/4 estimate.
 
-Shared by the commands' text output, the app and the offline summarizer, so that no screen
-says "1 msgs" or "2 file(s)".
+Shared by the commands' text output, the app and the offline summarizer.
 """
 
 from __future__ import annotations
 
-__all__ = ["count_of", "more_of"]
+__all__ = ["ESTIMATE_MARK", "NO_TABLE_MARK", "count_of", "more_of"]
+
+ESTIMATE_MARK = "≈ chars/4"
+"""Beside a figure counted with pi's chars/4 estimate in place of the counter asked for."""
+NO_TABLE_MARK = f"{ESTIMATE_MARK}, no cl100k table"
+"""Beside every figure counted with the estimate because the cl100k table could not be loaded
+(the status line, the gauge, the plan's settings, the Window tab, the note that says so)."""
 
 _IRREGULAR = {
     "entry": "entries",

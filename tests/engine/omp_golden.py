@@ -48,6 +48,7 @@ LOAD_KEYS = (
 (``copyChanged*``) and its merged header keys."""
 SECTIONS = (
     "load",
+    "leafId",
     "leafIndex",
     "roots",
     "leaves",
@@ -61,29 +62,31 @@ SECTIONS = (
     "shake",
     "misc",
 )
-OMP_DEFAULT_COMPACTION_SETTINGS = {
-    "enabled": True,
+AGENT_ONLY_COMPACTION_SETTINGS = {
     "strategy": "context-full",
-    "thresholdPercent": -1,
-    "thresholdTokens": -1,
     "midTurnEnabled": True,
-    "keepRecentTokens": 20000,
     "autoContinue": True,
     "remoteEnabled": True,
     "remoteStreamingV2Enabled": True,
     "v2RetainedMessageBudget": 64000,
 }
-"""oh-my-pi's ``DEFAULT_COMPACTION_SETTINGS`` (data, restated for the comparison)."""
+"""The part of oh-my-pi's ``DEFAULT_COMPACTION_SETTINGS`` that steers the running agent (when
+and how it compacts live) and that nothing here reads: restated data. The rest
+(``enabled``, ``keepRecentTokens``, ``thresholdPercent``, ``thresholdTokens``) is the engine's
+own default under omp rules (``default_compaction_settings``)."""
 
 
-def session_name(session: Any) -> str | None:
-    """oh-my-pi's ``getSessionName`` after loading: the title slot's title (else the header's);
-    pi's ``session_info`` names are not read."""
-    for holder in (getattr(session, "title_slot", None), getattr(session, "header", None)):
-        title = holder.get("title") if isinstance(holder, dict) else None
-        if isinstance(title, str) and title:
-            return title
-    return None
+def default_compaction_settings() -> dict[str, Any]:
+    """oh-my-pi's ``DEFAULT_COMPACTION_SETTINGS``: the engine's defaults under omp rules, with
+    the agent-only keys."""
+    engine = CompactionSettings(rules="omp")
+    return {
+        **AGENT_ONLY_COMPACTION_SETTINGS,
+        "enabled": engine.enabled,
+        "keepRecentTokens": engine.keep_recent_tokens,
+        "thresholdPercent": engine.threshold_percent,
+        "thresholdTokens": engine.threshold_tokens,
+    }
 
 
 def sha(text: str) -> str:
@@ -586,7 +589,7 @@ class Ours:
         from tui_compactor.engine.plan import _omp_prompt_tokens, omp_last_usage
 
         session = self.session
-        path = [session.entries[index] for index in session.path_to(session.leaf)]
+        path = [session.entries[index] for index in _branch(session)]
         latest = next((entry for entry in reversed(path) if entry.type == "compaction"), None)
         usage = omp_last_usage(path)
         latest_row = None
@@ -605,9 +608,9 @@ class Ours:
             "lastAssistantUsageOnBranch": usage,
             "calculateContextTokens": omp_usage_tokens(usage) if usage else None,
             "calculatePromptTokens": _omp_prompt_tokens(usage) if usage else None,
-            "defaultCompactionSettings": OMP_DEFAULT_COMPACTION_SETTINGS,
+            "defaultCompactionSettings": default_compaction_settings(),
             "windows": self.windows(windows, context_tokens),
-            "sessionName": session_name(session),
+            "sessionName": session.name_under("omp"),
             "labels": [
                 {"id": self.id_at(index), "index": index, "label": label}
                 for index, label in sorted(session.labels.items())
@@ -654,15 +657,21 @@ def ours(session: Any, golden: dict[str, Any]) -> dict[str, Any]:
         "shake": engine.shake(leaf),
         "misc": engine.misc(golden["oracle"]["contextWindows"], main_tokens),
         "load": engine.load(),
+        "leafId": engine.id_at(session.leaf),
         "leafIndex": session.leaf,
         "roots": [engine.id_at(index) for index in session.roots],
         "leaves": [engine.id_at(index) for index in session.leaves],
         "branch": {
-            "length": len(session.path_to(session.leaf)),
-            "ids": cap([engine.id_at(index) for index in session.path_to(session.leaf)]),
-            "entryIndices": cap(session.path_to(session.leaf)),
+            "length": len(_branch(session)),
+            "ids": cap([engine.id_at(index) for index in _branch(session)]),
+            "entryIndices": cap(_branch(session)),
         },
     }
+
+
+def _branch(session: Any) -> list[int]:
+    """The root..leaf path (none in a file without entries)."""
+    return [] if session.leaf is None else list(session.path_to(session.leaf))
 
 
 def _normalize(value: Any, ids: dict[str, int]) -> Any:

@@ -386,3 +386,25 @@ def test_real_split_turn_note_names_the_turn_start(tmp_path: Path) -> None:
         f"its {count} messages before the cut are summarized as the turn prefix"
     ) in text
     assert f"turn prefix  {count} messages" in text
+
+
+def test_a_one_message_turn_prefix_is_named_in_the_singular(tmp_path: Path) -> None:
+    """A turn cut right after its user message: ``its 1 message before the cut is summarized``."""
+    words = " ".join(f"word{n}" for n in range(3000))
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-12T09:00:00.000Z",
+         "cwd": "/tmp"},
+    ]  # fmt: skip
+    parent = None
+    for number, role in enumerate(["user", "assistant", "user", "assistant"]):
+        message: dict[str, object] = {"role": role, "timestamp": 1768208400000}
+        message["content"] = [{"type": "text", "text": f"{role} {number} {words}"}]
+        records.append({"type": "message", "id": f"m{number}", "parentId": parent,
+                        "timestamp": "2026-01-12T09:00:00.000Z", "message": message})  # fmt: skip
+        parent = f"m{number}"
+    session = tmp_path / "one-prefix.jsonl"
+    session.write_text("".join(json.dumps(record) + "\n" for record in records))
+    result = cli("plan", str(session), "--keep-recent", "100", "--tokens", "pi")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    assert "its 1 message before the cut is summarized as the turn prefix" in text, text

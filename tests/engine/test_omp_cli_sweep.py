@@ -1,9 +1,10 @@
 """The commands under ``--rules omp`` against oh-my-pi 18.2.3 run live on random trees.
 
 What a user runs, not the engine underneath: ``plan --json`` (every keep-recent of the
-oracle's list: the cut, the split turn, ``tokensBefore``, the calibration), ``context --json``
-(entries, tokens, what is sent), ``serialize --format omp`` (oh-my-pi's transcript of what it
-summarizes) and ``compact --dry-run --json`` (the plan it would run) on ``omp_random`` trees.
+oracle's list: the cut, the split turn, ``tokensBefore``, the calibration; the threshold),
+``context --json`` (entries, tokens, what is sent), ``serialize --format omp`` (oh-my-pi's
+transcript of what it summarizes), ``navigate --dry-run --json`` (the branch summary's entries
+per budget) and ``compact --dry-run --json`` (the plan it would run) on ``omp_random`` trees.
 CI runs two seeds; ``TUIC_OMP_SWEEP=N`` runs seeds 1..N at two sizes (a wider sweep, minutes
 per ten seeds). Skips with the reason without Bun.
 """
@@ -64,7 +65,8 @@ def test_commands_match_oh_my_pi(seed: int, turns: int, tmp_path: Path) -> None:
     golden = omp_golden(path)
     rows = golden["cutPoints"]
     keeps = ",".join(str(row["keepRecentTokens"]) for row in rows)
-    plan = json.loads(_run("plan", str(path), "--rules", "omp", "--json", "--keep-recent", keeps))
+    plan = json.loads(_run("plan", str(path), "--rules", "omp", "--json", "--keep-recent", keeps,
+                           "--window", "200000"))  # fmt: skip
     differ: list[str] = []
     for ours, theirs in zip(plan["plans"], rows, strict=True):
         for field in PLAN_FIELDS:
@@ -79,12 +81,43 @@ def test_commands_match_oh_my_pi(seed: int, turns: int, tmp_path: Path) -> None:
     if [item["tokens"] for item in context["items"]] != [i["tokens"] for i in expected["items"]]:
         differ.append("context tokens")
     for ours_item, theirs_item in zip(context["items"], expected["items"], strict=False):
-        if [(r["role"], sha(r["text"])) for r in ours_item["llm"]] != [
-            (r["role"], r["textSha256"]) for r in theirs_item["llm"]
+        if [(r["role"], sha(r["text"]), r.get("toolCallIds")) for r in ours_item["llm"]] != [
+            (r["role"], r["textSha256"], r.get("toolCallIds")) for r in theirs_item["llm"]
         ]:
             differ.append(f"context llm of #{ours_item['entryIndex']}")
     if context["contextTokens"]["tokens"] != expected["contextTokens"]["tokens"]:
         differ.append("context tokens total")
+    # the threshold `plan` checks is the one oh-my-pi's figures give at that window
+    window = next(
+        (row for row in golden["misc"]["windows"] if row["window"] == plan["threshold"]["window"]),
+        None,
+    )
+    assert window is not None, plan["threshold"]
+    shown = plan["threshold"]
+    got = (shown["thresholdTokens"], plan["contextTokens"]["tokens"], shown["shouldCompact"])
+    if got != (
+        window["thresholdTokens"],
+        window["contextTokens"],
+        window["shouldCompact"],
+    ):
+        differ.append(f"plan threshold {plan['threshold']} != {window}")
+
+    # `navigate --dry-run` collects and selects what oh-my-pi's branch summary would
+    budgets = ",".join(str(budget) for budget in golden["oracle"]["branchBudgets"])
+    for target in golden["branchSummary"][:2]:
+        to = f"#{target['targetIndex']}"
+        moved = json.loads(_run("navigate", str(path), "--rules", "omp", "--dry-run", "--json",
+                                "--to", to, "--budget", budgets))  # fmt: skip
+        where = f"navigate to #{target['targetIndex']}"
+        if (moved["newLeafIndex"], moved["entryIds"]) != (
+            target["navigateNewLeafIndex"],
+            target["entryIds"]["items"],
+        ):
+            differ.append(f"{where}: new leaf or entries")
+        for ours_row, row in zip(moved["prepared"], target["prepared"], strict=True):
+            got = (ours_row["messageCount"], ours_row["totalTokens"], ours_row["entryIds"])
+            if got != (row["messageCount"], row["totalTokens"], row["entryIds"]["items"]):
+                differ.append(f"{where} budget {row['tokenBudget']}")
 
     # `serialize` writes the context at a node; where that context is exactly what oh-my-pi
     # summarizes at a keep-recent (same entries, none rewritten), its text must be oh-my-pi's

@@ -182,3 +182,24 @@ def test_rows_of_a_deep_chain_stay_small(big_corpus: Path) -> None:
         tracemalloc.stop()
     assert len(rows) == 50_000 and rows[-1].is_leaf and rows[-1].on_active_path
     assert size < 50_000 * 24, f"{size / 50_000:.0f} bytes a row"
+
+
+def test_the_child_lists_flat_form_is_the_lists() -> None:
+    """``ChildLists.flat``, which the outline reads inline, decodes to the same children as
+    the lists themselves, for the whole tree and for a filtered one (``visible``)."""
+    from tui_compactor.session.session import NO_CHILD, SEVERAL
+
+    oracle = Path(__file__).resolve().parents[1] / "fixtures" / "oracle" / "sessions"
+    session = load_session(oracle / "tree-branches.jsonl")
+    children = session._children
+    shown = [i % 3 != 1 for i in range(len(session.entries))]
+    visible, _ = children.visible(shown)
+    for lists in (children, visible):
+        only, several = lists.flat()
+        assert len(only) == len(lists) == len(session.entries)
+        decoded = [
+            [] if only[i] == NO_CHILD else list(several[i]) if only[i] == SEVERAL else [only[i]]
+            for i in range(len(lists))
+        ]
+        assert decoded == [list(lists[i]) for i in range(len(lists))]
+        assert any(len(kids) > 1 for kids in decoded)

@@ -31,7 +31,8 @@ const describe = (message) => {
 	return out;
 };
 // What pi sends for each context message: convertToLlm on it alone, each LLM message as its
-// role and its text blocks joined (what `context --json` calls `llm`).
+// role and its text blocks joined, the ids of an assistant's tool calls and the number of
+// images when there are any (what `context --json` calls `llm`).
 const textOf = (content) =>
 	typeof content === "string"
 		? content
@@ -39,6 +40,15 @@ const textOf = (content) =>
 				.filter((block) => block && block.type === "text" && typeof block.text === "string")
 				.map((block) => block.text)
 				.join("");
+const blocksOf = (content) => (Array.isArray(content) ? content : []).filter((block) => block);
+const sentView = (sent) => {
+	const out = { role: sent.role, text: textOf(sent.content) };
+	const blocks = blocksOf(sent.content);
+	if (sent.role === "assistant") out.toolCallIds = blocks.filter((b) => b.type === "toolCall").map((b) => b.id);
+	const images = blocks.filter((b) => b.type === "image").length;
+	if (images) out.images = images;
+	return out;
+};
 const result = {
 	version,
 	leafId: manager.getLeafId(),
@@ -48,7 +58,7 @@ const result = {
 	thinkingLevel: context.thinkingLevel,
 	messages: context.messages.map(describe),
 	llm: context.messages.map((message) =>
-		pi.convertToLlm([message]).map((sent) => ({ role: sent.role, text: textOf(sent.content) })),
+		pi.convertToLlm([message]).map(sentView),
 	),
 };
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -334,6 +334,54 @@ async def test_keys_are_handled_while_an_analysis_computes(monkeypatch: Any) -> 
         assert app.query_one(BreakdownView).shown_leaf == app.selected_entry
 
 
+async def test_the_window_tab_names_the_counter_that_made_its_figures(monkeypatch: Any) -> None:
+    """The rules (and so the counter) switch while the Window tab's count is still made: the
+    figures shown are the new counter's, under its name; the count made before the switch,
+    arriving last, does not put its figures under the new name."""
+    import tui_compactor.engine.breakdown as breakdown_module
+    from tui_compactor.engine.tokens import TokenCache
+
+    release = threading.Event()
+    started = threading.Event()
+    real = breakdown_module.token_breakdown
+    calls: list[str] = []
+
+    def first_one_slow(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[2].name)
+        if len(calls) == 1:
+            started.set()
+            release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(breakdown_module, "token_breakdown", first_one_slow)
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        for _ in range(200):
+            if started.is_set():
+                break
+            await pilot.pause(0.01)
+        before = app.settings.counter_label
+        await pilot.press("o")  # the other rules, the other counter: counted again
+        after = app.settings.counter_label
+        assert after != before
+        view = app.query_one(BreakdownView)
+        for _ in range(500):
+            if view.shown_leaf is not None:
+                break
+            await pilot.pause(0.01)
+        release.set()
+        await settle(pilot)
+        session, leaf = app.session, app.selected_entry
+        counter = app.settings.counter()
+        expected = real(
+            session, leaf, counter, app.settings.compaction(), TokenCache(session, counter)
+        )
+        head = str(app.query_one("#breakdown-head").render())
+        assert f"{format_tokens(expected.total)} tokens in messages [{after}]" in head, head
+
+
 async def test_request_inspector_shows_the_plans_requests() -> None:
     from tui_compactor.ui.screens.requests import RequestsScreen
 

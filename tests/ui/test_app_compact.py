@@ -153,6 +153,27 @@ async def test_compact_with_server_streams_then_accept(
     assert "test-model" in json.dumps(records[0].get("generator", {}))
 
 
+async def test_quitting_closes_the_summaries_http_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summaries share one HTTP client per event loop (its pool keeps connections alive
+    between requests); the app closes it as it exits, not leaving it to the GC."""
+    from tui_compactor.summarize import providers
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    with LLMServer() as server:
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=SIZE) as pilot:
+            assert (await run_review(pilot)).state == "ready"
+            assert server.requests
+            client = providers.shared_client()
+            assert not client.is_closed
+            await pilot.press("d")  # discarded: quitting asks nothing
+            await settle(pilot)
+            await pilot.press("q")
+        assert client.is_closed
+
+
 async def test_escape_cancels_a_running_compaction(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

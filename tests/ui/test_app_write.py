@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from tests.ui.app_helpers import (
     OTHER_BRANCH_TIP,
@@ -97,6 +98,54 @@ async def test_navigation_dialog_cancel_writes_nothing(tmp_path: Path) -> None:
         await navigate_to(pilot, app, OTHER_BRANCH_TIP, "escape")
         assert not isinstance(app.screen, NavigateDialog)
         assert path.read_bytes() == before
+
+
+async def test_enter_typed_again_while_the_move_is_planned_asks_and_writes_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second ``enter`` on the node while its move is still being planned (a big session:
+    the dialog is not up yet) opens no second dialog: one question, one line written."""
+    import tui_compactor.engine.branch as branch
+
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    planning, release = threading.Event(), threading.Event()
+    plan_navigation = branch.plan_navigation
+
+    def slow_plan(*args, **options):  # type: ignore[no-untyped-def]
+        planning.set()
+        release.wait(10)
+        return plan_navigation(*args, **options)
+
+    monkeypatch.setattr(branch, "plan_navigation", slow_plan)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        assert planning.wait(10)
+        await pilot.press("enter")  # typed again before the dialog showed
+        # A third, read from the terminal before the dialog showed, handled once it is up.
+        typed_ahead = events.Key("enter", "\r")
+        release.set()
+        await settle(pilot)
+        dialogs = [screen for screen in app.screen_stack if isinstance(screen, NavigateDialog)]
+        assert len(dialogs) == 1
+        app.post_message(typed_ahead)
+        await settle(pilot)
+        assert isinstance(app.screen, NavigateDialog)
+        assert path.read_bytes() == before
+        await pilot.press("1")
+        await settle(pilot)
+        assert not isinstance(app.screen, NavigateDialog)
+        assert len(added_records(before, path.read_bytes())) == 1
+        # Answered: enter on a node asks again.
+        assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP - 1)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, NavigateDialog)
 
 
 async def test_navigation_dialog_names_the_summarizer_made_by_the_planning_worker(

@@ -182,6 +182,7 @@ async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate
     from tui_compactor.ui.widgets.gauge import ContextGauge
     from tui_compactor.ui.widgets.labels import format_tokens
     from tui_compactor.ui.widgets.status import SessionStatus
+    from tui_compactor.wording import NO_TABLE_MARK
     from tui_compactor.workbench.views import gauge_at, plan_report
 
     def missing(name: str) -> Any:
@@ -195,9 +196,13 @@ async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate
         await settle(pilot)
         assert counter.error is not None and "no such file" in counter.error
         notes = raised_notes(app)
-        assert [n for n in notes if "token table could not be loaded" in n and "OSError" in n]
+        assert [
+            n
+            for n in notes
+            if "token table could not be loaded" in n and "OSError" in n and NO_TABLE_MARK in n
+        ]
         assert app.settings.tokens == "pi" and app.counter is get_counter("pi")
-        assert "tokens: pi ≈ chars/4, no cl100k table" in str(app.query_one(SessionStatus).render())
+        assert f"tokens: pi {NO_TABLE_MARK}" in str(app.query_one(SessionStatus).render())
         session = app.session
         assert session is not None
         estimate = TokenCache(session, get_counter("pi"))
@@ -208,7 +213,7 @@ async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate
         for _ in range(2):
             entry = tree.cursor_entry
             assert gauge.data is not None and gauge.data.entry_index == entry
-            assert "≈ chars/4 (no token table)" in str(gauge.render())
+            assert NO_TABLE_MARK in str(gauge.render())
             with app.handle.read() as snapshot:  # type: ignore[union-attr]
                 expected = gauge_at(snapshot, entry, app.settings, estimate, blocks=False)
             assert gauge.data.tokens == expected.tokens
@@ -223,7 +228,7 @@ async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate
         text = screen_text(app)
         assert "valid cuts" in text and "sweeping" not in text
         sources = str(app.query_one("#plan-sources", Static).render())
-        assert "tokens pi · ≈ chars/4: the cl100k token table could not be loaded" in sources
+        assert f"tokens pi · {NO_TABLE_MARK}: the table could not be loaded" in sources
         await pilot.press("2")  # the Context tab: tokens per block
         await settle(pilot)
         assert app.gauge_data is not None and app.gauge_data.blocks
@@ -233,9 +238,36 @@ async def test_without_the_token_table_every_count_is_the_marked_chars4_estimate
             session, session.leaf, get_counter("pi"), app.settings.compaction(), estimate
         )
         text = screen_text(app)
-        assert (
-            f"{format_tokens(breakdown.total)} tokens in messages [pi ≈ chars/4, no cl100k table]"
-            in text
-        )
+        assert f"{format_tokens(breakdown.total)} tokens in messages [pi {NO_TABLE_MARK}]" in text
         assert len([n for n in notes if "token table" in n]) == 1
         assert not [n for n in notes if "TokenTableError" in n]
+
+
+async def test_a_change_of_counter_counts_again_every_worker_of_the_one_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Switching the rules changes the counter: each worker in the app's one list of counting
+    workers (``_recounts``, also the list the table's failure reads) is started again, once,
+    with the plan, its sweep and the Window tab shown."""
+    app = make_app(TREE_BRANCHES)
+    started: list[str | None] = []
+    run_worker = app.run_worker
+
+    def recording(*args: Any, **options: Any) -> Any:
+        started.append(options.get("group"))
+        return run_worker(*args, **options)
+
+    monkeypatch.setattr(app, "run_worker", recording)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")  # the plan and its sweep
+        await settle(pilot)
+        await pilot.press("6")  # the Window tab
+        await settle(pilot)
+        started.clear()
+        await pilot.press("o")  # pi -> oh-my-pi rules: the counter changes
+        await settle(pilot)
+        recounted = set(app._recounts())
+        assert recounted == {"tokens", "plan", "sweep", "gauge", "chart", "breakdown"}
+        assert recounted <= set(started), started
+        assert started.count("plan") == 1, started

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.widgets import Static
 
 from tests.ui.app_helpers import (
@@ -54,6 +55,64 @@ async def test_rapid_cut_moves_end_on_the_plan_of_the_last_key() -> None:
         text = _pane_text(app)
         assert f"cut before #{cut_entry} " in text
         assert "planning at" not in text
+
+
+async def test_cut_keys_typed_ahead_make_one_plan_at_the_last_cut_as_the_cli_plans_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cut keys typed while a plan is being made, or before the plan they move, make one more
+    plan: at the last key's cut (not one per key), the plan ``plan --cut`` makes there."""
+    import json
+    import subprocess
+    import sys
+    import threading
+
+    import tui_compactor.ui.app as app_module
+
+    app = make_app(SAMPLE)
+    asked: list[int | None] = []
+    plan_report = app_module.plan_report
+    release = threading.Event()
+    release.set()
+
+    def recording(snapshot: Any, leaf: int, settings: Any, cut: int | None, *rest: Any) -> Any:
+        asked.append(cut)
+        release.wait(10)  # a plan that takes a while (a big session)
+        return plan_report(snapshot, leaf, settings, cut, *rest)
+
+    monkeypatch.setattr(app_module, "plan_report", recording)
+    async with app.run_test(size=SIZE) as pilot:
+        _, cuts, position = await plan_with_earlier_cuts(pilot, 5)
+        branch = app.plan.branch
+        asked.clear()
+        release.clear()
+        # One key at a time, each handled while the first key's plan is still being made.
+        for key in ["left_square_bracket"] * 5 + ["right_square_bracket"]:
+            await pilot.press(key)
+        release.set()
+        await settle(pilot)
+        assert asked == [branch[cuts[position - 1]], branch[cuts[position - 4]]]
+        assert app.plan.first_kept_index == cuts[position - 4]
+        asked.clear()
+        # The default cut again, and four keys typed before that plan arrives.
+        app.post_message(events.Key("c", "c"))
+        for _ in range(4):
+            app.post_message(events.Key("left_square_bracket", "["))
+        await settle(pilot)
+        assert asked == [None, branch[cuts[position - 4]]]
+        plan, session = app.plan, app.session
+        leaf_id = session.entries[plan.leaf].id
+        cut_id = session.entries[branch[plan.first_kept_index]].id
+        settings = app.settings
+    result = subprocess.run(
+        [sys.executable, "-m", "tui_compactor", "plan", str(SAMPLE), "--leaf", leaf_id,
+         "--cut", cut_id, "--tokens", settings.tokens, "--rules", settings.rules, "--json"],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    (cli_plan,) = json.loads(result.stdout)["plans"]
+    assert cli_plan["firstKeptEntryId"] == cut_id
+    assert cli_plan["tokensBefore"] == plan.tokens_before
+    assert cli_plan["firstKeptEntryIndex"] == branch[plan.first_kept_index]
 
 
 async def test_the_last_plan_stays_dimmed_while_the_next_is_made() -> None:

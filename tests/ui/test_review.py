@@ -248,6 +248,34 @@ async def test_read_only_file_runs_and_reviews_with_accept_disabled(
     assert path.read_bytes() == before
 
 
+async def test_accept_follows_the_write_gate_when_the_file_goes_after_the_review_opened(
+    tmp_path: Path,
+) -> None:
+    """The file is deleted while a finished review waits: the one write gate now refuses it,
+    so the Accept button is disabled with the reason, ``a`` is answered with that reason, and
+    nothing is written (no file is made in its place); quitting asks nothing (nothing can be
+    accepted)."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        accept = app.query_one("#compaction-accept", Button)
+        assert panel.state == "ready" and not accept.disabled
+        path.unlink()
+        app._follow_tick()
+        await settle(pilot)
+        assert "gone" in (app.session.append_refusal or "")
+        assert accept.disabled and "gone" in str(accept.tooltip)
+        shown = str(app.query_one("#compaction-readonly").render())
+        assert "Accept is disabled" in shown and "gone" in shown
+        await pilot.press("a")
+        await settle(pilot)
+        assert any(note.startswith("read-only: ") and "gone" in note for note in notes(app))
+        assert panel.state == "ready"
+        assert app.work_quit_would_lose() is None
+    assert list(tmp_path.iterdir()) == []
+
+
 async def test_review_at_80x24_fills_the_screen_and_the_footer_keeps_its_keys(
     tmp_path: Path,
 ) -> None:

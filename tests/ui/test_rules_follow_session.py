@@ -75,6 +75,35 @@ async def test_the_session_location_picks_the_rules_and_the_header_says_so(
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("source", "name", "rules"),
+    [
+        (ROOT / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-basic.jsonl",
+         "Ledger importer: accented payees", "omp"),  # oh-my-pi's title slot
+        (ROOT / "tests" / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl",
+         "weather-cli: caching layer", "pi"),  # pi's session_info
+    ],
+)  # fmt: skip
+async def test_the_header_shows_the_name_the_rules_agent_gives_the_session(
+    tmp_path: Path, source: Path, name: str, rules: str
+) -> None:
+    """Each agent names a session its own way (oh-my-pi: the title slot, never pi's
+    ``session_info``; pi: the reverse; the oracles' ``sessionName``): the header shows the name
+    under the rules in use, and ``o`` switches it with them."""
+    path = tmp_path / source.name
+    shutil.copyfile(source, path)
+    app = make_app(path, settings=resolve_settings({}, environ=no_config(tmp_path)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.settings.rules == rules
+        assert name in status_text(app)
+        await pilot.press("o")
+        await settle(pilot)
+        assert app.settings.rules != rules
+        assert name not in status_text(app)
+
+
+@pytest.mark.asyncio
 async def test_the_flag_wins_over_the_location(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

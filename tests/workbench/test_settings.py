@@ -130,3 +130,22 @@ def test_omp_rules_imply_oh_my_pis_counter_and_calibration(tmp_path: Path) -> No
     session = load_session(fixtures / "oracle-omp" / "sessions" / "omp-basic.jsonl")
     followed = pi.for_session(session, home=tmp_path)
     assert (followed.rules, followed.tokens, followed.calibrate) == ("omp", "bytes", True)
+
+
+def test_an_explicit_counter_survives_a_rules_switch_without_the_table(tmp_path: Path) -> None:
+    """``--tokens cl100k`` typed, the table cannot be loaded: the chars/4 estimate stands in
+    for it, and a switch of rules keeps that choice (the estimate, not oh-my-pi's byte
+    counter); a counter nobody chose follows the rules as before."""
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    chosen = resolve_settings({"tokens": "cl100k"}, environ=env).without_table()
+    assert (chosen.tokens, chosen.counter_label) == ("pi", "pi ≈ chars/4, no cl100k table")
+    switched = chosen.edited("app", rules="omp").without_table()
+    assert (switched.rules, switched.tokens) == ("omp", "pi")
+    assert switched.counter_label == "pi ≈ chars/4, no cl100k table"
+    back = switched.edited("app", rules="pi").without_table()
+    assert (back.tokens, back.counter_label) == ("pi", "pi ≈ chars/4, no cl100k table")
+    implied = resolve_settings({}, environ=env).without_table()
+    assert implied.tokens == "pi"
+    omp = implied.edited("app", rules="omp").without_table()
+    assert (omp.tokens, omp.source_of("tokens")) == ("bytes", "rules omp")
+    assert omp.edited("app", rules="pi").without_table().tokens == "pi"

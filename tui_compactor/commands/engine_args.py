@@ -243,9 +243,8 @@ def settings_from_args(args: argparse.Namespace, *, config_optional: bool = Fals
             settings = resolve_settings(flags, read_config=False)
         except ConfigError as flag_error:
             raise CommandError(str(flag_error)) from None
-    for problem in settings.problems():
-        if not problem.blocking:
-            print(f"warning: {problem.reason}", file=sys.stderr)
+    for warning in settings.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     return settings
 
 

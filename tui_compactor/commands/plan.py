@@ -110,6 +110,7 @@ def sanitize_line(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Build and print the plans."""
+    from tui_compactor.engine.context import threshold_context_tokens
     from tui_compactor.engine.tokens import TokenCache
     from tui_compactor.workbench.plans import make_plan, run_refusal
 
@@ -130,11 +131,13 @@ def run(args: argparse.Namespace) -> int:
     ]
     plans = [make_plan(session, leaf, variant, cut, cache=cache) for variant in variants]
     first = plans[0]
-    context_tokens = first.context_tokens.tokens if first.context_tokens else first.tokens_before
+    context = first.context_tokens or threshold_context_tokens(
+        session, leaf, cache.counter, settings.rules, cache
+    )
     from tui_compactor.workbench.settings import with_session_window
 
     shown = with_session_window(settings, session)  # the window the plan's threshold uses
-    threshold = shown_threshold(context_tokens, shown)
+    threshold = shown_threshold(context.tokens, shown)
     refused = cut is not None and not first.prepared
     if args.sweep:
         from tui_compactor.commands.analysis import print_sweep
@@ -158,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
                 "rules": settings.rules,
                 "rulesSource": settings.source_of("rules"),
                 "tokens": settings.tokens,
-                "contextTokens": first.context_tokens.to_json() if first.context_tokens else None,
+                "contextTokens": context.to_json(),
                 "threshold": threshold,
                 "sources": sources_json(shown),
                 "plans": rows,
@@ -196,9 +199,7 @@ def _print_text(
         print(f"{'settings' if number == 0 else '':9}{sanitize(line, single_line=True)}")
     for plan, row in zip(plans, rows, strict=True):
         print()
-        head = f"keep-recent {plan.keep_recent_tokens}"
-        if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
-            head += f" (calibrated to {plan.effective_keep_recent_tokens})"
+        head = plan.keep_recent_text
         if plan.manual_cut:
             head += " (manual cut)"
         print(head)

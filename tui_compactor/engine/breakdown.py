@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.context import build_context, estimate_context_tokens
+from tui_compactor.engine.context import build_context, estimate_context_tokens, item_tokens
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import dict_blocks
 from tui_compactor.engine.plan import prepare_compaction
@@ -247,7 +247,7 @@ def token_breakdown(
     total = 0
     entries = session.entries
     for item in ctx.items:
-        tokens = cache.message_tokens(item.entry_index)
+        tokens = item_tokens(item, counter, cache)  # what is sent (omp may rewrite it)
         total += tokens
         message = item.message
         role = message.get("role")

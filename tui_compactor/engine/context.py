@@ -602,21 +602,38 @@ def item_llm_messages(item: ContextItem, rules: str = "pi") -> list[dict[str, An
     return convert([item.message])
 
 
-def item_llm(item: ContextItem, rules: str = "pi") -> list[dict[str, str]]:
-    """What the agent sends for one context item: ``[{role, text}]`` (empty when nothing).
+def item_llm(item: ContextItem, rules: str = "pi") -> list[dict[str, Any]]:
+    """What the agent sends for one context item: ``[{role, text}]`` (empty when nothing),
+    with ``toolCallIds`` on assistant messages and ``images`` when there are any.
 
     ``text`` is the concatenated text blocks (summaries inside their wrappers, bash runs as
     the user text the agent writes, shaken results joined under omp rules); images and tool
-    calls are not text. ``context --json`` and the app's Context view both show this.
+    calls are not text, so they are counted and listed beside it (a dangling call stripped
+    under omp rules is not listed). ``context --json`` and the app's Context view both show
+    this.
     """
     return [llm_message_text(message) for message in item_llm_messages(item, rules)]
 
 
-def llm_message_text(message: dict[str, Any]) -> dict[str, str]:
-    """``{role, text}`` of one converted LLM message (``item_llm``'s unit)."""
+def llm_message_text(message: dict[str, Any]) -> dict[str, Any]:
+    """``{role, text}`` of one converted LLM message (``item_llm``'s unit), plus the ids of
+    the tool calls it sends (assistant) and how many images (when any)."""
     from tui_compactor.engine.omp_messages import llm_text
 
-    return {"role": str(message.get("role")), "text": llm_text(message)}
+    role = str(message.get("role"))
+    out: dict[str, Any] = {"role": role, "text": llm_text(message)}
+    content = message.get("content")
+    blocks = (
+        [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+    )
+    if role == "assistant":
+        out["toolCallIds"] = [
+            block.get("id") for block in blocks if block.get("type") == "toolCall"
+        ]
+    images = sum(1 for block in blocks if block.get("type") == "image")
+    if images:
+        out["images"] = images
+    return out
 
 
 def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> int:
@@ -926,6 +943,22 @@ def _has_context_usage(usage: dict[str, Any]) -> bool:
             return True
     output = usage.get("output")
     return isinstance(output, (int, float)) and omp_usage_tokens(usage) > output
+
+
+def threshold_context_tokens(
+    session: Any,
+    leaf_index: int | None,
+    counter: TokenCounter,
+    rules: str,
+    cache: TokenCache | None = None,
+) -> ContextTokens:
+    """The context size checked against the compaction threshold at ``leaf_index``: the last
+    valid usage plus an estimate of what follows it, over the context the rules build (as
+    ``context``, the app's gauge and oh-my-pi's ``estimateTranscriptTokens`` measure it; pi
+    reads only the tail)."""
+    if rules == "omp":
+        return estimate_context_tokens(build_context(session, leaf_index, rules=rules), counter)
+    return context_tokens_at(session, leaf_index, counter, cache)
 
 
 def estimate_context_tokens_omp(ctx: SessionContext, counter: TokenCounter) -> ContextTokens:

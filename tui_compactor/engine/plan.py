@@ -17,7 +17,8 @@ Rules (``settings.rules``):
   plan with neither history nor turn prefix to summarize, or on a branch ending in a
   compaction, is refused.
 
-``cut=entry_index`` plans a manual cut instead of the computed one. A cut that is off the
+``cut=entry_index`` plans a manual cut instead of the computed one (under either rule set
+everything else is decided as for the computed cut). A cut that is off the
 branch, before the region, at a tool result or at an entry that cannot start the kept part is
 refused (``prepared`` False, ``reason`` says why, ``nearest_cut_points`` offers others).
 """
@@ -277,6 +278,15 @@ class CompactionPlan:
         return sanitize(kind, single_line=True)
 
     @property
+    def keep_recent_text(self) -> str:
+        """``keep-recent 20000``, with ``(calibrated to 17990)`` when oh-my-pi's calibration
+        changed it: the head of a plan in ``plan`` and a line of the app's plan pane."""
+        text = f"keep-recent {self.keep_recent_tokens}"
+        if self.effective_keep_recent_tokens != self.keep_recent_tokens:
+            text += f" (calibrated to {self.effective_keep_recent_tokens})"
+        return text
+
+    @property
     def split_turn_note(self) -> str | None:
         """One line explaining the split turn (for text output and the UI); None if not split.
 
@@ -291,10 +301,14 @@ class CompactionPlan:
             return f"cut at {_article(kind)} {kind} that starts a turn: no turn prefix to summarize"
         start_kind = self.kind_at(self.turn_start_index)
         count = self.message_count("turn_prefix")
-        plural = "" if count == 1 else "s"
+        messages = (
+            "its 1 message before the cut is"
+            if count == 1
+            else f"its {count} messages before the cut are"
+        )
         return (
             f"split turn: it starts at branch index {self.turn_start_index} ({start_kind}); "
-            f"its {count} message{plural} before the cut are summarized as the turn prefix"
+            f"{messages} summarized as the turn prefix"
         )
 
     def regions(self) -> dict[int, str]:
@@ -542,12 +556,12 @@ def prepare_compaction(
 ) -> CompactionPlan:
     """Plan a compaction of the branch ending at ``leaf_index`` (default: the file's leaf)."""
     rules = settings.rules
-    if rules == "omp" and cut is None:
-        return _prepare_omp(session, leaf_index, settings, counter, cache)
+    if rules == "omp":
+        return _prepare_omp(session, leaf_index, settings, counter, cache, cut)
     plan, path = _start_plan(session, leaf_index, settings, counter, cache, rules, cut is not None)
     if not path:
         return plan
-    leaf, branch, end, keep = plan.leaf, plan.branch, len(path), plan.keep_recent_tokens
+    leaf, branch, end = plan.leaf, plan.branch, len(path)
     cache = plan._cache
     assert leaf is not None
 
@@ -557,30 +571,26 @@ def prepare_compaction(
             previous = position
             break
     plan.previous_compaction_index = previous
-    if rules == "omp":
-        plan.boundary_start, previous, plan.reset_boundary_index = omp_boundary(path)
-        plan.previous_compaction_index = previous
-    else:
-        plan.boundary_start = 0
-        if previous >= 0:
-            first_kept_id = path[previous].data.get("firstKeptEntryId")
-            # pi: path.findIndex(id); search back from the compaction first (ids are unique on
-            # a path and the kept part sits just before it), then after it.
-            found = -1
-            for pos in range(previous - 1, -1, -1):
+    plan.boundary_start = 0
+    if previous >= 0:
+        first_kept_id = path[previous].data.get("firstKeptEntryId")
+        # pi: path.findIndex(id); search back from the compaction first (ids are unique on
+        # a path and the kept part sits just before it), then after it.
+        found = -1
+        for pos in range(previous - 1, -1, -1):
+            if path[pos].id == first_kept_id:
+                found = pos
+                break
+        if found < 0:
+            plan.warnings.append(
+                f"compaction {path[previous].id}: firstKeptEntryId {first_kept_id!r} is not "
+                "on the path before it; the context keeps nothing before it"
+            )
+            for pos in range(previous, end):
                 if path[pos].id == first_kept_id:
                     found = pos
                     break
-            if found < 0:
-                plan.warnings.append(
-                    f"compaction {path[previous].id}: firstKeptEntryId {first_kept_id!r} is not "
-                    "on the path before it; the context keeps nothing before it"
-                )
-                for pos in range(previous, end):
-                    if path[pos].id == first_kept_id:
-                        found = pos
-                        break
-            plan.boundary_start = found if found >= 0 else previous + 1
+        plan.boundary_start = found if found >= 0 else previous + 1
     start = plan.boundary_start
 
     if previous >= 0:
@@ -591,32 +601,11 @@ def prepare_compaction(
         return plan
 
     # Context size before compaction.
-    usage_found = None
-    if rules == "pi":
-        plan.context_tokens = context_tokens_at(session, leaf, counter, cache)
-        plan.tokens_before = plan.context_tokens.tokens
-    else:
-        for position in range(end - 1, -1, -1):
-            entry = path[position]
-            if entry.type == "message" and entry.role == "assistant":
-                hit = last_assistant_usage([entry.message or {}])
-                if hit is not None:
-                    usage_found = (hit[0], position)
-                    break
-        plan.tokens_before = omp_usage_tokens(usage_found[0]) if usage_found else 0
+    plan.context_tokens = context_tokens_at(session, leaf, counter, cache)
+    plan.tokens_before = plan.context_tokens.tokens
 
     def tokens_at(position: int) -> int:
         return cache.message_tokens(branch[position])
-
-    if rules == "omp" and settings.calibrate and usage_found is not None:
-        estimate = sum(
-            tokens_at(position)
-            for position in range(start, end)
-            if path[position].type in ("message", "custom_message", "branch_summary")
-        )
-        ratio = _omp_prompt_tokens(usage_found[0]) / estimate if estimate else 0.0
-        if math.isfinite(ratio) and ratio > 1:
-            plan.effective_keep_recent_tokens = max(1, math.floor(keep / ratio))
 
     points = valid_cut_points(path, start, end, rules)
     plan.valid_cut_points = points
@@ -631,9 +620,6 @@ def prepare_compaction(
             return plan
         point = cut_point_at(path, plan.branch.index(cut), start, rules)
     _fill(plan, path, point, rules)
-    if rules == "omp" and plan.is_empty:
-        plan.reason = NOTHING_TO_SUMMARIZE
-        return plan
     plan.prepared = True
     return plan
 
@@ -644,9 +630,12 @@ def _prepare_omp(
     settings: CompactionSettings,
     counter: TokenCounter,
     cache: TokenCache | None,
+    cut: int | None = None,
 ) -> CompactionPlan:
-    """oh-my-pi 18.2.3's ``prepareCompaction`` (no active model), in branch indices."""
-    plan, path = _start_plan(session, leaf_index, settings, counter, cache, "omp", False)
+    """oh-my-pi 18.2.3's ``prepareCompaction`` (no active model), in branch indices; with
+    ``cut`` (an entry index: ours, oh-my-pi has no manual cut) the cut is there instead of
+    where the keep-recent walk puts it, everything else decided the same way."""
+    plan, path = _start_plan(session, leaf_index, settings, counter, cache, "omp", cut is not None)
     plan._path = path
     if not path:
         return plan
@@ -686,6 +675,12 @@ def _prepare_omp(
         _fill_cut(plan, path, point)
         plan.reason = "last entry on branch is a compaction"
         return plan
+    if cut is not None:
+        refused = _check_manual_cut(session, plan, path, plan.valid_cut_points, cut)
+        if refused is not None:
+            plan.reason = refused
+            return plan
+        point = cut_point_at(path, plan.branch.index(cut), start, "omp")
     if point.first_kept_index < 0:
         plan.reason = "no message-bearing entries after the boundary"
         return plan

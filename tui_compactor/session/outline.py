@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, overload
 
-from tui_compactor.session.session import _NO_CHILD as NO_CHILD
-from tui_compactor.session.session import ChildLists, Session, gc_paused
+from tui_compactor.session.session import NO_CHILD, ChildLists, Session, gc_paused
 
 __all__ = [
     "OutlineFilter",
@@ -354,10 +353,10 @@ class OutlineWalk:
         entries = self.session.entries
         children = self.session._children
         visible_children = self.visible_children
-        # The child lists' flat form, read inline (two calls a row otherwise): per entry its
-        # only child (>= 0), NO_CHILD, or several (then in ``..._several``).
-        real_only, real_several = children._only, children._several
-        kids_only, kids_several = visible_children._only, visible_children._several
+        # The child lists' flat form (``ChildLists.flat``), read inline (two calls a row
+        # otherwise): per entry its only child (>= 0), NO_CHILD, or several (in the mapping).
+        real_only, real_several = children.flat()
+        kids_only, kids_several = visible_children.flat()
         active, leaf, folded = self.active, self.leaf, self.folded
         broken = {
             root: entries[root].parent_id

@@ -17,13 +17,14 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from tui_compactor.session.memory import release_free_memory
 from tui_compactor.session.migrate import CURRENT_VERSION, migrate_record
 from tui_compactor.session.model import (
     TITLE_SLOT_BYTES,
@@ -115,36 +116,15 @@ def gc_paused() -> Iterator[None]:
         resume_gc()
 
 
-_malloc_trim: Any = None
-"""glibc's ``malloc_trim`` once looked up; False where there is none."""
-
-
-def release_free_memory() -> None:
-    """Hand the memory freed so far back to the system (glibc's ``malloc_trim``).
-
-    Indexing a big file or loading the cl100k table frees tens of MB of short-lived objects
-    (parsed records, the table's Python copy) in between long-lived ones; glibc keeps those
-    pages, so the process would stay that much bigger for its whole life, and whatever it
-    allocates later starts from there (measured after indexing a 200,000-deep chain: 21 MB
-    returned, in 30 ms, with the GIL released). A no-op where the C library has no such call.
-    """
-    global _malloc_trim
-    if _malloc_trim is None:
-        try:
-            import ctypes
-
-            _malloc_trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
-
-
 NO_CHILDREN: list[int] = cast(list[int], ())
 """The shared (immutable) child list of every entry without children."""
 
-_NO_CHILD = -1
-_SEVERAL = -2
+NO_CHILD = -1
+"""``ChildLists.flat``: the entry has no child."""
+SEVERAL = -2
+"""``ChildLists.flat``: the entry has several children, listed in the mapping."""
+_NO_CHILD = NO_CHILD
+_SEVERAL = SEVERAL
 
 
 class ChildLists:
@@ -172,6 +152,12 @@ class ChildLists:
         if only == _NO_CHILD:
             return NO_CHILDREN
         return self._several[i]
+
+    def flat(self) -> tuple[Sequence[int], Mapping[int, list[int]]]:
+        """The lists in their flat form, for loops that read a row's children inline: per
+        entry its only child (>= 0), ``NO_CHILD``, or ``SEVERAL`` (then its children, in
+        order, are the mapping's). Read-only: the sequence and the mapping are the lists'."""
+        return self._only, self._several
 
     def count(self, i: int) -> int:
         """Number of children of entry ``i``."""
@@ -792,6 +778,15 @@ class Session:
             self.labels  # noqa: B018 - fills the cache
         assert self._labels_cache is not None
         return self._labels_cache.get(i)
+
+    def name_under(self, rules: str | None) -> str | None:
+        """The session's name as the agent of ``rules`` shows it: pi's latest ``session_info``
+        name; oh-my-pi's title-slot title (it reads no ``session_info``; an empty title is no
+        name)."""
+        if rules != "omp":
+            return self.name
+        title = self.title_slot.get("title") if self.title_slot else None
+        return title if isinstance(title, str) and title else None
 
     # ------------------------------------------------------------------ append checks
 

@@ -136,8 +136,14 @@ class AnalysisMixin:
                 return
             assert self.handle is not None and self.token_cache is not None
             view.show_pending(selected)
+            settings = self.settings
             self.compute_breakdown(
-                self.handle, selected, self.counter, self.settings.compaction(), self.token_cache
+                self.handle,
+                selected,
+                settings.counter(),
+                settings.counter_label,
+                settings.compaction(),
+                self.token_cache,
             )
 
         self.with_view(BreakdownView, request)  # type: ignore[attr-defined]
@@ -148,15 +154,19 @@ class AnalysisMixin:
         handle: SessionHandle,
         entry_index: int,
         counter: TokenCounter,
+        counter_label: str,
         settings: CompactionSettings,
         cache: TokenCache,
     ) -> None:
-        """The engine's breakdown in a thread, on one snapshot."""
+        """The engine's breakdown in a thread, on one snapshot, named after the counter that
+        made its figures (``counter_label``: as the app names it, marked when the estimate
+        stands in for cl100k)."""
         from tui_compactor.engine.breakdown import token_breakdown
 
         with handle.read() as snapshot:
             breakdown = token_breakdown(snapshot.session, entry_index, counter, settings, cache)
             generation = snapshot.generation
+        breakdown = dataclasses.replace(breakdown, counter_name=counter_label)
         self.post_message(BreakdownReady(entry_index, breakdown, generation))  # type: ignore[attr-defined]
 
     def on_breakdown_ready(self, message: BreakdownReady) -> None:
@@ -168,11 +178,9 @@ class AnalysisMixin:
         if not self._current(message.generation):
             self.request_breakdown(again=True)
             return
-        # The counter as the app names it (marked when the estimate stands in for cl100k).
-        breakdown = dataclasses.replace(
-            message.breakdown,
-            counter_name=self.settings.counter_label,
-        )
+        breakdown = message.breakdown
+        if breakdown.counter_name != self.settings.counter_label:
+            return  # counted before the counter changed: its count again is on its way
         self.with_view(  # type: ignore[attr-defined]
             BreakdownView,
             lambda view: view.show(breakdown, self.session),
@@ -191,7 +199,16 @@ class AnalysisMixin:
         """Sweep every valid cut of ``plan`` (after the plan itself is drawn). When ``plan``
         only moved the cut of the sweep drawn last (``[`` / ``]``), that sweep is drawn again
         for it at once: no worker, no "sweeping" frame."""
-        if not self._analysis_ok() or not plan.valid_cut_points:
+        if not self._analysis_ok():
+            return
+        if not plan.prepared or not plan.valid_cut_points:
+            # Nothing to sweep: the last plan's sweep and its ✂ counts on the rows go with it.
+            from rich.text import Text
+
+            from tui_compactor.ui.widgets.tree import SessionTree
+
+            self.show_sweep(Text())
+            self.query_one(SessionTree).set_cut_dependencies({})  # type: ignore[attr-defined]
             return
         from tui_compactor.engine.deps import sweep_for_plan
 

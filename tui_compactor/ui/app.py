@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import functools
 import importlib
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from itertools import chain
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -23,7 +23,7 @@ from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -88,6 +88,7 @@ from tui_compactor.ui.messages import (
     PlanReady,
     PreviewLoaded,
     SearchDone,
+    SearchExtended,
     SessionLoaded,
     SessionRefreshed,
     SummaryDiffReady,
@@ -113,6 +114,7 @@ from tui_compactor.ui.widgets.status import (
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.ui.workers import work
+from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -159,9 +161,6 @@ WHOLE_FILE_ACTIONS = frozenset(
 
 TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
-
-RECOUNTED_WORKERS = frozenset({"tokens", "gauge", "chart", "plan", "sweep", "breakdown"})
-"""The workers whose counts ``_count_again`` makes again (after a change of counter)."""
 
 SEARCH_BATCH = 256
 """Entries the search worker looks at between two offers of the GIL to the UI thread."""
@@ -294,6 +293,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
         self._frame_waits = FrameWaits()
         """What waits for a widget's change to reach the terminal (``ui.frames``)."""
+        self._plan_start_queued = False
+        """``_start_plan`` runs once the keys already queued are handled."""
+        self._plan_wanted = False
+        """A plan was asked for whose worker has not started (``request_plan``)."""
         self._held_keys: list[events.Key] | None = None
         """Keys typed while an input is being built, in order (``hold_keys``)."""
         self._key_hold_timer: Timer | None = None
@@ -303,11 +306,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Key -> the action it runs that opens an input, under the keymap (``opener_keys``)."""
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
-        if path is not None:
-            # The shared counter, made now so that it does not load its table (cl100k: 0.1-0.3 s
-            # of GIL) while the first screen is built: the first gauge is drawn from a chars/4
-            # count, then the table loads and the gauge is measured again (``measure_node``).
-            get_counter(self.state.settings.tokens, preload=False)
+        # cl100k counts come from a counting process (``token_process``): building the encoder
+        # holds a GIL 0.1-0.3 s, its own there. It starts now if they are the counts shown
+        # (else at the first count); the first gauge is drawn from a chars/4 count until it is
+        # ready, then measured again (``measure_node``).
+        get_counter("cl100k", preload=self.state.settings.tokens == "cl100k", process=True)
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -468,15 +471,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.call_after_refresh(collector.release_start_up)
             self.pick_session()
 
-    def on_unmount(self) -> None:
-        """Hand the garbage collector back to its defaults."""
+    async def on_unmount(self) -> None:
+        """Hand the garbage collector back to its defaults; close the summaries' HTTP client
+        (its keep-alive connections), if a summary made one."""
         collector.uninstall()
+        providers = sys.modules.get("tui_compactor.summarize.providers")
+        if providers is not None:
+            await providers.aclose_shared_clients()
 
     async def on_event(self, event: events.Event) -> None:
-        """Remember when the user last typed or clicked (deep collections wait for a pause)."""
+        """Remember when the user last typed or clicked (deep collections wait for a pause);
+        drop a key typed before the dialog that would take it as an answer (``asked_at``)."""
         if isinstance(event, events.InputEvent):
             self.state.last_input = time.monotonic()
             if isinstance(event, events.Key) and not event.is_forwarded:
+                asked_at = getattr(self.screen, "asked_at", None)
+                if asked_at is not None and event.time < asked_at and event.key != "escape":
+                    return  # typed before the dialog was on screen: not an answer to it
                 if self._held_keys is not None:
                     self._held_keys.append(event)
                     return
@@ -560,6 +571,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Theme and keymap from ``[ui]`` of the config (none read: Textual's defaults)."""
         if not self.settings.config_read:
             return  # the built-in [ui] is Textual's own theme and keys: nothing to apply
+        if self.config.source is not None:
+            self.state.config_stamp = (self.config.source, _file_stamp(self.config.source))
         ui = self.config.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
@@ -596,6 +609,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+
+    def _on_notify(self, event: Notify) -> None:
+        """Every note joins the toasts here: one equal to a shown one replaces it, and older,
+        less severe ones make room so the toasts keep to the lower half (``ui.toasts``)."""
+        from tui_compactor.ui.toasts import toasts_to_drop
+
+        for note in toasts_to_drop(self._notifications, event.notification, self.size):
+            self._unnotify(note, refresh=False)
+        super()._on_notify(event)
 
     def _repaint_toasts_later(self) -> None:
         """Note the area the toasts cover now (the one about to expire among them) and paint
@@ -877,7 +899,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.clear_plan()  # its entry indices are the old session's (a plan on its way too)
         tree = self.query_one(SessionTree)
         tree.token_counts.clear()
-        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal)
+        self._show_write_gate()
         self._update_status()
         self._report_diagnostics(session)
         self._report_orphaned_appends(message.orphans)
@@ -916,16 +938,47 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             timeout=4,
         )
 
+    def _recounts(self) -> dict[str, Callable[[], None]]:
+        """The one list of the workers (by group) that count with the app's counter, each with
+        what starts its count again after a change of counter (``_count_again``). A worker
+        that is not here (a navigation's plan, a shake preview) is asked for again by the
+        user (``_count_without_table`` tells them)."""
+        return {
+            "tokens": self._recount_tree,
+            "plan": self._replan_at_default_cut,
+            "sweep": self._replan_at_default_cut,  # made for each plan that arrives
+            "gauge": self._measure_selected,
+            "chart": self._recount_chart,
+            "breakdown": self._recount_breakdown,
+        }
+
     def _count_again(self) -> None:
-        """The counter or the rules changed: the tree's counts, the gauge, the chart, the plan
-        and its sweep and the Window tab are counted again."""
+        """The counter or the rules changed: every worker of ``_recounts`` counts again (the
+        tree's counts, the plan and its sweep, the gauge, the chart, the Window tab)."""
         assert self.handle is not None
         self.state.token_cache = self.handle.token_cache(self.counter)
+        self._update_status()
+        for count_again in dict.fromkeys(self._recounts().values()):  # each step once
+            count_again()
+
+    def _recount_tree(self) -> None:
+        """The tree's token counts, visible rows first."""
         self.query_one(SessionTree).token_counts.clear()
         self.state.token_count_pending = True
-        self._update_status()
         self.rebuild_outline()
-        self._apply_settings()
+
+    def _replan_at_default_cut(self) -> None:
+        """The plan (and its sweep), at the cut the new counts choose."""
+        self.state.plan_cut = None
+        self.request_plan()
+
+    def _recount_chart(self) -> None:
+        """The chart of the whole active path."""
+        if self.handle is not None:
+            self.measure_chart(self.handle, self.settings)
+
+    def _recount_breakdown(self) -> None:
+        """The Window tab, if it was ever shown."""
         if self.pane_started("tab-breakdown"):
             self.request_breakdown(again=True)
 
@@ -947,17 +1000,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.notify(
                 sanitize(
                     f"the cl100k token table could not be loaded ({error.reason}): every "
-                    "count here is a chars/4 estimate (marked ≈ chars/4); --tokens pi or "
-                    "bytes count without the table",
+                    f"count here is a chars/4 estimate (marked {NO_TABLE_MARK}); --tokens pi "
+                    "or bytes count without the table",
                     max_len=400,
                 ),
                 title="no token table",
                 severity="error",
                 timeout=10,
             )
-        if what not in RECOUNTED_WORKERS:
+        if what not in self._recounts():
             self.notify(
-                f"{what} needed the cl100k token table; it counts ≈ chars/4 now: try again",
+                f"{what} needed the cl100k token table; it counts {ESTIMATE_MARK} now: try again",
                 title="no token table",
                 severity="warning",
                 timeout=6,
@@ -1284,25 +1337,33 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         with handle.read() as snapshot:
             count = snapshot.entry_count
         first = list(first or [])
-        order: Iterable[int] = first
-        if not only_first:  # then newest first, generated (a list of 200k indices: ~8 MB)
-            order = chain(first, range(count - 1, -1, -1))
-        for done, index in enumerate(order, 1):
+
+        def chunks() -> Iterator[Sequence[int]]:
+            # The rows on screen, then newest first, TOKEN_BATCH entries at a time.
+            if first:
+                yield first
+            if not only_first:
+                for top in range(count, 0, -TOKEN_BATCH):
+                    yield range(top - 1, max(top - TOKEN_BATCH, 0) - 1, -1)
+
+        for chunk in chunks():
             if worker.is_cancelled:
                 return
             with handle.read():
-                tokens = cache.entry_tokens(index)
-            if tokens is not None:
-                batch[index] = tokens
-            if done % TOKEN_BATCH == 0:
-                time.sleep(0)  # let the UI thread take the GIL between batches
-                now = time.monotonic()
-                if batch and (now - last_post >= 0.1 or done == len(first)):
-                    self.post_message(TokensCounted(batch, cache))
-                    batch, last_post = {}, now
-            elif done == len(first) and batch:
-                self.post_message(TokensCounted(batch, cache))  # the screenful, at once
-                batch, last_post = {}, time.monotonic()
+                wanted, messages = cache.uncounted(chunk)
+            # One request to a counting process, without holding the session: a refresh (the
+            # agent appending) need not wait for the counts of big tool results.
+            cache.keep_counts(wanted, cache.counter.count_messages(messages))
+            with handle.read():
+                for index in chunk:
+                    tokens = cache.entry_tokens(index)
+                    if tokens is not None:
+                        batch[index] = tokens
+            time.sleep(0)  # let the UI thread take the GIL between batches
+            now = time.monotonic()
+            if batch and (chunk is first or now - last_post >= 0.1):  # the screenful at once
+                self.post_message(TokensCounted(batch, cache))
+                batch, last_post = {}, now
         if batch:
             self.post_message(TokensCounted(batch, cache))
 
@@ -1489,6 +1550,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         if self.session is None or self.selected_entry is None:
             return
+        self._check_config_file()
         self.state.plan_leaf = self.selected_entry
         self.state.plan_cut = None
         self.state.cut_steps = 0
@@ -1500,7 +1562,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.request_plan()
 
     def request_plan(self) -> None:
-        """(Re)start planning for the current leaf, cut and settings."""
+        """(Re)start planning for the current leaf, cut and settings. The plan is asked for at
+        once (``r`` waits for it); its worker starts once the keys already typed are handled,
+        and not while another plan is being made (it starts when that one ends): ``[`` typed
+        five times faster than plans arrive (or replayed on the plan they were typed for)
+        makes one plan at the last cut, not one per key."""
         from tui_compactor.ui.widgets.plan_view import PlanView
 
         if self.session is None or self.state.plan_leaf is None:
@@ -1508,7 +1574,23 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.plan_request += 1
         planning = f"planning at #{self.state.plan_leaf}…"
         self.with_view(PlanView, lambda view: view.show_planning(planning))
-        assert self.handle is not None
+        self._plan_wanted = True
+        if not self._plan_start_queued:
+            self._plan_start_queued = True
+            self.call_later(self._start_plan)
+
+    def _start_plan(self) -> None:
+        """Start the plan worker for the plan asked for last (``request_plan``), unless one is
+        being made (``_worker_state_changed`` calls this again as it ends)."""
+        self._plan_start_queued = False
+        if not self._plan_wanted or self.handle is None or self.state.plan_leaf is None:
+            return
+        if any(
+            worker.group == "plan" and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+            for worker in self.workers
+        ):
+            return
+        self._plan_wanted = False
         self.make_plan(
             self.handle,
             self.state.plan_leaf,
@@ -1541,7 +1623,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         with handle.read() as snapshot:
             report = plan_report(snapshot, leaf, settings, cut, cache)
-            notes = _fold_notes(report.plan, profile_name, settings)
+            # What ``plan`` warns of, in the same words: the plan's own warnings (a cut moved
+            # back to keep a turn whole…) and settings that are ignored or clamped.
+            notes = [
+                *report.plan.warnings,
+                *settings.warnings(),
+                *_fold_notes(report.plan, profile_name, settings),
+            ]
             text = plan_summary(report.plan, snapshot.session, REGION_STYLES, report.refusal, notes)
         sources = settings_text(settings.plan_source_items())
         self.post_message(PlanReady(report, request, text, sources))
@@ -1615,6 +1703,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         self.state.plan_answered = self.state.plan_request
         self.state.cut_steps = 0
+        self._plan_wanted = False
         if self.state.run_after_plan:
             self.state.run_after_plan = ""
             self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
@@ -1693,11 +1782,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     def _apply_settings(self) -> None:
         """The budget changed: plan, gauge and chart follow."""
-        self.state.plan_cut = None
-        self.request_plan()
+        self._replan_at_default_cut()
         self._measure_selected()
-        if self.session is not None:
-            self.measure_chart(self.handle, self.settings)
+        self._recount_chart()
 
     def clear_plan(self) -> None:
         """Forget the plan (a plan on its way too) and remove its marks from the tree."""
@@ -1825,7 +1912,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # `compact --dry-run` can); the panel keeps Accept disabled and shows why.
         from tui_compactor.ui.widgets.compaction import CompactionPanel
 
-        panel = CompactionPanel(jobs, accept_refusal=self.session.append_refusal)
+        session = self.session
+        panel = CompactionPanel(jobs, write_refusal=lambda: session.append_refusal)
         names = ", ".join(sanitize(summarizer.label, max_len=40) for summarizer in summarizers)
 
         def show_panel() -> None:
@@ -2142,8 +2230,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="warning",
                 timeout=8,
             )
-            if self.handle is not None:
-                self.plan_move(self.handle, message.target, self.settings)
+            self.ask_move(message.target)
         elif message.kind == "undo" and message.target is not None:
             self.notify(
                 "asking again with the new entries", title=title, severity="warning", timeout=8
@@ -2200,8 +2287,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if message.entry_index in self.pending_targets:
             self.notify("a summary for this node is already running", timeout=3)
             return
-        assert self.handle is not None
-        self.plan_move(self.handle, message.entry_index, self.settings)
+        self.ask_move(message.entry_index)
+
+    def ask_move(self, target: int) -> None:
+        """Plan the move to ``target`` and ask how (the dialog), unless a move is already being
+        planned or asked about: the one place a navigation is asked for, so an ``enter`` typed
+        before the dialog showed neither opens a second one nor writes a second time."""
+        if self.handle is None or self.state.move_asked is not None:
+            return
+        self.state.move_asked = target
+        self.plan_move(self.handle, target, self.settings)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
@@ -2245,13 +2340,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         from tui_compactor.ui.screens.navigate import NavigateDialog
 
         nav_plan = message.nav_plan
+        if self.state.move_asked != nav_plan.target:
+            return  # not the move asked for (any more)
         if getattr(nav_plan, "noop", False):
+            self.state.move_asked = None
             self.notify("already at this node", timeout=2)
             return
         if not self.settings.branch_summary_enabled:
             # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.
             from tui_compactor.ui.screens.navigate import NavigationChoice, SummaryMode
 
+            self.state.move_asked = None
             self.start_navigation(
                 nav_plan,
                 NavigationChoice(nav_plan.target, nav_plan.new_leaf, SummaryMode.NONE),
@@ -2261,6 +2360,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         label = message.summarizer_label
 
         def chosen(choice: NavigationChoice | None) -> None:
+            self.state.move_asked = None
             if choice is not None:
                 self.start_navigation(nav_plan, choice, message.generation)
 
@@ -2496,8 +2596,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     # ----- live follow -------------------------------------------------------------------
 
+    def _check_config_file(self) -> None:
+        """Say once that the config file read at start changed on disk: the app keeps the
+        settings it read (the plan's sources show them), a restart reads the new file."""
+        stamp = self.state.config_stamp
+        if stamp is None or _file_stamp(stamp[0]) == stamp[1]:
+            return
+        self.state.config_stamp = None
+        self.notify(
+            f"{sanitize(str(stamp[0]), max_len=120)} changed on disk: this app keeps the settings "
+            "it read at start (the plan's sources show them); restart it to use the new file",
+            title="config",
+            severity="warning",
+            timeout=10,
+        )
+
     def _follow_tick(self) -> None:
         """Start a refresh check unless one is running."""
+        self._check_config_file()
         if self.handle is not None and self.handle.session.complete:
             self.refresh_session(self.handle)
 
@@ -2521,7 +2637,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     gone = "the file is gone (deleted or moved): what was loaded stays shown"
                     # The one write gate (every write key, the review's accept) reads it.
                     self._loaded().append_refusal = gone
-                    self.query_one(ReadOnlyBanner).show_reason(gone)
+                    self._show_write_gate()
                     self._update_status()
                     self.refresh_bindings()
                     self.notify(f"{gone}; it is loaded again when it is back", severity="warning")
@@ -2532,6 +2648,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.after_growth(message.added)
 
+    def _show_write_gate(self) -> None:
+        """Show what the one write gate (``Session.append_refusal``) says now: the banner, and
+        the review's Accept (the button and ``a`` ask the gate itself)."""
+        session = self.session
+        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal if session else None)
+        panel = self.review_panel
+        if panel is not None:
+            panel.gate_changed()
+
     def after_growth(
         self, added: list[int], *, announce: bool = True, select: int | None = None
     ) -> None:
@@ -2541,13 +2666,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         assert handle is not None
         tree = self.query_one(SessionTree)
         tree.file_leaf = handle.session.leaf
-        self.query_one(ReadOnlyBanner).show_reason(handle.session.append_refusal)
+        self._show_write_gate()
         self._update_status()
         self.rebuild_outline(keep_entry=self.selected_entry if select is None else select)
         self.state.token_count_pending = True  # started once the rows (and what is visible) exist
         self.measure_chart(handle, self.settings)
         if added:
             self._report_orphaned_appends()
+        if added:
+            self._search_new_entries()
         if added and announce:
             from tui_compactor.wording import count_of
 
@@ -2848,7 +2975,56 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if done % SEARCH_BATCH == 0:
                 time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         rows = (positions, match_rows(positions, matches))
-        self.post_message(SearchDone(matches, handle, rows, request))
+        self.post_message(SearchDone(matches, handle, rows, request, count))
+
+    def _search_new_entries(self) -> None:
+        """Search the entries live follow added since the finished search looked (none while
+        it runs: it hands over where it stopped)."""
+        handle = self.handle
+        state = self.state
+        if not state.search_query or state.search_from is not None or handle is None:
+            return
+        if len(handle.session.entries) > state.search_covered:
+            self.search_added(
+                handle, state.search_query, state.search_covered, state.search_request
+            )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search-added")
+    def search_added(self, handle: SessionHandle, query: str, start: int, request: int) -> None:
+        """``find_matches`` over the entries from ``start`` on (what the agent appended)."""
+        worker = get_current_worker()
+        needle = query.casefold()
+        rules = self.settings.rules
+        with handle.read() as snapshot:
+            session = snapshot.session
+            count = snapshot.entry_count
+        entries = session.entries
+        matches: set[int] = set()
+        for index in range(start, count):
+            if worker.is_cancelled:
+                return
+            if needle in entry_search_text(session, entries[index], rules).casefold():
+                matches.add(entries[index].index)
+        self.post_message(SearchExtended(matches, handle, request, count))
+
+    @_while_running
+    def on_search_extended(self, message: SearchExtended) -> None:
+        """Mark the new entries that match; say so (``n`` reaches them)."""
+        state = self.state
+        if message.request != state.search_request or state.search_from is not None:
+            return
+        if message.handle is not self.handle:
+            return  # the file was read again since: its entries are not these
+        state.search_covered = max(state.search_covered, message.covered)
+        if message.matches:
+            from tui_compactor.wording import count_of
+
+            tree = self.query_one(SessionTree)
+            tree.mark_matches(tree.search_matches | message.matches)
+            found = count_of(len(message.matches), "match", "matches")
+            self.notify(
+                f"{self._shown_query()}: {found} in new entries · n reaches them", timeout=3
+            )
 
     @_while_running
     def on_search_done(self, message: SearchDone) -> None:
@@ -2864,6 +3040,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         tree = self.query_one(SessionTree)
         tree.mark_matches(matches)
         self.remember_match_rows(message.rows[0], matches, message.rows[1])
+        self.state.search_covered = message.covered
+        self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
         self.notify(
@@ -2934,6 +3112,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             tree = self.query_one(SessionTree)
             if tree.search_matches:  # the esc that leaves a search must not stop the index
                 tree.clear_search()
+                self.state.search_query = ""  # nor search what the agent appends next
                 self.notify("search cleared; esc again stops indexing", timeout=3)
                 return
             self.state.load_cancel.set()
@@ -3001,7 +3180,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
     @on(Worker.StateChanged)
     def _worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """One place that turns worker crashes into notifications (the app keeps running)."""
+        """One place that turns worker crashes into notifications (the app keeps running);
+        a plan asked for while another was made starts as that one ends."""
+        if event.worker.group == "plan" and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+        ):
+            self._start_plan()
+        if event.worker.group == "navplan" and event.state in (
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
+            self.state.move_asked = None  # no dialog is coming: enter asks again
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
@@ -3021,6 +3211,16 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         )
         if event.worker.group == "index":
             self.query_one(LoadingBar).stop()
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """``path``'s (mtime in ns, size), None when it cannot be read: a change of either is a
+    change of the file."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _fold_notes(plan: CompactionPlan, profile_name: str | None, settings: Settings) -> list[str]:

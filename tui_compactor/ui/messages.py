@@ -292,13 +292,30 @@ class SearchDone(Message):
         handle: SessionHandle | None,
         rows: tuple[Mapping[int, int], list[int]],
         request: int,
+        covered: int = 0,
     ) -> None:
         super().__init__()
         self.request = request
         """The search request answered (``AppState.search_request``)."""
+        self.covered = covered
+        """How many entries, from the first, were searched (``AppState.search_covered``)."""
         self.matches = matches
         self.handle = handle
         """The session searched (a replaced one's matches are dropped)."""
         self.rows = rows
         """The tree's entry -> row positions when the search started, and the rows of the
         matches there, ascending (``extras.match_rows``)."""
+
+
+class SearchExtended(Message):
+    """Entries live follow added since search ``request`` looked, searched: those that match."""
+
+    def __init__(
+        self, matches: set[int], handle: SessionHandle, request: int, covered: int
+    ) -> None:
+        super().__init__()
+        self.matches = matches
+        self.handle = handle
+        self.request = request
+        self.covered = covered
+        """How many entries, from the first, the search has now looked in."""

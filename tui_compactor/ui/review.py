@@ -246,6 +246,19 @@ class ReviewKeys(_Base):
             )
         return None
 
+    def action_help_quit(self) -> None:
+        """``ctrl+c`` does not quit (in an input it copies): say which keys do. Textual's own
+        note writes them in markup, and every note of this app is plain text (``notify``), so
+        it showed ``Press [b]ctrl+q[/b]``."""
+        keys = [
+            key
+            for key, active in self.active_bindings.items()
+            if active.binding.action in ("quit", "app.quit")
+        ]
+        if keys:
+            shown = " or ".join(sorted(keys, key=len))  # q before ctrl+q
+            self.notify(f"press {shown} to quit the app", title="Do you want to quit?")
+
     async def action_quit(self) -> None:
         """Quit; ask first when it would lose work (``work_quit_would_lose``)."""
         lost = self.work_quit_would_lose()

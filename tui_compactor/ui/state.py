@@ -72,6 +72,9 @@ class AppState:
     search_from: int | None = None
     """While a search runs: the entry the cursor was on when it was asked for (the first match
     is jumped to only if the cursor is still there when the matches arrive); None otherwise."""
+    search_covered: int = 0
+    """How many entries (from the first) the search has looked in: entries live follow adds
+    past them are searched as they arrive, so ``n`` reaches an agent's new matching entries."""
     outline_request: int = 0
     """Bumped per outline rebuild; older results are dropped."""
     token_count_pending: bool = False
@@ -106,6 +109,9 @@ class AppState:
     """Live follow found the file deleted or moved away: what was loaded stays shown."""
     pending_targets: set[int] = field(default_factory=set)
     """Targets of navigations still running."""
+    move_asked: int | None = None
+    """The node whose move is being planned or asked about in the navigation dialog: another
+    ``enter`` waits for that answer (two typed fast ask once, and write once at most)."""
     running_jobs: int = 0
     """Writes and summaries in flight (shown in the status line)."""
 
@@ -116,3 +122,6 @@ class AppState:
     """Binding id -> keys from the config (shown in help)."""
     config_problems: list[str] = field(default_factory=list)
     """Problems found in ``[ui]`` (unknown binding ids...), also shown as notifications."""
+    config_stamp: tuple[Path, tuple[int, int] | None] | None = None
+    """The config file read at start and its (mtime, size) then, until the app said that it
+    changed (it keeps the settings it read: their sources would no longer be true of the file)."""

@@ -48,6 +48,7 @@ def make_plan(
         plan = prepare_compaction(
             session, leaf, settings.compaction(), counter, turn_start, cache=cache
         )
+        plan.manual_cut = False  # the rule chose this cut, not the user
         plan.warnings.append(
             f"split turns are off: the cut moved back to the turn start #{turn_start}"
         )

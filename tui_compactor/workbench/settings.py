@@ -34,6 +34,7 @@ from tui_compactor.engine.settings import (
     rules_defaults,
 )
 from tui_compactor.engine.tokens import ESTIMATE_COUNTER, TokenCounter, get_counter
+from tui_compactor.wording import NO_TABLE_MARK
 
 if TYPE_CHECKING:
     from tui_compactor.config import Config, Profile
@@ -144,6 +145,9 @@ class Settings:
     """What ``config`` returns; None until asked when no configuration was read."""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Field -> where its value came from (``config file PATH``, a variable, a flag, ``app``)."""
+    table_chosen_by: str = field(default="default", compare=False)
+    """Under ``NO_TABLE``: where the ``cl100k`` the estimate stands in for came from (a switch
+    of rules changes it only if nobody chose it, ``_with_rules_defaults``)."""
 
     @property
     def config(self) -> Config:
@@ -269,14 +273,17 @@ class Settings:
         estimate (``counter_label``, the plan's settings lines)."""
         if self.tokens != "cl100k":
             return self
-        return self.edited(NO_TABLE, tokens=ESTIMATE_COUNTER)
+        chosen_by = self.source_of("tokens")
+        return dataclasses.replace(
+            self.edited(NO_TABLE, tokens=ESTIMATE_COUNTER), table_chosen_by=chosen_by
+        )
 
     @property
     def counter_label(self) -> str:
         """The counter's name as the app shows it beside counts: ``cl100k``, or ``pi ≈ chars/4,
         no cl100k table`` when the estimate stands in for the table (``without_table``)."""
         if self.source_of("tokens") == NO_TABLE:
-            return f"{self.tokens} ≈ chars/4, no cl100k table"
+            return f"{self.tokens} {NO_TABLE_MARK}"
         return self.tokens
 
     def edited(self, source: str = "app", **changes: Any) -> Settings:
@@ -300,7 +307,9 @@ class Settings:
         implied: dict[str, Any] = {}
         for name in ("tokens", "calibrate"):
             source = self.source_of(name)
-            if source in ("default", NO_TABLE) or source.startswith("rules "):
+            if source == NO_TABLE:  # the estimate stands in for cl100k: who chose that?
+                source = self.table_chosen_by
+            if source == "default" or source.startswith("rules "):
                 implied[name] = getattr(defaults, name)
         if not implied:
             return self
@@ -365,11 +374,12 @@ class Settings:
         if self.rules == "pi":
             for name in ("threshold_percent", "threshold_tokens"):
                 if getattr(self, name) > 0:
+                    shown = f"{PLAN_SETTINGS[name]} {_shown_value(name, getattr(self, name))}"
                     found.append(
                         SettingsProblem(
                             name,
-                            "oh-my-pi's setting: pi rules compact at window - reserve, so it "
-                            "is ignored (use --rules omp)",
+                            f"{shown} is oh-my-pi's setting: pi rules compact at window - "
+                            "reserve, so it is ignored; --rules omp would use it",
                             self.source_of(name),
                             blocking=False,
                         )
@@ -397,6 +407,16 @@ class Settings:
             )
         return found
 
+    def warnings(self) -> list[str]:
+        """The problems that do not stop a plan, each with where its value came from (``threshold
+        % 80 is oh-my-pi's setting: … (from config file PATH)``): what every command prints
+        after ``warning:`` and the app's plan pane shows."""
+        return [
+            f"{problem.reason} ({source_phrase(problem.source)})"
+            for problem in self.problems()
+            if not problem.blocking
+        ]
+
     def blocking_problem(self) -> SettingsProblem | None:
         """The first problem that forbids running a compaction, if any."""
         return next((problem for problem in self.problems() if problem.blocking), None)
@@ -419,7 +439,7 @@ def source_phrase(source: str) -> str:
     if source.startswith("rules "):
         return f"implied by the {source.removeprefix('rules ')} rules"
     if source == NO_TABLE:
-        return "≈ chars/4: the cl100k token table could not be loaded"
+        return f"{NO_TABLE_MARK}: the table could not be loaded"
     return f"from {source}"
 
 

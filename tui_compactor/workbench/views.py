@@ -77,7 +77,7 @@ class SentBlock:
     tokens: int
     excluded: bool
     """Listed in the context but never sent (a ``!!`` bash run)."""
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     """``engine.context.item_llm`` of the item: the ``{role, text}`` messages sent, exactly
     what ``context --json`` prints as ``llm`` (empty when nothing is sent)."""
     extras: list[str]

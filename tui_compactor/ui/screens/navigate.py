@@ -13,6 +13,7 @@ would send, with the instructions typed so far, and sends nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
+from textual._time import get_time  # the clock of events' ``time``
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -175,6 +177,9 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             (None: none) and whether they replace the prompt; None: no inspector.
         """
         super().__init__(name=name, id=id)
+        # Its enter moves the leaf at once: an enter typed before the dialog was on screen
+        # (the second of two typed fast on the tree) must not answer it.
+        self.asked_at = math.inf  # until its first frame is drawn (``on_mount``)
         self.plan = plan
         self.session = session
         self.summarizer_label = summarizer_label
@@ -237,10 +242,15 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
                 yield Button("Cancel", id="navigate-cancel")
 
     def on_mount(self) -> None:
-        """Focus the options, first one highlighted."""
+        """Focus the options, first one highlighted; keys answer once it is drawn."""
         options = self.query_one("#navigate-options", OptionList)
         options.highlighted = 0
         options.focus()
+        self.call_after_refresh(self._drawn)
+
+    def _drawn(self) -> None:
+        """On screen: keys typed from now on answer it (``TintedModalScreen.asked_at``)."""
+        self.asked_at = get_time()
 
     def _facts(self) -> Text:
         """Target, new leaf, common ancestor, what would be summarized."""

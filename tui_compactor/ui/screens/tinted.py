@@ -69,6 +69,12 @@ class TintedModalScreen(StyledOnce, ShownBeneath, ModalScreen[ScreenResultType])
     widgets (``compose_dialog``) above a footer of its keys, styled once before it first shows
     (``StyledOnce``), counting its changes for a dialog above it (``ShownBeneath``)."""
 
+    asked_at: float | None = None
+    """Set by a dialog whose first key would write (the navigation dialog's ``enter``): on
+    Textual's event clock, when it was first drawn (infinity until then). A key other than
+    ``escape`` typed before that is not an answer to it: the app drops it
+    (``CompactorApp.on_event``)."""
+
     _drawn_lines: dict[Hashable, list[Strip]] | None = None
     """This screen's own lines (the dimmed screen beneath) by crop and what they are drawn
     from (``render_lines``)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -430,7 +430,7 @@ class CompactionPanel(Vertical, can_focus=True):
         *,
         labels: Sequence[str] | None = None,
         autostart: bool = True,
-        accept_refusal: str | None = None,
+        write_refusal: Callable[[], str | None] | None = None,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - Textual's parameter name
         classes: str | None = None,
@@ -439,8 +439,10 @@ class CompactionPanel(Vertical, can_focus=True):
         jobs: one job, or several candidates built on the same plan.
         labels: a name per job (default: the summarizer label, plus ``+ instructions``).
         autostart: start the runs when mounted (else call ``start()``).
-        accept_refusal: why the result could not be written (the session's append gate
-            refuses the file); the runs and the review work, Accept stays disabled.
+        write_refusal: the session's one write gate, asked each time: why a result could not
+            be written now (``Session.append_refusal``: a file that is read-only, or gone
+            since the review opened), None when it could. While it refuses, the runs and the
+            review work and Accept is disabled with the reason (``gate_changed``).
         """
         super().__init__(name=name, id=id, classes=classes)
         self.jobs: list[CompactionJob] = [jobs] if isinstance(jobs, CompactionJob) else list(jobs)
@@ -448,13 +450,42 @@ class CompactionPanel(Vertical, can_focus=True):
             raise ValueError("CompactionPanel needs at least one CompactionJob")
         self.labels = list(labels) if labels is not None else [_job_label(j) for j in self.jobs]
         self.autostart = autostart
-        self.accept_refusal = accept_refusal
+        self._write_refusal = write_refusal
         self.selected = 0
         """Index of the candidate ``accept`` takes."""
         self.candidates: list[CandidateView] = []
         self._workers: dict[int, Worker[None]] = {}
         self._announced = False
         self._user_selected = False
+
+    @property
+    def accept_refusal(self) -> str | None:
+        """Why the write gate refuses a result now (the button, ``a`` and quit read it)."""
+        return self._write_refusal() if self._write_refusal is not None else None
+
+    def gate_changed(self) -> None:
+        """The write gate's answer may have changed: the notice and the buttons follow it."""
+        if not self.is_attached:
+            return
+        self._show_refusal()
+        self._update_buttons()
+
+    def _refusal_notice(self) -> Text | None:
+        """The read-only notice above the candidates while the gate refuses, else None."""
+        refusal = self.accept_refusal
+        if not refusal:
+            return None
+        notice = Text("read-only: review only, Accept is disabled — ", style="bold yellow")
+        notice.append(sanitize(refusal, single_line=True, max_len=200))
+        return notice
+
+    def _show_refusal(self) -> None:
+        """Show the read-only notice while the gate refuses, hide it when it no longer does."""
+        shown = self.query_one("#compaction-readonly", Static)
+        notice = self._refusal_notice()
+        shown.display = notice is not None
+        if notice is not None:
+            shown.update(notice)
 
     @property
     def plan(self) -> Any:
@@ -479,10 +510,10 @@ class CompactionPanel(Vertical, can_focus=True):
         split = summarizes_turn_prefix(plan)
         stacked = len(self.jobs) > 1
         yield Static(self._header_text(), id="compaction-header")
-        if self.accept_refusal:
-            notice = Text("read-only: review only, Accept is disabled — ", style="bold yellow")
-            notice.append(sanitize(self.accept_refusal, single_line=True, max_len=200))
-            yield Static(notice, id="compaction-readonly")
+        notice = self._refusal_notice()
+        shown = Static(notice or "", id="compaction-readonly")
+        shown.display = notice is not None
+        yield shown
         with Horizontal(id="compaction-candidates"):
             for number, (job, label) in enumerate(zip(self.jobs, self.labels, strict=True), 1):
                 view = CandidateView(job, label, number=number, stacked=stacked, split=split)
@@ -684,8 +715,9 @@ class CompactionPanel(Vertical, can_focus=True):
     # -- actions (also the app's API) -------------------------------------------------------
     def why_not_accept(self) -> str | None:
         """Why ``accept`` cannot take a result now, as the user reads it; None when it can."""
-        if self.accept_refusal:
-            return "read-only: " + sanitize(self.accept_refusal, single_line=True, max_len=200)
+        refusal = self.accept_refusal
+        if refusal:
+            return "read-only: " + sanitize(refusal, single_line=True, max_len=200)
         if self.running:
             return "the summary is still streaming: a accepts once it is done (esc cancels)"
         if self.state == "accepted":

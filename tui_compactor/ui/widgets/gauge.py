@@ -22,6 +22,7 @@ from tui_compactor.engine.estimates import disagreement, ratio
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
+from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK
 
 NEAR_THRESHOLD_RATIO = 0.85
 """Above this share of the threshold the gauge turns to the warning colour."""
@@ -198,10 +199,14 @@ class ContextGauge(Widget):
         local = format_tokens(data.local_estimate)
         parts: list[Part] = []
         if self.table_error is not None:
-            parts.append((Text("≈ chars/4 (no token table)", dim), 0, Text("≈ chars/4", dim)))
+            parts.append((Text(NO_TABLE_MARK, dim), 0, Text(ESTIMATE_MARK, dim)))
         elif self.provisional:
             parts.append(
-                (Text("≈ chars/4 while the token table loads", dim), 0, Text("≈ chars/4", dim))
+                (
+                    Text(f"{ESTIMATE_MARK} while the token table loads", dim),
+                    0,
+                    Text(ESTIMATE_MARK, dim),
+                )
             )
         if data.usage_tokens is not None:
             usage = format_tokens(data.usage_tokens)

@@ -164,6 +164,8 @@ def plan_summary(
         " after (summary not counted)\n",
         style="bold",
     )
+    if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
+        out.append(f"{plan.keep_recent_text}\n", style="dim")
     cut_entry = plan.branch[plan.first_kept_index]
     cuts = list(plan.valid_cut_points)
     place = cuts.index(plan.first_kept_index) + 1 if plan.first_kept_index in cuts else "?"

@@ -23,7 +23,8 @@ FILE_NAME_MIN_CELLS = 24
 (the entry count, the verdict, the rules)."""
 
 NAME_CELLS = 50
-"""Columns the session's own name (``session_info``) gets at most, when the line has room."""
+"""Columns the session's own name (pi's ``session_info``; oh-my-pi's title under its rules) gets
+at most, when the line has room."""
 
 _NAME_READ = 400
 """Characters of a name read before it is cut to its cells (a file name is at most 255 bytes)."""
@@ -67,7 +68,8 @@ class SessionStatus(Static):
         rules_source: str = "",
     ) -> None:
         """Describe ``session`` (only its file name: full paths are noise and unstable)."""
-        name = shown_file_name(session.name, NAME_CELLS) if session.name else ""
+        own_name = session.name_under(rules)
+        name = shown_file_name(own_name, NAME_CELLS) if own_name else ""
         line = Text(no_wrap=True, overflow="ellipsis")
         if session.preview:
             line.append(f"  last {len(session.entries):,} entries (indexing the rest)")

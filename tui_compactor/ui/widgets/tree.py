@@ -38,6 +38,14 @@ from tui_compactor.workbench.preview import entry_preview
 MAX_VISIBLE_INDENT = 16
 """Indent levels drawn as space; deeper rows show their depth as a number instead."""
 
+
+def visible_indent(width: int) -> int:
+    """The indent levels drawn as space in a row ``width`` cells wide: ``MAX_VISIBLE_INDENT``,
+    but at most a third of the row (two cells a level), so that a deep row keeps room for its
+    kind and preview in a narrow pane (the tree at 80×24 is ~40 cells wide)."""
+    return max(2, min(MAX_VISIBLE_INDENT, width // 6))
+
+
 KIND_TAGS: dict[str, tuple[str, str]] = {
     "user": ("user", "user"),
     "assistant": ("asst", "assistant"),
@@ -644,8 +652,9 @@ class SessionTree(ScrollView, can_focus=True):
         elif self.plan_regions:
             left.append((" ", None))
         # Indent: only branch points indent; very deep rows print their level.
-        if row.indent > MAX_VISIBLE_INDENT:
-            left.append((f"{row.indent:>3}›" + "  " * (MAX_VISIBLE_INDENT - 2), style("meta")))
+        deepest = visible_indent(width)
+        if row.indent > deepest:
+            left.append((f"{row.indent:>3}›" + "  " * (deepest - 2), style("meta")))
         else:
             left.append(("  " * row.indent, None))
         if row.folded:

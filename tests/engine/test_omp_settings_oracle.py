@@ -1,0 +1,87 @@
+"""Reserves and thresholds under ``--rules omp`` against oh-my-pi 18.2.3's own functions, live.
+
+The goldens hold the four figures (``effectiveReserveTokens``, ``resolveBudgetReserveTokens``,
+``resolveThresholdTokens``, ``shouldCompact``) for the default settings only; here
+``omp_settings_probe.ts`` runs oh-my-pi's ``pi-agent-core/compaction`` on a grid of windows,
+reserves (unset, small, the default value set explicitly, larger than the window), threshold
+percents and fixed thresholds, with the context one token below, at and above our threshold,
+and compaction on and off. Skips with the reason without Bun.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.omp_oracle import run_bun, skip_reason
+from tui_compactor.engine.settings import (
+    CompactionSettings,
+    budget_reserve,
+    effective_reserve,
+    should_compact,
+    threshold_tokens,
+)
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+WINDOWS = (1, 1_000, 16_000, 32_000, 128_000, 200_000, 1_000_000)
+RESERVES = (None, 0, 1_000, 16_384, 50_000, 2_000_000)
+PERCENTS = (-1, 0, 0.5, 50, 80.5, 99.5, 100)
+FIXED = (-1, 0, 1, 5_000, 10_000_000)
+
+
+def _cases() -> list[dict[str, Any]]:
+    cases = []
+    for window, reserve, percent, fixed in itertools.product(WINDOWS, RESERVES, PERCENTS, FIXED):
+        settings = CompactionSettings(
+            rules="omp", reserve_tokens=reserve, threshold_percent=percent, threshold_tokens=fixed
+        )
+        at = threshold_tokens(window, settings)
+        for context, enabled in ((at - 1, True), (at, True), (at + 1, True), (at + 1, False)):
+            theirs: dict[str, Any] = {
+                "thresholdPercent": percent,
+                "thresholdTokens": fixed,
+                "enabled": enabled,
+            }
+            if reserve is not None:
+                theirs["reserveTokens"] = reserve
+            cases.append({"window": window, "contextTokens": context, "settings": theirs})
+    return cases
+
+
+def _ours(case: dict[str, Any]) -> dict[str, Any]:
+    given = case["settings"]
+    settings = CompactionSettings(
+        rules="omp",
+        reserve_tokens=given.get("reserveTokens"),
+        threshold_percent=given["thresholdPercent"],
+        threshold_tokens=given["thresholdTokens"],
+        enabled=given["enabled"],
+    )
+    window = case["window"]
+    return {
+        "effectiveReserveTokens": effective_reserve(window, settings),
+        "budgetReserveTokens": budget_reserve(window, settings),
+        "thresholdTokens": threshold_tokens(window, settings),
+        "shouldCompact": should_compact(case["contextTokens"], window, settings),
+    }
+
+
+def test_reserves_and_thresholds_are_oh_my_pis(tmp_path: Path) -> None:
+    cases = _cases()
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases), encoding="utf-8")
+    done = run_bun(Path(__file__).with_name("omp_settings_probe.ts"), str(path), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    theirs = json.loads(done.stdout)
+    differ = [
+        f"{case}: ours {mine} != {expected}"
+        for case, expected in zip(cases, theirs, strict=True)
+        if (mine := _ours(case)) != expected
+    ]
+    print(f"{len(cases) - len(differ)} of {len(cases)} settings cases agree with oh-my-pi")
+    assert not differ, f"{len(differ)} of {len(cases)} differ:\n" + "\n".join(differ[:20])

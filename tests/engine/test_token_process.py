@@ -1,0 +1,196 @@
+"""The app's cl100k counter: a counting process that builds the encoder on its own GIL.
+
+It counts exactly what the in-process counter counts, ends with the process that started it
+(however that ends), and says why when it cannot count (the app then counts chars/4)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tui_compactor.engine import token_process
+from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES
+from tui_compactor.engine.token_process import Cl100kProcessCounter
+from tui_compactor.engine.tokens import Cl100kCounter, TokenCache, TokenTableError, get_counter
+from tui_compactor.session.reader import load_session
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SESSIONS = sorted(
+    path
+    for folder in ("sessions", "oracle/sessions", "oracle-omp/sessions")
+    for path in (FIXTURES / folder).glob("*.jsonl")
+)
+
+HOSTILE_TEXTS = [
+    "",
+    "hello world",
+    "lone \ud800 surrogate and \udfff another",
+    "<|endoftext|> and <|fim_prefix|> count as ordinary text",
+    "日本語のテキスト 🧪 emoji, combining é",
+    "\x00\x1b[2J control bytes",
+    "x" * 200_000,
+]
+
+
+@pytest.fixture(scope="module")
+def process_counter() -> Iterator[Cl100kProcessCounter]:
+    counter = Cl100kProcessCounter()
+    yield counter
+    counter.close()
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_ended(pid: int, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _running(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_texts_count_as_the_in_process_counter_counts_them(
+    process_counter: Cl100kProcessCounter,
+) -> None:
+    local = Cl100kCounter(preload=False)
+    assert process_counter.count_texts(HOSTILE_TEXTS) == [
+        local.count_text(text) for text in HOSTILE_TEXTS
+    ]
+    assert [process_counter.count_text(text) for text in HOSTILE_TEXTS[:3]] == [
+        local.count_text(text) for text in HOSTILE_TEXTS[:3]
+    ]
+    assert process_counter.count_texts([]) == []
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_every_entry_of_the_fixtures_counts_the_same_through_the_process(
+    path: Path, process_counter: Cl100kProcessCounter
+) -> None:
+    """Per message (one request each) and per session (``count_entries``: one request)."""
+    session = load_session(path)
+    local = TokenCache(session, Cl100kCounter(preload=False))
+    batched = TokenCache(session, process_counter)
+    indices = range(len(session.entries))
+    batched.count_entries(indices)
+    one_by_one = TokenCache(session, process_counter)
+    expected = [local.entry_tokens(index) for index in indices]
+    assert [batched.entry_tokens(index) for index in indices] == expected
+    assert [one_by_one.entry_tokens(index) for index in indices] == expected
+    messages = [e for e in session.entries if e.type in MESSAGE_BEARING_TYPES]
+    assert len(messages) == sum(tokens is not None for tokens in expected)
+
+
+def test_a_closed_counter_ends_its_process_and_says_so() -> None:
+    counter = Cl100kProcessCounter()
+    assert counter.count_text("ready?") == 2
+    pid = counter.pid
+    assert pid is not None and _running(pid)
+    counter.close()
+    assert not _running(pid)
+    with pytest.raises(TokenTableError, match="the counting process was closed"):
+        counter.count_text("after")
+
+
+def test_a_process_that_cannot_start_fails_every_count_with_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(token_process.sys, "executable", str(tmp_path / "no-python"))
+    counter = Cl100kProcessCounter()
+    assert not counter.loaded
+    with pytest.raises(TokenTableError) as raised:
+        counter.count_message({"role": "user", "content": "hello"})
+    assert "the counting process could not start" in raised.value.reason
+    assert "no-python" in raised.value.reason
+    assert counter.count_messages([]) == []  # nothing to count asks nothing
+
+
+def test_a_table_the_process_cannot_load_fails_every_count_with_the_loaders_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The process inherits the environment: a ``tiktoken_ext`` plugin whose table is missing
+    (found first on ``PYTHONPATH``) is reported with the loader's own error."""
+    plugin = tmp_path / "site" / "tiktoken_ext"
+    plugin.mkdir(parents=True)
+    table = tmp_path / "cl100k_base.tiktoken"
+    (plugin / "offline_encodings.py").write_text(
+        textwrap.dedent(
+            f"""
+            from tiktoken.load import load_tiktoken_bpe
+
+            def cl100k_base_offline():
+                ranks = load_tiktoken_bpe({str(table)!r}, expected_hash=None)
+                return {{"name": "x", "pat_str": "", "mergeable_ranks": ranks,
+                         "special_tokens": {{}}}}
+
+            ENCODING_CONSTRUCTORS = {{"cl100k_base_offline": cl100k_base_offline}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    counter = Cl100kProcessCounter()
+    with pytest.raises(TokenTableError) as raised:
+        counter.count_text("hello")
+    reason = raised.value.reason
+    assert "FileNotFoundError" in reason and "cl100k_base.tiktoken" in reason
+    pid = counter.pid
+    assert pid is None or _wait_ended(pid)
+
+
+def test_the_counting_process_ends_when_its_app_is_killed(tmp_path: Path) -> None:
+    """kill -9 of the process that started it: its pipe closes, it exits (no orphan)."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(token_process.__file__).parents[2])!r})
+        from tui_compactor.engine.token_process import Cl100kProcessCounter
+        counter = Cl100kProcessCounter()
+        print(counter.count_text("hello world"), counter.pid, flush=True)
+        sys.stdin.read()
+        """
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as app:
+        assert app.stdout is not None
+        tokens, pid = map(int, app.stdout.readline().split())
+        assert tokens == 2 and _running(pid)
+        app.kill()
+        app.wait()
+        assert _wait_ended(pid), "the counting process outlived its app"
+        assert app.stdin is not None
+        app.stdin.close()
+
+
+def test_the_commands_count_in_their_own_process_the_app_in_a_counting_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tui_compactor.engine import tokens
+
+    monkeypatch.delitem(tokens._COUNTERS, "cl100k", raising=False)
+    counter = get_counter("cl100k", preload=False)
+    assert isinstance(counter, Cl100kCounter)
+    monkeypatch.delitem(tokens._COUNTERS, "cl100k")
+    counter = get_counter("cl100k", preload=False, process=True)
+    assert isinstance(counter, Cl100kProcessCounter) and counter.pid is None  # not started
+    assert get_counter("cl100k") is counter
+    try:
+        assert counter.count_text("hello world") == 2
+        assert counter.pid is not None and os.path.exists(f"/proc/{counter.pid}")
+    finally:
+        counter.close()

@@ -1,0 +1,104 @@
+"""Search while the agent appends: entries live follow adds after a search (or while it runs)
+are searched too, so ``n`` reaches the agent's new matching entries instead of saying "no
+matches" (or wrapping over the old ones) while they are on screen."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.app_helpers import TREE_COMPACTED, copy_fixture, make_app, raised_notes, settle
+from tui_compactor.ui import app as app_module
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+WORD = "zebra"
+
+
+def agent_appends(path: Path, texts: list[str]) -> list[str]:
+    """Append user messages as a chain under the file's last entry, as an agent does."""
+    parent = json.loads(path.read_bytes().splitlines()[-1])["id"]
+    ids = []
+    with path.open("ab") as handle:
+        for number, text in enumerate(texts):
+            ident = f"agent{number:03d}{len(path.read_bytes()) % 1000:03d}"
+            record = {
+                "type": "message", "id": ident, "parentId": parent,
+                "timestamp": "2026-01-12T10:00:00.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": text}],
+                            "timestamp": 1768212000000},
+            }  # fmt: skip
+            handle.write(json.dumps(record).encode() + b"\n")
+            handle.flush()
+            ids.append(ident)
+            parent = ident
+    return ids
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_n_reaches_matches_the_agent_appended_after_the_search(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    session = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(session)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *WORD, "enter")
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        assert not tree.search_matches, "no entry of the fixture has the word"
+        agent_appends(session, [f"first {WORD} note", "unrelated", f"second {WORD} note"])
+        app._follow_tick()
+        await settle(pilot)
+        found = sorted(tree.search_matches)
+        assert len(found) == 2, found
+        assert any("2 matches in new entries" in note for note in raised_notes(app))
+        await pilot.press("g", "n")
+        await settle(pilot)
+        assert app.selected_entry == found[0]
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.selected_entry == found[1]
+
+
+async def test_entries_appended_while_the_search_runs_are_searched_when_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(session)
+    search_text = app_module.entry_search_text
+    appended = threading.Event()
+
+    def appending(*args: Any) -> str:
+        """The first entry searched waits for the agent's append and live follow's refresh."""
+        if not appended.is_set() and threading.current_thread() is not threading.main_thread():
+            appended.set()
+            handle = app.handle
+            assert handle is not None
+            count = len(handle.session.entries)
+            agent_appends(session, [f"late {WORD} entry"])
+            app.call_from_thread(app._follow_tick)
+            deadline = time.monotonic() + 20
+            while len(handle.session.entries) == count and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(handle.session.entries) > count, "live follow read the new entry"
+        return search_text(*args)
+
+    monkeypatch.setattr(app_module, "entry_search_text", appending)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *WORD, "enter")
+        await settle(pilot)
+        assert appended.is_set()
+        tree = app.query_one(SessionTree)
+        (late,) = tree.search_matches
+        assert app.session.entries[late].id.startswith("agent")
+        await pilot.press("g", "n")
+        await settle(pilot)
+        assert app.selected_entry == late

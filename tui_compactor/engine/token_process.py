@@ -1,0 +1,187 @@
+"""Exact cl100k counts from a counting process: the app's ``cl100k`` counter.
+
+The counting process (``cl100k.serve``) builds tiktoken's encoder with its own GIL, so the 0.1-0.3
+s it holds one never stalls the app's event loop, and counts the texts sent to it in batches
+over a pipe; the app's threads wait for the answers with their GIL released. The commands
+count in their own process (``tokens.Cl100kCounter``): they draw nothing while the table loads.
+"""
+
+from __future__ import annotations
+
+import atexit
+import subprocess
+import sys
+import threading
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tui_compactor.engine.cl100k import (
+    FAILED,
+    READY,
+    REASON_LENGTH,
+    REQUEST,
+    WIDTH,
+    read_exactly,
+)
+from tui_compactor.engine.tokens import TokenTableError, _FragmentCounter
+
+__all__ = ["Cl100kProcessCounter"]
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+"""The directory that holds this ``tui_compactor`` package: the counting process imports it
+from there whatever its ``sys.path`` would say (a checkout run with ``PYTHONPATH``)."""
+
+_COMMAND = (
+    f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); "
+    "from tui_compactor.engine.cl100k import serve; serve()"
+)
+
+
+class Cl100kProcessCounter(_FragmentCounter):
+    """Real cl100k_base counts, the same as ``Cl100kCounter``'s, from a counting process.
+
+    The process starts with the counter (``start``: else at the first count) and builds its
+    encoder at once. A count waits until it is ready; a message's fragments, or many messages'
+    (``count_messages``), go in one request. If the process cannot start, cannot load the table
+    or ends, every count raises ``TokenTableError`` with why, as ``Cl100kCounter`` does when the
+    table cannot be loaded (the app then counts with the chars/4 estimate).
+    """
+
+    name = "cl100k"
+
+    def __init__(self, *, start: bool = True) -> None:
+        self.error: str | None = None
+        """Why nothing can be counted (then every count raises at once); None while the
+        process starts or runs."""
+        self._process: subprocess.Popen[bytes] | None = None
+        self._started = False
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        """Held by a request from its first byte sent to its last count read."""
+        if start:
+            self.start()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the process has built its encoder: a count no longer waits for it."""
+        return self._ready.is_set() and self.error is None
+
+    @property
+    def pid(self) -> int | None:
+        """The counting process's id while it runs."""
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> None:
+        """Start the counting process (once); a thread waits for it to say it is ready."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            try:
+                self._process = subprocess.Popen(
+                    [sys.executable, "-c", _COMMAND],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    # Its own session: a ctrl+c typed at the terminal is the app's to handle.
+                    start_new_session=True,
+                )
+            except (OSError, ValueError) as error:
+                self._fail(f"the counting process could not start: {type(error).__name__}: {error}")
+                return
+            atexit.register(self.close)  # reaped with this process (its death closes the pipe)
+        threading.Thread(target=self._wait_ready, name="cl100k-process", daemon=True).start()
+
+    def _wait_ready(self) -> None:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        answer = read_exactly(process.stdout, 1)
+        if answer == READY:
+            self._ready.set()
+            return
+        if answer == FAILED:
+            head = read_exactly(process.stdout, REASON_LENGTH.size)
+            size = REASON_LENGTH.unpack(head)[0] if len(head) == REASON_LENGTH.size else 0
+            self._fail(read_exactly(process.stdout, size).decode("utf-8", "replace"))
+        else:
+            self._fail(self._ended())
+        self.close()
+
+    def _ended(self) -> str:
+        """Why the process stopped answering."""
+        process = self._process
+        code = process.poll() if process is not None else None
+        return f"the counting process ended (exit code {code})"
+
+    def _fail(self, reason: str) -> None:
+        if self.error is None:
+            self.error = reason
+        self._ready.set()
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each of ``texts``, in one request."""
+        if not texts:
+            return []
+        if not self._started:
+            self.start()
+        self._ready.wait()
+        if self.error is not None:
+            raise TokenTableError(self.error)
+        # A lone surrogate becomes "?", as ``Cl100kCounter`` counts it.
+        encoded = [text.encode("utf-8", "replace") for text in texts]
+        lengths = array("Q", map(len, encoded))
+        with self._lock:
+            process = self._process
+            if self.error is not None or process is None:
+                raise TokenTableError(self.error or "the counting process was closed")
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                process.stdin.write(REQUEST.pack(len(encoded), sum(lengths)))
+                process.stdin.write(lengths.tobytes())
+                for data in encoded:
+                    process.stdin.write(data)
+                process.stdin.flush()
+                answer = read_exactly(process.stdout, len(encoded) * WIDTH)
+            except (OSError, ValueError):
+                answer = b""
+            if len(answer) < len(encoded) * WIDTH:
+                self._fail(self._ended())
+                raise TokenTableError(self.error or "the counting process ended")
+        counts = array("Q")
+        counts.frombytes(answer)
+        return counts.tolist()
+
+    def count_text(self, text: str) -> int:
+        """Number of cl100k tokens; special-token text counts as ordinary text."""
+        return self.count_texts([text])[0] if text else 0
+
+    def count_message(self, message: Any) -> int:
+        """Sum over the message's fragments (one request); 1200 per image."""
+        return self.count_messages([message])[0]
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        """Tokens of each message, all of their fragments in one request."""
+        return self._sum_fragments(messages, self.count_texts)
+
+    def close(self) -> None:
+        """End the counting process: its input closes, so it exits (killed if it does not);
+        a request in flight ends with ``TokenTableError``."""
+        process = self._process
+        if process is None:
+            return
+        self._process = None
+        self._fail("the counting process was closed")
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+        except (OSError, ValueError):
+            pass
+        try:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
