@@ -42,16 +42,17 @@ _COMMAND = (
 class Cl100kProcessCounter(_FragmentCounter):
     """Real cl100k_base counts, the same as ``Cl100kCounter``'s, from a counting process.
 
-    The process starts with the counter (``start``: else at the first count) and builds its
-    encoder at once. A count waits until it is ready; a message's fragments, or many messages'
-    (``count_messages``), go in one request. If the process cannot start, cannot load the table
-    or ends, every count raises ``TokenTableError`` with why, as ``Cl100kCounter`` does when the
-    table cannot be loaded (the app then counts with the chars/4 estimate).
+    The process starts with the counter (``preload``: else when ``preload`` is called or at
+    the first count) and builds its encoder at once. A count waits until it is ready; a
+    message's fragments, or many messages' (``count_messages``), go in one request. If the
+    process cannot start, cannot load the table or ends, every count raises
+    ``TokenTableError`` with why, as ``Cl100kCounter`` does when the table cannot be loaded
+    (the app then counts with the chars/4 estimate).
     """
 
     name = "cl100k"
 
-    def __init__(self, *, start: bool = True) -> None:
+    def __init__(self, *, preload: bool = True) -> None:
         self.error: str | None = None
         """Why nothing can be counted (then every count raises at once); None while the
         process starts or runs."""
@@ -60,8 +61,8 @@ class Cl100kProcessCounter(_FragmentCounter):
         self._ready = threading.Event()
         self._lock = threading.Lock()
         """Held by a request from its first byte sent to its last count read."""
-        if start:
-            self.start()
+        if preload:
+            self.preload()
 
     @property
     def loaded(self) -> bool:
@@ -73,7 +74,7 @@ class Cl100kProcessCounter(_FragmentCounter):
         """The counting process's id while it runs."""
         return self._process.pid if self._process is not None else None
 
-    def start(self) -> None:
+    def preload(self) -> None:
         """Start the counting process (once); a thread waits for it to say it is ready."""
         with self._lock:
             if self._started:
@@ -125,7 +126,7 @@ class Cl100kProcessCounter(_FragmentCounter):
         if not texts:
             return []
         if not self._started:
-            self.start()
+            self.preload()
         self._ready.wait()
         if self.error is not None:
             raise TokenTableError(self.error)

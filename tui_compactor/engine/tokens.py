@@ -344,7 +344,7 @@ def get_counter(
     elif name == "cl100k" and process:
         from tui_compactor.engine.token_process import Cl100kProcessCounter
 
-        counter = Cl100kProcessCounter(start=preload)
+        counter = Cl100kProcessCounter(preload=preload)
     elif name == "cl100k":
         counter = Cl100kCounter(preload=preload)
     else:

@@ -307,10 +307,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._tree: SessionTree | None = None
         """The tree (made in ``compose``): read at every key, not looked up in the DOM."""
         # cl100k counts come from a counting process (``token_process``): building the encoder
-        # holds a GIL 0.1-0.3 s, its own there. It starts now if they are the counts shown
-        # (else at the first count); the first gauge is drawn from a chars/4 count until it is
-        # ready, then measured again (``measure_node``).
-        get_counter("cl100k", preload=self.state.settings.tokens == "cl100k", process=True)
+        # holds a GIL 0.1-0.3 s, its own there. It starts once the first screen is drawn (not
+        # to share the CPU with it; ``_first_screen_drawn``) or at the first count; the first
+        # gauge is drawn from a chars/4 count until it is ready, then measured again.
+        get_counter("cl100k", preload=False, process=True)
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -438,7 +438,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if pane_id == "tab-plan":
             from tui_compactor.ui.widgets.plan_view import PlanView
 
-            return [PlanView(self.state.settings, id="plan")]
+            planning = self.state.plan_leaf is not None  # built by ``c``: its plan comes
+            return [PlanView(self.state.settings, planning=planning, id="plan")]
         if pane_id == "tab-diff":
             from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 
@@ -1475,9 +1476,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return gauge_at(snapshot, entry_index, settings, cache, blocks=False), provisional
 
     def _first_screen_drawn(self) -> None:
-        """The first screen is up: token counting may start, the collector may run."""
+        """The first screen is up: token counting may start (the counter loads its table), the
+        collector may run."""
         self.state.first_screen.set()
         collector.release_start_up()
+        preload = getattr(self.counter, "preload", None)
+        if preload is not None:
+            preload()
 
     @_while_running
     def on_gauge_ready(self, message: GaugeReady) -> None:
