@@ -201,7 +201,7 @@ class AnalysisMixin:
         for it at once: no worker, no "sweeping" frame."""
         if not self._analysis_ok():
             return
-        if not plan.prepared or not plan.valid_cut_points:
+        if not plan.valid_cut_points:
             # Nothing to sweep: the last plan's sweep and its ✂ counts on the rows go with it.
             from rich.text import Text
 
