@@ -140,9 +140,10 @@ class ListSteps(_ScreenBase):
             table.action_cursor_up()
 
 
-INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label"})
-"""The actions that open an input and give it the focus: the keys typed right after one of them
-belong to that input (``CompactorApp.hold_keys``)."""
+INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label", "timeline"})
+"""The actions that open an input and give it the focus (or the timeline, whose rows are computed
+after it opens): the keys typed right after one of them belong to what it opened
+(``CompactorApp.hold_keys``), not to the screen behind it."""
 
 
 _NAMED_CHARACTERS = {_character_to_key(char): char for char in string.punctuation}
