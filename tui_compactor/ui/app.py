@@ -489,6 +489,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 asked_at = getattr(self.screen, "asked_at", None)
                 if asked_at is not None and event.time < asked_at and event.key != "escape":
                     return  # typed before the dialog was on screen: not an answer to it
+                if (
+                    self.state.move_asked is not None
+                    and self.screen is self._main_screen()
+                    and event.key != "escape"
+                ):
+                    # Typed after ``enter`` while its move is planned: the dialog coming drops
+                    # it (``asked_at``), and it is no main-screen key either (an ``o`` would
+                    # switch the rules, a ``u`` undo, an ``e`` open the budget editor).
+                    return
                 if self._held_keys is not None:
                     self._held_keys.append(event)
                     return
@@ -500,16 +509,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Run a key that opens an input (``INPUT_OPENERS``) as it arrives, not once it has
         gone through the focused widget and back: the keys typed after it are still queued
         behind it, and are held from here on (``hold_keys``). Returns whether it ran."""
-        if self.screen is not self._main_screen() or takes_text(self.focused, event.key):
-            return False  # a dialog's keys, or text being typed
-        if self._opener_keys is None:
-            self._opener_keys = opener_keys(self._bindings, self._keymap)
-        action = self._opener_keys.get(event.key)
+        if takes_text(self.focused, event.key):
+            return False  # text being typed
+        screen = self.screen
+        if screen is not self._main_screen():
+            # A dialog's key that opens an input of its own (``input_opener``), else its keys.
+            opener = getattr(screen, "input_opener", None)
+            action = opener(event.key) if opener is not None else None
+            namespace: Screen[Any] | None = screen
+        else:
+            if self._opener_keys is None:
+                self._opener_keys = opener_keys(self._bindings, self._keymap)
+            action = self._opener_keys.get(event.key)
+            namespace = None
         if action is None:
             return False
         self._held_keys = []
         self._hold_claimed = False
-        ran = await self.run_action(action)
+        ran = await self.run_action(action, namespace)
         if not self._hold_claimed:  # it opened nothing (nothing to label, say)
             self.release_keys()
         return ran
