@@ -193,6 +193,29 @@ def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
     return {binding.id for bindings in binding_lists for binding in bindings if binding.id}
 
 
+def keymap_conflicts(keymap: Mapping[str, str], bindings: list[Binding]) -> list[str]:
+    """Keys the user's ``keymap`` gives a binding that another binding of ``bindings`` keeps
+    (one the keymap does not move): the key runs one of them and the other has none left (the
+    docs' ``compact = "c"`` took ``c`` from the plan)."""
+    moved = set(keymap)
+    problems: list[str] = []
+    for binding_id, keys in keymap.items():
+        for key in keys.split(","):
+            for other in bindings:
+                if (
+                    other.id
+                    and other.id != binding_id
+                    and other.id not in moved
+                    and key in other.key.split(",")
+                ):
+                    problems.append(
+                        f"[ui.keymap] {binding_id} = {key!r} is also the key of {other.id}, "
+                        f"which keeps it: one of them does not run; give {other.id} or "
+                        f"{binding_id} another key"
+                    )
+    return problems
+
+
 def validated_keymap(
     keymap: Mapping[str, str], known_ids: set[str]
 ) -> tuple[dict[str, str], list[str]]:
