@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import importlib
+import os
 import sys
 import threading
 import time
@@ -65,6 +66,7 @@ from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
     focus_input,
+    keymap_conflicts,
     known_binding_ids,
     opener_keys,
     takes_text,
@@ -594,12 +596,26 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         ui = self.config.ui
         if ui.theme in self.available_themes:
             self.theme = ui.theme
+        else:
+            source = (
+                "TUI_COMPACTOR_THEME"
+                if os.environ.get("TUI_COMPACTOR_THEME")
+                else f"config file {self.config.source}"
+            )
+            self.notify(
+                f"unknown theme {sanitize(str(ui.theme), max_len=40)!r} (from {source}): "
+                f"{self.theme} is used; themes: {', '.join(sorted(self.available_themes))}",
+                title="config",
+                severity="warning",
+                timeout=15,
+            )
         if ui.keymap:
             tree_bindings = list(SessionTree.BINDINGS)  # type: ignore[arg-type]
             keymap, problems = validated_keymap(
                 ui.keymap,
                 known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
+            problems += keymap_conflicts(keymap, APP_BINDINGS)
             self.set_keymap(keymap)
             self._opener_keys = None  # they may have moved
             self.state.user_keymap = keymap
