@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,3 +100,65 @@ def test_spaced_needles_are_tried_only_where_their_first_two_words_are() -> None
     assert not haystack.contains("npm test -- branch 2>&1 | tail -51")
     assert haystack.contains("npm test")
     assert not haystack.contains("npm warn pkg1@1.0.1 requires a peer of x2")
+
+
+def test_a_lower_case_text_is_told_to_hold_no_camel_case_without_a_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The user's bare names: a text with no capital letter (the usual prompt) is answered
+    without searching it for camel case; a text whose only capitals are those of a camel-case
+    name, or which has capitals only outside ASCII, is still searched and the name found."""
+    searched: list[str] = []
+    camel = anchors._CAMEL
+
+    class Counted:
+        def search(self, text: str) -> re.Match[str] | None:
+            searched.append(text)
+            return camel.search(text)
+
+    monkeypatch.setattr(anchors, "_CAMEL", Counted())
+    assert anchors.request_names("please look at the cache again, é and ß too") == []
+    assert anchors.request_names("日本 123 -- ok") == []
+    assert searched == []
+    assert anchors.request_names("call checkForNewVersion before the release") == [
+        "checkForNewVersion"
+    ]
+    assert anchors.request_names("Émile asked about parseConfig") == ["parseConfig"]
+    assert anchors.request_names("İ k FooBar") == ["FooBar"]
+    assert anchors.request_names("Nothing Here") == []
+    assert len(searched) == 4
+
+
+def test_the_files_an_assistant_message_read_come_with_its_uses() -> None:
+    """``message_uses`` hands over the files the agent's read calls named, in order (what the
+    hindsight audit keeps as re-read candidates), without a second pass over the calls: not
+    those of other tools, not a URL, not a user's message's."""
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Reading src/a.py first."},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/a.py"}},
+            {"type": "toolCall", "id": "c2", "name": "edit", "arguments": {"path": "src/b.py"}},
+            {"type": "toolCall", "id": "c3", "name": "read", "arguments": {"file_path": "c.md"}},
+            {
+                "type": "toolCall",
+                "id": "c4",
+                "name": "read",
+                "arguments": {"path": "https://x.io/a"},
+            },
+            {"type": "toolCall", "id": "c5", "name": "bash", "arguments": {"command": "ls  -la"}},
+        ],
+    }
+    reads: list[str] = []
+    uses = anchors.message_uses(message, reads)
+    assert reads == ["src/a.py", "c.md"]
+    assert uses == [
+        ("path", ["src/a.py"]),
+        ("path", ["src/a.py"]),
+        ("path", ["src/b.py"]),
+        ("path", ["c.md"]),
+        ("command", ["ls -la"]),
+    ]
+    user_reads: list[str] = []
+    anchors.message_uses({"role": "user", "content": "read src/a.py"}, user_reads)
+    assert user_reads == []

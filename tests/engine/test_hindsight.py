@@ -810,3 +810,70 @@ def test_records_read_a_run_at_a_time_read_a_bounded_span(
     longest = max(entry.size for entry in session.entries)
     assert reads and max(reads) <= max(bound, longest)
     assert len(reads) < len(indices) / 2  # still a run at a time
+
+
+def test_every_life_is_found_in_one_pass_over_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Auditing every compaction finds each one's life (every entry below it on every
+    branch, up to the next compaction) in one pass over the parent column, not a walk down
+    the children of each: the lives are the ones a walk finds, on a generated file with
+    branches and on every fixture, and the audits ask for no entry's children."""
+    from tui_compactor.engine.hindsight import EntryFacts, _life, audit_compactions
+    from tui_compactor.session.reader import load_session
+    from tui_compactor.session.session import Session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate
+
+    paths = [generate(3000, tmp_path / "gen-3000.jsonl")]
+    paths += sorted((TESTS / "fixtures").glob("**/*.jsonl"))
+    compared = 0
+    asked = [0]
+    children = Session.children
+
+    def counted(self: Session, index: int) -> list[int]:
+        asked[0] += 1
+        return children(self, index)
+
+    for path in paths:
+        session = load_session(path)
+        types = session.entry_types()
+        walked = {
+            index: _life(session, index, types)
+            for index, kind in enumerate(types)
+            if kind == "compaction"
+        }
+        asked[0] = 0
+        monkeypatch.setattr(Session, "children", counted)
+        audits = audit_compactions(session, "pi", EntryFacts())
+        monkeypatch.undo()
+        assert {audit.entry_index: audit.life for audit in audits} == walked, path.name
+        assert asked[0] == 0, path.name
+        compared += len(audits)
+    assert compared >= 30
+
+
+def test_the_load_hook_sees_each_line_without_a_copy(tmp_path: Path) -> None:
+    """The load hands the audit's hook each message line as a view of the chunk it read (no
+    copy of the 224 MB of a big file's lines): the view holds exactly the line's bytes, and
+    its hash is the hash of those bytes (what ``FactsAhead`` compares)."""
+    from tui_compactor.session.reader import load_session
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gen_session import generate
+
+    path = generate(300, tmp_path / "gen-300.jsonl")
+    data = path.read_bytes()
+    seen: list[tuple[int, Any]] = []
+
+    def hook(index: int, kind: str, role: Any, offset: int, record: Any, raw: Any) -> None:
+        line = data[offset : data.index(b"\n", offset)]
+        assert bytes(raw) == line and hash(raw) == hash(line)
+        seen.append((index, type(raw)))
+
+    session = load_session(path, on_record=hook)
+    messages = [i for i, kind in enumerate(session.entry_types()) if kind == "message"]
+    assert [index for index, _ in seen if index in set(messages)] == messages
+    assert len(messages) > 200
+    assert {kind for index, kind in seen if index in set(messages)} == {memoryview}

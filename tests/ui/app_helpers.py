@@ -168,6 +168,17 @@ async def settle(pilot: Pilot[None], rounds: int = 50) -> None:
     raise AssertionError("workers did not settle")
 
 
+async def scroll_to_plan_form(pilot: Pilot[None]) -> None:
+    """Scroll the plan pane to its end, as a user going to its form does (the form is made
+    when its place comes into view), and wait until it is mounted."""
+    from tui_compactor.ui.widgets.plan_view import PlanView
+
+    pilot.app.query_one(PlanView).scroll_end(animate=False)
+    await settle(pilot)
+    await pilot.pause()
+    await settle(pilot)
+
+
 async def run_review(
     pilot: Pilot[None], key: str = "r", *, then: str = "", wait: bool = True
 ) -> CompactionPanel:

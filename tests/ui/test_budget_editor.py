@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Checkbox, Input, Select
+from textual.widgets import Checkbox, Input, Select, Static
 
 from tests.ui.app_helpers import (
     OTHER_BRANCH_TIP,
@@ -15,6 +15,7 @@ from tests.ui.app_helpers import (
     added_records,
     copy_fixture,
     make_app,
+    scroll_to_plan_form,
     settle,
 )
 from tui_compactor.ui.screens.navigate import NavigateDialog
@@ -31,6 +32,7 @@ async def test_budget_editor_edits_every_seed_setting() -> None:
         await settle(pilot)
         assert app.plan is not None and app.plan.is_split_turn
         split_first_kept = app.plan.first_kept_index
+        await scroll_to_plan_form(pilot)
         for widget_id, text in (
             ("#plan-threshold-percent", "60"),
             ("#plan-threshold-tokens", "150k"),
@@ -150,29 +152,65 @@ async def test_every_field_of_the_editor_lies_inside_the_pane(size: tuple[int, i
         assert (keep.region.y != reserve.region.y) == stacked
 
 
-async def test_the_form_rows_are_made_as_they_are_mounted_with_the_settings_of_then(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Showing the plan pane makes none of the form's ~40 widgets in its first message (they
-    are made a row a frame as they are mounted): a row made after the settings changed shows
-    the new settings."""
-    from tui_compactor.ui.widgets.plan_view import PlanView
+FORM_FIELDS = {"plan-keep", "plan-reserve", "plan-window", "plan-threshold-percent",
+               "plan-threshold-tokens", "plan-branch-reserve", "plan-summary-window",
+               "plan-focus", "plan-effort", "plan-method"}  # fmt: skip
 
-    held: list[PlanView] = []
-    monkeypatch.setattr(PlanView, "_mount_rows", lambda view: held.append(view))
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE, (200, 60), (240, 80)])
+async def test_the_form_is_made_when_its_place_comes_into_view(size: tuple[int, int]) -> None:
+    """Showing a plan makes none of the form's ~40 widgets while its place lies below the
+    plan, its sweep and its settings (out of view at 80x24 and 120x36): the pane shows the
+    plan, and where the form goes never shows without it. Scrolled to, the form is there,
+    showing the settings of the moment it was made; a pane tall enough shows it at once."""
+    from tui_compactor.ui.widgets.plan_view import FormHint, PlanView
+
     app = make_app(TREE_COMPACTED)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        view = app.query_one(PlanView)
-        assert held == [view] and app.plan is not None
-        assert view._fields == {}, "the form's widgets were made before their rows mount"
-        view.show_settings(app.settings.edited(keep_recent_tokens=12345))
-        view.focus_inputs()
+        await pilot.pause(0.6)  # the reserved rows are given back (redraw.SHRINK_AFTER)
         await settle(pilot)
-        assert app.query_one("#plan-keep", Input).value == "12345"
+        view = app.query_one(PlanView)
+        assert app.plan is not None
+        assert "Plan for leaf" in str(view.query_one("#plan-text", Static).render())
+        assert "settings" in str(view.query_one("#plan-sources", Static).render())
+        hints = view.query(FormHint)
+        if size in ((80, 24), SIZE):
+            assert hints and view._fields == {} and not view.query(Input), "made out of view"
+        elif size == (240, 80):
+            assert not hints, "the form's place is in view: it is made"
+        if hints:  # waiting below the fold
+            assert not app.screen.find_widget(hints.first()).visible_region, size
+            view.show_settings(app.settings.edited(keep_recent_tokens=12345))
+            await scroll_to_plan_form(pilot)
+            assert app.query_one("#plan-keep", Input).value == "12345"
+        assert not view.query(FormHint)
         made = {widget.id for widget in view.query(Input)} | {w.id for w in view.query(Select)}
-        assert made >= {"plan-keep", "plan-reserve", "plan-window", "plan-threshold-percent",
-                        "plan-threshold-tokens", "plan-branch-reserve", "plan-summary-window",
-                        "plan-focus", "plan-effort", "plan-method"}  # fmt: skip
+        assert made >= FORM_FIELDS
+        view.scroll_end(animate=False)  # the form's last row is in reach
+        await settle(pilot)
+        assert app.screen.find_widget(app.query_one("#plan-focus-row")).visible_region
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_tab_reaches_the_form_right_after_c(size: tuple[int, int]) -> None:
+    """Right after ``c``, before the plan comes, tab goes from the tree to the form's first
+    field (made on the way), and what is typed there edits keep-recent."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        for _ in range(6):
+            await pilot.press("tab")
+            await pilot.pause()
+            if isinstance(app.focused, Input):
+                break
+        keep = app.query_one("#plan-keep", Input)
+        assert app.focused is keep
+        await settle(pilot)
+        await pilot.press(*"1234")
+        await settle(pilot)
+        assert app.settings.keep_recent_tokens == 1234
+        assert app.plan is not None and app.plan.keep_recent_tokens == 1234

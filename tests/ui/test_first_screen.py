@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Static
 
-from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, record_frames, settle
+from tests.ui.app_helpers import (
+    SIZE,
+    TREE_COMPACTED,
+    make_app,
+    record_frames,
+    scroll_to_plan_form,
+    settle,
+)
 from tui_compactor.engine import tokens
 from tui_compactor.ui import app as app_module
 from tui_compactor.ui.widgets import details as details_module
@@ -92,6 +99,7 @@ async def test_what_is_asked_of_a_tab_before_it_is_built_happens_in_order() -> N
         await settle(pilot)
         assert app.plan is not None
         assert "Plan for leaf" in str(app.query_one("#plan-text", Static).render())
+        await scroll_to_plan_form(pilot)
         # Building the form is not an edit: no setting became the app's, nothing re-planned.
         assert app.settings.source_of("summary_reasoning_effort") == "default"
         keep = app.query_one("#plan-keep", Input).value

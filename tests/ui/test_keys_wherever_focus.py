@@ -17,7 +17,13 @@ import pytest
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Select, TextArea
 
-from tests.ui.app_helpers import TREE_COMPACTED, copy_fixture, make_app, settle
+from tests.ui.app_helpers import (
+    TREE_COMPACTED,
+    copy_fixture,
+    make_app,
+    scroll_to_plan_form,
+    settle,
+)
 from tui_compactor.ui.panes import TABS
 from tui_compactor.ui.screens.timeline import TimelineScreen
 from tui_compactor.ui.widgets.context_view import SentText
@@ -142,9 +148,11 @@ async def test_every_global_key_does_the_same_wherever_the_focus_is(tmp_path: Pa
             await settle(pilot)
         app.query_one(SessionTree).move_to_entry(app.session.leaf)
         await settle(pilot)
-        for key in ("c", "r"):
-            await pilot.press(key)
-            await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await scroll_to_plan_form(pilot)  # the form is made where it comes into view
+        await pilot.press("r")
+        await settle(pilot)
         assert app.compaction_panel is not None
         widgets: dict[str, list[Widget]] = {}
         for tab_id in [tab_id for _title, tab_id in TABS]:

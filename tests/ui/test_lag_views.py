@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.segment import Segment
 from textual import events
+from textual.strip import Strip
 from textual.widgets import Static
 
 from tests.ui.app_helpers import (
@@ -171,6 +174,99 @@ async def test_the_first_plan_and_its_sweep_repaint_the_pane_in_rows_kept_for_th
         assert "sweep over" in shown and "this cut:" in shown
         assert text.plain.split("\n")[0] in shown
         assert "keep-recent" in shown
+
+
+async def test_the_sweep_is_laid_out_once_per_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep (a table of the dependencies crossing the cut) is laid out once for the
+    pane's width: measuring it, painting it, giving its reserved rows back and dimming it
+    while the next one is made replay those lines, and they are the table's own."""
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+
+    from tui_compactor.ui.widgets import analysis
+
+    made: list[RenderableType] = []
+    laid_out: list[int] = []
+
+    class Counted:
+        def __init__(self, inner: RenderableType) -> None:
+            self.inner = inner
+
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            laid_out.append(options.max_width)
+            yield self.inner
+
+    real = analysis.sweep_renderable
+
+    def counted(sweep: Any, session: Any) -> Counted:
+        made.append(real(sweep, session))
+        return Counted(made[-1])
+
+    monkeypatch.setattr(analysis, "sweep_renderable", counted)
+    app = make_app(REAL)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.pause(0.6)  # the reserved rows are given back (redraw.SHRINK_AFTER)
+        await settle(pilot)
+        view = app.query_one(PlanView)
+        view.show_sweeping("sweeping…")  # the sweep stays, dimmed
+        await settle(pilot)
+        assert len(made) == 1 and "sweep over" in screen_text(app)
+        assert sorted(laid_out) == sorted(set(laid_out)), laid_out  # a scrollbar came or went
+        pane = app.query_one("#plan-sweep")
+        width = pane.content_size.width
+        console = Console(width=width, file=io.StringIO(), legacy_windows=False)
+        drawn = view._sweep_drawn
+        assert console.render_lines(drawn, console.options) == console.render_lines(
+            made[0], console.options
+        )
+
+
+async def test_context_rows_are_cut_as_rich_cuts_them() -> None:
+    """The Context tab draws a block's row column by column (Rich measures a whole row of
+    non-ASCII text grapheme by grapheme): the same cells and styles as the row's ``Text``
+    cut by Rich, at every width, for wide, combining, emoji and plain text."""
+    from rich.console import Console
+
+    from tui_compactor.workbench.views import ContextBlocks
+
+    previews = [
+        "plain ascii preview that runs on " * 4,
+        "中文预览，宽字符" * 6,
+        "e\u0301 combining and ✓ — … marks " * 5,
+        "emoji \U0001f469\u200d\U0001f4bb \U0001f389 " * 8,
+        "",
+        "x",
+    ]
+    labels = ["user", "summary ⚠", "tool:shaken", "branch", "asst", "bash"]
+    blocks = ContextBlocks(
+        [(label, preview, 10**i, None if i == 4 else 1234 * i)
+         for i, (label, preview) in enumerate(zip(labels, previews, strict=True))]
+    )  # fmt: skip
+    app = make_app(SAMPLE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        listing = app.query_one(BlockList)
+        listing.show(blocks)
+        console = Console(width=200, file=io.StringIO(), legacy_windows=False)
+
+        def cells(segments: Any) -> list[Segment]:
+            return [Segment(segment.text, segment.style or None) for segment in segments
+                    if segment.text]  # fmt: skip
+
+        for width in range(8, 90):
+            for row in range(1, len(blocks) + 1):
+                expected = list(listing._row_text(row, width).render(console))
+                drawn = listing._row_strip(row, width)
+                assert drawn.cell_length == width
+                assert "".join(s.text for s in drawn) == "".join(s.text for s in expected)
+                assert Strip(cells(drawn)).simplify() == Strip(cells(expected)).simplify(), (
+                    width,
+                    row,
+                )
 
 
 async def test_context_tab_lists_every_block_and_scrolls_to_the_last() -> None:

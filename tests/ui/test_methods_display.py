@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console, Group
 
-from tests.ui.app_helpers import ROOT, SIZE, make_app, settle
+from tests.ui.app_helpers import ROOT, SIZE, make_app, scroll_to_plan_form, settle
 from tui_compactor.session.reader import load_session
 from tui_compactor.ui.widgets.context_view import BlockList, ContextView
 from tui_compactor.ui.widgets.details import EntryDetails, entry_renderable
@@ -176,6 +176,7 @@ async def test_app_writes_a_handoff_with_the_focus_typed_in_the_plan_pane(
         await pilot.press("c")
         await settle(pilot)
         assert app.plan is not None and app.plan.prepared
+        await scroll_to_plan_form(pilot)
         app.query_one("#plan-method", Select).value = "handoff"
         focus = app.query_one("#plan-focus", Input)
         focus.focus()
@@ -217,6 +218,7 @@ async def test_app_previews_a_shake_and_never_writes_it(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
+        await scroll_to_plan_form(pilot)
         app.query_one("#plan-method", Select).value = "shake"
         await settle(pilot)
         app.query_one(SessionTree).focus()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.app_helpers import settle
+from tests.ui.app_helpers import scroll_to_plan_form, settle
 from tui_compactor import cli as cli_module
 from tui_compactor.commands import engine_args
 from tui_compactor.ui.app import CompactorApp
@@ -122,5 +122,6 @@ async def test_plan_compact_and_app_agree(
         assert shown == expected
         pane = str(app.query_one(PlanView).query_one("#plan-text").render())
         assert f"cut before #{plan.branch[plan.first_kept_index]}" in pane
+        await scroll_to_plan_form(pilot)
         assert str(app.query_one("#plan-keep").value) == str(KEEP)  # type: ignore[attr-defined]
     assert session.read_bytes() == before

@@ -203,7 +203,9 @@ def code_names(text: str) -> list[str]:
 
 def request_names(text: str) -> list[str]:
     """Bare identifiers a user typed (``load_all``, ``checkForNewVersion``), each once."""
-    if "_" not in text and _CAMEL.search(text) is None:
+    # A text with no capital (``islower``: cased letters and all of them lower case) holds
+    # no camel case: told without a search.
+    if "_" not in text and (text.islower() or _CAMEL.search(text) is None):
         return []
     return _unique(_BARE_IDENTIFIER.findall(text))
 
@@ -245,19 +247,21 @@ def _spoken(text: str, *, user: bool) -> Grouped:
     return found
 
 
-def _call_uses(arguments: dict[str, Any], found: Grouped) -> None:
-    """What a tool call used, added to ``found``: the file it names, the command it runs."""
+def _call_uses(arguments: dict[str, Any], found: Grouped) -> str | None:
+    """What a tool call used, added to ``found``: the file it names, the command it runs.
+    Returns the file (None when it names none)."""
     path = call_path(arguments)
     if path:
         found.append(("path", [path]))
     command = call_command(arguments)
     if command:
         found.append(("command", [first_line(command.strip(), 120)]))
+    return path
 
 
 def message_uses(
     message: Any,
-    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    reads: list[str] | None = None,
     *,
     call_ids: bool = False,
 ) -> Grouped:
@@ -265,8 +269,8 @@ def message_uses(
     the anchors of their words and the files and commands of the assistant's tool calls or
     of a shell run, not what tools returned and not the numbers a user gave (a constraint for
     a summary to keep, not a fact a later turn refers back to). ``call_ids``: each tool
-    call's id too (kind ``tool_call``), before what the call used. ``calls``, when given,
-    gets an assistant message's ``tool_calls`` (read on the way)."""
+    call's id too (kind ``tool_call``), before what the call used. ``reads``, when given,
+    gets the files an assistant message's calls of ``READ_TOOLS`` read, in order."""
     if not isinstance(message, dict):
         return []
     role = message.get("role")
@@ -276,12 +280,13 @@ def message_uses(
         blocks: list[dict[str, Any]] = []
         found = _spoken(message_text(message, calls=blocks), user=False)
         for block in blocks:
-            call = _call_of(block)
-            if calls is not None:
-                calls.append(call)
-            if call_ids and call[0]:
-                found.append(("tool_call", [call[0]]))
-            _call_uses(call[2], found)
+            if call_ids:
+                call_id = str(block.get("id", ""))
+                if call_id:
+                    found.append(("tool_call", [call_id]))
+            path = _call_uses(call_arguments(block), found)
+            if path and reads is not None and str(block.get("name", "tool")) in READ_TOOLS:
+                reads.append(path)
         return found
     if role == "custom" and message.get("display", True):
         return _spoken(message_text(message), user=False)

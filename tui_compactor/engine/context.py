@@ -46,6 +46,7 @@ __all__ = [
     "context_model",
     "estimate_context_tokens",
     "context_tokens_at",
+    "threshold_context_tokens",
     "ContextTally",
     "usage_tokens",
     "last_assistant_usage",

@@ -31,12 +31,10 @@ from typing import Any
 import orjson
 
 from tui_compactor.engine.anchors import (
-    READ_TOOLS,
     AnchorKind,
     Haystack,
     anchor_present,
     call_arguments,
-    call_path,
     message_text,
     message_uses,
 )
@@ -184,7 +182,7 @@ class EntryFacts:
         role: str | None,
         offset: int,
         record: dict[str, Any],
-        raw: bytes = b"",
+        raw: bytes | memoryview = b"",
     ) -> None:
         """Note the facts of entry ``index`` (of type ``kind`` and ``role``) from its parsed
         ``record`` (the load hook, ``reader.RecordHook``; ``offset`` and the line's bytes
@@ -253,8 +251,8 @@ class EntryFacts:
     def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
         tables = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
-        calls: list[tuple[str, str, dict[str, Any]]] = []
-        for kind, texts in message_uses(message, calls):
+        read: list[str] = []
+        for kind, texts in message_uses(message, read if role == "assistant" else None):
             table = tables.get(kind)
             if table is None:  # not a kind hindsight follows
                 continue
@@ -263,14 +261,9 @@ class EntryFacts:
                 if key is None:
                     key = table[text] = self._key(kind, text)
                 uses[key] = None
-        reads: tuple[str, ...] = ()
-        if calls and role == "assistant":
-            reads = tuple(
-                path
-                for _, name, arguments in calls
-                if name in READ_TOOLS and (path := call_path(arguments))
-            )
-        return (tuple(uses), reads) if uses or reads else _NO_FACTS
+        if uses or read:
+            return tuple(uses), tuple(read)
+        return _NO_FACTS
 
     def _key(self, kind: AnchorKind, text: str) -> tuple[AnchorKind, str]:
         """The one key of the fact ``text`` (stripped) of ``kind``."""
@@ -315,10 +308,11 @@ class FactsAhead:
         role: str | None,
         offset: int,
         record: dict[str, Any],
-        raw: bytes,
+        raw: bytes | memoryview,
     ) -> None:
         """The load hook (``reader.RecordHook``): keep the offset and the hash of the bytes
-        of entry ``index``'s line if it can carry uses (``record`` is not needed)."""
+        of entry ``index``'s line if it can carry uses (``record`` is not needed; a view's
+        hash is the hash of its bytes)."""
         if _has_uses(kind, role):
             self._read[index] = (offset, hash(raw))
 
@@ -536,6 +530,26 @@ def _life(session: Any, start: int, types: Sequence[str]) -> list[int]:
     return found
 
 
+def _lives(session: Any, types: Sequence[str]) -> dict[int, list[int]]:
+    """``_life`` of every compaction at once, in one pass over the parent column: an entry
+    that is not a compaction is in the life of the nearest compaction above it. (A parent
+    always comes before its children in the index, so one pass in file order sees each
+    entry's parent first.)"""
+    parents = session.parent_column()
+    lives: dict[int, list[int]] = {}
+    owner = [-1] * len(types)  # the nearest compaction at or above each entry, -1 for none
+    for index, kind in enumerate(types):
+        parent = parents[index]
+        above = owner[parent] if parent >= 0 else -1
+        if kind == "compaction":
+            owner[index] = index
+            lives[index] = []
+        elif above >= 0:
+            owner[index] = above
+            lives[above].append(index)
+    return lives
+
+
 def audit_compaction(
     session: Any,
     index: int,
@@ -544,11 +558,13 @@ def audit_compaction(
     *,
     records: dict[int, dict[str, Any]] | None = None,
     types: Sequence[str] | None = None,
+    life: list[int] | None = None,
 ) -> CompactionAudit:
     """The hindsight audit of the compaction entry at ``index``. ``records``: kept entries'
     records read already (by index); those the audit reads are added. ``types``: the
     session's ``entry_types`` when the caller has them (one list for many audits); else the
-    type column, read only where the audit walks."""
+    type column, read only where the audit walks. ``life``: its ``_life`` when the caller
+    has it (``_lives``)."""
     facts = EntryFacts() if facts is None else facts
     if types is None:
         types = session.type_column()
@@ -567,19 +583,20 @@ def audit_compaction(
     bearing = MESSAGE_BEARING_TYPES
     audit.region = [i for i in chain[:first_kept] if types[i] in bearing]
     audit.kept = [i for i in chain[first_kept:] if types[i] in bearing]
-    audit.life = _life(session, index, types)
+    audit.life = _life(session, index, types) if life is None else life
 
     facts_of = facts.lookup(session, audit.region, audit.kept, audit.life, types=types)
-    region = [(i, facts_of(i)) for i in audit.region]
+    # (Entries without facts, most of them, are left out at once.)
+    region = [(i, found) for i in audit.region if (found := facts_of(i)) is not _NO_FACTS]
     # fact -> where the region last had it; file -> where it was last read there
     where = {use: i for i, (uses, _) in region for use in uses}
     read_at = {path: i for i, (_, reads) in region for path in reads}
     if not where and not read_at:
         return audit
-    life = [(i, facts_of(i)) for i in reversed(audit.life)]
+    later = [(i, found) for i in reversed(audit.life) if (found := facts_of(i)) is not _NO_FACTS]
     # fact -> where the life first used it; file -> where it was first read again
-    first_use = {use: i for i, (uses, _) in life for use in uses}
-    first_read = {path: i for i, (_, reads) in life for path in reads}
+    first_use = {use: i for i, (uses, _) in later for use in uses}
+    first_read = {path: i for i, (_, reads) in later for path in reads}
     needed = first_use.keys() & where.keys()
     audit.used = len(needed)
     not_kept = needed.difference(*(facts_of(entry_index)[0] for entry_index in audit.kept))
@@ -622,9 +639,14 @@ def audit_compactions(
     facts = EntryFacts() if facts is None else facts
     types = session.entry_types()
     compactions = [index for index, kind in enumerate(types) if kind == "compaction"]
-    if compactions:  # every entry's facts at once, in file order (most are asked for)
-        facts.read(session, types=types)
-    return [audit_compaction(session, index, rules, facts, types=types) for index in compactions]
+    if not compactions:
+        return []
+    facts.read(session, types=types)  # every entry's facts at once, in file order
+    lives = _lives(session, types)
+    return [
+        audit_compaction(session, index, rules, facts, types=types, life=lives[index])
+        for index in compactions
+    ]
 
 
 @dataclass(slots=True)
@@ -697,8 +719,10 @@ def compaction_timeline(
     facts = EntryFacts() if facts is None else facts
     entries = session.entries
     types = session.entry_types()
+    lives: dict[int, list[int]] = {}
     if "compaction" in types:  # every entry's facts at once, as for ``audit_compactions``
         facts.read(session, types=types)
+        lives = _lives(session, types)
 
     def row_of(index: int) -> TimelineRow:
         entry = entries[index]
@@ -722,7 +746,9 @@ def compaction_timeline(
         )
         if entry.type == "compaction":
             read: dict[int, dict[str, Any]] = {}
-            row.audit = audit_compaction(session, index, rules, facts, records=read, types=types)
+            row.audit = audit_compaction(
+                session, index, rules, facts, records=read, types=types, life=lives[index]
+            )
             tokens = cache.message_tokens(index)
             for kept in row.audit.kept:  # records the audit read are not read again
                 tokens += cache.entry_tokens(kept, read.get(kept)) or 0

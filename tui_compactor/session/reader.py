@@ -110,9 +110,10 @@ BASE_MEMORY = MEMORY_BASE_MB * 1024 * 1024
 """The interpreter and the libraries a command loads before any session (23 MB for ``lint``)
 and the reader's buffers (chunks read and queued for hashing)."""
 MEMORY_SAMPLE_BYTES = 4 * 1024 * 1024
-RecordHook = Callable[[int, str, "str | None", int, dict[str, Any], bytes], None]
+RecordHook = Callable[[int, str, "str | None", int, dict[str, Any], "bytes | memoryview"], None]
 """``load_session``'s ``on_record``: called as ``hook(index, type, role, offset, record,
-raw)`` for each entry indexed (``Entry``'s fields of those names; ``raw``: its line's bytes)."""
+raw)`` for each entry indexed (``Entry``'s fields of those names; ``raw``: its line's bytes,
+a read-only view of the chunk read where no copy of them was made, valid during the call)."""
 PROGRESS_INTERVAL = 0.25
 """Seconds between progress reports while indexing, the first after the first chunk (the app
 redraws its bar on each: more often took the GIL from the index it reports on)."""
@@ -725,7 +726,7 @@ class _Scanner:
         no CR) is handled inline here, because per-line overhead decides whether indexing
         keeps up with bare ``json.loads``; everything else goes through ``process_line``.
         A line is parsed from a view of ``data`` (``orjson`` reads a ``memoryview``): no
-        copy of it is made unless the general path or ``on_record`` needs its bytes.
+        copy of it is made unless the general path needs its bytes (``on_record`` gets the view).
         """
         s = self.s
         fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
@@ -788,8 +789,9 @@ class _Scanner:
             line_at = at
             at = end + 1
             if fast and size and data[line_at] == 123 and data[end - 1] != 13:  # "{", not CR
+                line = view[line_at:end]
                 try:
-                    obj = loads(view[line_at:end])
+                    obj = loads(line)
                 except fast_errors:
                     obj = None
                 if obj is not None and obj.get("type") == "message":
@@ -898,7 +900,7 @@ class _Scanner:
                         if keep:
                             records_add(obj)
                         if on_record is not None:
-                            on_record(index, "message", role, offset, obj, data[line_at:end])
+                            on_record(index, "message", role, offset, obj, line)
                         add_child_slot(NO_CHILD)
                         if parent is None:
                             depths.append(0)

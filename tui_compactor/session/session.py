@@ -424,7 +424,7 @@ class _LazyRecords:
                         break
                     end = max(end, at + sizes[indices[last]])
                     last += 1
-                block = os.pread(fd, end - start, start)
+                block = memoryview(os.pread(fd, end - start, start))  # lines parsed uncopied
                 for slot in range(position, last):
                     index = indices[slot]
                     at = offsets[index]

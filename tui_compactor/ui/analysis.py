@@ -201,8 +201,10 @@ class AnalysisMixin:
         for it at once: no worker, no "sweeping" frame."""
         if not self._analysis_ok():
             return
-        if not plan.prepared or not plan.valid_cut_points:
-            # Nothing to sweep: the last plan's sweep and its ✂ counts on the rows go with it.
+        if not plan.valid_cut_points:
+            # Nothing to sweep (nothing to compact, as when the node is a compaction): the
+            # last plan's sweep and its ✂ counts on the rows go with it. A plan refused at its
+            # cut that has valid cuts is swept: the sweep shows what each of them would keep.
             from rich.text import Text
 
             from tui_compactor.ui.widgets.tree import SessionTree
@@ -353,6 +355,8 @@ class AnalysisMixin:
             if entry_index is not None:
                 self._jump_to(entry_index, "entry")  # type: ignore[attr-defined]
 
+        # j, k, enter typed right after T move in its rows once they are computed.
+        self.hold_keys()  # type: ignore[attr-defined]
         self.push_screen(  # type: ignore[attr-defined]
             TimelineScreen(self.handle, self.counter, self.settings.rules), chosen
         )

@@ -29,6 +29,7 @@ from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, St
 from textual.widgets.option_list import Option
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
@@ -314,6 +315,15 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             return self.query_one("#navigate-options", OptionList).has_focus
         return True
 
+    def input_opener(self, key: str) -> str | None:
+        """The action of ``key`` when it opens an input: the custom option (``3``, or the keys
+        the user's keymap gives it) while the options have the focus. The app runs it as the
+        key arrives and holds the keys typed after it for the instructions area."""
+        keys = getattr(self.app, "_keymap", {}).get("navigate.custom", "3").split(",")
+        if key in keys and self.query_one("#navigate-options", OptionList).has_focus:
+            return "choose('custom')"
+        return None
+
     def action_choose(self, mode: str) -> None:
         """Pick an option: the first two navigate now; custom opens the instructions area."""
         chosen = SummaryMode(mode)
@@ -325,8 +335,12 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         options.highlighted = index
         self.mode = chosen
         if chosen is SummaryMode.CUSTOM:
+            hold_keys = getattr(self.app, "hold_keys", None)
+            if hold_keys is not None:
+                hold_keys()  # the keys typed after 3 are the instructions
             self.query_one("#navigate-custom").add_class("shown")
-            self.query_one("#navigate-instructions", TextArea).focus()
+            # Once shown: a hidden area takes no focus (the keys would stay on the options).
+            self.call_after_refresh(focus_input, self.query_one("#navigate-instructions", TextArea))
             return
         self.action_navigate()
 

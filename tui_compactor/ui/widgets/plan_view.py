@@ -15,7 +15,6 @@ CLI's ``--instructions`` / ``--replace-instructions``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -31,8 +30,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.widgets.labels import format_tokens
-from tui_compactor.ui.widgets.redraw import InlineInput, update_static
-from tui_compactor.ui.workers import work
+from tui_compactor.ui.widgets.redraw import InlineInput, RenderedOnce, update_static
 from tui_compactor.wording import count_of
 from tui_compactor.workbench.settings import PLAN_SETTINGS
 
@@ -224,6 +222,23 @@ def settings_text(items: list[tuple[str, str, str]]) -> Text:
     return out
 
 
+class FormHint(Static, can_focus=True):
+    """Where the plan pane's form goes until it is made: a line saying how to reach it. Given
+    the focus (tab, a click), it makes the form and hands the focus to the form's first
+    field."""
+
+    DEFAULT_CSS = """
+    FormHint { height: auto; margin-top: 1; }
+    FormHint:focus { background: $accent 30%; }
+    """
+
+    def on_focus(self) -> None:
+        """Make the form; its first field takes the focus."""
+        view = self.parent
+        if isinstance(view, PlanView):
+            view.focus_inputs()
+
+
 class PlanView(VerticalScroll):
     """Plan summary plus in-place budget inputs."""
 
@@ -288,57 +303,94 @@ class PlanView(VerticalScroll):
             self.reserve = reserve
             self.window = window
 
-    def __init__(self, settings: Any = None, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(
+        self,
+        settings: Any = None,
+        *,
+        planning: bool = False,
+        id: str | None = None,  # noqa: A002
+    ) -> None:
         super().__init__(id=id)
+        self._first_plan_on_its_way = planning
+        """Rows are (or are about to be) reserved for the first plan (``show_planning``): the
+        place of the form is not where it will be once the plan is shown (``planning``: the
+        pane is built for a plan asked already)."""
+        self._sweep_on_its_way = False
+        """A sweep is being made (``show_sweeping``): its rows may be given back before it
+        comes (``redraw.SHRINK_AFTER``), which does not leave the form's place where it will
+        be."""
         self._settings = settings
         """The settings the form is made with (None: blank until ``show_settings``)."""
         self._fields: dict[str, Input | Checkbox | Select[str]] = {}
-        """The form's inputs made so far, by id (a row is made as it is mounted)."""
+        """The form's inputs, by id, once made (each row is made as it is mounted)."""
         self._row_makers: list[Callable[[], Horizontal]] = []
-        """What makes each of the form's rows not mounted yet (``_form_rows``)."""
+        """What makes each of the form's rows while the form is not made (``_form_rows``)."""
 
     plan_text: Text | None = None
     """The plan drawn last (kept, dimmed, while the next one is being made)."""
     sweep: RenderableType | None = None
     """The cut sweep drawn last (kept, dimmed, while the next one is being made)."""
+    _sweep_drawn: RenderedOnce = RenderedOnce(Text())
+    """``sweep`` as drawn: laid out once per width."""
 
     def compose(self) -> ComposeResult:
         """The plan's text, its sweep and where its settings came from (the sweep first: it
-        is what a user moving the cut looks at); the form follows them, a row a frame
-        (``on_mount``)."""
+        is what a user moving the cut looks at); below them, until the form is made, a line
+        saying how to reach it (``FormHint``)."""
         yield Static(
             Text("press c for the compaction plan of the selected node", style="dim"),
             id="plan-text",
         )
         yield Static(id="plan-sweep")
         yield Static(id="plan-sources")
+        yield FormHint(
+            Text("e or tab: edit these settings, the method and the focus", style="dim"),
+            id="plan-form-hint",
+        )
 
     def on_resize(self, event: events.Resize) -> None:
         """Stack the form's fields on a narrow pane (``STACK_BELOW``)."""
         self.set_class(event.size.width < self.STACK_BELOW, "-stacked")
 
     def on_mount(self) -> None:
-        """Make and mount the form's rows one per frame: all at once they are one layout of
-        ~40 widgets (tens of ms on the UI thread) in the frame that first shows the plan, and
-        making them all is ~15 ms more in one message; at the usual heights they lie below the
-        plan and its sweep anyway."""
-        self._row_makers = self._form_rows()
-        self._mount_rows()
+        """Make the form when its place first comes into view (checked after each layout or
+        scroll of the screen), or when the user goes to it (``focus_inputs``, ``FormHint``).
 
-    @work(group="plan-form", exit_on_error=False)
-    async def _mount_rows(self) -> None:
-        """Make and mount the form's rows, each after the screen drew the one before."""
-        while self._row_makers and self.is_attached:
-            await self.mount(self._make_row(self._row_makers.pop(0)))
-            drawn = asyncio.Event()
-            self.call_after_refresh(drawn.set)
-            await drawn.wait()
+        The form is ~40 widgets: mounting them is a few layouts of the whole screen (10-20 ms
+        of the UI thread each, more for their first paint); made while a plan is shown they
+        stalled every frame of it, though at the usual heights they lie below the plan, its
+        sweep and its settings, out of view."""
+        self._row_makers = self._form_rows()
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._mount_form_in_view)
+
+    def _mount_form_in_view(self, _screen: object = None) -> None:
+        """Make and mount the form if its place shows on screen."""
+        if not self._row_makers or self._first_plan_on_its_way or self._sweep_on_its_way:
+            return
+        hints = self.query(FormHint)
+        if not hints:
+            return
+        try:
+            geometry = self.screen.find_widget(hints.first())
+        except Exception:  # not arranged: the tab is hidden or the pane not laid out yet
+            return
+        if geometry.visible_region:
+            self._mount_form_now()
 
     def _mount_form_now(self) -> None:
-        """Make and mount the rows not mounted yet at once (the user goes to the form)."""
+        """Make and mount the form in place of its hint, all rows at once (one batch: a
+        few layouts instead of one per row)."""
         makers, self._row_makers = self._row_makers, []
-        if makers:
-            self.mount_all([self._make_row(make) for make in makers])
+        if not makers:
+            return
+        hints = self.query(FormHint)
+        rows = [self._make_row(make) for make in makers]
+        if hints:
+            hint = hints.first()
+            self.mount_all(rows, before=hint)
+            hint.remove()
+        else:
+            self.mount_all(rows)
 
     def _make_row(self, make: Callable[[], Horizontal]) -> Horizontal:
         """One row of the form, made with its values: nothing it posts while made or mounted
@@ -452,6 +504,7 @@ class PlanView(VerticalScroll):
         """Show a plan's description (``plan_summary``, made in the plan worker) and, under
         the sweep, where its settings came from (``settings_text``)."""
         self.plan_text = text
+        self._first_plan_on_its_way = False
         update_static(self.query_one("#plan-text", Static), text, shrink=False)
         update_static(self.query_one("#plan-sources", Static), sources, shrink=False)
 
@@ -464,6 +517,7 @@ class PlanView(VerticalScroll):
         repaint of its own rows."""
         shown = self.plan_text
         if shown is None:
+            self._first_plan_on_its_way = True
             self.sweep = None
             update_static(
                 self.query_one("#plan-text", Static),
@@ -491,18 +545,24 @@ class PlanView(VerticalScroll):
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (no plan, or an error)."""
         self.plan_text = self.sweep = None
+        self._first_plan_on_its_way = self._sweep_on_its_way = False
         update_static(self.query_one("#plan-text", Static), Text(text, style="dim"))
         update_static(self.query_one("#plan-sweep", Static), "")
         update_static(self.query_one("#plan-sources", Static), "")
 
     def show_sweep(self, sweep: RenderableType) -> None:
-        """Show the sweep over every valid cut under the plan."""
+        """Show the sweep over every valid cut under the plan (rendered once per width: it is
+        measured, painted, given back its reserved rows and dimmed while the next is made)."""
         self.sweep = sweep
-        update_static(self.query_one("#plan-sweep", Static), sweep, shrink=False)
+        self._sweep_drawn = RenderedOnce(sweep)
+        self._sweep_on_its_way = False
+        update_static(self.query_one("#plan-sweep", Static), self._sweep_drawn, shrink=False)
+        self.call_after_refresh(self._mount_form_in_view)
 
     def show_sweeping(self, text: str) -> None:
         """Say the sweep is being made; the last one stays, dimmed, until it arrives."""
-        shown = self.sweep
+        self._sweep_on_its_way = True
+        shown = self._sweep_drawn if self.sweep is not None else None
         update_static(
             self.query_one("#plan-sweep", Static),
             Text(text, style="dim") if shown is None else Styled(shown, "dim"),

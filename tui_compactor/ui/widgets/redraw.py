@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 from weakref import WeakKeyDictionary
 
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.segment import Segment
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from textual.css.styles import RulesMap
     from textual.timer import Timer
 
-__all__ = ["InlineInput", "set_virtual_size", "update_static"]
+__all__ = ["InlineInput", "RenderedOnce", "set_virtual_size", "update_static"]
 
 
 def update_static(static: Static, content: VisualType, *, shrink: bool = True) -> None:
@@ -103,3 +105,41 @@ class InlineInput(Input):
         """Update the scroll range (the cursor is kept in view against it)."""
         if self.is_mounted:
             self._scroll_update(size)
+
+
+class RenderedOnce:
+    """A Rich renderable laid out by width only (``Text``, ``Table``, a ``Group`` of them),
+    rendered once per width and replayed from then on.
+
+    Textual renders a ``Static``'s Rich content twice per update (its height is measured by
+    rendering it, then it is painted) and again whenever the widget is resized or repainted
+    (its height given back, a dimmed copy while the next one is made): a table of a dozen rows
+    is 2-5 ms of the UI thread each time. The lines are kept for the last widths asked.
+    """
+
+    KEPT_WIDTHS = 2
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+        self._lines: list[tuple[tuple[object, ...], list[list[Segment]]]] = []
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The renderable's lines at ``options``' width (each followed by a new line)."""
+        key = (
+            options.max_width,
+            options.min_width,
+            options.justify,
+            options.overflow,
+            options.no_wrap,
+            options.highlight,
+            options.markup,
+            id(console),
+        )
+        lines = next((kept for width, kept in self._lines if width == key), None)
+        if lines is None:
+            lines = console.render_lines(self.renderable, options.reset_height(), pad=False)
+            self._lines = [(key, lines), *self._lines[: self.KEPT_WIDTHS - 1]]
+        new_line = Segment.line()
+        for line in lines:
+            yield from line
+            yield new_line
