@@ -3089,17 +3089,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
-        self.notify(
-            f"{self._shown_query()}: {len(matches)} matches"
-            + (f", {visible} shown" if visible != len(matches) else "")
-            + (" · n jumps to the next" if moved and visible else ""),
-            timeout=3,
+        found = f"{self._shown_query()}: {len(matches)} matches" + (
+            f", {visible} shown" if visible != len(matches) else ""
         )
-        if not moved:  # the user went elsewhere while it ran: the cursor stays there
-            self.action_search_next()
+        if moved or not visible:  # the user went elsewhere while it ran: the cursor stays there
+            self.notify(found + (" · n jumps to the next" if visible else ""), timeout=3)
+        if not moved:
+            # One note says what was found and where the cursor went: two would crowd out each
+            # other (and the count) under the notes already shown at 80x24.
+            self._search_step(1, found if visible else "")
 
-    def _search_step(self, step: int) -> None:
-        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
+    def _search_step(self, step: int, found: str = "") -> None:
+        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around
+        (``found``: what the search that just ended found, said in the same note)."""
         tree = self.query_one(SessionTree)
         if self.state.search_from is not None:
             self.notify(f"still searching {self._shown_query()}…", timeout=2)
@@ -3122,7 +3124,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if wrapped:
                 number = len(shown) - 1
         tree.move_cursor(shown[number], center=True)
-        self.report_search_position(number, wrapped, step)
+        self.report_search_position(number, wrapped, step, found)
 
     def action_search_next(self) -> None:
         """Next match."""
