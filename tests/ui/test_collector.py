@@ -224,3 +224,42 @@ def test_strips_the_compositor_draws_whole_are_freed_without_the_cyclic_collecto
             gc.enable()
     finally:
         collector.uninstall()
+
+
+@pytest.mark.asyncio
+async def test_the_parsed_entries_the_app_keeps_are_out_of_the_young_collections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A big session's records are read on demand and the last few thousand kept parsed: the
+    token count and the gauge read them on worker threads with the collector paused and then
+    frozen, so the UI thread's next young collection does not scan them (on the 100k session
+    ~20k containers: 5-25 ms of a frame)."""
+    from tui_compactor.session import reader
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)  # read on demand, as a big file is
+    # No automatic collection meanwhile (the policy freezes the survivors of each middle one:
+    # a small session makes enough garbage to run one and hide what is checked here).
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10**9, thresholds[1], thresholds[2])
+    app = make_app(TREE_COMPACTED)
+    try:
+        await _check_parsed_entries_frozen(app)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+async def _check_parsed_entries_frozen(app: object) -> None:
+    from tui_compactor.ui.app import CompactorApp
+
+    assert isinstance(app, CompactorApp)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")  # the Context tab lists every block of the leaf's context
+        await settle(pilot)
+        assert app.session is not None and app.session.lazy
+        lazy = app.session._lazy
+        assert lazy is not None
+        kept = [record for record, _size in lazy._cache.values() if gc.is_tracked(record)]
+        assert len(kept) > 20
+        collectable = {id(item) for item in gc.get_objects()}  # all but the frozen
+        assert not [record for record in kept if id(record) in collectable]

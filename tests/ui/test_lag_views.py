@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.segment import Segment
 from textual import events
+from textual.strip import Strip
 from textual.widgets import Static
 
 from tests.ui.app_helpers import (
@@ -219,6 +221,52 @@ async def test_the_sweep_is_laid_out_once_per_width(monkeypatch: pytest.MonkeyPa
         assert console.render_lines(drawn, console.options) == console.render_lines(
             made[0], console.options
         )
+
+
+async def test_context_rows_are_cut_as_rich_cuts_them() -> None:
+    """The Context tab draws a block's row column by column (Rich measures a whole row of
+    non-ASCII text grapheme by grapheme): the same cells and styles as the row's ``Text``
+    cut by Rich, at every width, for wide, combining, emoji and plain text."""
+    from rich.console import Console
+
+    from tui_compactor.workbench.views import ContextBlocks
+
+    previews = [
+        "plain ascii preview that runs on " * 4,
+        "中文预览，宽字符" * 6,
+        "e\u0301 combining and ✓ — … marks " * 5,
+        "emoji \U0001f469\u200d\U0001f4bb \U0001f389 " * 8,
+        "",
+        "x",
+    ]
+    labels = ["user", "summary ⚠", "tool:shaken", "branch", "asst", "bash"]
+    blocks = ContextBlocks(
+        [(label, preview, 10**i, None if i == 4 else 1234 * i)
+         for i, (label, preview) in enumerate(zip(labels, previews, strict=True))]
+    )  # fmt: skip
+    app = make_app(SAMPLE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        listing = app.query_one(BlockList)
+        listing.show(blocks)
+        console = Console(width=200, file=io.StringIO(), legacy_windows=False)
+
+        def cells(segments: Any) -> list[Segment]:
+            return [Segment(segment.text, segment.style or None) for segment in segments
+                    if segment.text]  # fmt: skip
+
+        for width in range(8, 90):
+            for row in range(1, len(blocks) + 1):
+                expected = list(listing._row_text(row, width).render(console))
+                drawn = listing._row_strip(row, width)
+                assert drawn.cell_length == width
+                assert "".join(s.text for s in drawn) == "".join(s.text for s in expected)
+                assert Strip(cells(drawn)).simplify() == Strip(cells(expected)).simplify(), (
+                    width,
+                    row,
+                )
 
 
 async def test_context_tab_lists_every_block_and_scrolls_to_the_last() -> None:

@@ -355,6 +355,8 @@ class AnalysisMixin:
             if entry_index is not None:
                 self._jump_to(entry_index, "entry")  # type: ignore[attr-defined]
 
+        # j, k, enter typed right after T move in its rows once they are computed.
+        self.hold_keys()  # type: ignore[attr-defined]
         self.push_screen(  # type: ignore[attr-defined]
             TimelineScreen(self.handle, self.counter, self.settings.rules), chosen
         )

@@ -140,9 +140,10 @@ class ListSteps(_ScreenBase):
             table.action_cursor_up()
 
 
-INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label"})
-"""The actions that open an input and give it the focus: the keys typed right after one of them
-belong to that input (``CompactorApp.hold_keys``)."""
+INPUT_OPENERS: frozenset[str] = frozenset({"edit_settings", "search", "edit_label", "timeline"})
+"""The actions that open an input and give it the focus (or the timeline, whose rows are computed
+after it opens): the keys typed right after one of them belong to what it opened
+(``CompactorApp.hold_keys``), not to the screen behind it."""
 
 
 _NAMED_CHARACTERS = {_character_to_key(char): char for char in string.punctuation}
@@ -190,6 +191,29 @@ def focus_input(widget: Widget) -> None:
 def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
     """Every binding id in the given lists."""
     return {binding.id for bindings in binding_lists for binding in bindings if binding.id}
+
+
+def keymap_conflicts(keymap: Mapping[str, str], bindings: list[Binding]) -> list[str]:
+    """Keys the user's ``keymap`` gives a binding that another binding of ``bindings`` keeps
+    (one the keymap does not move): the key runs one of them and the other has none left (the
+    docs' ``compact = "c"`` took ``c`` from the plan)."""
+    moved = set(keymap)
+    problems: list[str] = []
+    for binding_id, keys in keymap.items():
+        for key in keys.split(","):
+            for other in bindings:
+                if (
+                    other.id
+                    and other.id != binding_id
+                    and other.id not in moved
+                    and key in other.key.split(",")
+                ):
+                    problems.append(
+                        f"[ui.keymap] {binding_id} = {key!r} is also the key of {other.id}, "
+                        f"which keeps it: one of them does not run; give {other.id} or "
+                        f"{binding_id} another key"
+                    )
+    return problems
 
 
 def validated_keymap(

@@ -120,10 +120,18 @@ class TimelineScreen(ListSteps, Screen[int | None]):
         self.post_message(self.Computed(rows, ids, generation))
 
     def on_timeline_screen_computed(self, message: Computed) -> None:
-        """Fill the table (compute again if the session grew meanwhile)."""
+        """Fill the table (compute again if the session grew meanwhile), then hand it the keys
+        typed while it was computed (the app held them: ``hold_keys``)."""
         if message.generation != self.handle.generation:
             self.compute_rows(self.handle, self.counter, self.rules)
             return
+        self._fill(message)
+        release_keys = getattr(self.app, "release_keys", None)
+        if release_keys is not None:
+            release_keys()
+
+    def _fill(self, message: Computed) -> None:
+        """The headline and a table row per compaction or branch summary (or the error)."""
         head = self.query_one("#timeline-head", Static)
         if message.error:
             head.update(Text(sanitize(message.error, max_len=300), style="bold red"))

@@ -10,8 +10,10 @@ oh-my-pi's wrappers, the developer role, joined shaken results, placeholders), t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +31,7 @@ from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import set_virtual_size, update_static
 from tui_compactor.ui.widgets.stream_text import wrap_cells
+from tui_compactor.ui.widgets.tree import Piece, fit_pieces
 from tui_compactor.workbench.views import Block, ContextBlocks, SentBlock
 
 RULES_AGENT = {"pi": "pi", "omp": "oh-my-pi"}
@@ -69,6 +72,12 @@ def block_preview(message: dict[str, Any], entry: Any = None) -> str:
                 f"{remote.provider}] {text}"
             )
     return sanitize(text, single_line=True, max_len=200)
+
+
+@lru_cache(maxsize=64)
+def _style(name: str) -> Style | None:
+    """The Rich style a style name stands for (None: none)."""
+    return Style.parse(name) if name else None
 
 
 def _block_style(label: str) -> str:
@@ -133,6 +142,20 @@ class BlockList(ScrollView):
         text.truncate(width, overflow="ellipsis", pad=True)
         return text
 
+    def _row_strip(self, row: int, width: int) -> Strip:
+        """Row ``row`` (>= 1: a block) as a strip exactly ``width`` cells wide, one segment
+        per column, cut as ``_row_text`` cuts it (``tree.fit_pieces``: each column measured
+        on its own, where Rich measures a whole row of non-ASCII text grapheme by grapheme)."""
+        number, label_width, tokens_width = self._columns
+        label, preview, tokens, index = self.blocks[row - 1]
+        pieces: list[Piece] = [
+            (f"{'' if index is None else index:>{number}} ", _style("dim")),
+            (f"{label:<{label_width}}", _style(_block_style(label))),
+            (f" {format_tokens(tokens):>{tokens_width}} ", None),
+            (preview, None),
+        ]
+        return Strip([Segment(text, style) for text, style in fit_pieces(pieces, width)], width)
+
     def render_line(self, y: int) -> Strip:
         """Screen row ``y``: the header, or block ``scroll_y + y - 1`` (cached per width)."""
         width = self.scrollable_content_region.width
@@ -142,8 +165,10 @@ class BlockList(ScrollView):
             return Strip.blank(max(width, 0), base)
         strip = self._strips.get((row, width))
         if strip is None:
-            text = self._row_text(row, width)
-            strip = Strip(list(text.render(self.app.console)), width)
+            if row == 0:
+                strip = Strip(list(self._row_text(0, width).render(self.app.console)), width)
+            else:
+                strip = self._row_strip(row, width)
             self._strips[(row, width)] = strip
         return strip.apply_style(base)
 

@@ -697,14 +697,14 @@ class SessionTree(ScrollView, can_focus=True):
         if tokens is not None:
             right.append((f" {format_tokens(tokens):>6}", style("tokens")))
         room = max(width - sum(cell_len(text) for text, _ in right), 8)
-        return _fit(_fit(left, room) + right, width)
+        return fit_pieces(fit_pieces(left, room) + right, width)
 
 
 Piece = tuple[str, "Style | None"]
 """A run of a row's text and its style (None: the row's base style alone)."""
 
 
-def _fit(pieces: list[Piece], width: int) -> list[Piece]:
+def fit_pieces(pieces: list[Piece], width: int) -> list[Piece]:
     """``pieces`` made exactly ``width`` cells wide, as Rich's ``Text.truncate(width,
     overflow="ellipsis", pad=True)`` does to their concatenation: cut to ``width - 1`` cells
     where every cut to a width cuts (``textsafe.cells_head``: never inside a grapheme) plus

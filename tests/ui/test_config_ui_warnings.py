@@ -1,0 +1,57 @@
+"""``[ui]`` values that cannot work are said, not silently dropped: an unknown theme (from the
+file or ``TUI_COMPACTOR_THEME``) names itself, where it came from and the themes there are; a
+keymap that gives a binding a key another binding keeps (``compact = "c"`` took the plan's
+``c``) names both."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.ui.app_helpers import TREE_COMPACTED, make_app, raised_notes, settle
+from tui_compactor.workbench.settings import resolve_settings
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in list(os.environ):
+        if name.startswith("TUI_COMPACTOR_"):
+            monkeypatch.delenv(name)
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("TUI_COMPACTOR_CONFIG", str(config))
+    return config
+
+
+@pytest.mark.parametrize("from_variable", [False, True])
+async def test_an_unknown_theme_is_named_with_its_source(
+    clean_environment: Path, monkeypatch: pytest.MonkeyPatch, from_variable: bool
+) -> None:
+    clean_environment.write_text('[ui]\ntheme = "no-such-theme"\n')
+    if from_variable:
+        monkeypatch.setenv("TUI_COMPACTOR_THEME", "nor-this-one")
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        said = [note for note in raised_notes(app) if "unknown theme" in note]
+        assert len(said) == 1, raised_notes(app)
+        if from_variable:
+            assert "'nor-this-one' (from TUI_COMPACTOR_THEME)" in said[0]
+        else:
+            assert f"'no-such-theme' (from config file {clean_environment})" in said[0]
+        assert "textual-dark" in said[0] and app.theme == "textual-dark"
+
+
+async def test_a_key_taken_from_another_binding_is_named(clean_environment: Path) -> None:
+    clean_environment.write_text('[ui.keymap]\ncompact = "c"\ntimeline = "t,T"\n')
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        said = [note for note in raised_notes(app) if "[ui.keymap]" in note]
+        assert said == [
+            "[ui.keymap] compact = 'c' is also the key of plan, which keeps it: one of them "
+            "does not run; give plan or compact another key"
+        ], said
