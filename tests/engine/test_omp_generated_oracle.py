@@ -272,3 +272,24 @@ def test_compact_writes_the_cut_oh_my_pi_prepares(seed: int, tmp_path: Path) -> 
         "readFiles": row["fileOps"]["readFiles"],
         "modifiedFiles": row["fileOps"]["modifiedFiles"],
     }
+
+
+@pytest.mark.parametrize("slot", [None, "", "Slot title"])
+def test_the_session_name_is_the_one_oh_my_pi_gives(slot: str | None, tmp_path: Path) -> None:
+    """oh-my-pi names a session by its title slot's title when the file has one (an empty one:
+    no name), else by the session header's ``title``; never by pi's ``session_info`` (this file
+    has one)."""
+    source = REPO / "tests" / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["title"] = "Header title"
+    lines[0] = json.dumps(header)
+    if slot is not None:
+        stamp = "2026-01-12T09:13:00.000Z"
+        text = json.dumps({"type": "title", "v": 1, "title": slot, "updatedAt": stamp, "pad": ""})
+        lines.insert(0, text.replace('"pad": ""', f'"pad": "{" " * (255 - len(text))}"'))
+    path = tmp_path / "named.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    theirs = omp_golden(path, "--max-contexts", "1")["misc"]["sessionName"]
+    assert theirs == {None: "Header title", "": None, "Slot title": "Slot title"}[slot]
+    assert load_session(path).name_under("omp") == theirs

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tui_compactor.cli import main
+from tui_compactor.session.model import seal_command, torn_tail_refusal
 from tui_compactor.session.reader import load_session
 from tui_compactor.session.writer import LEAF_MARKER_TYPE
 
@@ -129,3 +130,34 @@ def test_undo_refused_by_the_gate_on_a_v1_file(
     assert "pi" in report["hint"]
     assert path.read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v1.jsonl"]
+
+
+def test_a_torn_tail_is_refused_in_the_same_words_by_undo_compact_navigate_and_the_app(
+    session_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One refusal for a torn last line: undo (the write gate, with its rule and hint),
+    compact and navigate (the loader's verdict) and the app's banner say the same thing."""
+    with session_copy.open("ab") as file:
+        file.write(b'{"type":"message","id":"torn')
+    original = session_copy.read_bytes()
+    reason, hint = torn_tail_refusal(session_copy)
+    assert f"`{seal_command(session_copy)}`" in hint
+
+    argv = ["undo", str(session_copy), "--yes", "--force", "--json", "--quiet-window", "0"]
+    assert main(argv) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["refusedCode"] == "A2"
+    assert report["refused"] == f"{session_copy.name}: {reason}."
+    assert report["hint"] == hint
+
+    leaf = load_session(session_copy).entries[5].id
+    for argv in (
+        ["undo", str(session_copy), "--yes", "--force"],
+        ["compact", str(session_copy), "--yes", "--provider", "offline"],
+        ["navigate", str(session_copy), "--to", leaf, "--yes"],
+    ):
+        assert main([*argv, "--quiet-window", "0"]) == 1, argv
+        err = " ".join(capsys.readouterr().err.split())
+        assert reason in err and hint in err, argv
+    assert load_session(session_copy).append_refusal == f"{reason}. {hint}"  # the app's banner
+    assert session_copy.read_bytes() == original

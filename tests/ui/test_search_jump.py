@@ -130,3 +130,21 @@ async def test_a_cursor_moved_during_a_search_stays_where_the_user_took_it(
         await pilot.press("n")
         await settle(pilot)
         assert tree.cursor > where and tree.rows.index_at(tree.cursor) in tree.search_matches
+
+
+async def test_at_80x24_a_search_says_what_it_found_under_the_notes_of_the_open() -> None:
+    """A file that opens with a note of its issues, then a search that jumps (and wraps): the
+    notes shown keep to half the screen, and the count found and the match the cursor went to
+    are still on screen (one note: two crowded the count out)."""
+    omp = REAL.parents[1] / "oracle-omp" / "sessions" / "omp-basic.jsonl"
+    app = make_app(omp)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert any("issues" in note.title for note in app._notifications), "the open's note"
+        await pilot.press("slash", *"compaction", "enter")
+        await settle(pilot)
+        shown = _notes(app)
+        assert any("“compaction”: 2 matches · match 1/2" in n for n in shown), shown
+        await pilot.press("n")
+        await settle(pilot)
+        assert any(n.startswith("match 2/2") for n in _notes(app)), "n replaces the note"

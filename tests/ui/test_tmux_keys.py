@@ -110,8 +110,12 @@ def test_at_80_columns_the_header_keeps_the_rules_and_their_source(
 ) -> None:
     """A long session name gives way (shortened with an ellipsis, or left out) to what the user
     needs to read: which rules plan it and why (and running jobs, a pending reload); made wide
-    again the whole name is back."""
+    again the whole name is back. The name is the one oh-my-pi gives the file: its header's
+    title (it reads no ``session_info``)."""
     monkeypatch.setenv("TUI_COMPACTOR_RULES", "omp")
+    lines = records(session)
+    lines[0]["title"] = "weather-cli: caching layer"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     app = tmux_app([str(session)], (80, 24))
     top = app.wait_for(lambda s: "entries" in s.splitlines()[0] and "q Quit" in s, "the tree")
     assert "omp rules (TUI_COMPACTOR_RULES)" in top.splitlines()[0], top.splitlines()[0]

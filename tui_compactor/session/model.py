@@ -30,6 +30,24 @@ def seal_command(path: Any) -> str:
     return f"tui-compactor seal {shlex.quote(str(path))}"
 
 
+TORN_TAIL_CODE = "A2"
+"""The append gate's rule for a torn last line (``AppendRefused.code``, ``refusedCode``)."""
+
+
+def torn_tail_refusal(path: Any) -> tuple[str, str]:
+    """``(reason, hint)`` for refusing an append after a torn last line of ``path``.
+
+    The one wording of this refusal: the loader's ``append_refusal`` (the app's banner and
+    dialogs, ``compact``/``navigate``) and the write gate (``undo``, every append) both use it.
+    """
+    return (
+        "the file ends in an incomplete record (probably a crash while writing), so a new "
+        "line would be glued onto it and lost",
+        f"Seal it first with `{seal_command(path)}` (it appends one newline and keeps the "
+        "fragment), then try again.",
+    )
+
+
 class Verdict(StrEnum):
     """What a careful tool does with a file (``fixtures/bad/EXPECTED.md``)."""
 

@@ -54,7 +54,7 @@ from tui_compactor.session.model import (
     LoadProgress,
     Severity,
     Verdict,
-    seal_command,
+    torn_tail_refusal,
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
@@ -1801,10 +1801,8 @@ def _finalize(s: Session, total_size: int) -> None:
         s.append_refusal = refusal
         return
     if s.snapshot.torn_tail:
-        s.append_refusal = (
-            f"the file ends in an incomplete record; seal it first with "
-            f"`{seal_command(s.path)}` (appends one newline and keeps the fragment)"
-        )
+        reason, hint = torn_tail_refusal(s.path)
+        s.append_refusal = f"{reason}. {hint}"
     elif not s.entries:
         s.append_refusal = "the session has no entries: nothing to summarise, no parent"
     else:

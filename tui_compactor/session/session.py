@@ -781,11 +781,12 @@ class Session:
 
     def name_under(self, rules: str | None) -> str | None:
         """The session's name as the agent of ``rules`` shows it: pi's latest ``session_info``
-        name; oh-my-pi's title-slot title (it reads no ``session_info``; an empty title is no
-        name)."""
+        name; oh-my-pi's title: the title slot's when the file has one, else the session
+        header's (it reads no ``session_info``; an empty title is no name)."""
         if rules != "omp":
             return self.name
-        title = self.title_slot.get("title") if self.title_slot else None
+        holder = self.title_slot if self.title_slot is not None else self.header
+        title = holder.get("title") if isinstance(holder, dict) else None
         return title if isinstance(title, str) and title else None
 
     # ------------------------------------------------------------------ append checks

@@ -32,7 +32,13 @@ from typing import Any
 
 from tui_compactor.session import lock as session_lock_module
 from tui_compactor.session.lock import LockBusy, SessionLock, detect_live_writer
-from tui_compactor.session.model import GENERATOR_NAME, TITLE_SLOT_BYTES, seal_command
+from tui_compactor.session.model import (
+    GENERATOR_NAME,
+    TITLE_SLOT_BYTES,
+    TORN_TAIL_CODE,
+    seal_command,
+    torn_tail_refusal,
+)
 from tui_compactor.textsafe import well_formed
 
 LEAF_MARKER_TYPE = "tui-compactor/leaf"
@@ -353,13 +359,8 @@ def check_tail(session: Any) -> None:
     """A2: the file ends with ``\\n`` or with a complete record (we then start with ``\\n``)."""
     snapshot = session.snapshot
     if snapshot.torn_tail:
-        raise AppendRefused(
-            f"{_name(session)}: the last line is an incomplete record (probably a crash while "
-            "writing), so a new line would be glued onto it and lost.",
-            f"Seal the tail first with `{seal_command(session.path)}` (it appends one newline "
-            "and keeps the fragment), then try again.",
-            code="A2",
-        )
+        reason, hint = torn_tail_refusal(session.path)
+        raise AppendRefused(f"{_name(session)}: {reason}.", hint, code=TORN_TAIL_CODE)
 
 
 def check_parent_path(session: Any, parent_index: int | None) -> list[int]:

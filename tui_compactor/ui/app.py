@@ -205,9 +205,11 @@ SETTINGS_DEBOUNCE = 0.3
 IDLE_COLLECT_CHECK = 10.0
 """Seconds between checks whether a deep garbage collection is due (``ui.collector``)."""
 
-KEY_HOLD_LIMIT = 2.0
+KEY_HOLD_LIMIT = 10.0
 """Seconds at most that keys typed while an input is being built wait for it (``hold_keys``);
-then they go wherever the focus is."""
+then they go wherever the focus is. A safety net for an opener that never focuses its input,
+not a wait anyone sees: on a loaded machine building the budget editor took over 2 s, and keys
+handed on at 2 s were lost (to the tree, or an app binding)."""
 IDLE_AFTER = 30.0
 """Seconds without a key or click (and no worker running) before a deep collection may run:
 it holds the UI for up to a second on a 100k-entry session, so only while the user reads."""
@@ -3089,17 +3091,19 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
-        self.notify(
-            f"{self._shown_query()}: {len(matches)} matches"
-            + (f", {visible} shown" if visible != len(matches) else "")
-            + (" · n jumps to the next" if moved and visible else ""),
-            timeout=3,
+        found = f"{self._shown_query()}: {len(matches)} matches" + (
+            f", {visible} shown" if visible != len(matches) else ""
         )
-        if not moved:  # the user went elsewhere while it ran: the cursor stays there
-            self.action_search_next()
+        if moved or not visible:  # the user went elsewhere while it ran: the cursor stays there
+            self.notify(found + (" · n jumps to the next" if visible else ""), timeout=3)
+        if not moved:
+            # One note says what was found and where the cursor went: two would crowd out each
+            # other (and the count) under the notes already shown at 80x24.
+            self._search_step(1, found if visible else "")
 
-    def _search_step(self, step: int) -> None:
-        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around."""
+    def _search_step(self, step: int, found: str = "") -> None:
+        """Move to the next (``step`` 1) or previous (-1) visible match, wrapping around
+        (``found``: what the search that just ended found, said in the same note)."""
         tree = self.query_one(SessionTree)
         if self.state.search_from is not None:
             self.notify(f"still searching {self._shown_query()}…", timeout=2)
@@ -3122,7 +3126,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             if wrapped:
                 number = len(shown) - 1
         tree.move_cursor(shown[number], center=True)
-        self.report_search_position(number, wrapped, step)
+        self.report_search_position(number, wrapped, step, found)
 
     def action_search_next(self) -> None:
         """Next match."""

@@ -225,12 +225,15 @@ class SessionExtras(_Base):
         (used while the tree shows those rows and those matches)."""
         self._match_rows = (positions, matches, shown)
 
-    def report_search_position(self, number: int, wrapped: bool, step: int) -> None:
+    def report_search_position(
+        self, number: int, wrapped: bool, step: int, found: str = ""
+    ) -> None:
         """Say which visible match the cursor is on (``number`` counts from 0 in
-        ``shown_match_rows``: ``3/7``) and whether the step wrapped."""
+        ``shown_match_rows``: ``3/7``) and whether the step wrapped, after ``found`` (what the
+        search that just ended found) when given."""
         tree = self.query_one(SessionTree)
         shown = self.shown_match_rows()
-        text = f"match {number + 1}/{len(shown)}"
+        text = (f"{found} · " if found else "") + f"match {number + 1}/{len(shown)}"
         hidden = len(tree.search_matches) - len(shown)
         if hidden:
             text += f" ({hidden} more hidden by the filter or folds)"
