@@ -229,3 +229,57 @@ def test_a_result_is_shaken_when_it_carries_prunedAt_whatever_its_value() -> Non
     assert shaken_result({"role": "toolResult", "prunedAt": 1712345678})
     assert not shaken_result({"role": "toolResult"})
     assert not shaken_result({"role": "assistant", "prunedAt": 1})
+
+
+class _Tally:
+    """The pi counter, noting every message it counts."""
+
+    name = "pi"
+
+    def __init__(self) -> None:
+        from tui_compactor.engine.tokens import PiCounter
+
+        self.inner = PiCounter()
+        self.counted = 0
+
+    def count_message(self, message):
+        self.counted += 1
+        return self.inner.count_message(message)
+
+    def count_messages(self, messages):
+        return [self.count_message(message) for message in messages]
+
+    def count_text(self, text: str) -> int:
+        return self.inner.count_text(text)
+
+
+@pytest.mark.parametrize(
+    "path", [OMP / "omp-basic.jsonl", FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl"]
+)
+def test_the_thresholds_context_counts_the_messages_the_plan_then_finds_counted(
+    path: Path,
+) -> None:
+    """``plan --rules omp`` measures the whole context for its threshold (its local estimate
+    too), then plans: the messages the context read are counted once, into the plan's token
+    cache, and the plan re-reads and re-counts none of them; the figures are those of a
+    context and a plan counted apart."""
+    from tui_compactor.engine.context import estimate_context_tokens, threshold_context_tokens
+    from tui_compactor.engine.plan import prepare_compaction
+    from tui_compactor.engine.settings import CompactionSettings
+    from tui_compactor.engine.tokens import TokenCache
+
+    session = load_session(path)
+    settings = CompactionSettings(rules="omp")
+    counter = _Tally()
+    cache = TokenCache(session, counter)
+    context = threshold_context_tokens(session, session.leaf, counter, "omp", cache)
+    measured = counter.counted
+    plan = prepare_compaction(session, None, settings, counter, cache=cache)
+    assert plan.calibration is not None and plan.region_message_count > 0
+    assert counter.counted == measured, "the plan counted messages the context had counted"
+
+    apart = _Tally()
+    alone = estimate_context_tokens(build_context(session, session.leaf, rules="omp"), apart)
+    assert context == alone and context.local_estimate
+    fresh = prepare_compaction(session, None, settings, apart, cache=TokenCache(session, apart))
+    assert plan.to_json() == fresh.to_json()

@@ -11,6 +11,9 @@ from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
 
 pytestmark = pytest.mark.asyncio
 
+SLOW_BUILD = 3.0
+"""Seconds the budget editor takes to be built and focused on a loaded machine (CI saw > 2)."""
+
 
 def _type_at_once(app: object, *keys: str) -> None:
     """Queue the keys together, as a terminal delivers one burst (no pause in between)."""
@@ -119,3 +122,33 @@ async def test_q_typed_right_after_a_rebound_search_key_goes_into_the_search_box
         search = app.query_one("#search", Input)
         assert app.focused is search
         assert search.value == "q7"
+
+
+async def test_keys_typed_after_e_wait_for_an_editor_slow_to_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a loaded machine the budget editor can take seconds to be built and focused
+    (``SLOW_BUILD``): the keys typed after ``e`` still wait for it (at 2 s they were handed to
+    what had the focus and lost)."""
+    from tui_compactor.ui.widgets.plan_view import PlanView
+
+    focus_inputs = PlanView.focus_inputs
+    slow = {"first": True}
+
+    def slow_focus_inputs(view: PlanView) -> None:
+        if slow.pop("first", False):  # the form is built after the limit
+            view.set_timer(SLOW_BUILD, lambda: focus_inputs(view))
+            return
+        focus_inputs(view)
+
+    monkeypatch.setattr(PlanView, "focus_inputs", slow_focus_inputs)
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        _type_at_once(app, "e", "q", "4", "k")
+        await pilot.pause(SLOW_BUILD + 0.5)
+        await settle(pilot)
+        assert app.is_running, "the q typed right after e quit the app"
+        keep = app.query_one("#plan-keep", Input)
+        assert app.focused is keep
+        assert keep.value == "4k"

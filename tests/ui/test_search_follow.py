@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.ui.app_helpers import TREE_COMPACTED, copy_fixture, make_app, raised_notes, settle
+from tests.workbench.agent import user_message
 from tui_compactor.ui import app as app_module
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -28,13 +29,7 @@ def agent_appends(path: Path, texts: list[str]) -> list[str]:
     with path.open("ab") as handle:
         for number, text in enumerate(texts):
             ident = f"agent{number:03d}{len(path.read_bytes()) % 1000:03d}"
-            record = {
-                "type": "message", "id": ident, "parentId": parent,
-                "timestamp": "2026-01-12T10:00:00.000Z",
-                "message": {"role": "user", "content": [{"type": "text", "text": text}],
-                            "timestamp": 1768212000000},
-            }  # fmt: skip
-            handle.write(json.dumps(record).encode() + b"\n")
+            handle.write(json.dumps(user_message(ident, parent, text)).encode() + b"\n")
             handle.flush()
             ids.append(ident)
             parent = ident

@@ -129,10 +129,20 @@ def run(args: argparse.Namespace) -> int:
         else settings.edited("--keep-recent", keep_recent_tokens=keep)
         for keep in keeps
     ]
+    # Under omp rules the threshold's context is measured first: it reads every message it
+    # sends and counts them into ``cache``, so the plans find their region counted. A pi plan
+    # measures that figure itself (``context_tokens``, the tail only).
+    omp_context = (
+        threshold_context_tokens(session, leaf, cache.counter, "omp", cache)
+        if settings.rules == "omp"
+        else None
+    )
     plans = [make_plan(session, leaf, variant, cut, cache=cache) for variant in variants]
     first = plans[0]
-    context = first.context_tokens or threshold_context_tokens(
-        session, leaf, cache.counter, settings.rules, cache
+    context = (
+        omp_context
+        or first.context_tokens
+        or threshold_context_tokens(session, leaf, cache.counter, settings.rules, cache)
     )
     from tui_compactor.workbench.settings import with_session_window
 

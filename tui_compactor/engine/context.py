@@ -641,6 +641,8 @@ def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | No
     """Tokens of an item's message: the entry's cached count, or a fresh count when the
     context rewrote or synthesized the message (omp rules)."""
     if cache is not None and cache.counter is counter and not item.rewritten:
+        if item.kind == "message":  # the entry's own message, held by the item once read
+            return cache.held_message_tokens(item.entry_index, lambda: item.message)
         if item.kind != "compaction" or item.role != "compactionSummary":
             return cache.message_tokens(item.entry_index)
     return counter.count_message(item.message)
@@ -911,7 +913,7 @@ def estimate_context_tokens(
     under omp rules is measured as oh-my-pi measures it (``estimate_context_tokens_omp``).
     """
     if ctx.rules == "omp":
-        return estimate_context_tokens_omp(ctx, counter)
+        return estimate_context_tokens_omp(ctx, counter, cache)
     if cache is not None and cache.counter is not counter:
         cache = None
     items = ctx.items
@@ -956,18 +958,25 @@ def threshold_context_tokens(
     """The context size checked against the compaction threshold at ``leaf_index``: the last
     valid usage plus an estimate of what follows it, over the context the rules build (as
     ``context``, the app's gauge and oh-my-pi's ``estimateTranscriptTokens`` measure it; pi
-    reads only the tail)."""
+    reads only the tail). Under omp rules every item is counted (the figure carries the local
+    estimate of the whole context), each from ``cache`` unless the context rewrote it: after a
+    plan on the same cache the region's counts are there already."""
     if rules == "omp":
-        return estimate_context_tokens(build_context(session, leaf_index, rules=rules), counter)
+        context = build_context(session, leaf_index, rules=rules)
+        return estimate_context_tokens_omp(context, counter, cache)
     return context_tokens_at(session, leaf_index, counter, cache)
 
 
-def estimate_context_tokens_omp(ctx: SessionContext, counter: TokenCounter) -> ContextTokens:
+def estimate_context_tokens_omp(
+    ctx: SessionContext, counter: TokenCounter, cache: TokenCache | None = None
+) -> ContextTokens:
     """oh-my-pi's ``estimateTranscriptTokens``: the newest usable usage plus a local count of
-    the messages after it (and the pure local estimate of everything)."""
+    the messages after it (and the pure local estimate of everything). Each item is counted
+    as ``context`` counts it (``item_tokens``: the entry's count in ``cache`` unless the
+    context rewrote or synthesized the message)."""
     from tui_compactor.engine.plan import omp_usage_tokens
 
-    counts = [counter.count_message(item.message) for item in ctx.items]
+    counts = [item_tokens(item, counter, cache) for item in ctx.items]
     anchor = None
     for position in range(len(ctx.items) - 1, -1, -1):
         item = ctx.items[position]

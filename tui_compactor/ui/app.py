@@ -205,9 +205,11 @@ SETTINGS_DEBOUNCE = 0.3
 IDLE_COLLECT_CHECK = 10.0
 """Seconds between checks whether a deep garbage collection is due (``ui.collector``)."""
 
-KEY_HOLD_LIMIT = 2.0
+KEY_HOLD_LIMIT = 10.0
 """Seconds at most that keys typed while an input is being built wait for it (``hold_keys``);
-then they go wherever the focus is."""
+then they go wherever the focus is. A safety net for an opener that never focuses its input,
+not a wait anyone sees: on a loaded machine building the budget editor took over 2 s, and keys
+handed on at 2 s were lost (to the tree, or an app binding)."""
 IDLE_AFTER = 30.0
 """Seconds without a key or click (and no worker running) before a deep collection may run:
 it holds the UI for up to a second on a 100k-entry session, so only while the user reads."""
