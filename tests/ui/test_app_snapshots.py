@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 from tests.support.llm_server import LLMServer
 from tests.ui.app_helpers import SIZE, TREE_BRANCHES, TREE_COMPACTED, copy_fixture, make_app, settle
 from tui_compactor.config import Config, Profile
+from tui_compactor.ui.widgets.redraw import SHRINK_AFTER
 from tui_compactor.ui.widgets.tree import SessionTree
 
 OTHER_BRANCH_TIP = 33
@@ -57,6 +58,8 @@ def test_snapshot_plan_view(snap_compare) -> None:  # type: ignore[no-untyped-de
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("left_square_bracket")
+        await settle(pilot)
+        await pilot.pause(SHRINK_AFTER + 0.2)  # the rows reserved for the plan are given back
         await settle(pilot)
         await _steady(pilot)
 
