@@ -101,3 +101,28 @@ def test_serialized_transcript_keeps_every_message_header(name: str) -> None:
     assert status == 0
     shown = output.decode("utf-8").replace("\r\n", "\n")
     assert HEADER.findall(shown) == expected
+
+
+def test_stdout_and_stderr_piped_together_arrive_in_the_order_printed(tmp_path: Path) -> None:
+    """``compact --dry-run 2>&1 | less``: the plan (stdout, block-buffered on a pipe) comes
+    before the summary streamed to stderr after it, and each stderr line is whole."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes((ROOT / "tests/fixtures/sessions/refactor-session-v3.jsonl").read_bytes())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    argv = ["compact", str(session), "--dry-run", "--provider", "offline", "--quiet-window", "0"]
+    done = subprocess.run(
+        [sys.executable, "-m", "tui_compactor", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=ROOT,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    lines = done.stdout.decode().splitlines()
+    assert lines[0].startswith("note: ")  # the load's note (stderr), before anything
+    plan_end = next(i for i, line in enumerate(lines) if line.startswith("  modified "))
+    summary = lines.index("── history summary (offline) ──")
+    assert lines[1].startswith("session ") and plan_end < summary
+    assert lines[-1] == "dry run: nothing written"

@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # Every headless command prints through the one sanitizer (see TerminalSafeStream).
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = TerminalSafeStream(saved[0]), TerminalSafeStream(saved[1])
+    sys.stdout = TerminalSafeStream(saved[0])
+    sys.stderr = TerminalSafeStream(saved[1], flush_first=saved[0])
     try:
         return _run(module, args)
     finally:

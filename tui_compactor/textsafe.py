@@ -540,13 +540,20 @@ class TerminalSafeStream:
     raw, whichever command prints it and however it was formatted. JSON output built with
     ``json_for_terminal`` passes unchanged. Other attributes (``buffer``, ``isatty``,
     ``fileno``, ``encoding``) are the wrapped stream's.
+
+    ``flush_first`` (stderr's wrapper gets stdout) is flushed before each write, so with both
+    sent to one pipe (``2>&1 | less``) lines arrive in the order they were printed: a warning
+    never lands inside a buffered stdout line, nor a streamed summary before the plan.
     """
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, *, flush_first: Any = None) -> None:
         self.wrapped = stream
+        self.flush_first = flush_first
 
     def write(self, text: str) -> int:
         """Write ``sanitize(text)``; returns ``len(text)`` as callers expect."""
+        if self.flush_first is not None:
+            self.flush_first.flush()
         self.wrapped.write(sanitize(text))
         return len(text)
 

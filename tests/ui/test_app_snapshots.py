@@ -59,7 +59,7 @@ def test_snapshot_plan_view(snap_compare) -> None:  # type: ignore[no-untyped-de
         await settle(pilot)
         await pilot.press("left_square_bracket")
         await settle(pilot)
-        await pilot.pause(SHRINK_AFTER + 0.2)  # the pane gives back the rows it kept
+        await pilot.pause(SHRINK_AFTER + 0.2)  # the rows reserved for the plan are given back
         await settle(pilot)
         await _steady(pilot)
 

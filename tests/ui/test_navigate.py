@@ -168,3 +168,28 @@ async def test_no_inspector_when_nothing_would_be_summarized() -> None:
         await pilot.pause()
         assert asked == []
         assert app.screen.query_one("#navigate-requests", Button).disabled
+
+
+def _drawn_row(app: DialogHost, widget_id: str) -> str:
+    """The screen row the widget is drawn on, as characters (80x24, after layout)."""
+    widget = app.screen.query_one(widget_id)
+    strips = app.screen._compositor.render_strips()
+    return "".join(segment.text for segment in strips[widget.region.y])
+
+
+@pytest.mark.asyncio
+async def test_the_prompt_modes_draw_which_one_is_pressed_at_80x24() -> None:
+    """Choosing "replace" moves the dot: the pressed mode draws ``●``, the other ``○`` (both
+    drew ``▐●▌``, told apart only by a tint)."""
+    app = DialogHost(target=33)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        row = _drawn_row(app, "#navigate-append")
+        assert "▐●▌ Add to the default prompt" in row
+        assert "▐○▌ Replace the default prompt" in row
+        await pilot.press("tab", "right", "enter")
+        await pilot.pause()
+        row = _drawn_row(app, "#navigate-append")
+        assert "▐○▌ Add to the default prompt" in row
+        assert "▐●▌ Replace the default prompt" in row

@@ -88,6 +88,16 @@ def describe_node(
     return text
 
 
+class MarkedRadioButton(RadioButton):
+    """A radio button whose state is in its glyph (``●`` pressed, ``○`` not), not only in its
+    colour: Textual draws ``▐●▌`` for both, told apart by a tint a 16-colour terminal or a
+    dimmed theme can flatten."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # noqa: N802
+        return "●" if self.value else "○"
+
+
 class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
     """Ask how to navigate to ``plan.target``; dismiss with a ``NavigationChoice`` or None."""
 
@@ -220,13 +230,13 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
                 # oh-my-pi has no "add to": its custom instructions replace the prompt.
                 omp = getattr(self.plan, "rules", "pi") == "omp"
                 with RadioSet(id="navigate-prompt-mode"):
-                    yield RadioButton(
+                    yield MarkedRadioButton(
                         Text("Add to the default prompt"),
                         value=not omp,
                         id="navigate-append",
                         disabled=omp,
                     )
-                    yield RadioButton(
+                    yield MarkedRadioButton(
                         Text(
                             "Replace the default prompt"
                             + (" (oh-my-pi rules always replace)" if omp else "")
