@@ -32,6 +32,7 @@ HOSTILE_TEXTS = [
     "",
     "hello world",
     "lone \ud800 surrogate and \udfff another",
+    "\ud83d\ude00 a pair split into two code points (a text cut between them)",
     "<|endoftext|> and <|fim_prefix|> count as ordinary text",
     "日本語のテキスト 🧪 emoji, combining é",
     "\x00\x1b[2J control bytes",
@@ -93,6 +94,51 @@ def test_every_entry_of_the_fixtures_counts_the_same_through_the_process(
     assert [one_by_one.entry_tokens(index) for index in indices] == expected
     messages = [e for e in session.entries if e.type in MESSAGE_BEARING_TYPES]
     assert len(messages) == sum(tokens is not None for tokens in expected)
+
+
+def test_a_batch_longer_than_one_request_is_sent_in_parts_and_counts_the_same(
+    process_counter: Cl100kProcessCounter,
+) -> None:
+    texts = [f"part {n}: " + "word " * 20_000 for n in range(30)]  # ~3 MB
+    assert sum(map(len, texts)) > 10 * token_process.REQUEST_BYTES
+    local = Cl100kCounter(preload=False)
+    assert process_counter.count_texts(texts) == [local.count_text(text) for text in texts]
+
+
+def test_python_files_in_the_working_directory_are_not_imported_by_the_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A project holding a ``hashlib.py`` (or ``tiktoken.py``) is where a user runs the app: the
+    counting process must not import it, nor run it."""
+    ran = tmp_path / "ran"
+    for name in ("hashlib", "tiktoken", "base64"):
+        (tmp_path / f"{name}.py").write_text(
+            f"open({str(ran)!r}, 'a').write({name!r})\nraise SystemExit(3)\n", encoding="utf-8"
+        )
+    monkeypatch.chdir(tmp_path)
+    counter = Cl100kProcessCounter()
+    try:
+        assert counter.count_text("hello world") == 2
+    finally:
+        counter.close()
+    assert not ran.exists()
+
+
+def test_a_process_that_never_says_ready_fails_the_counts_after_a_wait(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Not a hang: the counts fail with why (the app then counts chars/4), the process is ended."""
+    silent = tmp_path / "silent-python"
+    silent.write_text("#!/bin/sh\nexec sleep 60\n", encoding="utf-8")
+    silent.chmod(0o755)
+    monkeypatch.setattr(token_process.sys, "executable", str(silent))
+    monkeypatch.setattr(token_process, "READY_WAIT_S", 0.5)
+    counter = Cl100kProcessCounter()
+    pid = counter.pid
+    assert pid is not None
+    with pytest.raises(TokenTableError, match="not ready after"):
+        counter.count_text("hello")
+    assert _wait_ended(pid, 5)
 
 
 def test_a_closed_counter_ends_its_process_and_says_so() -> None:

@@ -10,7 +10,7 @@ from collections import deque
 import pytest
 
 from tests.ui.app_helpers import SIZE, TREE_COMPACTED, make_app, settle
-from tui_compactor.session.session import pause_gc, resume_gc
+from tui_compactor.session.session import gc_paused, pause_gc, resume_gc
 from tui_compactor.ui import collector
 
 
@@ -195,6 +195,41 @@ def test_freezing_goes_on_while_what_it_froze_is_freed(monkeypatch: pytest.Monke
         gc.collect(1)
         assert not gc.get_objects(2), "survivors are still frozen past 400k frozen objects"
         assert gc.get_freeze_count() >= len(kept)
+    finally:
+        collector.uninstall()
+    assert gc.get_freeze_count() == 0
+
+
+def test_short_pauses_past_the_limit_do_not_freeze_the_ui_threads_garbage_cycles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The app pauses the collector for every token batch and gauge measure; the end of each
+    pause froze the whole heap, garbage cycles made meanwhile by the UI thread included, so
+    during a long live follow they piled up until a deep collection. Below ``FREEZE_LIMIT``
+    what a pause built is still frozen; past it the cycles are left to the collections."""
+    monkeypatch.setattr(collector, "FREEZE_LIMIT", 50_000)
+    collector.install()
+    try:
+        gc.collect()  # the base the growth counts from
+        with gc_paused():
+            young = [[number] for number in range(5_000)]
+        assert gc.get_freeze_count() >= len(young), "below the limit a pause still freezes"
+        held = [[number] for number in range(100_000)]  # the memory in use grows past it
+        gc.collect()
+        frozen = gc.get_freeze_count()
+        cycles = []
+        for number in range(300):  # measures and batches while the UI makes garbage cycles
+            node = Node()
+            node.partner = [node, [number]]
+            cycles.append(weakref.ref(node))
+            del node
+            with gc_paused():
+                batch = [[number] for number in range(400)]
+            del batch
+        assert gc.get_freeze_count() - frozen < 1_000, "nothing more was frozen"
+        gc.collect()
+        assert not [cycle for cycle in cycles if cycle() is not None], "the cycles were freed"
+        assert held
     finally:
         collector.uninstall()
     assert gc.get_freeze_count() == 0

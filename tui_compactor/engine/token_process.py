@@ -27,7 +27,16 @@ from tui_compactor.engine.cl100k import (
 )
 from tui_compactor.engine.tokens import TokenTableError, _FragmentCounter
 
-__all__ = ["Cl100kProcessCounter"]
+__all__ = ["Cl100kProcessCounter", "utf8_as_tiktoken_reads"]
+
+READY_WAIT_S = 60.0
+"""How long a count waits for the process to say it is ready before the app counts with the
+chars/4 estimate (a process that hangs, e.g. a ``sys.executable`` that is no Python)."""
+
+REQUEST_BYTES = 256 * 1024
+"""A request's size at most (one text alone may be larger): a long batch is sent in parts,
+the lock released between them, so the gauge's or the plan's count is not queued behind a
+whole batch of the tokens worker."""
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 """The directory that holds this ``tui_compactor`` package: the counting process imports it
@@ -76,13 +85,17 @@ class Cl100kProcessCounter(_FragmentCounter):
 
     def preload(self) -> None:
         """Start the counting process (once); a thread waits for it to say it is ready."""
+        if self._started:
+            return  # never waits for the lock a request in flight holds (the event loop calls)
         with self._lock:
             if self._started:
                 return
             self._started = True
             try:
                 self._process = subprocess.Popen(
-                    [sys.executable, "-c", _COMMAND],
+                    # -P: the user's working directory is not on its path (a hashlib.py or
+                    # tiktoken.py there would be imported, and run, instead of the library's).
+                    [sys.executable, "-P", "-c", _COMMAND],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
@@ -111,9 +124,14 @@ class Cl100kProcessCounter(_FragmentCounter):
         self.close()
 
     def _ended(self) -> str:
-        """Why the process stopped answering."""
+        """Why the process stopped answering (its exit code, once it has exited)."""
         process = self._process
-        code = process.poll() if process is not None else None
+        code = None
+        if process is not None:
+            try:
+                code = process.wait(timeout=0.5)  # its pipe closed just before it exits
+            except subprocess.TimeoutExpired:
+                code = None
         return f"the counting process ended (exit code {code})"
 
     def _fail(self, reason: str) -> None:
@@ -122,16 +140,33 @@ class Cl100kProcessCounter(_FragmentCounter):
         self._ready.set()
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
-        """Tokens of each of ``texts``, in one request."""
+        """Tokens of each of ``texts``: one request, or several of ``REQUEST_BYTES`` for a long
+        batch."""
         if not texts:
             return []
         if not self._started:
             self.preload()
-        self._ready.wait()
+        if not self._ready.wait(READY_WAIT_S):
+            self._fail(f"the counting process was not ready after {READY_WAIT_S:.0f} s")
+            self.close()
         if self.error is not None:
             raise TokenTableError(self.error)
-        # A lone surrogate becomes "?", as ``Cl100kCounter`` counts it.
-        encoded = [text.encode("utf-8", "replace") for text in texts]
+        encoded = [utf8_as_tiktoken_reads(text) for text in texts]
+        counts: list[int] = []
+        start = 0
+        while start < len(encoded):
+            end, size = start, 0
+            while end < len(encoded) and (
+                end == start or size + len(encoded[end]) <= REQUEST_BYTES
+            ):
+                size += len(encoded[end])
+                end += 1
+            counts += self._request(encoded[start:end])
+            start = end
+        return counts
+
+    def _request(self, encoded: list[bytes]) -> list[int]:
+        """The counts of one request's texts (UTF-8)."""
         lengths = array("Q", map(len, encoded))
         with self._lock:
             process = self._process
@@ -149,6 +184,7 @@ class Cl100kProcessCounter(_FragmentCounter):
                 answer = b""
             if len(answer) < len(encoded) * WIDTH:
                 self._fail(self._ended())
+                self._close_locked()
                 raise TokenTableError(self.error or "the counting process ended")
         counts = array("Q")
         counts.frombytes(answer)
@@ -169,11 +205,15 @@ class Cl100kProcessCounter(_FragmentCounter):
     def close(self) -> None:
         """End the counting process: its input closes, so it exits (killed if it does not);
         a request in flight ends with ``TokenTableError``."""
+        self._fail("the counting process was closed")
+        self._close_locked()
+
+    def _close_locked(self) -> None:
+        """Close the pipe and reap the process (a dead one is not left a zombie)."""
         process = self._process
         if process is None:
             return
         self._process = None
-        self._fail("the counting process was closed")
         try:
             if process.stdin is not None:
                 process.stdin.close()
@@ -186,3 +226,14 @@ class Cl100kProcessCounter(_FragmentCounter):
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+def utf8_as_tiktoken_reads(text: str) -> bytes:
+    """``text`` as UTF-8, mended as tiktoken's ``encode_ordinary`` mends a text it cannot
+    encode (UTF-16 with the surrogates passed, decoded with replacement: a pair split into two
+    code points is one character again, a lone surrogate U+FFFD), so the counting process counts
+    what ``Cl100kCounter`` counts."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")

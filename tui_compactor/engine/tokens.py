@@ -318,10 +318,8 @@ class Cl100kCounter(_FragmentCounter):
         """Number of cl100k tokens; special-token text counts as ordinary text."""
         if not text:
             return 0
-        try:
-            return len(self._encoding.encode_ordinary(text))
-        except UnicodeEncodeError:  # lone surrogates
-            return len(self._encoding.encode_ordinary(text.encode("utf-8", "replace").decode()))
+        # tiktoken mends a text with surrogates itself (``token_process.utf8_as_tiktoken_reads``).
+        return len(self._encoding.encode_ordinary(text))
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

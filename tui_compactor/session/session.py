@@ -17,7 +17,7 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +47,7 @@ __all__ = [
     "pause_gc",
     "release_free_memory",
     "resume_gc",
+    "set_freeze_check",
 ]
 
 SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "mode_change"})
@@ -67,6 +68,17 @@ _gc_pauses = 0
 """Pauses of the cyclic collector in force (``pause_gc``); it runs again when the last ends."""
 _gc_resume = False
 """Whether the collector was running when the first pause in force began."""
+_freeze_allowed: Callable[[], bool] | None = None
+"""Asked when the last pause ends whether to freeze what is alive (``set_freeze_check``);
+None: always freeze."""
+
+
+def set_freeze_check(allowed: Callable[[], bool] | None) -> None:
+    """Let a collector policy decide whether ``resume_gc`` freezes (the app's: not past its
+    growth limit, where frozen garbage cycles would pile up until its deep collection); None
+    restores freezing every time."""
+    global _freeze_allowed
+    _freeze_allowed = allowed
 
 
 def pause_gc() -> None:
@@ -86,15 +98,17 @@ def pause_gc() -> None:
 
 def resume_gc() -> None:
     """End one ``pause_gc``. When the last pause ends, everything alive is moved out of the
-    collector's reach (``gc.freeze``) and the collector runs again: what was built meanwhile
-    is long-lived, and a full collection would otherwise scan all of it."""
+    collector's reach (``gc.freeze``, unless the check set by ``set_freeze_check`` refuses)
+    and the collector runs again: what was built meanwhile is long-lived, and a full
+    collection would otherwise scan all of it."""
     global _gc_pauses
     with _gc_pause_lock:
         if _gc_pauses == 0:
             return
         _gc_pauses -= 1
         if _gc_pauses == 0 and _gc_resume:
-            gc.freeze()
+            if _freeze_allowed is None or _freeze_allowed():
+                gc.freeze()
             gc.enable()
 
 

@@ -493,15 +493,17 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 asked_at = getattr(self.screen, "asked_at", None)
                 if asked_at is not None and event.time < asked_at and event.key != "escape":
                     return  # typed before the dialog was on screen: not an answer to it
-                if (
-                    self.state.move_asked is not None
-                    and self.screen is self._main_screen()
-                    and event.key != "escape"
-                ):
-                    # Typed after ``enter`` while its move is planned: the dialog coming drops
-                    # it (``asked_at``), and it is no main-screen key either (an ``o`` would
-                    # switch the rules, a ``u`` undo, an ``e`` open the budget editor).
-                    return
+                if self.state.move_asked is not None and self.screen is self._main_screen():
+                    # Typed after ``enter`` while its move is planned: ``esc`` cancels that
+                    # move (no dialog comes), the quit keys quit; any other key is dropped
+                    # (the dialog coming would drop it, ``asked_at``), being no main-screen
+                    # key either (an ``o`` would switch the rules, a ``u`` undo, an ``e``
+                    # open the budget editor).
+                    if event.key == "escape":
+                        self.cancel_move_asked()
+                        return
+                    if not self.is_quit_key(event.key):
+                        return
                 if self._held_keys is not None:
                     self._held_keys.append(event)
                     return
@@ -1755,7 +1757,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.run_after_plan = ""
             self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
         failed = "planning failed (see the note); c plans again"
-        self.with_view(PlanView, lambda view: view.show_planning(failed))
+        self.with_view(PlanView, lambda view: view.show_plan_failed(failed))
 
     def _plan_on_its_way(self) -> bool:
         """A plan was asked for (``c``, a cut key, a settings edit) and has not come yet."""
@@ -2345,6 +2347,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.state.move_asked = target
         self.plan_move(self.handle, target, self.settings)
 
+    def cancel_move_asked(self) -> None:
+        """Cancel the move being planned: no dialog opens for it; ``enter`` asks again."""
+        self.state.move_asked = None
+        self.workers.cancel_group(self, "navplan")
+        self.notify("move cancelled before it was asked: nothing written", timeout=3)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="navplan")
     def plan_move(self, handle: SessionHandle, target: int, settings: Settings) -> None:
         """Collect the branch being left and what fits the summary budget (thread)."""
@@ -2371,6 +2379,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 )
                 generation = snapshot.generation
             label = self._branch_summarizer_label(settings)
+        if get_current_worker().is_cancelled:
+            return  # esc cancelled it, or a newer ask replaced it
         self.post_message(NavigationPlanned(target, nav_plan, generation, label))
 
     def _branch_summarizer_label(self, settings: Settings) -> str:
@@ -3255,6 +3265,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.search_from = None  # no matches are coming: n must not wait for them
         if what == "plan":
             self._plan_failed()
+        if what == "sweep":
+            # No sweep is coming: the pane stops waiting for it (the form is made once in view).
+            self.show_sweep(Text("the sweep failed (see the note)", style="dim"))
         if isinstance(error, TokenTableError):
             self._count_without_table(error, what)
             return

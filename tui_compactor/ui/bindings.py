@@ -11,7 +11,7 @@ Ids are listed by ``?`` (help) next to each binding. Unknown ids are reported, n
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -162,16 +162,20 @@ def takes_text(widget: Widget | None, key: str = "a") -> bool:
     return bool(widget.check_consume_key(key, character))
 
 
-def opener_keys(bindings: BindingsMap, keymap: Mapping[str, str]) -> dict[str, str]:
-    """Key -> the action it runs, for the ``INPUT_OPENERS`` among ``bindings`` with the user's
-    ``keymap`` applied (as Textual applies it when it dispatches a key)."""
+def opener_keys(
+    bindings: BindingsMap, keymap: Mapping[str, str], actions: Iterable[str] = INPUT_OPENERS
+) -> dict[str, str]:
+    """Key -> the action it runs, for the ``actions`` (the ``INPUT_OPENERS`` unless told) among
+    ``bindings`` with the user's ``keymap`` applied (as Textual applies it when it dispatches
+    a key)."""
     if keymap:
         bindings = bindings.copy()
         bindings.apply_keymap(dict(keymap))
+    wanted = set(actions)
     openers: dict[str, str] = {}
     for key, key_bindings in bindings.key_to_bindings.items():
         for binding in key_bindings:
-            if binding.action in INPUT_OPENERS:
+            if binding.action in wanted:
                 openers.setdefault(key, binding.action)
     return openers
 

@@ -19,12 +19,14 @@ reference counting frees those strips.
 What waits is measured as the growth of the interpreter's allocated memory blocks since the
 last deep collection (``sys.getallocatedblocks``: it walks the allocator's pools, not the
 objects, under a millisecond for a 100k session's heap; read at each middle and full
-collection), not by counting the frozen objects (``gc.get_freeze_count`` walks them all: 20-40
-ms on the 100k session under load, which landed inside a collection on the UI thread). Objects
+collection and when a pause of the collector ends), not by counting the frozen objects
+(``gc.get_freeze_count`` walks them all: 20-40 ms on the 100k session under load, which landed
+inside a collection on the UI thread). Objects
 frozen and then freed by reference counting (strips, a worker's context) do not grow it. Once
 it grew by ``DEEP_COLLECT_GROWTH`` a deep collection is due; freezing goes on, so no full
 collection scans a growing heap while the user works. Only past ``FREEZE_LIMIT`` (memory still
-bounded if the user never pauses) does freezing stop until the deep collection: collections
+bounded if the user never pauses) does freezing stop until the deep collection, the freezes
+when a pause of the collector ends (``session.resume_gc``) included: collections
 then work as CPython's do on what is not frozen (cycles made from then on are freed by them; a
 full one scans what lived since freezing stopped, not the session's index).
 
@@ -43,7 +45,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tui_compactor.session.session import pause_gc, resume_gc
+from tui_compactor.session.session import pause_gc, resume_gc, set_freeze_check
 
 __all__ = [
     "install",
@@ -119,6 +121,16 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
         gc.freeze()
 
 
+def _may_freeze() -> bool:
+    """``session.resume_gc``'s check (a pause of the collector ends: a token batch, a gauge
+    measure, an index): freeze only below ``FREEZE_LIMIT``, as the survivors are. A freeze
+    there takes the UI thread's garbage cycles too; past the limit they are left to the
+    collections, which free them."""
+    if _blocks_after_deep is None:
+        return True  # no base yet: the first collection reads it and freezes anyway
+    return sys.getallocatedblocks() - _blocks_after_deep < FREEZE_LIMIT
+
+
 def _break_strip_cycles() -> None:
     """Make ``Strip.divide`` at the strip's own length return without caching a list that holds
     the strip itself (Textual 8 caches ``[self]`` in the strip's ``_divide_cache``: a cycle that
@@ -152,6 +164,7 @@ def install() -> None:
         _default_thresholds = gc.get_threshold()
         gc.set_threshold(_default_thresholds[0], _default_thresholds[1], FULL_EVERY)
         gc.callbacks.append(_freeze_survivors)
+        set_freeze_check(_may_freeze)
     _installed += 1
 
 
@@ -165,6 +178,7 @@ def uninstall() -> None:
         release_start_up()
         if _freeze_survivors in gc.callbacks:
             gc.callbacks.remove(_freeze_survivors)
+        set_freeze_check(None)
         if _default_thresholds is not None:
             gc.set_threshold(*_default_thresholds)
         gc.unfreeze()

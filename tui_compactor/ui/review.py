@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import WorkerState
 
-from tui_compactor.ui.bindings import takes_text
+from tui_compactor.ui.bindings import opener_keys, takes_text
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -56,6 +56,9 @@ SUMMARY_GROUPS = ("compaction", "branch", "accept")
 ZOOM_BELOW = (120, 30)
 """A review opened on a terminal narrower or shorter than this fills the screen at once (the
 side pane is too small to read a summary in); ``z`` toggles it at any size."""
+
+QUIT_ACTIONS = ("quit", "app.quit", "help_quit", "app.help_quit")
+"""The actions that quit (the first two), and ``ctrl+c``'s, which says how to."""
 
 
 class ReviewKeys(_Base):
@@ -253,11 +256,16 @@ class ReviewKeys(_Base):
         keys = [
             key
             for key, active in self.active_bindings.items()
-            if active.binding.action in ("quit", "app.quit")
+            if active.binding.action in QUIT_ACTIONS[:2]
         ]
         if keys:
             shown = " or ".join(sorted(keys, key=len))  # q before ctrl+q
             self.notify(f"press {shown} to quit the app", title="Do you want to quit?")
+
+    def is_quit_key(self, key: str) -> bool:
+        """Whether ``key`` is one of the app's quit keys, or ``ctrl+c`` (which says how to
+        quit), with the user's keymap applied."""
+        return key in opener_keys(self._bindings, self._keymap, QUIT_ACTIONS)
 
     async def action_quit(self) -> None:
         """Quit; ask first when it would lose work (``work_quit_would_lose``)."""

@@ -4,8 +4,9 @@ Several notes raised together (a file's problems as it opens, a config's, a writ
 would stack bottom-up over the tree and the panes at 80x24. Every note of the app goes through
 ``CompactorApp._on_notify``, which asks ``toasts_to_drop`` which shown notes make room for the
 new one: a note equal to the new one (same title and text) is replaced, not repeated; then the
-oldest of the least severe go first until the toasts fit in half the screen's height. The new
-note is always shown.
+oldest of the least severe go first until the toasts fit in half the screen's height. A note more
+severe than the new one never makes room for it (an error stays until it expires, whatever is
+noted after it): then the toasts may reach above the half. The new note is always shown.
 """
 
 from __future__ import annotations
@@ -39,14 +40,17 @@ def toasts_to_drop(
     shown: Iterable[Notification], new: Notification, screen: Size
 ) -> list[Notification]:
     """The shown notes (oldest first) to take away so that ``new`` joins them within half the
-    screen's height: its duplicates, then the oldest information, warnings, errors."""
+    screen's height: its duplicates, then the oldest information, warnings, errors, never one
+    more severe than ``new``."""
     shown = list(shown)
     drop = [note for note in shown if (note.title, note.message) == (new.title, new.message)]
     kept = [note for note in shown if note not in drop]
     budget = max(screen.height // 2, 1)
     rows = toast_rows(new, screen) + sum(toast_rows(note, screen) for note in kept)
+    severity = SEVERITY_ORDER.get(new.severity, 0)
     by_priority = sorted(
-        range(len(kept)), key=lambda at: (SEVERITY_ORDER.get(kept[at].severity, 0), at)
+        (at for at in range(len(kept)) if SEVERITY_ORDER.get(kept[at].severity, 0) <= severity),
+        key=lambda at: (SEVERITY_ORDER.get(kept[at].severity, 0), at),
     )
     for at in by_priority:
         if rows <= budget:
