@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Checkbox, Input, Select, Static
@@ -247,3 +249,52 @@ async def test_the_form_is_made_in_view_after_the_first_plan_or_its_sweep_fails(
         await scroll_to_plan_form(pilot)
         assert not view.query(FormHint)
         assert {widget.id for widget in view.query(Input)} >= {"plan-keep", "plan-reserve"}
+
+
+async def test_a_settings_edit_made_while_a_failing_plan_was_made_is_planned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plan being made fails after the user edited a setting: the edit is planned (the
+    pane does not say "planning failed" of a plan the user asked for after the failing one)."""
+    from tui_compactor.ui import app as app_module
+
+    real_report = app_module.plan_report
+    planning = threading.Event()
+    release = threading.Event()
+    planned_with: list[int] = []
+
+    def failing_once(snapshot: Any, leaf: int, settings: Any, *args: Any) -> Any:
+        """The first plan after the first edit waits for the second edit, then fails."""
+        if not planning.is_set():
+            planning.set()
+            assert release.wait(20)
+            raise RuntimeError("planning broke")
+        planned_with.append(settings.keep_recent_tokens)
+        return real_report(snapshot, leaf, settings, *args)
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await scroll_to_plan_form(pilot)
+        monkeypatch.setattr(app_module, "plan_report", failing_once)
+        keep = app.query_one("#plan-keep", Input)
+        keep.focus()
+        keep.value = "9000"
+        for _ in range(200):
+            await pilot.pause(0.01)
+            if planning.is_set():
+                break
+        assert planning.is_set(), "the first edit is being planned"
+        keep.value = "8000"  # asked for while the first edit's plan is made
+        await pilot.pause(0.1)
+        release.set()
+        for _ in range(500):
+            await pilot.pause(0.01)
+            if planned_with and app.state.plan_answered == app.state.plan_request:
+                break
+        await settle(pilot)
+        assert planned_with == [8000]
+        assert app.plan is not None and app.settings.keep_recent_tokens == 8000
+        assert "planning failed" not in str(app.query_one("#plan-text", Static).render())

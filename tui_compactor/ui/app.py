@@ -1745,11 +1745,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.request_plan()
 
     def _plan_failed(self) -> None:
-        """The plan asked for will not come: nothing waits for it any more (an ``r`` typed for
-        it does not run a later plan by itself; cut keys typed for it are dropped), and the
-        pane says so."""
+        """The plan being made failed. A plan asked for since (a settings edit, a cut key, ``c``
+        while it was made) is made now: what was asked last is still on its way. Otherwise
+        nothing waits for it any more (an ``r`` typed for it does not run a later plan by
+        itself; cut keys typed for it are dropped), and the pane says so."""
         from tui_compactor.ui.widgets.plan_view import PlanView
 
+        if self._plan_wanted:
+            self._start_plan()
+            return
         self.state.plan_answered = self.state.plan_request
         self.state.cut_steps = 0
         self._plan_wanted = False
