@@ -214,3 +214,36 @@ async def test_tab_reaches_the_form_right_after_c(size: tuple[int, int]) -> None
         await settle(pilot)
         assert app.settings.keep_recent_tokens == 1234
         assert app.plan is not None and app.plan.keep_recent_tokens == 1234
+
+
+@pytest.mark.parametrize("broken", ["plan", "sweep"])
+async def test_the_form_is_made_in_view_after_the_first_plan_or_its_sweep_fails(
+    broken: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The form waits while the first plan or its sweep is on its way (its place moves when
+    they come); if one fails nothing is coming, and scrolled to, the form is made."""
+    import tui_compactor.engine.deps as deps
+    import tui_compactor.ui.app as app_module
+    from tui_compactor.ui.widgets.plan_view import FormHint, PlanView
+
+    def broke(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"{broken} broke")
+
+    if broken == "plan":
+        monkeypatch.setattr(app_module, "plan_report", broke)
+    else:
+        monkeypatch.setattr(deps, "cut_sweep", broke)
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.pause(0.6)
+        await settle(pilot)
+        notes = [str(note.title) for note in app._notifications]
+        assert f"{broken} failed" in notes, notes
+        view = app.query_one(PlanView)
+        assert view.query(FormHint), "the form's place is below the fold"
+        await scroll_to_plan_form(pilot)
+        assert not view.query(FormHint)
+        assert {widget.id for widget in view.query(Input)} >= {"plan-keep", "plan-reserve"}

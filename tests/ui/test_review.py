@@ -23,6 +23,7 @@ from tests.ui.app_helpers import (
     make_app,
     raised_notes,
     run_review,
+    scroll_to_plan_form,
     server_app,
     settle,
 )
@@ -342,6 +343,7 @@ async def test_reserve_input_shows_the_number_the_gauge_uses(tmp_path: Path) -> 
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
+        await scroll_to_plan_form(pilot)  # the form is made when its place comes into view
         reserve = app.query_one("#plan-reserve")
         assert reserve.value == ""  # left to its default, so a window change still moves it
         assert app.gauge_data is not None and app.gauge_data.reserve is not None

@@ -1764,7 +1764,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.run_after_plan = ""
             self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
         failed = "planning failed (see the note); c plans again"
-        self.with_view(PlanView, lambda view: view.show_planning(failed))
+        self.with_view(PlanView, lambda view: view.show_plan_failed(failed))
 
     def _plan_on_its_way(self) -> bool:
         """A plan was asked for (``c``, a cut key, a settings edit) and has not come yet."""
@@ -3266,6 +3266,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.search_from = None  # no matches are coming: n must not wait for them
         if what == "plan":
             self._plan_failed()
+        if what == "sweep":
+            # No sweep is coming: the pane stops waiting for it (the form is made once in view).
+            self.show_sweep(Text("the sweep failed (see the note)", style="dim"))
         if isinstance(error, TokenTableError):
             self._count_without_table(error, what)
             return

@@ -542,6 +542,14 @@ class PlanView(VerticalScroll):
             shrink=False,
         )
 
+    def show_plan_failed(self, text: str) -> None:
+        """Say the plan asked for will not come, as ``show_planning`` says one is being made
+        (the last plan stays, dimmed): nothing is on its way, so the form's place is where it
+        stays and the form is made once it shows."""
+        self.show_planning(text)
+        self._first_plan_on_its_way = False
+        self.call_after_refresh(self._mount_form_in_view)
+
     def show_message(self, text: str) -> None:
         """Show a status line instead of a plan (no plan, or an error)."""
         self.plan_text = self.sweep = None
