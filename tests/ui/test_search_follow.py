@@ -97,3 +97,42 @@ async def test_entries_appended_while_the_search_runs_are_searched_when_it_ends(
         await pilot.press("g", "n")
         await settle(pilot)
         assert app.selected_entry == late
+
+
+async def test_new_entries_searched_after_the_search_was_cleared_are_not_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(session)
+    search_text = app_module.entry_search_text
+    holding = threading.Event()  # set once the first search ended: later searches wait
+    searching = threading.Event()
+    cleared = threading.Event()
+
+    def held(*args: Any) -> str:
+        """The new entries' search waits until the user has cleared the search."""
+        if holding.is_set() and threading.current_thread() is not threading.main_thread():
+            searching.set()
+            assert cleared.wait(20)
+        return search_text(*args)
+
+    monkeypatch.setattr(app_module, "entry_search_text", held)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *WORD, "enter")
+        await settle(pilot)
+        holding.set()
+        agent_appends(session, [f"new {WORD} entry"])
+        app._follow_tick()
+        for _ in range(200):
+            await pilot.pause(0.01)
+            if searching.is_set():
+                break
+        assert searching.is_set(), "the new entries are being searched"
+        # The user clears the search (an empty query) while they are searched.
+        await pilot.press("slash", *["backspace"] * len(WORD), "enter")
+        await pilot.pause()
+        cleared.set()
+        await settle(pilot)
+        assert not app.query_one(SessionTree).search_matches
+        assert not any("in new entries" in note for note in raised_notes(app))

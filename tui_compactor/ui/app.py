@@ -3004,8 +3004,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 self.state.search_request,
             )
         else:
-            self.state.search_from = None
-            self.query_one(SessionTree).clear_search()
+            self._clear_search()
+
+    def _clear_search(self) -> None:
+        """Forget the search: its marks, its query and the results still on their way (a
+        search running, or entries live follow added being searched, must not mark again)."""
+        self.state.search_query = ""
+        self.state.search_from = None
+        self.state.search_request += 1
+        self.query_one(SessionTree).clear_search()
 
     def _note_search_running(self) -> None:
         """Say a search is still running (a big session's search takes seconds)."""
@@ -3177,8 +3184,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.session is None or not self.session.complete or self._indexing():
             tree = self.query_one(SessionTree)
             if tree.search_matches:  # the esc that leaves a search must not stop the index
-                tree.clear_search()
-                self.state.search_query = ""  # nor search what the agent appends next
+                self._clear_search()  # nor search what the agent appends next
                 self.notify("search cleared; esc again stops indexing", timeout=3)
                 return
             self.state.load_cancel.set()
