@@ -505,8 +505,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                     if not self.is_quit_key(event.key):
                         return
                 if self._held_keys is not None:
-                    self._held_keys.append(event)
-                    return
+                    if event.key != "escape" or not getattr(
+                        self.screen, "escape_ends_key_hold", False
+                    ):
+                        self._held_keys.append(event)
+                        return
+                    # esc closes the screen the keys are held for (the timeline still being
+                    # computed) now: what was typed before it was for that screen.
+                    self._held_keys = []
+                    self.release_keys()
                 if await self._open_input(event):
                     return
         await super().on_event(event)

@@ -43,6 +43,10 @@ class TimelineScreen(ListSteps, Screen[int | None]):
     TimelineScreen > DataTable { height: 1fr; }
     """
 
+    escape_ends_key_hold = True
+    """The keys typed while the rows are computed wait for them (``CompactorApp.hold_keys``),
+    except ``escape``: it closes the screen at once, and the keys typed before it go too."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="timeline.close"),
         Binding("enter", "jump", "Jump to it", id="timeline.jump"),
