@@ -3033,22 +3033,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     ) -> None:
         """Every entry whose id, kind, label or preview contains ``query`` (case-insensitive),
         and their rows in ``positions`` (the tree's when the search started)."""
-        worker = get_current_worker()
-        needle = query.casefold()
-        matches: set[int] = set()
-        rules = self.settings.rules
         with handle.read() as snapshot:
             session = snapshot.session
             count = snapshot.entry_count
-        entries = session.entries  # a refresh only appends: the first ``count`` stay as read
-        for done in range(1, count + 1):
-            if worker.is_cancelled:
-                return
-            entry = entries[done - 1]
-            if needle in entry_search_text(session, entry, rules).casefold():
-                matches.add(entry.index)
-            if done % SEARCH_BATCH == 0:
-                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
+        matches = self._matching(session, query, 0, count)
+        if matches is None:
+            return
         rows = (positions, match_rows(positions, matches))
         self.post_message(SearchDone(matches, handle, rows, request, count))
 
@@ -3067,20 +3057,31 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="search-added")
     def search_added(self, handle: SessionHandle, query: str, start: int, request: int) -> None:
         """``find_matches`` over the entries from ``start`` on (what the agent appended)."""
-        worker = get_current_worker()
-        needle = query.casefold()
-        rules = self.settings.rules
         with handle.read() as snapshot:
             session = snapshot.session
             count = snapshot.entry_count
+        matches = self._matching(session, query, start, count)
+        if matches is not None:
+            self.post_message(SearchExtended(matches, handle, request, count))
+
+    def _matching(self, session: Any, query: str, start: int, stop: int) -> set[int] | None:
+        """The entries from ``start`` to ``stop`` whose search text contains ``query``
+        (case-insensitive): the one rule of both searches (thread); None once the worker is
+        cancelled. A refresh only appends, so these entries stay as read."""
+        worker = get_current_worker()
+        needle = query.casefold()
+        rules = self.settings.rules
         entries = session.entries
         matches: set[int] = set()
-        for index in range(start, count):
+        for done, index in enumerate(range(start, stop), 1):
             if worker.is_cancelled:
-                return
-            if needle in entry_search_text(session, entries[index], rules).casefold():
-                matches.add(entries[index].index)
-        self.post_message(SearchExtended(matches, handle, request, count))
+                return None
+            entry = entries[index]
+            if needle in entry_search_text(session, entry, rules).casefold():
+                matches.add(entry.index)
+            if done % SEARCH_BATCH == 0:
+                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
+        return matches
 
     @_while_running
     def on_search_extended(self, message: SearchExtended) -> None:
