@@ -2737,13 +2737,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.after_growth(message.added)
 
     def _show_write_gate(self) -> None:
-        """Show what the one write gate (``Session.append_refusal``) says now: the banner, and
-        the review's Accept (the button and ``a`` ask the gate itself)."""
+        """Show what the one write gate (``Session.append_refusal``) says now: the banner, the
+        review's Accept (the button and ``a`` ask the gate itself) and an open navigation
+        dialog's summary options."""
         session = self.session
-        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal if session else None)
+        refusal = session.append_refusal if session else None
+        self.query_one(ReadOnlyBanner).show_reason(refusal)
         panel = self.review_panel
         if panel is not None:
             panel.gate_changed()
+        # A dialog that offers a write (the navigation's summaries) follows the gate; looked up
+        # by its method, so the dialog's module is not imported before one is opened.
+        for screen in self.screen_stack:
+            gate_changed = getattr(screen, "gate_changed", None)
+            if gate_changed is not None:
+                gate_changed(refusal)
 
     def after_growth(
         self, added: list[int], *, announce: bool = True, select: int | None = None
