@@ -79,6 +79,7 @@ from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
     CompactionAppendFailed,
+    CountingRestarted,
     EntryAppended,
     GaugeData,
     GaugeReady,
@@ -314,7 +315,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # holds a GIL 0.1-0.3 s, its own there. It starts once the first screen is drawn (not
         # to share the CPU with it; ``_first_screen_drawn``) or at the first count; the first
         # gauge is drawn from a chars/4 count until it is ready, then measured again.
-        get_counter("cl100k", preload=False, process=True)
+        # A counting process that ends (the OOM killer, a kill) is started again by the counter
+        # (``token_process.RESTART_WAITS_S``), its counts sent again: the user is told once.
+        counter = get_counter("cl100k", preload=False, process=True)
+        if hasattr(counter, "on_restart"):
+            counter.on_restart = lambda reason: self.post_message(CountingRestarted(reason))
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -1060,6 +1065,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="warning",
                 timeout=6,
             )
+
+    @_while_running
+    def on_counting_restarted(self, message: CountingRestarted) -> None:
+        """The counting process ended and was started again: the counts go on, exact (what it
+        had in flight was sent again); said once. When it ends too often in a row the counts
+        fail, and ``_count_without_table`` takes over."""
+        self.notify(
+            sanitize(
+                f"{message.reason}: it was started again, and the counts go on (cl100k, exact)",
+                max_len=400,
+            ),
+            title="token counting",
+            severity="warning",
+            timeout=8,
+        )
 
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`),
