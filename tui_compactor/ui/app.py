@@ -79,6 +79,7 @@ from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
     CompactionAppendFailed,
+    CountingRestarted,
     EntryAppended,
     GaugeData,
     GaugeReady,
@@ -314,7 +315,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # holds a GIL 0.1-0.3 s, its own there. It starts once the first screen is drawn (not
         # to share the CPU with it; ``_first_screen_drawn``) or at the first count; the first
         # gauge is drawn from a chars/4 count until it is ready, then measured again.
-        get_counter("cl100k", preload=False, process=True)
+        # A counting process that ends (the OOM killer, a kill) is started again by the counter
+        # (``token_process.RESTART_WAITS_S``), its counts sent again: the user is told once.
+        counter = get_counter("cl100k", preload=False, process=True)
+        if hasattr(counter, "on_restart"):
+            counter.on_restart = lambda reason: self.post_message(CountingRestarted(reason))
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -1060,6 +1065,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 severity="warning",
                 timeout=6,
             )
+
+    @_while_running
+    def on_counting_restarted(self, message: CountingRestarted) -> None:
+        """The counting process ended and was started again: the counts go on, exact (what it
+        had in flight was sent again); said once. When it ends too often in a row the counts
+        fail, and ``_count_without_table`` takes over."""
+        self.notify(
+            sanitize(
+                f"{message.reason}: it was started again, and the counts go on (cl100k, exact)",
+                max_len=400,
+            ),
+            title="token counting",
+            severity="warning",
+            timeout=8,
+        )
 
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`),
@@ -2717,13 +2737,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.after_growth(message.added)
 
     def _show_write_gate(self) -> None:
-        """Show what the one write gate (``Session.append_refusal``) says now: the banner, and
-        the review's Accept (the button and ``a`` ask the gate itself)."""
+        """Show what the one write gate (``Session.append_refusal``) says now: the banner, the
+        review's Accept (the button and ``a`` ask the gate itself) and an open navigation
+        dialog's summary options."""
         session = self.session
-        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal if session else None)
+        refusal = session.append_refusal if session else None
+        self.query_one(ReadOnlyBanner).show_reason(refusal)
         panel = self.review_panel
         if panel is not None:
             panel.gate_changed()
+        # A dialog that offers a write (the navigation's summaries) follows the gate; looked up
+        # by its method, so the dialog's module is not imported before one is opened.
+        for screen in self.screen_stack:
+            gate_changed = getattr(screen, "gate_changed", None)
+            if gate_changed is not None:
+                gate_changed(refusal)
 
     def after_growth(
         self, added: list[int], *, announce: bool = True, select: int | None = None

@@ -295,6 +295,20 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             facts.append(sanitize(self.append_refusal, single_line=True), style="yellow")
         return facts
 
+    def gate_changed(self, append_refusal: str | None) -> None:
+        """The write gate changed while the dialog is open (an agent's half-written record was
+        finished, or the file went away): the facts and the summary options follow it."""
+        if append_refusal == self.append_refusal:
+            return
+        self.append_refusal = append_refusal
+        self.query_one("#navigate-facts", Static).update(self._facts())
+        options = self.query_one("#navigate-options", OptionList)
+        for mode in (SummaryMode.SUMMARIZE, SummaryMode.CUSTOM):
+            if self.can_summarize:
+                options.enable_option(mode)
+            else:
+                options.disable_option(mode)
+
     @on(OptionList.OptionHighlighted, "#navigate-options")
     def _option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.mode = SummaryMode(str(event.option.id))
@@ -338,7 +352,14 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         """Pick an option: the first two navigate now; custom opens the instructions area."""
         chosen = SummaryMode(mode)
         if chosen is not SummaryMode.NONE and not self.can_summarize:
-            self.notify("Nothing can be summarized here.", severity="warning")
+            if self.append_refusal:
+                self.notify(
+                    sanitize(self.append_refusal, max_len=300),
+                    title="read-only: no branch summary",
+                    severity="warning",
+                )
+            else:
+                self.notify("Nothing can be summarized here.", severity="warning")
             return
         options = self.query_one("#navigate-options", OptionList)
         index = [SummaryMode.NONE, SummaryMode.SUMMARIZE, SummaryMode.CUSTOM].index(chosen)
