@@ -101,7 +101,7 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce, add_default_css
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
@@ -135,10 +135,15 @@ LATER_MODULES = (
     "tui_compactor.ui.widgets.summary_diff",
     "tui_compactor.ui.widgets.analysis",
     "tui_compactor.workbench.actions",
+    "tui_compactor.ui.screens.navigate",
 )
 """Modules of what the first screen does not show (the tabs after Details, the hindsight
-audit, writing to the file): imported where they are used, and in a worker once the first
-screen is drawn (``load_details_markdown``), not before it."""
+audit, writing to the file, the navigation dialog): imported where they are used, and in a
+worker once the first screen is drawn (``load_details_markdown``), not before it."""
+
+STYLE_AHEAD_STEP_S = 0.02
+"""Seconds between two classes whose CSS the app parses ahead of a dialog's first opening
+(``_style_ahead``): a few ms of the UI thread each, never all in one tick."""
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -1265,6 +1270,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for name in LATER_MODULES:
             importlib.import_module(name)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="style-ahead")
+    def style_dialogs_ahead(self) -> None:
+        """Once the whole first screen is shown: the navigation dialog's module imported here,
+        off the UI thread, then the CSS of its widgets parsed on it, a class at a time
+        (``_style_ahead``)."""
+        from tui_compactor.ui.screens.navigate import dialog_widget_classes
+
+        classes = list(dialog_widget_classes())
+        if self.is_running and not get_current_worker().is_cancelled:
+            self.call_from_thread(self._style_ahead, classes)
+
+    def _style_ahead(self, classes: list[type[Any]]) -> None:
+        """Parse the CSS of ``classes`` (the navigation dialog's widgets), one class every
+        ``STYLE_AHEAD_STEP_S``: its first opening then parses none of it on the UI thread
+        (``styled.add_default_css``)."""
+        if not classes or not self.is_running:
+            return
+        add_default_css(self, classes[0])
+        if classes[1:]:
+            self.set_timer(STYLE_AHEAD_STEP_S, lambda: self._style_ahead(classes[1:]))
+
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
         (at once when ``delay`` is 0; not once the app shuts down: its widgets are gone)."""
@@ -1358,6 +1384,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.whole_screen.set()
         self.measure_chart(self.handle, self.settings)
+        self.style_dialogs_ahead()
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
