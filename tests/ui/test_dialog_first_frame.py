@@ -141,3 +141,56 @@ def test_the_navigation_dialog_module_is_imported_off_the_ui_thread() -> None:
     line = next(x for x in result.stdout.splitlines() if x.startswith("IMPORTED IN "))
     importers = line.removeprefix("IMPORTED IN ")
     assert importers != "[]" and "MainThread" not in importers, importers
+
+
+@pytest.mark.asyncio
+async def test_the_navigation_dialog_css_is_parsed_before_it_first_opens(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the first screen is shown, the app parses the CSS of the navigation dialog's
+    widgets while idle: the dialog's first opening parses none of it on the UI thread (it was
+    parsed again at each of its mount steps), and it looks as a full restyle makes it look."""
+    import asyncio
+
+    from textual.css.stylesheet import Stylesheet
+
+    from tui_compactor.ui.screens.navigate import dialog_widget_classes
+
+    app = make_app(copy_fixture(TREE_BRANCHES, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        wanted = {
+            f"{base.__name__}.DEFAULT_CSS"
+            for cls in dialog_widget_classes()
+            for base in cls._css_bases(cls)
+            if base.__dict__.get("DEFAULT_CSS")
+        }
+
+        def styled_ahead() -> bool:
+            return wanted <= {class_var for _path, class_var in app.stylesheet.source}
+
+        for _ in range(200):
+            if styled_ahead():
+                break
+            await asyncio.sleep(0.05)
+        assert styled_ahead(), sorted(
+            wanted - {class_var for _path, class_var in app.stylesheet.source}
+        )
+        sources = len(app.stylesheet.source)
+        parses: list[Stylesheet] = []
+        parse = Stylesheet.parse
+
+        def counted(stylesheet: Stylesheet) -> None:
+            parses.append(stylesheet)
+            parse(stylesheet)
+
+        monkeypatch.setattr(Stylesheet, "parse", counted)
+        await _open_navigation(pilot)
+        dialog = app.screen
+        assert not parses, "the dialog's first opening parsed CSS"
+        assert len(app.stylesheet.source) == sources
+        monkeypatch.undo()
+        shown = _styles_of(dialog)
+        app.stylesheet.update(dialog)
+        await pilot.pause()
+        assert _styles_of(dialog) == shown
