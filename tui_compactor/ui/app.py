@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.notifications import Notify, SeverityLevel
@@ -33,6 +33,9 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
+    from textual.actions import ActionParseResult
+    from textual.dom import DOMNode
+
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
@@ -107,7 +110,7 @@ from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.redraw import InlineInput
+from tui_compactor.ui.widgets.redraw import InlineInput, keep_scrollbar_lines
 from tui_compactor.ui.widgets.status import (
     LoadingBar,
     ReadOnlyBanner,
@@ -476,6 +479,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
         collector.install()
+        keep_scrollbar_lines()
         self.set_timer(START_UP_HOLD, collector.release_start_up)
         self._debounce["collect"] = self.set_interval(IDLE_COLLECT_CHECK, self._collect_when_idle)
         self._apply_config()
@@ -493,6 +497,37 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         providers = sys.modules.get("tui_compactor.summarize.providers")
         if providers is not None:
             await providers.aclose_shared_clients()
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Run ``action``; one that waits for the whole file (dimmed while a big file is
+        indexed) says so instead of doing nothing without a word."""
+        if await super().run_action(action, default_namespace, namespaces):
+            return True
+        if not isinstance(action, str) or default_namespace not in (None, self):
+            return False
+        name = action.removeprefix("app.").partition("(")[0]
+        session = self.session
+        if name in WHOLE_FILE_ACTIONS and session is not None and session.preview:
+            described = next(
+                (
+                    b.description
+                    for b in APP_BINDINGS
+                    if isinstance(b, Binding) and b.action == action
+                ),
+                name.replace("_", " "),
+            )
+            self.notify(
+                f"{described} waits for the whole file: it is being indexed (the bar above the "
+                "tree says how far)",
+                timeout=3,
+            )
+            return True
+        return False
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
