@@ -110,7 +110,7 @@ from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.redraw import InlineInput
+from tui_compactor.ui.widgets.redraw import InlineInput, keep_scrollbar_lines
 from tui_compactor.ui.widgets.status import (
     LoadingBar,
     ReadOnlyBanner,
@@ -479,6 +479,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
         collector.install()
+        keep_scrollbar_lines()
         self.set_timer(START_UP_HOLD, collector.release_start_up)
         self._debounce["collect"] = self.set_interval(IDLE_COLLECT_CHECK, self._collect_when_idle)
         self._apply_config()

@@ -30,7 +30,13 @@ from textual.widgets import Checkbox, Input, Label, Select, Static
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.bindings import focus_input
 from tui_compactor.ui.widgets.labels import format_tokens
-from tui_compactor.ui.widgets.redraw import InlineInput, RenderedOnce, update_static
+from tui_compactor.ui.widgets.redraw import (
+    InlineInput,
+    LaidOutOnce,
+    PaneText,
+    RenderedOnce,
+    update_static,
+)
 from tui_compactor.wording import count_of
 from tui_compactor.workbench.settings import PLAN_SETTINGS
 
@@ -224,7 +230,7 @@ def settings_text(items: list[tuple[str, str, str]]) -> Text:
     return out
 
 
-class FormHint(Static, can_focus=True):
+class FormHint(PaneText, can_focus=True):
     """Where the plan pane's form goes until it is made: a line saying how to reach it. Given
     the focus (tab, a click), it makes the form and hands the focus to the form's first
     field."""
@@ -241,7 +247,7 @@ class FormHint(Static, can_focus=True):
             view.focus_inputs()
 
 
-class PlanView(VerticalScroll):
+class PlanView(LaidOutOnce, VerticalScroll):
     """Plan summary plus in-place budget inputs."""
 
     DEFAULT_CSS = """
@@ -339,12 +345,12 @@ class PlanView(VerticalScroll):
         """The plan's text, its sweep and where its settings came from (the sweep first: it
         is what a user moving the cut looks at); below them, until the form is made, a line
         saying how to reach it (``FormHint``)."""
-        yield Static(
+        yield PaneText(
             Text("press c for the compaction plan of the selected node", style="dim"),
             id="plan-text",
         )
-        yield Static(id="plan-sweep")
-        yield Static(id="plan-sources")
+        yield PaneText(id="plan-sweep")
+        yield PaneText(id="plan-sources")
         yield FormHint(
             Text("e or tab: edit these settings, the method and the focus", style="dim"),
             id="plan-form-hint",
