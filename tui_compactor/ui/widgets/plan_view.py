@@ -150,6 +150,8 @@ def plan_summary(
     if not plan.prepared:
         out.append("nothing to compact: ", style="bold yellow")
         out.append(sanitize(str(plan.reason or "no reason given"), max_len=300))
+        if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
+            out.append(f"\n{plan.keep_recent_text}", style="dim")  # as ``plan`` heads it
         nearest = getattr(plan, "nearest_cut_points", None) or []
         if nearest:
             shown = ", ".join(f"#{plan.branch[i]}" for i in nearest[:6] if i < len(plan.branch))
