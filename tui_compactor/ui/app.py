@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.notifications import Notify, SeverityLevel
@@ -33,6 +33,9 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
+    from textual.actions import ActionParseResult
+    from textual.dom import DOMNode
+
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
@@ -101,13 +104,13 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce, add_default_css
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.redraw import InlineInput
+from tui_compactor.ui.widgets.redraw import InlineInput, keep_scrollbar_lines
 from tui_compactor.ui.widgets.status import (
     LoadingBar,
     ReadOnlyBanner,
@@ -135,10 +138,15 @@ LATER_MODULES = (
     "tui_compactor.ui.widgets.summary_diff",
     "tui_compactor.ui.widgets.analysis",
     "tui_compactor.workbench.actions",
+    "tui_compactor.ui.screens.navigate",
 )
 """Modules of what the first screen does not show (the tabs after Details, the hindsight
-audit, writing to the file): imported where they are used, and in a worker once the first
-screen is drawn (``load_details_markdown``), not before it."""
+audit, writing to the file, the navigation dialog): imported where they are used, and in a
+worker once the first screen is drawn (``load_details_markdown``), not before it."""
+
+STYLE_AHEAD_STEP_S = 0.02
+"""Seconds between two classes whose CSS the app parses ahead of a dialog's first opening
+(``_style_ahead``): a few ms of the UI thread each, never all in one tick."""
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -471,6 +479,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
         collector.install()
+        keep_scrollbar_lines()
         self.set_timer(START_UP_HOLD, collector.release_start_up)
         self._debounce["collect"] = self.set_interval(IDLE_COLLECT_CHECK, self._collect_when_idle)
         self._apply_config()
@@ -488,6 +497,37 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         providers = sys.modules.get("tui_compactor.summarize.providers")
         if providers is not None:
             await providers.aclose_shared_clients()
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Run ``action``; one that waits for the whole file (dimmed while a big file is
+        indexed) says so instead of doing nothing without a word."""
+        if await super().run_action(action, default_namespace, namespaces):
+            return True
+        if not isinstance(action, str) or default_namespace not in (None, self):
+            return False
+        name = action.removeprefix("app.").partition("(")[0]
+        session = self.session
+        if name in WHOLE_FILE_ACTIONS and session is not None and session.preview:
+            described = next(
+                (
+                    b.description
+                    for b in APP_BINDINGS
+                    if isinstance(b, Binding) and b.action == action
+                ),
+                name.replace("_", " "),
+            )
+            self.notify(
+                f"{described} waits for the whole file: it is being indexed (the bar above the "
+                "tree says how far)",
+                timeout=3,
+            )
+            return True
+        return False
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
@@ -1265,6 +1305,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for name in LATER_MODULES:
             importlib.import_module(name)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="style-ahead")
+    def style_dialogs_ahead(self) -> None:
+        """Once the whole first screen is shown: the navigation dialog's module imported here,
+        off the UI thread, then the CSS of its widgets parsed on it, a class at a time
+        (``_style_ahead``)."""
+        from tui_compactor.ui.screens.navigate import dialog_widget_classes
+
+        classes = list(dialog_widget_classes())
+        if self.is_running and not get_current_worker().is_cancelled:
+            self.call_from_thread(self._style_ahead, classes)
+
+    def _style_ahead(self, classes: list[type[Any]]) -> None:
+        """Parse the CSS of ``classes`` (the navigation dialog's widgets), one class every
+        ``STYLE_AHEAD_STEP_S``: its first opening then parses none of it on the UI thread
+        (``styled.add_default_css``)."""
+        if not classes or not self.is_running:
+            return
+        add_default_css(self, classes[0])
+        if classes[1:]:
+            self.set_timer(STYLE_AHEAD_STEP_S, lambda: self._style_ahead(classes[1:]))
+
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
         (at once when ``delay`` is 0; not once the app shuts down: its widgets are gone)."""
@@ -1358,6 +1419,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.whole_screen.set()
         self.measure_chart(self.handle, self.settings)
+        self.style_dialogs_ahead()
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:

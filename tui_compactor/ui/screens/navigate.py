@@ -34,7 +34,13 @@ from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
 
-__all__ = ["SummaryMode", "NavigationChoice", "NavigateDialog", "describe_node"]
+__all__ = [
+    "SummaryMode",
+    "NavigationChoice",
+    "NavigateDialog",
+    "describe_node",
+    "dialog_widget_classes",
+]
 
 PREVIEW_WIDTH = 70
 """Characters of an entry's text shown in the dialog."""
@@ -414,3 +420,23 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
     def action_cancel(self) -> None:
         """Close without navigating."""
         self.dismiss(None)
+
+
+def dialog_widget_classes() -> tuple[type[Any], ...]:
+    """The classes of what the navigation dialog mounts (``compose_dialog`` and the footer):
+    their CSS can be parsed before its first opening (``styled.add_default_css``)."""
+    from tui_compactor.ui.widgets.footer import StateFooter
+
+    return (
+        NavigateDialog,
+        Vertical,
+        Horizontal,
+        Static,
+        Label,
+        OptionList,
+        TextArea,
+        RadioSet,
+        MarkedRadioButton,
+        Button,
+        StateFooter,
+    )
