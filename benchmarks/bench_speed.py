@@ -96,13 +96,82 @@ def probe_env() -> Iterator[dict[str, str]]:
         yield clean_env(home)
 
 
-def tmux_first_screen(command: list[str], ready: Callable[[str], bool]) -> float | None:
-    """Seconds from starting ``command`` in a fresh 120x40 tmux to ``ready(screen)``."""
+RUN_MARK = "TUIC_BENCH_RUN"
+"""Environment variable naming the measured run each process of a ``tmux_first_screen`` run
+inherits (the tmux server, the app and the app's children), so that its end can be waited for."""
+
+
+def run_processes(mark: str) -> list[int]:
+    """Ids of the processes whose environment has ``RUN_MARK=mark`` (empty without ``/proc``)."""
+    needle = f"{RUN_MARK}={mark}".encode() + b"\0"
+    pids = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue  # gone, or not ours to read
+        if needle in environ:
+            pids.append(int(name))
+    return pids
+
+
+def wait_run_ended(mark: str, timeout: float = 15.0) -> list[int]:
+    """Wait until no process of the run ``mark`` is left; the ids still there at ``timeout``.
+
+    Killing the tmux server ends the app, but not what the app started: its counting process
+    (a second interpreter loading the cl100k table, started once the first screen is drawn)
+    runs on, orphaned, for up to a second. The next measured process would share the two
+    cores with it: the session measured after the 10-entry one was slowed by the 10-entry
+    one's counting process, whichever it was (the 100k session 1.35x the 10-entry one in one
+    order, 0.83x in the other)."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        left = run_processes(mark)
+        if not left or time.perf_counter() >= deadline:
+            return left
+        time.sleep(0.02)
+
+
+def process_cpu(mark: str, command: list[str]) -> float | None:
+    """CPU seconds so far of the run ``mark``'s process running ``command`` (its argv), all
+    its threads (``/proc/PID/task/*/schedstat``: nanoseconds on a CPU); None if not found."""
+    argv = "\0".join(command).encode() + b"\0"
+    for pid in run_processes(mark):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if handle.read() != argv:
+                    continue
+            total = 0
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+                    total += int(handle.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        return total / 1e9
+    return None
+
+
+def tmux_first_screen(
+    command: list[str], ready: Callable[[str], bool], cpu: list[float] | None = None
+) -> float | None:
+    """Seconds from starting ``command`` in a fresh 120x40 tmux to ``ready(screen)``; returns
+    once every process of the run has ended (``wait_run_ended``), so none shares the machine
+    with the next run. ``cpu``: gets the CPU seconds the process (all its threads; not its
+    children) had used when the screen was seen ready (``process_cpu``), a figure the load of
+    the machine moves far less than the wall clock."""
     if shutil.which("tmux") is None:
         return None
     socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     line = " ".join(command)
     with probe_env() as env:
+        env[RUN_MARK] = socket
         started = time.perf_counter()
         subprocess.run(
             [
@@ -137,11 +206,16 @@ def tmux_first_screen(command: list[str], ready: Callable[[str], bool]) -> float
                     timeout=10,
                 ).stdout
                 if ready(screen):
-                    return time.perf_counter() - started
+                    seconds = time.perf_counter() - started
+                    used = process_cpu(socket, command) if cpu is not None else None
+                    if cpu is not None and used is not None:
+                        cpu.append(used)
+                    return seconds
                 time.sleep(0.01)
             return None
         finally:
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=10)
+            wait_run_ended(socket)
 
 
 TREE_COMPLETE_CODE = r"""
@@ -333,17 +407,23 @@ def first_screens(
     here = ROOT
     roots = (here, *against)
     samples: dict[tuple[Path, str], list[float]] = {}
+    cpus: dict[tuple[Path, str], list[float]] = {}
     floor_samples: list[float] = []
+    floor_cpus: list[float] = []
     try:
         for _ in range(runs):  # interleaved
             ROOT = here
-            value = tmux_first_screen(minimal, minimal_ready)
+            value = tmux_first_screen(minimal, minimal_ready, floor_cpus)
             if value is not None:
                 floor_samples.append(value)
             for root in roots:
                 ROOT = root  # the tmux window's directory and PYTHONPATH
                 for label, path in sessions:
-                    value = tmux_first_screen([*app, str(path), "--no-follow"], app_ready)
+                    value = tmux_first_screen(
+                        [*app, str(path), "--no-follow"],
+                        app_ready,
+                        cpus.setdefault((root, label), []),
+                    )
                     if value is not None:
                         samples.setdefault((root, label), []).append(value)
     finally:
@@ -351,32 +431,43 @@ def first_screens(
     if not floor_samples:
         return [{"case": "first full screen (skipped)", "notes": "no tmux"}]
     floor = statistics.median(floor_samples)
+    floor_cpu = statistics.median(floor_cpus) if floor_cpus else None
     out: list[dict[str, Any]] = [
         {
             "case": "first full screen, minimal Textual app",
             "median_s": floor,
             "runs": len(floor_samples),
             "ratio": 1.0,
-            "notes": "floor (tmux 120x40)",
+            "notes": "floor (tmux 120x40)"
+            + (f"; CPU {floor_cpu:.3f} s when seen" if floor_cpu else ""),
         }
     ]
     for root in roots:
         which = "" if root == here else f" [{root}]"
         first: float | None = None
+        first_cpu: float | None = None
         for label, _path in sessions:
             values = samples.get((root, label))
             if not values:
                 out.append({"case": f"{label} first full screen{which} (timed out)"})
                 continue
             value = statistics.median(values)
+            used = statistics.median(cpus[root, label]) if cpus.get((root, label)) else None
             note = "tree + gauge + details drawn"
+            is_first = first is None
             if first is None:
-                first = value
+                first, first_cpu = value, used
             else:
                 note += (
                     f"; {value / first:.2f}x the {sessions[0][0].strip()}-entry session "
                     "(target <=1.1x)"
                 )
+            if used is not None and floor_cpu:
+                # The process's CPU when the screen was seen (median): what it did, which the
+                # load moves far less than the wall clock.
+                note += f"; CPU {used:.3f} s = {used / floor_cpu:.2f}x the floor's"
+                if first_cpu is not None and not is_first:
+                    note += f", {used / first_cpu:.2f}x the {sessions[0][0].strip()}-entry's"
             out.append(
                 {
                     "case": f"{label} first full screen (tmux){which}",

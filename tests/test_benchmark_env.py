@@ -7,6 +7,8 @@ a fresh ``HOME`` and config directory, no ``TUI_COMPACTOR_*`` variable.
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,38 @@ def test_every_probe_runs_without_the_users_config() -> None:
         assert bench_speed.run_probe(CLEAN, [], "CLEAN", "probe", env=env) == "False"
     context = bench.BenchContext(quick=True, runs=1)
     assert context.peak_rss(USER_CONFIG + "\nassert not found") > 0
+
+
+ORPHAN = """
+import subprocess, sys, time
+# Like the app's counting process: a child in a session of its own, which the tmux server's
+# end does not stop, still working (here: sleeping) when the screen is seen ready.
+subprocess.Popen([sys.executable, "-c",
+    "import sys, time; time.sleep(1.0); open(sys.argv[1], 'w').write('done')", sys.argv[1]],
+    start_new_session=True)
+print("PROBE-READY", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("tmux") is None or not Path("/proc/self/environ").exists(),
+    reason="needs tmux and /proc",
+)
+def test_a_first_screen_run_ends_only_once_every_process_it_started_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next run of the first-screen probe must not share the machine with what the last
+    one left running (the 10-entry session's counting process slowed the session after it)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import bench_speed
+
+    script = tmp_path / "orphan.py"
+    script.write_text(ORPHAN)
+    done = tmp_path / "done"
+    command = [sys.executable, str(script), str(done)]
+    cpu: list[float] = []
+    seconds = bench_speed.tmux_first_screen(command, lambda screen: "PROBE-READY" in screen, cpu)
+    assert seconds is not None
+    assert done.read_text() == "done"  # the orphan had finished when the probe returned
+    assert len(cpu) == 1 and 0 < cpu[0] < seconds  # the process's own CPU when seen ready

@@ -150,6 +150,23 @@ def _header_change(**change: Any) -> list[Any]:
     return records
 
 
+TITLE_SLOT = {
+    "type": "title",
+    "v": 1,
+    "title": "Port the parser",
+    "source": "auto",
+    "updatedAt": "2026-01-05T10:00:00.000Z",
+    "pad": "    ",
+}
+
+
+def _title_slot(**change: Any) -> list[Any]:
+    """The conversation after an oh-my-pi title slot on line 1, changed by ``change`` (a
+    ``None`` value drops the field)."""
+    slot = {key: value for key, value in {**TITLE_SLOT, **change}.items() if value is not None}
+    return [slot, *_conversation()]
+
+
 VARIANTS: dict[str, list[Any]] = {
     "clean": _conversation(),
     "usage-without-cost": _conversation(
@@ -194,6 +211,15 @@ VARIANTS: dict[str, list[Any]] = {
         *_conversation(),
         '{"type":"message","id":"x1","message":null} x',
     ],
+    "title-slot": _title_slot(),
+    "title-slot-without-updatedAt": _title_slot(updatedAt=None),
+    "title-slot-updatedAt-a-number": _title_slot(updatedAt=1767607200000),
+    "title-slot-without-pad": _title_slot(pad=None),
+    "title-slot-without-title": _title_slot(title=None),
+    "title-slot-without-source": _title_slot(source=None),
+    "title-slot-source-other": _title_slot(source="agent"),
+    "title-slot-v-2": _title_slot(v=2),
+    "title-slot-v-true": _title_slot(v=True),
     "nested-10000": _deep(10_000),
     "nested-40000": _deep(40_000),
 }
@@ -305,6 +331,38 @@ def test_lint_says_why_and_where_under_omp_rules_only(
     assert main(["lint", str(path), "--rules", "omp", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["omp"]["hangs"] is True and report["omp"]["refuses"] is False
+
+
+def test_a_title_slot_oh_my_pi_does_not_read_is_named_in_each_agents_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line-1 title slot without ``updatedAt``: oh-my-pi does not take it for its slot and
+    refuses the file (``variant-title-slot-without-updatedAt``, held to it above); pi reads any
+    title slot as its header and finds no session. ``lint`` says so, file and line, under each
+    agent's rules; we still open the file with every entry."""
+    from tui_compactor.cli import main
+
+    path = tmp_path / "s.jsonl"
+    lines = (FIXTURES / "bad" / "omp-title-slot-first-line.jsonl").read_bytes().split(b"\n", 1)
+    slot = json.loads(lines[0])
+    del slot["updatedAt"]
+    path.write_bytes(json.dumps(slot).encode() + b"\n" + lines[1])
+    assert main(["lint", str(path), "--rules", "omp"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "line 1 (byte 0): oh-my-pi 18.2.3 would refuse to open this file: line 1 is not a title "
+        "slot it reads (its updatedAt is missing, not a string)" in text
+    )
+    assert "[omp-refuses]" in text and "pi reads it as its session header" not in text
+    assert main(["lint", str(path), "--rules", "pi", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["entries"] == 6 and report["omp"] is None
+    [problem] = report["pi"]["problems"]
+    assert problem["line"] == 1 and problem["code"] == "pi-no-header"
+    assert "which pi reads as its session header" in problem["message"]
+    shutil.copyfile(FIXTURES / "bad" / "omp-title-slot-first-line.jsonl", path)
+    assert main(["lint", str(path), "--rules", "omp", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["omp"]["problems"] == []  # a slot it reads
 
 
 NUMBERED = ["bad/invalid-json-middle.jsonl", "variant-object-then-garbage.jsonl",

@@ -6,9 +6,11 @@ It counts exactly what the in-process counter counts, ends with the process that
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -240,3 +242,119 @@ def test_the_commands_count_in_their_own_process_the_app_in_a_counting_process(
         assert counter.pid is not None and os.path.exists(f"/proc/{counter.pid}")
     finally:
         counter.close()
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User + system CPU ticks ``pid`` has used."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_a_counting_process_killed_mid_request_is_started_again_and_the_request_answered() -> None:
+    """SIGKILL (the OOM killer, a user's kill) while a long request is being counted: the
+    counter starts the process again, sends the request again, and its counts are exact; the
+    app is told once (``on_restart``) and the killed process is gone."""
+    counter = Cl100kProcessCounter()
+    told: list[str] = []
+    counter.on_restart = told.append
+    local = Cl100kCounter(preload=False)
+    texts = [f"{index} " + "lorem ipsum dolor sit amet, " * 4000 for index in range(60)]
+    try:
+        assert counter.count_text("hello world") == 2
+        first = counter.pid
+        assert first is not None
+        idle = _cpu_ticks(first)
+        answered: list[list[int]] = []
+        worker = threading.Thread(target=lambda: answered.append(counter.count_texts(texts)))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while _cpu_ticks(first) < idle + 5 and time.monotonic() < deadline:  # counting: 50 ms in
+            time.sleep(0.005)
+        assert _cpu_ticks(first) >= idle + 5, "the request never reached the process"
+        assert not answered, "the request was answered before the kill: make it longer"
+        os.kill(first, signal.SIGKILL)
+        worker.join(60)
+        assert not worker.is_alive()
+        assert answered == [[local.count_text(text) for text in texts]]
+        assert told == ["the counting process was killed (SIGKILL)"]
+        assert counter.restarts == 1 and counter.loaded and counter.error is None
+        second = counter.pid
+        assert second is not None and second != first and _running(second)
+        assert _wait_ended(first)
+        # Killed between two requests (idle): the next count starts it again too.
+        os.kill(second, signal.SIGKILL)
+        assert _wait_ended(second)
+        assert counter.count_texts(HOSTILE_TEXTS) == [
+            local.count_text(text) for text in HOSTILE_TEXTS
+        ]
+        assert counter.restarts == 2 and len(told) == 2
+    finally:
+        counter.close()
+    last = counter.pid
+    assert last is None
+
+
+def test_a_counting_process_that_dies_at_once_is_started_again_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Not a loop: after ``RESTART_WAITS_S`` restarts in a row every count fails with why (the
+    app then counts chars/4), at once, and no process is left."""
+    started = tmp_path / "started"
+    dying = tmp_path / "dying-python"
+    dying.write_text(f"#!/bin/sh\necho x >> {started}\nexit 7\n", encoding="utf-8")
+    dying.chmod(0o755)
+    monkeypatch.setattr(token_process.sys, "executable", str(dying))
+    monkeypatch.setattr(token_process, "RESTART_WAITS_S", (0.0, 0.05, 0.1))
+    counter = Cl100kProcessCounter()
+    told: list[str] = []
+    counter.on_restart = told.append
+    with pytest.raises(TokenTableError) as raised:
+        counter.count_text("hello")
+    assert raised.value.reason == (
+        "the counting process ended (exit code 7); started again 3 times in a row, it ended "
+        "each time"
+    )
+    assert started.read_text().count("x") == 4 and counter.restarts == 3
+    with pytest.raises(TokenTableError):
+        counter.count_messages([{"role": "user", "content": "again"}])
+    assert started.read_text().count("x") == 4, "started again after the restarts were spent"
+    assert told == [] and counter.pid is None
+    counter.close()
+
+
+def test_a_closed_counter_is_not_started_again() -> None:
+    counter = Cl100kProcessCounter()
+    assert counter.count_text("hello world") == 2
+    pid = counter.pid
+    assert pid is not None
+    counter.close()
+    assert _wait_ended(pid)
+    with pytest.raises(TokenTableError, match="the counting process was closed"):
+        counter.count_text("after")
+    assert counter.restarts == 0 and counter.pid is None
+
+
+def test_the_counting_process_runs_at_a_lower_priority_than_the_app() -> None:
+    """Its minute of counting after the open yields the CPU to the app's event loop when both
+    want it (a busy machine, one core): a nicer process, also after a restart."""
+    process_counter = Cl100kProcessCounter()
+    try:
+        _check_lower_priority(process_counter)
+    finally:
+        process_counter.close()
+
+
+def _check_lower_priority(process_counter: Cl100kProcessCounter) -> None:
+    assert process_counter.count_text("ready?") == 2
+    pid = process_counter.pid
+    assert pid is not None
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(ours + token_process.COUNTING_NICE, 19)
+    assert token_process.COUNTING_NICE >= 5
+    os.kill(pid, signal.SIGKILL)
+    assert _wait_ended(pid)
+    assert process_counter.count_text("hello world") == 2  # started again
+    restarted = process_counter.pid
+    assert restarted is not None and restarted != pid
+    assert os.getpriority(os.PRIO_PROCESS, restarted) == min(ours + token_process.COUNTING_NICE, 19)

@@ -159,5 +159,6 @@ def test_a_torn_tail_is_refused_in_the_same_words_by_undo_compact_navigate_and_t
         assert main([*argv, "--quiet-window", "0"]) == 1, argv
         err = " ".join(capsys.readouterr().err.split())
         assert reason in err and hint in err, argv
-    assert load_session(session_copy).append_refusal == f"{reason}. {hint}"  # the app's banner
+    banner = load_session(session_copy).append_refusal  # the app's banner: the gate's words
+    assert banner == f"{session_copy.name}: {reason}. {hint}"
     assert session_copy.read_bytes() == original

@@ -550,3 +550,34 @@ async def test_j_and_k_move_in_the_timeline_and_the_issues_as_in_the_tree(view: 
         await pilot.press("j", "k")
         await settle(pilot)
         assert table.cursor_row == 1
+
+
+async def test_the_window_tab_keeps_its_figures_whole_at_80x24(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At 80×24 the pane is about 38 columns wide: the kinds' names give way (an ellipsis),
+    never the tokens or the share of the window (``21.…`` reads as nothing)."""
+    shown: list[Any] = []
+    show = BreakdownView.show
+
+    def recorded(view: BreakdownView, breakdown: Any, session: Any) -> None:
+        shown.append(breakdown)
+        show(view, breakdown, session)
+
+    monkeypatch.setattr(BreakdownView, "show", recorded)
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        breakdown = shown[-1]
+        assert breakdown.leaf == app.session.leaf
+        text = screen_text(app)
+        assert "tokens" in text and "window" in text, text
+        for part in breakdown.parts[:3]:  # the largest kinds: the rows on screen at 80×24
+            figure = format_tokens(part.tokens)
+            share = f"{part.tokens / breakdown.window:.1%}"
+            assert any(
+                f" {figure} " in f" {line} " and f" {share} " in f" {line} "
+                for line in text.splitlines()
+            ), (part.label, figure, share, text)

@@ -5,6 +5,7 @@ app quits or dies, and the chars/4 estimate, said why, when the process cannot s
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -222,3 +223,114 @@ def test_an_app_killed_leaves_no_counting_process(
     subprocess.run(["kill", f"-{signal}", str(app_pid)], check=True)
     app.wait_for_text(EXIT_MARK)
     assert _ended(counting), f"the counting process outlived the app killed with SIG{signal}"
+
+
+def _appended_user_message(path: Path, text: str) -> None:
+    """The agent appends a user message under the file's last entry."""
+    import json
+
+    last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    record = {
+        "type": "message",
+        "id": "c0ffee01",
+        "parentId": last["id"],
+        "timestamp": "2026-01-12T10:00:00.000Z",
+        "message": {"role": "user", "content": text},
+    }
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(record) + "\n")
+
+
+@pytest.mark.asyncio
+async def test_a_counting_process_killed_mid_session_comes_back_said_once_and_counts_exact(
+    tmp_path: Path, no_counter_yet: None
+) -> None:
+    """SIGKILL of the counting process while the app runs (the OOM killer, a user's kill): the
+    next count starts it again, the counts stay cl100k and exact (not the chars/4 estimate),
+    and one note says why; the killed process is gone."""
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        counter = tokens._COUNTERS["cl100k"]
+        assert isinstance(counter, Cl100kProcessCounter) and counter.loaded
+        killed = counter.pid
+        assert killed is not None
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while _counting_processes([killed]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _counting_processes([killed])
+        text = "please count this new message exactly: " + "tokens " * 300
+        _appended_user_message(path, text)
+        handle = app.handle
+        assert handle is not None
+        app.refresh_session(handle)
+        await settle(pilot)
+        session = app.session
+        assert session is not None
+        added = len(session.entries) - 1
+        assert session.entries[added].type == "message"
+        local = TokenCache(session, Cl100kCounter(preload=False))
+        assert app.query_one(SessionTree).token_counts.get(added) == local.entry_tokens(added)
+        notes = [note for note in raised_notes(app) if "counting process" in note]
+        assert notes == [
+            "the counting process was killed (SIGKILL): it was started again, and the counts "
+            "go on (cl100k, exact)"
+        ], raised_notes(app)
+        assert app.settings.tokens == "cl100k" and app.state.table_error is None
+        assert "≈ chars/4" not in screen_text(app)
+        assert counter.restarts == 1 and counter.pid not in (None, killed)
+        assert _counting_processes([counter.pid or 0])
+
+
+@pytest.mark.asyncio
+async def test_a_counting_process_that_keeps_dying_leaves_the_marked_estimate_said_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_counter_yet: None
+) -> None:
+    """The restarts spent (a process that dies at once each time): the chars/4 estimate,
+    marked, with the reason, as when it cannot start; no count shown as exact."""
+    dying = tmp_path / "dying-python"
+    dying.write_text("#!/bin/sh\nexit 9\n", encoding="utf-8")
+    dying.chmod(0o755)
+    monkeypatch.setattr(token_process.sys, "executable", str(dying))
+    monkeypatch.setattr(token_process, "RESTART_WAITS_S", (0.0, 0.05, 0.1))
+    app = make_app(TREE_BRANCHES)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        notes = raised_notes(app)
+        assert [
+            note
+            for note in notes
+            if "token table could not be loaded" in note
+            and "ended (exit code 9); started again 3 times in a row" in note
+        ], notes
+        assert not [note for note in notes if "it was started again" in note], notes
+        assert app.settings.tokens == "pi"
+        assert "≈ chars/4" in str(app.query_one(SessionStatus).render())
+        assert app.query_one(SessionTree).token_counts
+
+
+@pytest.mark.tmux
+def test_a_counting_process_started_again_ends_with_the_app(
+    tmux_app: Callable[[list[str]], TmuxApp],  # noqa: F811 - the fixture
+    tmp_path: Path,
+) -> None:
+    """Killed, started again as the agent appends (the app follows the file), and still no
+    counting process outlives the app once it quits."""
+    path = copy_fixture(FIXTURES / "oracle" / "sessions" / "tree-compacted.jsonl", tmp_path)
+    app = tmux_app([str(path)])
+    app.wait_for(lambda screen: "entries" in screen.splitlines()[0], "the loaded tree")
+    app.wait_for(lambda screen: " tokens" in screen and "≈" not in screen, "cl100k counts")
+    shell = int(app._tmux("display-message", "-p", "-t", app.target, "#{pane_pid}").strip())
+    killed = _counting_processes(_descendants(shell))
+    assert len(killed) == 1
+    os.kill(killed[0], signal.SIGKILL)
+    _appended_user_message(path, "one more message from the agent")
+    app.wait_for_text("token counting", "SIGKILL")  # the note (its text wraps)
+    again = _counting_processes(_descendants(shell))
+    assert len(again) == 1 and again != killed
+    app.send("q")
+    done = app.wait_for_text(EXIT_MARK)
+    assert f"{EXIT_MARK} 0]" in done, done
+    assert _ended(again), "the counting process started again outlived the app"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from rich.segment import Segment
+from rich.text import Text
 from textual import events
 from textual.strip import Strip
 from textual.widgets import Static
@@ -395,3 +396,89 @@ async def test_rows_reserved_for_the_first_plan_leave_no_gap_once_it_settles() -
             width = static.content_size.width
             wanted = static.visual.get_height(static.styles, width)  # type: ignore[arg-type]
             assert static.content_size.height == wanted, f"{name} keeps blank rows"
+
+
+def _count_reflows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, one item per re-arrangement of the whole screen (``count_layouts`` but
+    for the refreshes of what scrolled into view, which Pilot's pauses ask for)."""
+    from textual.screen import Screen
+
+    reflows: list[int] = []
+    refresh_layout = Screen._refresh_layout
+
+    def counted(screen: Screen[Any], *args: Any, **kwargs: Any) -> None:
+        if not kwargs.get("scroll") or screen._layout_widgets:
+            reflows.append(1)
+        refresh_layout(screen, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counted)
+    return reflows
+
+
+async def test_a_pane_whose_text_changes_height_is_laid_out_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plan's text getting shorter lays the screen out once: the layout that gives the
+    text its new height does not ask for a second one (each is 10-20 ms of the UI thread on a
+    big session), and the screen shows the new text with the sweep right under it."""
+    from tui_compactor.ui.widgets.redraw import update_static
+
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        view = app.query_one(PlanView)
+        view.focus_inputs()  # the form made: nothing is mounted below once the text changes
+        await settle(pilot)
+        view.scroll_home(animate=False)  # the plan's text in view again
+        await pilot.pause(SHRINK_AFTER + 0.3)
+        await settle(pilot)
+        assert view.plan_text is not None and view.show_vertical_scrollbar
+        text = app.query_one("#plan-text", Static)
+        assert text.content_size.height > 2
+        layouts = _count_reflows(monkeypatch)
+        update_static(text, Text("a shorter plan\nin two lines"))
+        await settle(pilot)
+        assert len(layouts) == 1, f"{len(layouts)} layouts for one change of height"
+        assert text.content_size.height == 2
+        sweep = app.query_one("#plan-sweep", Static)
+        assert sweep.region.y == text.region.y + 3  # its margin above it
+        assert "a shorter plan" in screen_text(app)
+
+
+async def test_a_scrollbar_is_drawn_again_only_when_what_it_shows_changes() -> None:
+    """A scrollbar refreshed by a layout or a focus change without moving is not drawn again
+    (the tree's is 1-4 ms each time); scrolled, it is, and the screen shows the thumb moved."""
+    from textual.scrollbar import ScrollBarRender
+
+    drawn: list[int] = []
+    render = ScrollBarRender.__rich_console__
+
+    def counted(self: ScrollBarRender, console: Any, options: Any) -> Any:
+        drawn.append(1)
+        return render(self, console, options)
+
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        bar = tree.vertical_scrollbar
+        assert bar.display, "the tree has more rows than the screen"
+        before = screen_text(app)
+        ScrollBarRender.__rich_console__ = counted  # type: ignore[method-assign]
+        try:
+            bar.refresh()
+            tree.refresh(layout=True)
+            await pilot.pause()
+            assert drawn == [], "the same bar drawn again"
+            assert screen_text(app) == before
+            await pilot.press("g")  # the tree opened at the leaf, its last row: to the top
+            await settle(pilot)
+            assert tree.scroll_y == 0
+            assert drawn, "the scrolled tree's bar is drawn again"
+        finally:
+            ScrollBarRender.__rich_console__ = render  # type: ignore[method-assign]
+        column = [line[tree.region.right - 2 :] for line in screen_text(app).splitlines()]
+        shown = [line[tree.region.right - 2 :] for line in before.splitlines()]
+        assert column != shown, "the thumb moved on screen"

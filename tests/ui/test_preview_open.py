@@ -281,3 +281,34 @@ async def test_the_chart_is_measured_once_the_whole_files_first_screen_is_comple
         await settle(pilot)
         assert seen[0] == (True, True)
         assert app.query_one(ContextChart).points  # drawn
+
+
+@pytest.mark.asyncio
+async def test_a_key_that_waits_for_the_whole_file_says_so(
+    big_file: Path, held_index: threading.Event
+) -> None:
+    """``c`` (or ``r``, ``T``, ``I``…) typed while a big file is indexed does nothing yet (dimmed
+    in the footer): a note says what it waits for, instead of a key that seems lost."""
+    from tests.ui.app_helpers import raised_notes
+
+    app = make_app(big_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.gauge_data is not None)
+        assert app.session is not None and app.session.preview
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.plan is None
+        waits = [note for note in raised_notes(app) if "waits for the whole file" in note]
+        assert waits and waits[-1].startswith("Plan waits for the whole file"), raised_notes(app)
+        await pilot.press("T")
+        await pilot.pause()
+        assert any(n.startswith("Compaction timeline waits") for n in raised_notes(app))
+        assert len(app.screen_stack) == 1
+        held_index.set()
+        await until(pilot, lambda: app.session is not None and not app.session.preview)
+        await settle(pilot)
+        before = len(raised_notes(app))
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.plan is not None
+        assert not any("waits for the whole file" in n for n in raised_notes(app)[before:])

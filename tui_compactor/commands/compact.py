@@ -26,6 +26,7 @@ from tui_compactor.commands.confirm import (
     gate_refusal,
     kept_growing,
     not_confirmed,
+    refuse,
 )
 from tui_compactor.workbench.exits import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
@@ -161,18 +162,19 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from tui_compactor.config import ConfigError
-    from tui_compactor.session.writer import AppendRefused
+    from tui_compactor.session.writer import AppendRefused, check_appendable
     from tui_compactor.summarize.compaction import CompactionJob
     from tui_compactor.summarize.errors import SummarizeError
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import (
         MAX_REPLANS,
+        ActionRefused,
         StaleProposal,
         apply,
         propose_compaction,
     )
     from tui_compactor.workbench.handle import SessionHandle
-    from tui_compactor.workbench.plans import make_plan, run_refusal
+    from tui_compactor.workbench.plans import make_plan, plan_refusal, run_refusal
 
     def say(message: str) -> None:
         print(sanitize(message), file=sys.stderr)
@@ -209,13 +211,13 @@ def run(args: argparse.Namespace) -> int:
             common.dump_json(report)
         return status
 
-    if session.append_refusal and not args.dry_run:
-        # Refuse before spending any model call: the append gate would refuse anyway.
-        reason = sanitize(session.append_refusal, single_line=True)
-        say(f"tui-compactor: cannot append to this session: {reason}")
-        say("Nothing was written. Use --dry-run to preview the summaries anyway.")
-        report["refused"] = session.append_refusal
-        return finish(EXIT_REFUSED)
+    if not args.dry_run:
+        try:  # refuse before spending any model call: the append gate would refuse anyway
+            check_appendable(session)
+        except AppendRefused as refused:
+            say(gate_refusal(report, refused))
+            say("Nothing was written. Use --dry-run to preview the summaries anyway.")
+            return finish(EXIT_REFUSED)
 
     handle = SessionHandle(session)
     gate_options: dict[str, Any] = append_options(args)
@@ -238,12 +240,12 @@ def run(args: argparse.Namespace) -> int:
             say(f"note: {note}")
         if not args.json:
             _print_plan(session, plan, summarizer.label)
-        refusal = run_refusal(plan, settings)
+        refusal = plan_refusal(plan, settings)
         if refusal is not None:
-            say(f"tui-compactor: cannot compact here: {refusal}")
+            say(f"tui-compactor: cannot compact here: {run_refusal(plan, settings)}")
             for position in plan.nearest_cut_points:
                 say(f"  nearest valid cut: {session.entries[plan.branch[position]].id}")
-            report["refused"] = refusal
+            refuse(report, refusal)
             return finish(EXIT_REFUSED)
 
         if args.show_requests:
@@ -316,6 +318,10 @@ def run(args: argparse.Namespace) -> int:
                     snapshot, plan, result.entry, generation=planned_at, file_leaf=file_leaf
                 )
             appended = apply(handle, proposal, **gate_options)
+        except ActionRefused as action_refused:
+            say(f"tui-compactor: cannot compact here: {action_refused.reason}")
+            refuse(report, action_refused)
+            return finish(EXIT_REFUSED)
         except StaleProposal as stale:
             # Never onto the old leaf: plan again at the new leaf and ask again (--yes: say so).
             if leaf == file_leaf:

@@ -49,31 +49,42 @@ def append_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def refuse(report: dict[str, Any], refused: Any) -> None:
+    """Put a refusal in a writing command's JSON report, in the one shape every refusal has:
+    ``refused`` (the reason), ``refusedCode`` (the rule) and ``hint`` (what to do; null when the
+    rule has none). ``refused`` is a ``workbench.exits.Refusal``, an ``ActionRefused`` or the
+    append gate's ``AppendRefused``: each has ``reason``, ``code`` and ``hint``."""
+    report["refused"] = refused.reason
+    report["refusedCode"] = refused.code
+    report["hint"] = refused.hint or None
+
+
 def not_confirmed(report: dict[str, Any]) -> str:
-    """How every writing command reports a write the user did not confirm: ``refused`` is
-    ``not confirmed`` in the JSON report; the returned line goes to stderr."""
-    report["refused"] = "not confirmed"
+    """How every writing command reports a write the user did not confirm (``not-confirmed``);
+    the returned line goes to stderr."""
+    from tui_compactor.workbench.exits import Refusal
+
+    refuse(report, Refusal("not confirmed", "not-confirmed", "pass --yes to append without asking"))
     return "tui-compactor: not confirmed: nothing written (pass --yes to append without asking)"
 
 
 def kept_growing(report: dict[str, Any]) -> str:
     """How every writing command gives up after ``workbench.actions.MAX_REPLANS`` re-plans
-    (the file grew each time): ``refused`` in the JSON report; the line goes to stderr."""
+    (the file grew each time: ``kept-growing``); the line goes to stderr."""
     from tui_compactor.workbench.actions import MAX_REPLANS
+    from tui_compactor.workbench.exits import Refusal
 
-    report["refused"] = "the session kept growing"
+    hint = "run it again when the agent has stopped writing to the session"
+    refuse(report, Refusal("the session kept growing", "kept-growing", hint))
     return f"tui-compactor: the session kept growing ({MAX_REPLANS} re-plans); nothing written"
 
 
 def gate_refusal(report: dict[str, Any], refused: Any) -> str:
     """How every writing command reports a refusal of the append gate (``AppendRefused``):
-    ``refused`` (the reason), ``refusedCode`` (the rule) and ``hint`` in the JSON report; the
-    returned lines go to stderr. Nothing was written."""
+    ``refuse`` fills the JSON report; the returned lines go to stderr. Nothing was written."""
     from tui_compactor.textsafe import sanitize
 
-    report["refused"] = refused.reason
-    report["refusedCode"] = refused.code
-    report["hint"] = refused.hint
+    refuse(report, refused)
     text = f"tui-compactor: append refused: {sanitize(refused.reason, single_line=True)}"
     if refused.hint:
         text += f"\n  {sanitize(refused.hint, single_line=True)}"

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
     """The ``lint --json`` object for a loaded session under ``rules``."""
     from tui_compactor.session.agents import orphaned_appends
-    from tui_compactor.session.flavor import omp_rewrite_reason
+    from tui_compactor.session.flavor import omp_rewrite_reason, pi_problems
     from tui_compactor.session.model import Verdict
     from tui_compactor.session.omp_open import OMP_HANGS, OMP_REFUSES, omp_open_problems
 
@@ -46,8 +46,10 @@ def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
             roles[entry.role] = roles.get(entry.role, 0) + 1
     leaf = session.leaf
     refused = session.verdict is Verdict.REFUSE
-    omp = None
-    if rules == "omp":
+    omp = pi = None
+    if rules != "omp":
+        pi = {"problems": [common.diagnostic_json(p) for p in pi_problems(session)]}
+    else:
         problems = omp_open_problems(session)
         omp = {
             "refuses": any(p.code == OMP_REFUSES for p in problems),
@@ -79,6 +81,7 @@ def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
         "diagnostics": [common.diagnostic_json(d) for d in session.diagnostics],
         "ompRewritesOnAppend": omp_rewrite_reason(session),
         "omp": omp,
+        "pi": pi,
         "orphanedAppends": [
             {
                 "entryId": entries[orphan.index].id,
@@ -121,9 +124,9 @@ def _print_text(report: dict[str, Any]) -> None:
     if report["error"] and not any(d["severity"] == "error" for d in report["diagnostics"]):
         # A refusal that is not one of the diagnostics below (each is printed once).
         out.write(f"  error: {safe(report['error'])}\n")
-    # The file's own diagnostics, then (under omp rules) why oh-my-pi would refuse or hang on it.
-    omp_problems = (report.get("omp") or {}).get("problems", [])
-    for diag in [*report["diagnostics"], *omp_problems]:
+    # The file's own diagnostics, then what the rules' agent would refuse or hang on.
+    rules_problems = (report.get("omp") or report.get("pi") or {}).get("problems", [])
+    for diag in [*report["diagnostics"], *rules_problems]:
         where = f"line {diag['line']}" if diag["line"] is not None else "file"
         if diag["offset"] is not None:
             where += f" (byte {diag['offset']})"

@@ -21,6 +21,7 @@ from tui_compactor.commands.confirm import (
     gate_refusal,
     kept_growing,
     not_confirmed,
+    refuse,
 )
 from tui_compactor.wording import count_of
 
@@ -251,12 +252,13 @@ def _perform(
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
     from tui_compactor.config import ConfigError
-    from tui_compactor.session.writer import AppendRefused
+    from tui_compactor.session.writer import AppendRefused, check_appendable
     from tui_compactor.summarize.navigation import prepare_navigation
     from tui_compactor.summarize.providers import aclose_shared_clients
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import (
         MAX_REPLANS,
+        ActionRefused,
         StaleProposal,
         apply,
         propose_navigation,
@@ -275,10 +277,11 @@ def _perform(
             print(text)
         return status
 
-    if session.append_refusal:
-        say(f"tui-compactor: cannot append to this session: {session.append_refusal}")
+    try:
+        check_appendable(session)
+    except AppendRefused as refused:
+        say(gate_refusal(report, refused))
         say("Nothing was written. Use --dry-run to see the plan.")
-        report["refused"] = session.append_refusal
         return finish(common.EXIT_REFUSED)
     summarizer = None
     if args.summarize:
@@ -333,6 +336,10 @@ def _perform(
         except AppendRefused as refused:
             say(gate_refusal(report, refused))
             return finish(common.EXIT_REFUSED)
+        except ActionRefused as action_refused:
+            say(f"tui-compactor: navigate refused, nothing written: {action_refused.reason}")
+            refuse(report, action_refused)
+            return finish(common.EXIT_REFUSED)
         except TokenTableError:
             raise  # every command refuses it alike (cli: exit 2, what to count with instead)
         except Exception as error:  # the summaries layer raises user-facing errors
@@ -341,7 +348,7 @@ def _perform(
             hint = getattr(error, "hint", None)
             if hint:
                 say(hint)
-            report["refused" if hasattr(error, "reason") else "error"] = reason
+            report["error"] = reason
             return finish(common.EXIT_REFUSED)
         new_leaf = common.entry_id(session, nav.new_leaf)
         report.update({"written": True, "entryId": appended.ids[0], "newLeafId": new_leaf})

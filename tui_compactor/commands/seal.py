@@ -125,11 +125,13 @@ def run(args: argparse.Namespace) -> int:
         gate_refusal,
         kept_growing,
         not_confirmed,
+        refuse,
     )
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import MAX_REPLANS, StaleProposal, apply, propose_seal
+    from tui_compactor.workbench.exits import Refusal
     from tui_compactor.workbench.handle import SessionHandle
 
     session = load_session(args.session)
@@ -149,10 +151,12 @@ def run(args: argparse.Namespace) -> int:
                 tail = describe_tail(session)
                 proposal = propose_seal(snapshot)
             if tail is None:
-                report["refused"] = (
-                    f"{name}: the file ends with a newline; there is nothing to seal"
+                nothing = Refusal(
+                    f"{name}: the file ends with a newline; there is nothing to seal",
+                    "nothing-to-seal",
                 )
-                return finish(EXIT_REFUSED, f"tui-compactor: {safe(report['refused'])}")
+                refuse(report, nothing)
+                return finish(EXIT_REFUSED, f"tui-compactor: {safe(nothing.reason)}")
             report["tail"] = tail
             explanation = explain(tail, name)
             if not args.yes:

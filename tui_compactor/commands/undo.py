@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         gate_refusal,
         kept_growing,
         not_confirmed,
+        refuse,
     )
     from tui_compactor.commands.session_args import finisher, safe
     from tui_compactor.session.reader import load_session
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 proposal = propose_undo(snapshot, force=True)
             except ActionRefused as refused:
-                report["refused"] = refused.reason
+                refuse(report, refused)
                 return finish(
                     EXIT_REFUSED, f"tui-compactor: {session.path.name}: {safe(refused.reason)}"
                 )
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     propose_undo(snapshot)
                 except ActionRefused as refused:
-                    report["refused"] = refused.reason
+                    refuse(report, refused)
                     return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {refused.reason}")
         if args.dry_run:
             report["dryRun"] = True

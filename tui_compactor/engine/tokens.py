@@ -71,7 +71,19 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-class PiCounter:
+class _InProcessCounter:
+    """What every counter that counts in this process shares: ``count_messages`` is
+    ``count_message`` of each message (a counting process batches instead)."""
+
+    def count_message(self, message: Any) -> int:
+        raise NotImplementedError
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        """``count_message`` of each message."""
+        return [self.count_message(message) for message in messages]
+
+
+class PiCounter(_InProcessCounter):
     """pi 0.73.1 ``estimateTokens``: one ``ceil(chars/4)`` per message."""
 
     name = "pi"
@@ -128,10 +140,6 @@ class PiCounter:
         """``Math.ceil(chars / 4)``."""
         return math.ceil(self.message_chars(message) / 4)
 
-    def count_messages(self, messages: Sequence[Any]) -> list[int]:
-        """``count_message`` of each message."""
-        return [self.count_message(message) for message in messages]
-
 
 FRAME_TOKENS = SNAPCOMPACT_FRAME_TOKENS
 """oh-my-pi's ``FRAME_TOKEN_ESTIMATE`` for one snapcompact frame."""
@@ -185,7 +193,7 @@ def message_fragments(message: Any) -> Iterator[str | int]:
         yield _str(message.get("output"))
 
 
-class _FragmentCounter:
+class _FragmentCounter(_InProcessCounter):
     """A counter that counts a message as the sum of its fragments (``message_fragments``):
     ``count_text`` of each text, ``IMAGE_TOKENS`` per image."""
 
@@ -198,10 +206,6 @@ class _FragmentCounter:
         for fragment in message_fragments(message):
             total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
-
-    def count_messages(self, messages: Sequence[Any]) -> list[int]:
-        """``count_message`` of each message."""
-        return [self.count_message(message) for message in messages]
 
     @staticmethod
     def _sum_fragments(

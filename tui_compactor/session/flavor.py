@@ -149,6 +149,28 @@ def omp_rewrite_reason(session: Any) -> str | None:
     )
 
 
+PI_NO_HEADER = "pi-no-header"
+"""Issue code under pi's rules: pi finds no session header in the file."""
+PI_TITLE_SLOT = (
+    "line 1 is oh-my-pi's title slot, which pi reads as its session header: pi finds no "
+    "session in this file, and opening it with `pi --session` would overwrite it with an "
+    "empty session (copy it first)"
+)
+"""What pi does with a file that starts with a title slot (pi 0.73.1's loadEntriesFromFile
+returns no entries when the first record is not a ``session`` with a string id)."""
+
+
+def pi_problems(session: Any) -> list[Any]:
+    """What pi does not accept in this file that our reader does (``lint --rules pi`` and the
+    app's Issues view under pi's rules list it): a title slot on line 1, which pi reads as
+    its session header."""
+    from tui_compactor.session.model import Diagnostic, Severity
+
+    if getattr(session, "title_slot", None) is None or getattr(session, "preview", False):
+        return []
+    return [Diagnostic(Severity.WARNING, PI_NO_HEADER, PI_TITLE_SLOT, str(session.path), 1, 0)]
+
+
 def session_issues(session: Any, rules: str | None = None) -> list[Any]:
     """The load diagnostics plus the file-wide warning of ``omp_rewrite_reason``, and under
     oh-my-pi's rules why oh-my-pi would refuse the file or hang on it
@@ -161,6 +183,8 @@ def session_issues(session: Any, rules: str | None = None) -> list[Any]:
         from tui_compactor.session.omp_open import omp_open_problems
 
         issues.extend(omp_open_problems(session))
+    else:
+        issues.extend(pi_problems(session))
     rewrite = omp_rewrite_reason(session)
     if rewrite is not None:
         issues.append(Diagnostic(Severity.WARNING, "omp-rewrite", rewrite, str(session.path)))

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEEP_REFUSED",
+    "TITLE_SOURCES",
     "FaultLines",
     "OMP_HANGS",
     "OMP_HANGS_NAVIGATION",
@@ -53,6 +54,7 @@ __all__ = [
     "missing_message_fault",
     "null_line_fault",
     "omp_open_problems",
+    "title_slot_fault",
     "usage_fault",
 ]
 
@@ -376,11 +378,57 @@ def _first_value_line(session: Session, recovered: list[tuple[int, int, Any]]) -
     return min(lines) if lines else None
 
 
+TITLE_SOURCES = ("auto", "user")
+"""The values oh-my-pi accepts in its title slot's ``source``."""
+
+
+def title_slot_fault(slot: Any) -> str | None:
+    """Why oh-my-pi 18.2.3 does not take line 1 (``slot``, a ``type: "title"`` record the
+    reader set aside as the title slot) for its title slot, or None when it does.
+
+    Its rule (``parseTitleSlotObject``): ``v`` is 1, ``title``, ``updatedAt`` and ``pad`` are
+    strings, ``source`` is absent or "auto" / "user". A record that fails it is not peeled off:
+    oh-my-pi reads it as the file's first record, which is not a session header.
+    """
+    if not isinstance(slot, dict) or slot.get("type") != "title":
+        return "it is not a title record"
+    version = slot.get("v")
+    if isinstance(version, bool) or not isinstance(version, int | float) or version != 1:
+        return f"its v is {_shown(slot, 'v')}, not 1"
+    for field in ("title", "updatedAt", "pad"):
+        if not isinstance(slot.get(field), str):
+            return f"its {field} is {_shown(slot, field)}, not a string"
+    if "source" in slot and slot["source"] not in TITLE_SOURCES:
+        return f'its source is {_shown(slot, "source")}, not "auto" or "user"'
+    return None
+
+
+def _shown(record: dict[str, Any], field: str) -> str:
+    """A field's value in a few words: missing, a short JSON scalar, or its kind."""
+    if field not in record:
+        return "missing"
+    value = record[field]
+    if value is None or isinstance(value, bool | int | float | str):
+        shown = json.dumps(value, ensure_ascii=False)
+        return shown if len(shown) <= 40 else shown[:39] + "…"
+    return _kind(value)
+
+
 def _header_fault(
     session: Session, recovered: list[tuple[int, int, Any]]
 ) -> tuple[int | None, int | None, str] | None:
     """oh-my-pi's header check: its first JSON value must be a header with a string id (and
-    a cwd it can resolve)."""
+    a cwd it can resolve); a line-1 title record it does not take for its title slot
+    (``title_slot_fault``) is that first value."""
+    if session.title_slot is not None:
+        fault = title_slot_fault(session.title_slot)
+        if fault is not None:
+            return (
+                1,
+                0,
+                f"line 1 is not a title slot it reads ({fault}), so its first JSON value is a "
+                "title record, not a session header",
+            )
     first = _first_value_line(session, recovered)
     if first is None:
         malformed = [d for d in session.diagnostics if d.code in ("invalid-json", "torn-tail")]

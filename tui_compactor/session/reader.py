@@ -54,7 +54,6 @@ from tui_compactor.session.model import (
     LoadProgress,
     Severity,
     Verdict,
-    torn_tail_refusal,
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
@@ -1748,7 +1747,6 @@ def _check_tool_pairs(s: Session) -> None:
 
 def _finalize(s: Session, total_size: int) -> None:
     """Set verdict and the load-time append refusal from what was found."""
-    refusal: str | None = None
     if s._io_error is not None:
         s.verdict = Verdict.REFUSE
         s.append_refusal = s._io_error
@@ -1776,35 +1774,15 @@ def _finalize(s: Session, total_size: int) -> None:
         s.verdict = Verdict.REFUSE
         s.append_refusal = message
         return
-    if s.header is None:
-        refusal = (
-            "the file has no session header, so pi does not accept it as a session; "
-            "appending is refused (copy the file before opening it in pi)"
-        )
-    elif not s.header_valid:
-        refusal = "the session header is invalid (needs a string id and an integer version)"
-    elif s.version is not None and s.version > CURRENT_VERSION:
-        refusal = (
-            f"written by a newer format (version {s.version}); this tool only appends to "
-            f"version {CURRENT_VERSION}"
-        )
-    elif s.version is not None and s.version < CURRENT_VERSION:
-        refusal = (
-            f"version {s.version} session: pi rewrites it when it opens it"
-            + (" (with new random ids)" if s.version < 2 else "")
-            + ", so anything appended now could dangle; open it once in pi to migrate it"
-        )
-    elif not s.complete:
-        refusal = "loading was cancelled; only part of the file was read"
-    if refusal is not None:
-        s.verdict = Verdict.READ_ONLY
-        s.append_refusal = refusal
-        return
-    if s.snapshot.torn_tail:
-        reason, hint = torn_tail_refusal(s.path)
-        s.append_refusal = f"{reason}. {hint}"
-    elif not s.entries:
-        s.append_refusal = "the session has no entries: nothing to summarise, no parent"
+    from tui_compactor.session.writer import AppendRefused, check_appendable
+
+    try:
+        check_appendable(s)  # the append gate's rule, in its words
+    except AppendRefused as refused:
+        s.append_refusal = f"{refused.reason} {refused.hint}"
+        if refused.code in ("A1", "incomplete"):  # not a session this tool appends to
+            s.verdict = Verdict.READ_ONLY
+            return
     else:
         s.append_refusal = None
     warned = any(d.severity is not Severity.INFO for d in s.diagnostics)
@@ -1883,7 +1861,27 @@ def _estimate_entries(fd: int, size: int) -> int:
     sample = os.pread(fd, min(size, MEMORY_SAMPLE_BYTES), 0)
     if not sample:
         return 0
-    return int(sample.count(b"\n") * size / len(sample))
+    return int(_newlines(sample) * size / len(sample))
+
+
+NEWLINES_BY_FIND = 4096
+"""Newlines ``_newlines`` finds one by one before it counts the rest with ``bytes.count``."""
+
+
+def _newlines(data: bytes) -> int:
+    """``data.count(b"\\n")``, quicker on session lines (a few KB each): ``find`` skips to each
+    newline (``memchr``), where ``count`` of one byte looks at every byte (4 MB: ~0.3 against
+    ~1.4 ms, before a big file's first screen). Past ``NEWLINES_BY_FIND`` newlines (short lines)
+    it counts the rest with ``count``: at most ~0.4 ms more than ``count`` alone."""
+    find = data.find
+    at = find(b"\n")
+    found = 0
+    while at >= 0:
+        found += 1
+        if found == NEWLINES_BY_FIND:
+            return found + data.count(b"\n", at + 1)
+        at = find(b"\n", at + 1)
+    return found
 
 
 # ---------------------------------------------------------------------- public API

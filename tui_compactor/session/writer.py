@@ -363,6 +363,16 @@ def check_tail(session: Any) -> None:
         raise AppendRefused(f"{_name(session)}: {reason}.", hint, code=TORN_TAIL_CODE)
 
 
+def check_appendable(session: Any) -> None:
+    """What the gate refuses whatever is appended and wherever: A1 (header, version, a whole
+    load), A2 (a torn last line) and A3's "no entries". The loader's ``append_refusal`` (the
+    app's banner) and the writing commands' first check are this rule, in these words."""
+    check_header(session)
+    check_tail(session)
+    if not session.entries:
+        check_parent_path(session, None)
+
+
 def check_parent_path(session: Any, parent_index: int | None) -> list[int]:
     """A3: the parent exists and its path to a root is whole; returns that path (indices)."""
     name = _name(session)

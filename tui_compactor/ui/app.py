@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.notifications import Notify, SeverityLevel
@@ -33,6 +33,9 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 if TYPE_CHECKING:
+    from textual.actions import ActionParseResult
+    from textual.dom import DOMNode
+
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
     from tui_compactor.engine.plan import CompactionPlan
@@ -79,6 +82,7 @@ from tui_compactor.ui.messages import (
     BranchSummaryProgress,
     ChartReady,
     CompactionAppendFailed,
+    CountingRestarted,
     EntryAppended,
     GaugeData,
     GaugeReady,
@@ -100,13 +104,13 @@ from tui_compactor.ui.messages import (
 )
 from tui_compactor.ui.panes import PREVIEW_ID, TABS, LazyPanes
 from tui_compactor.ui.review import REVIEW_ACTIONS, ReviewKeys
-from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce
+from tui_compactor.ui.screens.styled import ShownBeneath, StyledOnce, add_default_css
 from tui_compactor.ui.state import AppOptions, AppState
 from tui_compactor.ui.widgets.chart import ContextChart
 from tui_compactor.ui.widgets.details import EntryDetails, load_markdown, markdown_loaded
 from tui_compactor.ui.widgets.footer import StateFooter
 from tui_compactor.ui.widgets.gauge import ContextGauge
-from tui_compactor.ui.widgets.redraw import InlineInput
+from tui_compactor.ui.widgets.redraw import InlineInput, keep_scrollbar_lines
 from tui_compactor.ui.widgets.status import (
     LoadingBar,
     ReadOnlyBanner,
@@ -134,10 +138,15 @@ LATER_MODULES = (
     "tui_compactor.ui.widgets.summary_diff",
     "tui_compactor.ui.widgets.analysis",
     "tui_compactor.workbench.actions",
+    "tui_compactor.ui.screens.navigate",
 )
 """Modules of what the first screen does not show (the tabs after Details, the hindsight
-audit, writing to the file): imported where they are used, and in a worker once the first
-screen is drawn (``load_details_markdown``), not before it."""
+audit, writing to the file, the navigation dialog): imported where they are used, and in a
+worker once the first screen is drawn (``load_details_markdown``), not before it."""
+
+STYLE_AHEAD_STEP_S = 0.02
+"""Seconds between two classes whose CSS the app parses ahead of a dialog's first opening
+(``_style_ahead``): a few ms of the UI thread each, never all in one tick."""
 
 FILTER_NAMES = ("DEFAULT", "NO_TOOLS", "USER_ONLY", "LABELED", "ALL")
 """Outline filters in the order ``f`` cycles through them."""
@@ -314,7 +323,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         # holds a GIL 0.1-0.3 s, its own there. It starts once the first screen is drawn (not
         # to share the CPU with it; ``_first_screen_drawn``) or at the first count; the first
         # gauge is drawn from a chars/4 count until it is ready, then measured again.
-        get_counter("cl100k", preload=False, process=True)
+        # A counting process that ends (the OOM killer, a kill) is started again by the counter
+        # (``token_process.RESTART_WAITS_S``), its counts sent again: the user is told once.
+        counter = get_counter("cl100k", preload=False, process=True)
+        if hasattr(counter, "on_restart"):
+            counter.on_restart = lambda reason: self.post_message(CountingRestarted(reason))
 
     # ----- read-only views of the state ---------------------------------------------------
 
@@ -466,6 +479,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     def on_mount(self) -> None:
         """Apply the theme and keymap, then start indexing the file."""
         collector.install()
+        keep_scrollbar_lines()
         self.set_timer(START_UP_HOLD, collector.release_start_up)
         self._debounce["collect"] = self.set_interval(IDLE_COLLECT_CHECK, self._collect_when_idle)
         self._apply_config()
@@ -483,6 +497,37 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         providers = sys.modules.get("tui_compactor.summarize.providers")
         if providers is not None:
             await providers.aclose_shared_clients()
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Run ``action``; one that waits for the whole file (dimmed while a big file is
+        indexed) says so instead of doing nothing without a word."""
+        if await super().run_action(action, default_namespace, namespaces):
+            return True
+        if not isinstance(action, str) or default_namespace not in (None, self):
+            return False
+        name = action.removeprefix("app.").partition("(")[0]
+        session = self.session
+        if name in WHOLE_FILE_ACTIONS and session is not None and session.preview:
+            described = next(
+                (
+                    b.description
+                    for b in APP_BINDINGS
+                    if isinstance(b, Binding) and b.action == action
+                ),
+                name.replace("_", " "),
+            )
+            self.notify(
+                f"{described} waits for the whole file: it is being indexed (the bar above the "
+                "tree says how far)",
+                timeout=3,
+            )
+            return True
+        return False
 
     async def on_event(self, event: events.Event) -> None:
         """Remember when the user last typed or clicked (deep collections wait for a pause);
@@ -1061,6 +1106,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 timeout=6,
             )
 
+    @_while_running
+    def on_counting_restarted(self, message: CountingRestarted) -> None:
+        """The counting process ended and was started again: the counts go on, exact (what it
+        had in flight was sent again); said once. When it ends too often in a row the counts
+        fail, and ``_count_without_table`` takes over."""
+        self.notify(
+            sanitize(
+                f"{message.reason}: it was started again, and the counts go on (cl100k, exact)",
+                max_len=400,
+            ),
+            title="token counting",
+            severity="warning",
+            timeout=8,
+        )
+
     def _report_diagnostics(self, session: Session) -> None:
         """One notification summing up load problems (details are in `tui-compactor lint`),
         counting what the Issues view lists."""
@@ -1245,6 +1305,27 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         for name in LATER_MODULES:
             importlib.import_module(name)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="style-ahead")
+    def style_dialogs_ahead(self) -> None:
+        """Once the whole first screen is shown: the navigation dialog's module imported here,
+        off the UI thread, then the CSS of its widgets parsed on it, a class at a time
+        (``_style_ahead``)."""
+        from tui_compactor.ui.screens.navigate import dialog_widget_classes
+
+        classes = list(dialog_widget_classes())
+        if self.is_running and not get_current_worker().is_cancelled:
+            self.call_from_thread(self._style_ahead, classes)
+
+    def _style_ahead(self, classes: list[type[Any]]) -> None:
+        """Parse the CSS of ``classes`` (the navigation dialog's widgets), one class every
+        ``STYLE_AHEAD_STEP_S``: its first opening then parses none of it on the UI thread
+        (``styled.add_default_css``)."""
+        if not classes or not self.is_running:
+            return
+        add_default_css(self, classes[0])
+        if classes[1:]:
+            self.set_timer(STYLE_AHEAD_STEP_S, lambda: self._style_ahead(classes[1:]))
+
     def _restart_timer(self, name: str, delay: float, callback: Callable[[], None]) -> None:
         """Debounce: cancel the pending ``name`` timer and run ``callback`` after ``delay``
         (at once when ``delay`` is 0; not once the app shuts down: its widgets are gone)."""
@@ -1338,6 +1419,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.state.whole_screen.set()
         self.measure_chart(self.handle, self.settings)
+        self.style_dialogs_ahead()
 
     @on(SessionTree.FoldToggled)
     def _fold_toggled(self, message: SessionTree.FoldToggled) -> None:
@@ -2717,13 +2799,21 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.after_growth(message.added)
 
     def _show_write_gate(self) -> None:
-        """Show what the one write gate (``Session.append_refusal``) says now: the banner, and
-        the review's Accept (the button and ``a`` ask the gate itself)."""
+        """Show what the one write gate (``Session.append_refusal``) says now: the banner, the
+        review's Accept (the button and ``a`` ask the gate itself) and an open navigation
+        dialog's summary options."""
         session = self.session
-        self.query_one(ReadOnlyBanner).show_reason(session.append_refusal if session else None)
+        refusal = session.append_refusal if session else None
+        self.query_one(ReadOnlyBanner).show_reason(refusal)
         panel = self.review_panel
         if panel is not None:
             panel.gate_changed()
+        # A dialog that offers a write (the navigation's summaries) follows the gate; looked up
+        # by its method, so the dialog's module is not imported before one is opened.
+        for screen in self.screen_stack:
+            gate_changed = getattr(screen, "gate_changed", None)
+            if gate_changed is not None:
+                gate_changed(refusal)
 
     def after_growth(
         self, added: list[int], *, announce: bool = True, select: int | None = None

@@ -119,6 +119,15 @@ class TokensCounted(Message):
         """The token cache that counted them (a replaced cache's counts are dropped)."""
 
 
+class CountingRestarted(Message):
+    """The counting process ended and was started again; the counts it had in flight were
+    sent again (``reason``: why it ended)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
 class GaugeReady(Message):
     """The context at the selected node was measured (``provisional``: with a chars/4 count
     while the counter's table loads; the real measure follows)."""

@@ -253,13 +253,21 @@ class ReviewKeys(_Base):
         """``ctrl+c`` does not quit (in an input it copies): say which keys do. Textual's own
         note writes them in markup, and every note of this app is plain text (``notify``), so
         it showed ``Press [b]ctrl+q[/b]``."""
-        keys = [
+        keys = {
             key
             for key, active in self.active_bindings.items()
             if active.binding.action in QUIT_ACTIONS[:2]
-        ]
+        }
+        if self.screen.is_modal:
+            # Under a dialog only the app's priority keys (ctrl+q) reach past it.
+            keys.update(
+                key
+                for _node, bindings in self.screen._binding_chain
+                for key, binding in bindings
+                if binding.priority and binding.action in QUIT_ACTIONS[:2]
+            )
         if keys:
-            shown = " or ".join(sorted(keys, key=len))  # q before ctrl+q
+            shown = " or ".join(sorted(keys, key=lambda key: (len(key), key)))  # q, ctrl+q
             self.notify(f"press {shown} to quit the app", title="Do you want to quit?")
 
     def is_quit_key(self, key: str) -> bool:

@@ -8,10 +8,11 @@ Modules:
 
 * ``settings``: ``Settings``, resolved once (defaults < config file < ``TUI_COMPACTOR_*`` <
   flags < edits in the app), typed and validated (``Settings.problems``).
-* ``exits``: the exit codes every command returns, with their one meaning.
+* ``exits``: the exit codes every command returns, with their one meaning, and ``Refusal``,
+  the one shape of a refusal (reason, code, hint).
 * ``refs``: ``resolve_ref``, the one reading of ``ID`` / ``#N`` entry references.
-* ``plans``: ``make_plan`` and ``run_refusal``, the plan both front-ends show and the one rule
-  for whether it may be run or accepted.
+* ``plans``: ``make_plan`` and ``plan_refusal`` (``run_refusal`` its words), the plan both
+  front-ends show and the one rule for whether it may be run or accepted.
 * ``handle``: ``SessionHandle``, the loaded session, its refresh and generation, read through
   consistent snapshots.
 * ``views``: what the app draws, computed off the UI thread.

@@ -26,6 +26,7 @@ from tui_compactor.session.writer import (
     make_leaf_marker,
     seal_tail,
 )
+from tui_compactor.workbench.exits import Refusal
 
 if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan
@@ -63,10 +64,20 @@ class ActionRefused(Exception):
     leave the active path): ``undo --force`` on the command line, a confirmation in the app.
     """
 
-    def __init__(self, reason: str, *, needs_force: bool = False) -> None:
+    def __init__(
+        self, reason: str, code: str, *, hint: str | None = None, needs_force: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = code
+        """The rule (``workbench.exits.REFUSAL_CODES``), a JSON report's ``refusedCode``."""
+        self.hint = hint
         self.needs_force = needs_force
+
+    @classmethod
+    def of(cls, refusal: Refusal) -> ActionRefused:
+        """The exception for a ``Refusal`` the workbench decided."""
+        return cls(refusal.reason, refusal.code, hint=refusal.hint)
 
 
 class StaleProposal(Exception):
@@ -192,7 +203,7 @@ def propose_undo(
     session = snapshot.session
     last = find_last_compaction(session)
     if last is None:
-        raise ActionRefused("no compaction on the active path; nothing to undo")
+        raise ActionRefused("no compaction on the active path; nothing to undo", "nothing-to-undo")
     if compaction is not None and compaction != last:
         chosen = session.entries[compaction]
         what = "a compaction" if chosen.type == "compaction" else "an entry"
@@ -200,12 +211,14 @@ def propose_undo(
             f"{chosen.id} is not the last compaction on the active path; undo moves the leaf "
             f"back above the last one ({session.entries[last].id}) only"
             if chosen.type == "compaction"
-            else f"{chosen.id} is not {what}; select the last compaction on the active path"
+            else f"{chosen.id} is not {what}; select the last compaction on the active path",
+            "not-last-compaction",
         )
     entry = session.entries[last]
     if entry.parent is None:
         raise ActionRefused(
-            f"compaction {entry.id} has no parent entry; there is nothing above it to resume at"
+            f"compaction {entry.id} has no parent entry; there is nothing above it to resume at",
+            "no-parent",
         )
     parent = session.entries[entry.parent]
     leaving = entries_after_on_path(session, last)
@@ -215,6 +228,7 @@ def propose_undo(
         raise ActionRefused(
             f"refusing to undo: {count} {noun} written after this compaction would leave the "
             "active path; pass --force to undo anyway",
+            "needs-force",
             needs_force=True,
         )
     leaf = snapshot.leaf
@@ -261,10 +275,11 @@ def propose_compaction(
     """
     _check_same_load(snapshot, generation)
     session = snapshot.session
-    if not plan.prepared:
-        raise ActionRefused(plan.reason or "the plan was not prepared")
-    if plan.is_empty:
-        raise ActionRefused("nothing would be summarized: the plan keeps every message")
+    from tui_compactor.workbench.plans import plan_refusal
+
+    refusal = plan_refusal(plan, None)
+    if refusal is not None:
+        raise ActionRefused.of(refusal)
     leaf = plan.leaf
     assert leaf is not None  # a prepared plan has a leaf
     leaving = _path_after(session, leaf, file_leaf) if file_leaf != leaf else ()
@@ -294,7 +309,7 @@ def propose_navigation(
     _check_same_load(snapshot, generation)
     session = snapshot.session
     if nav_plan.noop:
-        raise ActionRefused("nothing to do: the target is the current leaf")
+        raise ActionRefused("nothing to do: the target is the current leaf", "nothing-to-do")
     old_leaf = nav_plan.old_leaf
     if record is None:
         record = make_leaf_marker(
@@ -343,7 +358,7 @@ def propose_label(
     """
     session = snapshot.session
     if not 0 <= target < len(session.entries):
-        raise ActionRefused(f"there is no entry #{target} in this session")
+        raise ActionRefused(f"there is no entry #{target} in this session", "no-such-entry")
     entry = session.entries[target]
     label = label_text(text)
     current = session.label_of(target)
@@ -351,7 +366,8 @@ def propose_label(
         raise ActionRefused(
             f"{entry.id} already has the label “{label}”; nothing to write"
             if label
-            else f"{entry.id} has no label; nothing to clear"
+            else f"{entry.id} has no label; nothing to clear",
+            "label-unchanged",
         )
     leaf = snapshot.leaf if generation is None else file_leaf
     return Proposal(

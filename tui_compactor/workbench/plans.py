@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 from tui_compactor.engine.plan import CompactionPlan, prepare_compaction
 from tui_compactor.engine.tokens import TokenCache
+from tui_compactor.workbench.exits import Refusal
 
 if TYPE_CHECKING:
     from tui_compactor.session.session import Session
     from tui_compactor.workbench.settings import Settings
 
-__all__ = ["make_plan", "run_refusal"]
+__all__ = ["make_plan", "plan_refusal", "run_refusal"]
 
 
 def make_plan(
@@ -55,19 +56,30 @@ def make_plan(
     return plan
 
 
-def run_refusal(plan: CompactionPlan | None, settings: Settings) -> str | None:
-    """Why ``plan`` may not be run or accepted, in words for the user; None when it may."""
+def plan_refusal(plan: CompactionPlan | None, settings: Settings | None) -> Refusal | None:
+    """Why ``plan`` may not be run or accepted (the one rule; ``run_refusal`` words it); None
+    when it may. ``settings`` None checks the plan alone (``actions.propose_compaction``)."""
     if plan is None:
-        return "there is no plan yet"
-    problem = settings.blocking_problem()
+        return Refusal("there is no plan yet", "plan")
+    problem = settings.blocking_problem() if settings is not None else None
     if problem is not None:
-        return f"{problem.field} ({problem.source}): {problem.reason}"
+        return Refusal(f"{problem.field} ({problem.source}): {problem.reason}", "settings")
     if not plan.prepared:
-        return plan.reason or "the plan was not prepared"
+        return Refusal(plan.reason or "the plan was not prepared", "plan")
     if plan.is_empty:
         keep = plan.effective_keep_recent_tokens
-        return (
+        return Refusal(
             "nothing would be summarized: every message after the previous compaction is kept "
-            f"(keep-recent {keep} tokens covers them); lower keep-recent or pick an earlier cut"
+            f"(keep-recent {keep} tokens covers them)",
+            "nothing-to-compact",
+            "lower keep-recent or pick an earlier cut",
         )
     return None
+
+
+def run_refusal(plan: CompactionPlan | None, settings: Settings) -> str | None:
+    """Why ``plan`` may not be run or accepted, in words for the user; None when it may."""
+    refusal = plan_refusal(plan, settings)
+    if refusal is None:
+        return None
+    return f"{refusal.reason}; {refusal.hint}" if refusal.hint else refusal.reason

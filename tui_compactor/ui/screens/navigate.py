@@ -34,7 +34,13 @@ from tui_compactor.ui.screens.tinted import TintedModalScreen
 from tui_compactor.ui.widgets.labels import entry_kind, format_tokens
 from tui_compactor.workbench.preview import entry_preview
 
-__all__ = ["SummaryMode", "NavigationChoice", "NavigateDialog", "describe_node"]
+__all__ = [
+    "SummaryMode",
+    "NavigationChoice",
+    "NavigateDialog",
+    "describe_node",
+    "dialog_widget_classes",
+]
 
 PREVIEW_WIDTH = 70
 """Characters of an entry's text shown in the dialog."""
@@ -295,6 +301,20 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             facts.append(sanitize(self.append_refusal, single_line=True), style="yellow")
         return facts
 
+    def gate_changed(self, append_refusal: str | None) -> None:
+        """The write gate changed while the dialog is open (an agent's half-written record was
+        finished, or the file went away): the facts and the summary options follow it."""
+        if append_refusal == self.append_refusal:
+            return
+        self.append_refusal = append_refusal
+        self.query_one("#navigate-facts", Static).update(self._facts())
+        options = self.query_one("#navigate-options", OptionList)
+        for mode in (SummaryMode.SUMMARIZE, SummaryMode.CUSTOM):
+            if self.can_summarize:
+                options.enable_option(mode)
+            else:
+                options.disable_option(mode)
+
     @on(OptionList.OptionHighlighted, "#navigate-options")
     def _option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.mode = SummaryMode(str(event.option.id))
@@ -338,7 +358,14 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         """Pick an option: the first two navigate now; custom opens the instructions area."""
         chosen = SummaryMode(mode)
         if chosen is not SummaryMode.NONE and not self.can_summarize:
-            self.notify("Nothing can be summarized here.", severity="warning")
+            if self.append_refusal:
+                self.notify(
+                    sanitize(self.append_refusal, max_len=300),
+                    title="read-only: no branch summary",
+                    severity="warning",
+                )
+            else:
+                self.notify("Nothing can be summarized here.", severity="warning")
             return
         options = self.query_one("#navigate-options", OptionList)
         index = [SummaryMode.NONE, SummaryMode.SUMMARIZE, SummaryMode.CUSTOM].index(chosen)
@@ -393,3 +420,23 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
     def action_cancel(self) -> None:
         """Close without navigating."""
         self.dismiss(None)
+
+
+def dialog_widget_classes() -> tuple[type[Any], ...]:
+    """The classes of what the navigation dialog mounts (``compose_dialog`` and the footer):
+    their CSS can be parsed before its first opening (``styled.add_default_css``)."""
+    from tui_compactor.ui.widgets.footer import StateFooter
+
+    return (
+        NavigateDialog,
+        Vertical,
+        Horizontal,
+        Static,
+        Label,
+        OptionList,
+        TextArea,
+        RadioSet,
+        MarkedRadioButton,
+        Button,
+        StateFooter,
+    )

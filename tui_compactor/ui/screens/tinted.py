@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Hashable, Iterable
+from typing import ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.style import Style
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.geometry import Region
 from textual.renderables.background_screen import BackgroundScreen
@@ -68,6 +70,12 @@ class TintedModalScreen(StyledOnce, ShownBeneath, ModalScreen[ScreenResultType])
     """A modal screen whose translucent background is tinted style by style, with its own
     widgets (``compose_dialog``) above a footer of its keys, styled once before it first shows
     (``StyledOnce``), counting its changes for a dialog above it (``ShownBeneath``)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # The app's own ``ctrl+c`` does not reach past a modal screen: here too it says which
+        # key quits (an input's ``ctrl+c``, copy, comes first in the chain).
+        Binding("ctrl+c", "app.help_quit", show=False, system=True),
+    ]
 
     asked_at: float | None = None
     """Set by a dialog whose first key would write (the navigation dialog's ``enter``): on

@@ -64,18 +64,24 @@ def sparkline(
 
 
 def breakdown_table(breakdown: Any) -> Table:
-    """Tokens per kind with a bar and the share of the window."""
+    """Tokens per kind with a bar and the share of the window. On a narrow pane (80×24) the
+    kinds' names give way, cut with an ellipsis, then the bar: never the figures. (Rich
+    narrows the columns that may wrap first; a name's own ``Text`` keeps it to one line.)"""
     table = Table(expand=True, box=None, show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("what", no_wrap=True, min_width=24)
+    table.add_column("what")
     table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("window", justify="right", no_wrap=True)
-    table.add_column("", ratio=1, no_wrap=True)
+    table.add_column("", ratio=1, no_wrap=True, overflow="crop")
     total = breakdown.total or 1
     window = breakdown.window
     for part in breakdown.parts:
         width = max(1, round(16 * part.tokens / total))
         table.add_row(
-            Text(sanitize(part.label, single_line=True, max_len=32)),
+            Text(
+                sanitize(part.label, single_line=True, max_len=32),
+                no_wrap=True,
+                overflow="ellipsis",
+            ),
             Text(format_tokens(part.tokens)),
             Text(f"{part.tokens / window:.1%}" if window else "", style="dim"),
             Text("█" * width, style=KIND_STYLES.get(part.kind, "")),

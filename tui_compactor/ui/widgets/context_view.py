@@ -29,7 +29,7 @@ from tui_compactor.engine.methods import compaction_method, remote_info, shaken_
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.messages import GaugeData
 from tui_compactor.ui.widgets.labels import format_tokens
-from tui_compactor.ui.widgets.redraw import set_virtual_size, update_static
+from tui_compactor.ui.widgets.redraw import LaidOutOnce, PaneText, set_virtual_size, update_static
 from tui_compactor.ui.widgets.stream_text import wrap_cells
 from tui_compactor.ui.widgets.tree import Piece, fit_pieces
 from tui_compactor.workbench.views import Block, ContextBlocks, SentBlock
@@ -295,7 +295,7 @@ class SentText(ScrollView, can_focus=True):
         return strip.crop_extend(scroll_x, scroll_x + width, None).apply_style(base)
 
 
-class ContextView(Vertical):
+class ContextView(LaidOutOnce, Vertical):
     """The context the model would receive if the conversation continued at this node."""
 
     DEFAULT_CSS = """
@@ -315,7 +315,7 @@ class ContextView(Vertical):
 
     def compose(self) -> ComposeResult:
         """A title line, the compact list and the "as sent" pane (one of the two shown)."""
-        yield Static(
+        yield PaneText(
             Text("move the cursor to see the context at a node", style="dim"), id="context-title"
         )
         yield BlockList(id="context-scroll")

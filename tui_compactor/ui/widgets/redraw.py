@@ -13,7 +13,7 @@ from weakref import WeakKeyDictionary
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
 from textual.visual import VisualType
@@ -21,9 +21,19 @@ from textual.widgets import Input, Static
 
 if TYPE_CHECKING:
     from textual.css.styles import RulesMap
+    from textual.scrollbar import ScrollBar
+    from textual.strip import Strip
     from textual.timer import Timer
 
-__all__ = ["InlineInput", "RenderedOnce", "set_virtual_size", "update_static"]
+__all__ = [
+    "InlineInput",
+    "LaidOutOnce",
+    "PaneText",
+    "RenderedOnce",
+    "keep_scrollbar_lines",
+    "set_virtual_size",
+    "update_static",
+]
 
 
 def update_static(static: Static, content: VisualType, *, shrink: bool = True) -> None:
@@ -90,6 +100,27 @@ def set_virtual_size(view: ScrollView, size: Size) -> None:
     view._scroll_update(size)
 
 
+class LaidOutOnce:
+    """Mixin of a widget whose size given by a layout does not ask for another layout.
+
+    Each layout hands every widget its size and its scrollable (virtual) size; Textual's
+    ``virtual_size`` is a layout reactive, so a widget whose content grew or shrank in that
+    layout (a pane's text, a container around it) asks for a second layout of the whole screen
+    right after it, which finds every widget where the first one put it. Here the new size is
+    kept without that request; a scroll container still shows or hides its scrollbars
+    (``_scroll_update``, which lays the screen out again when a scrollbar comes or goes, since
+    it takes a column). For widgets laid out by Textual (containers, ``Static``), not for the
+    scroll views that set their own virtual size (``set_virtual_size``).
+    """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0))
+
+
+class PaneText(LaidOutOnce, Static):
+    """A ``Static`` of a pane (a plan's text, its sweep, a title) laid out once per change
+    (``LaidOutOnce``; updated with ``update_static``)."""
+
+
 class InlineInput(Input):
     """An ``Input`` whose typing never lays the screen out again.
 
@@ -143,3 +174,55 @@ class RenderedOnce:
         for line in lines:
             yield from line
             yield new_line
+
+
+def keep_scrollbar_lines() -> None:
+    """Make every scrollbar redraw only when what it shows changes (idempotent).
+
+    A scrollbar is refreshed whenever its widget is laid out, scrolled or restyled (each
+    layout of the screen, a focus change), and Textual then draws it again line by line
+    through its styles: 1-4 ms of the UI thread for the tree's 34 rows, paid in most frames
+    of the plan pane, the Context tab and a moved cut, for the same lines. Its lines depend
+    only on its bar (size, position, thumb, colours: what ``ScrollBar.render`` returns), its
+    size and what every widget's lines go through (background, opacity, the app's filters
+    and ANSI theme): with those unchanged, the lines drawn last are returned as they are.
+    """
+    from textual.scrollbar import ScrollBar
+
+    render_lines = ScrollBar.render_lines
+    if getattr(render_lines, "_keeps_lines", False):
+        return
+
+    def render_kept_lines(self: ScrollBar, crop: Region) -> list[Strip]:
+        bar = self.render()
+        app = self.app
+        key = (
+            crop,
+            self.region.size,
+            type(bar),
+            tuple(getattr(bar, name, None) for name in _BAR_FIELDS),
+            self.background_colors,
+            self.opacity,
+            id(app.ansi_theme),
+            app.native_ansi_color,
+            tuple(map(id, self.get_line_filters())),
+        )
+        kept = _kept_lines.get(self)
+        if kept is not None and kept[0] == key:
+            return list(kept[1])
+        lines = render_lines(self, crop)
+        _kept_lines[self] = (key, list(lines))
+        return lines
+
+    render_kept_lines._keeps_lines = True  # type: ignore[attr-defined]
+    render_kept_lines.__doc__ = render_lines.__doc__
+    ScrollBar.render_lines = render_kept_lines  # type: ignore[method-assign,assignment]
+
+
+_BAR_FIELDS = ("vertical", "virtual_size", "window_size", "position", "thickness", "style")
+"""What a ``ScrollBarRender`` draws from (besides the size it is given)."""
+
+_kept_lines: WeakKeyDictionary[ScrollBar, tuple[tuple[object, ...], list[Strip]]] = (
+    WeakKeyDictionary()
+)
+"""Each scrollbar's last lines and what they were drawn from."""

@@ -22,6 +22,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import AwaitMount, Widget
 
+from tui_compactor.ui.widgets.redraw import LaidOutOnce
+
 PAD = 1
 """Blank cells either side of a tab's title (the click target includes them)."""
 
@@ -249,7 +251,7 @@ def _underline(
     return bar
 
 
-class TabPanel(Widget):
+class TabPanel(LaidOutOnce, Widget):
     """One tab's pane (the app mounts its content)."""
 
     DEFAULT_CSS = """
@@ -257,7 +259,7 @@ class TabPanel(Widget):
     """
 
 
-class TabbedPanes(Widget):
+class TabbedPanes(LaidOutOnce, Widget):
     """A tab strip over the active tab's pane; panes are added when first needed.
 
     ``active`` is the shown tab's id; changing it (key, click, code) shows that pane (once it

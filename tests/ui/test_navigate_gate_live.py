@@ -1,0 +1,97 @@
+"""The navigation dialog follows the write gate while it is open: an agent's record caught
+half-written when the dialog opened (the file reads read-only for that moment) does not keep
+the branch summary disabled once the agent finishes the line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, Static
+
+from tests.ui.app_helpers import (
+    OTHER_BRANCH_TIP,
+    TREE_BRANCHES,
+    copy_fixture,
+    make_app,
+    raised_notes,
+    settle,
+)
+from tests.workbench.agent import user_message
+from tui_compactor.ui.screens.navigate import NavigateDialog
+from tui_compactor.ui.widgets.tree import SessionTree
+
+pytestmark = pytest.mark.asyncio
+
+
+def _half_of_a_child_of_the_leaf(path: Path) -> bytes:
+    """Write the first half of a user message under the file's last entry; return the rest."""
+    parent = json.loads(path.read_bytes().splitlines()[-1])["id"]
+    line = json.dumps(user_message("agent001", parent, "still typing")).encode() + b"\n"
+    with path.open("ab") as handle:
+        handle.write(line[: len(line) // 2])
+    return line[len(line) // 2 :]
+
+
+async def test_summary_options_follow_the_gate_while_the_dialog_is_open(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        rest = _half_of_a_child_of_the_leaf(path)
+        app._follow_tick()
+        await settle(pilot)
+        assert app.session.append_refusal, "a torn last line closes the gate"
+        assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, NavigateDialog)
+        facts = dialog.query_one("#navigate-facts", Static)
+        options = dialog.query_one("#navigate-options", OptionList)
+        assert "Read-only" in str(facts.render())
+        assert options.get_option_at_index(1).disabled
+        # The agent finishes its line: the gate opens again, and the dialog says so.
+        with path.open("ab") as handle:
+            handle.write(rest)
+        app._follow_tick()
+        await settle(pilot)
+        assert app.session.append_refusal is None
+        assert app.screen is dialog
+        assert "Read-only" not in str(facts.render())
+        assert not options.get_option_at_index(1).disabled
+        await pilot.press("2")
+        await settle(pilot)
+        assert "Nothing can be summarized here." not in raised_notes(app)
+        if isinstance(app.screen, NavigateDialog):
+            # The file grew under the plan: the move is planned again and asked again.
+            await pilot.press("2")
+            await settle(pilot)
+        written = [json.loads(line) for line in path.read_bytes().splitlines()]
+        assert written[-1]["type"] == "branch_summary"
+        assert written[-1]["parentId"] == app.session.entries[OTHER_BRANCH_TIP].id
+
+
+async def test_summary_refused_for_a_closed_gate_says_why(tmp_path: Path) -> None:
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        _half_of_a_child_of_the_leaf(path)
+        torn = path.read_bytes()
+        app._follow_tick()
+        await settle(pilot)
+        assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, NavigateDialog)
+        await pilot.press("2")
+        await settle(pilot)
+        notes = raised_notes(app)
+        assert "Nothing can be summarized here." not in notes
+        assert any("incomplete record" in note for note in notes), notes
+        assert path.read_bytes() == torn and torn.startswith(before)

@@ -1,0 +1,86 @@
+"""Every refusal of every writing command has one shape: ``refused``, ``refusedCode``, ``hint``.
+
+Whatever refused (the load-time gate, the rules, the plan, the user, the append gate), a script
+reading ``--json`` finds the same three fields, and the code is one the docs explain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import cli
+from tui_compactor.workbench.exits import EXIT_REFUSED, REFUSAL_CODES
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = ROOT / "tests" / "fixtures" / "bad"
+COMPACTED = ROOT / "tests" / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl"
+DOC = (ROOT / "docs" / "engine-commands.md").read_text(encoding="utf-8")
+GATE_CODES = set(
+    re.findall(r'code="([^"]+)"', (ROOT / "tui_compactor/session/writer.py").read_text())
+)
+
+CASES = [
+    # (fixture, argv after the file, the rule that refuses, has a hint)
+    ("truncated-last-line.jsonl", ["compact", "--provider", "offline", "--yes"], "A2", True),
+    ("truncated-last-line.jsonl", ["navigate", "--to", "#0", "--yes"], "A2", True),
+    ("future-version-99.jsonl", ["compact", "--provider", "offline", "--yes"], "A1", True),
+    ("future-version-99.jsonl", ["navigate", "--to", "#0", "--yes"], "A1", True),
+    ("header-only.jsonl", ["undo", "--yes"], "nothing-to-undo", False),
+    ("tree-compacted.jsonl", ["undo", "--yes"], "needs-force", False),
+    ("tree-compacted.jsonl", ["seal", "--yes"], "nothing-to-seal", False),
+    ("tree-compacted.jsonl", ["compact", "--cut", "#0", "--provider", "offline"], "plan", False),
+    (
+        "tree-compacted.jsonl",
+        ["compact", "--keep-recent", "9999999", "--provider", "offline"],
+        "nothing-to-compact",
+        True,
+    ),
+    (
+        "tree-compacted.jsonl",
+        ["compact", "--keep-recent", "200000", "--window", "1000", "--provider", "offline"],
+        "settings",
+        False,
+    ),
+    ("tree-compacted.jsonl", ["compact", "--provider", "offline"], "not-confirmed", True),
+    ("tree-compacted.jsonl", ["navigate", "--to", "#1"], "not-confirmed", True),
+]
+
+
+@pytest.mark.parametrize(("name", "argv", "code", "hinted"), CASES)
+def test_every_refusal_has_the_same_fields(
+    name: str, argv: list[str], code: str, hinted: bool, tmp_path: Path
+) -> None:
+    source = COMPACTED if name == "tree-compacted.jsonl" else BAD / name
+    path = tmp_path / name
+    shutil.copyfile(source, path)
+    before = path.read_bytes()
+    result = cli(argv[0], str(path), *argv[1:], "--json", "--quiet-window", "0")
+    assert result.returncode == EXIT_REFUSED, result.stderr
+    report = json.loads(result.stdout)
+    assert report["written"] is False
+    assert {"refused", "refusedCode", "hint"} <= report.keys(), report
+    assert report["refused"] and report["refusedCode"] == code
+    assert bool(report["hint"]) is hinted, report
+    assert path.read_bytes() == before
+
+
+def test_the_load_time_refusal_is_the_gates_in_its_words(tmp_path: Path) -> None:
+    # compact refuses before any model call, navigate before any move: with the words, code
+    # and hint the append gate itself gives (undo reaches the gate and says the same).
+    path = tmp_path / "torn.jsonl"
+    shutil.copyfile(BAD / "truncated-last-line.jsonl", path)
+    compact = json.loads(cli("compact", str(path), "--provider", "offline", "--json").stdout)
+    navigate = json.loads(cli("navigate", str(path), "--to", "#0", "--yes", "--json").stdout)
+    fields = ("refused", "refusedCode", "hint")
+    assert [compact[f] for f in fields] == [navigate[f] for f in fields]
+    assert compact["refused"].startswith("torn.jsonl: the file ends in an incomplete record")
+
+
+def test_every_refusal_code_is_documented() -> None:
+    for code in sorted(set(REFUSAL_CODES) | GATE_CODES):
+        assert f"`{code}`" in DOC, f"docs/engine-commands.md does not explain {code}"
