@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_speed import probe_env
+from bench_speed import RUN_MARK, probe_env, wait_run_ended
 from stall_tracer import StallTracer
 
 HERE = Path(__file__).resolve().parent
@@ -174,6 +174,7 @@ def _tmux_first_paint(path: Path) -> float | None:
     socket = f"tuic-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     line = " ".join([*command, str(path), "--no-follow"])  # a leading option hides the path
     with probe_env() as env:
+        env[RUN_MARK] = socket  # waited for below: the next run shares the cores with none of it
         started = time.perf_counter()
         subprocess.run(
             ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "b",
@@ -194,6 +195,7 @@ def _tmux_first_paint(path: Path) -> float | None:
         finally:
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True,
                            timeout=10)  # fmt: skip
+            wait_run_ended(socket)  # the app's counting process outlives the tmux server
 
 
 STREAM_CHUNK_CHARS = 4

@@ -603,3 +603,37 @@ def test_a_bad_memory_limit_variable_is_refused_by_the_commands_and_the_reader(
     assert session.verdict.value == "refuse" and not session.entries
     assert session.diagnostics[0].message.startswith(expected)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("limit", [None, 1, 3])
+@given(st.lists(st.binary(max_size=40), max_size=60), st.booleans())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_memory_estimate_counts_every_newline(
+    limit: int | None, lines: list[bytes], torn: bool
+) -> None:
+    """The memory limit's entry estimate counts the sample's newlines exactly as
+    ``bytes.count`` does, whether it finds them one by one or counts the rest at once."""
+    from tui_compactor.session import reader
+
+    data = b"\n".join(lines) + (b"" if torn else b"\n")
+    saved = reader.NEWLINES_BY_FIND
+    if limit is not None:
+        reader.NEWLINES_BY_FIND = limit
+    try:
+        assert reader._newlines(data) == data.count(b"\n")
+    finally:
+        reader.NEWLINES_BY_FIND = saved
+
+
+def test_the_memory_estimate_of_a_file_of_short_lines(tmp_path: Path) -> None:
+    """Past the newlines found one by one, the rest are counted too: a file of a million
+    two-byte lines is estimated at a million lines."""
+    from tui_compactor.session import reader
+
+    path = tmp_path / "tiny.jsonl"
+    path.write_bytes(b"{}\n" * 1_000_000)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert reader._estimate_entries(fd, path.stat().st_size) == 1_000_000
+    finally:
+        os.close(fd)

@@ -42,6 +42,7 @@ from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_en
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session import reader
 from tui_compactor.session.migrate import CURRENT_VERSION
+from tui_compactor.session.session import gc_paused
 
 __all__ = [
     "HINDSIGHT_KINDS",
@@ -641,12 +642,16 @@ def audit_compactions(
     compactions = [index for index, kind in enumerate(types) if kind == "compaction"]
     if not compactions:
         return []
-    facts.read(session, types=types)  # every entry's facts at once, in file order
-    lives = _lives(session, types)
-    return [
-        audit_compaction(session, index, rules, facts, types=types, life=lives[index])
-        for index in compactions
-    ]
+    # The audits build many short-lived dicts, lists, tuples and parsed kept records and no
+    # cycles: the cyclic collector would only walk them (on the 100k benchmark session 13
+    # collections, 0.07-0.22 s of the audits' ~0.5 s of CPU).
+    with gc_paused():
+        facts.read(session, types=types)  # every entry's facts at once, in file order
+        lives = _lives(session, types)
+        return [
+            audit_compaction(session, index, rules, facts, types=types, life=lives[index])
+            for index in compactions
+        ]
 
 
 @dataclass(slots=True)
@@ -720,9 +725,6 @@ def compaction_timeline(
     entries = session.entries
     types = session.entry_types()
     lives: dict[int, list[int]] = {}
-    if "compaction" in types:  # every entry's facts at once, as for ``audit_compactions``
-        facts.read(session, types=types)
-        lives = _lives(session, types)
 
     def row_of(index: int) -> TimelineRow:
         entry = entries[index]
@@ -755,8 +757,12 @@ def compaction_timeline(
             row.tokens_after = tokens
         return row
 
-    return [
-        row_of(index)
-        for index, kind in enumerate(types)
-        if kind in ("compaction", "branch_summary")
-    ]
+    with gc_paused():  # as for ``audit_compactions``
+        if "compaction" in types:  # every entry's facts at once, as ``audit_compactions``
+            facts.read(session, types=types)
+            lives.update(_lives(session, types))
+        return [
+            row_of(index)
+            for index, kind in enumerate(types)
+            if kind in ("compaction", "branch_summary")
+        ]

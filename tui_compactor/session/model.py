@@ -35,16 +35,18 @@ TORN_TAIL_CODE = "A2"
 
 
 def torn_tail_refusal(path: Any) -> tuple[str, str]:
-    """``(reason, hint)`` for refusing an append after a torn last line of ``path``.
+    """``(reason, hint)`` for refusing an append after a torn last line of ``path``: followed
+    live, that line is most often one an agent is still writing (sealing it then would split
+    the agent's record), so sealing is advised only when no agent writes.
 
     The one wording of this refusal: the loader's ``append_refusal`` (the app's banner and
     dialogs, ``compact``/``navigate``) and the write gate (``undo``, every append) both use it.
     """
     return (
-        "the file ends in an incomplete record (probably a crash while writing), so a new "
-        "line would be glued onto it and lost",
-        f"Seal it first with `{seal_command(path)}` (it appends one newline and keeps the "
-        "fragment), then try again.",
+        "the file ends in an incomplete record (an agent still writing it, or a crash while "
+        "writing), so a new line would be glued onto it and lost",
+        f"If no agent is writing it, seal it first with `{seal_command(path)}` (it appends "
+        "one newline and keeps the fragment); then try again.",
     )
 
 

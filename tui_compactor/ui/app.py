@@ -97,6 +97,7 @@ from tui_compactor.ui.messages import (
     SearchExtended,
     SessionLoaded,
     SessionRefreshed,
+    StylesAhead,
     SummaryDiffReady,
     TokensCounted,
     WorkFailed,
@@ -1312,9 +1313,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         (``_style_ahead``)."""
         from tui_compactor.ui.screens.navigate import dialog_widget_classes
 
-        classes = list(dialog_widget_classes())
-        if self.is_running and not get_current_worker().is_cancelled:
-            self.call_from_thread(self._style_ahead, classes)
+        if not get_current_worker().is_cancelled:
+            self.post_message(StylesAhead(list(dialog_widget_classes())))
+
+    def on_styles_ahead(self, message: StylesAhead) -> None:
+        """Start parsing the CSS of the classes a worker found (``style_dialogs_ahead``)."""
+        self._style_ahead(message.classes)
 
     def _style_ahead(self, classes: list[type[Any]]) -> None:
         """Parse the CSS of ``classes`` (the navigation dialog's widgets), one class every
