@@ -915,3 +915,37 @@ def test_the_audits_run_without_the_cyclic_collector(tmp_path: Path) -> None:
     ]
     assert collections == []
     assert gc.isenabled()
+
+
+def test_the_copys_facts_are_taken_without_the_cyclic_collector(tmp_path: Path) -> None:
+    """Taking what the forked copy noted (tens of thousands of tuples unpickled on a big
+    file) runs with the cyclic collector paused, as the audits do, and gives the facts the
+    load notes itself."""
+    import gc
+
+    from tui_compactor.engine.hindsight import EntryFacts, FactsAhead
+    from tui_compactor.session.reader import load_session
+
+    path = _generated(tmp_path)
+    noted = EntryFacts()
+    load_session(path, on_record=noted.take)
+    ahead = FactsAhead.start(path)
+    assert ahead is not None
+    session = load_session(path, on_record=ahead.note)
+    by_copy = EntryFacts()
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        ahead.finish(by_copy, session)
+    finally:
+        gc.callbacks.remove(seen)
+    assert [by_copy.known(i) for i in range(len(session.entries))] == [
+        noted.known(i) for i in range(len(session.entries))
+    ]
+    assert collections == []
+    assert gc.isenabled()

@@ -22,6 +22,7 @@ proper, and an output the agent never mentioned is not something it could have c
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -357,6 +358,7 @@ class FactsAhead:
             status = 1
             try:
                 os.close(read_end)
+                gc.disable()  # facts built, parsed records freed, no cycles; it never returns
                 sent = pickle.dumps(_note_lines(path), pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as pipe:
                     pipe.write(sent)
@@ -380,23 +382,24 @@ class FactsAhead:
         with os.fdopen(self._pipe, "rb") as pipe:
             received = pipe.read()
         _, status = os.waitpid(self._pid, 0)
-        noted: dict[int, _Noted] = {}
-        if status == 0 and received and session.version == CURRENT_VERSION:
-            noted = pickle.loads(received)
-        known = facts._facts
-        read = self._read
-        entries = session.entries
-        roles = session.entry_roles()
-        for index, kind in enumerate(session.entry_types()):
-            if _has_uses(kind, roles[index]):
-                line = read.get(index)  # (offset, hash) as the load read it
-                found = None if line is None else noted.get(line[0])
-                if found is not None and line is not None and found[0] == line[1]:
-                    known[index] = found[1]
+        with gc_paused():  # tens of thousands of tuples unpickled, no cycles (as the audits)
+            noted: dict[int, _Noted] = {}
+            if status == 0 and received and session.version == CURRENT_VERSION:
+                noted = pickle.loads(received)
+            known = facts._facts
+            read = self._read
+            entries = session.entries
+            roles = session.entry_roles()
+            for index, kind in enumerate(session.entry_types()):
+                if _has_uses(kind, roles[index]):
+                    line = read.get(index)  # (offset, hash) as the load read it
+                    found = None if line is None else noted.get(line[0])
+                    if found is not None and line is not None and found[0] == line[1]:
+                        known[index] = found[1]
+                    else:
+                        facts.of(entries[index])
                 else:
-                    facts.of(entries[index])
-            else:
-                known[index] = _NO_FACTS
+                    known[index] = _NO_FACTS
 
 
 _Noted = tuple[int, Facts]
