@@ -120,8 +120,10 @@ class CompactionConfig(_Strict):
     threshold_percent: float = Field(
         -1, description="Compact above this percent of the window (-1: window - reserve)."
     )
-    threshold_tokens: int = Field(
-        -1, description="Compact above this many tokens (-1: unset; wins over the percent)."
+    threshold_tokens: float = Field(
+        -1,
+        description="Compact above this many tokens (-1: unset; wins over the percent; a "
+        "fraction counts as the whole tokens below it).",
     )
 
     @field_validator("threshold_percent", "threshold_tokens")

@@ -362,6 +362,10 @@ def test_context_breakdown_adds_up_to_oh_my_pis_estimates(
     assert not differ, "\n".join(differ[:30])
 
 
+BRANCH_ROW_FIELDS = ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps")
+"""What ``navigate --dry-run`` shows per budget and oh-my-pi's golden holds, field by field."""
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_navigate_dry_run_prints_oh_my_pis_branch_summary_preparation(
     name: str, capsys: pytest.CaptureFixture[str]
@@ -384,7 +388,7 @@ def test_navigate_dry_run_prints_oh_my_pis_branch_summary_preparation(
             if not ids.same(theirs[their], ours.get(mine, "<missing>")):
                 differ.append(f"{where}: {mine} {ours.get(mine)!r} != {theirs[their]!r}")
         for mine_row, row in zip(ours["prepared"], theirs["prepared"], strict=True):
-            for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
+            for field in BRANCH_ROW_FIELDS:
                 if not ids.same(row[field], mine_row.get(field, "<missing>")):
                     differ.append(f"{where} budget {row['tokenBudget']}: {field}")
     assert not differ, "\n".join(differ[:30])
@@ -402,7 +406,7 @@ def test_navigate_default_budget_is_oh_my_pis(
     ours = _json(capsys, "navigate", str(_session_path(name)), "--rules", "omp", "--dry-run",
                  "--json", "--to", f"#{theirs['targetIndex']}", "--window", "128000")  # fmt: skip
     (mine,) = ours["prepared"]
-    for field in ("tokenBudget", "messageCount", "totalTokens", "entryIds", "fileOps"):
+    for field in BRANCH_ROW_FIELDS:
         assert ids.same(row[field], mine[field]), field
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,23 @@ def test_reserves_and_thresholds_are_oh_my_pis(tmp_path: Path) -> None:
     ]
     print(f"{len(cases) - len(differ)} of {len(cases)} settings cases agree with oh-my-pi")
     assert not differ, f"{len(differ)} of {len(cases)} differ:\n" + "\n".join(differ[:20])
+
+
+def test_a_fractional_fixed_threshold_acts_as_its_floor_as_in_oh_my_pi(tmp_path: Path) -> None:
+    """oh-my-pi keeps a fractional ``thresholdTokens`` and compacts when ``contextTokens >``
+    it; we keep the whole tokens it stands for (``whole_tokens``, the figure every view
+    prints): the same decision for every whole context around it."""
+    cases = []
+    for window, fixed in itertools.product((1_000, 200_000), (0.5, 1.5, 999.25, 1500.7)):
+        at = threshold_tokens(window, CompactionSettings(rules="omp", threshold_tokens=fixed))
+        for context in (at - 1, at, at + 1, at + 2):
+            given = {"thresholdPercent": -1, "thresholdTokens": fixed, "enabled": True}
+            cases.append({"window": window, "contextTokens": context, "settings": given})
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases), encoding="utf-8")
+    done = run_bun(Path(__file__).with_name("omp_settings_probe.ts"), str(path), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for case, theirs in zip(cases, json.loads(done.stdout), strict=True):
+        mine = _ours(case)
+        assert mine["thresholdTokens"] == math.floor(theirs["thresholdTokens"]), case
+        assert mine["shouldCompact"] == theirs["shouldCompact"], (case, theirs)

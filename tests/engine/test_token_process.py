@@ -333,3 +333,28 @@ def test_a_closed_counter_is_not_started_again() -> None:
     with pytest.raises(TokenTableError, match="the counting process was closed"):
         counter.count_text("after")
     assert counter.restarts == 0 and counter.pid is None
+
+
+def test_the_counting_process_runs_at_a_lower_priority_than_the_app() -> None:
+    """Its minute of counting after the open yields the CPU to the app's event loop when both
+    want it (a busy machine, one core): a nicer process, also after a restart."""
+    process_counter = Cl100kProcessCounter()
+    try:
+        _check_lower_priority(process_counter)
+    finally:
+        process_counter.close()
+
+
+def _check_lower_priority(process_counter: Cl100kProcessCounter) -> None:
+    assert process_counter.count_text("ready?") == 2
+    pid = process_counter.pid
+    assert pid is not None
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(ours + token_process.COUNTING_NICE, 19)
+    assert token_process.COUNTING_NICE >= 5
+    os.kill(pid, signal.SIGKILL)
+    assert _wait_ended(pid)
+    assert process_counter.count_text("hello world") == 2  # started again
+    restarted = process_counter.pid
+    assert restarted is not None and restarted != pid
+    assert os.getpriority(os.PRIO_PROCESS, restarted) == min(ours + token_process.COUNTING_NICE, 19)

@@ -158,3 +158,23 @@ def test_js_number_and_stringify_follow_javascript() -> None:
     assert rendered == '{"1":true,"2":[1,null,"é\\ud800"],"b":1}'
     assert utf16_len("a😀") == 3
     assert js_sorted(["\uff5e", "😀", "a"]) == ["a", "😀", "\uff5e"]
+
+
+def test_every_in_process_counter_counts_a_batch_with_the_one_loop() -> None:
+    """``count_messages`` is written once for the counters that count in this process (pi's
+    chars/4 and the fragment counters): each message's ``count_message``, in order."""
+    from tui_compactor.engine.tokens import (
+        BytesCounter,
+        Cl100kCounter,
+        PiCounter,
+        _InProcessCounter,
+    )
+
+    messages = [
+        {"role": "user", "content": "read the parser"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done: both formats."}]},
+        "not a message",
+    ]
+    for counter in (PiCounter(), BytesCounter(), Cl100kCounter(preload=False)):
+        assert type(counter).count_messages is _InProcessCounter.count_messages
+        assert counter.count_messages(messages) == [counter.count_message(m) for m in messages]

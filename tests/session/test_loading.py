@@ -148,6 +148,38 @@ def test_refresh_completes_a_torn_tail(tmp_path: Path) -> None:
     assert session.append_refusal is None
 
 
+def test_a_line_being_written_is_not_called_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Live follow reads a file while the agent writes its last line: every place that
+    words a torn last line (the Issues view and ``lint``, the read-only banner and the append
+    gate, ``seal``) says what is true of both causes, in the words of one function, and the
+    words go once the line ends."""
+    from tui_compactor.cli import main
+    from tui_compactor.commands.seal import describe_tail, explain
+    from tui_compactor.session.model import torn_tail_cause
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes((CORPUS / "two-roots.jsonl").read_bytes())
+    session = load_session(path)
+    whole = _line("n0000001", "e0000008", 1)
+    with open(path, "ab") as handle:
+        handle.write(whole[:-20])  # the agent is mid-write
+    assert session.refresh().status == "grew"  # what live follow does
+    torn = next(d for d in session.diagnostics if d.code == "torn-tail")
+    words = [torn.message, session.append_refusal or "", explain(describe_tail(session), "s")]
+    assert main(["lint", str(path)]) == 0
+    words.append(capsys.readouterr().out)
+    for text in words:
+        assert torn_tail_cause() in text and "probably a crash" not in text, text
+    assert "n0000001 (user) appears when the line ends, or is lost" in torn.message
+    with open(path, "ab") as handle:
+        handle.write(whole[-20:])
+    assert session.refresh().status == "grew"
+    assert session.append_refusal is None
+    assert not any(d.code == "torn-tail" for d in session.diagnostics)
+
+
 def test_refresh_detects_rewrites(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     shutil.copy2(CORPUS / "two-roots.jsonl", path)

@@ -165,7 +165,7 @@ def test_torn_tail_needs_seal_then_appends_after_fragment(tmp_path: Path) -> Non
     session = load_session(path)
     with pytest.raises(AppendRefused) as refused:
         append_entry(session, make_leaf_marker(), parent_index=session.leaf, **FAST)
-    assert refused.value.code == "A2" and "Seal" in refused.value.hint
+    assert refused.value.code == "A2" and "tui-compactor seal" in refused.value.hint
     assert "e0000007" in session.torn_ids
     seal_tail(session, **FAST)
     sealed = path.read_bytes()

@@ -194,3 +194,49 @@ async def test_the_navigation_dialog_css_is_parsed_before_it_first_opens(
         app.stylesheet.update(dialog)
         await pilot.pause()
         assert _styles_of(dialog) == shown
+
+
+@pytest.mark.asyncio
+async def test_a_dialog_opening_lays_out_no_screen_beneath_it_and_draws_it_dimmed_once(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dialog's first ``Resize`` (the size did not change) does not lay out the main screen
+    again: its scrollbars stay as they were, so the dimmed picture of it is drawn once. A real
+    resize while the dialog is open still lays the main screen out at the new size."""
+    from textual.screen import Screen
+
+    from tui_compactor.ui.screens import tinted
+
+    app = make_app(copy_fixture(TREE_BRANCHES, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.screen
+        laid_out: list[Screen[Any]] = []
+        refresh_layout = Screen._refresh_layout
+
+        def counted(screen: Screen[Any], *args: Any, **kwargs: Any) -> None:
+            laid_out.append(screen)
+            refresh_layout(screen, *args, **kwargs)
+
+        drawn: list[int] = []
+        rich_console = tinted._TintedBackground.__rich_console__
+
+        def drawing(background: Any, console: Any, options: Any) -> Any:
+            drawn.append(1)
+            return rich_console(background, console, options)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        monkeypatch.setattr(tinted._TintedBackground, "__rich_console__", drawing)
+        await _open_navigation(pilot)
+        await settle(pilot)
+        assert main not in laid_out
+        assert len(drawn) == 1
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert main in laid_out
+        assert main.size == (100, 30)
+        assert len(drawn) > 1  # drawn again at the new size
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is main
+        assert main.size == (100, 30)

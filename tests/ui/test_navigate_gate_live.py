@@ -94,4 +94,9 @@ async def test_summary_refused_for_a_closed_gate_says_why(tmp_path: Path) -> Non
         notes = raised_notes(app)
         assert "Nothing can be summarized here." not in notes
         assert any("incomplete record" in note for note in notes), notes
+        # Followed live, a torn last line is most often an agent still writing it: the
+        # reason says so, and sealing is advised only when no agent writes.
+        refusal = app.session.append_refusal
+        assert refusal is not None and "an agent still writing it" in refusal, refusal
+        assert "If no agent is writing it, seal it" in refusal, refusal
         assert path.read_bytes() == torn and torn.startswith(before)

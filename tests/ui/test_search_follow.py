@@ -136,3 +136,21 @@ async def test_new_entries_searched_after_the_search_was_cleared_are_not_marked(
         await settle(pilot)
         assert not app.query_one(SessionTree).search_matches
         assert not any("in new entries" in note for note in raised_notes(app))
+
+
+async def test_an_agent_appending_fast_keeps_one_note_that_counts_its_entries(
+    tmp_path: Path,
+) -> None:
+    """Live follow notes what arrived: an agent appending every few hundred milliseconds raised
+    a note per refresh ("1 new entry", "3 new entries", "2 new entries" stacked over the tree);
+    now one note counts what arrived while it is shown."""
+    session = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        for batch in (["one"], ["two", "three", "four"], ["five", "six"]):
+            agent_appends(session, batch)
+            app._follow_tick()
+            await settle(pilot)
+        shown = [note.message for note in app._notifications if "new entr" in note.message]
+        assert shown == ["6 new entries"], shown

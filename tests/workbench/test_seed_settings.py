@@ -206,3 +206,38 @@ def test_flags_reach_plan_and_navigate(tmp_path: Path) -> None:
     )
     assert nav.returncode == 0, nav.stderr
     assert json.loads(nav.stdout)["prepared"][0]["tokenBudget"] == 30000
+
+
+def test_a_fractional_threshold_is_the_whole_tokens_it_stands_for_everywhere(
+    tmp_path: Path,
+) -> None:
+    """``threshold_tokens = 1500.7`` from any source is 1500 (``whole_tokens``): the settings
+    keep it, the plan's threshold uses it, and every view prints it; a large figure is printed
+    whole (never ``1.5e+06``)."""
+    from tui_compactor.ui.widgets.plan_view import form_values
+
+    config = tmp_path / "config.toml"
+    config.write_text("[compaction]\nthreshold_tokens = 1500.7\n", encoding="utf-8")
+    sources = [
+        resolve_settings({}, config_file=config, environ={}),
+        resolve_settings({}, environ={"TUI_COMPACTOR_THRESHOLD_TOKENS": "1500.7"}),
+        resolve_settings({"threshold_tokens": 1500.7}, environ={}),
+        resolve_settings({}, environ={}).edited("app", threshold_tokens=1500.7),
+    ]
+    for settings in sources:
+        shown = settings.edited("app", rules="omp", context_window=200000)
+        assert shown.threshold_tokens == 1500
+        assert ("threshold tokens", "1500") in [i[:2] for i in shown.plan_source_items()]
+        assert form_values(shown)[0]["plan-threshold-tokens"] == "1500"
+    big = resolve_settings({"threshold_tokens": 1500000}, environ={})
+    assert form_values(big)[0]["plan-threshold-tokens"] == "1500000"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes((ROOT / "tests/fixtures/sessions/refactor-session-v3.jsonl").read_bytes())
+    env = clean_env(tmp_path)
+    done = cli(
+        "plan", str(path), "--rules", "omp", "--threshold-tokens", "1500.7", "--json", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["threshold"]["thresholdTokens"] == 1500
+    text = cli("plan", str(path), "--rules", "omp", "--threshold-tokens", "1500000", env=env)
+    assert "threshold tokens 1500000 (from --threshold-tokens)" in text.stdout

@@ -130,10 +130,11 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
     )
     parser.add_argument(
         "--threshold-tokens",
-        type=int,
+        type=float,
         default=None,
         metavar="N",
-        help="compact above N tokens (-1: unset; wins over the percent)",
+        help="compact above N tokens (-1: unset; wins over the percent; a fraction counts as "
+        "the whole tokens below it)",
     )
     parser.add_argument(
         "--no-split-turns",

@@ -95,6 +95,7 @@ def _last_line_start(session: Any) -> tuple[int | None, int]:
 def explain(tail: dict[str, Any], name: str) -> str:
     """The human explanation of what sealing will do (session text sanitized)."""
     from tui_compactor.commands.session_args import safe
+    from tui_compactor.session.model import torn_tail_cause
 
     where = f"line {tail['line']}" if tail["line"] is not None else "the last line"
     looks = ""
@@ -104,10 +105,11 @@ def explain(tail: dict[str, Any], name: str) -> str:
     if tail["torn"]:
         what = (
             f"{safe(name)}: {where} (byte {tail['offset']}, {tail['bytes']} bytes, no newline) "
-            f"is an incomplete record, probably a crash while writing{looks}.\n"
+            f"is an incomplete record{looks}: {torn_tail_cause()}.\n"
             "Sealing appends one newline after it: the fragment stays in the file as a broken "
             "line that pi skips too, and later appends start on a line of their own. Nothing "
-            "is truncated or rewritten."
+            "is truncated or rewritten. While a running agent works on the session or the "
+            "file is still changing, the append gate refuses and nothing is written."
         )
     else:
         what = (

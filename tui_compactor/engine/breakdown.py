@@ -15,7 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_compactor.engine.context import build_context, estimate_context_tokens, item_tokens
+from tui_compactor.engine.context import (
+    ContextItem,
+    build_context,
+    estimate_context_tokens,
+    items_tokens,
+)
 from tui_compactor.engine.jstext import js_stringify, utf16_len
 from tui_compactor.engine.messages import dict_blocks
 from tui_compactor.engine.plan import prepare_compaction
@@ -200,16 +205,36 @@ def message_blocks(message: dict[str, Any], tool_names: dict[str, str]) -> Itera
         yield "branch_summary", None, _s(message.get("summary"))
 
 
-def _weight(counter: TokenCounter, role: Any, piece: str | None | int) -> int:
-    if isinstance(piece, int):
-        return piece
-    if piece is None:  # an image
-        if counter.name == "pi":
-            return 0 if role == "user" else PI_IMAGE_CHARS
-        return IMAGE_TOKENS
-    if counter.name == "pi":
-        return utf16_len(piece)  # pi counts characters; shares follow them
-    return counter.count_text(piece)
+def _weights(
+    counter: TokenCounter,
+    messages: list[tuple[Any, list[Block]]],
+) -> list[list[int]]:
+    """The weights of each message's pieces (``messages``: its role and pieces) that share out
+    its count, the texts of all of them counted in one call of the counter."""
+    texts = [
+        piece
+        for _, pieces in messages
+        for _, _, piece in pieces
+        if isinstance(piece, str) and counter.name != "pi"
+    ]
+    counted = iter(counter.count_texts(texts) if texts else [])
+    weights: list[list[int]] = []
+    for role, pieces in messages:
+        shares: list[int] = []
+        for _, _, piece in pieces:
+            if isinstance(piece, int):
+                shares.append(piece)
+            elif piece is None:  # an image
+                if counter.name == "pi":
+                    shares.append(0 if role == "user" else PI_IMAGE_CHARS)
+                else:
+                    shares.append(IMAGE_TOKENS)
+            elif counter.name == "pi":
+                shares.append(utf16_len(piece))  # pi counts characters; shares follow them
+            else:
+                shares.append(next(counted))
+        weights.append(shares)
+    return weights
 
 
 def _share(total: int, weights: list[int]) -> list[int]:
@@ -246,9 +271,9 @@ def token_breakdown(
     sized: list[LargeEntry] = []
     total = 0
     entries = session.entries
-    for item in ctx.items:
-        tokens = item_tokens(item, counter, cache)  # what is sent (omp may rewrite it)
-        total += tokens
+    counts = items_tokens(ctx.items, counter, cache)  # what is sent (omp may rewrite it)
+    every: list[tuple[ContextItem, int, Any, list[Block]]] = []
+    for item, tokens in zip(ctx.items, counts, strict=True):
         message = item.message
         role = message.get("role")
         if role == "assistant":
@@ -256,9 +281,12 @@ def token_breakdown(
                 if block.get("type") == "toolCall":
                     tool_names[_s(block.get("id"))] = _s(block.get("name")) or "tool"
         pieces = list(message_blocks(message, tool_names)) if tokens else []
-        if not pieces:
-            pieces = [("other", None, tokens)]
-        shares = _share(tokens, [_weight(counter, role, piece) for _, _, piece in pieces])
+        every.append((item, tokens, role, pieces or [("other", None, tokens)]))
+    # The pieces' texts are counted in one call of the counter (one request, not one each).
+    weights = iter(_weights(counter, [(role, pieces) for _, _, role, pieces in every]))
+    for item, tokens, role, pieces in every:
+        total += tokens
+        shares = _share(tokens, next(weights))
         seen: set[tuple[str, str | None]] = set()
         for (kind, tool, _), share in zip(pieces, shares, strict=True):
             if not share:

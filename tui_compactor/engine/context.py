@@ -24,7 +24,7 @@ What the agent then sends for each item is ``item_llm`` (``omp_messages`` for oh
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -54,6 +54,7 @@ __all__ = [
     "item_llm_messages",
     "llm_message_text",
     "item_tokens",
+    "items_tokens",
     "estimate_context_tokens_omp",
     "is_empty_error_turn",
 ]
@@ -637,15 +638,53 @@ def llm_message_text(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _counted_as(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> str:
+    """How an item's tokens are counted (the one rule): ``held`` (the entry's count in
+    ``cache``, counted from the message the item holds), ``entry`` (the entry's count in
+    ``cache``), ``fresh`` (its own message counted: the context rewrote or synthesized it,
+    omp rules; or no cache of ``counter``)."""
+    if cache is not None and cache.counter is counter and not item.rewritten:
+        if item.kind == "message":  # the entry's own message, held by the item once read
+            return "held"
+        if item.kind != "compaction" or item.role != "compactionSummary":
+            return "entry"
+    return "fresh"
+
+
 def item_tokens(item: ContextItem, counter: TokenCounter, cache: TokenCache | None) -> int:
     """Tokens of an item's message: the entry's cached count, or a fresh count when the
     context rewrote or synthesized the message (omp rules)."""
-    if cache is not None and cache.counter is counter and not item.rewritten:
-        if item.kind == "message":  # the entry's own message, held by the item once read
-            return cache.held_message_tokens(item.entry_index, lambda: item.message)
-        if item.kind != "compaction" or item.role != "compactionSummary":
-            return cache.message_tokens(item.entry_index)
-    return counter.count_message(item.message)
+    return items_tokens([item], counter, cache)[0]
+
+
+def items_tokens(
+    items: Sequence[ContextItem], counter: TokenCounter, cache: TokenCache | None
+) -> list[int]:
+    """``item_tokens`` of each of ``items``, every message among them not counted yet counted
+    in one call of the counter (a counting process: one request, not one an item)."""
+    ways = [_counted_as(item, counter, cache) for item in items]
+    fresh = [item.message for item, way in zip(items, ways, strict=True) if way == "fresh"]
+    held: list[int] = []
+    messages: list[Any] = []
+    wanted: list[int] = []
+    if cache is not None and cache.counter is counter:
+        for item, way in zip(items, ways, strict=True):
+            if way == "held" and not cache.counted(item.entry_index):
+                held.append(item.entry_index)
+                messages.append(item.message)
+        entries = [
+            item.entry_index for item, way in zip(items, ways, strict=True) if way == "entry"
+        ]
+        wanted, read = cache.uncounted(entries)
+        messages += read
+    counts = counter.count_messages(messages + fresh) if messages or fresh else []
+    if cache is not None and messages:
+        cache.keep_counts(held + wanted, counts[: len(messages)])
+    fresh_counts = iter(counts[len(messages) :])
+    return [
+        next(fresh_counts) if way == "fresh" else cache.message_tokens(item.entry_index)  # type: ignore[union-attr]
+        for item, way in zip(items, ways, strict=True)
+    ]
 
 
 def _js(value: Any) -> str:
@@ -923,6 +962,8 @@ def estimate_context_tokens(
             return cache.message_tokens(item.entry_index)
         return counter.count_message(item.message)
 
+    if local and cache is not None:  # every item is counted: one call of the counter
+        cache.count_entries([item.entry_index for item in items])
     tokens = _tokens_backwards(reversed(items), _item_usage, count)
     if local and tokens.local_estimate is None:
         everything = sum(count(item) for item in items)
@@ -976,7 +1017,7 @@ def estimate_context_tokens_omp(
     context rewrote or synthesized the message)."""
     from tui_compactor.engine.plan import omp_usage_tokens
 
-    counts = [item_tokens(item, counter, cache) for item in ctx.items]
+    counts = items_tokens(ctx.items, counter, cache)
     anchor = None
     for position in range(len(ctx.items) - 1, -1, -1):
         item = ctx.items[position]

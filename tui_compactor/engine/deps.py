@@ -175,6 +175,7 @@ def cut_sweep(
     entries = session.entries
     start, end = plan.boundary_start, plan.boundary_end
     tokens = [0] * (end - start + 1)  # suffix sums: tokens[i - start] = kept from i on
+    cache.count_entries(branch[start:end])  # those not counted yet: one call of the counter
     occurrences: dict[tuple[AnchorKind, str], list[int]] = {}
     for position in range(end - 1, start - 1, -1):
         entry = entries[branch[position]]

@@ -22,6 +22,7 @@ proper, and an output the agent never mentioned is not something it could have c
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_en
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
 from tui_compactor.session import reader
 from tui_compactor.session.migrate import CURRENT_VERSION
+from tui_compactor.session.session import gc_paused
 
 __all__ = [
     "HINDSIGHT_KINDS",
@@ -356,6 +358,7 @@ class FactsAhead:
             status = 1
             try:
                 os.close(read_end)
+                gc.disable()  # facts built, parsed records freed, no cycles; it never returns
                 sent = pickle.dumps(_note_lines(path), pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as pipe:
                     pipe.write(sent)
@@ -379,23 +382,24 @@ class FactsAhead:
         with os.fdopen(self._pipe, "rb") as pipe:
             received = pipe.read()
         _, status = os.waitpid(self._pid, 0)
-        noted: dict[int, _Noted] = {}
-        if status == 0 and received and session.version == CURRENT_VERSION:
-            noted = pickle.loads(received)
-        known = facts._facts
-        read = self._read
-        entries = session.entries
-        roles = session.entry_roles()
-        for index, kind in enumerate(session.entry_types()):
-            if _has_uses(kind, roles[index]):
-                line = read.get(index)  # (offset, hash) as the load read it
-                found = None if line is None else noted.get(line[0])
-                if found is not None and line is not None and found[0] == line[1]:
-                    known[index] = found[1]
+        with gc_paused():  # tens of thousands of tuples unpickled, no cycles (as the audits)
+            noted: dict[int, _Noted] = {}
+            if status == 0 and received and session.version == CURRENT_VERSION:
+                noted = pickle.loads(received)
+            known = facts._facts
+            read = self._read
+            entries = session.entries
+            roles = session.entry_roles()
+            for index, kind in enumerate(session.entry_types()):
+                if _has_uses(kind, roles[index]):
+                    line = read.get(index)  # (offset, hash) as the load read it
+                    found = None if line is None else noted.get(line[0])
+                    if found is not None and line is not None and found[0] == line[1]:
+                        known[index] = found[1]
+                    else:
+                        facts.of(entries[index])
                 else:
-                    facts.of(entries[index])
-            else:
-                known[index] = _NO_FACTS
+                    known[index] = _NO_FACTS
 
 
 _Noted = tuple[int, Facts]
@@ -641,12 +645,16 @@ def audit_compactions(
     compactions = [index for index, kind in enumerate(types) if kind == "compaction"]
     if not compactions:
         return []
-    facts.read(session, types=types)  # every entry's facts at once, in file order
-    lives = _lives(session, types)
-    return [
-        audit_compaction(session, index, rules, facts, types=types, life=lives[index])
-        for index in compactions
-    ]
+    # The audits build many short-lived dicts, lists, tuples and parsed kept records and no
+    # cycles: the cyclic collector would only walk them (on the 100k benchmark session 13
+    # collections, ~0.01 s of CPU: a small saving, measured by process time).
+    with gc_paused():
+        facts.read(session, types=types)  # every entry's facts at once, in file order
+        lives = _lives(session, types)
+        return [
+            audit_compaction(session, index, rules, facts, types=types, life=lives[index])
+            for index in compactions
+        ]
 
 
 @dataclass(slots=True)
@@ -720,9 +728,6 @@ def compaction_timeline(
     entries = session.entries
     types = session.entry_types()
     lives: dict[int, list[int]] = {}
-    if "compaction" in types:  # every entry's facts at once, as for ``audit_compactions``
-        facts.read(session, types=types)
-        lives = _lives(session, types)
 
     def row_of(index: int) -> TimelineRow:
         entry = entries[index]
@@ -755,8 +760,12 @@ def compaction_timeline(
             row.tokens_after = tokens
         return row
 
-    return [
-        row_of(index)
-        for index, kind in enumerate(types)
-        if kind in ("compaction", "branch_summary")
-    ]
+    with gc_paused():  # as for ``audit_compactions``
+        if "compaction" in types:  # every entry's facts at once, as ``audit_compactions``
+            facts.read(session, types=types)
+            lives.update(_lives(session, types))
+        return [
+            row_of(index)
+            for index, kind in enumerate(types)
+            if kind in ("compaction", "branch_summary")
+        ]

@@ -26,6 +26,7 @@ refused (``prepared`` False, ``reason`` says why, ``nearest_cut_points`` offers 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,10 @@ from tui_compactor.session.table import EntryView
 from tui_compactor.textsafe import sanitize
 
 __all__ = ["PlanMessage", "CompactionPlan", "prepare_compaction", "omp_usage_tokens"]
+
+REGION_BATCH = 1024
+"""Messages of a plan's region counted in one call of the counter (``region_tokens``): one
+request to a counting process, not one a message."""
 
 NOTHING_TO_SUMMARIZE = "nothing to summarize (the cut is at the start of the region)"
 """Why oh-my-pi prepares no plan when neither history nor a turn prefix precedes the cut."""
@@ -228,14 +233,22 @@ class CompactionPlan:
         totals: dict[str, int] = {}
         for name in ("summarize", "turn_prefix", "keep"):
             total = 0
-            for position, entry in self._messages(*self._bounds(name)):
-                index = branch[position]
-                if name != "keep" and entry.type == "message" and entry.role == "assistant":
-                    record = entry.data_once()
-                    extract_file_ops(message_from_entry(record) or {}, ops, rules)
-                    total += cache.entry_tokens(index, record) or 0
-                else:
-                    total += cache.message_tokens(index)
+            # The messages not counted yet are counted REGION_BATCH at a time, each batch in
+            # one call of the counter (a counting process: one request, not one a message).
+            messages = iter(self._messages(*self._bounds(name)))
+            while batch := list(itertools.islice(messages, REGION_BATCH)):
+                held: dict[int, Any] = {}
+                others: list[int] = []
+                for position, entry in batch:
+                    index = branch[position]
+                    if name != "keep" and entry.type == "message" and entry.role == "assistant":
+                        message = message_from_entry(entry.data_once()) or {}
+                        extract_file_ops(message, ops, rules)
+                        held[index] = message
+                    else:
+                        others.append(index)
+                cache.count_entries(others, held)
+                total += sum(cache.message_tokens(branch[position]) for position, _ in batch)
             totals[name] = total
         self._file_ops = ops
         if self._region_tokens is None:
@@ -604,9 +617,7 @@ def prepare_compaction(
     plan.context_tokens = context_tokens_at(session, leaf, counter, cache)
     plan.tokens_before = plan.context_tokens.tokens
 
-    def tokens_at(position: int) -> int:
-        return cache.message_tokens(branch[position])
-
+    tokens_at = cache.backwards(branch, start)  # a walk from the leaf: counted in batches
     points = valid_cut_points(path, start, end, rules)
     plan.valid_cut_points = points
     if cut is None:
@@ -655,13 +666,12 @@ def _prepare_omp(
     region = [position for position in range(start, end) if _is_message(path[position])]
     plan.region_message_count = len(region)
 
-    def tokens_at(position: int) -> int:
-        return cache.message_tokens(branch[position])
-
+    tokens_at = cache.backwards(branch, start)  # a walk from the leaf: counted in batches
     usage = omp_last_usage(path)
     plan.tokens_before = omp_usage_tokens(usage) if usage is not None else 0
     calibrate = settings.calibrate if settings.calibrate is not None else True
     if usage is not None:
+        cache.count_entries([branch[position] for position in region])  # one request
         estimate = sum(tokens_at(position) for position in region)
         prompt = _omp_prompt_tokens(usage)
         ratio = prompt / estimate if estimate > 0 else 0.0

@@ -130,6 +130,17 @@ def check_threshold(name: str, value: object) -> None:
         raise ValueError(f"{name}: {value} is over 100")
 
 
+def whole_tokens(value: float) -> int:
+    """A fixed threshold as the whole number of tokens it stands for (the one rounding rule:
+    the settings keep this figure, every view prints it, ``threshold_tokens`` uses it).
+
+    Contexts are whole numbers of tokens, and compaction triggers strictly above the threshold
+    (oh-my-pi keeps a fractional ``thresholdTokens`` and compares ``contextTokens >
+    thresholdTokens``), so a fractional threshold acts as the whole number below it: floor.
+    """
+    return math.floor(value)
+
+
 def threshold_tokens(window: int, settings: CompactionSettings) -> int:
     """Context size above which compaction triggers."""
     if settings.rules == "pi":
@@ -137,7 +148,7 @@ def threshold_tokens(window: int, settings: CompactionSettings) -> int:
         # negative threshold (compact at any size): clamp it to 0, the same decision.
         return max(0, window - effective_reserve(window, settings))
     if _finite_positive(settings.threshold_tokens):
-        return int(min(window - 1, max(1, settings.threshold_tokens)))
+        return whole_tokens(min(window - 1, max(1, settings.threshold_tokens)))
     if not _finite_positive(settings.threshold_percent):
         return max(0, min(window - 1, window - budget_reserve(window, settings)))
     percent = min(99.0, max(1.0, float(settings.threshold_percent)))

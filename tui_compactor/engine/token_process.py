@@ -49,8 +49,14 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 """The directory that holds this ``tui_compactor`` package: the counting process imports it
 from there whatever its ``sys.path`` would say (a checkout run with ``PYTHONPATH``)."""
 
+COUNTING_NICE = 10
+"""How much lower the counting process's CPU priority is than the app's (``os.nice``): its
+minute of counting after the open yields the CPU to the app's event loop whenever both want it
+(another program busy on the other core, one core), instead of taking an equal share."""
+
 _COMMAND = (
-    f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); "
+    f"import os, sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); "
+    f"hasattr(os, 'nice') and os.nice({COUNTING_NICE}); "
     "from tui_compactor.engine.cl100k import serve; serve()"
 )
 

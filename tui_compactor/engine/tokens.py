@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from tui_compactor.engine.cl100k import load_cl100k, read_ranks
@@ -66,12 +66,36 @@ class TokenCounter(Protocol):
         """``count_message`` of each message, in one call (a counting process: one request)."""
         ...
 
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        """``count_text`` of each text, in one call (a counting process: one request)."""
+        ...
+
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-class PiCounter:
+class _InProcessCounter:
+    """What every counter that counts in this process shares: ``count_messages`` is
+    ``count_message`` of each message, ``count_texts`` ``count_text`` of each text (a counting
+    process batches instead)."""
+
+    def count_message(self, message: Any) -> int:
+        raise NotImplementedError
+
+    def count_text(self, text: str) -> int:
+        raise NotImplementedError
+
+    def count_messages(self, messages: Sequence[Any]) -> list[int]:
+        """``count_message`` of each message."""
+        return [self.count_message(message) for message in messages]
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        """``count_text`` of each text."""
+        return [self.count_text(text) for text in texts]
+
+
+class PiCounter(_InProcessCounter):
     """pi 0.73.1 ``estimateTokens``: one ``ceil(chars/4)`` per message."""
 
     name = "pi"
@@ -128,10 +152,6 @@ class PiCounter:
         """``Math.ceil(chars / 4)``."""
         return math.ceil(self.message_chars(message) / 4)
 
-    def count_messages(self, messages: Sequence[Any]) -> list[int]:
-        """``count_message`` of each message."""
-        return [self.count_message(message) for message in messages]
-
 
 FRAME_TOKENS = SNAPCOMPACT_FRAME_TOKENS
 """oh-my-pi's ``FRAME_TOKEN_ESTIMATE`` for one snapcompact frame."""
@@ -185,7 +205,7 @@ def message_fragments(message: Any) -> Iterator[str | int]:
         yield _str(message.get("output"))
 
 
-class _FragmentCounter:
+class _FragmentCounter(_InProcessCounter):
     """A counter that counts a message as the sum of its fragments (``message_fragments``):
     ``count_text`` of each text, ``IMAGE_TOKENS`` per image."""
 
@@ -198,10 +218,6 @@ class _FragmentCounter:
         for fragment in message_fragments(message):
             total += fragment if isinstance(fragment, int) else self.count_text(fragment)
         return total
-
-    def count_messages(self, messages: Sequence[Any]) -> list[int]:
-        """``count_message`` of each message."""
-        return [self.count_message(message) for message in messages]
 
     @staticmethod
     def _sum_fragments(
@@ -392,12 +408,19 @@ class TokenCache:
         self._keep(index, tokens, block)
         return tokens
 
-    def count_entries(self, indices: Iterable[int]) -> None:
-        """Count the entries among ``indices`` not counted yet, their messages in one call of
-        the counter (``count_messages``: a counting process gets one request, not one a
-        message); ``entry_tokens`` then finds them counted."""
+    def count_entries(self, indices: Iterable[int], held: Mapping[int, Any] | None = None) -> None:
+        """Count the entries among ``indices`` not counted yet, and the ``message`` entries of
+        ``held`` (index -> the entry's own message, which the caller holds: its record is not
+        read again), their messages in one call of the counter (``count_messages``: a counting
+        process gets one request, not one a message); ``entry_tokens`` then finds them
+        counted."""
         wanted, messages = self.uncounted(indices)
-        self.keep_counts(wanted, self.counter.count_messages(messages))
+        for index, message in (held or {}).items():
+            if not self.counted(index):
+                wanted.append(index)
+                messages.append(message)
+        if wanted:
+            self.keep_counts(wanted, self.counter.count_messages(messages))
 
     def uncounted(self, indices: Iterable[int]) -> tuple[list[int], list[Any]]:
         """The message entries among ``indices`` not counted yet, and their messages, to be
@@ -422,6 +445,30 @@ class TokenCache:
                 messages.append(message)
         return wanted, messages
 
+    def counted(self, index: int) -> bool:
+        """Whether entry ``index`` was counted (or found to carry no message)."""
+        block = self._blocks.get(index >> self._SHIFT)
+        return block is not None and block[index & (self._BLOCK - 1)] != self._UNKNOWN
+
+    def backwards(self, indices: Sequence[int], floor: int = 0) -> Callable[[int], int]:
+        """``message_tokens`` for a walk over ``indices`` from the end backwards, down to
+        position ``floor`` at most, that may stop early (the keep-recent walk): an entry not
+        counted yet is counted with those before it, 16 of them, then 32, ... up to 1024, in
+        one call of the counter; a walk that stops after a few entries counts few more. Takes
+        a position in ``indices``."""
+        chunk = 16
+
+        def tokens_at(position: int) -> int:
+            nonlocal chunk
+            index = indices[position]
+            if not self.counted(index):
+                first = min(max(floor, position - chunk + 1), position)
+                self.count_entries(indices[first : position + 1])
+                chunk = min(chunk * 2, 1024)
+            return self.message_tokens(index)
+
+        return tokens_at
+
     def keep_counts(self, indices: Sequence[int], counts: Sequence[int]) -> None:
         """Remember the counts of the message entries ``indices`` (``uncounted``)."""
         for index, tokens in zip(indices, counts, strict=True):
@@ -437,19 +484,6 @@ class TokenCache:
     def message_tokens(self, index: int) -> int:
         """Tokens of entry ``index`` (0 for entries that carry no message)."""
         return self.entry_tokens(index) or 0
-
-    def held_message_tokens(self, index: int, message: Callable[[], dict[str, Any]]) -> int:
-        """Tokens of the ``message`` entry ``index``, counted from ``message()`` (the entry's
-        own message, which the caller holds) when not counted yet: a context that read its
-        messages fills the cache without the session reading each record again."""
-        block = self._blocks.get(index >> self._SHIFT)
-        if block is not None:
-            cached = block[index & (self._BLOCK - 1)]
-            if cached >= 0:
-                return cached
-        tokens = self.counter.count_message(message())
-        self._keep(index, tokens, block)
-        return tokens
 
     def invalidate(self) -> None:
         """Forget every count (after the session was re-read from scratch)."""

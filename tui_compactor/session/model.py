@@ -34,17 +34,34 @@ TORN_TAIL_CODE = "A2"
 """The append gate's rule for a torn last line (``AppendRefused.code``, ``refusedCode``)."""
 
 
+def torn_tail_cause(record: str | None = None) -> str:
+    """Why a file ends in an incomplete line, in the words every place uses (``lint``, the
+    app's Issues view and read-only banner, the append gate, ``seal``).
+
+    Both causes are common and the file cannot tell them apart: an agent writing the line
+    right now (what live follow usually sees; the line ends and ``record`` appears) or a
+    crash that cut it short (``record`` is lost). ``record`` names the entry the fragment
+    starts, if it can be read.
+    """
+    cause = "an agent still writing it, or a crash while writing"
+    if record is None:
+        return cause
+    return f"{cause}; {record} appears when the line ends, or is lost if it never does"
+
+
 def torn_tail_refusal(path: Any) -> tuple[str, str]:
-    """``(reason, hint)`` for refusing an append after a torn last line of ``path``.
+    """``(reason, hint)`` for refusing an append after a torn last line of ``path``: followed
+    live, that line is most often one an agent is still writing (sealing it then would split
+    the agent's record), so sealing is advised only when no agent writes.
 
     The one wording of this refusal: the loader's ``append_refusal`` (the app's banner and
     dialogs, ``compact``/``navigate``) and the write gate (``undo``, every append) both use it.
     """
     return (
-        "the file ends in an incomplete record (probably a crash while writing), so a new "
-        "line would be glued onto it and lost",
-        f"Seal it first with `{seal_command(path)}` (it appends one newline and keeps the "
-        "fragment), then try again.",
+        f"the file ends in an incomplete record ({torn_tail_cause()}), so a new line would be "
+        "glued onto it and lost",
+        f"If no agent is writing it, seal it first with `{seal_command(path)}` (it appends "
+        "one newline and keeps the fragment); then try again.",
     )
 
 

@@ -54,6 +54,7 @@ from tui_compactor.session.model import (
     LoadProgress,
     Severity,
     Verdict,
+    torn_tail_cause,
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
@@ -1067,13 +1068,12 @@ class _Scanner:
         if entry_id is not None:
             s._fragments.setdefault(entry_id, line_no)
         if not terminated:
-            lost = f"{entry_id} ({kind or 'record'}) is lost" if entry_id else "its record is lost"
+            record = f"{entry_id} ({kind or 'record'})" if entry_id else "its record"
             s._torn_line = (line_no, offset)
             s._diag(
                 WARN,
                 "torn-tail",
-                f"incomplete record ({len(raw)} bytes, no newline): "
-                f"probably a crash while writing; {lost}",
+                f"incomplete record ({len(raw)} bytes, no newline): {torn_tail_cause(record)}",
                 line_no,
                 offset,
                 entry_id,

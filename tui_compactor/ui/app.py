@@ -97,6 +97,7 @@ from tui_compactor.ui.messages import (
     SearchExtended,
     SessionLoaded,
     SessionRefreshed,
+    StylesAhead,
     SummaryDiffReady,
     TokensCounted,
     WorkFailed,
@@ -301,6 +302,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
         self.settings_debounce = SETTINGS_DEBOUNCE
+        self._new_entries_note: tuple[str, int] | None = None
+        """The live follow's last note (its text, the entries it counts): ``_note_new_entries``."""
         """Seconds after the last keystroke in a budget input before re-planning."""
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
@@ -1327,9 +1330,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         (``_style_ahead``)."""
         from tui_compactor.ui.screens.navigate import dialog_widget_classes
 
-        classes = list(dialog_widget_classes())
-        if self.is_running and not get_current_worker().is_cancelled:
-            self.call_from_thread(self._style_ahead, classes)
+        if not get_current_worker().is_cancelled:
+            self.post_message(StylesAhead(list(dialog_widget_classes())))
+
+    def on_styles_ahead(self, message: StylesAhead) -> None:
+        """Start parsing the CSS of the classes a worker found (``style_dialogs_ahead``)."""
+        self._style_ahead(message.classes)
 
     def _style_ahead(self, classes: list[type[Any]]) -> None:
         """Parse the CSS of ``classes`` (the navigation dialog's widgets), one class every
@@ -2849,9 +2855,24 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if added:
             self._search_new_entries()
         if added and announce:
-            from tui_compactor.wording import count_of
+            self._note_new_entries(len(added))
 
-            self.notify(count_of(len(added), "new entry", "new entries"), timeout=2)
+    def _note_new_entries(self, count: int) -> None:
+        """Say how many entries live follow read: one note, counting what arrived while it is
+        shown (an agent appending every few hundred milliseconds raised one per refresh,
+        stacked over the tree)."""
+        from tui_compactor.wording import count_of
+
+        last = self._new_entries_note
+        if last is not None:
+            shown = [note for note in self._notifications if note.message == last[0]]
+            if shown:
+                count += last[1]
+                for note in shown:
+                    self._unnotify(note, refresh=False)
+        message = count_of(count, "new entry", "new entries")
+        self._new_entries_note = (message, count)
+        self.notify(message, timeout=2)
 
     def action_reload(self) -> None:
         """Re-read the file from scratch."""

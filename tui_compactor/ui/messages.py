@@ -128,6 +128,15 @@ class CountingRestarted(Message):
         self.reason = reason
 
 
+class StylesAhead(Message):
+    """Widget classes whose CSS the app may parse ahead of a dialog's first opening (the
+    navigation dialog's, its module imported by the worker that posts this)."""
+
+    def __init__(self, classes: list[type[Any]]) -> None:
+        super().__init__()
+        self.classes = classes
+
+
 class GaugeReady(Message):
     """The context at the selected node was measured (``provisional``: with a chars/4 count
     while the counter's table loads; the real measure follows)."""

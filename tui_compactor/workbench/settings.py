@@ -14,6 +14,7 @@ means nothing may be run or accepted with these settings (``workbench.plans.run_
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from tui_compactor.engine.settings import (
     effective_reserve,
     reserve_window_warning,
     rules_defaults,
+    whole_tokens,
 )
 from tui_compactor.engine.tokens import ESTIMATE_COUNTER, TokenCounter, get_counter
 from tui_compactor.wording import NO_TABLE_MARK
@@ -129,8 +131,10 @@ class Settings:
     calibrate: bool = False
     threshold_percent: float = -1
     """Compact above this percent of the window; -1: the window minus the reserve."""
-    threshold_tokens: int = -1
-    """Compact above this many tokens; -1: unset (wins over the percent when set)."""
+    threshold_tokens: float = -1
+    """Compact above this many tokens; -1: unset (wins over the percent when set). A fraction
+    given anywhere (flag, config, variable, app) is kept as the whole tokens it stands for
+    (``engine.settings.whole_tokens``), so every view prints the figure in use."""
     split_turns: bool = True
     """False: a cut inside a turn moves back to the turn's start (no turn-prefix summary)."""
     branch_summary_enabled: bool = True
@@ -148,6 +152,11 @@ class Settings:
     table_chosen_by: str = field(default="default", compare=False)
     """Under ``NO_TABLE``: where the ``cl100k`` the estimate stands in for came from (a switch
     of rules changes it only if nobody chose it, ``_with_rules_defaults``)."""
+
+    def __post_init__(self) -> None:
+        threshold = self.threshold_tokens
+        if isinstance(threshold, float) and math.isfinite(threshold) and threshold > 0:
+            object.__setattr__(self, "threshold_tokens", whole_tokens(threshold))
 
     @property
     def config(self) -> Config:
@@ -443,6 +452,14 @@ def source_phrase(source: str) -> str:
     return f"from {source}"
 
 
+def number_text(value: float) -> str:
+    """A setting's number as every view prints it: a whole number in full (``1500000``, never
+    ``1.5e+06``), a fraction as short as it reads exactly (``80.5``)."""
+    if isinstance(value, int) or (math.isfinite(value) and value == int(value)):
+        return str(int(value))
+    return repr(value)
+
+
 def _shown_value(name: str, value: Any) -> str:
     """A setting's value as the source lines show it."""
     if isinstance(value, bool):
@@ -450,7 +467,7 @@ def _shown_value(name: str, value: Any) -> str:
     if value is None:
         return "auto" if name == "reserve_tokens" else "none"
     if name in ("threshold_percent", "threshold_tokens"):
-        return "unset" if value <= 0 else f"{value:g}"
+        return "unset" if value <= 0 else number_text(value)
     return str(value)
 
 

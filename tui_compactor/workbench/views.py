@@ -12,6 +12,7 @@ plain data the front-end only draws (no lazy work left for the UI thread).
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from tui_compactor.engine.context import (
     ContextTokens,
     estimate_context_tokens,
     item_llm_messages,
-    item_tokens,
+    items_tokens,
     llm_message_text,
     stream_context,
     usage_tokens,
@@ -109,6 +110,11 @@ def non_text_parts(message: dict[str, Any], *, frames: bool = False) -> str:
     return ", ".join(parts)
 
 
+WALK_BATCH = 512
+"""Items of a context walked (``ContextWalk.items``) whose messages not counted yet are
+counted in one call of the counter: one request to a counting process, not one an item."""
+
+
 class ContextWalk:
     """The context at a leaf, walked once in context order: each item with its tokens, and the
     context's token figure tallied on the way. Under pi rules the items are made as they are
@@ -145,13 +151,17 @@ class ContextWalk:
         """(item, its tokens) in context order, once; each item keeps its message while it is
         used (``ContextItem.hold``: a lazily loaded record is read once)."""
         tally = self._tally
-        for item in self._items:
-            item.hold()
-            tokens = item_tokens(item, self.counter, self.cache)
-            if tally is not None:
-                tally.add(item, tokens)
-            self.length += 1
-            yield item, tokens
+        # WALK_BATCH items at a time: those not counted yet are counted in one call of the
+        # counter (a counting process: one request, not one an item).
+        pending = iter(self._items)
+        while batch := [item.hold() for item in itertools.islice(pending, WALK_BATCH)]:
+            for item, tokens in zip(
+                batch, items_tokens(batch, self.counter, self.cache), strict=True
+            ):
+                if tally is not None:
+                    tally.add(item, tokens)
+                self.length += 1
+                yield item, tokens
 
     @property
     def tokens(self) -> ContextTokens:

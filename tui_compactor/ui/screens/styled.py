@@ -24,6 +24,7 @@ from textual import events, messages
 from textual._context import NoActiveAppError
 from textual.app import App
 from textual.dom import DOMNode
+from textual.geometry import Size
 from textual.screen import Screen
 
 __all__ = ["StyledOnce", "ShownBeneath", "size_classes", "add_default_css"]
@@ -93,6 +94,21 @@ class ShownBeneath:
 
     changes = 0
     """Widgets updated, layouts and scrolls so far (only ever grows)."""
+
+    def _screen_resized(self, size: Size) -> None:
+        """Laid out again at a resize, unless it is beneath another screen and already laid out
+        at that size with no layout pending: a dialog pushed above it sends its first
+        ``Resize`` (at the size nothing changed) down to every screen beneath, whose full layout
+        (5-10 ms of the main screen) refreshes their scrollbars, so the dimmed picture of them
+        was drawn again as the dialog opened (10-15 ms more)."""
+        screen: Screen[Any] = self  # type: ignore[assignment]
+        if (
+            screen.app.screen is not screen
+            and screen._compositor.size == size
+            and not screen._layout_required
+        ):
+            return
+        super()._screen_resized(size)  # type: ignore[misc]
 
     async def _on_update(self, message: messages.Update) -> None:
         self.changes += 1  # Screen's own handler, which runs next, redraws the widget

@@ -81,8 +81,9 @@ MORE_INPUTS = (
 )
 
 
-def _int_or_none(text: str) -> int | None:
-    """Parse a token figure the user typed (``20000``, ``20k``, ``1.5M``); None if blank."""
+def _figure_or_none(text: str) -> float | None:
+    """Parse a token figure the user typed (``20000``, ``20k``, ``1.5M``, ``1500.5``) as it
+    reads; None if blank."""
     cleaned = text.strip().lower().replace(",", "").replace("_", "")
     if not cleaned:
         return None
@@ -94,7 +95,13 @@ def _int_or_none(text: str) -> int | None:
     value = float(cleaned)
     if value < 0:
         raise ValueError("must not be negative")
-    return int(value * scale)
+    return value * scale
+
+
+def _int_or_none(text: str) -> int | None:
+    """``_figure_or_none`` as a whole number of tokens."""
+    value = _figure_or_none(text)
+    return None if value is None else int(value)
 
 
 def form_values(settings: Any) -> tuple[dict[str, str], dict[str, bool], str, str | None]:
@@ -102,12 +109,13 @@ def form_values(settings: Any) -> tuple[dict[str, str], dict[str, bool], str, st
     checkbox id -> flag, the summary effort, and the reserve input's placeholder: the figure a
     reserve left to its default stands for (the gauge's), when the window is known."""
     from tui_compactor.engine.settings import effective_reserve
+    from tui_compactor.workbench.settings import number_text
 
     def figure(value: int | None) -> str:
         return "" if value is None else str(value)
 
     def number(value: Any) -> str:
-        return "" if value is None or value <= 0 else f"{value:g}"
+        return "" if value is None or value <= 0 else number_text(value)
 
     texts = {
         "plan-keep": figure(settings.keep_recent_tokens),
@@ -142,6 +150,8 @@ def plan_summary(
     if not plan.prepared:
         out.append("nothing to compact: ", style="bold yellow")
         out.append(sanitize(str(plan.reason or "no reason given"), max_len=300))
+        if plan.effective_keep_recent_tokens != plan.keep_recent_tokens:
+            out.append(f"\n{plan.keep_recent_text}", style="dim")  # as ``plan`` heads it
         nearest = getattr(plan, "nearest_cut_points", None) or []
         if nearest:
             shown = ", ".join(f"#{plan.branch[i]}" for i in nearest[:6] if i < len(plan.branch))
@@ -639,11 +649,13 @@ class PlanView(LaidOutOnce, VerticalScroll):
                 percent = float(text) if text.strip() else -1.0
                 self.post_message(self.MoreSettingsEdited({"threshold_percent": percent}))
                 return
-            value = _int_or_none(text)
-        except ValueError:
+            figure = _figure_or_none(text)
+            value = None if figure is None else int(figure)
+        except (ValueError, OverflowError):  # not a number, or past a float's range
             return
         if field_id == "plan-threshold-tokens":
-            changes: dict[str, Any] = {"threshold_tokens": value if value else -1}
+            # As typed: the settings keep the whole tokens it stands for (whole_tokens).
+            changes: dict[str, Any] = {"threshold_tokens": figure if figure else -1}
         elif field_id == "plan-branch-reserve":
             if value is None:
                 return
