@@ -449,7 +449,8 @@ async def test_a_pane_whose_text_changes_height_is_laid_out_once(
 
 async def test_a_scrollbar_is_drawn_again_only_when_what_it_shows_changes() -> None:
     """A scrollbar refreshed by a layout or a focus change without moving is not drawn again
-    (the tree's is 1-4 ms each time); scrolled, it is, and the screen shows the thumb moved."""
+    (the tree's is 1-4 ms each time); scrolled, or in another theme, it is, and the screen
+    shows the thumb moved."""
     from textual.scrollbar import ScrollBarRender
 
     drawn: list[int] = []
@@ -477,6 +478,10 @@ async def test_a_scrollbar_is_drawn_again_only_when_what_it_shows_changes() -> N
             await settle(pilot)
             assert tree.scroll_y == 0
             assert drawn, "the scrolled tree's bar is drawn again"
+            drawn.clear()
+            app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+            await settle(pilot)
+            assert drawn, "the bar is drawn again in the new theme's colours"
         finally:
             ScrollBarRender.__rich_console__ = render  # type: ignore[method-assign]
         column = [line[tree.region.right - 2 :] for line in screen_text(app).splitlines()]

@@ -485,19 +485,6 @@ class TokenCache:
         """Tokens of entry ``index`` (0 for entries that carry no message)."""
         return self.entry_tokens(index) or 0
 
-    def held_message_tokens(self, index: int, message: Callable[[], dict[str, Any]]) -> int:
-        """Tokens of the ``message`` entry ``index``, counted from ``message()`` (the entry's
-        own message, which the caller holds) when not counted yet: a context that read its
-        messages fills the cache without the session reading each record again."""
-        block = self._blocks.get(index >> self._SHIFT)
-        if block is not None:
-            cached = block[index & (self._BLOCK - 1)]
-            if cached >= 0:
-                return cached
-        tokens = self.counter.count_message(message())
-        self._keep(index, tokens, block)
-        return tokens
-
     def invalidate(self) -> None:
         """Forget every count (after the session was re-read from scratch)."""
         self._blocks = {}
