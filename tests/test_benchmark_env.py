@@ -78,4 +78,4 @@ def test_a_first_screen_run_ends_only_once_every_process_it_started_has(
     seconds = bench_speed.tmux_first_screen(command, lambda screen: "PROBE-READY" in screen, cpu)
     assert seconds is not None
     assert done.read_text() == "done"  # the orphan had finished when the probe returned
-    assert len(cpu) == 1 and 0 < cpu[0] < seconds  # the process's own CPU when seen ready
+    assert len(cpu) == 1 and 0 < cpu[0] < seconds  # its main thread's CPU when seen ready

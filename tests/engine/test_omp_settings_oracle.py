@@ -10,6 +10,7 @@ and compaction on and off. Skips with the reason without Bun.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -26,13 +27,14 @@ from tui_compactor.engine.settings import (
     should_compact,
     threshold_tokens,
 )
+from tui_compactor.workbench.settings import Settings
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
 WINDOWS = (1, 1_000, 16_000, 32_000, 128_000, 200_000, 1_000_000)
 RESERVES = (None, 0, 1_000, 16_384, 50_000, 2_000_000)
 PERCENTS = (-1, 0, 0.5, 50, 80.5, 99.5, 100)
-FIXED = (-1, 0, 1, 5_000, 10_000_000)
+FIXED = (-1, 0, 0.5, 1, 5_000, 10_000_000)
 
 
 def _cases() -> list[dict[str, Any]]:
@@ -55,14 +57,16 @@ def _cases() -> list[dict[str, Any]]:
 
 
 def _ours(case: dict[str, Any]) -> dict[str, Any]:
+    """Our four figures, through the settings layer every command and the app read (what
+    ``Settings`` keeps of a value is what the engine decides with)."""
     given = case["settings"]
-    settings = CompactionSettings(
+    kept = Settings(
         rules="omp",
         reserve_tokens=given.get("reserveTokens"),
         threshold_percent=given["thresholdPercent"],
         threshold_tokens=given["thresholdTokens"],
-        enabled=given["enabled"],
     )
+    settings = dataclasses.replace(kept.compaction(), enabled=given["enabled"])
     window = case["window"]
     return {
         "effectiveReserveTokens": effective_reserve(window, settings),
@@ -89,11 +93,13 @@ def test_reserves_and_thresholds_are_oh_my_pis(tmp_path: Path) -> None:
 
 
 def test_a_fractional_fixed_threshold_acts_as_its_floor_as_in_oh_my_pi(tmp_path: Path) -> None:
-    """oh-my-pi keeps a fractional ``thresholdTokens`` and compacts when ``contextTokens >``
-    it; we keep the whole tokens it stands for (``whole_tokens``, the figure every view
-    prints): the same decision for every whole context around it."""
+    """oh-my-pi keeps a fractional ``thresholdTokens`` (at least 1) and compacts when
+    ``contextTokens >`` it; we keep the whole tokens it stands for (``whole_tokens``, the
+    figure every view prints): the same decision for every whole context around it. Below 1
+    it is 1 there and here, never 0 (unset)."""
     cases = []
-    for window, fixed in itertools.product((1_000, 200_000), (0.5, 1.5, 999.25, 1500.7)):
+    fractions = (0.001, 0.5, 0.999, 1.5, 999.25, 1500.7)
+    for window, fixed in itertools.product((1, 2, 1_000, 200_000), fractions):
         at = threshold_tokens(window, CompactionSettings(rules="omp", threshold_tokens=fixed))
         for context in (at - 1, at, at + 1, at + 2):
             given = {"thresholdPercent": -1, "thresholdTokens": fixed, "enabled": True}

@@ -84,10 +84,11 @@ async def test_a_hidden_pane_renders_nothing_until_it_has_a_width(
             return to_strips(widget, visual, width, *args)  # type: ignore[arg-type]
 
         monkeypatch.setattr(Visual, "to_strips", staticmethod(recording))
-        await pilot.press("j")
+        shown_before = details.shown_entry
+        await pilot.press("k")  # up: the cursor starts on the leaf, the last row
         await settle(pilot)
         entry = tree.cursor_entry
-        assert entry is not None and details.shown_entry == entry
+        assert entry is not None and details.shown_entry == entry != shown_before
         assert details.shown_text() == "" and widths == []
         await pilot.press("1")  # the Details tab
         await settle(pilot)

@@ -241,3 +241,29 @@ def test_a_fractional_threshold_is_the_whole_tokens_it_stands_for_everywhere(
     assert json.loads(done.stdout)["threshold"]["thresholdTokens"] == 1500
     text = cli("plan", str(path), "--rules", "omp", "--threshold-tokens", "1500000", env=env)
     assert "threshold tokens 1500000 (from --threshold-tokens)" in text.stdout
+
+
+def test_a_threshold_below_one_token_is_one_token_everywhere(tmp_path: Path) -> None:
+    """``threshold_tokens = 0.5`` is set, not unset: oh-my-pi clamps it to 1 token, so the
+    settings keep 1, the plan uses 1, the settings line prints 1 and its source, and pi rules
+    still warn that it is ignored."""
+    sources = [
+        resolve_settings({}, environ={"TUI_COMPACTOR_THRESHOLD_TOKENS": "0.5"}),
+        resolve_settings({"threshold_tokens": 0.5}, environ={}),
+        resolve_settings({}, environ={}).edited("app", threshold_tokens=0.5),
+    ]
+    for settings in sources:
+        assert settings.threshold_tokens == 1
+        shown = settings.edited("app", rules="omp", context_window=200000)
+        assert ("threshold tokens", "1") in [i[:2] for i in shown.plan_source_items()]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes((ROOT / "tests/fixtures/sessions/refactor-session-v3.jsonl").read_bytes())
+    env = clean_env(tmp_path)
+    done = cli("plan", str(path), "--rules", "omp", "--threshold-tokens", "0.5", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["threshold"]["thresholdTokens"] == 1
+    assert plan["sources"]["thresholdTokens"] == "--threshold-tokens"
+    text = cli("plan", str(path), "--rules", "pi", "--threshold-tokens", "0.5", env=env)
+    assert "threshold tokens 1 (from --threshold-tokens)" in text.stdout
+    assert "so it is ignored" in text.stdout + text.stderr

@@ -131,14 +131,17 @@ def check_threshold(name: str, value: object) -> None:
 
 
 def whole_tokens(value: float) -> int:
-    """A fixed threshold as the whole number of tokens it stands for (the one rounding rule:
-    the settings keep this figure, every view prints it, ``threshold_tokens`` uses it).
+    """A set (finite, positive) fixed threshold as the whole number of tokens it stands for
+    (the one rule: the settings keep this figure, every view prints it, ``threshold_tokens``
+    uses it, clamped below the window).
 
-    Contexts are whole numbers of tokens, and compaction triggers strictly above the threshold
-    (oh-my-pi keeps a fractional ``thresholdTokens`` and compares ``contextTokens >
-    thresholdTokens``), so a fractional threshold acts as the whole number below it: floor.
+    oh-my-pi clamps a set ``thresholdTokens`` to at least 1 (``resolveThresholdTokens``), so
+    0 < value < 1 is 1, never 0 (which would read as unset). Contexts are whole numbers of
+    tokens, and compaction triggers strictly above the threshold (oh-my-pi keeps a fractional
+    ``thresholdTokens`` and compares ``contextTokens > thresholdTokens``), so a fractional
+    threshold acts as the whole number below it: floor.
     """
-    return math.floor(value)
+    return max(1, math.floor(value))
 
 
 def threshold_tokens(window: int, settings: CompactionSettings) -> int:
@@ -148,7 +151,7 @@ def threshold_tokens(window: int, settings: CompactionSettings) -> int:
         # negative threshold (compact at any size): clamp it to 0, the same decision.
         return max(0, window - effective_reserve(window, settings))
     if _finite_positive(settings.threshold_tokens):
-        return whole_tokens(min(window - 1, max(1, settings.threshold_tokens)))
+        return min(window - 1, whole_tokens(settings.threshold_tokens))
     if not _finite_positive(settings.threshold_percent):
         return max(0, min(window - 1, window - budget_reserve(window, settings)))
     percent = min(99.0, max(1.0, float(settings.threshold_percent)))

@@ -1282,13 +1282,28 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         it (counting here could wait for the token table or a long record: the UI stalls)."""
         session = self._loaded()
         tokens = self.query_one(SessionTree).token_counts.get(entry_index)
-        self.query_one(EntryDetails).show_entry(
-            session.entries[entry_index],
+        details = self.query_one(EntryDetails)
+        label = session.label_of(entry_index)
+        located = not session.preview
+        handle = self.handle
+        shown_as = (
+            handle.generation if handle is not None else None,
+            entry_index,
             tokens,
-            session.label_of(entry_index),
-            rules=self.settings.rules,
-            located=not session.preview,
+            label,
+            self.settings.rules,
+            located,
         )
+        if shown_as == details.shown_as and details.scroll_offset == (0, 0):
+            # Shown from the same file and the same facts, from its top: drawing it again
+            # would change nothing on screen. The first screen shows the leaf's details at
+            # once, and the tree's ``Highlighted`` for it arrives after that frame (5 ms of
+            # the UI thread on the 100k session's leaf, while the screen is being drawn).
+            return
+        details.show_entry(
+            session.entries[entry_index], tokens, label, rules=self.settings.rules, located=located
+        )
+        details.shown_as = shown_as
         if not markdown_loaded() and not any(worker.group == "markdown" for worker in self.workers):
             self.load_details_markdown()
 

@@ -316,6 +316,9 @@ class EntryDetails(ScrollView, can_focus=True):
     """Whether its text is drawn plain: it was first drawn before the Markdown renderer loaded
     (``markdown_loaded``), and it stays so while it is shown (drawn again for its token count
     or the indexed file, it does not change its look under the reader's eyes)."""
+    shown_as: tuple[Any, ...] | None = None
+    """What the shower said the display was made from (``show_entry`` forgets it, the caller
+    sets it after), so that it can tell the same thing asked again from a change."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
@@ -331,6 +334,7 @@ class EntryDetails(ScrollView, can_focus=True):
     ) -> None:
         """Show ``entry`` from the top (``located``: see ``entry_renderable``)."""
         same = self.shown_id is not None and entry.id == self.shown_id
+        self.shown_as = None
         self.shown_plain = not markdown_loaded() or (same and self.shown_plain)
         self.shown_entry = entry.index
         self.shown_id = entry.id
@@ -346,6 +350,7 @@ class EntryDetails(ScrollView, can_focus=True):
         place of whatever entry was shown (of the rows or the file shown before)."""
         self.shown_entry = None
         self.shown_id = None
+        self.shown_as = None
         self._renderable = Text(reason, style="dim")
         self._shown += 1
         self.scroll_home(animate=False)

@@ -200,8 +200,8 @@ def keep_scrollbar_lines() -> None:
     through its styles: 1-4 ms of the UI thread for the tree's 34 rows, paid in most frames
     of the plan pane, the Context tab and a moved cut, for the same lines. Its lines depend
     only on its bar (size, position, thumb, colours: what ``ScrollBar.render`` returns), its
-    size and what every widget's lines go through (background, opacity, the app's filters
-    and ANSI theme): with those unchanged, the lines drawn last are returned as they are.
+    size and what every widget's lines go through (background, opacity, tint, the app's
+    filters and ANSI theme): with those unchanged, the lines drawn last are returned as they are.
     """
     from textual.scrollbar import ScrollBar
 
@@ -219,6 +219,8 @@ def keep_scrollbar_lines() -> None:
             tuple(getattr(bar, name, None) for name in _BAR_FIELDS),
             self.background_colors,
             self.opacity,
+            self.styles.tint,
+            self.styles.text_opacity,
             id(app.ansi_theme),
             app.native_ansi_color,
             tuple(map(id, self.get_line_filters())),
