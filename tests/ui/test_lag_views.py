@@ -487,3 +487,32 @@ async def test_a_scrollbar_is_drawn_again_only_when_what_it_shows_changes() -> N
         column = [line[tree.region.right - 2 :] for line in screen_text(app).splitlines()]
         shown = [line[tree.region.right - 2 :] for line in before.splitlines()]
         assert column != shown, "the thumb moved on screen"
+
+
+async def test_the_first_plan_pane_is_laid_out_with_its_scroll_bar(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows kept for the first plan are more than the screen has: the pane's first layout
+    makes room for its scroll bar, so its text is never laid out (and drawn) at a width the
+    bar then takes from it, and the bar shows."""
+    from textual.widget import Widget
+
+    widths: list[int] = []
+    size_updated = Widget._size_updated
+
+    def recorded(widget: Widget, size: Any, *args: Any, **kwargs: Any) -> bool:
+        if widget.id == "plan-text" and size.width:
+            widths.append(size.width)
+        return size_updated(widget, size, *args, **kwargs)
+
+    monkeypatch.setattr(Widget, "_size_updated", recorded)
+    app = make_app(REAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        view = app.query_one(PlanView)
+        assert view.plan_text is not None
+        assert view.show_vertical_scrollbar
+        assert widths and set(widths) == {widths[0]}, f"laid out at widths {widths}"
+        assert "Plan for leaf" in screen_text(app)
