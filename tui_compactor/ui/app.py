@@ -678,7 +678,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 ui.keymap,
                 known_binding_ids(APP_BINDINGS, tree_bindings),  # type: ignore[arg-type]
             )
-            problems += keymap_conflicts(keymap, APP_BINDINGS)
+            problems += keymap_conflicts(keymap, self._merge_bindings())
             self.set_keymap(keymap)
             self._opener_keys = None  # they may have moved
             self.state.user_keymap = keymap
