@@ -96,4 +96,37 @@ def test_the_views_count_a_fresh_sessions_messages_in_a_few_calls_the_same_count
             expected = measure(TokenCache(handle.session, one_by_one.counter))
             assert batched == expected, view
             assert counter.counted > 100, (view, counter.counted)
-            assert counter.calls <= 4, (view, counter.calls, counter.counted)
+            assert counter.calls <= 8, (view, counter.calls, counter.counted)
+
+
+def test_a_plan_on_a_session_without_usage_counts_its_context_in_a_few_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without usage the context's size is every message's count (the walk back to the last
+    usage never stops early): counted ahead of the walk, a few calls, the same figures."""
+    import json
+
+    bare = tmp_path / "no-usage.jsonl"
+    with SAMPLE.open(encoding="utf-8") as source, bare.open("w", encoding="utf-8") as target:
+        for line in source:
+            record = json.loads(line)
+            if isinstance(record.get("message"), dict):
+                record["message"].pop("usage", None)
+            target.write(json.dumps(record) + "\n")
+    handle = SessionHandle(load_session(bare))
+    settings = Settings.defaults().edited("app", rules="pi", tokens="cl100k")
+    counter = CallCounter()
+    monkeypatch.setitem(tokens._COUNTERS, "cl100k", counter)
+    with handle.read() as snapshot:
+        assert snapshot.leaf is not None
+        cache = TokenCache(handle.session, counter)  # type: ignore[arg-type]
+        plan = plan_report(snapshot, snapshot.leaf, settings, None, cache).plan
+        assert plan.context_tokens is not None and plan.context_tokens.last_usage_index is None
+        assert counter.counted > 100 and counter.calls <= 16, (counter.calls, counter.counted)
+        monkeypatch.setitem(tokens._COUNTERS, "cl100k", Cl100kCounter(preload=False))
+        alone = TokenCache(handle.session, tokens._COUNTERS["cl100k"])
+        again = plan_report(snapshot, snapshot.leaf, settings, None, alone).plan
+        assert (plan.tokens_before, plan.region_tokens) == (
+            again.tokens_before,
+            again.region_tokens,
+        )

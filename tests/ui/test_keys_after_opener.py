@@ -152,3 +152,37 @@ async def test_keys_typed_after_e_wait_for_an_editor_slow_to_build(
         keep = app.query_one("#plan-keep", Input)
         assert app.focused is keep
         assert keep.value == "4k"
+
+
+def _burst(app: object, *keys: str) -> None:
+    """Queue keys together as a terminal's one read delivers them, each with the character the
+    terminal sends (a backspace is DEL, not printable)."""
+    characters = {"backspace": "\x7f", "tab": "\t"}
+    for key in keys:
+        app.post_message(events.Key(key, characters.get(key, key)))  # type: ignore[attr-defined]
+
+
+async def test_backspaces_and_figures_typed_in_one_burst_apply_in_order() -> None:
+    """Six backspaces then ``999999`` in one burst (one tmux ``send-keys``) into the focused
+    keep field: the field shows ``999999`` and keep-recent is 999999. A backspace is a binding of
+    the input (run once the key has bubbled up to the app) while a figure is typed by the input
+    itself: the figures landed first and the backspaces then erased them, a blank field while
+    the plan said 999999."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        keep = app.query_one("#plan-keep", Input)
+        assert app.focused is keep
+        _burst(app, *["backspace"] * 6, *["9"] * 6)
+        await settle(pilot)
+        assert keep.value == "999999"
+        assert app.settings.keep_recent_tokens == 999999
+        _burst(app, "backspace", "backspace", "1", "tab")
+        await settle(pilot)
+        assert keep.value == "99991"
+        assert app.focused is not keep
+        assert app.settings.keep_recent_tokens == 99991

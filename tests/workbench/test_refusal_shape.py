@@ -31,7 +31,7 @@ CASES = [
     ("future-version-99.jsonl", ["compact", "--provider", "offline", "--yes"], "A1", True),
     ("future-version-99.jsonl", ["navigate", "--to", "#0", "--yes"], "A1", True),
     ("header-only.jsonl", ["undo", "--yes"], "nothing-to-undo", False),
-    ("tree-compacted.jsonl", ["undo", "--yes"], "needs-force", False),
+    ("tree-compacted.jsonl", ["undo", "--yes"], "needs-force", True),
     ("tree-compacted.jsonl", ["seal", "--yes"], "nothing-to-seal", False),
     ("tree-compacted.jsonl", ["compact", "--cut", "#0", "--provider", "offline"], "plan", False),
     (
@@ -84,3 +84,17 @@ def test_the_load_time_refusal_is_the_gates_in_its_words(tmp_path: Path) -> None
 def test_every_refusal_code_is_documented() -> None:
     for code in sorted(set(REFUSAL_CODES) | GATE_CODES):
         assert f"`{code}`" in DOC, f"docs/engine-commands.md does not explain {code}"
+
+
+def test_undo_needs_force_gives_its_advice_as_the_hint(tmp_path: Path) -> None:
+    # The advice is the hint (what to do about it), not part of the reason; the text output
+    # still says both.
+    path = tmp_path / "tree-compacted.jsonl"
+    shutil.copyfile(COMPACTED, path)
+    report = json.loads(cli("undo", str(path), "--yes", "--json").stdout)
+    assert report["refusedCode"] == "needs-force"
+    assert report["hint"] == "pass --force to undo anyway"
+    assert "--force" not in report["refused"]
+    text = cli("undo", str(path), "--yes")
+    assert text.returncode == EXIT_REFUSED
+    assert b"would leave the active path; pass --force to undo anyway" in text.stderr

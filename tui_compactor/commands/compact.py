@@ -319,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             appended = apply(handle, proposal, **gate_options)
         except ActionRefused as action_refused:
-            say(f"tui-compactor: cannot compact here: {action_refused.reason}")
+            say(f"tui-compactor: cannot compact here: {action_refused.words}")
             refuse(report, action_refused)
             return finish(EXIT_REFUSED)
         except StaleProposal as stale:

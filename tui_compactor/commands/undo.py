@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             except ActionRefused as refused:
                 refuse(report, refused)
                 return finish(
-                    EXIT_REFUSED, f"tui-compactor: {session.path.name}: {safe(refused.reason)}"
+                    EXIT_REFUSED, f"tui-compactor: {session.path.name}: {safe(refused.words)}"
                 )
         report.update(proposal.extra)
         report["entriesLeavingActivePath"] = len(proposal.leaving)
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
                     propose_undo(snapshot)
                 except ActionRefused as refused:
                     refuse(report, refused)
-                    return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {refused.reason}")
+                    return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {safe(refused.words)}")
         if args.dry_run:
             report["dryRun"] = True
             return finish(EXIT_OK, summary)

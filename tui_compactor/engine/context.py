@@ -822,7 +822,8 @@ def context_tokens_at(
     def usage(index: int) -> dict[str, Any] | None:
         return _entry_usage(entries[index])
 
-    return _tokens_backwards(backwards(), usage, cache.message_tokens)
+    # Counted ahead of the walk in batches (a session without usage walks every item).
+    return _tokens_backwards(cache.ahead(backwards()), usage, cache.message_tokens)
 
 
 def _tokens_backwards(

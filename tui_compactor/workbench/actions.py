@@ -72,7 +72,14 @@ class ActionRefused(Exception):
         self.code = code
         """The rule (``workbench.exits.REFUSAL_CODES``), a JSON report's ``refusedCode``."""
         self.hint = hint
+        """What to do about it (a JSON report's ``hint``); None when the rule has no advice.
+        The app asks instead of advising where it can (``needs_force``: a confirmation)."""
         self.needs_force = needs_force
+
+    @property
+    def words(self) -> str:
+        """The reason and its advice, as a command prints them."""
+        return f"{self.reason}; {self.hint}" if self.hint else self.reason
 
     @classmethod
     def of(cls, refusal: Refusal) -> ActionRefused:
@@ -227,8 +234,9 @@ def propose_undo(
     if leaving and not force:
         raise ActionRefused(
             f"refusing to undo: {count} {noun} written after this compaction would leave the "
-            "active path; pass --force to undo anyway",
+            "active path",
             "needs-force",
+            hint="pass --force to undo anyway",
             needs_force=True,
         )
     leaf = snapshot.leaf

@@ -13,6 +13,7 @@ from weakref import WeakKeyDictionary
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
+from textual import events
 from textual.geometry import Region, Size
 from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
@@ -136,6 +137,21 @@ class InlineInput(Input):
         """Update the scroll range (the cursor is kept in view against it)."""
         if self.is_mounted:
             self._scroll_update(size)
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Type a printable key, else run its binding (backspace, arrows, tab...) now, in turn.
+
+        Textual types a printable key in the input as it arrives but runs an input's bindings
+        only once the key has bubbled back up to the app, through each container's queue: of a
+        burst (six backspaces then ``999999`` in one read of the terminal) the figures were
+        typed first and the backspaces then erased them, or ran after a ``tab`` that followed
+        them, on the next field. Here each key is done before the next one typed."""
+        await super()._on_key(event)
+        if event.is_printable:
+            return
+        if await self.app._check_bindings(event.key):
+            event.stop()
+            event.prevent_default()
 
 
 class RenderedOnce:
