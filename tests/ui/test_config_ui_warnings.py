@@ -1,7 +1,7 @@
 """``[ui]`` values that cannot work are said, not silently dropped: an unknown theme (from the
 file or ``TUI_COMPACTOR_THEME``) names itself, where it came from and the themes there are; a
-keymap that gives a binding a key another binding keeps (``compact = "c"`` took the plan's
-``c``) names both."""
+keymap that gives a binding a key another binding had (``compact = "c"`` took the plan's
+``c``) says which one the key runs and what the other is left with."""
 
 from __future__ import annotations
 
@@ -52,6 +52,29 @@ async def test_a_key_taken_from_another_binding_is_named(clean_environment: Path
         await settle(pilot)
         said = [note for note in raised_notes(app) if "[ui.keymap]" in note]
         assert said == [
-            "[ui.keymap] compact = 'c' is also the key of plan, which keeps it: one of them "
-            "does not run; give plan or compact another key"
+            "[ui.keymap] compact = 'c' takes c from plan: c runs compact, not plan; plan has "
+            "no key left: give it one in [ui.keymap]"
         ], said
+
+
+async def test_a_key_taken_from_quit_says_what_runs_and_what_quit_keeps(
+    clean_environment: Path,
+) -> None:
+    """``plan = "q"``: the note says what the app then does, and it does it: ``q`` plans (the
+    app keeps running), ``quit`` is left with ``ctrl+q``, which quits. (It said "quit, which
+    keeps it: one of them does not run", while ``q`` planned.)"""
+    clean_environment.write_text('[ui.keymap]\nplan = "q"\n')
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        said = [note for note in raised_notes(app) if "[ui.keymap]" in note]
+        assert said == [
+            "[ui.keymap] plan = 'q' takes q from quit: q runs plan, not quit; quit is left "
+            "with ctrl+q"
+        ], said
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.is_running and app.state.plan_leaf is not None
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running

@@ -197,26 +197,37 @@ def known_binding_ids(*binding_lists: list[Binding]) -> set[str]:
     return {binding.id for bindings in binding_lists for binding in bindings if binding.id}
 
 
-def keymap_conflicts(keymap: Mapping[str, str], bindings: list[Binding]) -> list[str]:
-    """Keys the user's ``keymap`` gives a binding that another binding of ``bindings`` keeps
-    (one the keymap does not move): the key runs one of them and the other has none left (the
-    docs' ``compact = "c"`` took ``c`` from the plan)."""
+def keymap_conflicts(keymap: Mapping[str, str], bindings: BindingsMap) -> list[str]:
+    """Keys the user's ``keymap`` gives a binding that another binding of ``bindings`` had (one
+    the keymap does not move), each saying what happens, as Textual resolves the keymap
+    (``BindingsMap.apply_keymap``, what the app dispatches with): the key runs the keymap's
+    binding, and the other keeps its other keys (``quit`` keeps ``ctrl+q`` when ``plan = "q"``)
+    or has none left (the docs' ``compact = "c"`` took ``c`` from the plan)."""
+    from textual.app import App
+
+    wanted = App._normalize_keymap(dict(keymap))
+    resolved = bindings.copy()
+    resolved.apply_keymap(wanted)
     moved = set(keymap)
     problems: list[str] = []
-    for binding_id, keys in keymap.items():
+    for binding_id, keys in wanted.items():
         for key in keys.split(","):
-            for other in bindings:
-                if (
-                    other.id
-                    and other.id != binding_id
-                    and other.id not in moved
-                    and key in other.key.split(",")
-                ):
-                    problems.append(
-                        f"[ui.keymap] {binding_id} = {key!r} is also the key of {other.id}, "
-                        f"which keeps it: one of them does not run; give {other.id} or "
-                        f"{binding_id} another key"
-                    )
+            for other in bindings.key_to_bindings.get(key, ()):
+                if not other.id or other.id == binding_id or other.id in moved:
+                    continue
+                runs = next((b.id for b in resolved.key_to_bindings.get(key, ()) if b.id), None)
+                left = [
+                    other_key
+                    for other_key, on_key in resolved.key_to_bindings.items()
+                    if any(b.action == other.action for b in on_key)
+                ]
+                said = f"[ui.keymap] {binding_id} = {key!r} takes {key} from {other.id}: "
+                said += f"{key} runs {runs or binding_id}, not {other.id}"
+                if left:
+                    said += f"; {other.id} is left with {', '.join(left)}"
+                else:
+                    said += f"; {other.id} has no key left: give it one in [ui.keymap]"
+                problems.append(said)
     return problems
 
 
