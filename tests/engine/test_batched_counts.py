@@ -130,3 +130,49 @@ def test_a_plan_on_a_session_without_usage_counts_its_context_in_a_few_calls(
             again.tokens_before,
             again.region_tokens,
         )
+
+
+@pytest.mark.parametrize("rules", ["pi", "omp"])
+def test_the_navigation_summary_walk_counts_its_messages_in_a_few_calls_the_same_figures(
+    handle: SessionHandle, rules: str
+) -> None:
+    """Navigating to the first entry walks the whole branch (hundreds of messages and, with
+    omp's rules, tool results): counted ahead in a few calls of the counter, not one a
+    message; the selection (and so the summary's request) is the same as counted one by one,
+    without a budget and with one that stops the walk part way."""
+    from tui_compactor.engine.branch import plan_navigation
+
+    session = handle.session
+    first = 0
+    for budget in (0, 50_000):
+        counter = CallCounter()
+        batched = plan_navigation(
+            session,
+            session.leaf,
+            first,
+            counter,  # type: ignore[arg-type]
+            budget,
+            rules=rules,
+            cache=TokenCache(session, counter),  # type: ignore[arg-type]
+        )
+        alone = Cl100kCounter(preload=False)
+        expected = plan_navigation(
+            session,
+            session.leaf,
+            first,
+            alone,
+            budget,
+            rules=rules,
+            cache=TokenCache(session, alone),
+        )
+        assert (batched.selected, batched.total_tokens) == (
+            expected.selected,
+            expected.total_tokens,
+        ), budget
+        assert batched.file_ops.to_json() == expected.file_ops.to_json()
+        if budget == 0:
+            assert len(batched.selected) > 100, len(batched.selected)
+            assert counter.counted > 100 and counter.calls <= 16, (counter.calls, counter.counted)
+        else:
+            assert 50 < len(batched.selected) < len(expected.entries)
+            assert counter.calls <= 12, (counter.calls, counter.counted)

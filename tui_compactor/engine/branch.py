@@ -19,6 +19,8 @@ counting each as its text cut to 2000 units; it strips read selectors and skips 
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,17 +212,9 @@ def select_branch_entries(
             add_details(data.get("details"), ops, rules)
     chosen: list[tuple[int, dict[str, Any]]] = []
     total = 0
-    for index in reversed(entry_indices):
+    for index, message, tokens in _counted_ahead(session, entry_indices, counter, cache, rules):
         entry = entries[index]
-        message = _branch_message(entry, rules)
-        if message is None:
-            continue
         extract_file_ops(message, ops, rules)
-        if message.get("role") == "toolResult":
-            text = text_of(message.get("content"))
-            tokens = counter.count_text(truncate_for_summary(text)) if text else 0
-        else:
-            tokens = cache.message_tokens(index)
         if budget > 0 and total + tokens > budget:
             if entry.type in ("compaction", "branch_summary") and total < budget * 0.9:
                 chosen.append((index, message))
@@ -233,6 +227,40 @@ def select_branch_entries(
     selection.messages = [message for _, message in chosen]
     selection.total_tokens = total
     return selection
+
+
+def _counted_ahead(
+    session: Any, entry_indices: list[int], counter: TokenCounter, cache: TokenCache, rules: str
+) -> Iterator[tuple[int, dict[str, Any], int]]:
+    """The selection's walk, newest to oldest: each entry that carries a branch message, the
+    message and its tokens (a tool result: its text cut for the summary; any other message:
+    the cache's count). Counted ahead of the walk 16 entries at a time, then 32, ... up to 1024,
+    each part in two calls of the counter at most (the tool results' texts, the other messages):
+    a counting process gets a few requests, not one a message; a walk that stops early at its
+    budget counts few more."""
+    entries = session.entries
+    pending = iter(reversed(entry_indices))
+    chunk = 16
+    while batch := list(itertools.islice(pending, chunk)):
+        chunk = min(chunk * 2, 1024)
+        walked: list[tuple[int, dict[str, Any], str | None]] = []
+        for index in batch:
+            message = _branch_message(entries[index], rules)
+            if message is None:
+                continue
+            if message.get("role") == "toolResult":
+                content = text_of(message.get("content"))
+                walked.append((index, message, truncate_for_summary(content) if content else ""))
+            else:
+                walked.append((index, message, None))
+        texts = [cut for _, _, cut in walked if cut]
+        text_counts = iter(counter.count_texts(texts) if texts else [])
+        cache.count_entries([index for index, _, cut in walked if cut is None])
+        for index, message, cut in walked:
+            if cut is None:
+                yield index, message, cache.message_tokens(index)
+            else:
+                yield index, message, next(text_counts) if cut else 0
 
 
 def plan_navigation(
