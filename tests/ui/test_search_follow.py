@@ -15,6 +15,7 @@ import pytest
 from tests.ui.app_helpers import TREE_COMPACTED, copy_fixture, make_app, raised_notes, settle
 from tests.workbench.agent import user_message
 from tui_compactor.ui import app as app_module
+from tui_compactor.ui.messages import SessionRefreshed
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -154,3 +155,37 @@ async def test_an_agent_appending_fast_keeps_one_note_that_counts_its_entries(
             await settle(pilot)
         shown = [note.message for note in app._notifications if "new entr" in note.message]
         assert shown == ["6 new entries"], shown
+
+
+async def test_two_refreshes_handled_in_one_tick_keep_one_note_that_counts_both(
+    tmp_path: Path,
+) -> None:
+    """Two live-follow refreshes handled before the first note reaches the toasts (``notify``
+    only posts it): the second note looked for the first among the toasts, did not find it
+    and showed "1 new entry" and "2 new entries" side by side (or, both "1 new entry", one
+    replaced the other and the screen said 1 where 2 arrived)."""
+    session = copy_fixture(TREE_COMPACTED, tmp_path)
+    app = make_app(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        handle = app.handle
+        assert handle is not None
+        refreshed = []
+        for batch in (["one"], ["two", "three"], ["four"]):
+            agent_appends(session, batch)
+            result = handle.refresh()
+            refreshed.append(SessionRefreshed(result.status, list(result.added)))
+        for message in refreshed:
+            app.post_message(message)
+        await settle(pilot)
+        shown = [note.message for note in app._notifications if "new entr" in note.message]
+        assert shown == ["4 new entries"], shown
+        # The note counts only while it is shown: once it has gone, the next batch starts over.
+        for note in list(app._notifications):
+            app._unnotify(note)
+        await settle(pilot)
+        agent_appends(session, ["five"])
+        app._follow_tick()
+        await settle(pilot)
+        shown = [note.message for note in app._notifications if "new entr" in note.message]
+        assert shown == ["1 new entry"], shown

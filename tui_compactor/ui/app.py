@@ -24,7 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
-from textual.notifications import Notify, SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -302,9 +302,13 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self.gauge_debounce = GAUGE_DEBOUNCE
         """Seconds the cursor rests before measuring (tests set 0: measure at once)."""
         self.settings_debounce = SETTINGS_DEBOUNCE
-        self._new_entries_note: tuple[str, int] | None = None
-        """The live follow's last note (its text, the entries it counts): ``_note_new_entries``."""
         """Seconds after the last keystroke in a budget input before re-planning."""
+        self._new_entries_note: tuple[Notification, int] | None = None
+        """The live follow's last note and the entries it counts: ``_note_new_entries``."""
+        self._new_entries_arrived = False
+        """Whether that note has reached the toasts (``notify`` only posts it)."""
+        self._notes_superseded: set[str] = set()
+        """Notes replaced before they reached the toasts: dropped when they arrive."""
         self._debounce: dict[str, Timer] = {}
         """Debounce and follow timers by name (``gauge``, ``settings``, ``follow``)."""
         self._frame_waits = FrameWaits()
@@ -699,15 +703,37 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         plan pane scrolled to a field), Textual's next layout compares against a widget map
         rebuilt lazily after the toast was already removed, so the region under it was never
         repainted and the toast stayed on screen (over the budget editor at 80x24)."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        self._raise_note(message, title=title, severity=severity, timeout=timeout)
+
+    def _raise_note(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> Notification:
+        """Post a plain-text note (``notify``); return it, so it can be replaced before it
+        reaches the toasts."""
         shown = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        note = Notification(message, title, severity, shown, markup=False)
+        self.post_message(Notify(note))
         self.set_timer(max(shown - TOAST_REPAINT_DELAY, 0.0), self._repaint_toasts_later)
+        return note
 
     def _on_notify(self, event: Notify) -> None:
         """Every note joins the toasts here: one equal to a shown one replaces it, and older,
         less severe ones make room so the toasts keep to the lower half (``ui.toasts``)."""
         from tui_compactor.ui.toasts import toasts_to_drop
 
+        identity = event.notification.identity
+        if identity in self._notes_superseded:
+            self._notes_superseded.discard(identity)
+            event.prevent_default()  # Textual's own handler would still add it
+            return
+        last = self._new_entries_note
+        if last is not None and last[0].identity == identity:
+            self._new_entries_arrived = True
         for note in toasts_to_drop(self._notifications, event.notification, self.size):
             self._unnotify(note, refresh=False)
         super()._on_notify(event)
@@ -2865,14 +2891,18 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         last = self._new_entries_note
         if last is not None:
-            shown = [note for note in self._notifications if note.message == last[0]]
-            if shown:
-                count += last[1]
-                for note in shown:
-                    self._unnotify(note, refresh=False)
+            note, counted = last
+            # The running count is the app's own: the last note may not have reached the
+            # toasts yet (two refreshes handled in one tick), so it is not looked for there.
+            if not self._new_entries_arrived:
+                count += counted
+                self._notes_superseded.add(note.identity)
+            elif note in self._notifications and not note.has_expired:
+                count += counted
+                self._unnotify(note, refresh=False)
         message = count_of(count, "new entry", "new entries")
-        self._new_entries_note = (message, count)
-        self.notify(message, timeout=2)
+        self._new_entries_note = (self._raise_note(message, timeout=2), count)
+        self._new_entries_arrived = False
 
     def action_reload(self) -> None:
         """Re-read the file from scratch."""
