@@ -128,3 +128,57 @@ def test_walking_the_context_of_a_lazy_chain_holds_no_items_or_records(
     # bounded cache of re-read records may be held; not the items and their messages
     # (about 20,000 x 0.7 KB).
     assert peak < 3_000_000, f"walking {CHAIN} items held {peak / 1e6:.1f} MB"
+
+
+def test_the_context_walk_holds_one_message_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ContextWalk.items`` counts a batch in one call, but an item holds its message only
+    when it is yielded: on a lazily read session with big messages a walk never keeps a
+    batch of parsed messages alive (it held 512 before the first was used)."""
+    from tui_compactor.engine.context import ContextItem, item_tokens, stream_context
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.workbench.views import WALK_BATCH, ContextWalk
+
+    count = WALK_BATCH + 88
+    path = _write_chain(tmp_path / "big.jsonl", count)
+    lines = path.read_text().splitlines()
+    big = "x" * 20_000
+    path.write_text(
+        "\n".join(lines[:1] + [line.replace(": ok", f": {big}") for line in lines[1:]]) + "\n"
+    )
+    monkeypatch.setattr("tui_compactor.session.session.CACHE_MAX_RECORDS", 4)
+    holds = 0
+    hold = ContextItem.hold
+
+    def counted_hold(item: ContextItem) -> ContextItem:
+        nonlocal holds
+        holds += 1
+        return hold(item)
+
+    monkeypatch.setattr(ContextItem, "hold", counted_hold)
+    counter = get_counter("pi")
+    session = load_session(path, lazy=True)
+    try:
+        cache = TokenCache(session, counter)
+        walk = ContextWalk(session, session.leaf, counter, "pi", cache)
+        tokens = []
+        for walked, (_item, figure) in enumerate(walk.items(), start=1):
+            assert holds <= walked, f"{holds} items held by the time item {walked} is used"
+            tokens.append(figure)
+        assert len(tokens) == count
+        # The same counts as one item at a time.
+        fresh = TokenCache(session, counter)
+        _ctx, items = stream_context(session, session.leaf)
+        assert tokens == [item_tokens(item, counter, fresh) for item in items]
+        # Walked again (every count cached): the walk itself holds a few messages at most.
+        tracemalloc.start()
+        try:
+            for _ in ContextWalk(session, session.leaf, counter, "pi", cache).items():
+                pass
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        session.close()
+    assert peak < 2_000_000, f"walking held {peak / 1e6:.1f} MB"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
@@ -152,16 +153,21 @@ class ContextWalk:
         used (``ContextItem.hold``: a lazily loaded record is read once)."""
         tally = self._tally
         # WALK_BATCH items at a time: those not counted yet are counted in one call of the
-        # counter (a counting process: one request, not one an item).
+        # counter (a counting process: one request, not one an item). Each item holds its
+        # message only once it is yielded, and the walk lets go of it then: on a lazily read
+        # session a batch never keeps up to WALK_BATCH parsed messages alive at once.
         pending = iter(self._items)
-        while batch := [item.hold() for item in itertools.islice(pending, WALK_BATCH)]:
-            for item, tokens in zip(
-                batch, items_tokens(batch, self.counter, self.cache), strict=True
-            ):
+        while batch := list(itertools.islice(pending, WALK_BATCH)):
+            counted = deque(zip(batch, items_tokens(batch, self.counter, self.cache), strict=True))
+            del batch
+            while counted:
+                item, tokens = counted.popleft()
+                item.hold()
                 if tally is not None:
                     tally.add(item, tokens)
                 self.length += 1
                 yield item, tokens
+            del item
 
     @property
     def tokens(self) -> ContextTokens:
