@@ -123,7 +123,7 @@ class CompactionConfig(_Strict):
     threshold_tokens: float = Field(
         -1,
         description="Compact above this many tokens (-1: unset; wins over the percent; a "
-        "fraction counts as the whole tokens below it).",
+        "fraction counts as the whole tokens below it, at least 1).",
     )
 
     @field_validator("threshold_percent", "threshold_tokens")

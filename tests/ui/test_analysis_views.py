@@ -6,16 +6,18 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from tests.ui.app_helpers import SIZE, TREE_COMPACTED, busy, make_app, settle
 from tui_compactor.engine.context import build_context, estimate_context_tokens
 from tui_compactor.engine.deps import cut_sweep
 from tui_compactor.engine.hindsight import audit_compaction
 from tui_compactor.ui.screens.timeline import TimelineScreen
-from tui_compactor.ui.widgets.analysis import BreakdownView, sweep_renderable
+from tui_compactor.ui.widgets.analysis import BreakdownView, breakdown_table, sweep_renderable
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -581,3 +583,61 @@ async def test_the_window_tab_keeps_its_figures_whole_at_80x24(
                 f" {figure} " in f" {line} " and f" {share} " in f" {line} "
                 for line in text.splitlines()
             ), (part.label, figure, share, text)
+
+
+def bar_cells(line: str) -> int:
+    return line.count("█")
+
+
+@pytest.mark.parametrize("width", [38, 44, 50])
+def test_the_window_tabs_bars_keep_their_proportions_on_a_narrow_pane(width: int) -> None:
+    """At pane widths 38-50 (80×24) the names were shown whole and the bar column squeezed
+    to one cell: a kind at 2.5% of the window and one at 105% drew the same single block.
+    The names give way first; the bars keep lengths that follow the shares."""
+    parts = [
+        SimpleNamespace(label="system prompt", tokens=12345, kind="user"),
+        SimpleNamespace(label="tool results (bash, read, edit)", tokens=210987, kind="tool_result"),
+        SimpleNamespace(label="assistant", tokens=99999, kind="assistant"),
+        SimpleNamespace(label="user", tokens=5000, kind="user"),
+    ]
+    breakdown = SimpleNamespace(parts=parts, total=sum(p.tokens for p in parts), window=200000)
+    console = Console(width=width, record=True, color_system=None)
+    console.print(breakdown_table(breakdown))
+    lines = console.export_text().splitlines()[1:]
+    assert all(len(line) <= width for line in lines), lines
+    for part, line in zip(parts, lines, strict=True):
+        share = f"{part.tokens / breakdown.window:.1%}"
+        assert f" {format_tokens(part.tokens)} " in line and f" {share} " in line, lines
+    cells = [bar_cells(line) for line in lines]
+    assert cells[1] > cells[2] > cells[3], lines  # 105.5% > 50.0% > 2.5%
+    assert cells[1] >= 4 * cells[3], lines
+
+
+async def test_the_window_tabs_bars_differ_for_different_shares_at_80x24(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shown: list[Any] = []
+    show = BreakdownView.show
+
+    def recorded(view: BreakdownView, breakdown: Any, session: Any) -> None:
+        shown.append(breakdown)
+        show(view, breakdown, session)
+
+    monkeypatch.setattr(BreakdownView, "show", recorded)
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        parts = shown[-1].parts
+        assert parts[0].tokens > 4 * parts[1].tokens, parts  # the fixture's two largest kinds
+        pane = [line.split("▕", 1)[1] for line in screen_text(app).splitlines() if "▕" in line]
+        rows: dict[int, int] = {}
+        for part in parts[:2]:
+            figure = format_tokens(part.tokens)
+            share = f"{part.tokens / shown[-1].window:.1%}"
+            found = [line for line in pane if f" {figure} " in line and f" {share} " in line]
+            assert len(found) == 1, (figure, share, pane)
+            rows[part.tokens] = bar_cells(found[0])
+        first, second = (rows[part.tokens] for part in parts[:2])
+        assert first > second >= 1, (rows, pane)

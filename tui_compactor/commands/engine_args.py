@@ -134,7 +134,7 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
         default=None,
         metavar="N",
         help="compact above N tokens (-1: unset; wins over the percent; a fraction counts as "
-        "the whole tokens below it)",
+        "the whole tokens below it, at least 1)",
     )
     parser.add_argument(
         "--no-split-turns",

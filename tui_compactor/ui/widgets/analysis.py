@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -63,19 +64,42 @@ def sparkline(
     return out
 
 
+BAR_WIDTH = 16
+"""Cells of the largest possible bar in the Window tab (every kind's tokens in one)."""
+BAR_MIN_WIDTH = 8
+"""Cells the bars keep on a narrow pane before they give way (the names give way first)."""
+
+
+class ShareBar:
+    """A bar as long as ``share`` (0..1) of the cells it is given, at most ``BAR_WIDTH``: on a
+    narrow pane every bar shrinks alike, so different shares keep different lengths."""
+
+    def __init__(self, share: float, style: str) -> None:
+        self.share = share
+        self.style = style
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, BAR_WIDTH).with_maximum(options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cells = min(BAR_WIDTH, options.max_width)
+        yield Text("█" * max(1, round(cells * self.share)), style=self.style, no_wrap=True)
+
+
 def breakdown_table(breakdown: Any) -> Table:
     """Tokens per kind with a bar and the share of the window. On a narrow pane (80×24) the
-    kinds' names give way, cut with an ellipsis, then the bar: never the figures. (Rich
-    narrows the columns that may wrap first; a name's own ``Text`` keeps it to one line.)"""
+    kinds' names give way, cut with an ellipsis, then the bar (which keeps
+    ``BAR_MIN_WIDTH`` cells until the names are cut): never the figures. (Rich narrows the
+    columns that may wrap first and gives a ratio column at least its ``width``; a name's
+    own ``Text`` keeps it to one line.)"""
     table = Table(expand=True, box=None, show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("what")
     table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("window", justify="right", no_wrap=True)
-    table.add_column("", ratio=1, no_wrap=True, overflow="crop")
+    table.add_column("", ratio=1, width=BAR_MIN_WIDTH, no_wrap=True, overflow="crop")
     total = breakdown.total or 1
     window = breakdown.window
     for part in breakdown.parts:
-        width = max(1, round(16 * part.tokens / total))
         table.add_row(
             Text(
                 sanitize(part.label, single_line=True, max_len=32),
@@ -84,7 +108,7 @@ def breakdown_table(breakdown: Any) -> Table:
             ),
             Text(format_tokens(part.tokens)),
             Text(f"{part.tokens / window:.1%}" if window else "", style="dim"),
-            Text("█" * width, style=KIND_STYLES.get(part.kind, "")),
+            ShareBar(part.tokens / total, KIND_STYLES.get(part.kind, "")),
         )
     return table
 
