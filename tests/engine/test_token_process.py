@@ -225,6 +225,38 @@ def test_the_counting_process_ends_when_its_app_is_killed(tmp_path: Path) -> Non
         app.stdin.close()
 
 
+ORPHAN_BOUND_S = 0.25
+"""How long a counting process may outlive its app killed while the table loads: well below
+the load (0.3-1 s: interpreter, tiktoken, the 100k-rank table)."""
+
+
+def test_the_counting_process_ends_at_once_when_its_app_is_killed_while_it_loads() -> None:
+    """kill -9 of the app before the process is ready: it exits as soon as its pipe closes,
+    not after loading the table for nobody (an orphan that skewed the benchmarks)."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(token_process.__file__).parents[2])!r})
+        from tui_compactor.engine.token_process import Cl100kProcessCounter
+        counter = Cl100kProcessCounter()
+        print(counter.pid, flush=True)
+        sys.stdin.read()
+        """
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as app:
+        assert app.stdout is not None and app.stdin is not None
+        pid = int(app.stdout.readline())
+        app.kill()
+        app.wait()
+        killed = time.monotonic()
+        assert _wait_ended(pid, seconds=20), "the counting process outlived its app"
+        outlived = time.monotonic() - killed
+        app.stdin.close()
+    assert outlived < ORPHAN_BOUND_S, f"the counting process loaded on for {outlived:.2f} s"
+
+
 def test_the_commands_count_in_their_own_process_the_app_in_a_counting_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
