@@ -243,6 +243,22 @@ async def test_timeline_lists_summaries_and_enter_jumps() -> None:
         assert app.query_one(SessionTree).cursor_entry == expected[1]
 
 
+async def test_the_timeline_headline_does_not_wrap_mid_phrase_at_80x24() -> None:
+    """At 80x24 the headline (counts and worst score) is one line and the keys another: they
+    shared one line that wrapped between "(enter" and "jumps"."""
+    from tests.ui.app_helpers import screen_text
+
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        assert isinstance(app.screen, TimelineScreen)
+        lines = [line.strip() for line in screen_text(app).splitlines()]
+        assert lines[0].startswith("3 compactions") and lines[0].endswith("at #51"), lines[:2]
+        assert lines[1] == "enter jumps, esc closes; * on the active path", lines[:2]
+
+
 async def test_the_timeline_learns_each_message_once_for_the_sessions_life(
     monkeypatch: Any,
 ) -> None:

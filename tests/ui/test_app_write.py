@@ -22,6 +22,7 @@ from tests.ui.app_helpers import (
     added_records,
     copy_fixture,
     make_app,
+    raised_notes,
     server_app,
     settle,
 )
@@ -269,6 +270,41 @@ async def test_undo_compaction_moves_leaf_above_it(tmp_path: Path) -> None:
         assert records[0]["parentId"] == session.entries[parent].id
         assert compaction not in session.path_to(session.leaf)
         assert tree.rows[tree.row_of_entry[parent]].on_active_path
+
+
+async def test_undo_names_entries_the_way_the_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The app's undo names the compaction and the entry the leaf moves back to as ``undo
+    --dry-run`` does, with both numbers: ``#97, line 99`` (the app's ``#`` is the entry's index,
+    the command's line its line in the file; the app said ``#96`` where the command said
+    ``line 98``, for the same entry)."""
+    from tui_compactor.cli import main
+
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    assert main(["undo", str(path), "--dry-run", "--force"]) == 0
+    said = capsys.readouterr().out
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        compaction = active_compactions(session)[-1]
+        parent = session.entries[compaction].parent
+        assert parent is not None
+        place = f"#{compaction}, line {session.entries[compaction].line}"
+        parent_place = f"#{parent}, line {session.entries[parent].line}"
+        assert session.entries[parent].line != parent + 1  # two units: both are said
+        assert f"({place})" in said and f"({parent_place})" in said
+        assert app.query_one(SessionTree).move_to_entry(compaction)
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert f"({place})" in app.screen.question.plain
+        assert f"({parent_place})" in app.screen.question.plain
+        await pilot.press("y")
+        await settle(pilot)
+        assert f"compaction undone: leaf moved back to {parent_place}" in raised_notes(app)
 
 
 async def test_undo_never_holds_the_ui_behind_a_long_reader(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import OptionList, Static
@@ -100,3 +101,67 @@ async def test_summary_refused_for_a_closed_gate_says_why(tmp_path: Path) -> Non
         assert refusal is not None and "an agent still writing it" in refusal, refusal
         assert "If no agent is writing it, seal it" in refusal, refusal
         assert path.read_bytes() == torn and torn.startswith(before)
+
+
+def _gate_closes_when(app: Any) -> None:
+    """The file goes away at this moment: the app tells every screen on its stack."""
+    app._loaded().append_refusal = "the file is gone"
+    app._show_write_gate()
+
+
+async def _open_dialog_at_other_tip(app: Any, pilot: Any) -> NavigateDialog:
+    assert app.query_one(SessionTree).move_to_entry(OTHER_BRANCH_TIP)
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    dialog = app.screen
+    assert isinstance(dialog, NavigateDialog)
+    return dialog
+
+
+def _shows_the_gate_closed(dialog: NavigateDialog) -> None:
+    facts = dialog.query_one("#navigate-facts", Static)
+    options = dialog.query_one("#navigate-options", OptionList)
+    assert "the file is gone" in str(facts.render())
+    assert options.get_option_at_index(1).disabled
+    assert options.get_option_at_index(2).disabled
+
+
+async def test_a_gate_that_closes_as_the_dialog_is_pushed_is_shown_by_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app tells every screen on its stack when the gate changes; the navigation dialog
+    pushed in that tick has no widgets yet: it raised NoMatches (the app crashed)."""
+    app = make_app(copy_fixture(TREE_BRANCHES, tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        push = app.push_screen
+
+        def pushed(screen: Any, *args: Any, **kwargs: Any) -> Any:
+            result = push(screen, *args, **kwargs)
+            if isinstance(screen, NavigateDialog):
+                _gate_closes_when(app)
+            return result
+
+        monkeypatch.setattr(app, "push_screen", pushed)
+        dialog = await _open_dialog_at_other_tip(app, pilot)
+        _shows_the_gate_closed(dialog)
+
+
+async def test_a_gate_that_closes_while_the_dialog_is_built_is_shown_once_it_is_mounted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between its compose and its mount the dialog's widgets are not there to update: the
+    gate it was told then is shown when it mounts."""
+    app = make_app(copy_fixture(TREE_BRANCHES, tmp_path))
+    compose = NavigateDialog.compose_dialog
+
+    def composed(dialog: NavigateDialog) -> Any:
+        yield from compose(dialog)
+        _gate_closes_when(app)
+
+    monkeypatch.setattr(NavigateDialog, "compose_dialog", composed)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        dialog = await _open_dialog_at_other_tip(app, pilot)
+        _shows_the_gate_closed(dialog)

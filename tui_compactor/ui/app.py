@@ -2763,10 +2763,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="undo")
     def undo_compaction(self, handle: SessionHandle, proposal: Proposal, compaction: int) -> None:
         """Apply the undo proposal: a leaf marker under the compaction's parent (thread)."""
-        from tui_compactor.workbench.actions import StaleProposal, apply
+        from tui_compactor.workbench.actions import StaleProposal, apply, entry_place
 
+        parent = proposal.parent
         with handle.read() as snapshot:
             before = snapshot.entry_count
+            where = "the start" if parent is None else entry_place(snapshot.session, parent)
         try:
             apply(handle, proposal, **self.append_options())
         except StaleProposal as stale:
@@ -2785,8 +2787,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.post_message(WorkFailed("undo failed: nothing written", _error_text(error)))
             return
         added = self._added_since(handle, before)
-        parent = proposal.parent
-        where = "the start" if parent is None else f"#{parent}"
         self.post_message(
             EntryAppended("undo", f"compaction undone: leaf moved back to {where}", added, parent)
         )

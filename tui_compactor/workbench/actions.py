@@ -156,6 +156,13 @@ def _path_after(session: Session, ancestor: int | None, leaf: int | None) -> tup
     return tuple(path[position + 1 :])
 
 
+def entry_place(session: Session, index: int) -> str:
+    """Where entry ``index`` is, as the app and the commands name it: ``#163`` (its index among
+    the entries, the app's ``#`` everywhere) and ``line 165`` (its line in the file, which
+    counts the header and any line that is no entry): ``#163, line 165``."""
+    return f"#{index}, line {session.entries[index].line}"
+
+
 def find_last_compaction(session: Session) -> int | None:
     """Index of the last ``compaction`` entry on the path to the file's leaf, or None."""
     if session.leaf is None:
@@ -250,8 +257,9 @@ def propose_undo(
         allowed=(f"compaction {entry.id} is the last one on the active path"
                  + (f"; {count} later {noun} leave the active path (confirmed)" if count else "")),
         description=(
-            f"undo compaction {entry.id} (line {entry.line}): the agent will resume at "
-            f"{parent.id} (line {parent.line}); the compaction stays in the file on a side "
+            f"undo compaction {entry.id} ({entry_place(session, last)}): the agent will "
+            f"resume at {parent.id} ({entry_place(session, entry.parent)}); the compaction "
+            "stays in the file on a side "
             f"branch\n{count} {noun} after it leave the active path (nothing is deleted)"
         ),
         extra={"compactionId": entry.id, "compactionLine": entry.line,

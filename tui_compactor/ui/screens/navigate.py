@@ -25,6 +25,7 @@ from textual._time import get_time  # the clock of events' ``time``
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Button, Label, OptionList, RadioButton, RadioSet, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -201,6 +202,8 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         self.session = session
         self.summarizer_label = summarizer_label
         self.append_refusal = append_refusal
+        self._shown_refusal = append_refusal
+        """The gate its facts and options show (``compose_dialog``, ``_show_gate``)."""
         self.inspect = inspect
         self.mode = SummaryMode.NONE
         """The option currently highlighted."""
@@ -212,6 +215,7 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
 
     def compose_dialog(self) -> ComposeResult:
         """Facts about the move, the three options, the custom-instructions area, buttons."""
+        self._shown_refusal = self.append_refusal
         with Vertical(id="navigate-box"):
             yield Static(Text("Navigate to another point in the tree"), id="navigate-title")
             yield Static(self._facts(), id="navigate-facts")
@@ -259,7 +263,10 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
                 yield Button("Cancel", id="navigate-cancel")
 
     def on_mount(self) -> None:
-        """Focus the options, first one highlighted; keys answer once it is drawn."""
+        """Focus the options, first one highlighted; keys answer once it is drawn. A gate
+        that changed while its widgets were being built (``gate_changed``) is shown now."""
+        if self.append_refusal != self._shown_refusal:
+            self._show_gate()
         options = self.query_one("#navigate-options", OptionList)
         options.highlighted = 0
         options.focus()
@@ -303,17 +310,28 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
 
     def gate_changed(self, append_refusal: str | None) -> None:
         """The write gate changed while the dialog is open (an agent's half-written record was
-        finished, or the file went away): the facts and the summary options follow it."""
+        finished, or the file went away): the facts and the summary options follow it. Told
+        before its widgets exist (the app tells every screen on its stack, this one pushed in
+        the same tick), it only keeps the gate: ``compose_dialog`` or ``on_mount`` shows it."""
         if append_refusal == self.append_refusal:
             return
         self.append_refusal = append_refusal
-        self.query_one("#navigate-facts", Static).update(self._facts())
+        try:
+            self._show_gate()
+        except NoMatches:
+            return
+
+    def _show_gate(self) -> None:
+        """The facts and the summary options say what the write gate says now."""
+        facts = self.query_one("#navigate-facts", Static)
         options = self.query_one("#navigate-options", OptionList)
+        facts.update(self._facts())
         for mode in (SummaryMode.SUMMARIZE, SummaryMode.CUSTOM):
             if self.can_summarize:
                 options.enable_option(mode)
             else:
                 options.disable_option(mode)
+        self._shown_refusal = self.append_refusal
 
     @on(OptionList.OptionHighlighted, "#navigate-options")
     def _option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

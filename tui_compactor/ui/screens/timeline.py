@@ -151,7 +151,8 @@ class TimelineScreen(ListSteps, Screen[int | None]):
         if audits:
             worst, at = min(audits, key=lambda pair: pair[0].score)
             line.append(f" · worst hindsight score {worst.score:.2f} at #{at}", style="yellow")
-        line.append("  (enter jumps, esc closes; * on the active path)", style="dim")
+        # The keys on a line of their own: after the headline they wrapped mid-phrase at 80x24.
+        line.append("\nenter jumps, esc closes; * on the active path", style="dim")
         head.update(line)
         table = self.query_one(DataTable)
         table.clear()
