@@ -145,7 +145,8 @@ def test_gate_refusal_exits_non_zero_without_calling_the_model(
     )
     err = capsys.readouterr().err
     assert status == 1
-    assert "cannot append" in err and "Nothing was written" in err
+    # The gate's refusal, in the gate's words (the same as `navigate`, `undo` and the app's banner).
+    assert "append refused: " + name in err and "Nothing was written" in err
     assert [r for r in llm_server.requests if r.body.get("model") == model] == []
     assert path.read_bytes() == before
 
