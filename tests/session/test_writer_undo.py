@@ -45,7 +45,7 @@ def test_undo_twice_walks_back_over_both_compactions(
 
     assert main(["undo", str(session_copy), "--yes", "--json", "--quiet-window", "0"]) == 1
     refused = json.loads(capsys.readouterr().out)
-    assert not refused["written"] and "--force" in refused["refused"]
+    assert not refused["written"] and "--force" in refused["hint"]
     leaving = refused["entriesLeavingActivePath"]
     assert leaving > 300  # everything after pi's compaction on line 629
     assert session_copy.read_bytes() == original

@@ -606,7 +606,7 @@ def bar_cells(line: str) -> int:
 
 
 @pytest.mark.parametrize("width", [38, 44, 50])
-def test_the_window_tabs_bars_keep_their_proportions_on_a_narrow_pane(width: int) -> None:
+async def test_the_window_tabs_bars_keep_their_proportions_on_a_narrow_pane(width: int) -> None:
     """At pane widths 38-50 (80×24) the names were shown whole and the bar column squeezed
     to one cell: a kind at 2.5% of the window and one at 105% drew the same single block.
     The names give way first; the bars keep lengths that follow the shares."""
