@@ -19,7 +19,6 @@ counting each as its text cut to 2000 units; it strips read selectors and skips 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +31,7 @@ from tui_compactor.engine.fileops import (
 )
 from tui_compactor.engine.messages import message_from_entry, text_of
 from tui_compactor.engine.serialize import truncate_for_summary
-from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, growing_parts
 
 __all__ = [
     "NavigationPlan",
@@ -234,15 +233,12 @@ def _counted_ahead(
 ) -> Iterator[tuple[int, dict[str, Any], int]]:
     """The selection's walk, newest to oldest: each entry that carries a branch message, the
     message and its tokens (a tool result: its text cut for the summary; any other message:
-    the cache's count). Counted ahead of the walk 16 entries at a time, then 32, ... up to 1024,
-    each part in two calls of the counter at most (the tool results' texts, the other messages):
-    a counting process gets a few requests, not one a message; a walk that stops early at its
-    budget counts few more."""
+    the cache's count). Counted ahead of the walk a part at a time (``growing_parts``: 16
+    entries, then 32, ... up to 1024), each part in two calls of the counter at most (the tool
+    results' texts, the other messages): a counting process gets a few requests, not one a
+    message; a walk that stops early at its budget counts few more."""
     entries = session.entries
-    pending = iter(reversed(entry_indices))
-    chunk = 16
-    while batch := list(itertools.islice(pending, chunk)):
-        chunk = min(chunk * 2, 1024)
+    for batch in growing_parts(reversed(entry_indices)):
         walked: list[tuple[int, dict[str, Any], str | None]] = []
         for index in batch:
             message = _branch_message(entries[index], rules)

@@ -17,7 +17,7 @@ import math
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tui_compactor.engine.cl100k import load_cl100k, read_ranks
 from tui_compactor.engine.jstext import js_stringify, utf16_len
@@ -369,6 +369,33 @@ def get_counter(
     return counter
 
 
+_T = TypeVar("_T")
+
+FIRST_PART = 16
+LAST_PART = 1024
+"""A walk that may stop early counts ahead of itself in parts of ``FIRST_PART`` entries, then
+twice as many each time up to ``LAST_PART`` (``part_sizes``): a counting process gets a few
+requests, not one a message, and a walk that stops after a few entries counts few more."""
+
+
+def part_sizes() -> Iterator[int]:
+    """16, 32, 64, ... then 1024 for ever: how many entries a walk counts ahead each time."""
+    size = FIRST_PART
+    while True:
+        yield size
+        size = min(size * 2, LAST_PART)
+
+
+def growing_parts(items: Iterable[_T]) -> Iterator[list[_T]]:
+    """``items`` in lists of ``part_sizes`` (the last one shorter)."""
+    pending = iter(items)
+    for size in part_sizes():
+        part = list(itertools.islice(pending, size))
+        if not part:
+            return
+        yield part
+
+
 class TokenCache:
     """Per-entry token counts of one session under one counter, computed once on demand.
 
@@ -455,31 +482,27 @@ class TokenCache:
         """``indices`` as they come, for a walk that usually stops within a few entries (a
         context measured back to its last usage): the first ``alone`` are left to the walk
         (counted one at a time, if at all: no record is read for an entry the walk does not
-        reach), then the walk is counted ahead in one call of the counter 16 entries at a
-        time, then 32, ... up to 1024 (a session without usage walks every item)."""
+        reach), then the walk is counted ahead in one call of the counter a part at a time
+        (``growing_parts``; a session without usage walks every item)."""
         pending = iter(indices)
         yield from itertools.islice(pending, alone)
-        chunk = 16
-        while batch := list(itertools.islice(pending, chunk)):
-            self.count_entries(batch)
-            chunk = min(chunk * 2, 1024)
-            yield from batch
+        for part in growing_parts(pending):
+            self.count_entries(part)
+            yield from part
 
     def backwards(self, indices: Sequence[int], floor: int = 0) -> Callable[[int], int]:
         """``message_tokens`` for a walk over ``indices`` from the end backwards, down to
         position ``floor`` at most, that may stop early (the keep-recent walk): an entry not
-        counted yet is counted with those before it, 16 of them, then 32, ... up to 1024, in
-        one call of the counter; a walk that stops after a few entries counts few more. Takes
-        a position in ``indices``."""
-        chunk = 16
+        counted yet is counted with those before it, in one call of the counter, as many as
+        the next of ``part_sizes`` (16, 32, ... 1024); a walk that stops after a few entries
+        counts few more. Takes a position in ``indices``."""
+        sizes = part_sizes()
 
         def tokens_at(position: int) -> int:
-            nonlocal chunk
             index = indices[position]
             if not self.counted(index):
-                first = min(max(floor, position - chunk + 1), position)
+                first = min(max(floor, position - next(sizes) + 1), position)
                 self.count_entries(indices[first : position + 1])
-                chunk = min(chunk * 2, 1024)
             return self.message_tokens(index)
 
         return tokens_at
