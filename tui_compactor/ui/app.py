@@ -1290,7 +1290,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        tree = self.query_one(SessionTree)
+        tree = message.tree
+        if not tree.is_attached:
+            return  # the app is closing (a quit as the index lands): no screen to show it on
         if message.entry_index != tree.cursor_entry:
             return  # the cursor moved on, or the rows are new (another file's): stale
         self.state.selected_entry = message.entry_index
