@@ -192,6 +192,57 @@ async def test_quit_asks_over_a_finished_review_not_yet_accepted(tmp_path: Path)
     assert path.read_bytes() == before
 
 
+async def test_the_quit_question_over_a_finished_review_takes_the_a_it_names(
+    tmp_path: Path,
+) -> None:
+    """The question says "a accepts it": `a` typed in it closes it and appends the compaction,
+    and the app stays (the key did nothing, and the question stayed up)."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    lines = path.read_bytes().count(b"\n")
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "a accepts it" in str(app.screen.query_one("#confirm-question").render())
+        assert app.screen.query_one("#confirm-also", Button).label.plain == "Accept a"
+        await pilot.press("a")
+        await settle(pilot)
+        for _ in range(50):
+            if path.read_bytes().count(b"\n") > lines:
+                break
+            await pilot.pause(0.1)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert app.is_running and not app._exit
+        assert panel.state == "accepted"
+    written = path.read_bytes().splitlines()
+    assert len(written) == lines + 1 and b'"type":"compaction"' in written[-1]
+
+
+async def test_the_quit_question_while_a_summary_runs_offers_no_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        server.behaviour.latency = 30.0
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=(120, 36)) as pilot:
+            panel = await run_review(pilot, wait=False)
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDialog)
+            assert not app.screen.query("#confirm-also")
+            await pilot.press("a")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDialog) and panel.running
+            await pilot.press("y")
+            await pilot.pause()
+            assert app._exit
+    assert path.read_bytes() == before
+
+
 async def test_quit_while_r_waits_for_its_plan_quits_at_once_with_nothing_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,7 +122,7 @@ from tui_compactor.ui.widgets.status import (
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.ui.workers import work
-from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK
+from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK, count_of
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -2915,7 +2915,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Say how many entries live follow read: one note, counting what arrived while it is
         shown (an agent appending every few hundred milliseconds raised one per refresh,
         stacked over the tree)."""
-        from tui_compactor.wording import count_of
 
         last = self._new_entries_note
         if last is not None:
@@ -3277,8 +3276,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return  # the file was read again since: its entries are not these
         state.search_covered = max(state.search_covered, message.covered)
         if message.matches:
-            from tui_compactor.wording import count_of
-
             tree = self.query_one(SessionTree)
             tree.mark_matches(tree.search_matches | message.matches)
             found = count_of(len(message.matches), "match", "matches")
@@ -3304,7 +3301,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
-        found = f"{self._shown_query()}: {len(matches)} matches" + (
+        found = f"{self._shown_query()}: {count_of(len(matches), 'match', 'matches')}" + (
             f", {visible} shown" if visible != len(matches) else ""
         )
         if moved or not visible:  # the user went elsewhere while it ran: the cursor stays there
