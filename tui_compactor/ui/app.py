@@ -35,6 +35,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 if TYPE_CHECKING:
     from textual.actions import ActionParseResult
     from textual.dom import DOMNode
+    from textual.driver import Driver
 
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
@@ -195,6 +196,11 @@ FIRST_SCREEN_WAIT = 0.5
 WHOLE_SCREEN_WAIT = 2.0
 """Seconds after the whole file is shown at most that the chart, the Markdown renderer and
 the later tabs' modules wait for its first screen to complete (``_check_whole_screen``)."""
+
+FRAME_WRITE_WAIT = 0.1
+"""Seconds at most the UI thread waits for a frame to be on the terminal before it starts what
+waited for that frame (``post_display_hook``; a terminal that reads slowly keeps the pipe
+full)."""
 
 START_UP_HOLD = 2.0
 """Seconds after mounting at most that the collector stays paused for the first screen
@@ -1706,10 +1712,30 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal; on Linux and macOS the one whose frames can be
+        waited for until they are on the terminal (``ui.driver``)."""
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver  # imported by the line above
+
+        if driver is LinuxDriver:
+            from tui_compactor.ui.driver import WrittenDriver
+
+            return WrittenDriver
+        return driver
+
     def post_display_hook(self) -> None:
-        """A frame was written to the terminal: run what waited for it (``ui.frames``), after
-        this display (the first screen's callbacks release workers that take the GIL)."""
-        for callback in self._frame_waits.frame_written():
+        """A frame was handed to the terminal: run what waited for it (``ui.frames``), after
+        this display, once its bytes are on the terminal: the first screen's callbacks start
+        workers that hold the GIL (a big file's index), which Textual's writer thread needs to
+        write the frame (``ui.driver``)."""
+        ready = self._frame_waits.frame_written()
+        if not ready:
+            return
+        wait_written = getattr(self._driver, "wait_written", None)
+        if wait_written is not None:
+            wait_written(FRAME_WRITE_WAIT)
+        for callback in ready:
             self.call_later(callback)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
