@@ -601,6 +601,74 @@ async def test_the_window_tab_keeps_its_figures_whole_at_80x24(
             ), (part.label, figure, share, text)
 
 
+def _window_parts() -> Any:
+    """The demo sample's kinds at its leaf (two tools' results and calls among them)."""
+    from tui_compactor.engine.breakdown import BreakdownPart
+
+    parts = [
+        BreakdownPart("tool_result", "read", 43600, 12),
+        BreakdownPart("thinking", None, 33700, 40),
+        BreakdownPart("tool_call", "edit", 28000, 30),
+        BreakdownPart("bash", None, 27400, 1),
+        BreakdownPart("tool_result", "bash", 21200, 9),
+        BreakdownPart("tool_call", "write", 15500, 4),
+        BreakdownPart("tool_result", "write", 183, 4),
+        BreakdownPart("compaction_summary", None, 924, 1),
+        BreakdownPart("branch_summary", None, 186, 1),
+        BreakdownPart("tool_result", "todo_write", 90, 1),
+    ]
+    return SimpleNamespace(parts=parts, total=sum(p.tokens for p in parts), window=200000)
+
+
+@pytest.mark.parametrize("width", [36, 38, 44])
+async def test_the_window_tabs_names_stay_distinct_on_a_narrow_pane(width: int) -> None:
+    """At 80×24 (a pane of 36 cells) two tools' results both read ``tool resu…``: each
+    name now takes its short form, the tool's name whole (``result: read``), the figures and
+    bars as before; only a name longer than the room is cut, at its end."""
+    breakdown = _window_parts()
+    console = Console(width=width, record=True, color_system=None)
+    console.print(breakdown_table(breakdown))
+    lines = console.export_text().splitlines()
+    assert lines[0].split() == ["what", "tokens", "window"], lines
+    rows = lines[1:]
+    names = [row.split("  ")[0].strip() for row in rows]
+    assert names[:9] == [
+        "result: read", "thinking", "call: edit", "bash", "result: bash", "call: write",
+        "result: write", "compaction", "branch summ.",
+    ], rows  # fmt: skip
+    todo = names[9]  # cut at its end where it does not fit
+    assert todo == "result: todo_write" or todo.startswith("result: todo") and todo[-1] == "…"
+    assert (todo == "result: todo_write") == (width >= 44), rows
+    for part, row in zip(breakdown.parts, rows, strict=True):
+        share = f"{part.tokens / breakdown.window:.1%}"
+        assert f" {format_tokens(part.tokens)} " in row and f" {share} " in row, rows
+        assert len(row) <= width and bar_cells(row) >= 1
+    assert bar_cells(rows[0]) > bar_cells(rows[6]), rows
+
+
+async def test_the_window_tab_keeps_the_full_names_where_they_fit() -> None:
+    console = Console(width=60, record=True, color_system=None)
+    console.print(breakdown_table(_window_parts()))
+    rows = console.export_text().splitlines()[1:]
+    assert rows[0].startswith("tool results: read ") and rows[2].startswith("tool calls: edit ")
+    assert rows[7].startswith("compaction summary ") and "…" not in "".join(rows)
+
+
+async def test_the_window_tab_tells_two_tools_apart_at_80x24(tmp_path: Path) -> None:
+    """The demo's Window tab at 80×24: the rows on screen name each tool's results."""
+    from tests.ui.app_helpers import copy_fixture
+    from tui_compactor.commands.demo import sample_path
+
+    app = make_app(copy_fixture(sample_path(), tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "result: read " in text and "result: bash " in text, text
+        assert "tool resu" not in text, text
+
+
 def bar_cells(line: str) -> int:
     return line.count("█")
 

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         not_confirmed,
         refuse,
     )
-    from tui_compactor.commands.session_args import finisher, safe
+    from tui_compactor.commands.session_args import finisher, refused_error, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import (
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     finish = finisher(args, report)
 
     if session.header is None and not session.entries:
-        report["error"] = f"{session.path}: not a usable session"
+        report["error"] = refused_error(session)
         return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
     options: dict[str, Any] = append_options(args)
     asked = False
