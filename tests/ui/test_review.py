@@ -18,6 +18,7 @@ from tests.summarize.helpers import plan_for, split_turn_session
 from tests.support.llm_server import LLMServer
 from tests.ui.app_helpers import (
     BAD,
+    ROOT,
     TREE_COMPACTED,
     copy_fixture,
     make_app,
@@ -31,7 +32,7 @@ from tui_compactor.commands.demo import copy_sample
 from tui_compactor.summarize.compaction import CompactionJob
 from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.ui.screens.confirm import ConfirmDialog
-from tui_compactor.ui.widgets.compaction import CompactionPanel
+from tui_compactor.ui.widgets.compaction import CandidateView, CompactionPanel
 from tui_compactor.ui.widgets.footer import FooterItem, StateFooter
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -241,6 +242,55 @@ async def test_the_quit_question_while_a_summary_runs_offers_no_accept(
             await pilot.pause()
             assert app._exit
     assert path.read_bytes() == before
+
+
+async def test_a_part_with_nothing_to_summarize_says_what_the_entry_carries(
+    tmp_path: Path,
+) -> None:
+    """oh-my-pi's rules, keep-recent 3000 on omp-tree.jsonl: the cut splits the branch's first
+    turn, so there is no history to summarize (`compact --dry-run` writes "No prior history.").
+    The history pane said "waiting for the summarizer…" for ever once the review was done."""
+    from tui_compactor.config import Config
+
+    omp_tree = ROOT / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-tree.jsonl"
+    path = copy_fixture(omp_tree, tmp_path)
+    config = Config.model_validate({"compaction": {"rules": "omp", "keep_recent_tokens": 3000}})
+    app = make_app(path, config=config, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        assert panel.state == "ready"
+        plan = panel.jobs[0].plan
+        assert plan.is_split_turn and not plan.messages_to_summarize
+        view = panel.query_one(CandidateView)
+        assert view.panes["history"].text == "No prior history."
+        title = str(view.part_titles["history"].render())
+        assert "nothing to summarize" in title, title
+        assert view.panes["turn_prefix"].text.strip(), "the turn prefix was summarized"
+        assert "done in" in str(view.part_titles["turn_prefix"].render())
+
+
+async def test_a_handoff_review_says_it_writes_no_short_summary(tmp_path: Path) -> None:
+    """The handoff method writes one document: the short-summary pane said "after the
+    summaries above" (and a split turn's prefix pane "waiting for the summarizer…") for ever."""
+    from textual.widgets import Select
+
+    app = make_app(copy_fixture(TREE_COMPACTED, tmp_path), append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await scroll_to_plan_form(pilot)
+        app.query_one("#plan-method", Select).value = "handoff"
+        await settle(pilot)
+        app.query_one(SessionTree).focus()
+        panel = await run_review(pilot)
+        assert panel.state == "ready" and panel.jobs[0].method == "handoff"
+        view = panel.query_one(CandidateView)
+        assert view.panes["history"].text.strip(), "the handoff document"
+        for part in [p for p in view.panes if p != "history"]:
+            assert view.panes[part].text == ""
+            assert view.panes[part].placeholder == "the handoff method writes none"
+            assert str(view.part_titles[part].render()).endswith(" · none")
 
 
 async def test_quit_while_r_waits_for_its_plan_quits_at_once_with_nothing_sent(
