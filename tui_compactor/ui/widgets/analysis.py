@@ -328,7 +328,7 @@ def hindsight_head(audit: Any) -> Text:
     out.append(f"score {audit.score:.2f}", style=f"bold {style}")
     out.append(
         f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
-        f"carried; {len(audit.rereads)} files re-read after it"
+        f"carried; {count_of(len(audit.rereads), 'file')} re-read after it"
     )
     if audit.warning:
         out.append("\n" + sanitize(audit.warning, single_line=True), style="yellow")
