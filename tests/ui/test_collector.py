@@ -399,3 +399,36 @@ async def test_the_chart_reads_the_paths_records_once_past_the_session_cache(
     assert len(expected) > 2 and compactions
     assert (chart.points, chart.compactions) == (expected, compactions)  # type: ignore[attr-defined]
     assert not cached_by_chart, "the chart kept what it read in the session's cache"
+
+
+@pytest.mark.asyncio
+async def test_a_loaded_session_and_the_first_screen_are_out_of_the_collectors_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The policy as ``tui-compactor open`` runs it: the collector held until the first screen
+    is drawn, the session indexed and its rows built with the collector paused. What they
+    built lives as long as the session: it is frozen, so no collection (a full one included)
+    scans the index, the rows or the screen's widgets; the collector runs, with the policy's
+    thresholds, and its callback freezes what survives a middle collection."""
+    from tui_compactor.session import reader
+    from tui_compactor.ui.widgets.tree import SessionTree
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)  # indexed and read on demand, as a big file
+    collector.hold_for_start_up()  # as ``tui-compactor open`` does before importing the app
+    try:
+        app = make_app(TREE_COMPACTED)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            session = app.session
+            assert session is not None and session.lazy and session.complete
+            tree = app.query_one(SessionTree)
+            assert gc.isenabled()
+            assert gc.get_threshold()[2] == collector.FULL_EVERY
+            assert collector._freeze_survivors in gc.callbacks
+            long_lived = [session, session.__dict__, tree.rows, tree, app.screen]
+            long_lived += [value for value in vars(session).values() if gc.is_tracked(value)]
+            long_lived += [item for item in gc.get_referents(tree.rows) if gc.is_tracked(item)]
+            scanned = {id(item) for item in gc.get_objects()}  # what a full collection scans
+            assert not [item for item in long_lived if id(item) in scanned]
+    finally:
+        collector.release_start_up()
