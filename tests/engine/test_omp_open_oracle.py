@@ -393,6 +393,9 @@ def test_lint_words_line_1_as_oh_my_pi_does_with_it(
         assert report["title"] == "Port the parser" and title in text
     assert main(["lint", str(path), "--rules", "pi"]) == 0
     assert title in capsys.readouterr().out or name == "title-slot-without-title"
+    session = load_session(path)  # the app's header names the session as oh-my-pi does
+    assert session.name_under("omp") == (None if refused else "Port the parser")
+    session.close()
 
 
 NUMBERED = ["bad/invalid-json-middle.jsonl", "variant-object-then-garbage.jsonl",
@@ -518,7 +521,7 @@ def test_the_issues_view_says_what_oh_my_pi_does_with_line_1(tmp_path: Path) -> 
     title slot (226 bytes, expected 256)")."""
     import asyncio
 
-    from tests.ui.app_helpers import make_app, settle
+    from tests.ui.app_helpers import make_app, screen_text, settle
     from tui_compactor.workbench.settings import resolve_settings
 
     path = next(
@@ -530,6 +533,7 @@ def test_the_issues_view_says_what_oh_my_pi_does_with_line_1(tmp_path: Path) -> 
         app = make_app(path, settings=settings)
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
+            assert "Port the parser" not in screen_text(app)  # oh-my-pi titles nothing here
             await pilot.press("I")
             await settle(pilot)
             return str(app.screen.query_one("#issues-detail").render())

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     """Propose the undo, confirm, apply it; exit status per ``workbench.exits``."""
     from tui_compactor.commands.confirm import (
         confirm,
+        dry_run_gate,
         gate_refusal,
         kept_growing,
         not_confirmed,
@@ -89,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
                     return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {safe(refused.words)}")
         if args.dry_run:
             report["dryRun"] = True
+            gate = dry_run_gate(report, session)
+            if gate is not None:
+                print(gate, file=sys.stderr)
             return finish(EXIT_OK, summary)
         if not args.yes:
             if not sys.stdin.isatty():
