@@ -34,6 +34,7 @@ class CallCounter:
         self.inner = Cl100kCounter(preload=False)
         self.calls = 0
         self.counted = 0
+        self.messages = 0
 
     def count_text(self, text: str) -> int:
         self.calls += 1
@@ -43,6 +44,7 @@ class CallCounter:
     def count_message(self, message: Any) -> int:
         self.calls += 1
         self.counted += 1
+        self.messages += 1
         return self.inner.count_message(message)
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
@@ -53,6 +55,7 @@ class CallCounter:
     def count_messages(self, messages: Sequence[Any]) -> list[int]:
         self.calls += 1
         self.counted += len(messages)
+        self.messages += len(messages)
         return [self.inner.count_message(message) for message in messages]
 
 
@@ -176,3 +179,101 @@ def test_the_navigation_summary_walk_counts_its_messages_in_a_few_calls_the_same
         else:
             assert 50 < len(batched.selected) < len(expected.entries)
             assert counter.calls <= 12, (counter.calls, counter.counted)
+
+
+FIXTURE_SESSIONS = sorted((Path(__file__).resolve().parents[1] / "fixtures").rglob("*.jsonl"))
+
+
+def _shake_figures(previews: list[Any], sizes: list[tuple[int, int]]) -> list[Any]:
+    return [
+        {**preview.to_json(), "freed": preview.tokens_freed, "size": size}
+        for preview, size in zip(previews, sizes, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("path", [SAMPLE, *FIXTURE_SESSIONS], ids=lambda path: path.name)
+def test_shake_previews_count_in_a_few_calls_the_same_figures(path: Path) -> None:
+    """The three shake configs at the leaf (the app's shake preview): their protected tails,
+    regions, savings and the context before and after each, counted together in a few calls
+    of the counter (the messages' counts from the session's cache), are what each config
+    counted alone, text by text with no cache, gives."""
+    from tui_compactor.engine.shake import (
+        SHAKE_CONFIGS,
+        context_after_shake,
+        contexts_after_shake,
+        shake_preview,
+        shake_previews,
+    )
+
+    session = load_session(path)
+    leaf = session.leaf
+    counter = CallCounter()
+    cache = TokenCache(session, counter)  # type: ignore[arg-type]
+    previews = shake_previews(session, leaf, list(SHAKE_CONFIGS), counter, cache)  # type: ignore[arg-type]
+    sizes = contexts_after_shake(session, leaf, previews, counter, cache)  # type: ignore[arg-type]
+    alone = Cl100kCounter(preload=False)
+    expected = [shake_preview(session, leaf, name, alone) for name in SHAKE_CONFIGS]
+    expected_sizes = [context_after_shake(session, leaf, one, alone) for one in expected]
+    assert _shake_figures(previews, sizes) == _shake_figures(expected, expected_sizes)
+    assert counter.calls <= 14, (counter.calls, counter.counted)
+
+
+def test_a_shake_preview_counts_a_long_branch_in_a_few_calls_and_not_back_to_its_root(
+    tmp_path: Path,
+) -> None:
+    """A branch of ~380 entries with no compaction: the protected tails (16k tokens at most
+    from the leaf) are measured walking back from the leaf, a part at a time, and the walk
+    stops there, not at the root; the regions' texts are counted in one call. Before, each
+    message and text was a call of its own (thousands of requests to the counting process),
+    the whole branch counted for each config twice."""
+    import json
+
+    from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview, shake_previews
+
+    bare = tmp_path / "no-compaction.jsonl"
+    with SAMPLE.open(encoding="utf-8") as source, bare.open("w", encoding="utf-8") as target:
+        for line in source:
+            if json.loads(line).get("type") != "compaction":
+                target.write(line)
+    session = load_session(bare)
+    leaf = session.leaf
+    assert leaf is not None
+    branch = len(session.path_to(leaf))
+    assert branch > 300
+    counter = CallCounter()
+    previews = shake_previews(session, leaf, list(SHAKE_CONFIGS), counter)  # type: ignore[arg-type]
+    assert counter.calls <= 10, (counter.calls, counter.counted)
+    alone = Cl100kCounter(preload=False)
+    expected = [shake_preview(session, leaf, name, alone).to_json() for name in SHAKE_CONFIGS]
+    assert [preview.to_json() for preview in previews] == expected
+    assert all(preview["ungatedRegionCount"] > 50 for preview in expected)
+    assert 10 < counter.messages < branch // 3, (counter.messages, branch)
+
+
+def test_a_shake_preview_asks_the_counting_process_a_few_requests() -> None:
+    """The real counting process (the app's counter): requests counted where they are sent."""
+    from tui_compactor.engine.shake import SHAKE_CONFIGS, contexts_after_shake, shake_previews
+    from tui_compactor.engine.token_process import Cl100kProcessCounter
+
+    counter = Cl100kProcessCounter(preload=False)
+    sent: list[int] = []
+    original = counter._request
+
+    def traced(encoded: list[bytes]) -> list[int]:
+        sent.append(len(encoded))
+        return original(encoded)
+
+    counter._request = traced  # type: ignore[method-assign]
+    try:
+        session = load_session(SAMPLE)
+        cache = TokenCache(session, counter)
+        previews = shake_previews(session, session.leaf, list(SHAKE_CONFIGS), counter, cache)
+        sizes = contexts_after_shake(session, session.leaf, previews, counter, cache)
+        alone = Cl100kCounter(preload=False)
+        assert [p.to_json() for p in previews] == [
+            p.to_json() for p in shake_previews(session, session.leaf, list(SHAKE_CONFIGS), alone)
+        ]
+        assert sizes == contexts_after_shake(session, session.leaf, previews, alone)
+        assert sum(sent) > 1000 and len(sent) <= 16, (len(sent), sum(sent))
+    finally:
+        counter.close()
