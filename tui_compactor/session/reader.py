@@ -22,7 +22,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,6 @@ from tui_compactor.session.migrate import (
     v1_entry_id,
 )
 from tui_compactor.session.model import (
-    TITLE_SLOT_BYTES,
     Entry,
     FileSnapshot,
     LoadProgress,
@@ -58,11 +57,13 @@ from tui_compactor.session.model import (
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
+    TITLE_SLOT,
     content_fault,
     content_fault_of,
     message_usage_fault,
     missing_message_fault,
     null_line_fault,
+    title_slot_note,
     usage_fault,
 )
 from tui_compactor.session.session import (
@@ -1100,9 +1101,7 @@ class _Scanner:
                 s._body_start = offset + len(raw) + 1
                 s._body_hasher = hashlib.sha256()
                 s._first_object_seen = False  # the header may still come next
-                size = len(raw) + 1
-                note = "" if size == TITLE_SLOT_BYTES else f" ({size} bytes, expected 256)"
-                s._diag(INFO, "title-slot", f"oh-my-pi title slot{note}", 1, 0)
+                s._diag(INFO, TITLE_SLOT, title_slot_note(obj, len(raw) + 1), 1, 0)
                 return
             if kind == "session":
                 self._header(obj, line_no, offset)
@@ -2297,3 +2296,8 @@ def _reread_title(s: Session, fd: int) -> None:
         return
     if isinstance(slot, dict):
         s.title_slot = slot
+        note = title_slot_note(slot, s._body_start)
+        s._line_diags[:] = [
+            replace(d, message=note) if d.code == TITLE_SLOT and d.line == 1 else d
+            for d in s._line_diags
+        ]
