@@ -541,3 +541,36 @@ def test_the_issues_view_says_what_oh_my_pi_does_with_line_1(tmp_path: Path) -> 
     detail = asyncio.run(run())
     assert detail.startswith("title-slot: a title record oh-my-pi does not read as its title")
     assert "its pad is missing, not a string" in detail and "refuses to open the file" in detail
+
+
+def test_a_title_slot_rewritten_in_place_is_judged_again(tmp_path: Path) -> None:
+    """oh-my-pi rewrites its slot in place (same 256 bytes); a file followed while that
+    happens is judged by its slot as it is now: the note, the refusal and the name."""
+    path = tmp_path / "s.jsonl"
+    shutil.copyfile(FIXTURES / "bad" / "omp-title-slot-first-line.jsonl", path)
+
+    def rewrite(**change: Any) -> None:
+        slot = {**json.loads(path.read_bytes()[:256]), "pad": ""}
+        slot = {key: value for key, value in {**slot, **change}.items() if value is not None}
+        slot["pad"] = " " * (255 - len(json.dumps(slot, separators=(",", ":"))))
+        line = json.dumps(slot, separators=(",", ":")).encode() + b"\n"
+        assert len(line) == 256
+        with path.open("r+b") as handle:
+            handle.write(line)
+
+    def judged(session: Any) -> tuple[str, bool, str | None]:
+        [note] = [d.message for d in session.diagnostics if d.code == "title-slot"]
+        refuses = any(p.code == OMP_REFUSES for p in omp_open_problems(session))
+        return note, refuses, session.name_under("omp")
+
+    session = load_session(path)
+    assert judged(session) == ("oh-my-pi title slot", False, "Port user-message-selector")
+    rewrite(updatedAt=None)
+    session.refresh()
+    note, refuses, name = judged(session)
+    assert note.startswith("a title record oh-my-pi does not read as its title slot (its upd")
+    assert refuses and name is None
+    rewrite(updatedAt="2026-01-05T10:00:00.000Z", title="Renamed")
+    session.refresh()
+    assert judged(session) == ("oh-my-pi title slot", False, "Renamed")
+    session.close()

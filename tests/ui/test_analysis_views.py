@@ -724,6 +724,8 @@ async def test_the_window_tab_keeps_the_full_names_where_they_fit() -> None:
 
 async def test_the_window_tab_tells_two_tools_apart_at_80x24(tmp_path: Path) -> None:
     """The demo's Window tab at 80×24: the rows on screen name each tool's results."""
+    from textual.widgets import OptionList
+
     from tests.ui.app_helpers import copy_fixture
     from tui_compactor.commands.demo import sample_path
 
@@ -735,6 +737,12 @@ async def test_the_window_tab_tells_two_tools_apart_at_80x24(tmp_path: Path) -> 
         text = screen_text(app)
         assert "result: read " in text and "result: bash " in text, text
         assert "tool resu" not in text, text
+        # The largest entries, one line each (each one's id wrapped onto a second line).
+        largest = app.query_one("#breakdown-largest", OptionList)
+        app.query_one(BreakdownView).scroll_end(animate=False)
+        await settle(pilot)
+        assert largest.option_count == 10
+        assert largest.virtual_size.height == largest.option_count
 
 
 def bar_cells(line: str) -> int:

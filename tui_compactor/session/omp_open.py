@@ -114,7 +114,7 @@ class FaultLines(list[tuple[int, int, "str | None", str]]):
 
 _PREFIX = "oh-my-pi 18.2.3 would refuse to open this file: "
 
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...], list[Diagnostic]]] = (
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], list[Diagnostic]]] = (
     weakref.WeakKeyDictionary()
 )
 """The answer per session while it does not grow (the app's status line asks on each paint)."""
@@ -209,11 +209,13 @@ def omp_open_problems(session: Session) -> list[Diagnostic]:
     (none for a preview of the file's tail: the verdict needs the whole file)."""
     if session.preview:
         return []
+    slot = session.title_slot
     key = (
         len(session.entries),
         len(session.diagnostics),
         len(session._omp_faults) + session._omp_faults.more,
         session.leaf or -1,
+        title_slot_fault(slot) if slot is not None else None,  # rewritten in place
     )
     cached = _CACHE.get(session)
     if cached is not None and cached[0] == key:

@@ -186,6 +186,28 @@ def breakdown_summary(breakdown: Any, session: Any) -> Text:
     return out
 
 
+class OneLine:
+    """``text`` and, where it fits on the same line, ``extra``: one line at any width (a
+    largest entry's id wrapped onto a second line at 80×24, so the list showed half as many);
+    ``text`` itself is cut at its end with an ellipsis where even it does not fit."""
+
+    def __init__(self, text: Text, extra: Text) -> None:
+        self.text = text
+        self.extra = extra
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, self.text.cell_len + self.extra.cell_len)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        line = self.text.copy()
+        if line.cell_len + self.extra.cell_len <= width:
+            line.append_text(self.extra)
+        line.truncate(width, overflow="ellipsis")
+        line.no_wrap = True
+        yield line
+
+
 class BreakdownView(VerticalScroll):
     """Tokens per kind at the selected node and its largest entries (enter jumps to one)."""
 
@@ -237,8 +259,8 @@ class BreakdownView(VerticalScroll):
             line.append(f"#{item.entry_index:<7}", style="dim")
             line.append(f"{format_tokens(item.tokens):>7} ", style="bold")
             line.append(sanitize(what, single_line=True, max_len=30))
-            line.append(f"  {sanitize(str(entry.id), single_line=True, max_len=12)}", style="dim")
-            options.add_option(Option(line, id=str(item.entry_index)))
+            entry_id = Text(f"  {sanitize(str(entry.id), single_line=True, max_len=12)}", "dim")
+            options.add_option(Option(OneLine(line, entry_id), id=str(item.entry_index)))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Enter on a largest entry: ask the app to jump there."""
@@ -328,7 +350,7 @@ def hindsight_head(audit: Any) -> Text:
     out.append(f"score {audit.score:.2f}", style=f"bold {style}")
     out.append(
         f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
-        f"carried; {len(audit.rereads)} files re-read after it"
+        f"carried; {count_of(len(audit.rereads), 'file')} re-read after it"
     )
     if audit.warning:
         out.append("\n" + sanitize(audit.warning, single_line=True), style="yellow")
