@@ -249,6 +249,11 @@ async def test_every_title_drawn_is_whole_and_hidden_ones_are_marked(
             assert row.endswith(MORE_RIGHT) == (words[-1] != titles[-1]), row
             if size == (200, 60):
                 assert words == titles
+            for title, each in TABS:  # where a click lands: only on a title drawn
+                column = strip.column_of(each)
+                assert (column is None) == (title not in words), (title, row)
+                if column is not None:
+                    assert row[column : column + len(title)] == title
         await pilot.press("5")
         await settle(pilot)
         row, _bar = _strip_rows(app)

@@ -158,11 +158,13 @@ class TabStrip(Widget, can_focus=True):
         return None
 
     def column_of(self, tab_id: str) -> int | None:
-        """The column of the first cell of ``tab_id``'s title as drawn now, or None."""
+        """The column of the first cell of ``tab_id``'s title as drawn now, or None (no such
+        tab, or not drawn: hidden on a narrow strip)."""
         index = self.index_of(tab_id)
-        if index is None:
+        shift, shown = self.drawn_tabs(self.size.width)
+        if index is None or index not in shown:
             return None
-        return self.spans()[index][0] + PAD - self.scroll_x_for(self.size.width)
+        return self.spans()[index][0] + PAD - shift
 
     def tab_at(self, x: int) -> int | None:
         """The tab drawn at column ``x`` of the strip (a marker: the nearest tab it stands
