@@ -76,6 +76,7 @@ def fit_columns(
     exceed ``room`` (the table then scrolls sideways)."""
     shown = dict(widths)
     shortened: set[str] = set()
+    writer_cut = False  # the writer's first turn only cuts its name; its second drops it
     for name in NARROW_ORDER:
         over = sum(width + PADDING for width in shown.values()) - room
         if over <= 0:
@@ -86,8 +87,9 @@ def fit_columns(
             if short is not None and name in short and short[name] < shown[name]:
                 shown[name] = short[name]
                 shortened.add(name)
-        elif name == WRITER and shown[name] > WRITER_MIN:
-            shown[name] = max(WRITER_MIN, shown[name] - over)
+        elif name == WRITER and not writer_cut:
+            writer_cut = True
+            shown[name] = max(min(WRITER_MIN, shown[name]), shown[name] - over)
         else:
             del shown[name]
     return shown, shortened
