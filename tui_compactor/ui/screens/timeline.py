@@ -247,7 +247,7 @@ class TimelineScreen(ListSteps, Screen[int | None]):
         cursor = table.cursor_row
         table.clear(columns=True)
         for name in shown:
-            table.add_column(name, key=name)
+            table.add_column(name, width=shown[name], key=name)
         for row, cells, short_cells in zip(self.rows, self._cells, self._short, strict=True):
             drawn = {**cells, **{name: short_cells[name] for name in shortened}}
             table.add_row(
