@@ -1733,9 +1733,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Textual's driver for this terminal; on Linux and macOS the one whose frames can be
         waited for until they are on the terminal (``ui.driver``)."""
         driver = super().get_driver_class()
-        from textual.drivers.linux_driver import LinuxDriver  # imported by the line above
-
-        if driver is LinuxDriver:
+        # Textual imported its Linux driver only where it chose it (it needs termios).
+        if (driver.__module__, driver.__name__) == ("textual.drivers.linux_driver", "LinuxDriver"):
             from tui_compactor.ui.driver import WrittenDriver
 
             return WrittenDriver
