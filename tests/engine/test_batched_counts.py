@@ -372,3 +372,25 @@ def test_the_window_tabs_context_figure_counts_only_the_tail_after_the_usage(rul
         assert walked.messages <= trailing, (leaf, walked.messages, trailing)
         checked += 1 if expected.last_usage_index > 100 else 0
     assert rules == "omp" or checked > 5
+
+
+def test_a_shake_preview_reads_no_record_before_the_kept_part() -> None:
+    """A shake never reaches before the latest compaction's kept part: the records there (the
+    sample's first 550 entries) are not read, not even for the tool calls of the results it
+    may shake (read from the leaf back, as far as a result's call is). Before, every
+    assistant turn of the branch was read for its calls (25k records on the 100k session)."""
+    from tests.engine.test_context_walk import WatchedEntry
+    from tui_compactor.engine.shake import SHAKE_CONFIGS, shake_preview, shake_previews
+
+    session = load_session(SAMPLE)
+    leaf = session.leaf
+    assert leaf is not None
+    counter = Cl100kCounter(preload=False)
+    expected = [shake_preview(session, leaf, name, counter).to_json() for name in SHAKE_CONFIGS]
+    kept = session.index_of(expected[0]["keepBoundaryId"])
+    assert kept is not None and kept > 500
+    reads: set[int] = set()
+    session.entries = [WatchedEntry(entry, reads) for entry in session.entries]  # type: ignore[misc]
+    previews = shake_previews(session, leaf, list(SHAKE_CONFIGS), counter)
+    assert [preview.to_json() for preview in previews] == expected
+    assert reads and min(reads) >= kept, (min(reads), kept)

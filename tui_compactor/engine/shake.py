@@ -17,13 +17,14 @@ so a shake is only ever previewed here.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tui_compactor.engine.jstext import utf16_len
 from tui_compactor.engine.methods import shaken_result
 from tui_compactor.engine.tokens import TokenCache, TokenCounter, growing_parts
+from tui_compactor.session.table import EntryView
 
 __all__ = [
     "ShakeConfig",
@@ -235,7 +236,7 @@ def _window_tokens(
 
 
 def _protected_tails(
-    path: list[Any],
+    path: Sequence[Any],
     boundary: int,
     protects: list[int],
     counter: TokenCounter,
@@ -354,19 +355,42 @@ def _hashable(key: Any) -> bool:
     return not isinstance(key, (dict, list))
 
 
-def _candidates(path: list[Any], boundary: int, unprotected: int) -> list[_Candidate]:
+class _Calls:
+    """The branch's tool calls by id as oh-my-pi's map of the whole branch finds them (the last
+    call with an id wins), its assistant turns read from the leaf backwards only as far as a
+    lookup needs: a result's call is usually a turn or two before it, so a long branch is not
+    read back to its root (an id no call has still reads it all, once)."""
+
+    __slots__ = ("_path", "_next", "_found")
+
+    def __init__(self, path: Sequence[Any]) -> None:
+        self._path = path
+        self._next = len(path) - 1
+        self._found: dict[Any, dict[str, Any]] = {}
+
+    def get(self, key: Any) -> dict[str, Any] | None:
+        """The call whose id is ``key``, or None."""
+        if not _hashable(key):
+            return None
+        found = self._found
+        while key not in found and self._next >= 0:
+            entry = self._path[self._next]
+            self._next -= 1
+            if entry.type != "message" or entry.role != "assistant":
+                continue
+            for block in reversed(_listed((entry.message or {}).get("content"))):
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    other = block.get("id")
+                    if _hashable(other):
+                        found.setdefault(other, block)  # a later call with the id came first
+        return found.get(key)
+
+
+def _candidates(path: Sequence[Any], boundary: int, unprotected: int) -> list[_Candidate]:
     """What a shake may elide on ``path`` from ``boundary`` on, in order: every region before
     position ``unprotected`` and the useless tool results after it (the protected tail), not
     counted yet; a result already shaken is none."""
-    calls: dict[Any, dict[str, Any]] = {}
-    for entry in path:
-        if entry.type == "message" and entry.role == "assistant":
-            for block in _listed((entry.message or {}).get("content")):
-                if not isinstance(block, dict) or block.get("type") != "toolCall":
-                    continue
-                key = block.get("id")
-                if _hashable(key):
-                    calls[key] = block
+    calls = _Calls(path)
     out: list[_Candidate] = []
     for position in range(boundary, len(path)):
         entry = path[position]
@@ -404,8 +428,7 @@ def _candidates(path: list[Any], boundary: int, unprotected: int) -> list[_Candi
                 name if isinstance(name, str) else None,
                 text="\n".join(texts),
             )
-            key = result.get("toolCallId")
-            call = calls.get(key) if _hashable(key) else None
+            call = calls.get(result.get("toolCallId"))
             out.append(_Candidate(region, texts, position, useless, call))
             continue
         if entry.type == "message" and isinstance(message, dict):
@@ -424,24 +447,27 @@ def _candidates(path: list[Any], boundary: int, unprotected: int) -> list[_Candi
     return out
 
 
+def _boundary_position(ids: Iterable[str | None], keep_boundary_id: str | None) -> int:
+    """Where the shake may begin: the first entry of the branch (``ids``, root to leaf) with the
+    latest compaction's kept id; the root when there is none or it is not on the branch."""
+    if keep_boundary_id is None:
+        return 0
+    return next((position for position, id_ in enumerate(ids) if id_ == keep_boundary_id), 0)
+
+
 def _regions_by_config(
-    path: list[Any],
+    path: Sequence[Any],
     counter: TokenCounter,
     configs: list[ShakeConfig],
-    keep_boundary_id: str | None,
+    boundary: int,
     cache: TokenCache | None = None,
 ) -> list[list[ShakeRegion]]:
-    """The regions each of ``configs`` would shake on ``path`` (entries root..leaf), in order,
-    without the savings gate. The configs share one walk: the protected tails are measured
-    once (``_protected_tails``) and every candidate's texts counted in one call of the
-    counter (a counting process: one request, not one a text)."""
+    """The regions each of ``configs`` would shake on ``path`` (entries root..leaf) from
+    position ``boundary`` on, in order, without the savings gate. The configs share one walk:
+    the protected tails are measured once (``_protected_tails``) and every candidate's texts
+    counted in one call of the counter (a counting process: one request, not one a text)."""
     if not path:
         return [[] for _ in configs]
-    boundary = 0
-    if keep_boundary_id is not None:
-        boundary = next(
-            (position for position, entry in enumerate(path) if entry.id == keep_boundary_id), 0
-        )
     tails = _protected_tails(
         path, boundary, [config.protect_tokens for config in configs], counter, cache
     )
@@ -481,7 +507,8 @@ def collect_shake_regions(
     gate: bool = True,
 ) -> list[ShakeRegion]:
     """The regions ``config`` would shake on ``path`` (entries root..leaf), in order."""
-    regions = _regions_by_config(path, counter, [config], keep_boundary_id)[0]
+    boundary = _boundary_position((entry.id for entry in path), keep_boundary_id)
+    regions = _regions_by_config(path, counter, [config], boundary)[0]
     return _gated(regions, config) if gate else regions
 
 
@@ -500,14 +527,17 @@ def shake_previews(
     if cache is not None and (cache.counter is not counter or cache.session is not session):
         cache = None
     index = session.leaf if leaf is None else leaf
-    path = [session.entries[i] for i in session.path_to(index)] if index is not None else []
+    order = session.path_to(index) if index is not None else []
+    path = EntryView(session.entries, order)  # each entry built when read: few are
+    types, ids = session.type_column(), session.id_column()
     boundary_id = None
-    for entry in reversed(path):
-        if entry.type == "compaction":
-            kept = entry.data.get("firstKeptEntryId")
+    for position in reversed(order):
+        if types[position] == "compaction":
+            kept = session.entries[position].data.get("firstKeptEntryId")
             boundary_id = kept if isinstance(kept, str) else None
             break
-    ungated = _regions_by_config(path, counter, chosen, boundary_id, cache)
+    boundary = _boundary_position((ids[position] for position in order), boundary_id)
+    ungated = _regions_by_config(path, counter, chosen, boundary, cache)
     gated = [_gated(regions, config) for regions, config in zip(ungated, chosen, strict=True)]
     placeholders = sorted(
         {shake_placeholder(region.tokens) for regions in gated for region in regions}
