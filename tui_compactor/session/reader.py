@@ -736,8 +736,8 @@ class _Scanner:
         # The entry's columns (``EntryTable.add``, inlined: a call per line costs ~5%).
         table = s._table
         ids_add, parents_add = table._ids.append, table._parents.append
+        message_code = table.type_code("message")
         types_add, roles_add = table._types.append, table._roles.append
-        message_code = table._type_names.code("message")
         role_codes = table._role_names._codes
         lines_of = table._lines
         lines_add, offsets_add, sizes_add = (
@@ -810,7 +810,8 @@ class _Scanner:
                         role = roles.get(role, role)  # one string object per role
                         role_code = role_codes.get(role)
                         if role_code is None:
-                            role_code = table._role_names.code(role)
+                            role_code = table.role_code(role)
+                            roles_add = table._roles.append  # the column may have widened
                         if role == "assistant":
                             content = message.get("content")
                             has_text = False
@@ -930,6 +931,7 @@ class _Scanner:
             process(data[line_at:end], offset, True)
             index = len(table)
             last_stamp = None
+            types_add, roles_add = table._types.append, table._roles.append  # may have widened
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no
