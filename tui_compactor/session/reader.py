@@ -739,6 +739,8 @@ class _Scanner:
         message_code = table.type_code("message")
         types_add, roles_add = table._types.append, table._roles.append
         role_codes = table._role_names._codes
+        # Every line here ends with a newline: at most ``upto - first`` more lines and bytes.
+        table.make_room(s.line_count + upto - first, line_start + upto - first)
         lines_of = table._lines
         lines_add, offsets_add, sizes_add = (
             lines_of.append,
@@ -931,7 +933,10 @@ class _Scanner:
             process(data[line_at:end], offset, True)
             index = len(table)
             last_stamp = None
-            types_add, roles_add = table._types.append, table._roles.append  # may have widened
+            # The general path may have widened a column (``EntryTable.make_room``, ``role_code``).
+            types_add, roles_add = table._types.append, table._roles.append
+            lines_of, offsets_add = table._lines, table._offsets.append
+            lines_add = lines_of.append
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no

@@ -113,6 +113,9 @@ class _Names:
         return code
 
 
+WIDE_POSITION = 2**32
+"""The first line number or byte offset a four-byte column cannot hold."""
+
 SMALL_CODES = 256
 """Codes a one-byte column holds. A session has a handful of entry types and roles; a column
 gets four bytes a slot only once a file names more (``EntryTable.type_code``)."""
@@ -144,8 +147,11 @@ class EntryTable(Sequence[Entry]):
         self._roles = array("B")
         """Per entry: its role's code in ``_role_names`` (as ``_types``)."""
         self._role_names = _Names(None)
-        self._lines = array("q")
-        self._offsets = array("q")
+        self._lines = array("I")
+        """Per entry: its physical line (four bytes; ``q`` once a line number reaches
+        ``WIDE_POSITION``: ``make_room``)."""
+        self._offsets = array("I")
+        """Per entry: its line's byte offset (as ``_lines``: ``q`` in a file over 4 GB)."""
         self._sizes = array("I")
         """Per entry: its line's bytes (four bytes: an indexed line is at most
         ``reader.MAX_LINE_BYTES``)."""
@@ -188,6 +194,7 @@ class EntryTable(Sequence[Entry]):
         role_code = self.role_code(role)
         self._types.append(type_code)
         self._roles.append(role_code)
+        self.make_room(line, offset)
         self._lines.append(line)
         self._offsets.append(offset)
         self._sizes.append(size)
@@ -198,6 +205,15 @@ class EntryTable(Sequence[Entry]):
             self._records.append(record)
         if source is not None:
             self._source = source
+
+    def make_room(self, line: int, offset: int) -> None:
+        """Widen the line and offset columns to eight bytes a slot if ``line`` or ``offset``
+        (an upper bound of what comes next) would not fit in four: a file over 4 GB, or
+        with 4 billion lines. Read ``_lines`` and ``_offsets`` after calling this."""
+        if line >= WIDE_POSITION and self._lines.typecode != "q":
+            self._lines = array("q", self._lines)
+        if offset >= WIDE_POSITION and self._offsets.typecode != "q":
+            self._offsets = array("q", self._offsets)
 
     def type_code(self, type_name: str) -> int:
         """The code of ``type_name`` in the type column (a new one for a new name). The
