@@ -365,6 +365,39 @@ def test_a_title_slot_oh_my_pi_does_not_read_is_named_in_each_agents_words(
     assert json.loads(capsys.readouterr().out)["omp"]["problems"] == []  # a slot it reads
 
 
+@pytest.mark.parametrize("name", sorted(name for name in VARIANTS if name.startswith("title")))
+def test_lint_words_line_1_as_oh_my_pi_does_with_it(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Line 1's ``title-slot`` note says what oh-my-pi does with the record, held to its
+    stored verdicts: a slot it reads is "oh-my-pi title slot" and titles the session; one it
+    does not read is named so, with the reason and the refusal, and under oh-my-pi's rules
+    ``lint`` prints no ``title:`` from it (it titles nothing: oh-my-pi refuses the file)."""
+    from tui_compactor.cli import main
+
+    path = next(p for p in _write_variants(tmp_path) if p.name == f"variant-{name}.jsonl")
+    refused = _stored()[path.name]["refuses"]
+    assert main(["lint", str(path), "--rules", "omp", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    [note] = [d["message"] for d in report["diagnostics"] if d["code"] == "title-slot"]
+    title = "title: Port the parser"
+    assert main(["lint", str(path), "--rules", "omp"]) == 0
+    text = capsys.readouterr().out
+    if refused:
+        assert note.startswith("a title record oh-my-pi does not read as its title slot (its ")
+        assert note.endswith("oh-my-pi refuses to open the file (it takes the record for a "
+                             "malformed session header)")  # fmt: skip
+        assert report["title"] is None and title not in text
+    else:
+        assert note.startswith("oh-my-pi title slot")
+        assert report["title"] == "Port the parser" and title in text
+    assert main(["lint", str(path), "--rules", "pi"]) == 0
+    assert title in capsys.readouterr().out or name == "title-slot-without-title"
+    session = load_session(path)  # the app's header names the session as oh-my-pi does
+    assert session.name_under("omp") == (None if refused else "Port the parser")
+    session.close()
+
+
 NUMBERED = ["bad/invalid-json-middle.jsonl", "variant-object-then-garbage.jsonl",
             "variant-object-then-object.jsonl"]  # fmt: skip
 
@@ -480,3 +513,64 @@ def test_a_torn_last_line_past_the_kept_ones_is_counted_once_when_finished(
     assert followed._omp_faults.more == fresh._omp_faults.more
     followed.close()
     fresh.close()
+
+
+def test_the_issues_view_says_what_oh_my_pi_does_with_line_1(tmp_path: Path) -> None:
+    """At 80x24 the Issues view's first row, line 1's note, drawn in full under the table: a
+    title record oh-my-pi does not read is not called its title slot (it was: "oh-my-pi
+    title slot (226 bytes, expected 256)")."""
+    import asyncio
+
+    from tests.ui.app_helpers import make_app, screen_text, settle
+    from tui_compactor.workbench.settings import resolve_settings
+
+    path = next(
+        p for p in _write_variants(tmp_path) if p.name == "variant-title-slot-without-pad.jsonl"
+    )
+    settings = resolve_settings({"rules": "omp"}, environ={"XDG_CONFIG_HOME": str(tmp_path)})
+
+    async def run() -> str:
+        app = make_app(path, settings=settings)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            assert "Port the parser" not in screen_text(app)  # oh-my-pi titles nothing here
+            await pilot.press("I")
+            await settle(pilot)
+            return str(app.screen.query_one("#issues-detail").render())
+
+    detail = asyncio.run(run())
+    assert detail.startswith("title-slot: a title record oh-my-pi does not read as its title")
+    assert "its pad is missing, not a string" in detail and "refuses to open the file" in detail
+
+
+def test_a_title_slot_rewritten_in_place_is_judged_again(tmp_path: Path) -> None:
+    """oh-my-pi rewrites its slot in place (same 256 bytes); a file followed while that
+    happens is judged by its slot as it is now: the note, the refusal and the name."""
+    path = tmp_path / "s.jsonl"
+    shutil.copyfile(FIXTURES / "bad" / "omp-title-slot-first-line.jsonl", path)
+
+    def rewrite(**change: Any) -> None:
+        slot = {**json.loads(path.read_bytes()[:256]), "pad": ""}
+        slot = {key: value for key, value in {**slot, **change}.items() if value is not None}
+        slot["pad"] = " " * (255 - len(json.dumps(slot, separators=(",", ":"))))
+        line = json.dumps(slot, separators=(",", ":")).encode() + b"\n"
+        assert len(line) == 256
+        with path.open("r+b") as handle:
+            handle.write(line)
+
+    def judged(session: Any) -> tuple[str, bool, str | None]:
+        [note] = [d.message for d in session.diagnostics if d.code == "title-slot"]
+        refuses = any(p.code == OMP_REFUSES for p in omp_open_problems(session))
+        return note, refuses, session.name_under("omp")
+
+    session = load_session(path)
+    assert judged(session) == ("oh-my-pi title slot", False, "Port user-message-selector")
+    rewrite(updatedAt=None)
+    session.refresh()
+    note, refuses, name = judged(session)
+    assert note.startswith("a title record oh-my-pi does not read as its title slot (its upd")
+    assert refuses and name is None
+    rewrite(updatedAt="2026-01-05T10:00:00.000Z", title="Renamed")
+    session.refresh()
+    assert judged(session) == ("oh-my-pi title slot", False, "Renamed")
+    session.close()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import tui_compactor.session.reader as reader
 from tui_compactor.engine.context import build_context
 from tui_compactor.session.reader import (
     PREVIEW_ENTRIES,
@@ -153,6 +154,42 @@ def test_the_tail_grows_until_the_context_is_in_it(tmp_path: Path) -> None:
     preview = load_tail_preview(path, min_size=0, first_bytes=4096, max_bytes=64 * 1024)
     assert preview is not None and len(preview.entries) < 100
     assert_agrees(preview, load_session(path))
+
+
+def test_a_tail_that_grows_reads_and_parses_each_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A leaf whose context reaches ~2 MB back, from a 4 KB first tail: the tail grows ten
+    times, yet every byte after the header is read once and every line parsed once (the tail
+    was read anew at each size, 256 KB, 1 MB and 4 MB, and every line of it parsed again);
+    the preview holds the context and no more than the ``PREVIEW_ENTRIES`` wanted before it."""
+    path = big_session(tmp_path / "s.jsonl", 3000, compaction_at=1000)
+    size = path.stat().st_size
+    read: list[int] = []
+    parsed: list[int] = []
+    real_pread, real_loads = os.pread, reader._fast_loads
+
+    def counted_pread(fd: int, length: int, offset: int) -> bytes:
+        data = real_pread(fd, length, offset)
+        read.append(len(data))
+        return data
+
+    def counted_loads(data: Any) -> Any:
+        parsed.append(len(data))
+        return real_loads(data)
+
+    monkeypatch.setattr(reader, "_estimate_entries", lambda fd, size: 1)  # memory limit: reads
+    monkeypatch.setattr(os, "pread", counted_pread)
+    monkeypatch.setattr(reader, "_fast_loads", counted_loads)
+    preview = load_tail_preview(path, min_size=0, first_bytes=4096, max_bytes=10**9)
+    monkeypatch.undo()
+    full = load_session(path)
+    assert preview is not None
+    assert_agrees(preview, full, same_lines=False)
+    assert preview.entries[0].id == "e0000980"  # the first kept entry: nothing before it
+    lines = len(full.entries)
+    assert len(parsed) <= lines + 2  # the header once, every line at most once
+    assert sum(read) <= size + 2 * reader.SAMPLE_BYTES + 1024  # the header, then one pass
 
 
 def test_the_tail_grows_for_a_screenful_of_entries_but_not_past_a_megabyte(tmp_path: Path) -> None:

@@ -256,7 +256,75 @@ async def test_the_timeline_headline_does_not_wrap_mid_phrase_at_80x24() -> None
         assert isinstance(app.screen, TimelineScreen)
         lines = [line.strip() for line in screen_text(app).splitlines()]
         assert lines[0].startswith("3 compactions") and lines[0].endswith("at #51"), lines[:2]
-        assert lines[1] == "enter jumps, esc closes; * on the active path", lines[:2]
+        assert lines[1].startswith("enter jumps, esc closes; * on the active path"), lines[:2]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_the_timeline_fits_its_width(size: tuple[int, int], tmp_path: Path) -> None:
+    """At 80×24 the ten columns needed ~88 cells ("written by" only with ``right``): the
+    columns that matter least give way (``NARROW_ORDER``) so the rest fit, who wrote each
+    summary among them, and the key line says which are not shown; at 200×60 all ten show.
+    Laid out again on a resize, the cursor on its row."""
+    from textual.widgets import DataTable
+
+    from tests.ui.app_helpers import copy_fixture
+    from tui_compactor.commands.demo import sample_path
+    from tui_compactor.ui.screens.timeline import COLUMNS
+
+    app = make_app(copy_fixture(sample_path(), tmp_path))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        table = screen.query_one(DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        text = screen_text(app)
+        assert table.virtual_size.width <= table.size.width, (labels, text)
+        assert "sample-script" in text and "written by" in labels
+        if size == (200, 60):
+            assert labels == list(COLUMNS) and "not shown" not in text
+        else:
+            assert labels == [c for c in COLUMNS if c not in ("id", "summary")], labels
+            assert "· not shown: id, summary" in text.splitlines()[1], text
+        await pilot.press("j")
+        await pilot.resize_terminal(*((80, 24) if size == (200, 60) else (200, 60)))
+        await settle(pilot)
+        resized = [str(column.label) for column in table.columns.values()]
+        assert resized != labels and table.virtual_size.width <= table.size.width
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.selected_entry == 627  # the second row, as before the resize
+
+
+async def test_the_timeline_columns_give_way_in_order() -> None:
+    """The id, the summary's length, the short form of what (``▣ handoff``), the writer's name
+    down to 12 cells, then lost, re-reads, the writer and the tokens before; the entry, what,
+    the tokens after and the score stay."""
+    from tui_compactor.ui.screens.timeline import COLUMNS, fit_columns
+
+    natural = [5, 8, 24, 6, 5, 8, 5, 4, 8, 26]  # a 26-cell model name, a method after "what"
+    widths = dict(zip(COLUMNS, natural, strict=True))
+    needed = sum(natural) + 2 * len(COLUMNS)
+
+    def fit(room: int) -> tuple[list[str], set[str], int]:
+        shown, short = fit_columns(widths, room, {"what": 12})
+        return list(shown), short, shown.get("written by", 0)
+
+    assert fit(needed) == (list(COLUMNS), set(), 26)
+    assert fit(needed - 1)[0] == [c for c in COLUMNS if c != "id"]
+    assert fit(needed - 11)[0] == [c for c in COLUMNS if c not in ("id", "summary")]
+    assert fit(needed - 21) == (fit(needed - 11)[0], {"what"}, 26)
+    assert fit(80)[1:] == ({"what"}, 19)
+    assert fit(70) == (
+        ["entry", "what", "before", "after", "score", "re-reads", "written by"],
+        {"what"},
+        12,
+    )
+    assert fit(60)[0] == ["entry", "what", "before", "after", "score", "written by"]
+    assert fit(40)[0] == ["entry", "what", "after", "score"]
+    assert fit(10)[0] == ["entry", "what", "after", "score"]  # and it scrolls sideways
 
 
 async def test_the_timeline_learns_each_message_once_for_the_sessions_life(
@@ -599,6 +667,82 @@ async def test_the_window_tab_keeps_its_figures_whole_at_80x24(
                 f" {figure} " in f" {line} " and f" {share} " in f" {line} "
                 for line in text.splitlines()
             ), (part.label, figure, share, text)
+
+
+def _window_parts() -> Any:
+    """The demo sample's kinds at its leaf (two tools' results and calls among them)."""
+    from tui_compactor.engine.breakdown import BreakdownPart
+
+    parts = [
+        BreakdownPart("tool_result", "read", 43600, 12),
+        BreakdownPart("thinking", None, 33700, 40),
+        BreakdownPart("tool_call", "edit", 28000, 30),
+        BreakdownPart("bash", None, 27400, 1),
+        BreakdownPart("tool_result", "bash", 21200, 9),
+        BreakdownPart("tool_call", "write", 15500, 4),
+        BreakdownPart("tool_result", "write", 183, 4),
+        BreakdownPart("compaction_summary", None, 924, 1),
+        BreakdownPart("branch_summary", None, 186, 1),
+        BreakdownPart("tool_result", "todo_write", 90, 1),
+    ]
+    return SimpleNamespace(parts=parts, total=sum(p.tokens for p in parts), window=200000)
+
+
+@pytest.mark.parametrize("width", [36, 38, 44])
+async def test_the_window_tabs_names_stay_distinct_on_a_narrow_pane(width: int) -> None:
+    """At 80×24 (a pane of 36 cells) two tools' results both read ``tool resu…``: each
+    name now takes its short form, the tool's name whole (``result: read``), the figures and
+    bars as before; only a name longer than the room is cut, at its end."""
+    breakdown = _window_parts()
+    console = Console(width=width, record=True, color_system=None)
+    console.print(breakdown_table(breakdown))
+    lines = console.export_text().splitlines()
+    assert lines[0].split() == ["what", "tokens", "window"], lines
+    rows = lines[1:]
+    names = [row.split("  ")[0].strip() for row in rows]
+    assert names[:9] == [
+        "result: read", "thinking", "call: edit", "bash", "result: bash", "call: write",
+        "result: write", "compaction", "branch summ.",
+    ], rows  # fmt: skip
+    todo = names[9]  # cut at its end where it does not fit
+    assert todo == "result: todo_write" or todo.startswith("result: todo") and todo[-1] == "…"
+    assert (todo == "result: todo_write") == (width >= 44), rows
+    for part, row in zip(breakdown.parts, rows, strict=True):
+        share = f"{part.tokens / breakdown.window:.1%}"
+        assert f" {format_tokens(part.tokens)} " in row and f" {share} " in row, rows
+        assert len(row) <= width and bar_cells(row) >= 1
+    assert bar_cells(rows[0]) > bar_cells(rows[6]), rows
+
+
+async def test_the_window_tab_keeps_the_full_names_where_they_fit() -> None:
+    console = Console(width=60, record=True, color_system=None)
+    console.print(breakdown_table(_window_parts()))
+    rows = console.export_text().splitlines()[1:]
+    assert rows[0].startswith("tool results: read ") and rows[2].startswith("tool calls: edit ")
+    assert rows[7].startswith("compaction summary ") and "…" not in "".join(rows)
+
+
+async def test_the_window_tab_tells_two_tools_apart_at_80x24(tmp_path: Path) -> None:
+    """The demo's Window tab at 80×24: the rows on screen name each tool's results."""
+    from textual.widgets import OptionList
+
+    from tests.ui.app_helpers import copy_fixture
+    from tui_compactor.commands.demo import sample_path
+
+    app = make_app(copy_fixture(sample_path(), tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "result: read " in text and "result: bash " in text, text
+        assert "tool resu" not in text, text
+        # The largest entries, one line each (each one's id wrapped onto a second line).
+        largest = app.query_one("#breakdown-largest", OptionList)
+        app.query_one(BreakdownView).scroll_end(animate=False)
+        await settle(pilot)
+        assert largest.option_count == 10
+        assert largest.virtual_size.height == largest.option_count
 
 
 def bar_cells(line: str) -> int:

@@ -120,20 +120,46 @@ async def test_custom_without_text_is_a_plain_summary_and_escape_cancels() -> No
 
 
 @pytest.mark.asyncio
-async def test_read_only_file_or_empty_branch_offers_only_a_plain_move() -> None:
-    app = DialogHost(target=33, append_refusal="pre-v3 file \x1b]0;x\x07(v1)")
+async def test_read_only_file_offers_no_move_and_says_why() -> None:
+    """A move appends an entry, with a summary or without: on a file that takes no appends the
+    dialog offers no option and no Navigate button (it offered "No summary", which the app
+    then refused), says why in full (the terminal's escapes removed), and its keys only say
+    so; ``enter`` on the focused Cancel closes it, nothing chosen."""
+    from textual.widgets import Button
+
+    app = DialogHost(target=33, append_refusal="pre-v3 file \x1b]0;x\x07(v1)", inspect=print)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        dialog = app.screen
+        why = str(dialog.query_one("#navigate-read-only", Static).render())
+        assert why.startswith("Read-only: no move can be made") and why.endswith("file (v1)")
+        options = dialog.query_one(OptionList)
+        assert not options.display and not dialog.query_one("#navigate-go").display
+        assert all(options.get_option_at_index(i).disabled for i in range(3))
+        assert dialog.query_one("#navigate-requests", Button).display
+        assert dialog.query_one("#navigate-cancel", Button).has_focus
+        await pilot.press("1", "2", "3")
+        await pilot.pause()
+        assert app.results == [] and app.screen is dialog
+        assert not dialog.query_one(TextArea).has_focus
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.results == [None]
+
+
+@pytest.mark.asyncio
+async def test_nothing_to_summarize_offers_a_plain_move() -> None:
+    app = DialogHost(target=42)  # the current leaf: nothing on the way to summarize
     async with app.run_test(size=(100, 30)) as pilot:
-        assert "pre-v3 file (v1)" in _facts(app)
+        assert "nothing to summarize" in _facts(app)
         options = app.screen.query_one(OptionList)
         assert options.get_option_at_index(1).disabled
+        assert not app.screen.query_one("#navigate-read-only").display
         await pilot.press("2")  # refused: nothing can be summarized
         assert app.results == []
         await pilot.press("enter")
         await pilot.pause()
     assert app.results[0] is not None and app.results[0].mode is SummaryMode.NONE
-    app = DialogHost(target=42)  # the current leaf: nothing on the way to summarize
-    async with app.run_test(size=(100, 30)):
-        assert "nothing to summarize" in _facts(app)
 
 
 @pytest.mark.asyncio

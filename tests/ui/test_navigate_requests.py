@@ -57,7 +57,7 @@ async def test_inspected_branch_request_is_what_the_server_receives(
             shown = list(screen.requests)
             assert [item.part for item in shown] == ["branch"]
             text = screen_text(app)
-            assert "requests this branch summary would send" in text
+            assert "1 request this branch summary would send" in text  # was "1 requests"
             assert "── system prompt" in text and "── user prompt" in text
             assert "max_tokens" in text and "test-model" in text
             assert KEY not in text and all(KEY not in str(item.to_json()) for item in shown)

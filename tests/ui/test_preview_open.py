@@ -312,3 +312,21 @@ async def test_a_key_that_waits_for_the_whole_file_says_so(
         await settle(pilot)
         assert app.plan is not None
         assert not any("waits for the whole file" in n for n in raised_notes(app)[before:])
+
+
+@pytest.mark.asyncio
+async def test_a_highlight_that_arrives_as_the_app_closes_is_dropped(tmp_path: Path) -> None:
+    """Quitting just as the whole index replaces the preview: the tree's last highlight can
+    reach the app after the screen's widgets are gone. It is dropped, not a traceback (seen
+    in CI under load, at the end of the test above); and a frame that still draws a removed
+    widget's scrollbar draws it (the kept-lines redraw needs the widget: it steps aside)."""
+    path = big_session(tmp_path / "small.jsonl", 200)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(SessionTree)
+        entry = tree.cursor_entry
+        assert entry is not None
+        await app.screen.remove_children()  # what closing the app does to the screen
+        app.post_message(SessionTree.Highlighted(tree, entry))
+        await pilot.pause()

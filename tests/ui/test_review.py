@@ -18,6 +18,7 @@ from tests.summarize.helpers import plan_for, split_turn_session
 from tests.support.llm_server import LLMServer
 from tests.ui.app_helpers import (
     BAD,
+    ROOT,
     TREE_COMPACTED,
     copy_fixture,
     make_app,
@@ -31,7 +32,7 @@ from tui_compactor.commands.demo import copy_sample
 from tui_compactor.summarize.compaction import CompactionJob
 from tui_compactor.summarize.providers import make_summarizer
 from tui_compactor.ui.screens.confirm import ConfirmDialog
-from tui_compactor.ui.widgets.compaction import CompactionPanel
+from tui_compactor.ui.widgets.compaction import CandidateView, CompactionPanel
 from tui_compactor.ui.widgets.footer import FooterItem, StateFooter
 from tui_compactor.ui.widgets.tree import SessionTree
 
@@ -190,6 +191,106 @@ async def test_quit_asks_over_a_finished_review_not_yet_accepted(tmp_path: Path)
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmDialog) and app._exit
     assert path.read_bytes() == before
+
+
+async def test_the_quit_question_over_a_finished_review_takes_the_a_it_names(
+    tmp_path: Path,
+) -> None:
+    """The question says "a accepts it": `a` typed in it closes it and appends the compaction,
+    and the app stays (the key did nothing, and the question stayed up)."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    lines = path.read_bytes().count(b"\n")
+    app = make_app(path, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "a accepts it" in str(app.screen.query_one("#confirm-question").render())
+        assert app.screen.query_one("#confirm-also", Button).label.plain == "Accept a"
+        await pilot.press("a")
+        await settle(pilot)
+        for _ in range(50):
+            if path.read_bytes().count(b"\n") > lines:
+                break
+            await pilot.pause(0.1)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert app.is_running and not app._exit
+        assert panel.state == "accepted"
+    written = path.read_bytes().splitlines()
+    assert len(written) == lines + 1 and b'"type":"compaction"' in written[-1]
+
+
+async def test_the_quit_question_while_a_summary_runs_offers_no_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    before = path.read_bytes()
+    with LLMServer() as server:
+        server.behaviour.latency = 30.0
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=(120, 36)) as pilot:
+            panel = await run_review(pilot, wait=False)
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDialog)
+            assert not app.screen.query("#confirm-also")
+            await pilot.press("a")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDialog) and panel.running
+            await pilot.press("y")
+            await pilot.pause()
+            assert app._exit
+    assert path.read_bytes() == before
+
+
+async def test_a_part_with_nothing_to_summarize_says_what_the_entry_carries(
+    tmp_path: Path,
+) -> None:
+    """oh-my-pi's rules, keep-recent 3000 on omp-tree.jsonl: the cut splits the branch's first
+    turn, so there is no history to summarize (`compact --dry-run` writes "No prior history.").
+    The history pane said "waiting for the summarizer…" for ever once the review was done."""
+    from tui_compactor.config import Config
+
+    omp_tree = ROOT / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-tree.jsonl"
+    path = copy_fixture(omp_tree, tmp_path)
+    config = Config.model_validate({"compaction": {"rules": "omp", "keep_recent_tokens": 3000}})
+    app = make_app(path, config=config, append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await run_review(pilot)
+        assert panel.state == "ready"
+        plan = panel.jobs[0].plan
+        assert plan.is_split_turn and not plan.messages_to_summarize
+        view = panel.query_one(CandidateView)
+        assert view.panes["history"].text == "No prior history."
+        title = str(view.part_titles["history"].render())
+        assert "nothing to summarize" in title, title
+        assert view.panes["turn_prefix"].text.strip(), "the turn prefix was summarized"
+        assert "done in" in str(view.part_titles["turn_prefix"].render())
+
+
+async def test_a_handoff_review_says_it_writes_no_short_summary(tmp_path: Path) -> None:
+    """The handoff method writes one document: the short-summary pane said "after the
+    summaries above" (and a split turn's prefix pane "waiting for the summarizer…") for ever."""
+    from textual.widgets import Select
+
+    app = make_app(copy_fixture(TREE_COMPACTED, tmp_path), append_quiet_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await scroll_to_plan_form(pilot)
+        app.query_one("#plan-method", Select).value = "handoff"
+        await settle(pilot)
+        app.query_one(SessionTree).focus()
+        panel = await run_review(pilot)
+        assert panel.state == "ready" and panel.jobs[0].method == "handoff"
+        view = panel.query_one(CandidateView)
+        assert view.panes["history"].text.strip(), "the handoff document"
+        for part in [p for p in view.panes if p != "history"]:
+            assert view.panes[part].text == ""
+            assert view.panes[part].placeholder == "the handoff method writes none"
+            assert str(view.part_titles[part].render()).endswith(" · none")
 
 
 async def test_quit_while_r_waits_for_its_plan_quits_at_once_with_nothing_sent(

@@ -148,3 +148,17 @@ async def test_at_80x24_a_search_says_what_it_found_under_the_notes_of_the_open(
         await pilot.press("n")
         await settle(pilot)
         assert any(n.startswith("match 2/2") for n in _notes(app)), "n replaces the note"
+
+
+async def test_a_search_with_one_match_says_1_match() -> None:
+    """An id typed into the search box finds its one entry: the note says "1 match" (it said
+    "1 matches")."""
+    omp = REAL.parents[1] / "oracle-omp" / "sessions" / "omp-basic.jsonl"
+    app = make_app(omp)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        ident = app.handle.session.entries[3].id
+        await pilot.press("slash", *ident, "enter")
+        await settle(pilot)
+        shown = _notes(app)
+        assert any(f"“{ident}”: 1 match · match 1/1" in n for n in shown), shown

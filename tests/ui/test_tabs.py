@@ -14,7 +14,14 @@ from tests.ui.app_helpers import TREE_COMPACTED, make_app, settle
 from tui_compactor.ui.panes import TABS
 from tui_compactor.ui.widgets.details import EntryDetails
 from tui_compactor.ui.widgets.plan_view import PlanView
-from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel, TabStrip
+from tui_compactor.ui.widgets.tabs import (
+    MORE_LEFT,
+    MORE_RIGHT,
+    PAD,
+    TabbedPanes,
+    TabPanel,
+    TabStrip,
+)
 from tui_compactor.ui.widgets.tree import SessionTree
 
 pytestmark = pytest.mark.asyncio
@@ -196,8 +203,8 @@ async def test_the_titles_stay_put_while_the_active_one_fits_where_it_is(
     size: tuple[int, int],
 ) -> None:
     """Picking a tab moves no title unless the active one would be cut at the right edge (then
-    the row moves just enough to show it whole): at 80x24 the first four titles fit, and the
-    row reads the same with Details, Context, Plan or Diff active."""
+    the row starts at the first tab from which it fits): at 80x24 the first four titles fit,
+    and the row reads the same with Details, Context, Plan or Diff active."""
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -211,16 +218,50 @@ async def test_the_titles_stay_put_while_the_active_one_fits_where_it_is(
         fitting = [
             tab_id
             for (_t, tab_id), span in zip(TABS, strip.spans(), strict=True)
-            if span[1] <= width
+            if span[1] - PAD < width
         ]
         assert "tab-plan" in fitting
         assert len({rows[tab_id] for tab_id in fitting}) == 1, rows
         assert rows["tab-details"].startswith(" Details ")
-        # A title past the right edge is shown whole, at the edge.
-        for (title, tab_id), (start, end) in zip(TABS, strip.spans(), strict=True):
-            if tab_id not in fitting:
-                assert rows[tab_id].rstrip().endswith(title), (title, rows[tab_id])
-                assert end - start <= width
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_every_title_drawn_is_whole_and_hidden_ones_are_marked(
+    size: tuple[int, int],
+) -> None:
+    """Whichever tab is active, the strip draws only whole titles, the active one among them,
+    and a marker at the edge where titles are hidden (at 80x24, Compaction active, the row
+    started mid-title: "etails  Context  Plan  Diff  Compaction"). A click on a marker shows
+    the nearest hidden tab; at 200x60 every title shows, no marker."""
+    app = make_app(TREE_COMPACTED)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        strip = app.query_one(TabStrip)
+        titles = [title for title, _tab_id in TABS]
+        for key, tab_id in KEYS.items():
+            await pilot.press(key)
+            await settle(pilot)
+            row, _bar = _strip_rows(app)
+            words = row.replace(MORE_LEFT, " ").replace(MORE_RIGHT, " ").split()
+            assert words == titles[titles.index(words[0]) :][: len(words)], row
+            assert dict((each, name) for name, each in TABS)[tab_id] in words
+            assert row.startswith(MORE_LEFT) == (words[0] != titles[0]), row
+            assert row.endswith(MORE_RIGHT) == (words[-1] != titles[-1]), row
+            if size == (200, 60):
+                assert words == titles
+        await pilot.press("5")
+        await settle(pilot)
+        row, _bar = _strip_rows(app)
+        assert row.startswith(MORE_LEFT) == (size == (80, 24)), row
+        if size == (80, 24):  # Details is hidden on the left
+            await pilot.click(TabStrip, offset=(0, 0))
+            await settle(pilot)
+            assert app.query_one(TabbedPanes).active == "tab-details"
+            row, _bar = _strip_rows(app)
+            assert row.startswith(" Details ") and row.endswith(MORE_RIGHT)
+            await pilot.click(TabStrip, offset=(strip.size.width - 1, 0))
+            await settle(pilot)
+            assert app.query_one(TabbedPanes).active == "tab-compaction"
 
 
 async def test_the_digit_keys_follow_the_titles_left_to_right() -> None:

@@ -56,6 +56,22 @@ def test_unreadable_file_and_bad_flags_are_usage_errors(command: str, tmp_path: 
     assert cli(command, missing, "--no-such-flag").returncode == EXIT_USAGE
 
 
+@pytest.mark.parametrize("command", [name for name in HEADLESS if name != "stats"])
+def test_an_unusable_file_is_refused_with_its_reason(command: str, tmp_path: Path) -> None:
+    """A typo in the path, or an empty file: every command says why it cannot use it, in the
+    loader's words (``undo`` and ``seal`` said only "not a usable session")."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for path, why in ((tmp_path / "missing.jsonl", "no such file or directory"),
+                      (empty, "empty file (0 bytes)")):  # fmt: skip
+        result = cli(command, str(path), *REQUIRED.get(command, []))
+        said = (result.stdout + result.stderr).decode().lower()
+        assert why in said, f"{command} {path.name}: {said}"
+        if command in ("undo", "seal"):
+            report = json.loads(cli(command, str(path), "--json").stdout)
+            assert why in report["error"].lower(), report
+
+
 @pytest.mark.parametrize(
     "command", ["tree", "plan", "context", "serialize", "compact", "export", "navigate"]
 )

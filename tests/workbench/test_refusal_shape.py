@@ -98,3 +98,35 @@ def test_undo_needs_force_gives_its_advice_as_the_hint(tmp_path: Path) -> None:
     text = cli("undo", str(path), "--yes")
     assert text.returncode == EXIT_REFUSED
     assert b"would leave the active path; pass --force to undo anyway" in text.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["undo", "--dry-run", "--force"],
+        ["navigate", "--to", "#3", "--dry-run"],
+        ["compact", "--dry-run", "--provider", "offline"],
+    ],
+)
+def test_a_dry_run_says_the_gate_would_refuse_the_real_run(argv: list[str], tmp_path: Path) -> None:
+    """Another process left half a line at the end: the app opens the file read-only and its
+    `u`, `enter` and `a` are refused. `undo --dry-run` said it would undo (exit 0, no word of
+    the gate); each dry run now reports the refusal the real run meets (`appendRefused`, in
+    the shape of every refusal) and says so on stderr; a clean file reports null."""
+    path = tmp_path / "torn.jsonl"
+    shutil.copyfile(COMPACTED, path)
+    clean = json.loads(cli(argv[0], str(path), *argv[1:], "--json").stdout)
+    assert clean["appendRefused"] is None
+    with path.open("ab") as torn:
+        torn.write(b'{"type":"message","id":"half","parentId":"9f5ca3d3","mess')
+    before = path.read_bytes()
+    dry = cli(argv[0], str(path), *argv[1:], "--json")
+    assert dry.returncode == 0, dry.stderr  # a dry run writes nothing: it is not refused
+    report = json.loads(dry.stdout)["appendRefused"]
+    real_argv = [a for a in argv if a != "--dry-run"] + ["--yes", "--quiet-window", "0"]
+    real = json.loads(cli(real_argv[0], str(path), *real_argv[1:], "--json").stdout)
+    fields = ("refused", "refusedCode", "hint")
+    assert [report[f] for f in fields] == [real[f] for f in fields]
+    assert report["refusedCode"] == "A2"
+    assert b"note: a real run would be refused now: append refused: torn.jsonl" in dry.stderr
+    assert path.read_bytes() == before

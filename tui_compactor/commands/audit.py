@@ -83,7 +83,7 @@ def print_audits(session: Any, audits: list[Any]) -> None:
         print(
             f"compaction {ident} (entry #{audit.entry_index}): score {audit.score:.2f} — "
             f"{audit.used - len(audit.lost)} of {audit.used} facts used later were carried; "
-            f"{len(audit.rereads)} files re-read"
+            f"{count_of(len(audit.rereads), 'file')} re-read"
         )
         if audit.warning:
             print(f"  warning: {sanitize(audit.warning, single_line=True)}")

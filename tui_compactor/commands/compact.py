@@ -23,6 +23,7 @@ from tui_compactor.commands.confirm import (
     add_append_options,
     append_options,
     confirm,
+    dry_run_gate,
     gate_refusal,
     kept_growing,
     not_confirmed,
@@ -308,6 +309,9 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             if not args.json:
                 print("dry run: nothing written")
+            gate = dry_run_gate(report, session)
+            if gate is not None:
+                say(gate)
             return finish(EXIT_OK)
         if not args.yes and not confirm(f"Append this compaction to {session.path}?"):
             say(not_confirmed(report))

@@ -89,3 +89,32 @@ def gate_refusal(report: dict[str, Any], refused: Any) -> str:
     if refused.hint:
         text += f"\n  {sanitize(refused.hint, single_line=True)}"
     return text
+
+
+def dry_run_gate(report: dict[str, Any], session: Any) -> str | None:
+    """What the append gate would answer a real run now, for a dry run (which writes nothing
+    and so never stops at the gate): ``report["appendRefused"]`` is ``null``, or the refusal in
+    the shape of every refusal (``refused``, ``refusedCode``, ``hint``); the returned line, for
+    stderr, says a real run would be refused. The rule is the gate's own for the file as read
+    (``session.writer.check_appendable``: header and version, a torn last line, no entries),
+    the one behind the app's read-only banner; a running agent and the quiet window are asked
+    when a run writes."""
+    from tui_compactor.session.writer import AppendRefused, check_appendable
+    from tui_compactor.textsafe import sanitize
+
+    try:
+        check_appendable(session)
+    except AppendRefused as refused:
+        report["appendRefused"] = {
+            "refused": refused.reason,
+            "refusedCode": refused.code,
+            "hint": refused.hint or None,
+        }
+        text = "note: a real run would be refused now: append refused: " + sanitize(
+            refused.reason, single_line=True
+        )
+        if refused.hint:
+            text += f"\n  {sanitize(refused.hint, single_line=True)}"
+        return text
+    report["appendRefused"] = None
+    return None

@@ -68,7 +68,7 @@ def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
         or (session.path_problem(leaf) if leaf is not None else None),
         "version": session.version,
         "complete": session.complete,
-        "title": session.title_slot.get("title") if session.title_slot else None,
+        "title": _slot_title(session, rules),
         "name": session.name,
         "entries": len(entries),
         "counts": counts,
@@ -93,6 +93,17 @@ def lint_report(session: Any, rules: str = "pi") -> dict[str, Any]:
             for orphan in orphaned_appends(session)
         ],
     }
+
+
+def _slot_title(session: Any, rules: str) -> Any:
+    """The title slot's title; None without a slot, and under oh-my-pi's rules when oh-my-pi
+    does not read line 1 as its slot (it refuses the file: the record titles nothing)."""
+    from tui_compactor.session.omp_open import title_slot_fault
+
+    slot = session.title_slot
+    if not slot or (rules == "omp" and title_slot_fault(slot) is not None):
+        return None
+    return slot.get("title")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -132,6 +132,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return common.EXIT_USAGE
+    if args.dry_run:
+        from tui_compactor.commands.confirm import dry_run_gate
+
+        gate = dry_run_gate(data, session)
+        if gate is not None:
+            print(gate, file=sys.stderr)
     if args.dry_run and args.show_requests:
         return _show_requests(args, nav, settings, data)
     if args.dry_run:

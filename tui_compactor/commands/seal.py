@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         not_confirmed,
         refuse,
     )
-    from tui_compactor.commands.session_args import finisher, safe
+    from tui_compactor.commands.session_args import finisher, refused_error, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import MAX_REPLANS, StaleProposal, apply, propose_seal
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = append_options(args)
     try:
         if session.header is None and not session.entries:
-            report["error"] = f"{name}: not a usable session"
+            report["error"] = refused_error(session)
             return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
         for _attempt in range(MAX_REPLANS + 1):
             with handle.read() as snapshot:

@@ -40,12 +40,13 @@ def run(args: argparse.Namespace) -> int:
     """Propose the undo, confirm, apply it; exit status per ``workbench.exits``."""
     from tui_compactor.commands.confirm import (
         confirm,
+        dry_run_gate,
         gate_refusal,
         kept_growing,
         not_confirmed,
         refuse,
     )
-    from tui_compactor.commands.session_args import finisher, safe
+    from tui_compactor.commands.session_args import finisher, refused_error, safe
     from tui_compactor.session.reader import load_session
     from tui_compactor.session.writer import AppendRefused
     from tui_compactor.workbench.actions import (
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     finish = finisher(args, report)
 
     if session.header is None and not session.entries:
-        report["error"] = f"{session.path}: not a usable session"
+        report["error"] = refused_error(session)
         return finish(EXIT_USAGE, f"tui-compactor: {safe(report['error'])}")
     options: dict[str, Any] = append_options(args)
     asked = False
@@ -89,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
                     return finish(EXIT_REFUSED, f"{summary}\ntui-compactor: {safe(refused.words)}")
         if args.dry_run:
             report["dryRun"] = True
+            gate = dry_run_gate(report, session)
+            if gate is not None:
+                print(gate, file=sys.stderr)
             return finish(EXIT_OK, summary)
         if not args.yes:
             if not sys.stdin.isatty():

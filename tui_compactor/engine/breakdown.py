@@ -27,7 +27,14 @@ from tui_compactor.engine.plan import prepare_compaction
 from tui_compactor.engine.settings import CompactionSettings
 from tui_compactor.engine.tokens import IMAGE_TOKENS, PI_IMAGE_CHARS, TokenCache, TokenCounter
 
-__all__ = ["BreakdownPart", "LargeEntry", "TokenBreakdown", "token_breakdown", "KIND_LABELS"]
+__all__ = [
+    "BreakdownPart",
+    "LargeEntry",
+    "TokenBreakdown",
+    "token_breakdown",
+    "KIND_LABELS",
+    "SHORT_KIND_LABELS",
+]
 
 KIND_LABELS: dict[str, str] = {
     "user": "user text",
@@ -44,6 +51,21 @@ KIND_LABELS: dict[str, str] = {
     "other": "other",
 }
 """Part kind -> what the user reads. Tool calls and results are also split per tool name."""
+
+SHORT_KIND_LABELS: dict[str, str] = {
+    "user": "user",
+    "assistant": "assistant",
+    "tool_call": "call",
+    "tool_result": "result",
+    "bash": "bash",
+    "bash_excluded": "bash unsent",
+    "compaction_summary": "compaction",
+    "branch_summary": "branch summ.",
+    "custom": "custom",
+}
+"""The same names in a few cells, for a narrow pane (the Window tab at 80x24): a tool's
+part keeps its tool name whole and shortens the kind (``result: read``), so two tools' parts
+stay told apart (both read ``tool resu…`` when cut)."""
 
 LARGEST = 10
 """How many of the largest entries a breakdown lists."""
@@ -63,6 +85,12 @@ class BreakdownPart:
     def label(self) -> str:
         """``tool results: read`` or ``thinking``."""
         base = KIND_LABELS.get(self.kind, self.kind)
+        return f"{base}: {self.tool}" if self.tool is not None else base
+
+    @property
+    def short_label(self) -> str:
+        """``result: read`` or ``thinking`` (``SHORT_KIND_LABELS``)."""
+        base = SHORT_KIND_LABELS.get(self.kind) or KIND_LABELS.get(self.kind, self.kind)
         return f"{base}: {self.tool}" if self.tool is not None else base
 
     def to_json(self, window: int | None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import json
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from tui_compactor.session.model import Diagnostic, Severity
+from tui_compactor.session.model import TITLE_SLOT_BYTES, Diagnostic, Severity
 
 if TYPE_CHECKING:
     from tui_compactor.session.session import Session
@@ -49,12 +49,14 @@ __all__ = [
     "OMP_HANGS_TREE",
     "OMP_NUMBERING",
     "OMP_REFUSES",
+    "TITLE_SLOT",
     "content_fault",
     "content_fault_of",
     "missing_message_fault",
     "null_line_fault",
     "omp_open_problems",
     "title_slot_fault",
+    "title_slot_note",
     "usage_fault",
 ]
 
@@ -112,7 +114,7 @@ class FaultLines(list[tuple[int, int, "str | None", str]]):
 
 _PREFIX = "oh-my-pi 18.2.3 would refuse to open this file: "
 
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...], list[Diagnostic]]] = (
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], list[Diagnostic]]] = (
     weakref.WeakKeyDictionary()
 )
 """The answer per session while it does not grow (the app's status line asks on each paint)."""
@@ -207,11 +209,13 @@ def omp_open_problems(session: Session) -> list[Diagnostic]:
     (none for a preview of the file's tail: the verdict needs the whole file)."""
     if session.preview:
         return []
+    slot = session.title_slot
     key = (
         len(session.entries),
         len(session.diagnostics),
         len(session._omp_faults) + session._omp_faults.more,
         session.leaf or -1,
+        title_slot_fault(slot) if slot is not None else None,  # rewritten in place
     )
     cached = _CACHE.get(session)
     if cached is not None and cached[0] == key:
@@ -378,6 +382,8 @@ def _first_value_line(session: Session, recovered: list[tuple[int, int, Any]]) -
     return min(lines) if lines else None
 
 
+TITLE_SLOT = "title-slot"
+"""Diagnostic code (info) of a ``type: "title"`` record on line 1 (``title_slot_note``)."""
 TITLE_SOURCES = ("auto", "user")
 """The values oh-my-pi accepts in its title slot's ``source``."""
 
@@ -401,6 +407,22 @@ def title_slot_fault(slot: Any) -> str | None:
     if "source" in slot and slot["source"] not in TITLE_SOURCES:
         return f'its source is {_shown(slot, "source")}, not "auto" or "user"'
     return None
+
+
+def title_slot_note(slot: Any, size: int) -> str:
+    """What the reader's ``title-slot`` diagnostic says of line 1 (``slot``, ``size`` bytes
+    with its newline): a slot oh-my-pi reads, or what oh-my-pi does with one it does not
+    (held to oh-my-pi 18.2.3's verdicts: it refuses the file, "the session header is missing
+    or malformed")."""
+    fault = title_slot_fault(slot)
+    if fault is not None:
+        return (
+            f"a title record oh-my-pi does not read as its title slot ({fault}): oh-my-pi "
+            "refuses to open the file (it takes the record for a malformed session header)"
+        )
+    return "oh-my-pi title slot" + (
+        "" if size == TITLE_SLOT_BYTES else f" ({size} bytes, expected {TITLE_SLOT_BYTES})"
+    )
 
 
 def _shown(record: dict[str, Any], field: str) -> str:

@@ -22,7 +22,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,6 @@ from tui_compactor.session.migrate import (
     v1_entry_id,
 )
 from tui_compactor.session.model import (
-    TITLE_SLOT_BYTES,
     Entry,
     FileSnapshot,
     LoadProgress,
@@ -58,11 +57,13 @@ from tui_compactor.session.model import (
     written_by_us,
 )
 from tui_compactor.session.omp_open import (
+    TITLE_SLOT,
     content_fault,
     content_fault_of,
     message_usage_fault,
     missing_message_fault,
     null_line_fault,
+    title_slot_note,
     usage_fault,
 )
 from tui_compactor.session.session import (
@@ -515,6 +516,9 @@ class _Scanner:
         self.over_limit = False
         self.hash_thread: bool | None = None
         """Hash big scans on a helper thread; None: when a core is idle (``_core_idle``)."""
+        self.loads: Callable[[Any], Any] = _fast_loads
+        """Parses a line for the fast path (``_lines``); a tail read backwards hands over the
+        lines it parsed (``_TailLines.index_into``)."""
         self.on_record: RecordHook | None = None
         """Called with each entry indexed, its parsed, migrated record and its line's bytes
         (``load_session``)."""
@@ -731,7 +735,7 @@ class _Scanner:
         s = self.s
         fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         process = self.process_line
-        loads = _fast_loads
+        loads = self.loads
         fast_errors = _FAST_ERRORS
         # The entry's columns (``EntryTable.add``, inlined: a call per line costs ~5%).
         table = s._table
@@ -924,13 +928,15 @@ class _Scanner:
                         index += 1
                         added = True
                         continue
-            # Anything unusual: the general path (it re-parses; rare).
+            # Anything unusual: the general path (rare).
             if added:
                 s._leaf = index - 1
                 s._leaves_cache = None
                 added = False
             s.line_count = line_no - 1
-            process(data[line_at:end], offset, True)
+            # The fast path's value, if it parsed the line, is not parsed again.
+            tried = fast and size and data[line_at] == 123 and data[end - 1] != 13
+            process(data[line_at:end], offset, True, obj if tried else None)
             index = len(table)
             last_stamp = None
             # The general path may have widened a column (``EntryTable.make_room``, ``role_code``).
@@ -947,14 +953,16 @@ class _Scanner:
             s._leaves_cache = None
         return line_start
 
-    def process_line(self, raw: bytes, offset: int, terminated: bool) -> None:
-        """Parse and index one physical line (``raw`` excludes the ``\\n``)."""
+    def process_line(self, raw: bytes, offset: int, terminated: bool, value: Any = None) -> None:
+        """Parse and index one physical line (``raw`` excludes the ``\\n``); ``value``: the
+        line already parsed by ``_fast_loads`` (a tail read backwards, ``_TailLines``), or
+        None."""
         s = self.s
         s.line_count += 1
         line_no = s.line_count
         s._last_line_start = offset
         try:
-            self._process(raw, line_no, offset, terminated)
+            self._process(raw, line_no, offset, terminated, value)
         except Exception as error:  # noqa: BLE001 - one bad line must never stop the load
             s._diag(
                 WARN,
@@ -964,15 +972,17 @@ class _Scanner:
                 offset,
             )
 
-    def _process(self, raw: bytes, line_no: int, offset: int, terminated: bool) -> None:
+    def _process(
+        self, raw: bytes, line_no: int, offset: int, terminated: bool, value: Any = None
+    ) -> None:
         s = self.s
         if terminated and raw[-1:] == b"\r":
             if not s._crlf_lines:
                 s._crlf_first = (line_no, offset)
             s._crlf_lines += 1
-        obj: Any = None
+        obj: Any = value
         # Fast path: a line that starts with "{" and is valid UTF-8 and strict JSON.
-        if raw[:1] == b"{" and offset:
+        if obj is None and raw[:1] == b"{" and offset:
             try:
                 obj = _fast_loads(raw)
             except _FAST_ERRORS:
@@ -1107,9 +1117,7 @@ class _Scanner:
                 s._body_start = offset + len(raw) + 1
                 s._body_hasher = hashlib.sha256()
                 s._first_object_seen = False  # the header may still come next
-                size = len(raw) + 1
-                note = "" if size == TITLE_SLOT_BYTES else f" ({size} bytes, expected 256)"
-                s._diag(INFO, "title-slot", f"oh-my-pi title slot{note}", 1, 0)
+                s._diag(INFO, TITLE_SLOT, title_slot_note(obj, len(raw) + 1), 1, 0)
                 return
             if kind == "session":
                 self._header(obj, line_no, offset)
@@ -2017,7 +2025,10 @@ PREVIEW_MIN_BYTES = LAZY_THRESHOLD
 """Files smaller than this are indexed whole before anything is shown (it is quick)."""
 PREVIEW_FIRST_BYTES = 256 * 1024
 """The first tail read for a preview; it grows fourfold until it holds the leaf's context and
-``PREVIEW_ENTRIES`` entries (what the first screen shows costs parsing: read no more)."""
+``PREVIEW_ENTRIES`` entries (what the first screen shows costs parsing: read no more). Each
+growth reads only the bytes before what was read and parses only their lines (``_TailLines``);
+the preview indexes the lines from the context's first (or the ``PREVIEW_ENTRIES``-th from the
+end, if earlier) on, with the values parsed there."""
 PREVIEW_ENTRIES = 100
 """Entries a preview wants besides the leaf's context: the tree's first screen and more to
 scroll to while the file is indexed. The tail grows for them up to ``PREVIEW_FILL_BYTES``."""
@@ -2072,20 +2083,18 @@ def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -
         max_entries = _entry_limit(limit)
         if max_entries is not None and _estimate_entries(fd, size) > max_entries:
             return None
+        header = _preview_header(path, fd, size)
+        if header is None:
+            return None
+        session, header_end = header
+        lines = _TailLines(fd, size, header_end)
         tail = first_bytes
         while True:
-            start = max(0, size - tail)
-            session = _preview_at(path, fd, size, start)
-            if session is None:
-                return None
-            last = start == 0 or tail >= max_bytes  # the tail cannot grow
-            if (
-                session.entries
-                and _context_within(session)
-                and (last or len(session.entries) >= PREVIEW_ENTRIES or tail >= PREVIEW_FILL_BYTES)
-            ):
-                return session
-            session.close()
+            lines.grow(tail)
+            last = lines.whole or tail >= max_bytes  # the tail cannot grow
+            start = lines.preview_start(fill=last or tail >= PREVIEW_FILL_BYTES)
+            if start is not None:
+                return _preview_of(session, fd, lines, start)
             if last:
                 return None
             tail = min(tail * 4, max_bytes)
@@ -2093,8 +2102,9 @@ def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -
         os.close(fd)
 
 
-def _preview_at(path: Path, fd: int, size: int, start: int) -> Session | None:
-    """The header, then every complete line from the first line start at or after ``start``."""
+def _preview_header(path: Path, fd: int, size: int) -> tuple[Session, int] | None:
+    """A session of the file's header (and oh-my-pi title slot) alone, and the offset after
+    them; None unless it is a valid version-3 header."""
     session = Session(path)
     scanner = _Scanner(session, fd, keep_records=True)
     session._scan_fd = fd
@@ -2110,50 +2120,264 @@ def _preview_at(path: Path, fd: int, size: int, start: int) -> Session | None:
             return None
         header_end = second + 1
         scanner.scan(first + 1, size, header_end, None, None)
+    session._scan_fd = -1
     if session.version != CURRENT_VERSION or not session.header_valid:
         return None
-    if start > header_end:
-        position = start - 1  # the tail starts after the first newline at or after here
-        while True:
-            chunk = os.pread(fd, min(size - position, 1 << 16), position)
-            newline = chunk.find(b"\n")
-            if newline >= 0:
-                start = position + newline + 1
-                break
-            position += len(chunk)
-            if not chunk or position >= size:
-                return session  # inside one long last line: no entry to show
+    return session, header_end
+
+
+class _TailLines:
+    """The file's last lines, read backwards in growing pieces: each byte is read once and
+    each line parsed once, however far back the tail grows (``grow``). ``preview_start`` says
+    from which line the preview holds what it needs; ``index_into`` indexes the lines from
+    there with the values parsed here. Lines end at ``\\n`` only; the file's last line may
+    have none."""
+
+    def __init__(self, fd: int, size: int, floor: int) -> None:
+        self.fd = fd
+        self.size = size
+        self.floor = floor
+        """The offset of the first line after the header: the tail never reaches before it."""
+        self.read_from = size
+        """The lowest offset read so far."""
+        self.cut = b""
+        """The bytes from ``read_from`` to the first line held: the end of a line that starts
+        before ``read_from``."""
+        self.pieces: list[tuple[bytes, int]] = []
+        """What was read, in file order: each piece's bytes (whole lines) and its offset."""
+        self.offsets: list[int] = []
+        """The offset of each line held, in file order."""
+        self.values: list[Any] = []
+        """Each line's value as the index parses it (``_fast_loads``), or None: it does not
+        start with ``{`` or is not strict JSON."""
+        self.fast: list[bool] = []
+        """Whether the index's fast path parses the line (it starts with ``{`` and does not
+        end with CR): it asks for those values, in file order (``index_into``)."""
+        self.torn = False
+        """Whether the file's last line has no ``\\n`` (the last line held)."""
+
+    @property
+    def whole(self) -> bool:
+        """Whether every line after the header is held."""
+        return self.read_from <= self.floor
+
+    def grow(self, tail: int) -> None:
+        """Hold every line that starts within the last ``tail`` bytes (and after the header),
+        reading only the bytes not read yet."""
+        low = max(self.floor, self.size - tail)
+        if low >= self.read_from:
+            return
+        # One byte before ``low`` too: a line starts at ``low`` if that byte ends a line.
+        at = low - 1 if low > self.floor else low
+        data = os.pread(self.fd, self.read_from - at, at) + self.cut
+        self.read_from = low
+        if at < low:
+            newline = data.find(b"\n")
+            if newline < 0:  # still inside one line
+                self.cut = data[1:]
+                return
+            self.cut = data[1 : newline + 1]
+            first = at + newline + 1
+            data = data[newline + 1 :]
+        else:
+            self.cut = b""
+            first = low
+        if not data:
+            return
+        if not self.pieces and data[-1:] != b"\n":
+            self.torn = True  # the file's last line (the first piece read is the last)
+        view = memoryview(data)
+        loads = _fast_loads
+        errors = _FAST_ERRORS
+        offsets: list[int] = []
+        values: list[Any] = []
+        fast: list[bool] = []
+        find = data.find
+        position = 0
+        end_of_data = len(data)
+        while position < end_of_data:
+            end = find(b"\n", position)
+            if end < 0:
+                end = end_of_data
+            value: Any = None
+            if end > position and data[position] == 123:  # "{"
+                try:
+                    value = loads(view[position:end])
+                except errors:
+                    value = None
+            offsets.append(first + position)
+            values.append(value)
+            fast.append(end > position and data[position] == 123 and data[end - 1] != 13)
+            position = end + 1
+        self.pieces.insert(0, (data, first))
+        self.offsets[:0] = offsets
+        self.values[:0] = values
+        self.fast[:0] = fast
+
+    def preview_start(self, *, fill: bool) -> int | None:
+        """The first line the preview needs, or None while the tail does not hold it: the
+        leaf's context (``_context_start``, walked over the parsed lines) and then as many of
+        ``PREVIEW_ENTRIES`` entries as there are, unless ``fill`` (the tail read enough for
+        them). The preview's index checks the context again (``_preview_of``)."""
+        values = self.values
+        entries = [
+            i
+            for i, value in enumerate(values)
+            if type(value) is dict and value.get("type") != "session"
+        ]
+        if not entries:
+            return None
+        line_of_id: dict[str, list[int]] = {}
+        for i in entries:
+            entry_id = values[i].get("id")
+            if type(entry_id) is str and entry_id:
+                line_of_id.setdefault(entry_id, []).append(i)
+
+        def step(i: int) -> _Step:
+            value = values[i]
+            parent_id = value.get("parentId")
+            if type(parent_id) is not str:
+                parent_id = None
+            parent = None
+            lines = line_of_id.get(parent_id) if parent_id is not None else None
+            if lines:
+                # The nearest earlier definition of the parent's id (as the index resolves it).
+                if lines[-1] < i:
+                    parent = lines[-1]
+                else:
+                    earlier = [j for j in lines if j < i]
+                    parent = earlier[-1] if earlier else None
+            if value.get("type") == "compaction":
+                return value.get("id"), parent, parent_id, value.get("firstKeptEntryId")
+            return value.get("id"), parent, parent_id, NOT_COMPACTION
+
+        context = _context_start(entries[-1], step)
+        if context is None:
+            return None
+        if len(entries) >= PREVIEW_ENTRIES:
+            wanted = entries[-PREVIEW_ENTRIES]
+        elif fill:
+            wanted = entries[0]
+        else:
+            return None  # more entries may come with a longer tail
+        return min(context, wanted)
+
+    def index_into(self, scanner: _Scanner, start: int) -> bool:
+        """Index the lines from the ``start``-th on into ``scanner``'s session, with the
+        values parsed by ``grow`` (the fast path asks for them in file order); False, with
+        nothing indexed, if a line is longer than the index reads (``MAX_LINE_BYTES``)."""
+        offsets, values = self.offsets, self.values
+        ends = [*offsets[start + 1 :], self.size + (1 if self.torn else 0)]
+        sizes = [end - offset - 1 for offset, end in zip(offsets[start:], ends, strict=True)]
+        if max(sizes) > MAX_LINE_BYTES:
+            return False
+        asked = [
+            (size, value)
+            for size, value, fast in zip(sizes, values[start:], self.fast[start:], strict=True)
+            if fast
+        ]
+        step = 0
+
+        def parsed(line: Any) -> Any:
+            # The line the fast path reads next is the next one ``grow`` parsed (the same
+            # test picks them); its value, unless it could not be parsed there.
+            nonlocal step
+            if step < len(asked) and asked[step][0] == len(line):
+                value = asked[step][1]
+                step += 1
+                if value is not None:
+                    return value
+            else:
+                step = len(asked)  # out of step (never seen): parse every line from here
+            return _fast_loads(line)
+
+        scanner.loads = parsed
+        first = offsets[start]
+        for data, base in self.pieces:
+            if base + len(data) <= first:
+                continue
+            at = max(first, base) - base
+            upto = data.rfind(b"\n") + 1
+            if upto > at:
+                scanner._lines(data, at, upto, base + at)
+        if self.torn:
+            data, base = self.pieces[-1]
+            upto = data.rfind(b"\n") + 1
+            value = values[-1]
+            scanner.process_line(data[upto:], base + upto, False, value)
+        scanner.loads = _fast_loads
+        return True
+
+
+def _preview_of(session: Session, fd: int, lines: _TailLines, start: int) -> Session | None:
+    """``session`` (its header read) with the lines of ``lines`` from the ``start``-th on,
+    indexed from the values parsed there; None if a line is too long to index, or if the
+    leaf's context is not all in it after all (``_context_within``: the index reads a line
+    otherwise than the tail's walk did)."""
+    scanner = _Scanner(session, fd, keep_records=True)
+    session._scan_fd = fd
+    if lines.offsets[start] > lines.floor:
         session.line_count = 0  # count from the first line read (the file's are not known)
-    else:
-        start = header_end
     session.preview = True
-    scanner.scan(start, size, size, None, None)
+    if not lines.index_into(scanner, start):
+        session.close()
+        return None
     session._scan_fd = -1
     session._line_diags = []  # judged by the full load, with the whole file
     session.complete = False
     session.verdict = Verdict.READ_ONLY
     session.append_refusal = PREVIEW_REFUSAL
+    if not session.entries or not _context_within(session):
+        session.close()
+        return None
     return session
+
+
+_Step = tuple[Any, "int | None", Any, Any]
+"""What ``_context_start`` reads of a node: id, parent, parent id, first kept entry id."""
+
+NOT_COMPACTION = object()
+"""What ``_context_start``'s ``first_kept_of`` says of an entry that is not a compaction."""
+
+
+def _context_start(
+    leaf: int, step: Callable[[int], tuple[Any, int | None, Any, Any]]
+) -> int | None:
+    """Where the leaf's context starts: walking up from ``leaf``, the first kept entry of the
+    latest compaction on the path, or a real root (no parent id); None if the walk leaves
+    what is held first (a parent not found). ``step(node)``: the node's id, its parent (the
+    nearest earlier definition of its parent id, or None), its parent id, and its
+    ``firstKeptEntryId`` if it is a compaction, else ``NOT_COMPACTION``. The one rule for
+    both a session (``_context_within``) and a tail's parsed lines
+    (``_TailLines.preview_start``)."""
+    node: int | None = leaf
+    first_kept: Any = None
+    while node is not None:
+        node_id, parent, parent_id, kept = step(node)
+        if first_kept is None and kept is not NOT_COMPACTION:
+            first_kept = kept if isinstance(kept, str) else ""
+        if first_kept and node_id == first_kept:
+            return node
+        if parent is None:
+            return node if parent_id is None else None
+        node = parent
+    return None
 
 
 def _context_within(session: Session) -> bool:
     """True when the leaf's context is all in ``session``: the path up from the leaf reaches
     the first kept entry of the latest compaction on it, or a real root (no ``parentId``)."""
     entries = session.entries
-    node = session.leaf
-    first_kept: Any = None
-    while node is not None:
+    compactions = session._compactions
+
+    def step(node: int) -> _Step:
         entry = entries[node]
-        if first_kept is None and entry.type == "compaction":
-            first_kept = session._compactions.get(node, (None, None))[0]
-            if not isinstance(first_kept, str):
-                first_kept = ""
-        if first_kept and entry.id == first_kept:
-            return True
-        if entry.parent is None:
-            return entry.parent_id is None
-        node = entry.parent
-    return False
+        kept = (
+            compactions.get(node, (None, None))[0] if entry.type == "compaction" else NOT_COMPACTION
+        )
+        return entry.id, entry.parent, entry.parent_id, kept
+
+    return session.leaf is not None and _context_start(session.leaf, step) is not None
 
 
 def _io_failure(s: Session, reason: str, code: str = "io-error") -> None:
@@ -2304,3 +2528,8 @@ def _reread_title(s: Session, fd: int) -> None:
         return
     if isinstance(slot, dict):
         s.title_slot = slot
+        note = title_slot_note(slot, s._body_start)
+        s._line_diags[:] = [
+            replace(d, message=note) if d.code == TITLE_SLOT and d.line == 1 else d
+            for d in s._line_diags
+        ]

@@ -804,9 +804,15 @@ class Session:
     def name_under(self, rules: str | None) -> str | None:
         """The session's name as the agent of ``rules`` shows it: pi's latest ``session_info``
         name; oh-my-pi's title: the title slot's when the file has one, else the session
-        header's (it reads no ``session_info``; an empty title is no name)."""
+        header's (it reads no ``session_info``; an empty title is no name). A line-1 title
+        record oh-my-pi does not read as its slot makes it refuse the file: no name."""
         if rules != "omp":
             return self.name
+        if self.title_slot is not None:
+            from tui_compactor.session.omp_open import title_slot_fault
+
+            if title_slot_fault(self.title_slot) is not None:
+                return None
         holder = self.title_slot if self.title_slot is not None else self.header
         title = holder.get("title") if isinstance(holder, dict) else None
         return title if isinstance(title, str) and title else None

@@ -35,6 +35,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 if TYPE_CHECKING:
     from textual.actions import ActionParseResult
     from textual.dom import DOMNode
+    from textual.driver import Driver
 
     from tui_compactor.config import Config
     from tui_compactor.engine.branch import NavigationPlan
@@ -121,7 +122,7 @@ from tui_compactor.ui.widgets.status import (
 from tui_compactor.ui.widgets.tabs import TabbedPanes, TabPanel
 from tui_compactor.ui.widgets.tree import SessionTree
 from tui_compactor.ui.workers import work
-from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK
+from tui_compactor.wording import ESTIMATE_MARK, NO_TABLE_MARK, count_of
 from tui_compactor.workbench.handle import SessionHandle
 from tui_compactor.workbench.settings import Settings
 from tui_compactor.workbench.views import (
@@ -175,7 +176,26 @@ TOKEN_BATCH = 400
 """Entries counted per message by the token worker (tail first)."""
 
 SEARCH_BATCH = 256
-"""Entries the search worker looks at between two offers of the GIL to the UI thread."""
+"""Entries the search worker reads at once (``_records_once``) and looks at between two offers
+of the GIL to the UI thread."""
+
+
+def _records_once(session: Any, indices: Sequence[int]) -> Sequence[dict[str, Any] | None]:
+    """The records of ``indices`` for a pass that reads each once (``Session.records_once``):
+    not kept in the session's cache of parsed records. Kept, a search's records pushed out the
+    records the app shows, and, parsed on the worker thread while the cache freed as many old
+    ones, they piled up in the collector's youngest generation without a collection (CPython
+    counts allocations minus frees): the UI thread's next young collections scanned the last
+    4096 of them, ~20k containers, 10-20 ms of one frame on the 100k session. None where it
+    cannot read them so (the entry's own ``data`` is used)."""
+    read = getattr(session, "records_once", None)
+    if read is not None:
+        try:
+            return cast(Sequence["dict[str, Any] | None"], read(indices))
+        except Exception:  # noqa: BLE001 - each entry is read again on its own, as the tree does
+            pass
+    return [None] * len(indices)
+
 
 SEARCH_NOTE_AFTER = 0.5
 """Seconds a search runs before a note says it is still running."""
@@ -195,6 +215,11 @@ FIRST_SCREEN_WAIT = 0.5
 WHOLE_SCREEN_WAIT = 2.0
 """Seconds after the whole file is shown at most that the chart, the Markdown renderer and
 the later tabs' modules wait for its first screen to complete (``_check_whole_screen``)."""
+
+FRAME_WRITE_WAIT = 0.1
+"""Seconds at most the UI thread waits for a frame to be on the terminal before it starts what
+waited for that frame (``post_display_hook``; a terminal that reads slowly keeps the pipe
+full)."""
 
 START_UP_HOLD = 2.0
 """Seconds after mounting at most that the collector stays paused for the first screen
@@ -1284,7 +1309,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @on(SessionTree.Highlighted)
     def _entry_highlighted(self, message: SessionTree.Highlighted) -> None:
         """Show the entry and, after a short rest, measure the context at it."""
-        tree = self.query_one(SessionTree)
+        tree = message.tree
+        if not tree.is_attached:
+            return  # the app is closing (a quit as the index lands): no screen to show it on
         if message.entry_index != tree.cursor_entry:
             return  # the cursor moved on, or the rows are new (another file's): stale
         self.state.selected_entry = message.entry_index
@@ -1704,10 +1731,30 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         self.with_view(ContextView, lambda view: view.show(message.data), build=False)
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal; on Linux and macOS the one whose frames can be
+        waited for until they are on the terminal (``ui.driver``)."""
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver  # imported by the line above
+
+        if driver is LinuxDriver:
+            from tui_compactor.ui.driver import WrittenDriver
+
+            return WrittenDriver
+        return driver
+
     def post_display_hook(self) -> None:
-        """A frame was written to the terminal: run what waited for it (``ui.frames``), after
-        this display (the first screen's callbacks release workers that take the GIL)."""
-        for callback in self._frame_waits.frame_written():
+        """A frame was handed to the terminal: run what waited for it (``ui.frames``), after
+        this display, once its bytes are on the terminal: the first screen's callbacks start
+        workers that hold the GIL (a big file's index), which Textual's writer thread needs to
+        write the frame (``ui.driver``)."""
+        ready = self._frame_waits.frame_written()
+        if not ready:
+            return
+        wait_written = getattr(self._driver, "wait_written", None)
+        if wait_written is not None:
+            wait_written(FRAME_WRITE_WAIT)
+        for callback in ready:
             self.call_later(callback)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chart")
@@ -2887,7 +2934,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Say how many entries live follow read: one note, counting what arrived while it is
         shown (an agent appending every few hundred milliseconds raised one per refresh,
         stacked over the tree)."""
-        from tui_compactor.wording import count_of
 
         last = self._new_entries_note
         if last is not None:
@@ -3229,14 +3275,15 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         rules = self.settings.rules
         entries = session.entries
         matches: set[int] = set()
-        for done, index in enumerate(range(start, stop), 1):
+        for first in range(start, stop, SEARCH_BATCH):
             if worker.is_cancelled:
                 return None
-            entry = entries[index]
-            if needle in entry_search_text(session, entry, rules).casefold():
-                matches.add(entry.index)
-            if done % SEARCH_BATCH == 0:
-                time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
+            batch = range(first, min(first + SEARCH_BATCH, stop))
+            for index, data in zip(batch, _records_once(session, batch), strict=True):
+                entry = entries[index]
+                if needle in entry_search_text(session, entry, rules, data).casefold():
+                    matches.add(entry.index)
+            time.sleep(0)  # hand the GIL to a waiting UI thread (else it waits up to 5 ms)
         return matches
 
     @_while_running
@@ -3249,8 +3296,6 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return  # the file was read again since: its entries are not these
         state.search_covered = max(state.search_covered, message.covered)
         if message.matches:
-            from tui_compactor.wording import count_of
-
             tree = self.query_one(SessionTree)
             tree.mark_matches(tree.search_matches | message.matches)
             found = count_of(len(message.matches), "match", "matches")
@@ -3276,7 +3321,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         self._search_new_entries()  # what the agent appended while it ran
         visible = len(self.shown_match_rows())
         moved = started_at is not None and started_at != self.selected_entry
-        found = f"{self._shown_query()}: {len(matches)} matches" + (
+        found = f"{self._shown_query()}: {count_of(len(matches), 'match', 'matches')}" + (
             f", {visible} shown" if visible != len(matches) else ""
         )
         if moved or not visible:  # the user went elsewhere while it ran: the cursor stays there

@@ -36,16 +36,17 @@ else:
 __all__ = ["SessionExtras", "entry_search_text"]
 
 
-def entry_search_text(session: Any, entry: Any, rules: str) -> str:
+def entry_search_text(
+    session: Any, entry: Any, rules: str, data: dict[str, Any] | None = None
+) -> str:
     """What search looks in for one entry: its id, its kind as the tree names it (``▣
     compaction``, ``⎇ branch summary``, ``label``...), its type, its label and its preview
-    (under ``rules``, as the tree shows it)."""
+    (under ``rules``, as the tree shows it; ``data``: the record, when read already)."""
     kind = entry_kind(entry)
     tag = KIND_TAGS.get(kind, (kind, ""))[0]
     label = session.label_of(entry.index) or ""
-    return " ".join(
-        (entry.id, tag, kind, str(entry.type).replace("_", " "), label, entry_preview(entry, rules))
-    )
+    preview = entry_preview(entry, rules, data=data)
+    return " ".join((entry.id, tag, kind, str(entry.type).replace("_", " "), label, preview))
 
 
 class SessionExtras(_Base):

@@ -245,7 +245,8 @@ class ReviewKeys(_Base):
             return (
                 "Quit without accepting the summary?",
                 "The finished summary (a model may have billed for it) has not been accepted: "
-                "quitting drops it; nothing is written to the session. a accepts it.",
+                "quitting drops it; nothing is written to the session. a accepts it (and "
+                "stays).",
             )
         return None
 
@@ -286,8 +287,16 @@ class ReviewKeys(_Base):
         question = Text(lost[0] + "\n", style="bold")
         question.append(lost[1])
 
+        panel = self.review_panel
+        # A finished review offers its accept here too (the question says "a accepts it"):
+        # the one accept, with its own checks, once the question has closed.
+        accept = panel is not None and panel.state == "ready" and not panel.accept_refusal
+
         def answered(quit_now: bool | None) -> None:
             if quit_now:
                 self.exit()
+            elif quit_now is None and panel is not None and panel is self.review_panel:
+                self.call_later(panel.accept)
 
-        self.push_screen(ConfirmDialog(question, yes="Quit", no="Stay"), answered)
+        dialog = ConfirmDialog(question, yes="Quit", no="Stay", also="Accept" if accept else None)
+        self.push_screen(dialog, answered)

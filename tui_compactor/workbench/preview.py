@@ -19,13 +19,18 @@ PREVIEW_CHARS = 200
 """Longest preview kept (a tree row is cropped to the screen anyway)."""
 
 
-def entry_preview(entry: Any, rules: str, max_len: int = PREVIEW_CHARS) -> str:
+def entry_preview(
+    entry: Any, rules: str, max_len: int = PREVIEW_CHARS, data: dict[str, Any] | None = None
+) -> str:
     """A single-line, sanitized preview of what ``entry`` says ("" when it says nothing);
-    ``rules`` decide whether a compaction names an extension as its author."""
-    try:
-        data = entry.data
-    except Exception as error:  # noqa: BLE001 - a lazily loaded record that vanished or went bad
-        return sanitize(f"(unreadable: {error})", single_line=True, max_len=max_len)
+    ``rules`` decide whether a compaction names an extension as its author. ``data``: the
+    entry's record when the caller read it already (a pass over many records reads them once,
+    ``Session.records_once``); else ``entry.data``."""
+    if data is None:
+        try:
+            data = entry.data
+        except Exception as error:  # noqa: BLE001 - a lazily loaded record that vanished or went bad
+            return sanitize(f"(unreadable: {error})", single_line=True, max_len=max_len)
     return sanitize(_raw_preview(entry, data, rules), single_line=True, max_len=max_len)
 
 

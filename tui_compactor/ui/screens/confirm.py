@@ -1,4 +1,5 @@
-"""A yes/no question in a small dialog (``y`` / ``n``, ``escape`` is no)."""
+"""A yes/no question in a small dialog (``y`` / ``n``, ``escape`` is no), with an optional
+third answer of its own key (the quit question's ``a``: accept the summary instead)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from tui_compactor.ui.screens.tinted import TintedModalScreen
 __all__ = ["ConfirmDialog"]
 
 
-class ConfirmDialog(TintedModalScreen[bool]):
-    """Ask one question; dismisses with True (yes) or False (no, escape)."""
+class ConfirmDialog(TintedModalScreen[bool | None]):
+    """Ask one question; dismisses with True (yes), False (no, escape) or None (the third
+    answer, ``also``, when the question offers one)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("a", "also", "Accept", id="confirm.also"),
     ]
 
     DEFAULT_CSS = """
@@ -33,11 +36,15 @@ class ConfirmDialog(TintedModalScreen[bool]):
     ConfirmDialog Button { margin-right: 2; min-width: 0; width: auto; }
     """
 
-    def __init__(self, question: Text | str, *, yes: str = "Yes", no: str = "No") -> None:
+    def __init__(
+        self, question: Text | str, *, yes: str = "Yes", no: str = "No", also: str | None = None
+    ) -> None:
         super().__init__()
         self.question = question if isinstance(question, Text) else Text(question)
         self.yes_label = yes
         self.no_label = no
+        self.also_label = also
+        """The third answer's label (its key is ``a``), or None: a plain yes/no question."""
 
     def compose_dialog(self) -> ComposeResult:
         """The question and two buttons."""
@@ -46,6 +53,8 @@ class ConfirmDialog(TintedModalScreen[bool]):
             with Horizontal():
                 yield Button(f"{self.yes_label} y", id="confirm-yes", variant="error", compact=True)
                 yield Button(f"{self.no_label} n", id="confirm-no", variant="primary", compact=True)
+                if self.also_label is not None:
+                    yield Button(f"{self.also_label} a", id="confirm-also", compact=True)
 
     def on_mount(self) -> None:
         """No is the default."""
@@ -55,6 +64,17 @@ class ConfirmDialog(TintedModalScreen[bool]):
         """Key: answer and close."""
         self.dismiss(answer)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``a`` answers (and shows in the footer) only when the question offers a third
+        answer."""
+        if action == "also":
+            return self.also_label is not None
+        return True
+
+    def action_also(self) -> None:
+        """Key: the third answer."""
+        self.dismiss(None)
+
     @on(Button.Pressed, "#confirm-yes")
     def _yes(self) -> None:
         self.dismiss(True)
@@ -62,3 +82,7 @@ class ConfirmDialog(TintedModalScreen[bool]):
     @on(Button.Pressed, "#confirm-no")
     def _no(self) -> None:
         self.dismiss(False)
+
+    @on(Button.Pressed, "#confirm-also")
+    def _also(self) -> None:
+        self.dismiss(None)

@@ -8,7 +8,10 @@ summarize with custom instructions that are added to or replace the default prom
 moves the leaf. Everything works from the keyboard: arrows and ``enter`` (or ``1``/``2``/``3``)
 pick an option; with custom instructions, ``tab`` reaches the prompt mode and the Navigate
 button; ``escape`` cancels. ``i`` (or the Requests button) shows the exact request the summary
-would send, with the instructions typed so far, and sends nothing.
+would send, with the instructions typed so far, and sends nothing. On a file that takes no
+appends (read-only) a move cannot be made, with a summary or without (it appends an entry): the
+dialog offers no option and no Navigate button, only why, the facts, the requests and Cancel;
+if the write gate opens while it is shown (an agent finished its line), the options come back.
 """
 
 from __future__ import annotations
@@ -173,6 +176,18 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
     NavigateDialog .warning {
         color: $warning;
     }
+    NavigateDialog #navigate-read-only {
+        height: auto;
+        color: $warning;
+        display: none;
+    }
+    NavigateDialog.read-only #navigate-read-only {
+        display: block;
+    }
+    NavigateDialog.read-only #navigate-options, NavigateDialog.read-only #navigate-go,
+    NavigateDialog.read-only #navigate-custom {
+        display: none;
+    }
     """
 
     def __init__(
@@ -213,15 +228,26 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         """A summary needs something to summarize and a file we may append to."""
         return bool(self.plan.entries) and self.append_refusal is None
 
+    @property
+    def read_only(self) -> bool:
+        """Nothing may be appended: no move can be made (each appends an entry)."""
+        return self.append_refusal is not None
+
     def compose_dialog(self) -> ComposeResult:
         """Facts about the move, the three options, the custom-instructions area, buttons."""
         self._shown_refusal = self.append_refusal
         with Vertical(id="navigate-box"):
             yield Static(Text("Navigate to another point in the tree"), id="navigate-title")
             yield Static(self._facts(), id="navigate-facts")
+            yield Static(self._read_only_text(), id="navigate-read-only")
+            self.set_class(self.read_only, "read-only")
             disabled = not self.can_summarize
             yield OptionList(
-                Option(Text("1  No summary: just move the leaf"), id=SummaryMode.NONE),
+                Option(
+                    Text("1  No summary: just move the leaf"),
+                    id=SummaryMode.NONE,
+                    disabled=self.read_only,
+                ),
                 Option(
                     Text(f"2  Summarize the branch being left ({self.summarizer_label})"),
                     id=SummaryMode.SUMMARIZE,
@@ -267,10 +293,19 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         that changed while its widgets were being built (``gate_changed``) is shown now."""
         if self.append_refusal != self._shown_refusal:
             self._show_gate()
+        else:
+            self._focus_first()
+        self.call_after_refresh(self._drawn)
+
+    def _focus_first(self) -> None:
+        """The options, first one highlighted; read-only (no option): Cancel, so a stray
+        ``enter`` only closes the dialog."""
+        if self.read_only:
+            self.query_one("#navigate-cancel", Button).focus()
+            return
         options = self.query_one("#navigate-options", OptionList)
         options.highlighted = 0
         options.focus()
-        self.call_after_refresh(self._drawn)
 
     def _drawn(self) -> None:
         """On screen: keys typed from now on answer it (``TintedModalScreen.asked_at``)."""
@@ -302,11 +337,16 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             facts.append(f" of {entries:,} entries left behind · ")
             facts.append(format_tokens(int(plan.total_tokens)) or "0", style="bold")
             facts.append(" tokens to summarize")
-        if self.append_refusal:
-            facts.append("\n")
-            facts.append(f"{'Read-only':>16}  ", style="dim")
-            facts.append(sanitize(self.append_refusal, single_line=True), style="yellow")
         return facts
+
+    def _read_only_text(self) -> Text:
+        """Why no move is offered (wrapped whole: the reason is the one thing to read)."""
+        if self.append_refusal is None:
+            return Text("")
+        text = Text("Read-only: no move can be made ", style="bold")
+        text.append("(a move appends an entry, with a summary or without): ")
+        text.append(sanitize(self.append_refusal, single_line=True, max_len=400))
+        return text
 
     def gate_changed(self, append_refusal: str | None) -> None:
         """The write gate changed while the dialog is open (an agent's half-written record was
@@ -323,14 +363,17 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
 
     def _show_gate(self) -> None:
         """The facts and the summary options say what the write gate says now."""
-        facts = self.query_one("#navigate-facts", Static)
         options = self.query_one("#navigate-options", OptionList)
-        facts.update(self._facts())
-        for mode in (SummaryMode.SUMMARIZE, SummaryMode.CUSTOM):
-            if self.can_summarize:
+        self.query_one("#navigate-read-only", Static).update(self._read_only_text())
+        for mode in SummaryMode:
+            if self.can_summarize if mode is not SummaryMode.NONE else not self.read_only:
                 options.enable_option(mode)
             else:
                 options.disable_option(mode)
+        was_read_only = self.has_class("read-only")
+        self.set_class(self.read_only, "read-only")
+        if was_read_only != self.read_only or self.focused is None:
+            self._focus_first()
         self._shown_refusal = self.append_refusal
 
     @on(OptionList.OptionHighlighted, "#navigate-options")
@@ -356,11 +399,12 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Digit and letter shortcuts only while the options have focus (elsewhere they are
-        typed); the inspector only when there is one and something to summarize."""
+        typed; read-only, where no input is shown, wherever the focus is); the inspector only
+        when there is one and something to summarize."""
         if action == "inspect_requests" and (self.inspect is None or not self.plan.entries):
             return False
         if action in ("choose", "inspect_requests"):
-            return self.query_one("#navigate-options", OptionList).has_focus
+            return self.read_only or self.query_one("#navigate-options", OptionList).has_focus
         return True
 
     def input_opener(self, key: str) -> str | None:
@@ -375,15 +419,11 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
     def action_choose(self, mode: str) -> None:
         """Pick an option: the first two navigate now; custom opens the instructions area."""
         chosen = SummaryMode(mode)
+        if self.read_only:
+            self._refuse_read_only()
+            return
         if chosen is not SummaryMode.NONE and not self.can_summarize:
-            if self.append_refusal:
-                self.notify(
-                    sanitize(self.append_refusal, max_len=300),
-                    title="read-only: no branch summary",
-                    severity="warning",
-                )
-            else:
-                self.notify("Nothing can be summarized here.", severity="warning")
+            self.notify("Nothing can be summarized here.", severity="warning")
             return
         options = self.query_one("#navigate-options", OptionList)
         index = [SummaryMode.NONE, SummaryMode.SUMMARIZE, SummaryMode.CUSTOM].index(chosen)
@@ -415,8 +455,18 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
             return
         self.inspect(*self._instructions())
 
+    def _refuse_read_only(self) -> None:
+        self.notify(
+            sanitize(self.append_refusal or "", max_len=300),
+            title="read-only: the leaf cannot be moved",
+            severity="warning",
+        )
+
     def action_navigate(self) -> None:
         """Dismiss with the highlighted option (and the custom instructions, if any)."""
+        if self.read_only:
+            self._refuse_read_only()
+            return
         mode = self.mode
         if mode is not SummaryMode.NONE and not self.can_summarize:
             mode = SummaryMode.NONE

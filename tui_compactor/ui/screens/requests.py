@@ -26,6 +26,7 @@ from textual.widgets import Footer, Static
 
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.workers import work
+from tui_compactor.wording import count_of
 
 if TYPE_CHECKING:
     from tui_compactor.engine.branch import NavigationPlan
@@ -180,7 +181,8 @@ class RequestsScreen(Screen[None]):
         self.requests = message.requests
         label = sanitize(getattr(self.summarizer, "label", "?"), single_line=True, max_len=60)
         head.update(Text.assemble(
-            (f"{len(self.requests)} requests this {self.what} would send to {label}", "bold"),
+            (f"{count_of(len(self.requests), 'request')} this {self.what} would send to {label}",
+             "bold"),
             ("  · nothing was sent; the API key is never shown · esc closes", "dim"),
         ))  # fmt: skip
         body = self.query_one("#requests-body", VerticalScroll)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
@@ -86,31 +87,74 @@ class ShareBar:
         yield Text("█" * max(1, round(cells * self.share)), style=self.style, no_wrap=True)
 
 
-def breakdown_table(breakdown: Any) -> Table:
-    """Tokens per kind with a bar and the share of the window. On a narrow pane (80×24) the
-    kinds' names give way, cut with an ellipsis, then the bar (which keeps
-    ``BAR_MIN_WIDTH`` cells until the names are cut): never the figures. (Rich narrows the
-    columns that may wrap first and gives a ratio column at least its ``width``; a name's
-    own ``Text`` keeps it to one line.)"""
-    table = Table(expand=True, box=None, show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("what")
-    table.add_column("tokens", justify="right", no_wrap=True)
-    table.add_column("window", justify="right", no_wrap=True)
-    table.add_column("", ratio=1, width=BAR_MIN_WIDTH, no_wrap=True, overflow="crop")
-    total = breakdown.total or 1
-    window = breakdown.window
-    for part in breakdown.parts:
-        table.add_row(
-            Text(
-                sanitize(part.label, single_line=True, max_len=32),
-                no_wrap=True,
-                overflow="ellipsis",
-            ),
-            Text(format_tokens(part.tokens)),
-            Text(f"{part.tokens / window:.1%}" if window else "", style="dim"),
-            ShareBar(part.tokens / total, KIND_STYLES.get(part.kind, "")),
+class BreakdownTable:
+    """Tokens per kind with a bar and the share of the window, laid out for the width it is
+    drawn at. Where the full names fit beside the figures and ``BAR_MIN_WIDTH`` cells of bar,
+    they are shown (``tool results: read``); on a narrower pane (80×24) every name takes its
+    short form (``result: read``: a tool's name stays whole, so two tools' rows differ; cut,
+    both read ``tool resu…``) and the columns one cell apart instead of two, and a name still
+    too long is cut at its end with an ellipsis. The figures are never cut, and the bars keep
+    at least ``BAR_MIN_WIDTH`` cells, so their lengths follow the shares."""
+
+    def __init__(self, breakdown: Any) -> None:
+        self.breakdown = breakdown
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(options.max_width, options.max_width)
+
+    def table(self, width: int) -> Table:
+        """The table for ``width`` cells."""
+        breakdown = self.breakdown
+        window = breakdown.window
+        parts = list(breakdown.parts)
+        figures = [format_tokens(part.tokens) for part in parts]
+        shares = [f"{part.tokens / window:.1%}" if window else "" for part in parts]
+        numbers = max([len("tokens"), *map(len, figures)]) + max([len("window"), *map(len, shares)])
+        names = [_safe_name(part.label) for part in parts]
+        compact = max(map(cell_len, names), default=0) + numbers + BAR_MIN_WIDTH + 6 > width
+        if compact:
+            names = [_safe_name(_short_label(part)) for part in parts]
+        gaps = 3 if compact else 6
+        room = max(1, width - numbers - BAR_MIN_WIDTH - gaps)
+        table = Table(
+            expand=True,
+            box=None,
+            show_edge=False,
+            pad_edge=False,
+            collapse_padding=compact,
+            header_style="bold",
         )
-    return table
+        table.add_column("what", width=min(room, max(map(cell_len, ["what", *names]))))
+        table.add_column("tokens", justify="right", no_wrap=True)
+        table.add_column("window", justify="right", no_wrap=True)
+        table.add_column("", ratio=1, width=BAR_MIN_WIDTH, no_wrap=True, overflow="crop")
+        total = breakdown.total or 1
+        for part, name, figure, share in zip(parts, names, figures, shares, strict=True):
+            table.add_row(
+                Text(name, no_wrap=True, overflow="ellipsis"),
+                Text(figure),
+                Text(share, style="dim"),
+                ShareBar(part.tokens / total, KIND_STYLES.get(part.kind, "")),
+            )
+        return table
+
+
+def _safe_name(label: str) -> str:
+    return sanitize(label, single_line=True, max_len=32)
+
+
+def _short_label(part: Any) -> str:
+    """The part's short name; a part named otherwise than by its kind keeps its name."""
+    short = getattr(part, "short_label", None)
+    return short if isinstance(short, str) else str(part.label)
+
+
+def breakdown_table(breakdown: Any) -> BreakdownTable:
+    """Tokens per kind, laid out when drawn (``BreakdownTable``)."""
+    return BreakdownTable(breakdown)
 
 
 def breakdown_summary(breakdown: Any, session: Any) -> Text:
@@ -140,6 +184,28 @@ def breakdown_summary(breakdown: Any, session: Any) -> Text:
         reason = sanitize(str(breakdown.compaction_reason or ""), single_line=True, max_len=120)
         out.append(f"no compaction here: {reason}\n", style="dim")
     return out
+
+
+class OneLine:
+    """``text`` and, where it fits on the same line, ``extra``: one line at any width (a
+    largest entry's id wrapped onto a second line at 80×24, so the list showed half as many);
+    ``text`` itself is cut at its end with an ellipsis where even it does not fit."""
+
+    def __init__(self, text: Text, extra: Text) -> None:
+        self.text = text
+        self.extra = extra
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, self.text.cell_len + self.extra.cell_len)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        line = self.text.copy()
+        if line.cell_len + self.extra.cell_len <= width:
+            line.append_text(self.extra)
+        line.truncate(width, overflow="ellipsis")
+        line.no_wrap = True
+        yield line
 
 
 class BreakdownView(VerticalScroll):
@@ -193,8 +259,8 @@ class BreakdownView(VerticalScroll):
             line.append(f"#{item.entry_index:<7}", style="dim")
             line.append(f"{format_tokens(item.tokens):>7} ", style="bold")
             line.append(sanitize(what, single_line=True, max_len=30))
-            line.append(f"  {sanitize(str(entry.id), single_line=True, max_len=12)}", style="dim")
-            options.add_option(Option(line, id=str(item.entry_index)))
+            entry_id = Text(f"  {sanitize(str(entry.id), single_line=True, max_len=12)}", "dim")
+            options.add_option(Option(OneLine(line, entry_id), id=str(item.entry_index)))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Enter on a largest entry: ask the app to jump there."""
@@ -284,7 +350,7 @@ def hindsight_head(audit: Any) -> Text:
     out.append(f"score {audit.score:.2f}", style=f"bold {style}")
     out.append(
         f" — {audit.used - len(audit.lost)} of {audit.used} facts used later were "
-        f"carried; {len(audit.rereads)} files re-read after it"
+        f"carried; {count_of(len(audit.rereads), 'file')} re-read after it"
     )
     if audit.warning:
         out.append("\n" + sanitize(audit.warning, single_line=True), style="yellow")

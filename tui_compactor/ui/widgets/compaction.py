@@ -168,6 +168,9 @@ class CandidateView(Vertical):
         self.panes: dict[str, StreamText] = {}
         self.cut_parts: set[str] = set()
         """Parts of this run the summarizer got only part of (the ⚠ stays on their title)."""
+        self.asked_parts: set[str] = set()
+        """Parts of this run the summarizer was asked for (a part with nothing to summarize,
+        such as the history before a split turn at the start of a branch, is never asked)."""
         self._audit_short = False
         """Whether the audit is held to ``AUDIT_ROWS_SHORT`` rows (``fit_audit``)."""
         self._title = Static(self._title_text(), classes="candidate-title")
@@ -270,6 +273,7 @@ class CandidateView(Vertical):
         for pane in self.panes.values():
             pane.clear()
         self.cut_parts.clear()
+        self.asked_parts.clear()
         for part, title in self.part_titles.items():
             title.update(Text(PART_TITLES[part]), layout=False)
         self._audit.update(Text(""))
@@ -281,6 +285,7 @@ class CandidateView(Vertical):
         if pane is None or title is None:
             return
         heading = Text(PART_TITLES[event.part])
+        self.asked_parts.add(event.part)
         if isinstance(event, PartStarted):
             pane.clear()
             heading.append(" · streaming", style="blue")
@@ -316,8 +321,28 @@ class CandidateView(Vertical):
             title.update(heading, layout=False)  # one fixed row
 
     def show_result(self, result: CompactionResult) -> None:
-        """Show the audit of a finished run."""
+        """Show the audit of a finished run, and what stands for a part the summarizer was
+        not asked for (its pane said "waiting for the summarizer…" for ever): the text the
+        entry carries in its place (``No prior history.``), or that the method writes none."""
         self._audit.update(format_audit(result))
+        made = {
+            "history": result.history_summary,
+            "turn_prefix": result.turn_prefix_summary,
+            "short": result.short_summary,
+        }
+        for part, pane in self.panes.items():
+            if part in self.asked_parts:
+                continue
+            heading = Text(PART_TITLES[part])
+            text = made.get(part)
+            if text:
+                heading.append(" · nothing to summarize; the entry says:", style="dim")
+                pane.set_text(text)
+            else:
+                heading.append(" · none", style="dim")
+                pane.placeholder = f"the {result.method} method writes none"
+                pane.clear()
+            self.part_titles[part].update(heading, layout=False)
 
     def fit_audit(self, short: bool) -> None:
         """At most ``AUDIT_ROWS_SHORT`` rows of audit when the panel is short, else the CSS's.

@@ -32,6 +32,7 @@ from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import LaidOutOnce, PaneText, set_virtual_size, update_static
 from tui_compactor.ui.widgets.stream_text import wrap_cells
 from tui_compactor.ui.widgets.tree import Piece, fit_pieces
+from tui_compactor.wording import count_of
 from tui_compactor.workbench.views import Block, ContextBlocks, SentBlock
 
 RULES_AGENT = {"pi": "pi", "omp": "oh-my-pi"}
@@ -369,7 +370,7 @@ class ContextView(LaidOutOnce, Vertical):
             messages = sum(len(block.messages) for block in data.sent)
             title = Text(
                 f"#{data.entry_index} as {agent} sends it · {len(data.sent)} items → "
-                f"{messages} messages · {format_tokens(data.tokens)} tokens",
+                f"{count_of(messages, 'message')} · {format_tokens(data.tokens)} tokens",
                 style="bold",
             )
             title.append("\ns: list · S: full screen · tab: scroll · esc: back", style="dim")

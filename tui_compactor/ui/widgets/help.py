@@ -60,6 +60,7 @@ DIALOG_KEYS: list[HelpRow] = [
     ("↑ / ↓, enter", "navigation dialog: pick an option", ""),
     ("tab", "navigation dialog: reach the instructions and the Navigate button", ""),
     ("y / n, esc", "questions (quit over a running or unaccepted summary): yes / no", ""),
+    ("a", "quit over an unaccepted summary: accept it instead (and stay)", ""),
     ("enter, esc", "issues view: jump to the entry / close", ""),
 ]
 """Keys in dialogs that are not bindings of their own."""

@@ -210,6 +210,10 @@ def keep_scrollbar_lines() -> None:
         return
 
     def render_kept_lines(self: ScrollBar, crop: Region) -> list[Strip]:
+        if self.parent is None:
+            # Its widget was just removed (a frame already composed may still draw it):
+            # Textual's own drawing handles that; ``render`` needs the widget's styles.
+            return render_lines(self, crop)
         bar = self.render()
         app = self.app
         key = (

@@ -27,6 +27,11 @@ from tui_compactor.ui.widgets.redraw import LaidOutOnce
 PAD = 1
 """Blank cells either side of a tab's title (the click target includes them)."""
 
+MORE_LEFT = "‹"
+MORE_RIGHT = "›"
+"""Drawn at the strip's edge where titles are hidden on that side (a click there shows the
+nearest hidden one)."""
+
 BAR = "━"
 HALF_RIGHT = "╸"
 HALF_LEFT = "╺"
@@ -116,13 +121,34 @@ class TabStrip(Widget, can_focus=True):
     def scroll_x_for(self, width: int) -> int:
         """How far the row is scrolled left so the active tab shows when the titles do not all
         fit: not at all while the active title fits from the left edge (the titles stay where
-        they are whichever of those is active), else just enough to show it whole at the right
-        edge."""
+        they are whichever of those is active), else to the first tab from which it fits; the
+        row always starts at a tab, so no title is cut on the left."""
+        return self.drawn_tabs(width)[0]
+
+    def drawn_tabs(self, width: int) -> tuple[int, list[int]]:
+        """(shift, the tabs drawn) on a strip ``width`` cells wide: every title drawn is whole
+        (Textual's bar, scrolled to its active tab, cut the first title: ``etails``), the
+        active one always, and where titles are hidden the edge cell is left for a marker
+        (``MORE_LEFT`` / ``MORE_RIGHT``: a tab's blank padding when the row is scrolled)."""
+        spans = self.spans()
+        if not spans or spans[-1][1] <= width:
+            return 0, list(range(len(spans)))
         index = self.index_of(self.active)
-        if index is None:
-            return 0
-        end = self.spans()[index][1]
-        return max(0, end - width)
+        shift = 0
+        if index is not None:
+            room = width - (1 if index < len(spans) - 1 else 0)  # the right marker's cell
+            shift = next(
+                (start for start, _end in spans if spans[index][1] - PAD <= start + room),
+                spans[index][0],
+            )
+        shown = [
+            number
+            for number, (start, end) in enumerate(spans)
+            if start >= shift and end - PAD <= shift + width
+        ]
+        if shown and shown[-1] < len(spans) - 1 and spans[shown[-1]][1] - PAD >= shift + width:
+            shown.pop()  # its last cell is the marker's: not the active one (``room``)
+        return shift, shown
 
     def index_of(self, tab_id: str) -> int | None:
         """The position of ``tab_id`` among the tabs, or None."""
@@ -139,10 +165,18 @@ class TabStrip(Widget, can_focus=True):
         return self.spans()[index][0] + PAD - self.scroll_x_for(self.size.width)
 
     def tab_at(self, x: int) -> int | None:
-        """The tab drawn at column ``x`` of the strip, or None."""
-        x += self.scroll_x_for(self.size.width)
-        for index, (start, end) in enumerate(self.spans()):
-            if start <= x < end:
+        """The tab drawn at column ``x`` of the strip (a marker: the nearest tab it stands
+        for), or None."""
+        width = self.size.width
+        shift, shown = self.drawn_tabs(width)
+        if shown and x == 0 and shown[0] > 0:
+            return shown[0] - 1
+        if shown and x == width - 1 and shown[-1] < len(self.tabs) - 1:
+            return shown[-1] + 1
+        spans = self.spans()
+        for index in shown:
+            start, end = spans[index]
+            if start <= x + shift < end:
                 return index
         return None
 
@@ -151,7 +185,7 @@ class TabStrip(Widget, can_focus=True):
     def render(self) -> RenderableType:
         """The titles on the first row, the underline on the second."""
         width = self.size.width
-        shift = self.scroll_x_for(width)
+        shift, shown = self.drawn_tabs(width)
         active = self.index_of(self.active)
         style_of = self.get_component_rich_style
         plain, hover, current = (
@@ -159,16 +193,27 @@ class TabStrip(Widget, can_focus=True):
             style_of("tab-strip--hover"),
             style_of("tab-strip--active"),
         )
+        blank = Style.from_color(bgcolor=plain.bgcolor)
         runs: list[tuple[str, Style]] = []
-        for index, (title, _tab_id) in enumerate(self.tabs):
+        x = shift
+        spans = self.spans()
+        for index in shown:
+            title = self.tabs[index][0]
+            start, end = spans[index]
             style = current if index == active else hover if index == self.hovered else plain
             padding = Style.from_color(bgcolor=style.bgcolor)  # as a widget's padding
+            runs += [(" " * (start - x), blank)]
             runs += [(" " * PAD, padding), (title, style), (" " * PAD, padding)]
-        runs.append((" " * width, Style.from_color(bgcolor=plain.bgcolor)))  # the rest
+            x = end
+        runs.append((" " * width, blank))  # the rest
         row = Text(end="", no_wrap=True, overflow="crop")
         for text, style in _merged(runs):
             row.append(text, style)
-        row = row[shift : shift + width]
+        row = row[:width]
+        if shown and shown[0] > 0:
+            row = Text.assemble((MORE_LEFT, plain), row[1:], end="", no_wrap=True)
+        if shown and shown[-1] < len(self.tabs) - 1:
+            row = Text.assemble(row[: width - 1], (MORE_RIGHT, plain), end="", no_wrap=True)
         bar_style = style_of("tab-strip--bar")
         bar = _underline(
             width,
