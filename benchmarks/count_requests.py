@@ -4,8 +4,10 @@
     python benchmarks/count_requests.py --app SESSION.jsonl [...]  # the app: open, then c
 
 Each view (the gauge at the leaf, the plan, the sweep, the Context tab as sent, the Window
-tab) runs on a fresh token cache of a real counting process (``Cl100kProcessCounter``), so
-every message it needs is counted: a view that counts one message a request makes hundreds.
+tab, the shake preview) runs on a fresh token cache of a real counting process
+(``Cl100kProcessCounter``), so every message it needs is counted: a view that counts one
+message a request makes hundreds (``--view NAME``: only that view; each row gives the
+requests and the texts they carried).
 ``--app`` runs the app headless (120x40), presses ``c`` once the file is loaded and stops
 when the plan is drawn: the seconds, and the requests from the open to the plan (the token
 worker's batches included). Run it in another checkout (``PYTHONPATH=that checkout``) for the
@@ -32,7 +34,7 @@ def _traced_counter() -> Any:
     return counter
 
 
-def views(path: Path) -> None:
+def views(path: Path, only: list[str]) -> None:
     from tui_compactor.engine.breakdown import token_breakdown
     from tui_compactor.engine.deps import cut_sweep
     from tui_compactor.session.reader import load_session
@@ -41,11 +43,12 @@ def views(path: Path) -> None:
     from tui_compactor.workbench.views import gauge_at, plan_report
 
     counter = _traced_counter()
-    requests = {"n": 0}
+    requests = {"n": 0, "texts": 0}
     original = counter._request
 
     def traced(encoded: list[bytes]) -> list[int]:
         requests["n"] += 1
+        requests["texts"] += len(encoded)
         return original(encoded)
 
     counter._request = traced
@@ -59,18 +62,37 @@ def views(path: Path) -> None:
         "sweep": lambda s, c: cut_sweep(s.session, s.leaf, compaction, counter, c),
         "context": lambda s, c: gauge_at(s, s.leaf, settings, c, sent=True),
         "window": lambda s, c: token_breakdown(s.session, s.leaf, counter, compaction, c),
+        "shake": lambda s, c: _shake(s.session, s.leaf, counter, c),
     }
     row = []
     for name, measure in measures.items():
+        if only and name not in only:
+            continue
         cache = handle.token_cache(counter)
         cache.invalidate()
-        requests["n"] = 0
+        requests.update(n=0, texts=0)
         started = time.perf_counter()
         with handle.read() as snapshot:
             measure(snapshot, cache)
-        row.append(f"{name} {time.perf_counter() - started:.3f}s {requests['n']} req")
+        row.append(
+            f"{name} {time.perf_counter() - started:.3f}s {requests['n']} req "
+            f"{requests['texts']} texts"
+        )
     print(f"{path.name}: " + ", ".join(row) + f"; load {os.getloadavg()[0]:.1f}")
     counter.close()
+
+
+def _shake(session: Any, leaf: int | None, counter: Any, cache: Any) -> Any:
+    """The app's shake preview: the three configs and the context before and after each (a
+    checkout from before ``shake_previews`` made them one config at a time)."""
+    from tui_compactor.engine import shake
+
+    names = list(shake.SHAKE_CONFIGS)
+    if hasattr(shake, "shake_previews"):
+        previews = shake.shake_previews(session, leaf, names, counter, cache)
+        return shake.contexts_after_shake(session, leaf, previews, counter, cache)
+    previews = [shake.shake_preview(session, leaf, name, counter) for name in names]
+    return [shake.context_after_shake(session, leaf, one, counter) for one in previews]
 
 
 def app(path: Path) -> None:
@@ -118,9 +140,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sessions", nargs="+", type=Path)
     parser.add_argument("--app", action="store_true", help="the app: open, then c")
+    parser.add_argument(
+        "--view",
+        action="append",
+        default=[],
+        help="only this view (gauge, plan, sweep, context, window, shake; repeatable)",
+    )
     args = parser.parse_args()
     for path in args.sessions:
-        (app if args.app else views)(path)
+        if args.app:
+            app(path)
+        else:
+            views(path, args.view)
 
 
 if __name__ == "__main__":

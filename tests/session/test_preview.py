@@ -159,7 +159,7 @@ def test_the_tail_grows_until_the_context_is_in_it(tmp_path: Path) -> None:
 def test_a_tail_that_grows_reads_and_parses_each_line_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A leaf whose context reaches ~2 MB back, from a 4 KB first tail: the tail grows ten
+    """A leaf whose context reaches ~2 MB back, from a 4 KB first tail: the tail grows many
     times, yet every byte after the header is read once and every line parsed once (the tail
     was read anew at each size, 256 KB, 1 MB and 4 MB, and every line of it parsed again);
     the preview holds the context and no more than the ``PREVIEW_ENTRIES`` wanted before it."""

@@ -324,6 +324,9 @@ async def test_the_timeline_columns_give_way_in_order() -> None:
     )
     assert fit(60)[0] == ["entry", "what", "before", "after", "score", "written by"]
     assert fit(40)[0] == ["entry", "what", "after", "score"]
+    # A column no row fills gives way first (here no summary was written by a named model).
+    shown, short = fit_columns(widths, needed - 1, {"what": 12}, frozenset({"written by"}))
+    assert list(shown) == [c for c in COLUMNS if c != "written by"] and not short
     assert fit(10)[0] == ["entry", "what", "after", "score"]  # and it scrolls sideways
 
 

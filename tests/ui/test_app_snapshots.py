@@ -1,5 +1,6 @@
 """SVG snapshots of the main screen, the plan view, a finished compaction and the navigation
-dialog, at a fixed size on a fixed fixture (no clocks, only the file name on screen).
+dialog, and at 80×24 the timeline and the Window tab, at a fixed size on a fixed fixture (no
+clocks, only the file name on screen).
 
 Update after an intended change with ``pytest tests/ui/test_app_snapshots.py --snapshot-update``
 and look at the report before committing.
@@ -50,6 +51,30 @@ def test_snapshot_main_screen(snap_compare) -> None:  # type: ignore[no-untyped-
 
 def test_snapshot_main_screen_small_terminal(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(TREE_BRANCHES), terminal_size=(80, 24), run_before=_settled)
+
+
+def test_snapshot_timeline_small_terminal(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """At 80×24 the timeline's columns fit (the id and the summary length give way)."""
+
+    async def timeline(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        await _steady(pilot)
+
+    assert snap_compare(make_app(TREE_COMPACTED), terminal_size=(80, 24), run_before=timeline)
+
+
+def test_snapshot_window_tab_small_terminal(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """At 80×24 the Window tab's kinds take their short names, the figures whole."""
+
+    async def window(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        await _steady(pilot)
+
+    assert snap_compare(make_app(TREE_COMPACTED), terminal_size=(80, 24), run_before=window)
 
 
 def test_snapshot_plan_view(snap_compare) -> None:  # type: ignore[no-untyped-def]

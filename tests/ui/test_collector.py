@@ -300,6 +300,28 @@ async def _check_parsed_entries_frozen(app: object) -> None:
         assert not [record for record in kept if id(record) in collectable]
 
 
+def _record_loads_by_group(monkeypatch: pytest.MonkeyPatch, group: str) -> list[int]:
+    """The entries whose records workers of ``group`` read through the session's cache of
+    parsed records (``_LazyRecords.load_record``), as they are read."""
+    from textual.worker import NoActiveWorker, get_current_worker
+
+    from tui_compactor.session import session
+
+    loaded: list[int] = []
+    load_record = session._LazyRecords.load_record
+
+    def recorded(source: object, entry: object) -> object:
+        try:
+            if get_current_worker().group == group:
+                loaded.append(entry.index)  # type: ignore[attr-defined]
+        except NoActiveWorker:
+            pass
+        return load_record(source, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session._LazyRecords, "load_record", recorded)
+    return loaded
+
+
 @pytest.mark.asyncio
 async def test_a_search_reads_each_record_once_past_the_session_cache(
     monkeypatch: pytest.MonkeyPatch,
@@ -311,25 +333,12 @@ async def test_a_search_reads_each_record_once_past_the_session_cache(
     thread's next young collections scanned the last 4096 of them (10-20 ms of one frame on
     the 100k session). It reads them once (``Session.records_once``), and finds the same
     matches as reading each entry's ``data``."""
-    from textual.worker import NoActiveWorker, get_current_worker
-
-    from tui_compactor.session import reader, session
+    from tui_compactor.session import reader
     from tui_compactor.ui.extras import entry_search_text
     from tui_compactor.ui.widgets.tree import SessionTree
 
     monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)  # read on demand, as a big file is
-    cached_by_search: list[int] = []
-    load_record = session._LazyRecords.load_record
-
-    def recorded(source: object, entry: object) -> object:
-        try:
-            if get_current_worker().group == "search":
-                cached_by_search.append(entry.index)  # type: ignore[attr-defined]
-        except NoActiveWorker:
-            pass
-        return load_record(source, entry)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(session._LazyRecords, "load_record", recorded)
+    cached_by_search = _record_loads_by_group(monkeypatch, "search")
     app = make_app(TREE_COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -346,3 +355,80 @@ async def test_a_search_reads_each_record_once_past_the_session_cache(
         }
         assert matches and matches == expected
     assert not cached_by_search, "the search kept what it read in the session's cache"
+
+
+@pytest.mark.asyncio
+async def test_the_chart_reads_the_paths_records_once_past_the_session_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The context chart reads every assistant record on the active path (~25k on the 100k
+    session): through the session's cache of parsed records they pushed out the records the
+    app shows and piled up in the collector's youngest generation (8-15 ms of a frame at the
+    open). It reads them once, and draws the same points as reading each entry's message."""
+    from tui_compactor.engine.context import usage_tokens
+    from tui_compactor.session import reader
+    from tui_compactor.ui.messages import ChartReady
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)  # read on demand, as a big file is
+    cached_by_chart = _record_loads_by_group(monkeypatch, "chart")
+    charts: list[object] = []
+    app = make_app(TREE_COMPACTED)
+    on_chart_ready = type(app).on_chart_ready
+
+    def kept(self: object, message: ChartReady) -> None:
+        charts.append(message.chart)
+        on_chart_ready(self, message)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(app), "on_chart_ready", kept)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.session
+        assert session is not None and session.lazy and session.leaf is not None
+        expected: list[tuple[int, int]] = []
+        compactions: list[int] = []
+        for index in session.path_to(session.leaf):
+            entry = session.entries[index]
+            if entry.type == "compaction" and expected:
+                compactions.append(len(expected) - 1)
+            message = entry.message if entry.role == "assistant" else None
+            usage = message.get("usage") if message else None
+            if isinstance(usage, dict) and usage_tokens(usage):
+                expected.append((index, usage_tokens(usage)))
+    assert charts, "the chart was measured"
+    chart = charts[-1]
+    assert len(expected) > 2 and compactions
+    assert (chart.points, chart.compactions) == (expected, compactions)  # type: ignore[attr-defined]
+    assert not cached_by_chart, "the chart kept what it read in the session's cache"
+
+
+@pytest.mark.asyncio
+async def test_a_loaded_session_and_the_first_screen_are_out_of_the_collectors_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The policy as ``tui-compactor open`` runs it: the collector held until the first screen
+    is drawn, the session indexed and its rows built with the collector paused. What they
+    built lives as long as the session: it is frozen, so no collection (a full one included)
+    scans the index, the rows or the screen's widgets; the collector runs, with the policy's
+    thresholds, and its callback freezes what survives a middle collection."""
+    from tui_compactor.session import reader
+    from tui_compactor.ui.widgets.tree import SessionTree
+
+    monkeypatch.setattr(reader, "LAZY_THRESHOLD", 0)  # indexed and read on demand, as a big file
+    collector.hold_for_start_up()  # as ``tui-compactor open`` does before importing the app
+    try:
+        app = make_app(TREE_COMPACTED)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            session = app.session
+            assert session is not None and session.lazy and session.complete
+            tree = app.query_one(SessionTree)
+            assert gc.isenabled()
+            assert gc.get_threshold()[2] == collector.FULL_EVERY
+            assert collector._freeze_survivors in gc.callbacks
+            long_lived = [session, session.__dict__, tree.rows, tree, app.screen]
+            long_lived += [value for value in vars(session).values() if gc.is_tracked(value)]
+            long_lived += [item for item in gc.get_referents(tree.rows) if gc.is_tracked(item)]
+            scanned = {id(item) for item in gc.get_objects()}  # what a full collection scans
+            assert not [item for item in long_lived if id(item) in scanned]
+    finally:
+        collector.release_start_up()

@@ -249,6 +249,11 @@ async def test_every_title_drawn_is_whole_and_hidden_ones_are_marked(
             assert row.endswith(MORE_RIGHT) == (words[-1] != titles[-1]), row
             if size == (200, 60):
                 assert words == titles
+            for title, each in TABS:  # where a click lands: only on a title drawn
+                column = strip.column_of(each)
+                assert (column is None) == (title not in words), (title, row)
+                if column is not None:
+                    assert row[column : column + len(title)] == title
         await pilot.press("5")
         await settle(pilot)
         row, _bar = _strip_rows(app)
@@ -268,3 +273,15 @@ async def test_the_digit_keys_follow_the_titles_left_to_right() -> None:
     """`5` is the fifth title and `6` the sixth: the keys the other tests press (``KEYS``) are
     the tab order the strip draws."""
     assert list(KEYS.values()) == [tab_id for _title, tab_id in TABS]
+
+
+async def test_the_row_never_starts_after_the_active_tab() -> None:
+    """On a strip narrower than the active title and its neighbours, the row starts at the
+    active tab (a later tab's start, where the active title also ends before the edge, was
+    taken: the active tab was not drawn at all), and the active tab is always drawn."""
+    for _title, tab_id in TABS:
+        strip = TabStrip(TABS, tab_id)
+        index = strip.index_of(tab_id)
+        for width in range(6, 60):
+            shift, shown = strip.drawn_tabs(width)
+            assert index in shown and shift <= strip.spans()[index][0], (tab_id, width)

@@ -92,7 +92,7 @@ def _search(app: TmuxApp, needle: str) -> None:
     app.send("/")
     app.wait_for_text("search entries")
     app.send(needle, "Enter")
-    app.wait_for_text("matches")
+    app.wait_for_text("match 1/")  # "1 match · match 1/1" for an id (1c87ba2: not "1 matches")
 
 
 def test_undo_proposed_before_growth_asks_again_and_no_writes_nothing(

@@ -67,9 +67,6 @@ def test_an_unusable_file_is_refused_with_its_reason(command: str, tmp_path: Pat
         result = cli(command, str(path), *REQUIRED.get(command, []))
         said = (result.stdout + result.stderr).decode().lower()
         assert why in said, f"{command} {path.name}: {said}"
-        if command in ("undo", "seal"):
-            report = json.loads(cli(command, str(path), "--json").stdout)
-            assert why in report["error"].lower(), report
 
 
 @pytest.mark.parametrize(
@@ -161,4 +158,29 @@ def test_every_writing_command_reports_the_gates_refusal_alike(
     assert str(holder.pid) in report["refused"]
     assert report["hint"]
     assert b"tui-compactor: append refused: " in result.stderr
+    assert compacted.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["undo", "MISSING"],
+        ["seal", "MISSING"],
+        ["compact", "MISSING", "--provider", "offline"],
+        ["navigate", "MISSING", "--to", "#1"],
+        ["navigate", "SESSION", "--to", "#nope"],
+        ["compact", "SESSION", "--profile", "nope"],
+        ["navigate", "SESSION", "--to", "#3", "--summarize", "--profile", "nope", "--yes"],
+    ],
+)
+def test_a_wrong_input_prints_no_json_report(argv: list[str], compacted: Path) -> None:
+    """Exit 2 under --json: nothing on stdout, the reason on stderr, in every writing command.
+    `navigate` with an unknown profile printed a whole report (with `error`) where `compact`
+    printed none, and `undo` / `seal` printed one for a missing file."""
+    paths = {"MISSING": str(compacted.parent / "missing.jsonl"), "SESSION": str(compacted)}
+    before = compacted.read_bytes()
+    result = cli(*[paths.get(arg, arg) for arg in argv], "--json")
+    assert result.returncode == EXIT_USAGE, result.stderr
+    assert result.stdout == b"", result.stdout[:200]
+    assert result.stderr.startswith(b"tui-compactor: "), result.stderr
     assert compacted.read_bytes() == before

@@ -125,3 +125,31 @@ async def test_plan_compact_and_app_agree(
         await scroll_to_plan_form(pilot)
         assert str(app.query_one("#plan-keep").value) == str(KEEP)  # type: ignore[attr-defined]
     assert session.read_bytes() == before
+
+
+OMP_TREE = ROOT / "tests" / "fixtures" / "oracle-omp" / "sessions" / "omp-tree.jsonl"
+
+
+@pytest.mark.parametrize("source", ["session", *SOURCES])
+def test_inspect_counts_with_the_counter_every_other_command_uses(
+    source: str, tmp_path: Path
+) -> None:
+    """`inspect` counted cl100k whatever the config file, `TUI_COMPACTOR_TOKENS` or the
+    session's own rules said (an oh-my-pi session counts bytes in `context`, `plan` and the
+    app's tree rows); it took no `--rules` or `--config`. Its per-entry tokens are now those
+    of `context --json` at the leaf."""
+    if source == "session":  # oh-my-pi's own session: its rules, so bytes
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TUI_COMPACTOR_")}
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "no-config")
+        flags: list[str] = []
+        session, counter = OMP_TREE, "bytes"
+    else:  # pi's tokens set by the config file, a variable or the flag
+        env, flags = _setup(source, tmp_path)
+        flags = [flag for flag in flags if flag != "--keep-recent" and flag != str(KEEP)]
+        session, counter = FIXTURE, "pi"
+    inspect = _run(env, "inspect", str(session), "--json", *flags)
+    context = _run(env, "context", str(session), "--json", *flags)
+    assert inspect["tokens"] == context["tokens"] == counter
+    tokens = {row["index"]: row["tokens"] for row in inspect["entries"]}
+    items = [item for item in context["items"] if item["kind"] == "message"]
+    assert items and all(tokens[item["entryIndex"]] == item["tokens"] for item in items)

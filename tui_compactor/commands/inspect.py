@@ -1,10 +1,13 @@
-"""``tui-compactor inspect SESSION [--json] [--tokens cl100k|pi|bytes]``: one row per entry.
+"""``tui-compactor inspect SESSION [--json] [--tokens T] [--rules R] [--config PATH]``:
+one row per entry.
 
 ``--json`` prints ``{"file", "verdict", "tokens", "header", "leafId", "roots", "leaves",
 "entries"}`` where each entry is ``{index, id, parentId, type, role, tokens, depth, label,
 line, offset, size}`` (``index`` is 0-based, header excluded, file order; ``tokens`` is counted
-with cl100k like the other commands, or the counter ``--tokens`` names, and is set for
-message-bearing entries only). Without ``--json`` a sanitized table is printed. Exit status 2
+with the counter every other command and the app's tree rows use — ``--tokens``, else the config
+file or ``TUI_COMPACTOR_TOKENS``, else the rules': cl100k under pi's, bytes under oh-my-pi's
+(``--rules``, the config, the session) — and is set for message-bearing entries only).
+Without ``--json`` a sanitized table is printed. Exit status 2
 for a refused file (the JSON then carries the verdict and the error).
 """
 
@@ -14,6 +17,7 @@ import argparse
 import sys
 from typing import Any
 
+from tui_compactor.commands import engine_args
 from tui_compactor.commands import session_args as common
 
 
@@ -24,9 +28,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tokens",
         choices=("cl100k", "pi", "bytes"),
-        default="cl100k",
-        help="token counter for message entries: cl100k (default), pi (chars/4), bytes",
+        default=None,
+        help="token counter for message entries: cl100k, pi (chars/4), bytes; default: as the "
+        "other commands choose (config, variable, else the rules: cl100k under pi, bytes "
+        "under oh-my-pi)",
     )
+    engine_args.add_rules(
+        parser, "whose default counter counts (pi: cl100k, oh-my-pi: bytes); default: as the "
+        "other commands choose (config, variable, the session)",
+    )  # fmt: skip
+    engine_args.add_config(parser)
 
 
 def inspect_report(session: Any, counter_name: str | None) -> dict[str, Any]:
@@ -74,12 +85,16 @@ def run(args: argparse.Namespace) -> int:
     from tui_compactor.session.model import Verdict
     from tui_compactor.session.reader import load_session
 
+    try:
+        settings = engine_args.settings_from_args(args)
+    except engine_args.CommandError as error:
+        return engine_args.fail(error)
     session = load_session(args.session)
     try:
         if session.verdict is Verdict.REFUSE:
             fields = {"file": str(session.path), "verdict": session.verdict.value}
             return common.refuse(session, args.json, fields)
-        report = inspect_report(session, args.tokens)
+        report = inspect_report(session, settings.for_session(session).tokens)
     finally:
         session.close()
     if args.json:

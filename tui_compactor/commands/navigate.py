@@ -249,14 +249,15 @@ def _perform(
 ) -> int:
     """Summarize (if asked), confirm, then apply the move (re-planned if the file grew).
 
-    With ``--json`` one report object is printed at the end whatever happens (like
+    With ``--json`` one report object is printed at the end whatever it decides (like
     ``compact --json``): the plan, ``written``, and ``entryId``/``newLeafId``/``summary`` or
-    ``refused``/``error``; messages go to stderr."""
+    ``refused``/``error``; messages go to stderr. A wrong input (exit 2) prints none."""
     import asyncio
     import sys
 
     from tui_compactor.commands.compact import _StreamPrinter
     from tui_compactor.commands.confirm import confirm
+    from tui_compactor.commands.session_args import prints_report
     from tui_compactor.config import ConfigError
     from tui_compactor.session.writer import AppendRefused, check_appendable
     from tui_compactor.summarize.navigation import prepare_navigation
@@ -277,9 +278,9 @@ def _perform(
     report: dict[str, Any] = {"session": str(session.path), "plan": plan, "written": False}
 
     def finish(status: int, text: str | None = None) -> int:
-        if args.json:
+        if prints_report(args, status):
             common.dump_json(report)
-        elif text is not None:
+        elif not args.json and text is not None:
             print(text)
         return status
 

@@ -23,14 +23,23 @@ def print_json(value: Any) -> None:
     write_json_for_terminal(sys.stdout, value, ensure_ascii=True)
 
 
+def prints_report(args: Any, status: int) -> bool:
+    """Whether a writing command ends by printing its ``--json`` report: with ``--json``,
+    unless the input was wrong (exit 2: an unusable file, an unknown profile), where every
+    command prints no report and says why on stderr."""
+    return bool(args.json) and status != EXIT_USAGE
+
+
 def finisher(args: Any, report: dict[str, Any]) -> Callable[[int, str | None], int]:
     """How a writing command (``seal``, ``undo``) ends: with ``--json`` it prints ``report``
-    on stdout and a failure's ``message`` on stderr (as ``compact`` and ``navigate`` do), else
-    ``message`` (stdout on success, stderr otherwise); it returns the exit status."""
+    on stdout (``prints_report``) and a failure's ``message`` on stderr (as ``compact`` and
+    ``navigate`` do), else ``message`` (stdout on success, stderr otherwise); it returns the
+    exit status."""
 
     def finish(status: int, message: str | None = None) -> int:
         if args.json:
-            print_json(report)
+            if prints_report(args, status):
+                print_json(report)
             if message and status:
                 print(message, file=sys.stderr)
         elif message:

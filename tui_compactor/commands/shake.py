@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the shake previews."""
-    from tui_compactor.engine.shake import SHAKE_CONFIGS, context_after_shake, shake_preview
+    from tui_compactor.engine.shake import SHAKE_CONFIGS, contexts_after_shake, shake_previews
     from tui_compactor.textsafe import sanitize
 
     try:
@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         return common.fail(error)
     counter = settings.counter()
     names = list(SHAKE_CONFIGS) if args.shake_config == "all" else [args.shake_config]
-    previews = [shake_preview(session, leaf, name, counter) for name in names]
-    sizes = [context_after_shake(session, leaf, preview, counter) for preview in previews]
+    previews = shake_previews(session, leaf, names, counter)
+    sizes = contexts_after_shake(session, leaf, previews, counter)
     if args.json:
         data: dict[str, Any] = {
             "session": str(session.path),

@@ -19,6 +19,7 @@ counting each as its text cut to 2000 units; it strips read selectors and skips 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,7 +212,8 @@ def select_branch_entries(
             add_details(data.get("details"), ops, rules)
     chosen: list[tuple[int, dict[str, Any]]] = []
     total = 0
-    for index, message, tokens in _counted_ahead(session, entry_indices, counter, cache, rules):
+    walk = _counted_ahead(session, entry_indices, counter, cache, rules, budget)
+    for index, message, tokens in walk:
         entry = entries[index]
         extract_file_ops(message, ops, rules)
         if budget > 0 and total + tokens > budget:
@@ -228,17 +230,37 @@ def select_branch_entries(
     return selection
 
 
+BUDGET_MARGIN = 1.2
+"""A budgeted walk counts ahead this many times the entries it expects to need."""
+
+
 def _counted_ahead(
-    session: Any, entry_indices: list[int], counter: TokenCounter, cache: TokenCache, rules: str
+    session: Any,
+    entry_indices: list[int],
+    counter: TokenCounter,
+    cache: TokenCache,
+    rules: str,
+    budget: int = 0,
 ) -> Iterator[tuple[int, dict[str, Any], int]]:
     """The selection's walk, newest to oldest: each entry that carries a branch message, the
     message and its tokens (a tool result: its text cut for the summary; any other message:
     the cache's count). Counted ahead of the walk a part at a time (``growing_parts``: 16
     entries, then 32, ... up to 1024), each part in two calls of the counter at most (the tool
     results' texts, the other messages): a counting process gets a few requests, not one a
-    message; a walk that stops early at its budget counts few more."""
+    message. With a ``budget`` a part is cut to the entries the rest of the budget is expected
+    to take (the tokens an entry walked so far took on average, ``BUDGET_MARGIN`` times over):
+    the walk that stops at its budget counts few beyond it."""
     entries = session.entries
-    for batch in growing_parts(reversed(entry_indices)):
+    walked_entries = walked_tokens = 0
+
+    def needed() -> int | None:
+        if budget <= 0 or walked_tokens <= 0:
+            return None
+        left = max(0, budget - walked_tokens)
+        return math.ceil(left * walked_entries / walked_tokens * BUDGET_MARGIN) + 1
+
+    for batch in growing_parts(reversed(entry_indices), needed):
+        walked_entries += len(batch)
         walked: list[tuple[int, dict[str, Any], str | None]] = []
         for index in batch:
             message = _branch_message(entries[index], rules)
@@ -253,10 +275,9 @@ def _counted_ahead(
         text_counts = iter(counter.count_texts(texts) if texts else [])
         cache.count_entries([index for index, _, cut in walked if cut is None])
         for index, message, cut in walked:
-            if cut is None:
-                yield index, message, cache.message_tokens(index)
-            else:
-                yield index, message, next(text_counts) if cut else 0
+            tokens = cache.message_tokens(index) if cut is None else next(text_counts) if cut else 0
+            walked_tokens += tokens
+            yield index, message, tokens
 
 
 def plan_navigation(

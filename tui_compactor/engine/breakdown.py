@@ -293,13 +293,13 @@ def token_breakdown(
     if cache is None or cache.counter is not counter or cache.session is not session:
         cache = TokenCache(session, counter)
     ctx = build_context(session, leaf, rules=settings.rules)
-    context = estimate_context_tokens(ctx, counter, cache, local=False)
+    counts = items_tokens(ctx.items, counter, cache)  # what is sent (omp may rewrite it)
+    context = estimate_context_tokens(ctx, counter, cache, local=False)  # counted: in the cache
     totals: dict[tuple[str, str | None], list[int]] = {}
     tool_names: dict[str, str] = {}
     sized: list[LargeEntry] = []
     total = 0
     entries = session.entries
-    counts = items_tokens(ctx.items, counter, cache)  # what is sent (omp may rewrite it)
     every: list[tuple[ContextItem, int, Any, list[Block]]] = []
     for item, tokens in zip(ctx.items, counts, strict=True):
         message = item.message

@@ -35,7 +35,7 @@ from tui_compactor.engine.omp_messages import (
     omp_compaction_message,
     omp_custom_message,
 )
-from tui_compactor.engine.tokens import TokenCache, TokenCounter
+from tui_compactor.engine.tokens import CountedWalk, TokenCache, TokenCounter
 
 __all__ = [
     "ContextItem",
@@ -822,8 +822,10 @@ def context_tokens_at(
     def usage(index: int) -> dict[str, Any] | None:
         return _entry_usage(entries[index])
 
-    # Counted ahead of the walk in batches (a session without usage walks every item).
-    return _tokens_backwards(cache.ahead(backwards()), usage, cache.message_tokens)
+    # Counted ahead of the walk in batches once it asks (a session without usage walks every
+    # item); the entries before the usage are never counted.
+    walk = cache.walk(backwards(), lambda index: usage(index) is not None)
+    return _tokens_backwards(walk, usage, walk.count)
 
 
 def _tokens_backwards(
@@ -957,20 +959,20 @@ def estimate_context_tokens(
     if cache is not None and cache.counter is not counter:
         cache = None
     items = ctx.items
-
-    def count(item: ContextItem) -> int:
-        if cache is not None:
-            return cache.message_tokens(item.entry_index)
-        return counter.count_message(item.message)
-
-    if local and cache is not None:  # every item is counted: one call of the counter
-        cache.count_entries([item.entry_index for item in items])
-    tokens = _tokens_backwards(reversed(items), _item_usage, count)
-    if local and tokens.local_estimate is None:
-        everything = sum(count(item) for item in items)
+    if not local:  # the items after the usage, counted ahead of the walk once it asks
+        walk = CountedWalk(
+            reversed(items),
+            lambda part: items_tokens(part, counter, cache),
+            lambda item: _item_usage(item) is not None,
+        )
+        return _tokens_backwards(walk, _item_usage, walk.count)
+    counts = items_tokens(items, counter, cache)  # every item is counted: one call
+    positions = range(len(items) - 1, -1, -1)
+    tokens = _tokens_backwards(iter(positions), lambda p: _item_usage(items[p]), counts.__getitem__)
+    if tokens.local_estimate is None:
         tokens = ContextTokens(
             tokens.tokens, tokens.usage_tokens, tokens.trailing_tokens, tokens.last_usage_index,
-            everything,
+            sum(counts),
         )  # fmt: skip
     return tokens
 

@@ -17,12 +17,14 @@ so a shake is only ever previewed here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tui_compactor.engine.jstext import utf16_len
 from tui_compactor.engine.methods import shaken_result
-from tui_compactor.engine.tokens import TokenCounter
+from tui_compactor.engine.tokens import TokenCache, TokenCounter, growing_parts
+from tui_compactor.session.table import EntryView
 
 __all__ = [
     "ShakeConfig",
@@ -31,9 +33,11 @@ __all__ = [
     "ShakePreview",
     "collect_shake_regions",
     "shake_preview",
+    "shake_previews",
     "shake_placeholder",
     "apply_regions",
     "context_after_shake",
+    "contexts_after_shake",
 ]
 
 PLACEHOLDER_TOKENS = 16
@@ -188,26 +192,76 @@ def _block_ranges(text: str) -> list[tuple[int, int]]:
     return kept
 
 
-def _text_tokens(counter: TokenCounter, fragments: list[str]) -> int:
-    return sum(counter.count_text(fragment) for fragment in fragments)
+def _window_tokens(
+    entries: list[Any], counter: TokenCounter, cache: TokenCache | None
+) -> list[int]:
+    """Each entry's weight in the protected window, all of them in two calls of the counter at
+    most (a counting process: two requests, not one an entry): a message counts as a message
+    (from ``cache`` when given: the same count), a custom message as its text content (each
+    text counted on its own, images not counted), anything else 0."""
+    weights = [0] * len(entries)
+    messages: list[tuple[int, Any]] = []
+    texts: list[str] = []
+    owners: list[int] = []
+    for position, entry in enumerate(entries):
+        if entry.type == "message":
+            messages.append((position, entry))
+        elif entry.type == "custom_message":
+            content = entry.data.get("content")
+            if isinstance(content, str):
+                pieces = [content]
+            elif isinstance(content, list):
+                pieces = [
+                    block.get("text") or ""
+                    for block in content
+                    if isinstance(block, dict) and block.get("type") == "text"
+                ]
+            else:
+                pieces = []
+            for piece in pieces:
+                if piece:
+                    texts.append(piece)
+                    owners.append(position)
+    if cache is not None:
+        cache.count_entries([entry.index for _, entry in messages])
+        for position, entry in messages:
+            weights[position] = cache.message_tokens(entry.index)
+    elif messages:
+        counts = counter.count_messages([entry.message for _, entry in messages])
+        for (position, _), tokens in zip(messages, counts, strict=True):
+            weights[position] = tokens
+    for owner, tokens in zip(owners, counter.count_texts(texts) if texts else [], strict=True):
+        weights[owner] += tokens
+    return weights
 
 
-def _entry_tokens(entry: Any, counter: TokenCounter) -> int:
-    """An entry's weight in the protected window."""
-    if entry.type == "message":
-        return counter.count_message(entry.message)
-    if entry.type == "custom_message":
-        content = entry.data.get("content")
-        if isinstance(content, str):
-            return counter.count_text(content) if content else 0
-        if isinstance(content, list):
-            texts = [
-                block.get("text") or ""
-                for block in content
-                if isinstance(block, dict) and block.get("type") == "text"
-            ]
-            return _text_tokens(counter, texts)
-    return 0
+def _protected_tails(
+    path: Sequence[Any],
+    boundary: int,
+    protects: list[int],
+    counter: TokenCounter,
+    cache: TokenCache | None,
+) -> list[int]:
+    """For each of ``protects`` (a config's ``protect_tokens``), where the branch's protected
+    tail begins: the first position (from ``boundary`` on) with fewer than that many tokens
+    after it; ``len(path)`` when nothing is protected. The walk goes from the leaf backwards,
+    counted ahead a part at a time (``growing_parts``), and stops once the tokens after it
+    reach the largest of ``protects``: a long branch is not counted back to its root."""
+    starts = [len(path)] * len(protects)
+    need = max(protects, default=0)
+    total = 0
+    for part in growing_parts(range(len(path) - 1, boundary - 1, -1)):
+        if total >= need:
+            break
+        weights = _window_tokens([path[position] for position in part], counter, cache)
+        for position, tokens in zip(part, weights, strict=True):
+            if total >= need:
+                break
+            for number, protect in enumerate(protects):
+                if total < protect:
+                    starts[number] = position
+            total += tokens
+    return starts
 
 
 def _protected(result: dict[str, Any], call: dict[str, Any] | None, config: ShakeConfig) -> bool:
@@ -236,86 +290,108 @@ def _protected(result: dict[str, Any], call: dict[str, Any] | None, config: Shak
     )
 
 
-def _push_blocks(
-    out: list[ShakeRegion],
-    entry: Any,
-    block_index: int,
-    text: str,
-    counter: TokenCounter,
-    config: ShakeConfig,
-    label: Any,
+@dataclass(slots=True)
+class _Candidate:
+    """A region any config might shake, before its texts are counted: its tokens are the sum
+    of the counts of ``texts`` (a tool result's text blocks, each counted on its own; a block:
+    its one text)."""
+
+    region: ShakeRegion
+    texts: list[str]
+    position: int
+    """The entry's position in the branch."""
+    useless: bool
+    """A useless tool result: shaken even in the protected tail."""
+    call: dict[str, Any] | None = None
+    """A tool result's call (the protected tools), if found."""
+
+
+def _block_candidates(
+    out: list[_Candidate], entry: Any, position: int, block_index: int, text: str, label: Any
 ) -> None:
     for start, end in _block_ranges(text):
         piece = text[start:end]
         if not piece:
             continue
-        tokens = counter.count_text(piece)
-        if tokens < config.fence_min_tokens:
-            continue
         prefix = utf16_len(text[:start])
-        out.append(
-            ShakeRegion(
-                "block",
-                entry.index,
-                entry.id,
-                tokens,
-                label if isinstance(label, str) else None,
-                block_index,
-                prefix,
-                prefix + utf16_len(piece),
-                piece,
-            )
+        region = ShakeRegion(
+            "block",
+            entry.index,
+            entry.id,
+            0,
+            label if isinstance(label, str) else None,
+            block_index,
+            prefix,
+            prefix + utf16_len(piece),
+            piece,
         )
+        out.append(_Candidate(region, [piece], position, False))
 
 
-def _scan_content(
-    out: list[ShakeRegion],
-    entry: Any,
-    content: Any,
-    counter: TokenCounter,
-    config: ShakeConfig,
-    label: Any,
+def _content_candidates(
+    out: list[_Candidate], entry: Any, position: int, content: Any, label: Any
 ) -> None:
     if isinstance(content, str):
-        _push_blocks(out, entry, -1, content, counter, config, label)
+        _block_candidates(out, entry, position, -1, content, label)
         return
     if not isinstance(content, list):
         return
-    for position, block in enumerate(content):
+    for number, block in enumerate(content):
         if isinstance(block, dict) and block.get("type") == "text":
             text = block.get("text")
             if isinstance(text, str):
-                _push_blocks(out, entry, position, text, counter, config, label)
+                _block_candidates(out, entry, position, number, text, label)
 
 
-def collect_shake_regions(
-    path: list[Any],
-    counter: TokenCounter,
-    config: ShakeConfig,
-    keep_boundary_id: str | None = None,
-    *,
-    gate: bool = True,
-) -> list[ShakeRegion]:
-    """The regions ``config`` would shake on ``path`` (entries root..leaf), in order."""
-    if not path:
-        return []
-    after: list[int] = [0] * len(path)
-    total = 0
-    for position in range(len(path) - 1, -1, -1):
-        after[position] = total
-        total += _entry_tokens(path[position], counter)
-    calls: dict[Any, dict[str, Any]] = {}
-    for entry in path:
-        if entry.type == "message" and entry.role == "assistant":
-            for block in (entry.message or {}).get("content") or []:
+def _listed(content: Any) -> list[Any]:
+    """A message's content blocks: none when the content is not a list (a corrupt file's
+    ``true``, a number)."""
+    return content if isinstance(content, list) else []
+
+
+def _hashable(key: Any) -> bool:
+    """Whether a tool call's id can key the calls: an object or array (a corrupt file) matches
+    no call, as in oh-my-pi's ``Map`` of parsed ids."""
+    return not isinstance(key, (dict, list))
+
+
+class _Calls:
+    """The branch's tool calls by id as oh-my-pi's map of the whole branch finds them (the last
+    call with an id wins), its assistant turns read from the leaf backwards only as far as a
+    lookup needs: a result's call is usually a turn or two before it, so a long branch is not
+    read back to its root (an id no call has still reads it all, once)."""
+
+    __slots__ = ("_path", "_next", "_found")
+
+    def __init__(self, path: Sequence[Any]) -> None:
+        self._path = path
+        self._next = len(path) - 1
+        self._found: dict[Any, dict[str, Any]] = {}
+
+    def get(self, key: Any) -> dict[str, Any] | None:
+        """The call whose id is ``key``, or None."""
+        if not _hashable(key):
+            return None
+        found = self._found
+        while key not in found and self._next >= 0:
+            entry = self._path[self._next]
+            self._next -= 1
+            if entry.type != "message" or entry.role != "assistant":
+                continue
+            for block in reversed(_listed((entry.message or {}).get("content"))):
                 if isinstance(block, dict) and block.get("type") == "toolCall":
-                    calls[block.get("id")] = block
-    boundary = 0
-    if keep_boundary_id is not None:
-        boundary = next(
-            (position for position, entry in enumerate(path) if entry.id == keep_boundary_id), 0
-        )
-    regions: list[ShakeRegion] = []
+                    other = block.get("id")
+                    if _hashable(other):
+                        found.setdefault(other, block)  # a later call with the id came first
+        return found.get(key)
+
+
+def _candidates(path: Sequence[Any], boundary: int, unprotected: int) -> list[_Candidate]:
+    """What a shake may elide on ``path`` from ``boundary`` on, in order: every region before
+    position ``unprotected`` and the useless tool results after it (the protected tail), not
+    counted yet; a result already shaken is none."""
+    calls = _Calls(path)
+    out: list[_Candidate] = []
     for position in range(boundary, len(path)):
         entry = path[position]
         message = entry.message if entry.type == "message" else None
@@ -327,12 +403,10 @@ def collect_shake_regions(
             and result.get("useless") is True
             and result.get("isError") is not True
         )
-        if not useless and after[position] < config.protect_tokens:
+        if not useless and position >= unprotected:
             continue
         if result is not None:
             if shaken_result(result):
-                continue
-            if _protected(result, calls.get(result.get("toolCallId")), config):
                 continue
             content = result.get("content")
             texts = [
@@ -346,57 +420,156 @@ def collect_shake_regions(
             if not texts:
                 continue
             name = result.get("toolName")
-            regions.append(
-                ShakeRegion(
-                    "toolResult",
-                    entry.index,
-                    entry.id,
-                    _text_tokens(counter, texts),
-                    name if isinstance(name, str) else None,
-                    text="\n".join(texts),
-                )
+            region = ShakeRegion(
+                "toolResult",
+                entry.index,
+                entry.id,
+                0,
+                name if isinstance(name, str) else None,
+                text="\n".join(texts),
             )
+            call = calls.get(result.get("toolCallId"))
+            out.append(_Candidate(region, texts, position, useless, call))
             continue
         if entry.type == "message" and isinstance(message, dict):
             role = message.get("role")
             if role == "assistant":
-                for index, block in enumerate(message.get("content") or []):
+                for number, block in enumerate(_listed(message.get("content"))):
                     if isinstance(block, dict) and block.get("type") == "text":
                         text = block.get("text")
                         if isinstance(text, str):
-                            _push_blocks(regions, entry, index, text, counter, config, "assistant")
+                            _block_candidates(out, entry, position, number, text, "assistant")
             elif role in ("user", "developer"):
-                _scan_content(regions, entry, message.get("content"), counter, config, role)
+                _content_candidates(out, entry, position, message.get("content"), role)
         elif entry.type == "custom_message":
             data = entry.data
-            _scan_content(
-                regions, entry, data.get("content"), counter, config, data.get("customType")
-            )
-    if gate and _savings(regions) < config.min_savings:
-        return []
-    return regions
+            _content_candidates(out, entry, position, data.get("content"), data.get("customType"))
+    return out
+
+
+def _boundary_position(ids: Iterable[str | None], keep_boundary_id: str | None) -> int:
+    """Where the shake may begin: the first entry of the branch (``ids``, root to leaf) with the
+    latest compaction's kept id; the root when there is none or it is not on the branch."""
+    if keep_boundary_id is None:
+        return 0
+    return next((position for position, id_ in enumerate(ids) if id_ == keep_boundary_id), 0)
+
+
+def _regions_by_config(
+    path: Sequence[Any],
+    counter: TokenCounter,
+    configs: list[ShakeConfig],
+    boundary: int,
+    cache: TokenCache | None = None,
+) -> list[list[ShakeRegion]]:
+    """The regions each of ``configs`` would shake on ``path`` (entries root..leaf) from
+    position ``boundary`` on, in order, without the savings gate. The configs share one walk:
+    the protected tails are measured once (``_protected_tails``) and every candidate's texts
+    counted in one call of the counter (a counting process: one request, not one a text)."""
+    if not path:
+        return [[] for _ in configs]
+    tails = _protected_tails(
+        path, boundary, [config.protect_tokens for config in configs], counter, cache
+    )
+    candidates = _candidates(path, boundary, max(tails, default=0))
+    texts = [text for candidate in candidates for text in candidate.texts]
+    counted = iter(counter.count_texts(texts) if texts else [])
+    for candidate in candidates:
+        candidate.region.tokens = sum(next(counted) for _ in candidate.texts)
+    chosen: list[list[ShakeRegion]] = []
+    for config, tail in zip(configs, tails, strict=True):
+        regions: list[ShakeRegion] = []
+        for candidate in candidates:
+            if not candidate.useless and candidate.position >= tail:
+                continue
+            region = candidate.region
+            if region.kind == "block":
+                if region.tokens < config.fence_min_tokens:
+                    continue
+            elif _protected(path[candidate.position].message, candidate.call, config):
+                continue
+            regions.append(replace(region))
+        chosen.append(regions)
+    return chosen
+
+
+def _gated(regions: list[ShakeRegion], config: ShakeConfig) -> list[ShakeRegion]:
+    """``regions``, or none when together they save less than the config's ``min_savings``."""
+    return [] if _savings(regions) < config.min_savings else regions
+
+
+def collect_shake_regions(
+    path: list[Any],
+    counter: TokenCounter,
+    config: ShakeConfig,
+    keep_boundary_id: str | None = None,
+    *,
+    gate: bool = True,
+) -> list[ShakeRegion]:
+    """The regions ``config`` would shake on ``path`` (entries root..leaf), in order."""
+    boundary = _boundary_position((entry.id for entry in path), keep_boundary_id)
+    regions = _regions_by_config(path, counter, [config], boundary)[0]
+    return _gated(regions, config) if gate else regions
+
+
+def shake_previews(
+    session: Any,
+    leaf: int | None,
+    configs: Sequence[str | ShakeConfig],
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
+) -> list[ShakePreview]:
+    """What shaking the branch ending at ``leaf`` with each of ``configs`` would elide, as
+    oh-my-pi's ``/shake`` calls it (the latest compaction's kept part is the boundary). The
+    configs share their counts: a few calls of the counter for all of them. ``cache``: the
+    session's token cache for ``counter``, if any (the messages' counts are taken from it)."""
+    chosen = [SHAKE_CONFIGS[config] if isinstance(config, str) else config for config in configs]
+    if cache is not None and (cache.counter is not counter or cache.session is not session):
+        cache = None
+    index = session.leaf if leaf is None else leaf
+    order = session.path_to(index) if index is not None else []
+    path = EntryView(session.entries, order)  # each entry built when read: few are
+    types, ids = session.type_column(), session.id_column()
+    boundary_id = None
+    for position in reversed(order):
+        if types[position] == "compaction":
+            kept = session.entries[position].data.get("firstKeptEntryId")
+            boundary_id = kept if isinstance(kept, str) else None
+            break
+    boundary = _boundary_position((ids[position] for position in order), boundary_id)
+    ungated = _regions_by_config(path, counter, chosen, boundary, cache)
+    gated = [_gated(regions, config) for regions, config in zip(ungated, chosen, strict=True)]
+    placeholders = sorted(
+        {shake_placeholder(region.tokens) for regions in gated for region in regions}
+    )
+    placeholder_tokens = dict(
+        zip(placeholders, counter.count_texts(placeholders) if placeholders else [], strict=True)
+    )
+    return [
+        ShakePreview(
+            config,
+            boundary_id,
+            regions,
+            every,
+            sum(
+                region.tokens - placeholder_tokens[shake_placeholder(region.tokens)]
+                for region in regions
+            ),
+        )
+        for config, regions, every in zip(chosen, gated, ungated, strict=True)
+    ]
 
 
 def shake_preview(
-    session: Any, leaf: int | None, config: str | ShakeConfig, counter: TokenCounter
+    session: Any,
+    leaf: int | None,
+    config: str | ShakeConfig,
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
 ) -> ShakePreview:
-    """What shaking the branch ending at ``leaf`` with ``config`` would elide, as oh-my-pi's
-    ``/shake`` calls it (the latest compaction's kept part is the boundary)."""
-    chosen = SHAKE_CONFIGS[config] if isinstance(config, str) else config
-    index = session.leaf if leaf is None else leaf
-    path = [session.entries[i] for i in session.path_to(index)] if index is not None else []
-    boundary_id = None
-    for entry in reversed(path):
-        if entry.type == "compaction":
-            kept = entry.data.get("firstKeptEntryId")
-            boundary_id = kept if isinstance(kept, str) else None
-            break
-    regions = collect_shake_regions(path, counter, chosen, boundary_id)
-    ungated = collect_shake_regions(path, counter, chosen, boundary_id, gate=False)
-    freed = sum(
-        region.tokens - counter.count_text(shake_placeholder(region.tokens)) for region in regions
-    )
-    return ShakePreview(chosen, boundary_id, regions, ungated, freed)
+    """What shaking the branch ending at ``leaf`` with ``config`` would elide
+    (``shake_previews`` of one config)."""
+    return shake_previews(session, leaf, [config], counter, cache)[0]
 
 
 def apply_regions(message: dict[str, Any], regions: list[ShakeRegion]) -> dict[str, Any]:
@@ -449,23 +622,53 @@ def apply_regions(message: dict[str, Any], regions: list[ShakeRegion]) -> dict[s
     return shaken
 
 
-def context_after_shake(
-    session: Any, leaf: int | None, preview: ShakePreview, counter: TokenCounter
-) -> tuple[int, int]:
-    """(local token estimate of the context at ``leaf`` before, after) the shake, under
-    oh-my-pi's context rules: what the model would be sent."""
-    from tui_compactor.engine.context import build_context
+def contexts_after_shake(
+    session: Any,
+    leaf: int | None,
+    previews: list[ShakePreview],
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
+) -> list[tuple[int, int]]:
+    """For each of ``previews``: (local token estimate of the context at ``leaf`` before, after)
+    the shake, under oh-my-pi's context rules: what the model would be sent. The context is
+    built once; its items are counted in one call of the counter (``items_tokens``: from
+    ``cache`` when given) and the shaken messages of every preview in one more."""
+    from tui_compactor.engine.context import build_context, items_tokens
 
     index = session.leaf if leaf is None else leaf
     if index is None:
-        return 0, 0
-    by_entry: dict[int, list[ShakeRegion]] = {}
-    for region in preview.regions:
-        by_entry.setdefault(region.entry_index, []).append(region)
-    before = after = 0
-    for item in build_context(session, index, rules="omp").items:
-        message = item.message
-        before += counter.count_message(message)
-        regions = by_entry.get(item.entry_index)
-        after += counter.count_message(apply_regions(message, regions) if regions else message)
-    return before, after
+        return [(0, 0) for _ in previews]
+    if cache is not None and (cache.counter is not counter or cache.session is not session):
+        cache = None
+    items = build_context(session, index, rules="omp").items
+    counts = items_tokens(items, counter, cache)
+    before = sum(counts)
+    changes: list[tuple[int, int]] = []  # (preview, item position) of each shaken message
+    shaken: list[Any] = []
+    for number, preview in enumerate(previews):
+        by_entry: dict[int, list[ShakeRegion]] = {}
+        for region in preview.regions:
+            by_entry.setdefault(region.entry_index, []).append(region)
+        for position, item in enumerate(items):
+            regions = by_entry.get(item.entry_index)
+            if regions:
+                changes.append((number, position))
+                shaken.append(apply_regions(item.message, regions))
+    afters = [before] * len(previews)
+    for (number, position), tokens in zip(
+        changes, counter.count_messages(shaken) if shaken else [], strict=True
+    ):
+        afters[number] += tokens - counts[position]
+    return [(before, after) for after in afters]
+
+
+def context_after_shake(
+    session: Any,
+    leaf: int | None,
+    preview: ShakePreview,
+    counter: TokenCounter,
+    cache: TokenCache | None = None,
+) -> tuple[int, int]:
+    """(local token estimate of the context at ``leaf`` before, after) the shake
+    (``contexts_after_shake`` of one preview)."""
+    return contexts_after_shake(session, leaf, [preview], counter, cache)[0]

@@ -12,12 +12,13 @@ Every counter accepts any JSON value as a message: missing or ``null`` fields co
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from tui_compactor.engine.cl100k import load_cl100k, read_ranks
 from tui_compactor.engine.jstext import js_stringify, utf16_len
@@ -36,6 +37,7 @@ __all__ = [
     "get_counter",
     "COUNTER_NAMES",
     "TokenCache",
+    "CountedWalk",
     "read_ranks",
     "PI_IMAGE_CHARS",
     "IMAGE_TOKENS",
@@ -386,14 +388,79 @@ def part_sizes() -> Iterator[int]:
         size = min(size * 2, LAST_PART)
 
 
-def growing_parts(items: Iterable[_T]) -> Iterator[list[_T]]:
-    """``items`` in lists of ``part_sizes`` (the last one shorter)."""
+def growing_parts(
+    items: Iterable[_T], needed: Callable[[], int | None] | None = None
+) -> Iterator[list[_T]]:
+    """``items`` in lists of ``part_sizes`` (the last one shorter). ``needed``: asked before
+    each part after the first, how many more items the walk expects to need (None: no
+    guess); a part is cut to it (``FIRST_PART`` items at least: a walk nearly at its budget
+    does not go on one item a request), so a walk that stops at a budget does not count a
+    whole part beyond where it stops."""
     pending = iter(items)
     for size in part_sizes():
+        guess = needed() if needed is not None and size > FIRST_PART else None
+        if guess is not None:
+            size = max(FIRST_PART, min(size, guess))
         part = list(itertools.islice(pending, size))
         if not part:
             return
         yield part
+
+
+class CountedWalk(Generic[_T]):
+    """A walk over ``items`` that may stop early (a context measured back to its last usage),
+    whose counts it asks for as it goes (``count``). The first item asked for that is not
+    counted yet is counted with the items the walk reaches next, as many as the next of
+    ``part_sizes`` (16, 32, ... 1024), in one call of ``count_part``: a counting process gets a
+    few requests, not one an item. ``stops``: whether the walk stops at an item (a valid
+    usage); a part never reaches past one, so nothing beyond where the walk stops is counted
+    (or read). Items the walk goes past without asking, and those left when it stops
+    (``sum(1 for _ in walk)`` only counts them), are never counted."""
+
+    __slots__ = ("_source", "_ahead", "_sizes", "_count", "_count_part", "_stops")
+
+    def __init__(
+        self,
+        items: Iterable[_T],
+        count_part: Callable[[list[_T]], Sequence[int]],
+        stops: Callable[[_T], bool] | None = None,
+    ) -> None:
+        self._source = iter(items)
+        self._ahead: collections.deque[tuple[_T, int | None]] = collections.deque()
+        self._sizes = part_sizes()
+        self._count: int | None = None
+        self._count_part = count_part
+        self._stops = stops
+
+    def __iter__(self) -> CountedWalk[_T]:
+        return self
+
+    def __next__(self) -> _T:
+        if self._ahead:
+            item, self._count = self._ahead.popleft()
+            return item
+        self._count = None
+        return next(self._source)
+
+    def count(self, item: _T) -> int:
+        """The count of ``item``, the item the walk reached last."""
+        if self._count is None:  # nothing is counted ahead: count this part of the walk
+            part = [item]
+            size = next(self._sizes)
+            stop: tuple[_T] | None = None
+            for following in self._source:
+                if self._stops is not None and self._stops(following):
+                    stop = (following,)  # the walk may end there: not counted
+                    break
+                part.append(following)
+                if len(part) == size:
+                    break
+            counts = self._count_part(part)
+            self._count = counts[0]
+            self._ahead.extend(zip(part[1:], counts[1:], strict=True))
+            if stop is not None:
+                self._ahead.append((stop[0], None))
+        return self._count
 
 
 class TokenCache:
@@ -478,17 +545,19 @@ class TokenCache:
         block = self._blocks.get(index >> self._SHIFT)
         return block is not None and block[index & (self._BLOCK - 1)] != self._UNKNOWN
 
-    def ahead(self, indices: Iterable[int], alone: int = 8) -> Iterator[int]:
+    def walk(
+        self, indices: Iterable[int], stops: Callable[[int], bool] | None = None
+    ) -> CountedWalk[int]:
         """``indices`` as they come, for a walk that usually stops within a few entries (a
-        context measured back to its last usage): the first ``alone`` are left to the walk
-        (counted one at a time, if at all: no record is read for an entry the walk does not
-        reach), then the walk is counted ahead in one call of the counter a part at a time
-        (``growing_parts``; a session without usage walks every item)."""
-        pending = iter(indices)
-        yield from itertools.islice(pending, alone)
-        for part in growing_parts(pending):
+        context measured back to its last usage: ``stops``) and asks for the counts of the
+        entries it reaches (``CountedWalk.count``): counted ahead of the walk in one call of
+        the counter a part at a time, never past where it stops (no record is read there)."""
+
+        def count_part(part: list[int]) -> list[int]:
             self.count_entries(part)
-            yield from part
+            return [self.message_tokens(index) for index in part]
+
+        return CountedWalk(indices, count_part, stops)
 
     def backwards(self, indices: Sequence[int], floor: int = 0) -> Callable[[int], int]:
         """``message_tokens`` for a walk over ``indices`` from the end backwards, down to

@@ -13,6 +13,7 @@ by offset (``os.pread`` on the read-only descriptor) when ``Entry.data`` is used
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -2024,7 +2025,7 @@ def _load(
 PREVIEW_MIN_BYTES = LAZY_THRESHOLD
 """Files smaller than this are indexed whole before anything is shown (it is quick)."""
 PREVIEW_FIRST_BYTES = 256 * 1024
-"""The first tail read for a preview; it grows fourfold until it holds the leaf's context and
+"""The first tail read for a preview; it grows by half until it holds the leaf's context and
 ``PREVIEW_ENTRIES`` entries (what the first screen shows costs parsing: read no more). Each
 growth reads only the bytes before what was read and parses only their lines (``_TailLines``);
 the preview indexes the lines from the context's first (or the ``PREVIEW_ENTRIES``-th from the
@@ -2097,7 +2098,7 @@ def _tail_preview(path: Path, first_bytes: int, max_bytes: int, min_size: int) -
                 return _preview_of(session, fd, lines, start)
             if last:
                 return None
-            tail = min(tail * 4, max_bytes)
+            tail = min(tail * 3 // 2, max_bytes)
     finally:
         os.close(fd)
 
@@ -2260,6 +2261,8 @@ class _TailLines:
             wanted = entries[0]
         else:
             return None  # more entries may come with a longer tail
+        # Entries for the rows come from the last ``PREVIEW_FILL_BYTES`` at most.
+        wanted = max(wanted, bisect.bisect_left(self.offsets, self.size - PREVIEW_FILL_BYTES))
         return min(context, wanted)
 
     def index_into(self, scanner: _Scanner, start: int) -> bool:

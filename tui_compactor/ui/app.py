@@ -2168,13 +2168,14 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
     @work(thread=True, exclusive=True, exit_on_error=False, group="shake")
     def preview_shake(self, handle: SessionHandle, leaf: int, settings: Settings) -> None:
         """oh-my-pi's three shake configs at ``leaf``, and the context size now (thread)."""
-        from tui_compactor.engine.shake import SHAKE_CONFIGS, context_after_shake, shake_preview
+        from tui_compactor.engine.shake import SHAKE_CONFIGS, contexts_after_shake, shake_previews
 
         counter = settings.counter()
+        cache = handle.token_cache(counter)  # the messages' counts the app has already
         with handle.read() as snapshot:
             session = snapshot.session
-            previews = [shake_preview(session, leaf, name, counter) for name in SHAKE_CONFIGS]
-            sizes = [context_after_shake(session, leaf, preview, counter) for preview in previews]
+            previews = shake_previews(session, leaf, list(SHAKE_CONFIGS), counter, cache)
+            sizes = contexts_after_shake(session, leaf, previews, counter, cache)
         self.call_from_thread(self._show_shake, previews, sizes, leaf)
 
     def _show_shake(self, previews: list[Any], sizes: list[tuple[int, int]], leaf: int) -> None:

@@ -36,6 +36,24 @@ and no worker runs. A deep collection scans every frozen object, the session's i
 a busy machine), and that time the event loop waits; so it runs only when it can free something.
 Legitimate growth (a session's token counts, a live file's new entries) also makes it due: it
 then frees little, and the growth counts from what is alive after it.
+
+The whole policy, from start to a loaded session (tested in ``tests/ui/test_collector.py``):
+
+* start-up: no collection until the first screen is drawn (``hold_for_start_up``), then what
+  it built is frozen;
+* what lives as long as the session (its index, the tree's rows, the records a worker keeps
+  parsed for tokens or a measure, a navigation plan) is built with the collector paused and
+  frozen when the pause ends (``session.gc_paused``; this module's check refuses the freeze
+  only past ``FREEZE_LIMIT``);
+* a pass that reads many records once (search, the chart, the audits) reads them past the
+  session's cache of parsed records (``Session.records_once``): kept, they pushed as many old
+  records out, and CPython starts a young collection only when allocations minus frees pass
+  its threshold, so what such a pass parsed piled up young until a collection on the UI
+  thread scanned it all in one frame;
+* survivors of every middle and full collection are frozen, a full collection every
+  ``FULL_EVERY`` middle ones, CPython's other thresholds kept (more frequent middle
+  collections are shorter, but each runs this module's callback: more UI CPU in all);
+* cycles among frozen objects wait for ``deep_collect_if_due`` while the user is idle.
 """
 
 from __future__ import annotations

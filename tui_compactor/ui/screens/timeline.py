@@ -68,15 +68,20 @@ PADDING = 2
 
 
 def fit_columns(
-    widths: dict[str, int], room: int, short: dict[str, int] | None = None
+    widths: dict[str, int],
+    room: int,
+    short: dict[str, int] | None = None,
+    empty: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, int], set[str]]:
     """The columns shown in ``room`` cells with each one's content width, and those drawn in
     their short form, from each column's natural content ``widths`` and short forms' widths
-    (``short``; headers included), giving way in ``NARROW_ORDER``. What is left may still
-    exceed ``room`` (the table then scrolls sideways)."""
+    (``short``; headers included), giving way in ``NARROW_ORDER``, after the columns no row
+    fills (``empty``: nothing is lost with them). What is left may still exceed ``room`` (the
+    table then scrolls sideways)."""
     shown = dict(widths)
     shortened: set[str] = set()
-    for name in NARROW_ORDER:
+    blank = [name for name in COLUMNS if name in empty and name in NARROW_ORDER]
+    for step, name in enumerate([*blank, *NARROW_ORDER]):
         over = sum(width + PADDING for width in shown.values()) - room
         if over <= 0:
             break
@@ -86,7 +91,7 @@ def fit_columns(
             if short is not None and name in short and short[name] < shown[name]:
                 shown[name] = short[name]
                 shortened.add(name)
-        elif name == WRITER and shown[name] > WRITER_MIN:
+        elif name == WRITER and shown[name] > WRITER_MIN and step >= len(blank):
             shown[name] = max(WRITER_MIN, shown[name] - over)
         else:
             del shown[name]
@@ -240,14 +245,17 @@ class TimelineScreen(ListSteps, Screen[int | None]):
             name: max(cell_len(name), *(cells[name].cell_len for cells in self._short))
             for name in SHORT
         }
-        shown, shortened = fit_columns(widths, room, short)
-        hidden = [name for name in COLUMNS if name not in shown]
+        empty = frozenset(
+            name for name in COLUMNS if not any(cells[name].plain for cells in self._cells)
+        )
+        shown, shortened = fit_columns(widths, room, short, empty)
+        hidden = [name for name in COLUMNS if name not in shown and name not in empty]
         self.query_one("#timeline-head", Static).update(self._keys_under(hidden, room))
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         table.clear(columns=True)
         for name in shown:
-            table.add_column(name, key=name)
+            table.add_column(name, width=shown[name], key=name)
         for row, cells, short_cells in zip(self.rows, self._cells, self._short, strict=True):
             drawn = {**cells, **{name: short_cells[name] for name in shortened}}
             table.add_row(
@@ -260,7 +268,7 @@ class TimelineScreen(ListSteps, Screen[int | None]):
     def _keys_under(self, hidden: list[str], room: int | None = None) -> Text:
         """The headline, and the keys on a line of their own (after the headline they wrapped
         mid-phrase at 80x24), then the columns not shown (on a line of their own where they
-        would wrap)."""
+        would wrap; a column no row fills is not named)."""
         line = self._headline.copy()
         keys = "enter jumps, esc closes; * on the active path"
         line.append("\n" + keys, style="dim")

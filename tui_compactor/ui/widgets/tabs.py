@@ -138,16 +138,25 @@ class TabStrip(Widget, can_focus=True):
         if index is not None:
             room = width - (1 if index < len(spans) - 1 else 0)  # the right marker's cell
             shift = next(
-                (start for start, _end in spans if spans[index][1] - PAD <= start + room),
-                spans[index][0],
+                (
+                    start
+                    for start, _end in spans[: index + 1]
+                    if spans[index][1] - PAD <= start + room
+                ),
+                spans[index][0],  # a strip narrower than the title: it starts there, cut
             )
         shown = [
             number
             for number, (start, end) in enumerate(spans)
-            if start >= shift and end - PAD <= shift + width
+            if start >= shift and end - PAD <= shift + width or number == index
         ]
-        if shown and shown[-1] < len(spans) - 1 and spans[shown[-1]][1] - PAD >= shift + width:
-            shown.pop()  # its last cell is the marker's: not the active one (``room``)
+        if (
+            shown
+            and shown[-1] != index
+            and shown[-1] < len(spans) - 1
+            and spans[shown[-1]][1] - PAD >= shift + width
+        ):
+            shown.pop()  # its last cell is the marker's (the active one keeps it: ``room``)
         return shift, shown
 
     def index_of(self, tab_id: str) -> int | None:
@@ -158,11 +167,13 @@ class TabStrip(Widget, can_focus=True):
         return None
 
     def column_of(self, tab_id: str) -> int | None:
-        """The column of the first cell of ``tab_id``'s title as drawn now, or None."""
+        """The column of the first cell of ``tab_id``'s title as drawn now, or None (no such
+        tab, or not drawn: hidden on a narrow strip)."""
         index = self.index_of(tab_id)
-        if index is None:
+        shift, shown = self.drawn_tabs(self.size.width)
+        if index is None or index not in shown:
             return None
-        return self.spans()[index][0] + PAD - self.scroll_x_for(self.size.width)
+        return self.spans()[index][0] + PAD - shift
 
     def tab_at(self, x: int) -> int | None:
         """The tab drawn at column ``x`` of the strip (a marker: the nearest tab it stands
