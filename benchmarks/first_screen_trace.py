@@ -4,8 +4,9 @@
 that time went, per session (and per checkout with ``--against``), medians of interleaved runs:
 the wall time and the UI thread's CPU (``time.thread_time``) at each step: the interpreter up,
 the app imported, ``on_mount``, the first frame after it handed to Textual's writer thread
-(``post_display_hook`` called), that frame written to the terminal (the writer thread's
-``write`` of it returned), and the probe seeing the screen (``bench_speed.app_ready``). The app
+(``post_display_hook`` called), the writer thread starting to write it (it has the GIL:
+the bytes reach the terminal next) and its ``write`` returned (the GIL taken again after the
+system call), and the probe seeing the screen (``bench_speed.app_ready``). The app
 runs as ``tui-compactor open`` does (``cli.script``), its collector held during start-up as
 ``open`` holds it; the trace wraps the writer thread's output file,
 ``CompactorApp.post_display_hook`` and ``on_mount`` (a few microseconds a call) and appends
@@ -28,7 +29,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
-STEPS = ("started", "imported", "mounted", "queued", "written", "seen")
+STEPS = ("started", "imported", "mounted", "queued", "writing", "written", "seen")
 """The steps of one run, in order (``seen`` is the probe's)."""
 
 
@@ -76,10 +77,13 @@ def launch(session: str) -> None:
             self.file = file
 
         def write(self, text: str) -> int:
+            frame = state.get("frame") and not state["written"] and len(text) > 1000
+            if frame:
+                note("writing")  # the writer thread has the frame and the GIL
             written = int(self.file.write(text))
-            if state.get("frame") and not state["written"] and len(text) > 1000:
+            if frame:
                 state["written"] = True
-                note("written")
+                note("written")  # its write returned (the GIL taken again after it)
             return written
 
         def __getattr__(self, name: str) -> Any:
@@ -119,7 +123,7 @@ def run_once(root: Path, session: Path) -> dict[str, tuple[float, float]] | None
             step, wall, cpu = line.split()
             steps.setdefault(step, (float(wall), float(cpu)))
     if seen is None or any(step not in steps for step in STEPS[:-1]):
-        return None
+        return None  # e.g. the screen seen (and the app ended) before the frame's write returned
     steps["seen"] = (seen, float("nan"))
     return steps
 
@@ -154,16 +158,18 @@ def main(argv: list[str] | None = None) -> int:
         for step in STEPS:
             wall = statistics.median(v[step][0] for v in values) * 1000
             cpu = statistics.median(v[step][1] for v in values)
-            shown = step not in ("written", "seen")  # the writer thread's, the probe's
+            shown = step not in ("writing", "written", "seen")  # the writer's, the probe's
             cells.append(f"{wall:7.1f}" + (f" ({cpu:5.1f})" if shown else ""))
         row = "  ".join(f"{cell:>15}" for cell in cells)
         print(f"{str(root)[-28:]:<28} {n:>8}  {len(values):>4}  {row}")
     for (root, n), values in runs.items():
-        gaps = sorted((v["written"][0] - v["queued"][0]) * 1000 for v in values)
-        print(
-            f"first frame, handed over -> written (ms): median {statistics.median(gaps):5.1f}, "
-            f"each {' '.join(f'{gap:.1f}' for gap in gaps)}  ({n} entries, {root})"
-        )
+        for step in ("writing", "written", "seen"):
+            gaps = sorted((v[step][0] - v["queued"][0]) * 1000 for v in values)
+            print(
+                f"first frame, handed over -> {step} (ms): median "
+                f"{statistics.median(gaps):5.1f}, each {' '.join(f'{g:.1f}' for g in gaps)}"
+                f"  ({n} entries, {root})"
+            )
     print("\nwall ms since process start (UI-thread CPU ms), medians; a run whose trace or")
     print("screen did not come is left out (runs)")
     print(f"load average (1 min) at start and end: {load:.1f} {os.getloadavg()[0]:.1f}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -161,6 +162,29 @@ def test_export_markdown_and_json(compacted: Path, tmp_path: Path) -> None:
     result = cli("export", str(compacted), "--format", "json")
     data = json.loads(result.stdout)
     assert len(data["items"]) == 33 and data["items"][1]["message"]["role"] == "user"
+
+
+def test_export_to_a_place_it_cannot_write_says_why(compacted: Path, tmp_path: Path) -> None:
+    """`-o` into a missing directory or onto a directory printed a Python traceback (exit 1);
+    a hard link of the session with `--force` was replaced (only its path and symbolic links
+    were refused). Each is now a wrong input (exit 2) named on stderr, and nothing changes."""
+    before = compacted.read_bytes()
+    link = tmp_path / "hard-link.jsonl"
+    os.link(compacted, link)
+    (tmp_path / "adir").mkdir()
+    cases = [
+        ([str(tmp_path / "no-such-dir" / "x.md")], "cannot write", "No such file or directory"),
+        ([str(tmp_path / "adir"), "--force"], "is a directory", ""),
+        ([str(link), "--force"], "refusing to write over the session file", ""),
+        ([str(compacted)], "refusing to write over the session file", ""),
+    ]
+    for output, said, why in cases:
+        result = cli("export", str(compacted), "-o", *output)
+        err = result.stderr.decode()
+        assert result.returncode == 2 and "Traceback" not in err, err
+        assert err.startswith("tui-compactor: ") and said in err and why in err, err
+    assert compacted.read_bytes() == before == link.read_bytes()
+    assert not (tmp_path / "no-such-dir").exists() and not any((tmp_path / "adir").iterdir())
 
 
 @pytest.mark.parametrize("rules", ["pi", "omp"])

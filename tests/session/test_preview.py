@@ -264,3 +264,36 @@ def test_every_strange_file_previews_as_the_full_load_reads_it(path: Path) -> No
         full = load_session(path)
         assert full.leaf is not None
         assert_agrees(preview, full, same_lines=False)
+
+
+def test_the_index_parses_each_line_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole-file index hands a line its fast path parsed but does not take (a compaction,
+    a model change, a label) to the general path with its value: every line is parsed once
+    (the general path parsed those lines again)."""
+    path = big_session(tmp_path / "s.jsonl", 400, compaction_at=390)
+    others = [
+        {"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"},
+        {"type": "label", "targetId": "e0000010", "label": "start"},
+        {"type": "custom", "customType": "note", "data": {"n": 1}},
+    ]
+    with path.open("a", encoding="utf-8") as handle:
+        parent = "e0000399"
+        for n, record in enumerate(others):
+            entry_id = f"x{n:07d}"
+            record.update(id=entry_id, parentId=parent, timestamp=TS.format(n))
+            handle.write(json.dumps(record) + "\n")
+            parent = entry_id
+    parsed: list[int] = []
+    real_loads = reader._fast_loads
+
+    def counted_loads(data: Any) -> Any:
+        parsed.append(len(data))
+        return real_loads(data)
+
+    monkeypatch.setattr(reader, "_fast_loads", counted_loads)
+    session = load_session(path)
+    monkeypatch.undo()
+    lines = len(path.read_bytes().splitlines())
+    assert session.entries[session.leaf].id == "x0000002"
+    assert sum(entry.type != "message" for entry in session.entries) == 4
+    assert len(parsed) == lines - 1  # every line but the header (read by the general path)

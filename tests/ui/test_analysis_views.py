@@ -329,6 +329,13 @@ async def test_the_timeline_columns_give_way_in_order() -> None:
     assert list(shown) == [c for c in COLUMNS if c != "written by"] and not short
     assert fit(10)[0] == ["entry", "what", "after", "score"]  # and it scrolls sideways
 
+    # A writer's name already within 12 cells ("offline"; the header is 10) is not dropped at
+    # its first turn: lost goes first, and here that is enough.
+    widths["written by"] = 10
+    needed = sum(widths.values()) + 2 * len(COLUMNS)
+    room = needed - 35  # with what short, 3 cells over: dropping lost (6 with its padding) fits
+    assert fit(room) == ([c for c in COLUMNS if c not in ("id", "summary", "lost")], {"what"}, 10)
+
 
 async def test_the_timeline_learns_each_message_once_for_the_sessions_life(
     monkeypatch: Any,

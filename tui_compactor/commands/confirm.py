@@ -82,10 +82,16 @@ def kept_growing(report: dict[str, Any]) -> str:
 def gate_refusal(report: dict[str, Any], refused: Any) -> str:
     """How every writing command reports a refusal of the append gate (``AppendRefused``):
     ``refuse`` fills the JSON report; the returned lines go to stderr. Nothing was written."""
+    refuse(report, refused)
+    return "tui-compactor: " + _gate_words(refused)
+
+
+def _gate_words(refused: Any) -> str:
+    """The gate's refusal said on stderr: ``append refused: <reason>`` and the hint on the
+    next line (both sanitized: a reason may quote the file)."""
     from tui_compactor.textsafe import sanitize
 
-    refuse(report, refused)
-    text = f"tui-compactor: append refused: {sanitize(refused.reason, single_line=True)}"
+    text = f"append refused: {sanitize(refused.reason, single_line=True)}"
     if refused.hint:
         text += f"\n  {sanitize(refused.hint, single_line=True)}"
     return text
@@ -100,21 +106,13 @@ def dry_run_gate(report: dict[str, Any], session: Any) -> str | None:
     the one behind the app's read-only banner; a running agent and the quiet window are asked
     when a run writes."""
     from tui_compactor.session.writer import AppendRefused, check_appendable
-    from tui_compactor.textsafe import sanitize
 
     try:
         check_appendable(session)
     except AppendRefused as refused:
-        report["appendRefused"] = {
-            "refused": refused.reason,
-            "refusedCode": refused.code,
-            "hint": refused.hint or None,
-        }
-        text = "note: a real run would be refused now: append refused: " + sanitize(
-            refused.reason, single_line=True
-        )
-        if refused.hint:
-            text += f"\n  {sanitize(refused.hint, single_line=True)}"
-        return text
+        shape: dict[str, Any] = {}
+        refuse(shape, refused)
+        report["appendRefused"] = shape
+        return "note: a real run would be refused now: " + _gate_words(refused)
     report["appendRefused"] = None
     return None

@@ -9,6 +9,7 @@ calls and results in code fences long enough never to be closed by the content. 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -86,6 +87,17 @@ def to_markdown(session: Any, data: dict[str, Any], messages: list[dict[str, Any
     return "\n".join(lines)
 
 
+def _is_session(target: Path, session: Path) -> bool:
+    """Whether ``target`` names the session file: the same path, a symbolic link to it or
+    another hard link of it (``--force`` never replaces it)."""
+    if target.resolve() == session.resolve():
+        return True
+    try:
+        return target.exists() and os.path.samefile(target, session)
+    except OSError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the export."""
     from tui_compactor.commands.context import ContextRows
@@ -107,11 +119,17 @@ def run(args: argparse.Namespace) -> int:
     encoded = well_formed(text).encode("utf-8")
     if args.output:
         target = Path(args.output)
+        if _is_session(target, Path(session.path)):
+            return common.fail(common.CommandError("refusing to write over the session file"))
+        if target.is_dir():
+            return common.fail(common.CommandError(f"{target} is a directory: name a file"))
         if target.exists() and not args.force:
             return common.fail(common.CommandError(f"{target} exists (use --force to replace it)"))
-        if target.resolve() == Path(session.path).resolve():
-            return common.fail(common.CommandError("refusing to write over the session file"))
-        target.write_bytes(encoded)
+        try:
+            target.write_bytes(encoded)
+        except OSError as error:  # no such directory, no permission, a full disk
+            reason = error.strerror or type(error).__name__
+            return common.fail(common.CommandError(f"cannot write {target}: {reason}"))
         print(f"wrote {target} ({len(encoded)} bytes)", file=sys.stderr)
         return common.EXIT_OK
     if sys.stdout.isatty():

@@ -180,21 +180,19 @@ SEARCH_BATCH = 256
 of the GIL to the UI thread."""
 
 
-def _records_once(session: Any, indices: Sequence[int]) -> Sequence[dict[str, Any] | None]:
+def _records_once(session: Session, indices: Sequence[int]) -> Sequence[dict[str, Any] | None]:
     """The records of ``indices`` for a pass that reads each once (``Session.records_once``):
     not kept in the session's cache of parsed records. Kept, a search's records pushed out the
     records the app shows, and, parsed on the worker thread while the cache freed as many old
     ones, they piled up in the collector's youngest generation without a collection (CPython
     counts allocations minus frees): the UI thread's next young collections scanned the last
-    4096 of them, ~20k containers, 10-20 ms of one frame on the 100k session. None where it
-    cannot read them so (the entry's own ``data`` is used)."""
-    read = getattr(session, "records_once", None)
-    if read is not None:
-        try:
-            return cast(Sequence["dict[str, Any] | None"], read(indices))
-        except Exception:  # noqa: BLE001 - each entry is read again on its own, as the tree does
-            pass
-    return [None] * len(indices)
+    4096 of them, ~20k containers, 10-20 ms of one frame on the 100k session. All None when
+    they cannot be read so: each entry's own ``data`` is read, and a record that fails is shown
+    as the tree shows it (``entry_preview``: "unreadable")."""
+    try:
+        return session.records_once(indices)
+    except Exception:  # noqa: BLE001 - bad input: read again one by one, as the tree does
+        return [None] * len(indices)
 
 
 SEARCH_NOTE_AFTER = 0.5
@@ -1735,9 +1733,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         """Textual's driver for this terminal; on Linux and macOS the one whose frames can be
         waited for until they are on the terminal (``ui.driver``)."""
         driver = super().get_driver_class()
-        from textual.drivers.linux_driver import LinuxDriver  # imported by the line above
-
-        if driver is LinuxDriver:
+        # Textual imported its Linux driver only where it chose it (it needs termios).
+        if (driver.__module__, driver.__name__) == ("textual.drivers.linux_driver", "LinuxDriver"):
             from tui_compactor.ui.driver import WrittenDriver
 
             return WrittenDriver

@@ -81,6 +81,7 @@ def fit_columns(
     shown = dict(widths)
     shortened: set[str] = set()
     blank = [name for name in COLUMNS if name in empty and name in NARROW_ORDER]
+    writer_cut = False  # the writer's first turn only cuts its name; its second drops it
     for step, name in enumerate([*blank, *NARROW_ORDER]):
         over = sum(width + PADDING for width in shown.values()) - room
         if over <= 0:
@@ -91,8 +92,9 @@ def fit_columns(
             if short is not None and name in short and short[name] < shown[name]:
                 shown[name] = short[name]
                 shortened.add(name)
-        elif name == WRITER and shown[name] > WRITER_MIN and step >= len(blank):
-            shown[name] = max(WRITER_MIN, shown[name] - over)
+        elif name == WRITER and step >= len(blank) and not writer_cut:
+            writer_cut = True
+            shown[name] = max(min(WRITER_MIN, shown[name]), shown[name] - over)
         else:
             del shown[name]
     return shown, shortened
