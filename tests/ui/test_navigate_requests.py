@@ -105,3 +105,27 @@ async def test_inspected_request_carries_the_custom_instructions(
             await settle(pilot)
         assert len(server.requests) == 1
         assert server.requests[0].body == screen.requests[0].body
+
+
+async def test_enter_on_the_leaf_says_what_navigate_says(tmp_path: Path) -> None:
+    """A move to the leaf itself writes nothing in both front-ends; the app said "already at
+    this node" where `navigate` says "nothing to do: the target is the current leaf"."""
+    from tests.support.cli import cli
+    from tests.ui.app_helpers import make_app, raised_notes
+
+    path = copy_fixture(TREE_BRANCHES, tmp_path)
+    before = path.read_bytes()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("l", "enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, NavigateDialog)
+        leaf_id = app.handle.session.entries[app.handle.session.leaf].id
+        notes = raised_notes(app)
+    command = cli("navigate", str(path), "--to", leaf_id, "--yes")
+    assert command.returncode == 0
+    said = command.stdout.decode().strip().splitlines()[-1]
+    assert said == "nothing to do: the target is the current leaf"
+    assert said in notes, notes
+    assert path.read_bytes() == before

@@ -201,7 +201,9 @@ def _print_text(session: Any, data: dict[str, Any], rules: str) -> None:
     print(f"new leaf         {show(data['newLeafId'], data['newLeafIndex'])}")
     print(f"common ancestor  {show(data['commonAncestorId'], data['commonAncestorIndex'])}")
     if data["noop"]:
-        print("nothing to do: the target is the current leaf")
+        from tui_compactor.workbench.actions import NOTHING_TO_DO
+
+        print(NOTHING_TO_DO)
     print(
         f"branch to summarize: {count_of(data['entryCount'], 'entry')} (the old leaf back to "
         "the common ancestor)"
@@ -265,6 +267,7 @@ def _perform(
     from tui_compactor.textsafe import sanitize
     from tui_compactor.workbench.actions import (
         MAX_REPLANS,
+        NOTHING_TO_DO,
         ActionRefused,
         StaleProposal,
         apply,
@@ -304,7 +307,7 @@ def _perform(
     for attempt in range(MAX_REPLANS + 1):
         if nav.noop:
             report["noop"] = True
-            return finish(common.EXIT_OK, "nothing to do: the target is the current leaf")
+            return finish(common.EXIT_OK, NOTHING_TO_DO)
         planned_at = handle.generation
         if not args.yes and not confirm(f"Append {what} (navigation) to {session.path}?"):
             say(not_confirmed(report))

@@ -2585,8 +2585,10 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.state.move_asked != nav_plan.target:
             return  # not the move asked for (any more)
         if getattr(nav_plan, "noop", False):
+            from tui_compactor.workbench.actions import NOTHING_TO_DO
+
             self.state.move_asked = None
-            self.notify("already at this node", timeout=2)
+            self.notify(NOTHING_TO_DO, timeout=2)  # the words of `navigate`
             return
         if not self.settings.branch_summary_enabled:
             # Branch summaries are off (oh-my-pi's branchSummary.enabled = false): just move.

@@ -307,6 +307,10 @@ def propose_compaction(
     )  # fmt: skip
 
 
+NOTHING_TO_DO = "nothing to do: the target is the current leaf"
+"""What a move to the current leaf says (nothing is appended), in the app and ``navigate``."""
+
+
 def propose_navigation(
     snapshot: Snapshot,
     nav_plan: NavigationPlan,
@@ -325,7 +329,7 @@ def propose_navigation(
     _check_same_load(snapshot, generation)
     session = snapshot.session
     if nav_plan.noop:
-        raise ActionRefused("nothing to do: the target is the current leaf", "nothing-to-do")
+        raise ActionRefused(NOTHING_TO_DO, "nothing-to-do")
     old_leaf = nav_plan.old_leaf
     if record is None:
         record = make_leaf_marker(
