@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tui_compactor.engine.context import build_context
+from tui_compactor.session import table
 from tui_compactor.session.reader import load_session
 from tui_compactor.session.session import timestamp_key
 
@@ -96,6 +97,74 @@ def test_timestamps_of_any_shape_read_back_as_written_and_order_siblings(tmp_pat
         assert order == [f"c{n}" for n in expected]
 
 
+def test_more_types_and_roles_than_a_byte_holds_read_back_as_written(tmp_path: Path) -> None:
+    """The type and role columns hold a byte an entry until a file names more than 256 of
+    either; past that every entry still reads back its own type and role (the first 256 too),
+    whether the new name came through the inline path (a message's role) or the general
+    one (an entry type)."""
+    lines: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "cwd": "/",
+                                    "timestamp": "2025-12-03T14:00:00.000Z"}]  # fmt: skip
+    parent = None
+    for n in range(300):
+        entry_id = f"m{n}"
+        lines.append({"type": "message", "id": entry_id, "parentId": parent,
+                      "timestamp": "2025-12-03T14:00:01.000Z",
+                      "message": {"role": f"role-{n}", "content": "x"}})  # fmt: skip
+        lines.append({"type": f"kind-{n}", "id": f"k{n}", "parentId": entry_id,
+                      "timestamp": "2025-12-03T14:00:01.000Z"})  # fmt: skip
+        parent = f"k{n}"
+    path = tmp_path / "names.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    expected_types = [t for n in range(300) for t in ("message", f"kind-{n}")]
+    expected_roles = [r for n in range(300) for r in (f"role-{n}", None)]
+    for lazy in (False, True):
+        session = load_session(path, lazy=lazy)
+        assert session.entry_types() == expected_types
+        assert session.entry_roles() == expected_roles
+        assert [e.type for e in session.entries] == expected_types
+        assert [session.entries[i].role for i in range(600)] == expected_roles
+        assert session.type_of(599) == "kind-299" and session.type_of(1) == "kind-0"
+
+
+def test_lines_and_offsets_past_four_bytes_read_back_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line numbers and byte offsets take four bytes an entry until a file goes past what
+    four bytes hold (4 GB, 4 billion lines); then the columns widen and every entry, before
+    and after, keeps its line and offset. The bound is lowered here to a few KB (a real
+    4 GB file is not written), on a file indexed inline and through the general path (a
+    label every few lines), eagerly and lazily."""
+    lines: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "cwd": "/",
+                                    "timestamp": "2025-12-03T14:00:00.000Z"}]  # fmt: skip
+    parent = None
+    for n in range(200):
+        entry_id = f"e{n}"
+        if n % 7 == 3:
+            record: dict[str, Any] = {"type": "label", "id": entry_id, "parentId": parent,
+                                      "timestamp": "2025-12-03T14:00:01.000Z",
+                                      "targetId": "e0", "label": f"l{n}"}  # fmt: skip
+        else:
+            record = {"type": "message", "id": entry_id, "parentId": parent,
+                      "timestamp": "2025-12-03T14:00:01.000Z",
+                      "message": {"role": "user", "content": "x" * n}}  # fmt: skip
+        lines.append(record)
+        parent = entry_id
+    path = tmp_path / "positions.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "\n" * 50)
+    expected = {lazy: [_fields(e) for e in load_session(path, lazy=lazy).entries]
+                for lazy in (False, True)}  # fmt: skip
+    monkeypatch.setattr(table, "WIDE_POSITION", 5_000)
+    for lazy in (False, True):
+        session = load_session(path, lazy=lazy)
+        assert session._table._offsets.typecode == "q"
+        assert [_fields(e) for e in session.entries] == expected[lazy]
+        assert session.entries[150].data["id"] == "e150"
+    monkeypatch.setattr(table, "WIDE_POSITION", 100)  # the line numbers too
+    session = load_session(path, lazy=True)
+    assert session._table._lines.typecode == "q"
+    assert [_fields(e) for e in session.entries] == expected[True]
+
+
 def _chain(path: Path, count: int) -> Path:
     lines = [json.dumps({"type": "session", "version": 3, "id": "s", "cwd": "/",
                          "timestamp": "2025-12-03T14:00:00.000Z"})]  # fmt: skip
@@ -115,7 +184,8 @@ def _chain(path: Path, count: int) -> Path:
 
 def test_the_index_of_a_deep_chain_stays_small_per_entry(tmp_path: Path) -> None:
     """A lazily read 30,000-deep chain: the whole index (ids, links, positions, timestamps,
-    tree) takes under 300 bytes an entry (one object per entry took ~390), and holding its
+    tree) takes under 210 bytes an entry (one object per entry took ~390; eight-byte slots
+    for every count, code and index ~224), and holding its
     leaf's context adds under 160 bytes an item (no entry object held per item)."""
     count = 30_000
     path = _chain(tmp_path / "chain.jsonl", count)
@@ -131,7 +201,7 @@ def test_the_index_of_a_deep_chain_stays_small_per_entry(tmp_path: Path) -> None
     finally:
         tracemalloc.stop()
     assert len(context.items) == count
-    assert index_bytes / count < 300, f"{index_bytes / count:.0f} bytes an entry"
+    assert index_bytes / count < 210, f"{index_bytes / count:.0f} bytes an entry"
     assert context_bytes / count < 160, f"{context_bytes / count:.0f} bytes an item"
     assert context.items[-1].entry is not None and context.items[-1].entry.index == count - 1
     assert context.items[0].message["content"] == "turn 0"

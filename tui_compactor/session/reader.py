@@ -741,9 +741,11 @@ class _Scanner:
         # The entry's columns (``EntryTable.add``, inlined: a call per line costs ~5%).
         table = s._table
         ids_add, parents_add = table._ids.append, table._parents.append
+        message_code = table.type_code("message")
         types_add, roles_add = table._types.append, table._roles.append
-        message_code = table._type_names.code("message")
         role_codes = table._role_names._codes
+        # Every line here ends with a newline: at most ``upto - first`` more lines and bytes.
+        table.make_room(s.line_count + upto - first, line_start + upto - first)
         lines_of = table._lines
         lines_add, offsets_add, sizes_add = (
             lines_of.append,
@@ -815,7 +817,8 @@ class _Scanner:
                         role = roles.get(role, role)  # one string object per role
                         role_code = role_codes.get(role)
                         if role_code is None:
-                            role_code = table._role_names.code(role)
+                            role_code = table.role_code(role)
+                            roles_add = table._roles.append  # the column may have widened
                         if role == "assistant":
                             content = message.get("content")
                             has_text = False
@@ -937,6 +940,10 @@ class _Scanner:
             process(data[line_at:end], offset, True, obj if tried else None)
             index = len(table)
             last_stamp = None
+            # The general path may have widened a column (``EntryTable.make_room``, ``role_code``).
+            types_add, roles_add = table._types.append, table._roles.append
+            lines_of, offsets_add = table._lines, table._offsets.append
+            lines_add = lines_of.append
             if not fast:
                 fast = s.version == CURRENT_VERSION and s.header_valid and s._first_object_seen
         s.line_count = line_no

@@ -2,7 +2,8 @@
 
 A 200,000-deep chain held as one ``Entry`` object per line cost ~75 MB of Python objects
 (the objects, their packed position integers, the id and timestamp strings). ``EntryTable``
-keeps the same facts in flat arrays (8 bytes an entry per column, a byte-packed timestamp)
+keeps the same facts in flat arrays (1 to 8 bytes an entry per column, a byte-packed
+timestamp)
 and hands out an ``Entry`` built on demand; walks that visit many entries read the columns
 directly (``parent_column``, ``id_column``, ``types``...).
 
@@ -112,6 +113,14 @@ class _Names:
         return code
 
 
+WIDE_POSITION = 2**32
+"""The first line number or byte offset a four-byte column cannot hold."""
+
+SMALL_CODES = 256
+"""Codes a one-byte column holds. A session has a handful of entry types and roles; a column
+gets four bytes a slot only once a file names more (``EntryTable.type_code``)."""
+
+
 class EntryTable(Sequence[Entry]):
     """The entries of a session in file order, kept as columns; ``table[i]`` is an ``Entry``
     built on demand (a fresh object each time: compare entries by ``index``, not identity).
@@ -132,13 +141,20 @@ class EntryTable(Sequence[Entry]):
         it (``Session.path_to``) makes no new integer objects (32 bytes each)."""
         self._parent_ids: dict[int, str | None] = {}
         """``parentId`` of the entries where it is not the resolved parent's id."""
-        self._types = array("I")
+        self._types = array("B")
+        """Per entry: its type's code in ``_type_names`` (one byte; ``I`` past 256 names)."""
         self._type_names = _Names("message")
-        self._roles = array("I")
+        self._roles = array("B")
+        """Per entry: its role's code in ``_role_names`` (as ``_types``)."""
         self._role_names = _Names(None)
-        self._lines = array("q")
-        self._offsets = array("q")
-        self._sizes = array("q")
+        self._lines = array("I")
+        """Per entry: its physical line (four bytes; ``q`` once a line number reaches
+        ``WIDE_POSITION``: ``make_room``)."""
+        self._offsets = array("I")
+        """Per entry: its line's byte offset (as ``_lines``: ``q`` in a file over 4 GB)."""
+        self._sizes = array("I")
+        """Per entry: its line's bytes (four bytes: an indexed line is at most
+        ``reader.MAX_LINE_BYTES``)."""
         self.timestamps = TimestampColumn()
         """Timestamps and their sort keys."""
         self._records: list[dict[str, Any] | None] | None = None
@@ -174,8 +190,11 @@ class EntryTable(Sequence[Entry]):
             self._parents.append(parent)
             if parent_id != self._ids[parent]:
                 self._parent_ids[index] = parent_id
-        self._types.append(self._type_names.code(type_name))
-        self._roles.append(self._role_names.code(role))
+        type_code = self.type_code(type_name)  # before the column is read: it may widen
+        role_code = self.role_code(role)
+        self._types.append(type_code)
+        self._roles.append(role_code)
+        self.make_room(line, offset)
         self._lines.append(line)
         self._offsets.append(offset)
         self._sizes.append(size)
@@ -186,6 +205,30 @@ class EntryTable(Sequence[Entry]):
             self._records.append(record)
         if source is not None:
             self._source = source
+
+    def make_room(self, line: int, offset: int) -> None:
+        """Widen the line and offset columns to eight bytes a slot if ``line`` or ``offset``
+        (an upper bound of what comes next) would not fit in four: a file over 4 GB, or
+        with 4 billion lines. Read ``_lines`` and ``_offsets`` after calling this."""
+        if line >= WIDE_POSITION and self._lines.typecode != "q":
+            self._lines = array("q", self._lines)
+        if offset >= WIDE_POSITION and self._offsets.typecode != "q":
+            self._offsets = array("q", self._offsets)
+
+    def type_code(self, type_name: str) -> int:
+        """The code of ``type_name`` in the type column (a new one for a new name). The
+        column may be replaced by a wider one: read ``_types`` after calling this."""
+        code = self._type_names.code(type_name)
+        if code >= SMALL_CODES and self._types.typecode == "B":
+            self._types = array("I", self._types)
+        return code
+
+    def role_code(self, role: str | None) -> int:
+        """The code of ``role`` in the role column, as ``type_code``: read ``_roles`` after."""
+        code = self._role_names.code(role)
+        if code >= SMALL_CODES and self._roles.typecode == "B":
+            self._roles = array("I", self._roles)
+        return code
 
     def append(self, entry: Entry, key: str) -> None:
         """Add ``entry`` (its ``index`` must be ``len(self)``)."""
@@ -310,7 +353,8 @@ class EntryTable(Sequence[Entry]):
         return self._ids
 
     def type_column(self) -> Sequence[str]:
-        """Every entry's type in file order, each read when asked (``types``: all at once)."""
+        """Every entry's type in file order, each read when asked (``types``: all at once);
+        the entries indexed so far (a later one may move the codes to a wider column)."""
         return EntryView(self._type_names.names, self._types)  # type: ignore[arg-type]
 
     def types(self) -> list[str]:
