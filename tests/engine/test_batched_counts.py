@@ -394,3 +394,36 @@ def test_a_shake_preview_reads_no_record_before_the_kept_part() -> None:
     previews = shake_previews(session, leaf, list(SHAKE_CONFIGS), counter)
     assert [preview.to_json() for preview in previews] == expected
     assert reads and min(reads) >= kept, (min(reads), kept)
+
+
+def test_the_context_tab_walked_again_asks_nothing_once_counted(
+    handle: SessionHandle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Context tab (and its gauge) at a node after a compaction, walked a second time on
+    the same token cache (the next cursor move there): nothing left to count. The compaction
+    summary, read from its entry under pi's rules, is the entry's count in the cache; it was
+    counted again, one request of one text, at every walk. The figures are the same."""
+    settings = Settings.defaults().edited("app", rules="pi", tokens="cl100k")
+    counter = CallCounter()
+    monkeypatch.setitem(tokens._COUNTERS, "cl100k", counter)
+    cache = TokenCache(handle.session, counter)  # type: ignore[arg-type]
+    with handle.read() as snapshot:
+        leaf = snapshot.leaf
+        assert leaf is not None
+
+        def blocks() -> list[Any]:
+            return [b[2] for b in gauge_at(snapshot, leaf, settings, cache, sent=True).blocks]
+
+        first = blocks()
+        assert counter.calls > 0
+        counter.calls = counter.counted = 0
+        assert blocks() == first
+        assert counter.calls == 0, counter.counted
+        alone = Cl100kCounter(preload=False)
+        monkeypatch.setitem(tokens._COUNTERS, "cl100k", alone)
+        assert [
+            b[2]
+            for b in gauge_at(
+                snapshot, leaf, settings, TokenCache(handle.session, alone), sent=True
+            ).blocks
+        ] == first

@@ -755,6 +755,22 @@ async def test_the_window_tab_tells_two_tools_apart_at_80x24(tmp_path: Path) -> 
         assert largest.virtual_size.height == largest.option_count
 
 
+async def test_the_window_tab_says_a_provider_count_below_the_messages_plainly() -> None:
+    """A provider count below the messages' own count is no negative system prompt: it read
+    "(-1077 system prompt, tools, counting)"."""
+    from tui_compactor.ui.widgets.analysis import breakdown_summary
+
+    session = SimpleNamespace(entries=[SimpleNamespace(id="e1")])
+    common = dict(leaf=0, total=24700, window=200000, counter_name="cl100k", usage_tokens=1)
+    common |= dict(compaction_prepared=False, compaction_reason="too small")
+    below = SimpleNamespace(**common, context_tokens=23623)
+    above = SimpleNamespace(**common, context_tokens=31500)
+    assert "(1.1k fewer than counted here: counted differently)" in str(
+        breakdown_summary(below, session)
+    )
+    assert "(+6.8k system prompt, tools, counting)" in str(breakdown_summary(above, session))
+
+
 def bar_cells(line: str) -> int:
     return line.count("█")
 

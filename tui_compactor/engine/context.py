@@ -69,7 +69,7 @@ class ContextItem(LazyMessage):
     loaded session costs nothing for the messages nobody looks at.
     """
 
-    __slots__ = ("role", "entry_index", "kind", "excluded", "rewritten")
+    __slots__ = ("role", "entry_index", "kind", "excluded", "rewritten", "from_entry")
 
     def __init__(
         self,
@@ -93,6 +93,9 @@ class ContextItem(LazyMessage):
         self.rewritten = False
         """oh-my-pi rules: the message differs from its entry's (dangling tool calls, and that
         turn's redacted thinking and signatures, stripped)."""
+        self.from_entry = message is None
+        """The message is the one its entry stands for (``message_from_entry``), read when
+        asked, not one the rules made (oh-my-pi's compaction summary)."""
         LazyMessage.__init__(self, message, entry)
 
     def __repr__(self) -> str:
@@ -642,11 +645,12 @@ def _counted_as(item: ContextItem, counter: TokenCounter, cache: TokenCache | No
     """How an item's tokens are counted (the one rule): ``held`` (the entry's count in
     ``cache``, counted from the message the item holds), ``entry`` (the entry's count in
     ``cache``), ``fresh`` (its own message counted: the context rewrote or synthesized it,
-    omp rules; or no cache of ``counter``)."""
+    omp rules; or no cache of ``counter``). A compaction summary read from its entry (pi's
+    rules) is the entry's: counted once in the cache, not again at every walk."""
     if cache is not None and cache.counter is counter and not item.rewritten:
         if item.kind == "message":  # the entry's own message, held by the item once read
             return "held"
-        if item.kind != "compaction" or item.role != "compactionSummary":
+        if item.kind != "compaction" or item.role != "compactionSummary" or item.from_entry:
             return "entry"
     return "fresh"
 

@@ -169,9 +169,15 @@ def breakdown_summary(breakdown: Any, session: Any) -> Text:
     out.append("\n")
     if breakdown.usage_tokens is not None:
         gap = breakdown.context_tokens - breakdown.total
+        # Below the messages' own count the gap is no system prompt: the counters differ
+        # (it read "-1077 system prompt, tools, counting").
+        why = (
+            f"+{format_tokens(gap)} system prompt, tools, counting"
+            if gap >= 0
+            else f"{format_tokens(-gap)} fewer than counted here: counted differently"
+        )
         out.append(
-            f"provider-counted context {format_tokens(breakdown.context_tokens)} "
-            f"({'+' if gap >= 0 else ''}{format_tokens(gap)} system prompt, tools, counting)\n",
+            f"provider-counted context {format_tokens(breakdown.context_tokens)} ({why})\n",
             style="dim",
         )
     if breakdown.compaction_prepared:
