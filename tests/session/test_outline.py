@@ -170,9 +170,40 @@ def test_stored_rows_read_back_as_the_walk_made_them() -> None:
                 assert rows.positions.get(len(session.entries)) is None
 
 
+def test_indents_and_child_counts_past_a_byte_read_back_as_walked(tmp_path: Path) -> None:
+    """Rows keep indent and child count in a byte each until one is over 255; a tree whose
+    side branches nest 300 deep and whose root has 300 children still reads back every row
+    as the walk made it."""
+
+    def record(entry_id: str, parent: str | None, second: int) -> str:
+        return json.dumps({"type": "message", "id": entry_id, "parentId": parent,
+                           "timestamp": f"2025-01-01T00:{second // 60:02d}:{second % 60:02d}.000Z",
+                           "message": {"role": "user", "content": entry_id}})  # fmt: skip
+
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t",
+                         "cwd": "/"})]  # fmt: skip
+    lines.append(record("root", None, 0))
+    for n in range(300):  # the root's children: 300 one-entry branches
+        lines.append(record(f"c{n}", "root", 1 + n))
+    parent = "c0"
+    for n in range(300):  # under c0 a staircase: each side branch opens one level deeper
+        lines.append(record(f"t{n}", parent, 400 + 2 * n))
+        lines.append(record(f"s{n}", parent, 401 + 2 * n))
+        parent = f"s{n}"
+    lines.append(record("leaf", "root", 3000))
+    path = tmp_path / "wide-and-nested.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = load_session(path)
+    walked = list(OutlineWalk(session, view=OutlineFilter.ALL))
+    rows = build_outline(session, view=OutlineFilter.ALL)
+    assert list(rows) == walked
+    assert max(r.indent for r in walked) > 255 and max(r.child_count for r in walked) == 301
+
+
 def test_rows_of_a_deep_chain_stay_small(big_corpus: Path) -> None:
     """A 50,000-deep chain's rows and positions take a few bytes per row (row objects and a
-    dict of positions took ~200 bytes a row: the app held ~40 MB for a 200k chain)."""
+    dict of positions took ~200 bytes a row: the app held ~40 MB for a 200k chain; four-byte
+    indents and child counts ~18)."""
     deep = load_session(big_corpus / "very-deep-chain-50k.jsonl")
     tracemalloc.start()
     try:
@@ -181,7 +212,7 @@ def test_rows_of_a_deep_chain_stay_small(big_corpus: Path) -> None:
     finally:
         tracemalloc.stop()
     assert len(rows) == 50_000 and rows[-1].is_leaf and rows[-1].on_active_path
-    assert size < 50_000 * 24, f"{size / 50_000:.0f} bytes a row"
+    assert size < 50_000 * 14, f"{size / 50_000:.0f} bytes a row"
 
 
 def test_the_child_lists_flat_form_is_the_lists() -> None:

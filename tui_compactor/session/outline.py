@@ -182,7 +182,7 @@ class EntryPositions(Mapping[int, int]):
 
 class OutlineRows(Sequence[OutlineRow]):
     """The rows of ``build_outline``, stored as parallel arrays (a few bytes a row: a
-    200,000-deep chain's 200k rows take ~3 MB, where row objects and a dict of positions
+    200,000-deep chain's 200k rows take ~2 MB, where row objects and a dict of positions
     would take ~40 MB). Reading a row makes its ``OutlineRow``; ``index_at`` reads only the entry.
     ``positions``: entry index -> row position."""
 
@@ -199,20 +199,31 @@ class OutlineRows(Sequence[OutlineRow]):
     )
 
     def __init__(self, entry_count: int = 0, rows: Iterable[tuple[Any, ...]] = ()) -> None:
-        index, indent, child_count = array("i"), array("i"), array("i")
+        index = array("i")
+        # Indents and child counts take a byte a row until one is over 255 (a chain's are all
+        # 0 and 1); then that column turns to four bytes a row.
+        indent, child_count = array("B"), array("B")
         flags = bytearray()
         hidden: dict[int, int] = {}
         missing: dict[int, str] = {}
         branch_points, folded = array("i"), array("i")
         for position, (entry, depth, bits, children, below, broken) in enumerate(rows):
             index.append(entry)
-            indent.append(depth)
+            try:
+                indent.append(depth)
+            except OverflowError:
+                indent = array("i", indent)
+                indent.append(depth)
             flags.append(bits)
             if bits & _BRANCH_POINT:
                 branch_points.append(position)
             if bits & _FOLDED:
                 folded.append(position)
-            child_count.append(children)
+            try:
+                child_count.append(children)
+            except OverflowError:
+                child_count = array("i", child_count)
+                child_count.append(children)
             if below:
                 hidden[position] = below
             if broken is not None:
