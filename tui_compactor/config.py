@@ -69,6 +69,7 @@ from tui_compactor.config_sources import (
     set_variables,
 )
 from tui_compactor.engine.settings import check_threshold
+from tui_compactor.wording import token_figure
 
 __all__ = [
     "CompactionConfig",
@@ -125,6 +126,37 @@ class CompactionConfig(_Strict):
         description="Compact above this many tokens (-1: unset; wins over the percent; a "
         "fraction counts as the whole tokens below it, at least 1).",
     )
+
+    @field_validator(
+        "keep_recent_tokens",
+        "reserve_tokens",
+        "context_window",
+        "branch_summary_reserve_tokens",
+        "summary_window",
+        mode="before",
+    )
+    @classmethod
+    def _token_figure(cls, value: Any) -> Any:
+        """A token figure written as text (a ``TUI_COMPACTOR_*`` variable, ``"20k"`` in the
+        file) reads as the app's plan form and the flags read it (``wording.token_figure``);
+        what it cannot read is left to the field's own check, which names the problem."""
+        if isinstance(value, str):
+            try:
+                return int(token_figure(value))
+            except ValueError:
+                return value
+        return value
+
+    @field_validator("threshold_tokens", mode="before")
+    @classmethod
+    def _threshold_figure(cls, value: Any) -> Any:
+        """``"20k"`` as the flag and the plan form read it (the fraction kept)."""
+        if isinstance(value, str):
+            try:
+                return token_figure(value)
+            except ValueError:
+                return value
+        return value
 
     @field_validator("threshold_percent", "threshold_tokens")
     @classmethod

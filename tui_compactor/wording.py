@@ -6,7 +6,7 @@ Shared by the commands' text output, the app and the offline summarizer.
 
 from __future__ import annotations
 
-__all__ = ["ESTIMATE_MARK", "NO_TABLE_MARK", "count_of", "more_of"]
+__all__ = ["ESTIMATE_MARK", "NO_TABLE_MARK", "count_of", "more_of", "token_figure"]
 
 ESTIMATE_MARK = "≈ chars/4"
 """Beside a figure counted with pi's chars/4 estimate in place of the counter asked for."""
@@ -33,3 +33,24 @@ def count_of(n: int, one: str, many: str | None = None) -> str:
 def more_of(shown: int, total: int) -> str:
     """`` and N more`` when ``total`` items were cut to ``shown``, else ``""``."""
     return f" and {total - shown} more" if total > shown else ""
+
+
+def token_figure(text: str) -> float:
+    """A token figure as people write it — ``20000``, ``20_000``, ``20k``, ``1.5M``,
+    ``1500.5`` — as the number it stands for: the one reading of a typed figure, for the app's
+    plan form, the settings flags (``--keep-recent 20k``) and the config's token keys and
+    variables (``TUI_COMPACTOR_CONTEXT_WINDOW=1M``).
+
+    Raises:
+        ValueError: not such a figure (``abc``, ``nan``, ``inf``, an empty text).
+    """
+    cleaned = text.strip().lower().replace("_", "")
+    scale = 1
+    if cleaned.endswith("k"):
+        scale, cleaned = 1000, cleaned[:-1]
+    elif cleaned.endswith("m"):
+        scale, cleaned = 1_000_000, cleaned[:-1]
+    value = float(cleaned) * scale
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"not a number of tokens: {text}")
+    return value

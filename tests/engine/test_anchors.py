@@ -55,6 +55,25 @@ def test_the_scans_find_what_the_plain_patterns_find(text: str) -> None:
     assert anchors.defined_names(text) == _unique(PLAIN_DEFINITION.findall(text))
 
 
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([*PIECES, "\x00", "class def", "func\x00"]), max_size=16)
+                .map("".join), max_size=8))  # fmt: skip
+def test_defined_names_of_many_texts_are_each_texts_own(batch: list[str]) -> None:
+    """Texts read together (one scan per keyword over them joined) give each text's own
+    defined names, in order: no match reaches from one text into the next, a keyword at a
+    text's start counts, and two keywords' overlapping matches (``class def foo``) are read
+    as the joint pattern reads them."""
+    assert anchors.defined_names_each(batch) == [anchors.defined_names(text) for text in batch]
+
+
+def test_defined_names_of_many_texts_overlapping_keywords() -> None:
+    """The joint pattern's reading where one keyword's match covers another's start: the
+    first match wins and the covered one is not a match (``class def foo``: ``def``)."""
+    batch = ["class def foo", "def class bar fn baz", "x\x00class Foo", "", "type struct S"]
+    assert anchors.defined_names_each(batch) == [["def"], ["class", "baz"], ["Foo"], [], ["struct"]]
+    assert anchors.defined_names_each(batch) == [anchors.defined_names(text) for text in batch]
+
+
 def test_bytes_whitespace_is_the_texts_whitespace() -> None:
     """The UTF-8 whitespace pattern matches a character exactly when ``\\s`` does."""
     space = re.compile(anchors._BYTES_SPACE)
@@ -84,19 +103,29 @@ def test_a_haystack_answers_as_the_normalized_text(parts: list[str], needles: li
         assert joined.contains(needle) == expected, needle
 
 
-def test_spaced_needles_are_tried_only_where_their_first_two_words_are() -> None:
+def test_spaced_needles_are_tried_only_where_their_first_two_words_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A command is looked up at the places where its first two words follow each other:
     a window full of ``npm WARN`` lines answers the absent ``npm test -- ...`` commands
-    without trying any of their patterns, and still finds the one that is there, across a
-    line break and a run of spaces."""
+    without trying them anywhere, and still finds the one that is there, across a line
+    break, a run of spaces and a wide space."""
+    tried: list[int] = []
+    follow = anchors._words_follow
+
+    def counted(text: bytes, at: int, words: list[bytes]) -> bool:
+        tried.append(at)
+        return follow(text, at, words)
+
+    monkeypatch.setattr(anchors, "_words_follow", counted)
     lines = [f"npm WARN pkg{i}@1.0.{i} requires a peer of x{i}" for i in range(300)]
-    lines.append("npm test -- branch\n   2>&1 | tail -50")
+    lines.append("npm test -- branch\n   2>&1 |\u3000tail -50")
     haystack = anchors.Haystack.joined(lines)
     absent = [f"npm tset -- q{i}zz 2>&1 | tail -50" for i in range(50)]
-    tried = anchors._spaced_bytes_pattern.cache_info().misses
     assert not any(haystack.contains(needle) for needle in absent)
-    assert anchors._spaced_bytes_pattern.cache_info().misses == tried
+    assert not tried
     assert haystack.contains("npm test -- branch 2>&1 | tail -50")
+    assert tried
     assert not haystack.contains("npm test -- branch 2>&1 | tail -51")
     assert haystack.contains("npm test")
     assert not haystack.contains("npm warn pkg1@1.0.1 requires a peer of x2")

@@ -153,3 +153,35 @@ def test_inspect_counts_with_the_counter_every_other_command_uses(
     tokens = {row["index"]: row["tokens"] for row in inspect["entries"]}
     items = [item for item in context["items"] if item["kind"] == "message"]
     assert items and all(tokens[item["entryIndex"]] == item["tokens"] for item in items)
+
+
+def test_a_token_figure_reads_the_same_in_the_app_the_flags_and_the_config(
+    tmp_path: Path,
+) -> None:
+    """The plan form takes "0.5k" (its help says 20000, 20k, 1.5M); `--keep-recent 0.5k` was
+    "not a comma-separated list of integers" and the variable or the config's "0.5k" "unable
+    to parse string as an integer". One reading now (`wording.token_figure`): each plans the
+    cut that 500 plans."""
+    from tui_compactor.ui.widgets.plan_view import _int_or_none
+
+    assert _int_or_none("0.5k") == KEEP
+    env, _ = _setup("env", tmp_path / "plain")
+    env.pop("TUI_COMPACTOR_TOKENS")
+    env.pop("TUI_COMPACTOR_KEEP_RECENT_TOKENS")
+    expected = _run(env, "plan", str(FIXTURE), "--json", "--keep-recent", str(KEEP))["plans"][0]
+    assert expected["keepRecentTokens"] == KEEP
+    shown = [_run(env, "plan", str(FIXTURE), "--json", "--keep-recent", "0.5k")]
+    shown.append(_run({**env, "TUI_COMPACTOR_KEEP_RECENT_TOKENS": "0.5k"}, "plan", str(FIXTURE),
+                      "--json"))  # fmt: skip
+    config = tmp_path / "config.toml"
+    config.write_text('[compaction]\nkeep_recent_tokens = "0.5k"\n', encoding="utf-8")
+    shown.append(_run(env, "plan", str(FIXTURE), "--json", "--config", str(config)))
+    for report in shown:
+        assert _decision(report["plans"][0]) == _decision(expected)
+    window = _run(env, "plan", str(FIXTURE), "--json", "--window", "1.5M")
+    assert window["threshold"]["window"] == 1_500_000
+    threshold = ["--rules", "omp", "--json"]
+    flag = _run(env, "plan", str(FIXTURE), *threshold, "--threshold-tokens", "1.5k")
+    variable = _run({**env, "TUI_COMPACTOR_THRESHOLD_TOKENS": "1.5k"}, "plan", str(FIXTURE),
+                    *threshold)  # fmt: skip
+    assert flag["threshold"]["thresholdTokens"] == variable["threshold"]["thresholdTokens"] == 1500

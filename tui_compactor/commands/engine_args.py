@@ -21,13 +21,47 @@ class CommandError(Exception):
     """A user-facing error: printed as ``tui-compactor: <message>`` with exit status 2."""
 
 
-def int_list(text: str) -> list[int]:
-    """``"20000,50000"`` -> ``[20000, 50000]`` (argparse type)."""
+def tokens(text: str) -> int:
+    """A number of tokens as the app's plan form reads it (``wording.token_figure``: ``20000``,
+    ``20k``, ``1.5M``; a fraction counts as the whole tokens below it), for argparse.
+
+    Raises:
+        argparse.ArgumentTypeError: not such a figure.
+    """
+    from tui_compactor.wording import token_figure
+
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
+        return int(token_figure(text))
     except ValueError as error:
         raise argparse.ArgumentTypeError(
-            f"not a comma-separated list of integers: {text}"
+            f"not a number of tokens (20000, 20k, 1.5M): {text}"
+        ) from error
+
+
+def token_threshold(text: str) -> float:
+    """``--threshold-tokens``: a token figure as ``tokens`` reads it (``20k``), its fraction
+    kept (``engine.settings.whole_tokens`` decides what it counts as); ``-1`` unsets it."""
+    from tui_compactor.wording import token_figure
+
+    try:
+        return token_figure(text)
+    except ValueError:
+        pass
+    try:  # nan, inf: refused by the threshold's own check, in the words the config gets
+        return float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(
+            f"not a number of tokens (20000, 20k, 1.5M): {text}"
+        ) from error
+
+
+def int_list(text: str) -> list[int]:
+    """``"20000,50k"`` -> ``[20000, 50000]`` (argparse type; each value as ``tokens``)."""
+    try:
+        values = [tokens(part) for part in text.split(",") if part.strip()]
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of token figures (20000,50k): {text}"
         ) from error
     if not values or any(value < 0 for value in values):
         raise argparse.ArgumentTypeError(f"expected non-negative integers: {text}")
@@ -35,18 +69,23 @@ def int_list(text: str) -> list[int]:
 
 
 def non_negative(text: str) -> int:
-    """A non-negative integer (argparse type)."""
-    try:
-        value = int(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not an integer: {text}") from error
+    """A number of tokens that is not negative (argparse type; ``tokens``)."""
+    value = tokens(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text}")
     return value
 
 
+def positive_tokens(text: str) -> int:
+    """A number of tokens greater than zero (argparse type; a window of 0 means nothing)."""
+    value = tokens(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0: {text}")
+    return value
+
+
 def positive(text: str) -> int:
-    """An integer greater than zero (argparse type; a context window of 0 means nothing)."""
+    """An integer greater than zero (argparse type: a count, such as ``stats --jobs``)."""
     try:
         value = int(text)
     except ValueError as error:
@@ -95,7 +134,7 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
     )
     parser.add_argument(
         "--window",
-        type=positive,
+        type=positive_tokens,
         default=None,
         metavar="N",
         help="the agent model's context window: adds the compaction threshold",
@@ -130,7 +169,7 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
     )
     parser.add_argument(
         "--threshold-tokens",
-        type=float,
+        type=token_threshold,
         default=None,
         metavar="N",
         help="compact above N tokens (-1: unset; wins over the percent; a fraction counts as "
@@ -167,7 +206,7 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
     )
     parser.add_argument(
         "--summary-window",
-        type=positive,
+        type=positive_tokens,
         default=None,
         metavar="N",
         help="the summarizer's own window (default: the profile's); larger "

@@ -14,8 +14,12 @@ region's anchors for the fidelity audit from it.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
+import operator
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from tui_compactor.engine.messages import message_text
@@ -24,6 +28,7 @@ __all__ = [
     "AnchorKind",
     "code_names",
     "defined_names",
+    "defined_names_each",
     "mentioned_paths",
     "mentioned_urls",
     "request_names",
@@ -37,6 +42,7 @@ __all__ = [
     "first_line",
     "message_anchors",
     "message_uses",
+    "message_words",
     "message_text",
     "normalize",
     "tool_calls",
@@ -187,6 +193,76 @@ def defined_names(text: str) -> list[str]:
     return _unique(_DEFINITION.findall(text))
 
 
+_DEFINITION_EACH = tuple(
+    (word, re.compile(rf"{word}(?<!\w{word}){tail}\s+([A-Za-z_]\w{{2,}})"))
+    for word, tail in (
+        ("func", "(?:tion)?"), ("def", ""), ("class", ""), ("fn", ""), ("interface", ""),
+        ("struct", ""), ("enum", ""), ("type", ""),
+    )
+)  # fmt: skip
+"""``_DEFINITION`` one keyword at a time (``function`` and ``func`` in one: ``function`` first,
+as in ``_DEFINITION``'s alternation, ``fn`` matching neither). Each starts with its keyword,
+a literal the engine skips to (``_DEFINITION`` can only skip to the keywords' first letters,
+most letters of English text, and tries the whole alternation at each)."""
+_APART = "\x00"
+"""What ``defined_names_each`` puts between texts: neither a word character nor whitespace, so
+no match reaches across it, and a keyword right after it is at a word's start, as at the
+start of a text (it may also occur in a text: only match positions are used)."""
+_MATCH_START = re.Match.start
+_MATCH_END = re.Match.end
+_NAME = operator.itemgetter(1)
+
+
+def defined_names_each(texts: Sequence[str]) -> list[list[str]]:
+    """``[defined_names(text) for text in texts]``, in one pass per keyword over the texts
+    joined (``_APART`` between them) instead of one scan and a few look-ups a text.
+
+    At most one keyword matches at a place (their first letters differ but for ``f``, and
+    ``fn``, ``func`` and ``function`` need different letters or whitespace after ``f`` or
+    ``func``), so the matches of ``_DEFINITION`` are those of the keywords one at a time
+    whenever those do not overlap: scanning left to right, the next match of the joint
+    pattern is the first one-keyword match no earlier match covers. A text where two of
+    them overlap (``class def foo``: ``def foo`` is covered by ``class def``) is read by
+    ``defined_names``."""
+    found: list[list[str]] = [[] for _ in texts]
+    if not texts:
+        return found
+    joined = _APART.join(texts)
+    starts: list[int] = []
+    ends: list[int] = []
+    names: list[str] = []
+    keywords = 0
+    for word, pattern in _DEFINITION_EACH:
+        if word in joined:
+            matches = list(pattern.finditer(joined))
+            if matches:
+                keywords += 1
+                starts += map(_MATCH_START, matches)
+                ends += map(_MATCH_END, matches)
+                names += map(_NAME, matches)
+    if not starts:
+        return found
+    # Where each text ends (its separator included), to tell which text a match is in.
+    bounds = list(itertools.accumulate(len(text) + 1 for text in texts))
+    owners = list(map(bisect.bisect_right, itertools.repeat(bounds, len(starts)), starts))
+    if keywords == 1:  # one keyword's matches: in order, never overlapping
+        for owner, name in zip(owners, names, strict=True):
+            found[owner].append(name)
+    else:
+        overlapping: list[int] = []
+        last_owner = -1
+        last_end = 0
+        for start, end, owner, name in sorted(zip(starts, ends, owners, names, strict=True)):
+            if owner == last_owner and start < last_end:
+                overlapping.append(owner)
+            found[owner].append(name)
+            last_owner = owner
+            last_end = end
+        for owner in overlapping:
+            found[owner] = _DEFINITION.findall(texts[owner])
+    return [_unique(names) if len(names) > 1 else names for names in found]
+
+
 def code_names(text: str) -> list[str]:
     """Names in backticks that look like code (``snake_case``, ``camelCase``, ``a.b``; a file
     name in backticks is a path, not a name), each once."""
@@ -219,8 +295,9 @@ Grouped = list[tuple[AnchorKind, list[str]]]
 """Anchors grouped by the reader that found them: ``(kind, texts in reading order)``."""
 
 
-def _spoken(text: str, *, user: bool) -> Grouped:
-    """The anchors of words the user or the agent wrote (not tool output), numbers aside."""
+def _spoken(text: str, *, user: bool, defined: list[str] | None = None) -> Grouped:
+    """The anchors of words the user or the agent wrote (not tool output), numbers aside.
+    ``defined``: ``defined_names(text)`` when the caller has it (``defined_names_each``)."""
     found: Grouped = []
     if not text:  # an assistant turn of tool calls only
         return found
@@ -233,7 +310,7 @@ def _spoken(text: str, *, user: bool) -> Grouped:
         paths = mentioned_paths(text)
         if paths:
             found.append(("path", paths))
-    names = defined_names(text)
+    names = defined_names(text) if defined is None else defined
     if names:
         found.append(("identifier", names))
     if "`" in text:
@@ -259,41 +336,57 @@ def _call_uses(arguments: dict[str, Any], found: Grouped) -> str | None:
     return path
 
 
+Words = tuple[str, list[dict[str, Any]]]
+"""What ``message_uses`` reads in a message: the words the user or the agent wrote (its text;
+empty when it has none to read) and the assistant's tool-call blocks."""
+
+
+def message_words(message: Any) -> Words:
+    """The ``Words`` of ``message`` (``message_uses`` reads them; a caller reading many
+    messages gets their defined names at once with ``defined_names_each``)."""
+    if isinstance(message, dict):
+        role = message.get("role")
+        if role == "user" or (role == "custom" and message.get("display", True)):
+            return message_text(message), []
+        if role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            return message_text(message, calls=blocks), blocks
+    return "", []
+
+
 def message_uses(
     message: Any,
     reads: list[str] | None = None,
     *,
     call_ids: bool = False,
+    words: Words | None = None,
+    defined: list[str] | None = None,
 ) -> Grouped:
     """What the user or the agent *did* with facts in one message, grouped (repeats kept):
     the anchors of their words and the files and commands of the assistant's tool calls or
     of a shell run, not what tools returned and not the numbers a user gave (a constraint for
     a summary to keep, not a fact a later turn refers back to). ``call_ids``: each tool
     call's id too (kind ``tool_call``), before what the call used. ``reads``, when given,
-    gets the files an assistant message's calls of ``READ_TOOLS`` read, in order."""
+    gets the files an assistant message's calls of ``READ_TOOLS`` read, in order.
+    ``words``: its ``message_words`` and ``defined``: ``defined_names`` of their text, when
+    the caller has them."""
     if not isinstance(message, dict):
         return []
     role = message.get("role")
-    if role == "user":
-        return _spoken(message_text(message), user=True)
-    if role == "assistant":
-        blocks: list[dict[str, Any]] = []
-        found = _spoken(message_text(message, calls=blocks), user=False)
-        for block in blocks:
-            if call_ids:
-                call_id = str(block.get("id", ""))
-                if call_id:
-                    found.append(("tool_call", [call_id]))
-            path = _call_uses(call_arguments(block), found)
-            if path and reads is not None and str(block.get("name", "tool")) in READ_TOOLS:
-                reads.append(path)
-        return found
-    if role == "custom" and message.get("display", True):
-        return _spoken(message_text(message), user=False)
     if role == "bashExecution":  # a command the user ran: a use; its output is not
         command = str(message.get("command", "")).strip()
         return [("command", [first_line(command, 120)])] if command else []
-    return []
+    text, blocks = message_words(message) if words is None else words
+    found = _spoken(text, user=role == "user", defined=defined)
+    for block in blocks:
+        if call_ids:
+            call_id = str(block.get("id", ""))
+            if call_id:
+                found.append(("tool_call", [call_id]))
+        path = _call_uses(call_arguments(block), found)
+        if path and reads is not None and str(block.get("name", "tool")) in READ_TOOLS:
+            reads.append(path)
+    return found
 
 
 def message_anchors(message: Any) -> list[tuple[AnchorKind, str]]:
@@ -341,6 +434,7 @@ _BYTES_SPACE = rb"(?:[" + re.escape(_ASCII_SPACES) + rb"]|" + _WIDE_SPACES + rb"
 """``\\s+`` of a text in its UTF-8 bytes: a run of the characters ``str.isspace`` (and so
 ``\\s``) calls whitespace, byte by byte."""
 _CASE_INTO_ASCII = ("\u0130", "\u212a")
+_UTF8 = operator.methodcaller("encode", "utf-8", "surrogatepass")
 """The only characters not in ASCII that ``str.lower`` turns into ASCII letters (``İ``, the
 Kelvin sign)."""
 
@@ -352,10 +446,26 @@ def _spaced_pattern(needle: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(re.escape(word) for word in needle.split(" ")))
 
 
-@functools.lru_cache(maxsize=1024)
-def _spaced_bytes_pattern(needle: bytes) -> re.Pattern[bytes]:
-    """``_spaced_pattern`` of an ASCII needle, for the UTF-8 bytes of a text."""
-    return re.compile(_BYTES_SPACE.join(re.escape(word) for word in needle.split(b" ")))
+_SPACE_RUN = re.compile(_BYTES_SPACE)
+
+
+def _words_follow(text: bytes, at: int, words: list[bytes]) -> bool:
+    """Whether ``words`` (ASCII, none empty or starting with whitespace) follow each other
+    in ``text`` from ``at`` with a whitespace run between each two: ``_spaced_pattern`` of
+    them joined by spaces, for the UTF-8 bytes of a text, without compiling a pattern per
+    needle. (The run before a word is taken whole: giving any of it back would leave
+    whitespace where the word must start.)"""
+    last = len(words) - 1
+    for number, word in enumerate(words):
+        if not text.startswith(word, at):
+            return False
+        at += len(word)
+        if number < last:
+            run = _SPACE_RUN.match(text, at)
+            if run is None:
+                return False
+            at = run.end()
+    return True
 
 
 class Haystack:
@@ -409,12 +519,10 @@ class Haystack:
             # Part by part when given in parts: a part in ASCII is copied as it is, where
             # the joined text would be as wide as its widest character.
             parts = [self._raw] if self._raw is not None else self._parts
-            self._ascii_ok = all(
-                part.isascii() or not any(c in part for c in _CASE_INTO_ASCII) for part in parts
-            )
+            wide = [part for part in parts if not part.isascii()]
+            self._ascii_ok = not any(char in part for part in wide for char in _CASE_INTO_ASCII)
             if self._ascii_ok:
-                encoded = [part.encode("utf-8", "surrogatepass") for part in parts]
-                self._bytes = b"\n".join(encoded).lower()
+                self._bytes = b"\n".join(map(_UTF8, parts)).lower()
         return self._bytes
 
     def contains(self, needle: str) -> bool:
@@ -426,26 +534,14 @@ class Haystack:
         """
         if self._norm is not None:
             return needle in self._norm
-        # Only " " is both whitespace and printable: the usual needle needs no regex.
-        printable = needle.isprintable()
-        plain = " " not in needle and (printable or not _HAS_SPACE.search(needle))
-        spaced = (
-            not plain
-            and printable
-            and "  " not in needle
-            and needle[0] != " "
-            and needle[-1] != " "
-        )
-        if (plain or spaced) and needle.isascii():
+        way, encoded = _needle_way(needle)
+        if encoded is not None:
             text = self._ascii_lower()
             if text is not None:
-                encoded = needle.encode("ascii")
-                if plain:
-                    return encoded in text
-                return self._spaced(text, encoded)
-        if plain:
+                return encoded in text if way is _PLAIN else self._spaced(text, encoded)
+        if way is _PLAIN:
             return needle in self.lower
-        if spaced:
+        if way is _SPACED:
             return _spaced_pattern(needle).search(self.lower) is not None
         self._norm = " ".join(self.lower.split())
         return needle in self._norm
@@ -454,7 +550,7 @@ class Haystack:
         """Whether the words of ``needle`` follow each other in ``text`` with whitespace
         between. Every match starts where its first two words do: those places are found in
         one search per haystack (the needles of one kind mostly share their first two words,
-        e.g. ``npm test``), and the whole pattern is tried at each of them only."""
+        e.g. ``npm test``), and the whole needle is tried at each of them only."""
         first, _, rest = needle.partition(b" ")
         second = rest.partition(b" ")[0]
         starts = self._starts.get((first, second))
@@ -463,8 +559,8 @@ class Haystack:
             starts = self._starts[(first, second)] = [match.start() for match in found]
         if not starts or len(first) + 1 + len(second) == len(needle):
             return bool(starts)  # none, or two words: those places answer
-        match = _spaced_bytes_pattern(needle).match
-        return any(match(text, at) is not None for at in starts)
+        words = needle.split(b" ")
+        return any(_words_follow(text, at, words) for at in starts)
 
 
 @functools.lru_cache(maxsize=256)
@@ -476,13 +572,37 @@ def _head_pattern(first: bytes, second: bytes) -> re.Pattern[bytes]:
 
 
 _HAS_SPACE = re.compile(r"\s")
+_PLAIN = "plain"
+_SPACED = "spaced"
+_OTHER = "other"
+
+
+@functools.lru_cache(maxsize=4096)
+def _needle_way(needle: str) -> tuple[str, bytes | None]:
+    """How ``Haystack.contains`` looks ``needle`` up (worked out once per needle: the same
+    facts are looked up in many haystacks): ``_PLAIN`` without whitespace, ``_SPACED``
+    single-spaced printable words, else ``_OTHER``; and its ASCII bytes when the UTF-8 bytes
+    of a text can answer (a plain or spaced ASCII needle), else None."""
+    # Only " " is both whitespace and printable: the usual needle needs no regex.
+    printable = needle.isprintable()
+    if " " not in needle and (printable or not _HAS_SPACE.search(needle)):
+        way = _PLAIN
+    elif printable and "  " not in needle and needle[0] != " " and needle[-1] != " ":
+        way = _SPACED
+    else:
+        return _OTHER, None
+    return way, needle.encode("ascii") if needle.isascii() else None
+
+
+_normalized = functools.lru_cache(maxsize=4096)(normalize)
+"""``normalize`` of an anchor (short; the same anchors are looked up in many haystacks)."""
 
 
 def anchor_present(kind: AnchorKind, text: str, haystack: Haystack) -> bool:
     """Whether a text carries an anchor, exactly or recognisably (a path by its last two
     parts, a long error, command or request by its first 60 chars), letter case and
     whitespace runs aside."""
-    norm = normalize(text)
+    norm = _normalized(text)
     if haystack.contains(norm):
         return True
     if kind == "path":

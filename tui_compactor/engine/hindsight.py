@@ -23,6 +23,7 @@ proper, and an output the agent never mentioned is not something it could have c
 from __future__ import annotations
 
 import gc
+import operator
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -34,10 +35,13 @@ import orjson
 from tui_compactor.engine.anchors import (
     AnchorKind,
     Haystack,
+    Words,
     anchor_present,
     call_arguments,
+    defined_names_each,
     message_text,
     message_uses,
+    message_words,
 )
 from tui_compactor.engine.messages import MESSAGE_BEARING_TYPES, message_from_entry
 from tui_compactor.engine.tokens import TokenCache, TokenCounter
@@ -152,10 +156,15 @@ class CompactionAudit:
 
 _READ_CHUNK = 512
 """``EntryFacts.read`` reads and drops this many records at a time."""
+_BATCH = 256
+"""``EntryFacts.take`` notes the facts of this many messages at a time (their defined names
+found in one pass over their texts, ``defined_names_each``)."""
 
 Uses = tuple[tuple[AnchorKind, str], ...]
 Facts = tuple[Uses, tuple[str, ...]]
 _NO_FACTS: Facts = ((), ())
+_TEXT = operator.itemgetter(0)
+"""The text of a message's ``Words``."""
 
 
 class EntryFacts:
@@ -166,7 +175,8 @@ class EntryFacts:
     loads (``load_session(path, on_record=facts.take)``), so each record is decoded once;
     otherwise an entry's record is read the first time an audit asks about it
     (``Entry.data_once``: not through the session's record cache). Records are dropped once
-    their facts are taken; equal facts share one tuple.
+    their facts are taken (while loading, up to ``_BATCH`` messages wait to be read together);
+    equal facts share one tuple.
     """
 
     def __init__(self) -> None:
@@ -176,6 +186,8 @@ class EntryFacts:
         }
         """Per kind, each text met -> its key (the kind and the text stripped)."""
         self._keys: dict[tuple[AnchorKind, str], tuple[AnchorKind, str]] = {}
+        self._waiting: list[tuple[int, str | None, dict[str, Any] | None]] = []
+        """Messages ``take`` has not read yet: (index, role, message)."""
 
     def take(
         self,
@@ -188,22 +200,40 @@ class EntryFacts:
     ) -> None:
         """Note the facts of entry ``index`` (of type ``kind`` and ``role``) from its parsed
         ``record`` (the load hook, ``reader.RecordHook``; ``offset`` and the line's bytes
-        ``raw`` are not needed)."""
-        found = _NO_FACTS  # what ``of`` gives an entry without uses, without asking later
+        ``raw`` are not needed). A message waits until ``_BATCH`` of them do."""
         if kind == "message":  # _has_uses and _message_of, inline: this runs for every entry
-            if role in _USE_ROLES:
-                message = record.get("message")
-                found = self._learn(role, message if isinstance(message, dict) else None)
+            if role not in _USE_ROLES:
+                self._facts[index] = _NO_FACTS  # what ``of`` gives it, at once
+                return
+            message = record.get("message")
+            if not isinstance(message, dict):
+                message = None
         elif kind == "custom_message":
-            found = self._learn(role, _message_of(kind, record))
-        self._facts[index] = found
+            message = _message_of(kind, record)
+        else:
+            self._facts[index] = _NO_FACTS
+            return
+        waiting = self._waiting
+        waiting.append((index, role, message))
+        if len(waiting) >= _BATCH:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Read the messages ``take`` left waiting."""
+        waiting = self._waiting
+        if waiting:
+            self._waiting = []
+            indices, roles, messages = zip(*waiting, strict=True)
+            self._facts.update(zip(indices, self._learn_all(roles, messages), strict=True))
 
     def known(self, index: int) -> Facts | None:
         """The facts of entry ``index`` if they are known already (no reading), else None."""
+        self._settle()
         return self._facts.get(index)
 
     def of(self, entry: Any) -> Facts:
         """``(uses, reads)`` of ``entry``."""
+        self._settle()
         found = self._facts.get(entry.index)
         if found is None:
             found = _NO_FACTS
@@ -217,6 +247,7 @@ class EntryFacts:
     ) -> Callable[[int], Facts]:
         """The facts of the entries whose indices are in ``groups`` (entries of ``session``),
         each worked out if not known yet (``read``), as a look-up by index."""
+        self._settle()
         if len(self._facts) < len(session.entries):  # not every entry noted while loading
             self.read(session, sorted({index for group in groups for index in group}), types)
         return self._facts.__getitem__
@@ -232,6 +263,7 @@ class EntryFacts:
         at a time (``Session.records_once``: no ``Entry`` built, ``_READ_CHUNK`` records
         held at once), which is what ``of`` reads one by one. ``types``: the session's entry
         types when the caller has them."""
+        self._settle()
         facts = self._facts
         if len(facts) >= len(session.entries):  # every entry known (noted while loading)
             return
@@ -247,14 +279,34 @@ class EntryFacts:
                     facts[index] = _NO_FACTS
         for start in range(0, len(wanted), _READ_CHUNK):
             chunk = wanted[start : start + _READ_CHUNK]
-            for index, record in zip(chunk, session.records_once(chunk), strict=True):
-                facts[index] = self._learn(roles[index], _message_of(types[index], record))
+            messages = [
+                _message_of(types[index], record)
+                for index, record in zip(chunk, session.records_once(chunk), strict=True)
+            ]
+            learnt = self._learn_all([roles[index] for index in chunk], messages)
+            facts.update(zip(chunk, learnt, strict=True))
 
-    def _learn(self, role: str | None, message: dict[str, Any] | None) -> Facts:
+    def _learn_all(
+        self, roles: Sequence[str | None], messages: Sequence[dict[str, Any] | None]
+    ) -> list[Facts]:
+        """``_learn`` of each message (of the role at the same place), their defined names
+        found at once (``defined_names_each``)."""
+        words = list(map(message_words, messages))
+        defined = defined_names_each(list(map(_TEXT, words)))
+        return list(map(self._learn, roles, messages, words, defined))
+
+    def _learn(
+        self,
+        role: str | None,
+        message: dict[str, Any] | None,
+        words: Words | None = None,
+        defined: list[str] | None = None,
+    ) -> Facts:
         tables = self._shared
         uses: dict[tuple[AnchorKind, str], None] = {}
         read: list[str] = []
-        for kind, texts in message_uses(message, read if role == "assistant" else None):
+        reads = read if role == "assistant" else None
+        for kind, texts in message_uses(message, reads, words=words, defined=defined):
             table = tables.get(kind)
             if table is None:  # not a kind hindsight follows
                 continue
@@ -386,6 +438,7 @@ class FactsAhead:
             noted: dict[int, _Noted] = {}
             if status == 0 and received and session.version == CURRENT_VERSION:
                 noted = pickle.loads(received)
+            facts._settle()
             known = facts._facts
             read = self._read
             entries = session.entries
@@ -415,6 +468,15 @@ def _note_lines(path: Any) -> dict[int, _Noted]:
     offset. A line over ``MAX_LINE_BYTES`` is passed over a piece at a time, never held."""
     facts = EntryFacts()
     noted: dict[int, _Noted] = {}
+    waiting: list[tuple[int, int, str | None, dict[str, Any] | None]] = []
+
+    def settle() -> None:  # read the waiting messages together, as ``EntryFacts.take``
+        if waiting:
+            offsets, digests, roles, messages = zip(*waiting, strict=True)
+            learnt = facts._learn_all(roles, messages)
+            noted.update(zip(offsets, zip(digests, learnt, strict=True), strict=True))
+            waiting.clear()
+
     offset = 0
     limit = reader.MAX_LINE_BYTES + 1
     with open(path, "rb") as file:
@@ -437,10 +499,12 @@ def _note_lines(path: Any) -> dict[int, _Noted]:
                     kind = record.get("type")
                     role = _role_of(kind, record)
                     if _has_uses(kind, role):
-                        found = facts._learn(role, _message_of(kind, record))
                         body = line[:-1] if line[-1:] == b"\n" else line
-                        noted[offset] = (hash(body), found)
+                        waiting.append((offset, hash(body), role, _message_of(kind, record)))
+                        if len(waiting) >= _BATCH:
+                            settle()
             offset += size
+    settle()
     return noted
 
 

@@ -84,18 +84,15 @@ MORE_INPUTS = (
 def _figure_or_none(text: str) -> float | None:
     """Parse a token figure the user typed (``20000``, ``20k``, ``1.5M``, ``1500.5``) as it
     reads; None if blank."""
-    cleaned = text.strip().lower().replace(",", "").replace("_", "")
+    from tui_compactor.wording import token_figure
+
+    cleaned = text.strip().replace(",", "")  # thousands: 1,500 (the flags list with commas)
     if not cleaned:
         return None
-    scale = 1
-    if cleaned.endswith("k"):
-        scale, cleaned = 1000, cleaned[:-1]
-    elif cleaned.endswith("m"):
-        scale, cleaned = 1_000_000, cleaned[:-1]
-    value = float(cleaned)
+    value = token_figure(cleaned)
     if value < 0:
         raise ValueError("must not be negative")
-    return value * scale
+    return value
 
 
 def _int_or_none(text: str) -> int | None:
