@@ -147,6 +147,17 @@ class CompactionConfig(_Strict):
                 return value
         return value
 
+    @field_validator("threshold_tokens", mode="before")
+    @classmethod
+    def _threshold_figure(cls, value: Any) -> Any:
+        """``"20k"`` as the flag and the plan form read it (the fraction kept)."""
+        if isinstance(value, str):
+            try:
+                return token_figure(value)
+            except ValueError:
+                return value
+        return value
+
     @field_validator("threshold_percent", "threshold_tokens")
     @classmethod
     def _threshold(cls, value: float, info: ValidationInfo) -> float:

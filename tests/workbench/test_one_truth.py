@@ -180,3 +180,8 @@ def test_a_token_figure_reads_the_same_in_the_app_the_flags_and_the_config(
         assert _decision(report["plans"][0]) == _decision(expected)
     window = _run(env, "plan", str(FIXTURE), "--json", "--window", "1.5M")
     assert window["threshold"]["window"] == 1_500_000
+    threshold = ["--rules", "omp", "--json"]
+    flag = _run(env, "plan", str(FIXTURE), *threshold, "--threshold-tokens", "1.5k")
+    variable = _run({**env, "TUI_COMPACTOR_THRESHOLD_TOKENS": "1.5k"}, "plan", str(FIXTURE),
+                    *threshold)  # fmt: skip
+    assert flag["threshold"]["thresholdTokens"] == variable["threshold"]["thresholdTokens"] == 1500

@@ -38,6 +38,23 @@ def tokens(text: str) -> int:
         ) from error
 
 
+def token_threshold(text: str) -> float:
+    """``--threshold-tokens``: a token figure as ``tokens`` reads it (``20k``), its fraction
+    kept (``engine.settings.whole_tokens`` decides what it counts as); ``-1`` unsets it."""
+    from tui_compactor.wording import token_figure
+
+    try:
+        return token_figure(text)
+    except ValueError:
+        pass
+    try:  # nan, inf: refused by the threshold's own check, in the words the config gets
+        return float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(
+            f"not a number of tokens (20000, 20k, 1.5M): {text}"
+        ) from error
+
+
 def int_list(text: str) -> list[int]:
     """``"20000,50k"`` -> ``[20000, 50000]`` (argparse type; each value as ``tokens``)."""
     try:
@@ -152,7 +169,7 @@ def add_settings(parser: argparse.ArgumentParser, *, keep_list: bool = False) ->
     )
     parser.add_argument(
         "--threshold-tokens",
-        type=float,
+        type=token_threshold,
         default=None,
         metavar="N",
         help="compact above N tokens (-1: unset; wins over the percent; a fraction counts as "
