@@ -283,3 +283,36 @@ def test_the_thresholds_context_counts_the_messages_the_plan_then_finds_counted(
     assert context == alone and context.local_estimate
     fresh = prepare_compaction(session, None, settings, apart, cache=TokenCache(session, apart))
     assert plan.to_json() == fresh.to_json()
+
+
+@pytest.mark.parametrize("content", [True, 7, "partial text", None, ""])
+def test_an_error_turn_with_corrupt_content_never_crashes_the_omp_context(
+    tmp_path: Path, content, capsys
+) -> None:
+    """An ``error`` turn whose content is not a list (a corrupt file's ``true``): oh-my-pi's
+    ``isEmptyErrorTurn`` would throw on it; ``context``, ``plan`` and ``lint`` under its rules
+    crashed with a TypeError. Now it counts as content (as a block that is no object does),
+    and the failed turn is left out of the context as any other."""
+    import json
+
+    from tui_compactor.cli import main
+
+    records = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "cwd": "/p"},
+        {"type": "message", "id": "u", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
+         "message": {"role": "user", "content": "hi"}},
+        {"type": "message", "id": "a", "parentId": "u", "timestamp": "2026-01-01T00:00:02Z",
+         "message": {"role": "assistant", "content": content, "stopReason": "error",
+                     "provider": "p", "model": "m"}},
+    ]  # fmt: skip
+    path = tmp_path / "error-turn.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    before = path.read_bytes()
+    session = load_session(path)
+    roles = [item.role for item in build_context(session, session.leaf, rules="omp").items]
+    assert roles == ["user"]  # an error turn is not sent (dropped as failed, empty or not)
+    for command in ("context", "plan", "lint"):
+        assert main([command, str(path), "--rules", "omp"]) in (0, 1, 2), command
+    capsys.readouterr()
+    assert path.read_bytes() == before

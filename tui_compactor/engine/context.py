@@ -385,7 +385,10 @@ def is_empty_error_turn(message: dict[str, Any]) -> bool:
     """oh-my-pi's ``isEmptyErrorTurn``: an ``error`` turn with no text, thinking or tool call."""
     if message.get("stopReason") != "error":
         return False
-    for block in message.get("content") or []:
+    content = message.get("content")
+    if not isinstance(content, list):  # a corrupt file's ``true``: content, as a non-block
+        return not content
+    for block in content:
         if not isinstance(block, dict):
             return False
         kind = block.get("type")
