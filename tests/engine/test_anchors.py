@@ -74,6 +74,22 @@ def test_defined_names_of_many_texts_overlapping_keywords() -> None:
     assert anchors.defined_names_each(batch) == [anchors.defined_names(text) for text in batch]
 
 
+def test_paths_and_names_are_read_from_the_words_that_can_hold_them() -> None:
+    """Paths and the user's bare names are looked for only in the words that can hold one
+    (a ".", an "_" or a capital): whatever whitespace stands between words, each is found
+    as in the whole text, and a word beside one is not taken for part of it."""
+    text = (
+        "see\u3000src/a.py\u2028and ~/b.md,\x1cload_all\tx.y.z checkForNew\u00a0"
+        "(c.ts) dir/ e.lock- HTTPServer\nv2.0.1 _x_ a-b_c"
+    )
+    assert anchors.mentioned_paths(text) == _unique(
+        [path for path in PLAIN_PATH.findall(text) if "://" not in path]
+    )
+    assert anchors.mentioned_paths(text) == ["src/a.py", "c.ts", "e.lock"]
+    assert anchors.request_names(text) == _unique(PLAIN_BARE.findall(text))
+    assert anchors.request_names(text) == ["load_all", "checkForNew"]
+
+
 def test_bytes_whitespace_is_the_texts_whitespace() -> None:
     """The UTF-8 whitespace pattern matches a character exactly when ``\\s`` does."""
     space = re.compile(anchors._BYTES_SPACE)

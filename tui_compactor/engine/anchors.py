@@ -19,7 +19,7 @@ import functools
 import itertools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from tui_compactor.engine.messages import message_text
@@ -164,11 +164,27 @@ def _unique(values: Any) -> list[str]:
     return [value for value in dict.fromkeys(values) if value]
 
 
+def _words_with(text: str, keep: Callable[[str], bool]) -> str:
+    """The whitespace-separated words of ``text`` that ``keep`` keeps, joined by spaces.
+
+    For a pattern whose matches hold no whitespace and whose look-arounds at a match's ends
+    accept whitespace, this text has the same matches as ``text`` when ``keep`` keeps every
+    word that can hold one: each match lies within one word, and a space stands where
+    whitespace or a text's end stood. Scanning it instead skips the words that cannot."""
+    return " ".join(filter(keep, text.split()))
+
+
+def _has_dot(word: str) -> bool:
+    return "." in word
+
+
 def mentioned_paths(text: str) -> list[str]:
     """File paths written in ``text`` (URLs left out), in order, each once."""
     if "." not in text or _DOT_ALNUM.search(text) is None:  # every path ends in ".ext"
         return []
-    return _unique(path for path in _PATH.findall(text) if "://" not in path)
+    # Both forms hold a ".", and no whitespace (``_words_with``).
+    words = _words_with(text, _has_dot)
+    return _unique(path for path in _PATH.findall(words) if "://" not in path)
 
 
 def mentioned_urls(text: str) -> list[str]:
@@ -260,7 +276,7 @@ def defined_names_each(texts: Sequence[str]) -> list[list[str]]:
             last_end = end
         for owner in overlapping:
             found[owner] = _DEFINITION.findall(texts[owner])
-    return [_unique(names) if len(names) > 1 else names for names in found]
+    return [list(dict.fromkeys(names)) if len(names) > 1 else names for names in found]
 
 
 def code_names(text: str) -> list[str]:
@@ -283,7 +299,13 @@ def request_names(text: str) -> list[str]:
     # no camel case: told without a search.
     if "_" not in text and (text.islower() or _CAMEL.search(text) is None):
         return []
-    return _unique(_BARE_IDENTIFIER.findall(text))
+    # Each form holds an "_" or a capital (so a word that is all lower case holds none), and
+    # no whitespace (``_words_with``).
+    return _unique(_BARE_IDENTIFIER.findall(_words_with(text, _may_be_name)))
+
+
+def _may_be_name(word: str) -> bool:
+    return "_" in word or not word.islower()
 
 
 def user_numbers(text: str) -> list[str]:
