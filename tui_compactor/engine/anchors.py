@@ -456,9 +456,10 @@ _BYTES_SPACE = rb"(?:[" + re.escape(_ASCII_SPACES) + rb"]|" + _WIDE_SPACES + rb"
 """``\\s+`` of a text in its UTF-8 bytes: a run of the characters ``str.isspace`` (and so
 ``\\s``) calls whitespace, byte by byte."""
 _CASE_INTO_ASCII = ("\u0130", "\u212a")
-_UTF8 = operator.methodcaller("encode", "utf-8", "surrogatepass")
 """The only characters not in ASCII that ``str.lower`` turns into ASCII letters (``İ``, the
 Kelvin sign)."""
+_UTF8 = operator.methodcaller("encode", "utf-8", "surrogatepass")
+"""A text's UTF-8 bytes (surrogates kept, as a session's JSON may hold them)."""
 
 
 @functools.lru_cache(maxsize=1024)
