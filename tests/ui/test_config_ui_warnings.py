@@ -78,3 +78,29 @@ async def test_a_key_taken_from_quit_says_what_runs_and_what_quit_keeps(
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_hints_name_the_keys_of_the_users_keymap(clean_environment: Path) -> None:
+    """Every hint that names a key asks the keymap (``CompactorApp.key_for``): with the plan
+    on ``x``, the compaction on ``f5``, accept on ``y`` and discard on ``f6`` the hints say so
+    (they said "press c", "a accepts" and "plan with c, then r" whatever the keymap was)."""
+    clean_environment.write_text(
+        '[ui.keymap]\nplan = "x"\ncompact = "f5"\naccept = "y"\ndiscard = "f6"\n'
+    )
+    app = make_app(TREE_COMPACTED, settings=resolve_settings())
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("left_square_bracket")  # moving a cut with no plan yet
+        await settle(pilot)
+        assert "press x to plan first" in raised_notes(app)
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        assert any("y accepts, f6 discards" in note for note in raised_notes(app))
+        lost = app.work_quit_would_lose()
+        assert lost is not None and "y accepts it (and stays)" in lost[1], lost
+        await pilot.press("f6")
+        await settle(pilot)
+        outcome = str(app.query_one("#compaction-outcome").render())
+        assert "plan with x, then f5 runs a compaction here" in outcome, outcome

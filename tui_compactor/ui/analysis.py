@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from textual.css.query import NoMatches
 from textual.message import Message
 
+from tui_compactor.ui.bindings import key_of
 from tui_compactor.ui.widgets.tabs import TabbedPanes
 from tui_compactor.ui.workers import work
 
@@ -366,7 +367,8 @@ class AnalysisMixin:
         report = self.state.plan_report
         plan = report.plan if report is not None else None
         if self.handle is None or report is None or plan is None or not plan.prepared:
-            self.notify("plan first (c): the requests are the plan's", timeout=3)  # type: ignore[attr-defined]
+            said = f"plan first ({key_of(self, 'plan')}): the requests are the plan's"
+            self.notify(said, timeout=3)  # type: ignore[attr-defined]
             return
         method, focus, replace = self.compaction_options  # type: ignore[attr-defined]
         options = {

@@ -70,6 +70,7 @@ from tui_compactor.ui.bindings import (
     APP_ACTIONS,
     APP_BINDINGS,
     focus_input,
+    key_shown,
     keymap_conflicts,
     known_binding_ids,
     opener_keys,
@@ -498,8 +499,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         assert pane_id == "tab-compaction", pane_id
         empty = Static(
             Text(
-                "plan with c, then r runs the compaction here (history and turn "
-                "prefix side by side)",
+                f"plan with {self.key_for('plan')}, then {self.key_for('compact')} runs the "
+                "compaction here (history and turn prefix side by side)",
                 style="dim",
             ),
             id="compaction-empty",
@@ -618,6 +619,11 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if not self._hold_claimed:  # it opened nothing (nothing to label, say)
             self.release_keys()
         return ran
+
+    def key_for(self, binding_id: str) -> str:
+        """The key shown for the binding ``binding_id`` in every hint, under the user's keymap
+        (``key_shown``)."""
+        return key_shown(self._bindings, self._keymap, binding_id)
 
     def hold_keys(self) -> None:
         """Keep the keys typed from now on until an input takes the focus (``on_descendant_focus``
@@ -1904,7 +1910,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.state.cut_steps += step
             return
         if plan is None or not plan.prepared:
-            self.notify("press c to plan first", timeout=2)
+            self.notify(f"press {self.key_for('plan')} to plan first", timeout=2)
             return
         cuts = sorted(plan.valid_cut_points)
         current = plan.first_kept_index
@@ -1940,7 +1946,7 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
         if self.state.run_after_plan:
             self.state.run_after_plan = ""
             self.notify("the plan failed: no compaction started", severity="warning", timeout=6)
-        failed = "planning failed (see the note); c plans again"
+        failed = f"planning failed (see the note); {self.key_for('plan')} plans again"
         self.with_view(PlanView, lambda view: view.show_plan_failed(failed))
 
     def _plan_on_its_way(self) -> bool:
@@ -2034,7 +2040,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
 
         self.with_view(
             PlanView,
-            lambda view: view.show_message("press c for the compaction plan of the selected node"),
+            lambda view: view.show_message(
+                f"press {self.key_for('plan')} for the compaction plan of the selected node"
+            ),
             build=False,
         )
 
@@ -2105,7 +2113,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             return
         panel = self.compaction_panel
         if panel is not None and panel.running:
-            self.notify("a compaction is already running (esc cancels it)", timeout=3)
+            self.notify(
+                f"a compaction is already running ({self.key_for('cancel')} cancels it)", timeout=3
+            )
             return
         from tui_compactor.summarize.compaction import CompactionJob
 
@@ -2156,7 +2166,9 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self.action_show_tab("tab-compaction")
             self.open_review(panel)
             self.notify(
-                f"compacting with {names}: a accepts, d discards, esc cancels, z zooms in and out",
+                f"compacting with {names}: {self.key_for('accept')} accepts, "
+                f"{self.key_for('discard')} discards, {self.key_for('cancel')} cancels, "
+                f"{self.key_for('zoom_compaction')} zooms in and out",
                 timeout=4,
             )
 
@@ -2250,7 +2262,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
                 self.post_message(
                     CompactionAppendFailed(
                         panel,
-                        "compaction not appended: nothing written (r summarizes the plan shown)",
+                        f"compaction not appended: nothing written ({self.key_for('compact')} "
+                        "summarizes the plan shown)",
                     )
                 )
 
@@ -2279,7 +2292,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             f"This summary is of the plan at leaf #{summarized.leaf}, cut before "
             f"#{basis.cut_entry}, under {summarized.rules} rules; the plan asked for now is "
             f"{now}, under {rules} rules. Accepting writes what was summarized (the cut "
-            f"before #{basis.cut_entry}); r summarizes the plan shown instead."
+            f"before #{basis.cut_entry}); {self.key_for('compact')} summarizes the plan shown "
+            "instead."
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="accept")
@@ -2448,11 +2462,12 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             self._compaction_not_written(
                 "the session grew before this compaction was written, so it was "
                 "not written. The plan was made again at the new leaf (Plan "
-                "tab): r summarizes it, a accepts.",
+                f"tab): {self.key_for('compact')} summarizes it, {self.key_for('accept')} accepts.",
                 message.leaf,
             )
             self.notify(
-                "planned again at the new leaf: check the plan, r runs it, a accepts",
+                f"planned again at the new leaf: check the plan, {self.key_for('compact')} runs "
+                f"it, {self.key_for('accept')} accepts",
                 title=title,
                 severity="warning",
                 timeout=10,
@@ -2498,8 +2513,8 @@ class CompactorApp(ReviewKeys, SessionExtras, AnalysisMixin, LazyPanes, App[None
             # Indices of the old file mean nothing now: planned at the file's leaf, no cut.
             self.state.plan_leaf = self.state.plan_cut = None
             self._compaction_not_written(
-                f"{said}. The plan was made again on the file as it is now (Plan tab): r "
-                "summarizes it, a accepts.",
+                f"{said}. The plan was made again on the file as it is now (Plan tab): "
+                f"{self.key_for('compact')} summarizes it, {self.key_for('accept')} accepts.",
                 self._loaded().leaf,
             )
             said += ": planned again on the file as it is now"

@@ -245,3 +245,38 @@ def validated_keymap(
         else:
             usable[binding_id] = ",".join(part.strip() for part in keys.split(","))
     return usable, problems
+
+
+def key_shown(bindings: BindingsMap, keymap: Mapping[str, str], binding_id: str) -> str:
+    """The key that runs the binding ``binding_id`` now, as the user types it (``c`` for the
+    plan, ``f5`` after ``[ui.keymap] plan = "f5"``): the one answer for every hint that names a
+    key. ``bindings`` with the user's ``keymap`` applied, as Textual dispatches; its first key
+    when it has several; ``<binding_id>: no key`` when the keymap took its keys away."""
+    from tui_compactor.ui.widgets.help import key_label
+
+    if keymap:
+        from textual.app import App
+
+        bindings = bindings.copy()
+        bindings.apply_keymap(App._normalize_keymap(dict(keymap)))
+    for key, key_bindings in bindings.key_to_bindings.items():
+        if any(binding.id == binding_id for binding in key_bindings):
+            return key_label(key)
+    return f"<{binding_id}: no key>"
+
+
+def key_of(node: object, binding_id: str) -> str:
+    """``key_shown`` for the app ``node`` runs in (a widget or the app itself: its
+    ``key_for``); the default key when it runs in none (a widget built alone)."""
+    from textual._context import NoActiveAppError
+
+    try:
+        key_for = getattr(getattr(node, "app", node), "key_for", None)
+    except NoActiveAppError:  # a widget built outside an app
+        key_for = None
+    if key_for is not None:
+        return str(key_for(binding_id))
+    from tui_compactor.ui.widgets.help import key_label
+
+    default = next((b.key for b in APP_BINDINGS if b.id == binding_id), binding_id)
+    return key_label(default.split(",")[0])

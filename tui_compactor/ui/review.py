@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import WorkerState
 
-from tui_compactor.ui.bindings import opener_keys, takes_text
+from tui_compactor.ui.bindings import key_of, opener_keys, takes_text
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -214,7 +214,11 @@ class ReviewKeys(_Base):
         panel.remove()
         if isinstance(host, Widget):
             line = Text(outcome, style="bold")
-            line.append("\nplan with c, then r runs a compaction here", style="dim")
+            line.append(
+                f"\nplan with {key_of(self, 'plan')}, then {key_of(self, 'compact')} runs a "
+                "compaction here",
+                style="dim",
+            )
             host.mount(Static(line, id="compaction-outcome"))
         self.call_after_refresh(self.refresh_bindings)
 
@@ -245,8 +249,8 @@ class ReviewKeys(_Base):
             return (
                 "Quit without accepting the summary?",
                 "The finished summary (a model may have billed for it) has not been accepted: "
-                "quitting drops it; nothing is written to the session. a accepts it (and "
-                "stays).",
+                "quitting drops it; nothing is written to the session. "
+                f"{key_of(self, 'accept')} accepts it (and stays).",
             )
         return None
 

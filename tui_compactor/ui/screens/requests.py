@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import key_of
 from tui_compactor.ui.workers import work
 from tui_compactor.wording import count_of
 
@@ -158,7 +159,9 @@ class RequestsScreen(Screen[None]):
                     )  # fmt: skip
                 requests = asyncio.run(job)
         except StalePlan:
-            again = "navigate again (enter)" if self.branch else "plan again (c)"
+            again = (
+                "navigate again (enter)" if self.branch else f"plan again ({key_of(self, 'plan')})"
+            )
             self.post_message(
                 self.Built(
                     [],

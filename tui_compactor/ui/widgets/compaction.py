@@ -38,6 +38,7 @@ from tui_compactor.summarize.runner import (
     approx_tokens,
 )
 from tui_compactor.textsafe import sanitize
+from tui_compactor.ui.bindings import key_of
 from tui_compactor.ui.widgets.stream_text import FLUSH_HZ, StreamText
 from tui_compactor.ui.widgets.summary_diff import SummaryDiff
 from tui_compactor.ui.workers import work
@@ -744,13 +745,16 @@ class CompactionPanel(Vertical, can_focus=True):
         if refusal:
             return "read-only: " + sanitize(refusal, single_line=True, max_len=200)
         if self.running:
-            return "the summary is still streaming: a accepts once it is done (esc cancels)"
+            return (
+                f"the summary is still streaming: {key_of(self, 'accept')} accepts once it is "
+                f"done ({key_of(self, 'cancel')} cancels)"
+            )
         if self.state == "accepted":
             return "already accepted"
         if self.state in ("discarded", "cancelled"):
-            return f"this compaction was {self.state}: r runs it again"
+            return f"this compaction was {self.state}: {key_of(self, 'compact')} runs it again"
         if self.selected_result is None:
-            return "no summary to accept: g regenerates"
+            return f"no summary to accept: {key_of(self, 'regenerate')} regenerates"
         return None
 
     def accept(self) -> bool:
@@ -788,16 +792,16 @@ class CompactionPanel(Vertical, can_focus=True):
         to its instructions. False when it cannot run now."""
         reason = None
         if self.running:
-            reason = "a summary is still streaming: esc cancels it first"
+            reason = f"a summary is still streaming: {key_of(self, 'cancel')} cancels it first"
         elif self.state in ("accepted", "discarded", "cancelled"):
-            reason = f"this compaction was {self.state}: r runs it again"
+            reason = f"this compaction was {self.state}: {key_of(self, 'compact')} runs it again"
         view = self.candidates[self.selected]
         if (
             reason is None
             and with_missing
             and (view.state.result is None or not view.state.result.audit.missing)
         ):
-            reason = "the audit found nothing missing: g regenerates"
+            reason = f"the audit found nothing missing: {key_of(self, 'regenerate')} regenerates"
         if reason is not None:
             self.app.bell()
             self.notify(reason, title="cannot regenerate", timeout=4, severity="warning")

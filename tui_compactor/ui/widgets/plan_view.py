@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from tui_compactor.textsafe import sanitize
-from tui_compactor.ui.bindings import focus_input
+from tui_compactor.ui.bindings import focus_input, key_of
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.redraw import (
     InlineInput,
@@ -351,7 +351,10 @@ class PlanView(LaidOutOnce, VerticalScroll):
         is what a user moving the cut looks at); below them, until the form is made, a line
         saying how to reach it (``FormHint``)."""
         yield PaneText(
-            Text("press c for the compaction plan of the selected node", style="dim"),
+            Text(
+                f"press {key_of(self, 'plan')} for the compaction plan of the selected node",
+                style="dim",
+            ),
             id="plan-text",
         )
         yield PaneText(id="plan-sweep")
