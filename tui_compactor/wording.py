@@ -6,7 +6,16 @@ Shared by the commands' text output, the app and the offline summarizer.
 
 from __future__ import annotations
 
-__all__ = ["ESTIMATE_MARK", "NO_TABLE_MARK", "count_of", "more_of", "token_figure"]
+from collections.abc import Callable
+
+__all__ = [
+    "ESTIMATE_MARK",
+    "NO_TABLE_MARK",
+    "count_of",
+    "more_of",
+    "provider_gap",
+    "token_figure",
+]
 
 ESTIMATE_MARK = "≈ chars/4"
 """Beside a figure counted with pi's chars/4 estimate in place of the counter asked for."""
@@ -33,6 +42,16 @@ def count_of(n: int, one: str, many: str | None = None) -> str:
 def more_of(shown: int, total: int) -> str:
     """`` and N more`` when ``total`` items were cut to ``shown``, else ``""``."""
     return f" and {total - shown} more" if total > shown else ""
+
+
+def provider_gap(gap: int, figure: Callable[[int], str]) -> str:
+    """What the provider counted beyond the messages' own count (``gap`` tokens, written with
+    ``figure``): ``+6.8k system prompt, tools, counting``; below it, no negative system prompt
+    but ``1.1k fewer than counted here: counted differently``. The one wording of the Window
+    tab and of ``context --breakdown``."""
+    if gap >= 0:
+        return f"+{figure(gap)} system prompt, tools, counting"
+    return f"{figure(-gap)} fewer than counted here: counted differently"
 
 
 def token_figure(text: str) -> float:

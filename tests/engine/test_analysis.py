@@ -94,6 +94,24 @@ def test_breakdown_at_an_earlier_node_follows_that_context() -> None:
     assert breakdown["total"] == context["contextTokens"]["localEstimate"]
 
 
+def test_breakdown_text_says_a_provider_count_below_the_messages_plainly() -> None:
+    """The text output said "-1,077 of it is not in the messages"; it now words the gap as the
+    Window tab does, in both directions."""
+    from tests.support.cli import cli
+
+    below = cli("context", str(TESTS / "fixtures" / "oracle" / "sessions" / "tree-compacted.jsonl"),
+                "--breakdown")  # fmt: skip
+    assert below.returncode == 0, below.stderr.decode()
+    line = below.stdout.decode().splitlines()[1]
+    assert line == (
+        "provider-counted context 23,605 (last usage + estimate; "
+        "1,077 fewer than counted here: counted differently)"
+    ), line
+    above = cli("context", str(ROOT / "tui_compactor" / "data" / "sample-session.jsonl"),
+                "--breakdown")  # fmt: skip
+    assert "(last usage + estimate; +6,815 system prompt, tools, counting)" in above.stdout.decode()
+
+
 # -- dependencies crossing a cut --------------------------------------------------------
 
 PLANTED = "src/planted/feature_flags.py"

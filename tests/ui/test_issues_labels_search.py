@@ -68,6 +68,29 @@ async def test_issues_view_lists_every_diagnostic_and_jumps_to_its_entry(tmp_pat
         assert not isinstance(app.screen, IssuesScreen)
 
 
+async def test_issues_view_cuts_long_messages_with_an_ellipsis_at_80x24(tmp_path: Path) -> None:
+    """At 80×24 the message column ran off the table's edge, cut mid-word with no mark; each
+    message now ends in "…" inside the dialog, and a wider terminal shows more of it."""
+    from tests.ui.app_helpers import screen_text
+
+    app = make_app(copy_sample(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("I")
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.max_scroll_x == 0
+        rows = [line for line in screen_text(app).splitlines() if "tool-call-unanswered  " in line]
+        assert len(rows) == 4, rows
+        assert all(line.rstrip(" █").endswith("…") for line in rows), rows
+        narrow = rows[0].rstrip(" █")
+        await pilot.resize_terminal(140, 30)
+        await settle(pilot)
+        rows = [line for line in screen_text(app).splitlines() if "tool-call-unanswered  " in line]
+        wide = rows[0].rstrip(" █")
+        assert wide.endswith("…") and len(wide.split("█", 1)[1]) > len(narrow.split("█", 1)[1])
+
+
 async def test_a_clean_file_says_it_has_no_issues() -> None:
     app = make_app(TREE_BRANCHES)
     async with app.run_test(size=(120, 36)) as pilot:

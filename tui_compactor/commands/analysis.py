@@ -15,6 +15,7 @@ def run_breakdown(args: argparse.Namespace, session: Any, leaf: int, settings: A
     from tui_compactor.engine.breakdown import token_breakdown
     from tui_compactor.engine.tokens import TokenCache
     from tui_compactor.textsafe import sanitize
+    from tui_compactor.wording import provider_gap
     from tui_compactor.workbench.settings import with_session_window
 
     settings = with_session_window(settings, session)
@@ -35,9 +36,8 @@ def run_breakdown(args: argparse.Namespace, session: Any, leaf: int, settings: A
     )
     if breakdown.usage_tokens is not None:
         print(
-            f"provider-counted context {breakdown.context_tokens:,} (last usage + estimate); "
-            f"{data['unattributed']:,} of it is not in the messages (system prompt, tools, "
-            "counting differences)"
+            f"provider-counted context {breakdown.context_tokens:,} (last usage + estimate; "
+            f"{provider_gap(data['unattributed'], '{:,}'.format)})"
         )
     for part in breakdown.parts:
         share = f"{part.tokens / window:6.1%}" if window else ""

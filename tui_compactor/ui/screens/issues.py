@@ -28,6 +28,10 @@ from tui_compactor.ui.screens.tinted import TintedModalScreen
 __all__ = ["IssuesScreen", "IssueJump", "entry_for_diagnostic"]
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
+MESSAGE_MIN = 12
+"""Cells the message column keeps however narrow the dialog (past it the table scrolls sideways)."""
+SCROLLBAR = 2
+"""Cells kept free for the table's vertical scrollbar, there when the issues outnumber its rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,27 +112,56 @@ class IssuesScreen(ListSteps, TintedModalScreen[IssueJump | None]):
 
     def on_mount(self) -> None:
         """Fill the table."""
+        self._fill()
+        self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        """Refit the message column to the new width (after the table has its new size)."""
+        self.call_after_refresh(self._fill)
+
+    def _fill(self) -> None:
+        """The table's rows, the message column as wide as the room left by the others and each
+        message cut to it with an ellipsis (at 80 columns it ran off the edge, cut mid-word with
+        no mark that more followed; the detail line under the table shows it whole)."""
         table = self.query_one(DataTable)
-        table.add_column(Text("severity"), key="severity")
-        table.add_column(Text("line"), key="line")
-        table.add_column(Text("byte"), key="byte")
-        table.add_column(Text("code"), key="code")
-        table.add_column(Text("message"), key="message")
-        for number, diagnostic in enumerate(self.diagnostics):
+        cursor = table.cursor_row
+        rows = []
+        for diagnostic in self.diagnostics:
             severity = str(getattr(diagnostic, "severity", "?"))
             line = getattr(diagnostic, "line", None)
             offset = getattr(diagnostic, "offset", None)
-            table.add_row(
-                Text(severity, style=SEVERITY_STYLES.get(severity, "")),
-                Text("—" if line is None else str(line), justify="right"),
-                Text("—" if offset is None else f"{offset:,}", justify="right"),
-                Text(sanitize(str(getattr(diagnostic, "code", "")), single_line=True)),
-                Text(
-                    sanitize(str(getattr(diagnostic, "message", "")), single_line=True, max_len=300)
-                ),
-                key=str(number),
+            rows.append(
+                [
+                    Text(severity, style=SEVERITY_STYLES.get(severity, "")),
+                    Text("—" if line is None else str(line), justify="right"),
+                    Text("—" if offset is None else f"{offset:,}", justify="right"),
+                    Text(sanitize(str(getattr(diagnostic, "code", "")), single_line=True)),
+                    Text(
+                        sanitize(
+                            str(getattr(diagnostic, "message", "")), single_line=True, max_len=300
+                        ),
+                        no_wrap=True,
+                        overflow="ellipsis",
+                    ),
+                ]
             )
-        table.focus()
+        headers = ["severity", "line", "byte", "code", "message"]
+        widths = [
+            max([len(header), *(row[n].cell_len for row in rows)])
+            for n, header in enumerate(headers)
+        ]
+        # The table's own width once laid out; before that the dialog's: 120 cells at most,
+        # less its border and padding (2 + 2).
+        room = table.size.width or min(120, self.app.size.width) - 4
+        others = sum(width + 2 for width in widths[:-1])  # one cell of padding a side
+        widths[-1] = max(MESSAGE_MIN, min(widths[-1], room - others - 2 - SCROLLBAR))
+        table.clear(columns=True)
+        for header, width in zip(headers, widths, strict=True):
+            table.add_column(Text(header), key=header, width=width)
+        for number, row in enumerate(rows):
+            table.add_row(*row, key=str(number))
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
 
     def action_close(self) -> None:
         """Close without moving."""

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from tui_compactor.textsafe import sanitize
 from tui_compactor.ui.widgets.labels import format_tokens
 from tui_compactor.ui.widgets.plan_view import NEIGHBOUR_CUTS, SWEEP_DEPENDENCIES_SHOWN
-from tui_compactor.wording import count_of
+from tui_compactor.wording import count_of, provider_gap
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -168,14 +168,7 @@ def breakdown_summary(breakdown: Any, session: Any) -> Text:
         out.append(f" = {share:.1%} of {format_tokens(breakdown.window)}")
     out.append("\n")
     if breakdown.usage_tokens is not None:
-        gap = breakdown.context_tokens - breakdown.total
-        # Below the messages' own count the gap is no system prompt: the counters differ
-        # (it read "-1077 system prompt, tools, counting").
-        why = (
-            f"+{format_tokens(gap)} system prompt, tools, counting"
-            if gap >= 0
-            else f"{format_tokens(-gap)} fewer than counted here: counted differently"
-        )
+        why = provider_gap(breakdown.context_tokens - breakdown.total, format_tokens)
         out.append(
             f"provider-counted context {format_tokens(breakdown.context_tokens)} ({why})\n",
             style="dim",
