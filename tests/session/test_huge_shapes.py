@@ -182,3 +182,71 @@ def test_the_context_walk_holds_one_message_at_a_time(
     finally:
         session.close()
     assert peak < 2_000_000, f"walking held {peak / 1e6:.1f} MB"
+
+
+def test_the_gauges_walk_and_the_counts_read_records_past_the_session_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gauge's context walk (``gauge_at``) and the counting worker's pass
+    (``TokenCache.uncounted``) read every record of a context once: through the session's
+    cache of parsed records, the 200k chain's ~800k reads cycled it, pushing out the records
+    the app shows. They read past it, and count what reading each entry's ``data`` counts."""
+    from tui_compactor.engine.context import item_tokens, stream_context
+    from tui_compactor.engine.tokens import TokenCache, get_counter
+    from tui_compactor.session import session as session_module
+    from tui_compactor.workbench.handle import SessionHandle
+    from tui_compactor.workbench.settings import Settings
+    from tui_compactor.workbench.views import gauge_at
+
+    count = 300
+    path = _write_chain(tmp_path / "chain.jsonl", count)
+    counter = get_counter("pi")
+    eager = load_session(path)
+    # What reading each entry's own record gives (an eagerly read session: no cache).
+    fresh = TokenCache(eager, counter)
+    _ctx, items = stream_context(eager, eager.leaf)
+    expected = [item_tokens(item, counter, fresh) for item in items]
+    loaded: list[int] = []
+    load_record = session_module._LazyRecords.load_record
+
+    def recorded(source: object, entry: Any) -> object:
+        loaded.append(entry.index)
+        return load_record(source, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session_module._LazyRecords, "load_record", recorded)
+    session = load_session(path, lazy=True)
+    try:
+        assert session.lazy and session.leaf is not None
+        shown = session.entries[5].data  # a record the app shows, in the cache
+        loaded.clear()
+        cache = TokenCache(session, counter)
+        wanted, messages = cache.uncounted(range(count))
+        assert wanted == list(range(count))
+        assert messages == [message_of(eager, index) for index in range(count)]
+        cache.keep_counts(wanted, counter.count_messages(messages))
+        assert [cache.message_tokens(index) for index in range(count)] == [
+            fresh.message_tokens(index) for index in range(count)
+        ]
+        walk_cache = TokenCache(session, counter)  # the walk counts what it reads too
+        with SessionHandle(session).read() as snapshot:
+            gauge = gauge_at(snapshot, session.leaf, Settings(), walk_cache, blocks=False)
+        with SessionHandle(eager).read() as snapshot:
+            walked = TokenCache(eager, counter)
+            read = gauge_at(snapshot, eager.leaf, Settings(), walked, blocks=False)
+        read.generation = gauge.generation  # each handle numbers its own loads
+        assert gauge == read
+        assert gauge.tokens > 0
+        assert [walk_cache.message_tokens(i) for i in range(count)] == expected
+        # Only the newest assistant turn's (the context's model, read as settings are).
+        assert loaded == [session.leaf], f"{len(loaded)} records kept in the session's cache"
+        assert session.entries[5].data is shown  # still cached
+    finally:
+        session.close()
+        eager.close()
+
+
+def message_of(session: Any, index: int) -> Any:
+    """Entry ``index``'s message as its own ``data`` gives it."""
+    from tui_compactor.engine.messages import message_from_entry
+
+    return message_from_entry(session.entries[index].data)

@@ -103,9 +103,10 @@ class ContextItem(LazyMessage):
 
     def hold(self) -> ContextItem:
         """Keep the message once read, even from a lazily read session: for an item that is
-        read several times and then dropped (a streamed row)."""
+        read several times and then dropped (a streamed row). Its record is read once
+        (``message_once``), not kept in the session's cache of parsed records."""
         if self._message is None:
-            self._message = self.message
+            self._message = self.message_once()
         return self
 
 
@@ -678,7 +679,7 @@ def items_tokens(
         for item, way in zip(items, ways, strict=True):
             if way == "held" and not cache.counted(item.entry_index):
                 held.append(item.entry_index)
-                messages.append(item.message)
+                messages.append(item.message_once())  # not kept in the session's cache
         entries = [
             item.entry_index for item, way in zip(items, ways, strict=True) if way == "entry"
         ]

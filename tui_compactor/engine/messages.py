@@ -333,6 +333,18 @@ class LazyMessage:
             self._message = message
         return message
 
+    def message_once(self) -> dict[str, Any]:
+        """``message`` for a pass that reads many once each: a lazily read session's record
+        is read without being kept in its cache of parsed records (``Entry.data_once``)."""
+        if self._message is not None:
+            return self._message
+        entry = self.entry
+        once = getattr(entry, "data_once", None)
+        if once is None:
+            return self.message
+        derived = message_from_entry(once())
+        return derived if derived is not None else {}
+
 
 def _usable_key(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float))

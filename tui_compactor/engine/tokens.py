@@ -380,6 +380,18 @@ twice as many each time up to ``LAST_PART`` (``part_sizes``): a counting process
 requests, not one a message, and a walk that stops after a few entries counts few more."""
 
 
+def records_once(session: Any, indices: Sequence[int]) -> list[dict[str, Any]]:
+    """The records of entries ``indices`` for a pass that reads each once: the session's
+    ``records_once`` (a run of lines a read, none kept in its cache of parsed records), or the
+    entries' own ``data`` for a session without it. Kept, the counting worker's 200k records
+    on the 200k chain pushed out the records the app shows."""
+    read = getattr(session, "records_once", None)
+    if read is not None:
+        return list(read(indices))
+    entries = session.entries
+    return [entries[index].data for index in indices]
+
+
 def part_sizes() -> Iterator[int]:
     """16, 32, 64, ... then 1024 for ever: how many entries a walk counts ahead each time."""
     size = FIRST_PART
@@ -520,21 +532,25 @@ class TokenCache:
     def uncounted(self, indices: Iterable[int]) -> tuple[list[int], list[Any]]:
         """The message entries among ``indices`` not counted yet, and their messages, to be
         counted (``keep_counts``) without holding the session (entries never change once
-        loaded); those that carry no message are noted at once."""
+        loaded); those that carry no message are noted at once. Their records are read once
+        (``records_once``), not kept in the session's cache."""
         wanted: list[int] = []
         messages: list[Any] = []
-        entries = self.session.entries
+        session = self.session
+        entries = session.entries
+        bearing: list[int] = []
         for index in indices:
             block = self._blocks.get(index >> self._SHIFT)
             if block is not None and block[index & (self._BLOCK - 1)] != self._UNKNOWN:
                 continue
-            entry = entries[index]
-            if entry.type not in MESSAGE_BEARING_TYPES:
+            if entries[index].type not in MESSAGE_BEARING_TYPES:
                 self._keep(index, None, block)
-                continue
-            message = message_from_entry(entry)
+            else:
+                bearing.append(index)
+        for index, record in zip(bearing, records_once(session, bearing), strict=True):
+            message = message_from_entry(record)
             if message is None:
-                self._keep(index, 0, block)
+                self._keep(index, 0, self._blocks.get(index >> self._SHIFT))
             else:
                 wanted.append(index)
                 messages.append(message)
