@@ -166,3 +166,37 @@ async def test_a_gate_that_closes_while_the_dialog_is_built_is_shown_once_it_is_
         await settle(pilot)
         dialog = await _open_dialog_at_other_tip(app, pilot)
         _shows_the_gate_closed(dialog)
+
+
+async def test_custom_instructions_come_back_with_their_option_when_the_gate_reopens(
+    tmp_path: Path,
+) -> None:
+    """Read-only, then writable again while custom instructions were being typed: the option
+    went back to "No summary" (the text kept, but hidden and not sent); the chosen option, its
+    instructions and their focus come back."""
+    from textual.widgets import TextArea
+
+    from tui_compactor.ui.screens.navigate import SummaryMode
+
+    app = make_app(copy_fixture(TREE_BRANCHES, tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        dialog = await _open_dialog_at_other_tip(app, pilot)
+        await pilot.press("3", *"keep the tests")
+        await settle(pilot)
+        instructions = dialog.query_one("#navigate-instructions", TextArea)
+        assert instructions.text == "keep the tests" and instructions.has_focus
+        _gate_closes_when(app)
+        await settle(pilot)
+        _shows_the_gate_closed(dialog)
+        app._loaded().append_refusal = None
+        app._show_write_gate()
+        await settle(pilot)
+        options = dialog.query_one("#navigate-options", OptionList)
+        assert options.display and options.highlighted == 2
+        assert dialog.mode is SummaryMode.CUSTOM
+        assert dialog.query_one("#navigate-custom").has_class("shown")
+        assert instructions.has_focus
+        await pilot.press(*" first")
+        await settle(pilot)
+        assert dialog._instructions() == ("keep the tests first", False)

@@ -298,13 +298,23 @@ class NavigateDialog(TintedModalScreen[NavigationChoice | None]):
         self.call_after_refresh(self._drawn)
 
     def _focus_first(self) -> None:
-        """The options, first one highlighted; read-only (no option): Cancel, so a stray
-        ``enter`` only closes the dialog."""
+        """The options, the chosen one highlighted (the first when none was, or it can no
+        longer be had); read-only (no option): Cancel, so a stray ``enter`` only closes the
+        dialog. Custom instructions being typed when the file went read-only come back with
+        their option and the focus when it is writable again (it went back to "No summary")."""
         if self.read_only:
             self.query_one("#navigate-cancel", Button).focus()
             return
         options = self.query_one("#navigate-options", OptionList)
-        options.highlighted = 0
+        chosen = self.mode if self.mode is SummaryMode.NONE or self.can_summarize else None
+        index = [SummaryMode.NONE, SummaryMode.SUMMARIZE, SummaryMode.CUSTOM].index(
+            chosen or SummaryMode.NONE
+        )
+        options.highlighted = index
+        if chosen is SummaryMode.CUSTOM:
+            self.query_one("#navigate-custom").add_class("shown")
+            self.call_after_refresh(focus_input, self.query_one("#navigate-instructions", TextArea))
+            return
         options.focus()
 
     def _drawn(self) -> None:
