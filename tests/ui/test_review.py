@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from tests.summarize.helpers import plan_for, split_turn_session
 from tests.support.llm_server import LLMServer
@@ -524,3 +524,35 @@ async def test_an_r_waiting_for_a_plan_that_fails_never_runs_a_later_plan(
             assert app.plan is not None and app.plan.prepared
             assert app.review_panel is None, "the later plan was run by itself"
         assert server.requests == []
+
+
+async def test_the_quit_question_follows_a_run_that_ends_while_it_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``q`` while the summary streams asks "Quit while a summary is running?"; the reply
+    comes while the question is shown: it then asks the finished review's question, with its
+    accept (it kept saying a summary was running, and offered no accept)."""
+    path = copy_fixture(TREE_COMPACTED, tmp_path)
+    with LLMServer() as server:
+        server.behaviour.latency = 1.5
+        app = server_app(server, path, monkeypatch)
+        async with app.run_test(size=(120, 36)) as pilot:
+            panel = await run_review(pilot, wait=False)
+            assert panel.running
+            await pilot.press("q")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmDialog)
+            assert str(dialog.question).startswith("Quit while a summary is running?")
+            for _ in range(200):
+                if not panel.running:
+                    break
+                await pilot.pause(0.05)
+            await settle(pilot)
+            assert panel.state == "ready" and app.screen is dialog
+            shown = str(dialog.query_one("#confirm-question", Static).render())
+            assert shown.startswith("Quit without accepting the summary?"), shown
+            assert dialog.query("#confirm-also")
+            await pilot.press("a")  # the finished review's accept, from the question
+            await settle(pilot)
+            assert panel.state == "accepted" and app.is_running

@@ -222,15 +222,17 @@ class ReviewKeys(_Base):
             host.mount(Static(line, id="compaction-outcome"))
         self.call_after_refresh(self.refresh_bindings)
 
-    def work_quit_would_lose(self) -> tuple[str, str] | None:
+    def work_quit_would_lose(self, panel: CompactionPanel | None = None) -> tuple[str, str] | None:
         """What quitting now would throw away, as (question, detail), or None: the one rule
         behind ``q``.
 
         Summaries in flight (a model request may be billed) and a finished review not yet
         accepted or discarded (its summaries may have been paid for) are lost by a quit. An
         ``r`` still waiting for its plan has sent nothing yet: the plan is recomputed for free,
-        so it does not count, and neither does a review whose result could not be written."""
-        panel = self.review_panel
+        so it does not count, and neither does a review whose result could not be written.
+        ``panel``: the review's panel when it is not on the screen shown (under the question
+        itself); the shown one's unless told."""
+        panel = panel if panel is not None else self.review_panel
         running = 1 if panel is not None and panel.running else 0
         running += sum(
             1
@@ -246,11 +248,15 @@ class ReviewKeys(_Base):
                 "(and billed). Quitting cancels it; nothing is written to the session.",
             )
         if panel is not None and panel.state == "ready" and not panel.accept_refusal:
+            from tui_compactor.ui.screens.confirm import ALSO_KEY
+
             return (
                 "Quit without accepting the summary?",
                 "The finished summary (a model may have billed for it) has not been accepted: "
-                "quitting drops it; nothing is written to the session. "
-                f"{key_of(self, 'accept')} accepts it (and stays).",
+                # The question's own key, not the review's: in it the keymap's accept key
+                # (``y`` after ``accept = "y"``) may be its yes, which quits.
+                f"quitting drops it; nothing is written to the session. {ALSO_KEY} accepts it "
+                "(and stays).",
             )
         return None
 
@@ -304,3 +310,18 @@ class ReviewKeys(_Base):
 
         dialog = ConfirmDialog(question, yes="Quit", no="Stay", also="Accept" if accept else None)
         self.push_screen(dialog, answered)
+        if panel is not None and panel.running:
+            # The run may end while the question is shown: it then asks what quitting would
+            # lose now (a finished review's question, with its accept), not what it did.
+            def run_ended() -> None:
+                if panel.running or dialog not in self.screen_stack:
+                    return
+                now = self.work_quit_would_lose(panel)
+                if now is None:
+                    now = ("Quit?", "The summary run has ended: quitting loses nothing.")
+                asked = Text(now[0] + "\n", style="bold")
+                asked.append(now[1])
+                ready = panel.state == "ready" and not panel.accept_refusal
+                dialog.ask(asked, also="Accept" if ready else None)
+
+            dialog.watch(panel, "state", run_ended, init=False)

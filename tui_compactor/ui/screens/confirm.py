@@ -17,6 +17,10 @@ from tui_compactor.ui.screens.tinted import TintedModalScreen
 __all__ = ["ConfirmDialog"]
 
 
+ALSO_KEY = "a"
+"""The key of a question's third answer (its own: the app's keymap does not move it)."""
+
+
 class ConfirmDialog(TintedModalScreen[bool | None]):
     """Ask one question; dismisses with True (yes), False (no, escape) or None (the third
     answer, ``also``, when the question offers one)."""
@@ -24,7 +28,7 @@ class ConfirmDialog(TintedModalScreen[bool | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-        Binding("a", "also", "Accept", id="confirm.also"),
+        Binding(ALSO_KEY, "also", "Accept", id="confirm.also"),
     ]
 
     DEFAULT_CSS = """
@@ -59,6 +63,20 @@ class ConfirmDialog(TintedModalScreen[bool | None]):
     def on_mount(self) -> None:
         """No is the default."""
         self.query_one("#confirm-no", Button).focus()
+
+    def ask(self, question: Text, *, also: str | None = None) -> None:
+        """Ask another question in place (what was asked changed while it was shown): its
+        text, and the third answer it offers (its button comes or goes with it)."""
+        self.question = question
+        self.also_label = also
+        self.query_one("#confirm-question", Static).update(question)
+        for button in self.query("#confirm-also"):
+            button.remove()
+        if also is not None:
+            self.query_one("#confirm-no", Button).parent.mount(  # type: ignore[union-attr]
+                Button(f"{also} {ALSO_KEY}", id="confirm-also", compact=True)
+            )
+        self.refresh_bindings()
 
     def action_answer(self, answer: bool) -> None:
         """Key: answer and close."""
