@@ -31,7 +31,6 @@ __all__ = [
     "SHAKE_CONFIGS",
     "ShakeRegion",
     "ShakePreview",
-    "collect_shake_regions",
     "shake_preview",
     "shake_previews",
     "shake_placeholder",
@@ -496,20 +495,6 @@ def _regions_by_config(
 def _gated(regions: list[ShakeRegion], config: ShakeConfig) -> list[ShakeRegion]:
     """``regions``, or none when together they save less than the config's ``min_savings``."""
     return [] if _savings(regions) < config.min_savings else regions
-
-
-def collect_shake_regions(
-    path: list[Any],
-    counter: TokenCounter,
-    config: ShakeConfig,
-    keep_boundary_id: str | None = None,
-    *,
-    gate: bool = True,
-) -> list[ShakeRegion]:
-    """The regions ``config`` would shake on ``path`` (entries root..leaf), in order."""
-    boundary = _boundary_position((entry.id for entry in path), keep_boundary_id)
-    regions = _regions_by_config(path, counter, [config], boundary)[0]
-    return _gated(regions, config) if gate else regions
 
 
 def shake_previews(

@@ -23,7 +23,7 @@ MAX_REGION_ROWS = 200
 
 def shake_renderable(previews: list[Any], sizes: list[tuple[int, int]]) -> RenderableType:
     """One section per config: regions, tokens saved each, and the context before and after
-    (``sizes``, from ``engine.shake.context_after_shake``, one per preview)."""
+    (``sizes``, from ``engine.shake.contexts_after_shake``, one per preview)."""
     parts: list[RenderableType] = [
         Text("shake preview (no model involved)", style="bold"),
         Text(f"cannot be written: {method_info('shake').note}", style="bold yellow"),
